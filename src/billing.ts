@@ -1,0 +1,45 @@
+/**
+ * Credits per lookup — a pure function of the spec's billing table:
+ *
+ * | lookup | credits |
+ * |---|---|
+ * | email | 1; free if `smtp_check` is `unavailable` |
+ * | phone | 1; invalid numbers are free |
+ * | phone/type | 1, always |
+ * | ip | 1 |
+ * | domain/age | 1; unregistered domains are free |
+ * | domain/email-auth | 1 |
+ * | check | the sum of the billed parts |
+ *
+ * Cache hits and test mode cost 0 (decided by the facade, not here).
+ */
+import type { DetailsByType, LookupType } from './schema.js'
+
+/** The most a single lookup of `type` can cost (what is reserved before it runs); for `check`, per part. */
+export const MAX_CREDITS: Readonly<Record<Exclude<LookupType, 'check'>, number>> = {
+  email: 1,
+  phone: 1,
+  phone_type: 1,
+  ip: 1,
+  domain_age: 1,
+  email_auth: 1,
+}
+
+/** Credits a completed (non-cached, live) lookup costs, from its details. */
+export function creditsFor<T extends Exclude<LookupType, 'check'>>(type: T, details: DetailsByType[T]): number {
+  switch (type) {
+    case 'email':
+      return (details as DetailsByType['email']).smtp_check === 'unavailable' ? 0 : 1
+    case 'phone':
+      return (details as DetailsByType['phone']).valid ? 1 : 0
+    case 'domain_age':
+      // Unregistered (RDAP 404) is free; so is an answer the registry never gave (timeout: found is false too).
+      return (details as DetailsByType['domain_age']).found ? 1 : 0
+    case 'phone_type':
+    case 'ip':
+    case 'email_auth':
+      return 1
+    default:
+      return 1
+  }
+}

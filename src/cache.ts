@@ -1,0 +1,69 @@
+/**
+ * The result cache (7 days by default). A hit costs 0 credits and reports `cache_hit: true`.
+ *
+ * The key is `type:normalized-input[:answer-changing options]`, built by each check's `prepare`. Only complete
+ * outcomes are stored: a partial one (a source timed out) is never cached, so a temporary failure is not served for
+ * a week. The stored value is the check's outcome (details + factors), not the scored result: scoring runs again on
+ * a hit, so a changed policy applies to cached answers too.
+ */
+import type { CheckOutcome } from './checks/types.js'
+
+/** A cached outcome and when it was stored. */
+export interface CacheEntry {
+  outcome: CheckOutcome<unknown>
+  /** Unix ms when stored. */
+  storedAt: number
+}
+
+/**
+ * A result cache. Methods may be sync or async, so a Redis- or SQL-backed cache fits. `get` must not return entries
+ * older than the TTL it was given at `set`.
+ */
+export interface ResultCache {
+  get(key: string, nowMs: number): CacheEntry | undefined | Promise<CacheEntry | undefined>
+  set(key: string, entry: CacheEntry, ttlMs: number): void | Promise<void>
+  /** Drops everything (optional). */
+  clear?(): void | Promise<void>
+  /** Releases resources (optional). */
+  close?(): void | Promise<void>
+}
+
+/** Default TTL: 7 days. */
+export const CACHE_TTL_MS = 7 * 24 * 60 * 60 * 1000
+
+/**
+ * An in-memory LRU cache with a per-entry expiry, bounded by entry count.
+ *
+ * @example
+ * const rc = createRiskcheck({ cache: createMemoryCache({ maxEntries: 50_000 }) })
+ */
+export function createMemoryCache(options: { maxEntries?: number } = {}): ResultCache & { readonly size: number } {
+  const maxEntries = options.maxEntries ?? 10_000
+  // Map keeps insertion order: re-inserting on read makes the first key the least recently used.
+  const map = new Map<string, { entry: CacheEntry; expiresAt: number }>()
+  return {
+    get size() {
+      return map.size
+    },
+    get(key, nowMs) {
+      const hit = map.get(key)
+      if (!hit) return undefined
+      map.delete(key)
+      if (hit.expiresAt <= nowMs) return undefined
+      map.set(key, hit)
+      return hit.entry
+    },
+    set(key, entry, ttlMs) {
+      map.delete(key)
+      map.set(key, { entry, expiresAt: entry.storedAt + ttlMs })
+      while (map.size > maxEntries) {
+        const oldest = map.keys().next()
+        if (oldest.done) break
+        map.delete(oldest.value)
+      }
+    },
+    clear() {
+      map.clear()
+    },
+  }
+}

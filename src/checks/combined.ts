@@ -1,0 +1,234 @@
+/**
+ * The combined check: email, IP and phone in one call. The parts run concurrently, each within its own time limit;
+ * their factors plus the cross-signals go through the one scoring policy, adjusted for the context (signup, lead,
+ * checkout), into one verdict and one recommendation.
+ */
+import { performance } from 'node:perf_hooks'
+import { RiskcheckError, missingField } from '../errors.js'
+import { runCheck, type LookupEnv, type LookupRun } from '../lookup.js'
+import { buildResult, newRequestId } from '../result.js'
+import {
+  CONTEXTS,
+  type CheckContextName,
+  type CheckDetails,
+  type EmailDetails,
+  type IpDetails,
+  type LookupResult,
+  type PhoneDetails,
+} from '../schema.js'
+import { evaluate, type Assessment } from '../scoring/engine.js'
+import type { FactorCode } from '../scoring/factors.js'
+import { emailCountry } from './email-country.js'
+import { CHECKS } from './registry.js'
+import type { CheckDefinition, CheckOutcome } from './types.js'
+
+/** The combined check's input (the spec's POST /v1/check body, camelCased `bypassCache`). */
+export interface CheckInput {
+  email?: string | null
+  ip?: string | null
+  phone?: string | null
+  /** ISO 3166 alpha-2 default country for a phone number without `+`. */
+  country?: string | null
+  context?: CheckContextName | null
+  bypassCache?: boolean | null
+  /** false skips the SMTP mailbox check of the email part. */
+  smtp?: boolean | null
+}
+
+/** Field limits of the combined check (spec "Limits"). */
+export const CHECK_LIMITS = { email: 320, ip: 64, phone: 40 } as const
+
+const FIELDS = ['email', 'ip', 'phone', 'country', 'context', 'bypassCache', 'bypass_cache', 'smtp'] as const
+
+function invalidRequest(message: string, field: string): RiskcheckError {
+  return new RiskcheckError('INVALID_REQUEST', message, { field })
+}
+
+function validate(input: unknown): Required<Pick<CheckInput, 'context'>> & {
+  email: string | null
+  ip: string | null
+  phone: string | null
+  country: string | null
+  bypassCache: boolean
+  smtp: boolean | undefined
+} {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new RiskcheckError('INVALID_REQUEST', 'The check input must be an object with email, ip and/or phone.')
+  }
+  const o = input as Record<string, unknown>
+  for (const k of Object.keys(o)) {
+    if (!(FIELDS as readonly string[]).includes(k)) throw invalidRequest(`Unknown field \`${k}\`.`, k)
+  }
+  const text = (k: 'email' | 'ip' | 'phone'): string | null => {
+    const v = o[k]
+    if (v === undefined || v === null) return null
+    if (typeof v !== 'string') throw invalidRequest(`\`${k}\` must be a string or null.`, k)
+    if (v.length > CHECK_LIMITS[k]) throw invalidRequest(`\`${k}\` must be at most ${CHECK_LIMITS[k]} characters.`, k)
+    return v.trim() === '' ? null : v
+  }
+  const email = text('email')
+  const ip = text('ip')
+  const phone = text('phone')
+  if (email === null && ip === null && phone === null) {
+    throw missingField('At least one of email, ip or phone is required.', 'email')
+  }
+  const country = o.country ?? null
+  if (country !== null && (typeof country !== 'string' || !/^[A-Za-z]{2}$/.test(country))) {
+    throw invalidRequest('`country` must be exactly 2 letters (ISO 3166 alpha-2).', 'country')
+  }
+  const context = o.context ?? null
+  if (context !== null && !CONTEXTS.includes(context as CheckContextName)) {
+    throw invalidRequest(`\`context\` must be one of ${CONTEXTS.join(', ')}.`, 'context')
+  }
+  const bypass = o.bypassCache ?? o.bypass_cache ?? false
+  if (typeof bypass !== 'boolean') throw invalidRequest('`bypassCache` must be a boolean.', 'bypassCache')
+  const smtp = o.smtp ?? undefined
+  if (smtp !== undefined && typeof smtp !== 'boolean') throw invalidRequest('`smtp` must be a boolean.', 'smtp')
+  return {
+    email,
+    ip,
+    phone,
+    country: country === null ? null : (country as string).toUpperCase(),
+    context: context as CheckContextName | null,
+    bypassCache: bypass,
+    smtp,
+  }
+}
+
+type Part<D> = LookupRun<D> & { timedOut: boolean }
+
+/**
+ * Runs one part within `ms`. On time-out the part's answer is its offline answer (local data only), marked partial
+ * and not billed; the slow lookup is left to finish in the background (it may still fill the cache).
+ */
+async function runPart<In, O extends object, D>(
+  env: LookupEnv,
+  def: CheckDefinition<In, O, D>,
+  raw: string,
+  opts: O,
+  context: CheckContextName | null,
+  ms: number,
+): Promise<Part<D>> {
+  const prepared = def.prepare(raw, opts, env.ctx)
+  const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true })
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms)
+    timer.unref?.()
+  })
+  try {
+    const won = await Promise.race([live, timeout])
+    if (won !== 'timeout') return { ...won, timedOut: false }
+  } finally {
+    clearTimeout(timer)
+  }
+  live.catch(() => undefined) // the slow part may still fail later; nobody waits for it
+  const offlineEnv: LookupEnv = { ...env, cache: null, ctx: { ...env.ctx, offline: true } }
+  const fallback = await runCheck(offlineEnv, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true })
+  const outcome: CheckOutcome<D> = { ...fallback.outcome, partial: true }
+  return { outcome, assessment: fallback.assessment, creditsUsed: 0, cacheHit: false, timedOut: true }
+}
+
+function partView<D extends object>(part: Part<D> | null) {
+  if (!part) return null
+  const a = part.assessment
+  return {
+    ...part.outcome.details,
+    verdict: { status: a.status, reason: a.reason },
+    risk: { score: a.score, level: a.level, factors: a.factors, confidence: a.confidence },
+  }
+}
+
+/** Country signals and their factors. */
+export function crossSignals(
+  email: EmailDetails | null,
+  ip: IpDetails | null,
+  phone: PhoneDetails | null,
+): { signals: CheckDetails['signals']; factors: FactorCode[] } {
+  const ipCountry = ip?.location.country_code?.toUpperCase() ?? null
+  const mailCountry = email && email.syntax_valid ? emailCountry(email.domain) : null
+  const phoneCountry = phone && phone.valid && phone.country.code ? phone.country.code.toUpperCase() : null
+  const email_ip_country_match = mailCountry && ipCountry ? mailCountry === ipCountry : null
+  const phone_ip_country_match = phoneCountry && ipCountry ? phoneCountry === ipCountry : null
+  const disposable_and_vpn = Boolean(email?.is_disposable && ip && (ip.flags.is_vpn || ip.flags.is_proxy || ip.flags.is_tor))
+  const factors: FactorCode[] = []
+  if (email_ip_country_match === false) factors.push('email_ip_country_mismatch')
+  if (phone_ip_country_match === false) factors.push('phone_ip_country_mismatch')
+  if (disposable_and_vpn) factors.push('disposable_and_vpn')
+  return { signals: { email_ip_country_match, phone_ip_country_match, disposable_and_vpn }, factors }
+}
+
+/**
+ * Runs the combined check and builds its result. Rejects with MISSING_FIELD when none of email, ip, phone is given,
+ * INVALID_REQUEST for a field over its limit, a bad country or context, INVALID_INPUT when the IP is no IP address,
+ * INSUFFICIENT_CREDITS when the ledger cannot cover every part.
+ */
+export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Promise<LookupResult<CheckDetails>> {
+  const t0 = performance.now()
+  const startedAt = env.ctx.now()
+  const input = validate(rawInput)
+  const live = env.ctx.mode === 'live'
+  const ms = env.ctx.options.partTimeoutMs
+  const common = { bypassCache: input.bypassCache }
+  const phoneOpts = { ...common, ...(input.country ? { country: input.country } : {}) }
+  const emailOpts = { ...common, ...(input.smtp !== undefined ? { smtp: input.smtp } : {}) }
+
+  // Validate every part's input before reserving anything (an unusable IP is an error of the whole request).
+  const parts = [input.email, input.ip, input.phone].filter((x) => x !== null).length
+  const reserve = live ? parts : 0
+  if (reserve > 0 && !(await env.ledger.reserve(reserve))) {
+    throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this check.')
+  }
+  let email: Part<EmailDetails> | null = null
+  let ip: Part<IpDetails> | null = null
+  let phone: Part<PhoneDetails> | null = null
+  try {
+    ;[email, ip, phone] = await Promise.all([
+      input.email === null ? null : runPart(env, CHECKS.email as CheckDefinition<any, any, EmailDetails>, input.email, emailOpts, input.context, ms),
+      input.ip === null ? null : runPart(env, CHECKS.ip as CheckDefinition<any, any, IpDetails>, input.ip, common, input.context, ms),
+      input.phone === null ? null : runPart(env, CHECKS.phone as CheckDefinition<any, any, PhoneDetails>, input.phone, phoneOpts, input.context, ms),
+    ])
+  } catch (e) {
+    if (reserve > 0) await env.ledger.refund(reserve)
+    throw e
+  }
+  const used = [email, ip, phone].reduce((n, p) => n + (p?.creditsUsed ?? 0), 0)
+  if (reserve > used) await env.ledger.refund(reserve - used)
+
+  const { signals, factors: signalFactors } = crossSignals(
+    email?.outcome.details ?? null,
+    ip?.outcome.details ?? null,
+    phone?.outcome.details ?? null,
+  )
+  const all = [email, ip, phone].filter((p): p is Part<any> => p !== null)
+  const factors = [...all.flatMap((p) => p.outcome.factors), ...signalFactors]
+  const assessment: Assessment = evaluate(factors, {
+    policy: env.policy,
+    context: input.context,
+    validReason: 'No risk factors found in the email, IP or phone.',
+  })
+  const details: CheckDetails = {
+    email: partView(email),
+    ip: partView(ip),
+    phone: partView(phone),
+    signals,
+    context: input.context,
+  }
+  const outcome: CheckOutcome<CheckDetails> = {
+    details,
+    factors: assessment.factors,
+    partial: all.some((p) => p.outcome.partial),
+    dataSources: all.flatMap((p) => p.outcome.dataSources),
+  }
+  return buildResult(outcome, assessment, {
+    type: 'check',
+    input: rawInput,
+    requestId: newRequestId(),
+    startedAt,
+    processingMs: performance.now() - t0,
+    creditsUsed: used,
+    creditsRemaining: live ? await env.ledger.balance() : null,
+    cacheHit: all.length > 0 && all.every((p) => p.cacheHit),
+    testMode: !live,
+  })
+}

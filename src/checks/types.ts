@@ -1,0 +1,88 @@
+/**
+ * The check contract. Every lookup is one module exporting a {@link CheckDefinition}; the facade (../riskcheck.ts)
+ * runs it, caches it, bills it, scores it and builds the result. Adding a lookup = one file here plus its sources,
+ * and one line in ./registry.ts.
+ */
+import type { LookupType } from '../schema.js'
+import type { FactorCode } from '../scoring/factors.js'
+import type { DnsSource } from '../sources/dns-types.js'
+import type { createSmtpSource } from '../sources/smtp.js'
+import type { createRdapSource } from '../sources/rdap.js'
+import type { createIpSource } from '../sources/ip/index.js'
+import type { createPhoneSource } from '../sources/phone/index.js'
+import type { ResolvedOptions } from '../options.js'
+
+/** The I/O a check may use. Built lazily by the facade: a source is created the first time a check touches it. */
+export interface Sources {
+  readonly dns: DnsSource
+  readonly smtp: ReturnType<typeof createSmtpSource>
+  readonly rdap: ReturnType<typeof createRdapSource>
+  readonly ip: ReturnType<typeof createIpSource>
+  readonly phone: ReturnType<typeof createPhoneSource>
+}
+
+/** What a check gets from the facade. The one place that reads the clock is `now()`. */
+export interface CheckContext {
+  now(): Date
+  mode: 'live' | 'test'
+  /** No network at all: network-only fields are null/unavailable and the result is partial. */
+  offline: boolean
+  sources: Sources
+  options: ResolvedOptions
+}
+
+/** What a check reports: facts (details + factor codes), not scores. */
+export interface CheckOutcome<D> {
+  /** Exactly the spec's details shape of the lookup. */
+  details: D
+  /** The facts found, as codes of the vocabulary (../scoring/factors.ts). */
+  factors: FactorCode[]
+  /** A human sentence for the verdict; by default the strongest factor's description. */
+  reason?: string
+  /** The sentence when no risk factor fired (e.g. "The address is deliverable."). */
+  validReason?: string
+  /** True when a source timed out, failed or was offline, so some fields are null/unknown. */
+  partial: boolean
+  /** Names of the data sources actually consulted (e.g. 'syntax', 'dns', 'smtp', 'rdap', 'dbip-city-lite'). */
+  dataSources: string[]
+}
+
+/** A prepared input: the value the check runs on and its cache key (normalized input + answer-changing options). */
+export interface Prepared<In> {
+  input: In
+  cacheKey: string
+}
+
+/** A flag a lookup adds to the CLI; `option` is the key in the lookup's options object. */
+export interface CliFlag {
+  name: string
+  type: 'string' | 'boolean'
+  option: string
+  description: string
+}
+
+/** A documented test-mode input and what it produces. */
+export interface TestInput {
+  input: string
+  note: string
+}
+
+/**
+ * One lookup.
+ *
+ * - `prepare` validates and normalizes the input. It throws a RiskcheckError (INVALID_INPUT) only when the input
+ *   cannot be looked up at all; a malformed but judgeable input (a bad email address) is prepared normally and
+ *   judged `invalid` by `run`.
+ * - `run` does the live (or offline) lookup. It never throws for data reasons: every source failure becomes a
+ *   partial outcome.
+ * - `test` answers in test mode: deterministic, no network, no credits.
+ */
+export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
+  type: LookupType
+  prepare(input: unknown, opts: Opts, ctx: CheckContext): Prepared<In>
+  run(ctx: CheckContext, input: In, opts: Opts): Promise<CheckOutcome<D>>
+  test(ctx: CheckContext, input: In, opts: Opts): CheckOutcome<D> | Promise<CheckOutcome<D>>
+  /** The magic inputs of test mode (documented in the README). */
+  testInputs: TestInput[]
+  cli: { command: string; summary: string; flags?: CliFlag[] }
+}

@@ -1,0 +1,44 @@
+/**
+ * Credits: the library's view of a balance. A lookup reserves its maximum cost before it runs and refunds what it
+ * did not use (free answers, cache hits), so a balance never goes below zero even with concurrent lookups.
+ * The HTTP server supplies a persistent ledger; in-process users may pass `credits: 1000` for an in-memory one, or
+ * nothing (unmetered: `credits_remaining` is null).
+ */
+
+/** A credit ledger. Methods may be sync or async. */
+export interface CreditLedger {
+  /** Takes `amount` credits if available; false (and nothing taken) when the balance is short. */
+  reserve(amount: number): boolean | Promise<boolean>
+  /** Gives back `amount` previously reserved credits. */
+  refund(amount: number): void | Promise<void>
+  /** The balance now, or null when unmetered. */
+  balance(): number | null | Promise<number | null>
+}
+
+/** An in-memory ledger starting at `initial` credits. */
+export function createMemoryLedger(initial: number): CreditLedger & { add(amount: number): void } {
+  let balance = initial
+  return {
+    reserve(amount) {
+      if (amount > balance) return false
+      balance -= amount
+      return true
+    },
+    refund(amount) {
+      balance += amount
+    },
+    balance() {
+      return balance
+    },
+    add(amount) {
+      balance += amount
+    },
+  }
+}
+
+/** The unmetered ledger: every reservation succeeds and the balance is null. */
+export const UNMETERED: CreditLedger = {
+  reserve: () => true,
+  refund: () => undefined,
+  balance: () => null,
+}

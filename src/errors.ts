@@ -1,0 +1,81 @@
+/**
+ * Errors of the service contract. A lookup rejects only with a {@link RiskcheckError}, and only where the spec has an
+ * error for the situation (an input that cannot be looked up at all, a missing field, a limit). An address, number
+ * or domain that fails validation is not an error: it is a result with verdict `invalid`.
+ */
+
+/** Every error code of the spec, in its order. */
+export const ERROR_CODES = [
+  'INVALID_REQUEST',
+  'INVALID_INPUT',
+  'MISSING_FIELD',
+  'UNAUTHORIZED',
+  'INSUFFICIENT_CREDITS',
+  'FORBIDDEN_SCOPE',
+  'ACCOUNT_SUSPENDED',
+  'NOT_FOUND',
+  'IDEMPOTENCY_CONFLICT',
+  'INPUT_LIMIT_EXCEEDED',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+  'UPSTREAM_UNAVAILABLE',
+  'MAINTENANCE',
+] as const
+
+/** A machine-readable error code of the spec. */
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+/** HTTP status of each error code (decided in DESIGN.md). */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
+  INVALID_REQUEST: 400,
+  MISSING_FIELD: 400,
+  INVALID_INPUT: 422,
+  UNAUTHORIZED: 401,
+  INSUFFICIENT_CREDITS: 402,
+  FORBIDDEN_SCOPE: 403,
+  ACCOUNT_SUSPENDED: 403,
+  NOT_FOUND: 404,
+  IDEMPOTENCY_CONFLICT: 409,
+  INPUT_LIMIT_EXCEEDED: 413,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  UPSTREAM_UNAVAILABLE: 503,
+  MAINTENANCE: 503,
+}
+
+/**
+ * The one error type lookups reject with. `code` is the spec's error code, `status` its HTTP status; the HTTP
+ * server maps it straight into the error envelope.
+ *
+ * @example
+ * try { await rc.ip('010.0.0.1') } catch (e) { if (e instanceof RiskcheckError && e.code === 'INVALID_INPUT') … }
+ */
+export class RiskcheckError extends Error {
+  override readonly name = 'RiskcheckError'
+  readonly code: ErrorCode
+  readonly status: number
+  /** The request field the error is about, when there is one (e.g. `ip`). */
+  readonly field: string | undefined
+
+  constructor(code: ErrorCode, message: string, options: { field?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.status = ERROR_STATUS[code]
+    this.field = options.field
+  }
+}
+
+/** An input that cannot be looked up at all (422 INVALID_INPUT). */
+export function invalidInput(message: string, field?: string): RiskcheckError {
+  return new RiskcheckError('INVALID_INPUT', message, field === undefined ? {} : { field })
+}
+
+/** A required field is missing (400 MISSING_FIELD). */
+export function missingField(message: string, field?: string): RiskcheckError {
+  return new RiskcheckError('MISSING_FIELD', message, field === undefined ? {} : { field })
+}
+
+/** True when `e` is a {@link RiskcheckError}, optionally of the given code. */
+export function isRiskcheckError(e: unknown, code?: ErrorCode): e is RiskcheckError {
+  return e instanceof RiskcheckError && (code === undefined || e.code === code)
+}

@@ -1,0 +1,45 @@
+/**
+ * riskcheck — checks emails, phone numbers, IP addresses and domains and returns, for each input, a verdict, an
+ * explainable risk score and a recommended action (approve, verify, review, block).
+ *
+ * @example
+ * import { createRiskcheck } from 'riskcheck'
+ * const rc = createRiskcheck()
+ * const r = await rc.check({ email: 'jane@example.org', ip: '203.0.113.7', context: 'signup' })
+ * if (r.recommendation.action === 'block') …
+ * await rc.close()
+ */
+export { createRiskcheck } from './riskcheck.js'
+export type { Riskcheck, LookupOptionsOf } from './riskcheck.js'
+export type { CheckInput } from './checks/combined.js'
+export type {
+  DnsOptions,
+  IpOptions,
+  PhoneOptions,
+  RdapOptions,
+  RiskcheckOptions,
+  SmtpOptions,
+} from './options.js'
+export { RiskcheckError, ERROR_CODES, ERROR_STATUS, isRiskcheckError } from './errors.js'
+export type { ErrorCode } from './errors.js'
+export { createMemoryCache, CACHE_TTL_MS } from './cache.js'
+export type { CacheEntry, ResultCache } from './cache.js'
+export { createMemoryLedger } from './credits.js'
+export type { CreditLedger } from './credits.js'
+export { creditsFor } from './billing.js'
+export { signWebhook, verifyWebhook, DEFAULT_TOLERANCE_SECONDS } from './webhooks/signature.js'
+export type { WebhookVerifyError, WebhookVerifyResult } from './webhooks/signature.js'
+export {
+  applyContext,
+  createPolicy,
+  evaluate,
+  levelOf,
+  score,
+  statusOf,
+  DEFAULT_POLICY,
+  FACTORS,
+  FACTOR_CODES,
+  describeFactor,
+} from './scoring/index.js'
+export type { Assessment, FactorCode, Policy, PolicyOverrides, PolicyRule } from './scoring/index.js'
+export * from './schema.js'

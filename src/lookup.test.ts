@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest'
+import { fakeClock } from '../test/clock.js'
+import { assertValidResult } from '../test/validate.js'
+import { createMemoryCache } from './cache.js'
+import type { CheckContext, CheckDefinition, CheckOutcome } from './checks/types.js'
+import { createMemoryLedger, UNMETERED } from './credits.js'
+import { RiskcheckError } from './errors.js'
+import { runLookup, type LookupEnv } from './lookup.js'
+import { resolveOptions } from './options.js'
+import type { PhoneTypeDetails } from './schema.js'
+import { DEFAULT_POLICY } from './scoring/rules.js'
+
+// A fake phone_type check: the input decides the outcome, and every run is counted.
+function fakeCheck() {
+  const calls: string[] = []
+  const def: CheckDefinition<string, { bypassCache?: boolean }, PhoneTypeDetails> = {
+    type: 'phone_type',
+    prepare(input) {
+      if (typeof input !== 'string') throw new RiskcheckError('INVALID_INPUT', 'not a string')
+      return { input: input.trim(), cacheKey: input.trim().toLowerCase() }
+    },
+    async run(_ctx, input): Promise<CheckOutcome<PhoneTypeDetails>> {
+      calls.push(input)
+      const valid = !input.startsWith('bad')
+      return {
+        details: { e164: valid ? '+15550100' : null, country: 'US', valid, line_type: 'mobile', numbering_plan_type: 'MOBILE' },
+        factors: valid ? [] : ['phone_invalid'],
+        partial: input.startsWith('slow'),
+        dataSources: ['libphonenumber', 'libphonenumber'],
+      }
+    },
+    test(_ctx, input) {
+      return {
+        details: { e164: null, country: null, valid: false, line_type: 'unknown', numbering_plan_type: null },
+        factors: input === 'magic-invalid' ? ['phone_invalid'] : [],
+        partial: false,
+        dataSources: ['test'],
+      }
+    },
+    testInputs: [],
+    cli: { command: 'fake', summary: 'fake' },
+  }
+  return { def, calls }
+}
+
+function env(overrides: Partial<LookupEnv> & { mode?: 'live' | 'test'; now?: () => Date } = {}): LookupEnv {
+  const o = resolveOptions({ mode: overrides.mode ?? 'live', ...(overrides.now ? { now: overrides.now } : {}) })
+  const ctx: CheckContext = { now: o.now, mode: o.mode, offline: false, sources: {} as never, options: o }
+  return { ctx, cache: createMemoryCache(), cacheTtlMs: 7 * 86_400_000, ledger: UNMETERED, policy: DEFAULT_POLICY, ...overrides }
+}
+
+describe('runLookup: the result builder', () => {
+  it('builds a schema-valid result with a unique req_ id, the clock time and measured processing time', async () => {
+    const clock = fakeClock('2026-11-22T10:00:00Z')
+    const e = env({ now: clock.now })
+    const { def } = fakeCheck()
+    const a = await runLookup(e, def, ' 555 ', {})
+    const b = await runLookup(e, def, 'other', {})
+    assertValidResult(a, 'phone_type')
+    expect(a.request.id).toMatch(/^req_[0-9a-f]{24}$/)
+    expect(a.request.id).not.toBe(b.request.id)
+    expect(a.request).toMatchObject({ type: 'phone_type', input: ' 555 ', timestamp: '2026-11-22T10:00:00.000Z' })
+    expect(Number.isInteger(a.request.processing_time_ms)).toBe(true)
+    expect(a.metadata).toEqual({
+      api_version: '1',
+      credits_used: 1,
+      credits_remaining: null,
+      cache_hit: false,
+      test_mode: false,
+      data_sources: ['libphonenumber'],
+    })
+    expect(a.verdict.status).toBe('valid')
+    expect(a.recommendation.action).toBe('approve')
+  })
+
+  it('reports partial outcomes and never caches them', async () => {
+    const e = env()
+    const { def, calls } = fakeCheck()
+    const a = await runLookup(e, def, 'slow-1', {})
+    const b = await runLookup(e, def, 'slow-1', {})
+    expect(a.partial).toBe(true)
+    expect(b.metadata.cache_hit).toBe(false)
+    expect(calls).toEqual(['slow-1', 'slow-1'])
+  })
+})
+
+describe('runLookup: cache', () => {
+  it('serves a repeat from the cache for free, and bypassCache forces a fresh billed lookup', async () => {
+    const ledger = createMemoryLedger(10)
+    const e = env({ ledger })
+    const { def, calls } = fakeCheck()
+    const first = await runLookup(e, def, 'A1', {})
+    const hit = await runLookup(e, def, ' a1 ', {})
+    const fresh = await runLookup(e, def, 'a1', { bypassCache: true })
+    expect(calls).toEqual(['A1', 'a1'])
+    expect([first.metadata.cache_hit, hit.metadata.cache_hit, fresh.metadata.cache_hit]).toEqual([false, true, false])
+    expect([first.metadata.credits_used, hit.metadata.credits_used, fresh.metadata.credits_used]).toEqual([1, 0, 1])
+    expect(fresh.metadata.credits_remaining).toBe(8)
+    expect(hit.request.id).not.toBe(first.request.id)
+  })
+
+  it('expires entries after the TTL (7 days) by the context clock', async () => {
+    const clock = fakeClock()
+    const e = env({ now: clock.now })
+    const { def, calls } = fakeCheck()
+    await runLookup(e, def, 'x', {})
+    clock.advance(7 * 86_400_000 - 1)
+    expect((await runLookup(e, def, 'x', {})).metadata.cache_hit).toBe(true)
+    clock.advance(1)
+    expect((await runLookup(e, def, 'x', {})).metadata.cache_hit).toBe(false)
+    expect(calls).toEqual(['x', 'x'])
+  })
+
+  it('keeps memory bounded (LRU)', () => {
+    const cache = createMemoryCache({ maxEntries: 3 })
+    const entry = { outcome: { details: {}, factors: [], partial: false, dataSources: [] }, storedAt: 0 }
+    for (const k of ['a', 'b', 'c']) cache.set(k, entry, 1000)
+    cache.get('a', 0) // a is now the most recently used
+    cache.set('d', entry, 1000)
+    expect(cache.size).toBe(3)
+    expect(cache.get('b', 0)).toBeUndefined()
+    expect(cache.get('a', 0)).toBeDefined()
+  })
+})
+
+describe('runLookup: credits', () => {
+  it('refunds free answers and rejects with INSUFFICIENT_CREDITS at zero, never going below zero', async () => {
+    const ledger = createMemoryLedger(2)
+    const e = env({ ledger, cache: null })
+    const { def } = fakeCheck()
+    // As a phone lookup, an invalid number is free (billing table); as phone_type it is always billed.
+    const asPhone = { ...def, type: 'phone' } as unknown as typeof def
+    const free = await runLookup(e, asPhone, 'bad-number', {})
+    expect(free.metadata.credits_used).toBe(0)
+    expect(free.metadata.credits_remaining).toBe(2)
+    const results = await Promise.allSettled(['a', 'b', 'c', 'd', 'e'].map((x) => runLookup(e, def, x, {})))
+    const ok = results.filter((r) => r.status === 'fulfilled')
+    const rejected = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[]
+    expect(ok).toHaveLength(2)
+    expect(rejected).toHaveLength(3)
+    for (const r of rejected) expect(r.reason).toMatchObject({ code: 'INSUFFICIENT_CREDITS', status: 402 })
+    expect(ledger.balance()).toBe(0)
+  })
+
+  it('propagates an un-lookupable input as the check’s RiskcheckError, unbilled', async () => {
+    const ledger = createMemoryLedger(1)
+    const { def } = fakeCheck()
+    await expect(runLookup(env({ ledger }), def, 42, {})).rejects.toMatchObject({ code: 'INVALID_INPUT', status: 422 })
+    expect(ledger.balance()).toBe(1)
+  })
+})
+
+describe('runLookup: test mode', () => {
+  it('answers from test() with no credits, credits_remaining null and test_mode true', async () => {
+    const ledger = createMemoryLedger(0)
+    const { def, calls } = fakeCheck()
+    const r = await runLookup(env({ mode: 'test', ledger }), def, 'magic-invalid', {})
+    assertValidResult(r, 'phone_type')
+    expect(calls).toEqual([])
+    expect(r.metadata).toMatchObject({ credits_used: 0, credits_remaining: null, test_mode: true, data_sources: ['test'] })
+    expect(r.verdict.status).toBe('invalid')
+    expect(r.recommendation.action).toBe('block')
+  })
+})

@@ -1,0 +1,136 @@
+/**
+ * Runs one check through the shared pipeline: prepare → (test answer | cache | reserve credits → run → bill) →
+ * score → result. The facade binds it to each lookup; the combined check and the bulk engine reuse it.
+ */
+import { performance } from 'node:perf_hooks'
+import { creditsFor, MAX_CREDITS } from './billing.js'
+import { CACHE_TTL_MS, type ResultCache } from './cache.js'
+import type { CheckContext, CheckDefinition, CheckOutcome } from './checks/types.js'
+import type { CreditLedger } from './credits.js'
+import { RiskcheckError } from './errors.js'
+import { buildResult, newRequestId } from './result.js'
+import type { CheckContextName, DetailsByType, LookupResult, LookupType } from './schema.js'
+import { evaluate, type Assessment } from './scoring/engine.js'
+import type { Policy } from './scoring/rules.js'
+
+/** Everything a lookup needs besides its input. */
+export interface LookupEnv {
+  ctx: CheckContext
+  cache: ResultCache | null
+  cacheTtlMs: number
+  ledger: CreditLedger
+  policy: Policy
+}
+
+/** Options every lookup accepts. */
+export interface CommonLookupOptions {
+  /** Skip the result cache and run a fresh, billed lookup. */
+  bypassCache?: boolean
+}
+
+/** A run's outcome plus how it was obtained; used by the combined check and bulk to aggregate. */
+export interface LookupRun<D> {
+  outcome: CheckOutcome<D>
+  assessment: Assessment
+  creditsUsed: number
+  cacheHit: boolean
+}
+
+/** Options of {@link runCheck} beyond the lookup's own. */
+export interface RunCheckOptions {
+  /** Scoring context (combined check). */
+  context?: CheckContextName | null
+  /** Credits are already reserved by the caller (bulk): do not reserve or refund. */
+  prepaid?: boolean
+}
+
+/** Bills a completed outcome: 0 in test mode, else the billing table. */
+function billedCredits(type: LookupType, outcome: CheckOutcome<unknown>, ctx: CheckContext): number {
+  if (ctx.mode === 'test' || type === 'check') return 0
+  return creditsFor(type as Exclude<LookupType, 'check'>, outcome.details as DetailsByType[Exclude<LookupType, 'check'>])
+}
+
+/**
+ * Runs a prepared check: cache, credits, run, scoring. Returns the outcome and assessment (not yet a result).
+ * Rejects with INSUFFICIENT_CREDITS when the ledger cannot cover the lookup; never for data reasons.
+ */
+export async function runCheck<In, Opts extends CommonLookupOptions, D>(
+  env: LookupEnv,
+  def: CheckDefinition<In, Opts, D>,
+  input: In,
+  cacheKey: string,
+  opts: Opts,
+  runOptions: RunCheckOptions = {},
+): Promise<LookupRun<D>> {
+  const { ctx } = env
+  const score = (outcome: CheckOutcome<D>) =>
+    evaluate(outcome.factors, {
+      policy: env.policy,
+      context: runOptions.context ?? null,
+      ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}),
+      ...(outcome.validReason !== undefined ? { validReason: outcome.validReason } : {}),
+    })
+
+  if (ctx.mode === 'test') {
+    const outcome = await def.test(ctx, input, opts)
+    return { outcome, assessment: score(outcome), creditsUsed: 0, cacheHit: false }
+  }
+
+  const key = `${def.type}:${cacheKey}`
+  if (env.cache && !opts.bypassCache) {
+    const hit = await env.cache.get(key, ctx.now().getTime())
+    if (hit) {
+      const outcome = hit.outcome as CheckOutcome<D>
+      return { outcome, assessment: score(outcome), creditsUsed: 0, cacheHit: true }
+    }
+  }
+
+  const reserve = runOptions.prepaid || def.type === 'check' ? 0 : MAX_CREDITS[def.type as Exclude<LookupType, 'check'>]
+  if (reserve > 0 && !(await env.ledger.reserve(reserve))) {
+    throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this lookup.')
+  }
+  let outcome: CheckOutcome<D>
+  try {
+    outcome = await def.run(ctx, input, opts)
+  } catch (e) {
+    if (reserve > 0) await env.ledger.refund(reserve)
+    throw e
+  }
+  const credits = billedCredits(def.type, outcome as CheckOutcome<unknown>, ctx)
+  if (reserve > credits) await env.ledger.refund(reserve - credits)
+  if (env.cache && !outcome.partial) {
+    await env.cache.set(key, { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }, env.cacheTtlMs)
+  }
+  return { outcome, assessment: score(outcome), creditsUsed: credits, cacheHit: false }
+}
+
+/** Runs one lookup end to end and builds its result. */
+export async function runLookup<In, Opts extends CommonLookupOptions, D>(
+  env: LookupEnv,
+  def: CheckDefinition<In, Opts, D>,
+  rawInput: unknown,
+  opts: Opts | undefined,
+): Promise<LookupResult<D>> {
+  const t0 = performance.now()
+  const startedAt = env.ctx.now()
+  const options = (opts ?? {}) as Opts
+  if (options === null || typeof options !== 'object') {
+    throw new RiskcheckError('INVALID_REQUEST', 'Lookup options must be an object.')
+  }
+  const prepared = def.prepare(rawInput, options, env.ctx)
+  const run = await runCheck(env, def, prepared.input, prepared.cacheKey, options)
+  const remaining = env.ctx.mode === 'test' ? null : await env.ledger.balance()
+  return buildResult(run.outcome, run.assessment, {
+    type: def.type,
+    input: rawInput,
+    requestId: newRequestId(),
+    startedAt,
+    processingMs: performance.now() - t0,
+    creditsUsed: run.creditsUsed,
+    creditsRemaining: remaining,
+    cacheHit: run.cacheHit,
+    testMode: env.ctx.mode === 'test',
+  })
+}
+
+export { CACHE_TTL_MS }

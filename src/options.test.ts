@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest'
+import { creditsFor } from './billing.js'
+import { resolveOptions } from './options.js'
+
+describe('resolveOptions', () => {
+  it('fills every default with no configuration', () => {
+    const o = resolveOptions()
+    expect(o).toMatchObject({
+      mode: 'live',
+      offline: false,
+      dns: { servers: null, timeoutMs: 3000, tries: 2 },
+      smtp: { enabled: true, port: 25, heloName: 'riskcheck.invalid', maxConnectionsPerHost: 2 },
+      rdap: { timeoutMs: 8000 },
+      ip: { defaults: true },
+      partTimeoutMs: 15_000,
+    })
+    expect(o.now()).toBeInstanceOf(Date)
+  })
+  it.each([
+    [{ mode: 'prod' }, /`mode`/],
+    [{ offline: 'yes' }, /`offline` must be a boolean/],
+    [{ dsn: {} }, /`dsn` is not an option/],
+    [{ dns: { servers: [] } }, /`dns.servers`/],
+    [{ dns: { servers: ['bad server!'] } }, /`dns.servers\[0\]`/],
+    [{ dns: { timeoutMs: 0 } }, /`dns.timeoutMs`/],
+    [{ dns: { retries: 3 } }, /`dns.retries` is not an option/],
+    [{ smtp: { port: 70000 } }, /`smtp.port`/],
+    [{ smtp: { heloName: '' } }, /`smtp.heloName`/],
+    [{ rdap: { bootstrapUrl: 'not a url' } }, /`rdap.bootstrapUrl`/],
+    [{ rdap: { fetch: 'curl' } }, /`rdap.fetch`/],
+    [{ ip: { cityDb: 42 } }, /`ip.cityDb`/],
+    [{ ip: { blocklists: { mine: [1] } } }, /`ip.blocklists.mine`/],
+    [{ phone: { carrierSource: {} } }, /`phone.carrierSource`/],
+    [{ now: () => 'today' }, /`now` must return a valid Date/],
+    [{ cache: { maxEntries: 0 } }, /`cache.maxEntries`/],
+    [{ credits: -5 }, /`credits`/],
+    [{ credits: { spend() {} } }, /`credits`/],
+  ])('rejects %j with a TypeError naming the option', (opts, message) => {
+    expect(() => resolveOptions(opts as never)).toThrow(TypeError)
+    expect(() => resolveOptions(opts as never)).toThrow(message)
+  })
+  it('accepts host:port and bracketed IPv6 DNS servers', () => {
+    expect(resolveOptions({ dns: { servers: ['127.0.0.1:5353', '[::1]:53', 'dns.example'] } }).dns.servers).toHaveLength(3)
+  })
+})
+
+describe('creditsFor (the billing table)', () => {
+  it('bills 1 per lookup with the documented free answers', () => {
+    expect(creditsFor('email', { smtp_check: 'deliverable' } as never)).toBe(1)
+    expect(creditsFor('email', { smtp_check: 'skipped' } as never)).toBe(1)
+    expect(creditsFor('email', { smtp_check: 'unavailable' } as never)).toBe(0)
+    expect(creditsFor('phone', { valid: true } as never)).toBe(1)
+    expect(creditsFor('phone', { valid: false } as never)).toBe(0)
+    expect(creditsFor('phone_type', { valid: false } as never)).toBe(1)
+    expect(creditsFor('ip', {} as never)).toBe(1)
+    expect(creditsFor('domain_age', { found: true, registered: true } as never)).toBe(1)
+    expect(creditsFor('domain_age', { found: false, registered: false } as never)).toBe(0)
+    expect(creditsFor('email_auth', {} as never)).toBe(1)
+  })
+})

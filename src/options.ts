@@ -1,0 +1,251 @@
+/**
+ * Options of `createRiskcheck`, their validation and their defaults. Bad options throw a TypeError naming the option,
+ * at construction — never later, at lookup time.
+ */
+import type { PolicyOverrides } from './scoring/engine.js'
+import type { ResultCache } from './cache.js'
+import type { CreditLedger } from './credits.js'
+
+/** DNS options (`dns`). */
+export interface DnsOptions {
+  /** Resolver addresses as `host` or `host:port` (`[v6]:port` for IPv6). Default: the system's resolvers. */
+  servers?: string[]
+  /** Timeout of one try of one query, in ms (default 3000). */
+  timeoutMs?: number
+  /** Tries per query (default 2). */
+  tries?: number
+  /** TTL used when the server's TTL is not available, in seconds (default 300). */
+  cacheTtlSeconds?: number
+  /** Queries in flight at once (default 48). */
+  maxInFlight?: number
+}
+
+/** SMTP mailbox-check options (`smtp`). */
+export interface SmtpOptions {
+  /** Run the SMTP mailbox check by default (default true; a lookup's `smtp: false` overrides). */
+  enabled?: boolean
+  /** Port of the receiving servers (default 25). */
+  port?: number
+  /** Name sent in EHLO (default: `riskcheck.invalid` — set it to a name that resolves to your sending host). */
+  heloName?: string
+  /** Address sent in MAIL FROM (default: `verify@` + heloName). */
+  mailFrom?: string
+  /** Timeout for connecting and for each reply, in ms (default 10000). */
+  timeoutMs?: number
+  /** Connections at once to one MX host (default 2). */
+  maxConnectionsPerHost?: number
+}
+
+/** RDAP (domain age) options (`rdap`). */
+export interface RdapOptions {
+  /** URL of the IANA bootstrap file (default: IANA's). */
+  bootstrapUrl?: string
+  /** The bootstrap data itself (IANA dns.json shape); takes precedence over bootstrapUrl. */
+  bootstrapData?: unknown
+  /** The fetch used for RDAP requests (default: global fetch). */
+  fetch?: typeof fetch
+  /** Timeout of one RDAP lookup, in ms (default 8000). */
+  timeoutMs?: number
+}
+
+/** IP data options (`ip`): paths to MMDB files in MaxMind's standard schemas; bundled open data is used otherwise. */
+export interface IpOptions {
+  cityDb?: string
+  countryDb?: string
+  asnDb?: string
+  ispDb?: string
+  anonymousDb?: string
+  connectionTypeDb?: string
+  /** Local blocklists by name: CIDR lists, or a path to a file with one CIDR/address per line. */
+  blocklists?: Record<string, string[] | string>
+  /** DNSBL zones queried through DNS (e.g. `zen.spamhaus.org`), online only. */
+  dnsbl?: string[]
+  /** Use the bundled open data where no path is given (default true). */
+  defaults?: boolean
+}
+
+/** Phone options (`phone`). */
+export interface PhoneOptions {
+  /** A live carrier source used for US and Canadian numbers (e.g. `createTwilioCarrierSource`). */
+  carrierSource?: unknown
+  /** Timeout of the live carrier source, in ms (default 5000). */
+  carrierTimeoutMs?: number
+}
+
+/** Options of `createRiskcheck`. All optional; the defaults work with no configuration. */
+export interface RiskcheckOptions {
+  /** `test`: deterministic answers for documented magic inputs, no network, no credits. Default `live`. */
+  mode?: 'live' | 'test'
+  /** No network at all: network-only fields are null and results partial; nothing billed for skipped parts. */
+  offline?: boolean
+  dns?: DnsOptions
+  smtp?: SmtpOptions
+  rdap?: RdapOptions
+  ip?: IpOptions
+  phone?: PhoneOptions
+  /** The result cache: an implementation, `false` to disable, or settings of the in-memory one. */
+  cache?: ResultCache | false | { maxEntries?: number; ttlSeconds?: number }
+  /** The clock (default `() => new Date()`). */
+  now?: () => Date
+  /** Overrides of the scoring policy (weights, thresholds, rules, contexts …). */
+  scoring?: PolicyOverrides
+  /** A credit balance: a number starts an in-memory ledger; an object is your own ledger. Default: unmetered. */
+  credits?: number | CreditLedger
+  /** Time limit of each part of a combined check, in ms (default 15000). */
+  partTimeoutMs?: number
+}
+
+/** Options after validation and defaults. */
+export interface ResolvedOptions {
+  mode: 'live' | 'test'
+  offline: boolean
+  dns: Required<Pick<DnsOptions, 'timeoutMs' | 'tries' | 'cacheTtlSeconds' | 'maxInFlight'>> & { servers: string[] | null }
+  smtp: Required<SmtpOptions>
+  rdap: { bootstrapUrl: string | null; bootstrapData: unknown; fetch: typeof fetch | null; timeoutMs: number }
+  ip: IpOptions & { defaults: boolean }
+  phone: { carrierSource: unknown; carrierTimeoutMs: number }
+  now: () => Date
+  partTimeoutMs: number
+}
+
+const KNOWN = new Set([
+  'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs',
+])
+
+function bad(option: string, why: string): never {
+  throw new TypeError(`riskcheck: option \`${option}\` ${why}`)
+}
+
+function obj(name: string, v: unknown, keys: readonly string[]): Record<string, unknown> {
+  if (v === undefined) return {}
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) bad(name, 'must be an object')
+  for (const k of Object.keys(v)) if (!keys.includes(k)) bad(`${name}.${k}`, `is not an option (known: ${keys.join(', ')})`)
+  return v as Record<string, unknown>
+}
+
+function int(name: string, v: unknown, def: number, min: number, max: number): number {
+  if (v === undefined) return def
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) bad(name, `must be an integer from ${min} to ${max}`)
+  return v
+}
+
+function bool(name: string, v: unknown, def: boolean): boolean {
+  if (v === undefined) return def
+  if (typeof v !== 'boolean') bad(name, 'must be a boolean')
+  return v
+}
+
+function str(name: string, v: unknown, def: string, maxLength = 255): string {
+  if (v === undefined) return def
+  if (typeof v !== 'string' || v.length === 0 || v.length > maxLength) bad(name, `must be a non-empty string of at most ${maxLength} characters`)
+  return v
+}
+
+/** A `host`, `host:port` or `[v6]:port` server address. */
+const SERVER = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|[0-9A-Za-z.:-]{1,253})(?::\d{1,5})?$/
+
+/** Validates options and fills in defaults. Throws a TypeError naming the first bad option. */
+export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) bad('options', 'must be an object')
+  for (const k of Object.keys(options)) if (!KNOWN.has(k)) bad(k, `is not an option (known: ${[...KNOWN].join(', ')})`)
+
+  const mode = options.mode ?? 'live'
+  if (mode !== 'live' && mode !== 'test') bad('mode', "must be 'live' or 'test'")
+  const offline = bool('offline', options.offline, false)
+
+  const dns = obj('dns', options.dns, ['servers', 'timeoutMs', 'tries', 'cacheTtlSeconds', 'maxInFlight'])
+  let servers: string[] | null = null
+  if (dns.servers !== undefined) {
+    if (!Array.isArray(dns.servers) || dns.servers.length === 0) bad('dns.servers', 'must be a non-empty array of host[:port] strings')
+    servers = dns.servers.map((s, i) => {
+      if (typeof s !== 'string' || !SERVER.test(s)) bad(`dns.servers[${i}]`, `must be host or host:port (got ${JSON.stringify(s)})`)
+      return s
+    })
+  }
+
+  const smtp = obj('smtp', options.smtp, ['enabled', 'port', 'heloName', 'mailFrom', 'timeoutMs', 'maxConnectionsPerHost'])
+  const heloName = str('smtp.heloName', smtp.heloName, 'riskcheck.invalid')
+  const rdap = obj('rdap', options.rdap, ['bootstrapUrl', 'bootstrapData', 'fetch', 'timeoutMs'])
+  if (rdap.bootstrapUrl !== undefined) {
+    try {
+      new URL(str('rdap.bootstrapUrl', rdap.bootstrapUrl, '', 2048))
+    } catch {
+      bad('rdap.bootstrapUrl', 'must be an absolute URL')
+    }
+  }
+  if (rdap.fetch !== undefined && typeof rdap.fetch !== 'function') bad('rdap.fetch', 'must be a function')
+  if (rdap.bootstrapData !== undefined && (rdap.bootstrapData === null || typeof rdap.bootstrapData !== 'object'))
+    bad('rdap.bootstrapData', 'must be an object (IANA dns.json shape)')
+
+  const ip = obj('ip', options.ip, ['cityDb', 'countryDb', 'asnDb', 'ispDb', 'anonymousDb', 'connectionTypeDb', 'blocklists', 'dnsbl', 'defaults'])
+  for (const k of ['cityDb', 'countryDb', 'asnDb', 'ispDb', 'anonymousDb', 'connectionTypeDb'] as const)
+    if (ip[k] !== undefined) str(`ip.${k}`, ip[k], '', 4096)
+  if (ip.blocklists !== undefined) {
+    if (ip.blocklists === null || typeof ip.blocklists !== 'object' || Array.isArray(ip.blocklists)) bad('ip.blocklists', 'must be an object of name → CIDR list or file path')
+    for (const [name, list] of Object.entries(ip.blocklists))
+      if (!(typeof list === 'string' || (Array.isArray(list) && list.every((x) => typeof x === 'string'))))
+        bad(`ip.blocklists.${name}`, 'must be an array of CIDR strings or a file path')
+  }
+  if (ip.dnsbl !== undefined && !(Array.isArray(ip.dnsbl) && ip.dnsbl.every((z) => typeof z === 'string' && z.length > 0)))
+    bad('ip.dnsbl', 'must be an array of DNS zone names')
+
+  const phone = obj('phone', options.phone, ['carrierSource', 'carrierTimeoutMs'])
+  if (phone.carrierSource !== undefined) {
+    const cs = phone.carrierSource as { lookup?: unknown } | null
+    if (!cs || typeof cs !== 'object' || typeof cs.lookup !== 'function') bad('phone.carrierSource', 'must be an object with a lookup(e164) method')
+  }
+
+  if (options.now !== undefined) {
+    if (typeof options.now !== 'function') bad('now', 'must be a function returning a Date')
+    const d = options.now()
+    if (!(d instanceof Date) || Number.isNaN(d.getTime())) bad('now', 'must return a valid Date')
+  }
+  if (options.cache !== undefined && options.cache !== false) {
+    const c = options.cache as Record<string, unknown>
+    if (c === null || typeof c !== 'object') bad('cache', 'must be a ResultCache, false, or { maxEntries, ttlSeconds }')
+    if (!(typeof c.get === 'function' && typeof c.set === 'function')) {
+      obj('cache', c, ['maxEntries', 'ttlSeconds'])
+      int('cache.maxEntries', c.maxEntries, 10_000, 1, 10_000_000)
+      int('cache.ttlSeconds', c.ttlSeconds, 604_800, 1, 31_536_000)
+    }
+  }
+  if (options.credits !== undefined) {
+    const c = options.credits as unknown
+    if (typeof c === 'number') int('credits', c, 0, 0, Number.MAX_SAFE_INTEGER)
+    else if (!(c && typeof c === 'object' && typeof (c as CreditLedger).reserve === 'function' && typeof (c as CreditLedger).refund === 'function'))
+      bad('credits', 'must be a number or a ledger with reserve(), refund() and balance()')
+  }
+
+  return {
+    mode,
+    offline,
+    dns: {
+      servers,
+      timeoutMs: int('dns.timeoutMs', dns.timeoutMs, 3000, 1, 120_000),
+      tries: int('dns.tries', dns.tries, 2, 1, 10),
+      cacheTtlSeconds: int('dns.cacheTtlSeconds', dns.cacheTtlSeconds, 300, 0, 86_400),
+      maxInFlight: int('dns.maxInFlight', dns.maxInFlight, 48, 1, 10_000),
+    },
+    smtp: {
+      enabled: bool('smtp.enabled', smtp.enabled, true),
+      port: int('smtp.port', smtp.port, 25, 1, 65_535),
+      heloName,
+      mailFrom: str('smtp.mailFrom', smtp.mailFrom, `verify@${heloName}`, 320),
+      timeoutMs: int('smtp.timeoutMs', smtp.timeoutMs, 10_000, 1, 300_000),
+      maxConnectionsPerHost: int('smtp.maxConnectionsPerHost', smtp.maxConnectionsPerHost, 2, 1, 100),
+    },
+    rdap: {
+      bootstrapUrl: (rdap.bootstrapUrl as string | undefined) ?? null,
+      bootstrapData: rdap.bootstrapData ?? null,
+      fetch: (rdap.fetch as typeof fetch | undefined) ?? null,
+      timeoutMs: int('rdap.timeoutMs', rdap.timeoutMs, 8000, 1, 120_000),
+    },
+    ip: { ...(ip as IpOptions), defaults: bool('ip.defaults', ip.defaults, true) },
+    phone: {
+      carrierSource: phone.carrierSource ?? null,
+      carrierTimeoutMs: int('phone.carrierTimeoutMs', phone.carrierTimeoutMs, 5000, 1, 120_000),
+    },
+    now: options.now ?? (() => new Date()),
+    partTimeoutMs: int('partTimeoutMs', options.partTimeoutMs, 15_000, 1, 600_000),
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The facade: `createRiskcheck(options)` validates options, builds the context (clock, cache, sources, credits,
+ * mode, scoring policy) and returns the lookups. Data flows one way: facade → check → sources.
+ */
+import { createMemoryCache, CACHE_TTL_MS, type ResultCache } from './cache.js'
+import { CHECKS, type SingleLookupType } from './checks/registry.js'
+import type { CheckContext, CheckDefinition } from './checks/types.js'
+import { createMemoryLedger, UNMETERED, type CreditLedger } from './credits.js'
+import { runLookup, type LookupEnv } from './lookup.js'
+import { resolveOptions, type RiskcheckOptions } from './options.js'
+import type { DetailsByType, LookupResult } from './schema.js'
+import { createPolicy } from './scoring/engine.js'
+import type { Policy } from './scoring/rules.js'
+import { createSources } from './sources/index.js'
+import { runCombinedCheck, type CheckInput } from './checks/combined.js'
+
+type Defs = typeof CHECKS
+/** Options of the lookup `K` (e.g. `{ smtp?, bypassCache? }` for email). */
+export type LookupOptionsOf<K extends SingleLookupType> = Defs[K] extends CheckDefinition<any, infer O, any> ? O : never
+
+/** A riskcheck instance. Every lookup resolves to the spec's result object. */
+export interface Riskcheck {
+  /** Email address: syntax, MX, SMTP mailbox, disposable/role/free/provider, typo suggestion. */
+  email(email: string, options?: LookupOptionsOf<'email'>): Promise<LookupResult<DetailsByType['email']>>
+  /** Phone number: numbering plan, line type, carrier, region, time zone (live carrier for US/CA when configured). */
+  phone(phone: string, options?: LookupOptionsOf<'phone'>): Promise<LookupResult<DetailsByType['phone']>>
+  /** Phone line type from the numbering plan only (never live). */
+  phoneType(phone: string, options?: LookupOptionsOf<'phone_type'>): Promise<LookupResult<DetailsByType['phone_type']>>
+  /** IP address: location, network, VPN/proxy/Tor/datacenter/cloud/bogon flags, blocklists, reverse DNS. */
+  ip(ip: string, options?: LookupOptionsOf<'ip'>): Promise<LookupResult<DetailsByType['ip']>>
+  /** Domain registration age from RDAP (input: a domain, URL or email address). */
+  domainAge(input: string, options?: LookupOptionsOf<'domain_age'>): Promise<LookupResult<DetailsByType['domain_age']>>
+  /** Email authentication (MX, SPF, DMARC, DKIM, BIMI) and a grade (input: a domain, URL or email address). */
+  emailAuth(input: string, options?: LookupOptionsOf<'email_auth'>): Promise<LookupResult<DetailsByType['email_auth']>>
+  /** Email, IP and phone together, with cross-signals and one recommendation. */
+  check(input: CheckInput): Promise<LookupResult<DetailsByType['check']>>
+  /** Any single lookup by type (used by the CLI and bulk). */
+  lookup<K extends SingleLookupType>(type: K, input: unknown, options?: LookupOptionsOf<K>): Promise<LookupResult<DetailsByType[K]>>
+  /** The scoring policy in force. */
+  readonly policy: Policy
+  /** The lookup environment (context, cache, credits, policy) — for the bulk engine and the server. */
+  readonly env: LookupEnv
+  /** Releases sockets, caches and timers. The instance must not be used afterwards. */
+  close(): Promise<void>
+}
+
+/**
+ * Creates a riskcheck instance. Throws a TypeError naming the option when an option is bad (including a user-given
+ * MMDB file that is missing or corrupt); lookups never throw for configuration reasons later.
+ *
+ * @example
+ * const rc = createRiskcheck({ dns: { servers: ['1.1.1.1'] }, smtp: { heloName: 'mx.example.org' } })
+ * const r = await rc.email('jane@gmial.com')
+ * r.details.did_you_mean // 'jane@gmail.com'
+ * await rc.close()
+ */
+export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
+  const resolved = resolveOptions(options)
+  const policy = createPolicy(options.scoring ?? {})
+  const cache: ResultCache | null =
+    options.cache === false
+      ? null
+      : options.cache && typeof (options.cache as ResultCache).get === 'function'
+        ? (options.cache as ResultCache)
+        : createMemoryCache({ maxEntries: (options.cache as { maxEntries?: number } | undefined)?.maxEntries ?? 10_000 })
+  const ttlSeconds = (options.cache as { ttlSeconds?: number } | undefined)?.ttlSeconds
+  const ledger: CreditLedger =
+    typeof options.credits === 'number' ? createMemoryLedger(options.credits) : (options.credits ?? UNMETERED)
+  const sources = createSources(resolved)
+  try {
+    sources.validate()
+  } catch (e) {
+    throw new TypeError(`riskcheck: ${(e as Error).message}`, { cause: e })
+  }
+  const ctx: CheckContext = {
+    now: resolved.now,
+    mode: resolved.mode,
+    offline: resolved.offline,
+    sources,
+    options: resolved,
+  }
+  const env: LookupEnv = {
+    ctx,
+    cache,
+    cacheTtlMs: ttlSeconds !== undefined ? ttlSeconds * 1000 : CACHE_TTL_MS,
+    ledger,
+    policy,
+  }
+  let closed = false
+  const lookup = <K extends SingleLookupType>(type: K, input: unknown, opts?: LookupOptionsOf<K>) => {
+    if (closed) return Promise.reject(new Error('riskcheck: this instance is closed'))
+    const def = CHECKS[type] as unknown as CheckDefinition<unknown, object, DetailsByType[K]>
+    return runLookup(env, def, input, opts as object | undefined)
+  }
+  return {
+    email: (email, o) => lookup('email', email, o),
+    phone: (phone, o) => lookup('phone', phone, o),
+    phoneType: (phone, o) => lookup('phone_type', phone, o),
+    ip: (ip, o) => lookup('ip', ip, o),
+    domainAge: (input, o) => lookup('domain_age', input, o),
+    emailAuth: (input, o) => lookup('email_auth', input, o),
+    check: (input) => (closed ? Promise.reject(new Error('riskcheck: this instance is closed')) : runCombinedCheck(env, input)),
+    lookup,
+    policy,
+    env,
+    async close() {
+      if (closed) return
+      closed = true
+      await sources.close()
+      await cache?.close?.()
+    },
+  }
+}

@@ -1,0 +1,451 @@
+/**
+ * The documented shapes of the service (spec/service-api.md), as TypeBox schemas — one source for the TypeScript
+ * types, the runtime validation in tests, the HTTP server's validation/serialization and its OpenAPI document.
+ *
+ * Field names are exactly the spec's (snake_case). Objects are closed (`additionalProperties: false`) so a stray
+ * field is caught by validation.
+ */
+import { Type, type Static, type TSchema, type TObject, type TProperties } from '@sinclair/typebox'
+
+const closed = <T extends TProperties>(properties: T, description?: string): TObject<T> =>
+  Type.Object(properties, { additionalProperties: false, ...(description ? { description } : {}) })
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+const literals = <const T extends readonly string[]>(values: T, description?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  ) as unknown as TSchema & { static: T[number] }
+
+// ─── closed vocabularies ──────────────────────────────────────────────────────────────────────────────────────────
+
+export const LOOKUP_TYPES = ['email', 'phone', 'phone_type', 'ip', 'domain_age', 'email_auth', 'check'] as const
+/** The lookups; also `request.type` of a result. */
+export type LookupType = (typeof LOOKUP_TYPES)[number]
+
+export const VERDICT_STATUSES = ['valid', 'invalid', 'risky', 'unknown'] as const
+/** One verdict vocabulary for every lookup; `unknown` = we could not tell (never reported as `invalid`). */
+export type VerdictStatus = (typeof VERDICT_STATUSES)[number]
+
+export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const
+export type RiskLevel = (typeof RISK_LEVELS)[number]
+
+export const CONFIDENCES = ['low', 'medium', 'high'] as const
+export type Confidence = (typeof CONFIDENCES)[number]
+
+export const ACTIONS = ['approve', 'verify', 'review', 'block'] as const
+export type Action = (typeof ACTIONS)[number]
+
+export const SMTP_CHECKS = ['deliverable', 'undeliverable', 'catch_all', 'unknown', 'skipped', 'unavailable'] as const
+export type SmtpCheck = (typeof SMTP_CHECKS)[number]
+
+export const LINE_TYPES = ['mobile', 'landline', 'voip', 'toll_free', 'premium', 'unknown'] as const
+export type LineType = (typeof LINE_TYPES)[number]
+
+export const CONNECTION_TYPES = ['residential', 'mobile', 'business', 'datacenter'] as const
+export type ConnectionType = (typeof CONNECTION_TYPES)[number]
+
+export const COVERAGES = ['live', 'numbering_plan'] as const
+export type Coverage = (typeof COVERAGES)[number]
+
+export const AGE_BANDS = ['under_7_days', 'under_30_days', 'under_90_days', 'under_1_year', 'under_3_years', '3_years_plus'] as const
+export type AgeBand = (typeof AGE_BANDS)[number]
+
+export const GRADES = ['A+', 'A', 'B', 'C', 'D', 'F'] as const
+export type Grade = (typeof GRADES)[number]
+
+export const CONTEXTS = ['signup', 'lead', 'checkout'] as const
+/** The situation a combined check is judged for. */
+export type CheckContextName = (typeof CONTEXTS)[number]
+
+export const BULK_TYPES = ['email', 'phone', 'phone_type', 'ip', 'domain_age', 'email_auth'] as const
+export type BulkType = (typeof BULK_TYPES)[number]
+
+export const BULK_STATUSES = ['queued', 'running', 'completed', 'cancelled', 'failed'] as const
+export type BulkStatus = (typeof BULK_STATUSES)[number]
+
+export const SCOPES = ['lookup', 'bulk', 'account:read', 'webhooks'] as const
+export type Scope = (typeof SCOPES)[number]
+
+export const EVENT_TYPES = ['credits.low', 'credits.depleted', 'credits.added', 'bulk.completed', 'ping'] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
+export const PLAN_STATUSES = ['active', 'trialing', 'past_due', 'canceled', 'suspended'] as const
+export type PlanStatus = (typeof PLAN_STATUSES)[number]
+
+// ─── details of each lookup ───────────────────────────────────────────────────────────────────────────────────────
+
+export const EmailDetailsSchema = closed({
+  normalized: Type.String(),
+  local_part: Type.String(),
+  domain: Type.String(),
+  syntax_valid: Type.Boolean(),
+  mx_found: Type.Boolean(),
+  mx_records: Type.Array(Type.String()),
+  smtp_check: literals(SMTP_CHECKS),
+  is_disposable: Type.Boolean(),
+  is_role: Type.Boolean(),
+  is_free_provider: Type.Boolean(),
+  provider: Nullable(Type.String()),
+  is_catch_all: Type.Boolean(),
+  did_you_mean: Nullable(Type.String()),
+  domain_age_days: Nullable(Type.Integer()),
+  has_spf: Nullable(Type.Boolean()),
+  has_dmarc: Nullable(Type.Boolean()),
+})
+export type EmailDetails = Static<typeof EmailDetailsSchema>
+
+export const IpDetailsSchema = closed({
+  ip: Type.String(),
+  version: Type.Union([Type.Literal(4), Type.Literal(6)]),
+  location: closed({
+    country: Nullable(Type.String()),
+    country_code: Nullable(Type.String()),
+    region: Nullable(Type.String()),
+    city: Nullable(Type.String()),
+    postal: Nullable(Type.String()),
+    lat: Nullable(Type.Number()),
+    lon: Nullable(Type.Number()),
+    timezone: Nullable(Type.String()),
+    continent: Nullable(Type.String()),
+  }),
+  network: closed({
+    asn: Nullable(Type.Integer()),
+    as_name: Nullable(Type.String()),
+    isp: Nullable(Type.String()),
+    org: Nullable(Type.String()),
+    connection_type: Nullable(literals(CONNECTION_TYPES)),
+  }),
+  flags: closed({
+    is_vpn: Type.Boolean(),
+    is_proxy: Type.Boolean(),
+    is_tor: Type.Boolean(),
+    is_datacenter: Type.Boolean(),
+    is_cloud: Type.Boolean(),
+    is_bogon: Type.Boolean(),
+    vpn_provider: Nullable(Type.String()),
+    cloud_provider: Nullable(Type.String()),
+    on_blocklists: Type.Array(Type.String()),
+  }),
+  reverse_dns: Nullable(Type.String()),
+})
+export type IpDetails = Static<typeof IpDetailsSchema>
+
+export const PhoneDetailsSchema = closed({
+  e164: Nullable(Type.String()),
+  national_format: Nullable(Type.String()),
+  international_format: Nullable(Type.String()),
+  country_code: Nullable(Type.String()),
+  country: closed({ code: Type.String(), name: Type.String() }),
+  valid: Type.Boolean(),
+  possible: Type.Boolean(),
+  line_type: literals(LINE_TYPES),
+  carrier: closed({
+    name: Type.String(),
+    ocn: Nullable(Type.String()),
+    mcc: Nullable(Type.String()),
+    mnc: Nullable(Type.String()),
+    type: Nullable(Type.String()),
+    ported: Nullable(Type.Boolean()),
+    original_carrier: Nullable(Type.String()),
+  }),
+  location: closed({
+    region: Nullable(Type.String()),
+    rate_center: Nullable(Type.String()),
+    timezone: Nullable(Type.String()),
+  }),
+  routing: closed({ lrn: Type.String(), lata: Nullable(Type.String()) }),
+  coverage: literals(COVERAGES),
+})
+export type PhoneDetails = Static<typeof PhoneDetailsSchema>
+
+export const PhoneTypeDetailsSchema = closed({
+  e164: Nullable(Type.String()),
+  country: Nullable(Type.String()),
+  valid: Type.Boolean(),
+  line_type: literals(LINE_TYPES),
+  numbering_plan_type: Nullable(Type.String()),
+})
+export type PhoneTypeDetails = Static<typeof PhoneTypeDetailsSchema>
+
+export const DomainAgeDetailsSchema = closed({
+  domain: Type.String(),
+  found: Type.Boolean(),
+  registered: Type.Boolean(),
+  is_newly_registered: Type.Boolean(),
+  created_date: Nullable(Type.String()),
+  updated_date: Nullable(Type.String()),
+  expires_date: Nullable(Type.String()),
+  age_days: Nullable(Type.Integer()),
+  days_until_expiry: Nullable(Type.Integer()),
+  age_years: Nullable(Type.Number()),
+  age_band: Nullable(literals(AGE_BANDS)),
+  registrar: Nullable(Type.String()),
+  statuses: Type.Array(Type.String()),
+  nameservers: Type.Array(Type.String()),
+  dnssec: Nullable(Type.Boolean()),
+})
+export type DomainAgeDetails = Static<typeof DomainAgeDetailsSchema>
+
+export const EmailAuthDetailsSchema = closed({
+  domain: Type.String(),
+  grade: literals(GRADES),
+  mx: closed({ found: Type.Boolean(), records: Type.Array(Type.String()) }),
+  spf: closed({
+    found: Type.Boolean(),
+    record: Nullable(Type.String()),
+    policy: Nullable(Type.String()),
+    dns_lookups: Type.Integer({ minimum: 0 }),
+    too_many_lookups: Type.Boolean(),
+  }),
+  dmarc: closed({
+    found: Type.Boolean(),
+    record: Nullable(Type.String()),
+    policy: Nullable(Type.String()),
+    subdomain_policy: Nullable(Type.String()),
+    rua: Nullable(Type.String()),
+    pct: Nullable(Type.Number()),
+  }),
+  dkim: closed({
+    found: Type.Boolean(),
+    selectors_found: Type.Array(Type.String()),
+    selectors_checked: Type.Integer({ minimum: 0 }),
+  }),
+  bimi: closed({ found: Type.Boolean(), record: Nullable(Type.String()) }),
+})
+export type EmailAuthDetails = Static<typeof EmailAuthDetailsSchema>
+
+// ─── the lookup result ────────────────────────────────────────────────────────────────────────────────────────────
+
+export const VerdictSchema = closed({ status: literals(VERDICT_STATUSES), reason: Type.String() })
+export type Verdict = Static<typeof VerdictSchema>
+
+export const RiskSchema = closed({
+  score: Type.Integer({ minimum: 0, maximum: 100 }),
+  level: literals(RISK_LEVELS),
+  factors: Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_]*$' })),
+  confidence: literals(CONFIDENCES),
+})
+export type Risk = Static<typeof RiskSchema>
+
+export const RecommendationSchema = closed({ action: literals(ACTIONS), message: Type.String() })
+export type Recommendation = Static<typeof RecommendationSchema>
+
+/** A part of the combined check: that lookup's details plus its own verdict and risk. */
+const part = <T extends TObject>(details: T) =>
+  Nullable(
+    Type.Object({ ...details.properties, verdict: VerdictSchema, risk: RiskSchema }, { additionalProperties: false }),
+  )
+
+export const CheckDetailsSchema = closed({
+  email: part(EmailDetailsSchema),
+  ip: part(IpDetailsSchema),
+  phone: part(PhoneDetailsSchema),
+  signals: closed({
+    email_ip_country_match: Nullable(Type.Boolean()),
+    phone_ip_country_match: Nullable(Type.Boolean()),
+    disposable_and_vpn: Type.Boolean(),
+  }),
+  context: Nullable(literals(CONTEXTS)),
+})
+export type CheckDetails = Static<typeof CheckDetailsSchema>
+
+/** Details schema of each lookup type. */
+export const DETAILS_SCHEMAS = {
+  email: EmailDetailsSchema,
+  phone: PhoneDetailsSchema,
+  phone_type: PhoneTypeDetailsSchema,
+  ip: IpDetailsSchema,
+  domain_age: DomainAgeDetailsSchema,
+  email_auth: EmailAuthDetailsSchema,
+  check: CheckDetailsSchema,
+} as const
+
+/** Details type of each lookup type. */
+export interface DetailsByType {
+  email: EmailDetails
+  phone: PhoneDetails
+  phone_type: PhoneTypeDetails
+  ip: IpDetails
+  domain_age: DomainAgeDetails
+  email_auth: EmailAuthDetails
+  check: CheckDetails
+}
+
+/** The lookup result schema for one details schema (the spec's `data` of a single lookup). */
+export const lookupResultSchema = <T extends TSchema>(details: T, type?: LookupType) =>
+  closed({
+    request: closed({
+      id: Type.String({ pattern: '^req_[A-Za-z0-9]+$' }),
+      type: type ? Type.Literal(type) : literals(LOOKUP_TYPES),
+      input: Type.Unknown(),
+      timestamp: Type.String({ format: 'date-time' }),
+      processing_time_ms: Type.Integer({ minimum: 0 }),
+    }),
+    metadata: closed({
+      api_version: Type.Literal('1'),
+      credits_used: Type.Integer({ minimum: 0 }),
+      credits_remaining: Nullable(Type.Integer({ minimum: 0 })),
+      cache_hit: Type.Boolean(),
+      test_mode: Type.Boolean(),
+      data_sources: Type.Array(Type.String()),
+    }),
+    verdict: VerdictSchema,
+    risk: RiskSchema,
+    details,
+    recommendation: RecommendationSchema,
+    partial: Type.Boolean(),
+  })
+
+/** Result schemas per lookup type, with the matching details schema. */
+export const RESULT_SCHEMAS = Object.fromEntries(
+  Object.entries(DETAILS_SCHEMAS).map(([t, d]) => [t, lookupResultSchema(d, t as LookupType)]),
+) as { [K in LookupType]: ReturnType<typeof lookupResultSchema<(typeof DETAILS_SCHEMAS)[K]>> }
+
+/** A lookup result (the spec's `data` of every single lookup). */
+export interface LookupResult<D = unknown> {
+  request: { id: string; type: LookupType; input: unknown; timestamp: string; processing_time_ms: number }
+  metadata: {
+    api_version: '1'
+    credits_used: number
+    credits_remaining: number | null
+    cache_hit: boolean
+    test_mode: boolean
+    data_sources: string[]
+  }
+  verdict: Verdict
+  risk: Risk
+  details: D
+  recommendation: Recommendation
+  partial: boolean
+}
+
+export type EmailResult = LookupResult<EmailDetails>
+export type PhoneResult = LookupResult<PhoneDetails>
+export type PhoneTypeResult = LookupResult<PhoneTypeDetails>
+export type IpResult = LookupResult<IpDetails>
+export type DomainAgeResult = LookupResult<DomainAgeDetails>
+export type EmailAuthResult = LookupResult<EmailAuthDetails>
+export type CheckResult = LookupResult<CheckDetails>
+
+// ─── bulk, account, pricing, webhooks, events, errors ─────────────────────────────────────────────────────────────
+
+export const BulkJobSchema = closed({
+  id: Type.String(),
+  name: Type.String(),
+  type: literals(BULK_TYPES),
+  status: literals(BULK_STATUSES),
+  total_rows: Type.Integer({ minimum: 0 }),
+  unique_inputs: Type.Integer({ minimum: 0 }),
+  processed: Type.Integer({ minimum: 0 }),
+  credits_used: Type.Integer({ minimum: 0 }),
+  results: closed({
+    approve: Type.Integer({ minimum: 0 }),
+    verify: Type.Integer({ minimum: 0 }),
+    review: Type.Integer({ minimum: 0 }),
+    block: Type.Integer({ minimum: 0 }),
+    errors: Type.Integer({ minimum: 0 }),
+    skipped: Type.Integer({ minimum: 0 }),
+    cache_hits: Type.Integer({ minimum: 0 }),
+  }),
+  created_at: Type.String({ format: 'date-time' }),
+  completed_at: Nullable(Type.String({ format: 'date-time' })),
+  expires_at: Type.String({ format: 'date-time' }),
+})
+export type BulkJob = Static<typeof BulkJobSchema>
+
+export const BulkResultRowSchema = closed({
+  input: Type.String(),
+  action: Nullable(literals(ACTIONS)),
+  status: Nullable(Type.String()),
+  reason: Nullable(Type.String()),
+  risk_score: Nullable(Type.Number()),
+  credits_used: Type.Integer({ minimum: 0 }),
+  cache_hit: Type.Boolean(),
+  error: Nullable(Type.String()),
+  details: Type.Record(Type.String(), Type.Unknown()),
+})
+export type BulkResultRow = Static<typeof BulkResultRowSchema>
+
+export const BulkResultsPageSchema = closed({
+  data: Type.Array(BulkResultRowSchema),
+  next_cursor: Nullable(Type.String()),
+})
+export type BulkResultsPage = Static<typeof BulkResultsPageSchema>
+
+export const AccountSchema = closed({
+  org: closed({ id: Type.String(), name: Type.String() }),
+  plan: closed({
+    id: Type.String(),
+    name: Type.String(),
+    credits_per_period: Type.Integer({ minimum: 0 }),
+    period_start: Nullable(Type.String({ format: 'date-time' })),
+    period_end: Nullable(Type.String({ format: 'date-time' })),
+    status: literals(PLAN_STATUSES),
+  }),
+  credits: closed({
+    subscription: Type.Integer({ minimum: 0 }),
+    purchased: Type.Integer({ minimum: 0 }),
+    total_available: Type.Integer({ minimum: 0 }),
+  }),
+  usage: closed({
+    period: closed({ lookups: Type.Integer({ minimum: 0 }), credits: Type.Integer({ minimum: 0 }) }),
+    all_time: closed({ lookups: Type.Integer({ minimum: 0 }), credits: Type.Integer({ minimum: 0 }) }),
+  }),
+  key: closed({
+    id: Type.String(),
+    name: Type.String(),
+    mode: literals(['live', 'test'] as const),
+    scopes: Type.Array(literals(SCOPES)),
+  }),
+})
+export type Account = Static<typeof AccountSchema>
+
+export const PricingSchema = closed({
+  plans: Type.Array(
+    closed({
+      id: Type.String(),
+      name: Type.String(),
+      monthly_price: Type.Number({ minimum: 0 }),
+      monthly_credits: Type.Integer({ minimum: 0 }),
+    }),
+  ),
+  products: Type.Array(
+    closed({ id: Type.String(), name: Type.String(), endpoint: Type.String(), credits: Type.Integer({ minimum: 0 }) }),
+  ),
+})
+export type Pricing = Static<typeof PricingSchema>
+
+export const WebhookEndpointSchema = closed({
+  id: Type.String(),
+  url: Type.String({ format: 'uri' }),
+  description: Nullable(Type.String()),
+  events: Type.Array(Type.String()),
+  format: literals(['json', 'slack', 'discord'] as const),
+  status: literals(['enabled', 'disabled'] as const),
+  disabled_reason: Nullable(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+  secret: Type.Optional(Type.String({ pattern: '^whsec_' })),
+})
+export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>
+
+export const EventPayloadSchema = closed({
+  id: Type.String(),
+  type: literals(EVENT_TYPES),
+  created: Type.Integer(),
+  api_version: Type.Literal('1'),
+  org_id: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown()),
+})
+export type EventPayload = Static<typeof EventPayloadSchema>
+
+export const ErrorObjectSchema = closed({
+  code: Type.String(),
+  message: Type.String(),
+  docs_url: Type.String({ format: 'uri' }),
+  request_id: Type.String(),
+})
+export type ErrorObject = Static<typeof ErrorObjectSchema>
+
+/** The failure envelope: `{ success: false, error }`. */
+export const ErrorEnvelopeSchema = closed({ success: Type.Literal(false), error: ErrorObjectSchema })
+export type ErrorEnvelope = Static<typeof ErrorEnvelopeSchema>

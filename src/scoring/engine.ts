@@ -1,0 +1,238 @@
+/**
+ * The scoring engine: pure functions from fired factors to a score, a level, a confidence, a verdict status and a
+ * recommended action, under a {@link Policy}.
+ *
+ * Model: the score is the sum of the weights of the distinct fired factors, clamped to 0–100 (so it is
+ * order-independent and adding a factor never lowers it); the level comes from the thresholds; the action from the
+ * level unless a hard rule matches first; confidence from the number of "uncertain" factors; the verdict status
+ * from the strongest factor effect (invalid > risky > unknown > valid).
+ *
+ * @example
+ * import { createPolicy, evaluate } from 'riskcheck/scoring'
+ * const policy = createPolicy({ weights: { ip_vpn: 60 } })
+ * evaluate(['ip_vpn'], { policy }).action // 'verify'
+ */
+import type { Action, CheckContextName, Confidence, RiskLevel, VerdictStatus } from '../schema.js'
+import { ACTIONS, CONTEXTS } from '../schema.js'
+import { FACTORS, isFactorCode, type FactorCode, type FactorEffect } from './factors.js'
+import { DEFAULT_POLICY, type Policy, type PolicyOverlay, type PolicyRule, type Thresholds } from './rules.js'
+
+/** Overrides accepted by {@link createPolicy}: any part of a policy, merged onto the base. */
+export interface PolicyOverrides {
+  weights?: Partial<Record<FactorCode, number>>
+  effects?: Partial<Record<FactorCode, FactorEffect>>
+  thresholds?: Partial<Thresholds>
+  actions?: Partial<Record<RiskLevel, Action>>
+  /** Replaces the base rules (include `DEFAULT_POLICY.rules` yourself to extend them). */
+  rules?: readonly PolicyRule[]
+  confidence?: Partial<Policy['confidence']>
+  messages?: Partial<Record<Action, string>>
+  /** Replaces the overlay of each context named. */
+  contexts?: Partial<Record<CheckContextName, PolicyOverlay>>
+}
+
+/** Score, level and confidence of a set of factors. */
+export interface Score {
+  score: number
+  level: RiskLevel
+  confidence: Confidence
+}
+
+/** Everything the engine decides for a set of factors. */
+export interface Assessment extends Score {
+  status: VerdictStatus
+  reason: string
+  action: Action
+  message: string
+  /** The distinct fired factors, strongest first (by effect, then weight, then vocabulary order). */
+  factors: FactorCode[]
+  /** The rule that decided the action, if one did. */
+  rule: string | null
+}
+
+const EFFECT_RANK: Record<FactorEffect, number> = { invalid: 3, risky: 2, unknown: 1, info: 0 }
+const STATUS_BY_RANK: VerdictStatus[] = ['valid', 'unknown', 'risky', 'invalid']
+const LEVELS: readonly RiskLevel[] = ['low', 'medium', 'high', 'critical']
+const FACTOR_ORDER = new Map((Object.keys(FACTORS) as FactorCode[]).map((c, i) => [c, i]))
+
+function fail(path: string, why: string): never {
+  throw new TypeError(`riskcheck scoring: ${path} ${why}`)
+}
+
+function checkWeight(path: string, w: unknown): number {
+  if (typeof w !== 'number' || !Number.isFinite(w) || w < 0 || w > 100) fail(path, `must be a number from 0 to 100 (got ${String(w)})`)
+  return w
+}
+
+function checkFactorKeys<T>(path: string, rec: Partial<Record<string, T>> | undefined, each: (p: string, v: unknown) => T) {
+  const out: Partial<Record<FactorCode, T>> = {}
+  if (rec === undefined) return out
+  if (rec === null || typeof rec !== 'object') fail(path, 'must be an object keyed by factor code')
+  for (const [k, v] of Object.entries(rec)) {
+    if (!isFactorCode(k)) fail(`${path}.${k}`, 'is not a factor code of the vocabulary')
+    out[k] = each(`${path}.${k}`, v)
+  }
+  return out
+}
+
+function checkThresholds(path: string, t: Thresholds): Thresholds {
+  for (const k of ['medium', 'high', 'critical'] as const) checkWeight(`${path}.${k}`, t[k])
+  if (!(t.medium <= t.high && t.high <= t.critical)) fail(path, 'must satisfy medium <= high <= critical')
+  return t
+}
+
+function checkRules(path: string, rules: unknown): readonly PolicyRule[] {
+  if (!Array.isArray(rules)) fail(path, 'must be an array of rules')
+  rules.forEach((r: PolicyRule, i) => {
+    const p = `${path}[${i}]`
+    if (!r || typeof r !== 'object') fail(p, 'must be an object')
+    if (typeof r.name !== 'string' || r.name === '') fail(`${p}.name`, 'must be a non-empty string')
+    if (!ACTIONS.includes(r.action)) fail(`${p}.action`, `must be one of ${ACTIONS.join(', ')}`)
+    const when = r.when
+    if (!when || typeof when !== 'object') fail(`${p}.when`, 'must be an object with `all` and/or `any`')
+    const all = when.all ?? []
+    const any = when.any ?? []
+    if (all.length === 0 && any.length === 0) fail(`${p}.when`, 'must list at least one factor')
+    for (const c of [...all, ...any]) if (!isFactorCode(c)) fail(`${p}.when`, `names an unknown factor ${String(c)}`)
+  })
+  return rules
+}
+
+function checkOverlay(path: string, o: PolicyOverlay): PolicyOverlay {
+  if (!o || typeof o !== 'object') fail(path, 'must be an object')
+  const out: PolicyOverlay = {}
+  if (o.weights) out.weights = checkFactorKeys(`${path}.weights`, o.weights, checkWeight)
+  if (o.thresholds) out.thresholds = o.thresholds
+  if (o.rules) out.rules = checkRules(`${path}.rules`, o.rules)
+  return out
+}
+
+/**
+ * Builds a complete policy from overrides on top of `base` (default: {@link DEFAULT_POLICY}). Throws a TypeError that
+ * names the bad path for an unknown factor code, a weight outside 0–100, thresholds out of order, a bad rule.
+ */
+export function createPolicy(overrides: PolicyOverrides = {}, base: Policy = DEFAULT_POLICY): Policy {
+  if (overrides === null || typeof overrides !== 'object') fail('policy', 'must be an object')
+  const effects = checkFactorKeys('effects', overrides.effects, (p, v) => {
+    if (!(typeof v === 'string' && v in EFFECT_RANK)) fail(p, 'must be one of invalid, risky, unknown, info')
+    return v as FactorEffect
+  })
+  const actions = { ...base.actions, ...(overrides.actions ?? {}) }
+  for (const [k, v] of Object.entries(actions)) if (!ACTIONS.includes(v)) fail(`actions.${k}`, `must be one of ${ACTIONS.join(', ')}`)
+  const contexts: Policy['contexts'] = { ...base.contexts }
+  for (const [name, overlay] of Object.entries(overrides.contexts ?? {})) {
+    if (!CONTEXTS.includes(name as CheckContextName)) fail(`contexts.${name}`, `is not one of ${CONTEXTS.join(', ')}`)
+    ;(contexts as Record<string, PolicyOverlay>)[name] = checkOverlay(`contexts.${name}`, overlay as PolicyOverlay)
+  }
+  const confidence = { ...base.confidence, ...(overrides.confidence ?? {}) }
+  if (!(Number.isInteger(confidence.medium) && Number.isInteger(confidence.low) && confidence.medium >= 1 && confidence.low >= confidence.medium))
+    fail('confidence', 'must be integers with 1 <= medium <= low')
+  return {
+    weights: { ...base.weights, ...checkFactorKeys('weights', overrides.weights, checkWeight) },
+    effects: { ...base.effects, ...effects },
+    thresholds: checkThresholds('thresholds', { ...base.thresholds, ...(overrides.thresholds ?? {}) }),
+    actions,
+    rules: overrides.rules ? checkRules('rules', overrides.rules) : base.rules,
+    confidence,
+    messages: { ...base.messages, ...(overrides.messages ?? {}) },
+    contexts,
+  }
+}
+
+/** The policy with a context's overlay applied (its weights and thresholds merged, its rules tried first). */
+export function applyContext(policy: Policy, context: CheckContextName | null | undefined): Policy {
+  const overlay = context ? policy.contexts[context] : undefined
+  if (!overlay) return policy
+  return {
+    ...policy,
+    weights: { ...policy.weights, ...(overlay.weights ?? {}) },
+    thresholds: checkThresholds(`contexts.${context}.thresholds`, { ...policy.thresholds, ...(overlay.thresholds ?? {}) }),
+    rules: [...(overlay.rules ?? []), ...policy.rules],
+  }
+}
+
+/** The level of a score under thresholds (inclusive lower bounds). */
+export function levelOf(score: number, thresholds: Thresholds = DEFAULT_POLICY.thresholds): RiskLevel {
+  if (score >= thresholds.critical) return 'critical'
+  if (score >= thresholds.high) return 'high'
+  if (score >= thresholds.medium) return 'medium'
+  return 'low'
+}
+
+function distinct(factors: readonly FactorCode[]): FactorCode[] {
+  const seen = new Set<FactorCode>()
+  for (const f of factors) if (isFactorCode(f)) seen.add(f)
+  return [...seen]
+}
+
+/**
+ * Score, level and confidence of the fired factors under a policy. Unknown codes are ignored; duplicates count once.
+ */
+export function score(factors: readonly FactorCode[], policy: Policy = DEFAULT_POLICY): Score {
+  const fired = distinct(factors)
+  let sum = 0
+  let uncertain = 0
+  for (const f of fired) {
+    sum += policy.weights[f]
+    if ((FACTORS[f] as { uncertain?: boolean }).uncertain) uncertain++
+  }
+  const value = Math.min(100, Math.max(0, Math.round(sum)))
+  const confidence: Confidence =
+    uncertain >= policy.confidence.low ? 'low' : uncertain >= policy.confidence.medium ? 'medium' : 'high'
+  return { score: value, level: levelOf(value, policy.thresholds), confidence }
+}
+
+/** The verdict status the fired factors give (invalid > risky > unknown > valid). */
+export function statusOf(factors: readonly FactorCode[], policy: Policy = DEFAULT_POLICY): VerdictStatus {
+  let rank = 0
+  for (const f of distinct(factors)) rank = Math.max(rank, EFFECT_RANK[policy.effects[f]])
+  return STATUS_BY_RANK[rank] as VerdictStatus
+}
+
+function strongestFirst(factors: FactorCode[], policy: Policy): FactorCode[] {
+  return factors.sort(
+    (a, b) =>
+      EFFECT_RANK[policy.effects[b]] - EFFECT_RANK[policy.effects[a]] ||
+      policy.weights[b] - policy.weights[a] ||
+      (FACTOR_ORDER.get(a) ?? 0) - (FACTOR_ORDER.get(b) ?? 0),
+  )
+}
+
+function ruleMatches(rule: PolicyRule, fired: ReadonlySet<FactorCode>): boolean {
+  const all = rule.when.all ?? []
+  const any = rule.when.any ?? []
+  return all.every((f) => fired.has(f)) && (any.length === 0 || any.some((f) => fired.has(f)))
+}
+
+/** Options of {@link evaluate}. */
+export interface EvaluateOptions {
+  policy?: Policy
+  /** Applies the context's overlay of the policy. */
+  context?: CheckContextName | null
+  /** The verdict reason to report; by default the description of the strongest factor. */
+  reason?: string
+  /** The reason when no factor fired. */
+  validReason?: string
+}
+
+/**
+ * The full assessment of a set of fired factors: score, level, confidence, verdict status and reason, action and
+ * message, and the rule that decided (if any).
+ */
+export function evaluate(factors: readonly FactorCode[], options: EvaluateOptions = {}): Assessment {
+  const policy = applyContext(options.policy ?? DEFAULT_POLICY, options.context)
+  const fired = strongestFirst(distinct(factors), policy)
+  const { score: value, level, confidence } = score(fired, policy)
+  const status = statusOf(fired, policy)
+  const firedSet = new Set(fired)
+  const rule = policy.rules.find((r) => ruleMatches(r, firedSet)) ?? null
+  const action = rule ? rule.action : policy.actions[level]
+  const top = fired[0]
+  const reason =
+    options.reason ??
+    (top !== undefined && policy.effects[top] !== 'info'
+      ? FACTORS[top].description
+      : (options.validReason ?? 'No risk factors found.'))
+  const message = rule?.message ?? policy.messages[action]
+  return { score: value, level, confidence, status, reason, action, message, factors: fired, rule: rule ? rule.name : null }
+}

@@ -1,0 +1,336 @@
+/**
+ * The DNS source: Node's `dns.promises.Resolver` (c-ares, in-process) wrapped with a per-query timeout,
+ * in-flight de-duplication, a TTL-respecting cache, bounded concurrency and counters.
+ *
+ * Every method resolves with a {@link DnsAnswer}; nothing here rejects. See `./dns-types.ts` for the contract.
+ */
+import { Resolver } from 'node:dns/promises'
+import { isIP } from 'node:net'
+import type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
+
+export type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
+
+/** Options of {@link createDnsSource}. Every field is optional. */
+export interface DnsSourceOptions {
+  /**
+   * Name servers as `'host'`, `'host:port'`, `'[v6]:port'` or a bare IPv6 address. Default: the system's
+   * servers (as Node reads them at start-up).
+   */
+  servers?: string[]
+  /** Timeout of one try, in milliseconds (default 3000). The whole question is also capped at `timeoutMs × tries`. */
+  timeoutMs?: number
+  /** Tries per server (default 2). */
+  tries?: number
+  /**
+   * TTL in seconds used for record types whose TTL Node does not report (everything except A/AAAA); default 300.
+   * `0` disables the cache altogether.
+   */
+  cacheTtlSeconds?: number
+  /** Lower clamp of every cached TTL, in seconds (default 5). */
+  minTtlSeconds?: number
+  /** Upper clamp of every cached TTL, in seconds (default 3600). */
+  maxTtlSeconds?: number
+  /** TTL of negative answers (`nxdomain`, `nodata`), in seconds (default 60, also clamped). */
+  negativeTtlSeconds?: number
+  /** Most questions sent at once (default 48); further ones wait in a FIFO queue. */
+  maxInFlight?: number
+  /** Most cached answers kept (default 10,000); the oldest entry is dropped first. */
+  maxCacheEntries?: number
+  /** Clock in milliseconds since the epoch, for the cache (default `Date.now`). */
+  now?: () => number
+}
+
+type QueryType = 'MX' | 'TXT' | 'A' | 'AAAA' | 'PTR' | 'NS'
+
+interface CacheEntry {
+  expiresAt: number
+  answer: DnsAnswer<unknown>
+}
+
+/** Raw result of one resolver call: records plus the smallest TTL when Node reports one. */
+interface RawResult<T> {
+  records: T[]
+  ttl: number | null
+}
+
+const MAX_NAME_LENGTH = 253
+
+/** Maps a c-ares error code (as Node reports it) to a {@link DnsStatus}. */
+export function mapDnsErrorCode(code: unknown): DnsStatus {
+  switch (code) {
+    case 'ENOTFOUND':
+      return 'nxdomain'
+    case 'ENODATA':
+      return 'nodata'
+    case 'ETIMEOUT':
+      return 'timeout'
+    case 'ESERVFAIL':
+      return 'servfail'
+    case 'EREFUSED':
+      return 'refused'
+    default:
+      return 'error'
+  }
+}
+
+/** Lower-cases a name and strips one trailing dot; returns null for a name that cannot be asked. */
+function normalizeName(name: unknown): string | null {
+  if (typeof name !== 'string') return null
+  if (name.length > MAX_NAME_LENGTH + 1) return null
+  let n = name.toLowerCase()
+  if (n.endsWith('.')) n = n.slice(0, -1)
+  if (n.length === 0 || n.length > MAX_NAME_LENGTH) return null
+  // Whitespace, control characters and anything c-ares would mis-handle are refused up front.
+  for (let i = 0; i < n.length; i++) {
+    const c = n.charCodeAt(i)
+    if (c <= 0x20 || c === 0x7f || c > 0x7e) return null
+  }
+  if (n.includes('..')) return null
+  return n
+}
+
+/** Strips one trailing dot and lower-cases a host name from an answer. */
+function cleanHost(host: string): string {
+  const h = host.toLowerCase()
+  return h.endsWith('.') ? h.slice(0, -1) : h
+}
+
+function validateServers(servers: string[]): string[] {
+  if (!Array.isArray(servers)) throw new TypeError('dns.servers must be an array of "host" or "host:port" strings')
+  return servers.map((s) => {
+    if (typeof s !== 'string' || s.trim() === '') throw new TypeError(`dns.servers: invalid server ${String(s)}`)
+    return s.trim()
+  })
+}
+
+function positiveInt(value: number | undefined, fallback: number, name: string, allowZero = false): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < (allowZero ? 0 : 1)) {
+    throw new TypeError(`dns.${name} must be a ${allowZero ? 'non-negative' : 'positive'} number`)
+  }
+  return value
+}
+
+/**
+ * Creates a DNS source over Node's `dns.promises.Resolver`.
+ *
+ * - Per-query timeout: the resolver's own `timeout`/`tries`, plus an outer timer at `timeoutMs × tries` that
+ *   answers `timeout` even if c-ares backs off for longer.
+ * - Identical questions in flight are sent once; answers are cached with the record TTL (A/AAAA) or
+ *   `cacheTtlSeconds` (other types), clamped; `nxdomain`/`nodata` are cached for `negativeTtlSeconds`;
+ *   timeouts and server failures are never cached.
+ * - At most `maxInFlight` questions are outstanding; the rest queue.
+ *
+ * It does not validate DNSSEC, follow CNAMEs itself (the server does) or resolve through `/etc/hosts`.
+ * Throws a `TypeError` at creation for bad options (e.g. an unparsable server).
+ *
+ * @example
+ * const dns = createDnsSource({ servers: ['127.0.0.1:5353'], timeoutMs: 1000 })
+ * const mx = await dns.resolveMx('example.com') // { status: 'ok', records: [{ exchange: 'mx.example.com', priority: 10 }] }
+ */
+export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
+  const timeoutMs = positiveInt(opts.timeoutMs, 3000, 'timeoutMs')
+  const tries = Math.floor(positiveInt(opts.tries, 2, 'tries'))
+  const defaultTtl = positiveInt(opts.cacheTtlSeconds, 300, 'cacheTtlSeconds', true)
+  const minTtl = positiveInt(opts.minTtlSeconds, 5, 'minTtlSeconds', true)
+  const maxTtl = positiveInt(opts.maxTtlSeconds, 3600, 'maxTtlSeconds', true)
+  const negativeTtl = positiveInt(opts.negativeTtlSeconds, 60, 'negativeTtlSeconds', true)
+  const maxInFlight = Math.floor(positiveInt(opts.maxInFlight, 48, 'maxInFlight'))
+  const maxCacheEntries = Math.floor(positiveInt(opts.maxCacheEntries, 10_000, 'maxCacheEntries', true))
+  const now = opts.now ?? Date.now
+  const cacheEnabled = defaultTtl > 0 && maxCacheEntries > 0
+
+  const resolver = new Resolver({ timeout: timeoutMs, tries })
+  if (opts.servers !== undefined) {
+    try {
+      resolver.setServers(validateServers(opts.servers))
+    } catch (err) {
+      throw new TypeError(`dns.servers: ${(err as Error).message}`)
+    }
+  }
+  const overallTimeoutMs = timeoutMs * tries
+
+  const cache = new Map<string, CacheEntry>()
+  const inFlight = new Map<string, Promise<DnsAnswer<unknown>>>()
+  const queue: Array<() => void> = []
+  const timers = new Set<NodeJS.Timeout>()
+  let active = 0
+  let closed = false
+  const stats: DnsStats = { queries: 0, cacheHits: 0, deduplicated: 0, timeouts: 0 }
+
+  function acquire(): Promise<void> {
+    if (active < maxInFlight) {
+      active++
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => queue.push(resolve))
+  }
+
+  function release(): void {
+    const next = queue.shift()
+    if (next) next()
+    else active--
+  }
+
+  function clampTtl(seconds: number): number {
+    return Math.min(maxTtl, Math.max(minTtl, seconds))
+  }
+
+  function store(key: string, answer: DnsAnswer<unknown>, ttl: number | null): void {
+    if (!cacheEnabled || closed) return
+    let seconds: number
+    if (answer.status === 'ok') seconds = clampTtl(ttl ?? defaultTtl)
+    else if (answer.status === 'nxdomain' || answer.status === 'nodata') seconds = clampTtl(negativeTtl)
+    else return // timeouts and failures are never cached
+    if (seconds <= 0) return
+    if (cache.size >= maxCacheEntries) {
+      const oldest = cache.keys().next()
+      if (!oldest.done) cache.delete(oldest.value)
+    }
+    cache.set(key, { expiresAt: now() + seconds * 1000, answer })
+  }
+
+  /** Runs one real question with the concurrency limit and the outer timeout. */
+  async function send<T>(call: () => Promise<RawResult<T>>): Promise<{ answer: DnsAnswer<T>; ttl: number | null }> {
+    await acquire()
+    if (closed) {
+      release()
+      return { answer: { status: 'error', records: [], error: 'DNS source closed' }, ttl: null }
+    }
+    stats.queries++
+    let timer: NodeJS.Timeout | undefined
+    const guard = new Promise<'guard'>((resolve) => {
+      timer = setTimeout(() => resolve('guard'), overallTimeoutMs)
+      timer.unref?.()
+      timers.add(timer)
+    })
+    try {
+      const result = await Promise.race([call(), guard])
+      if (result === 'guard') {
+        stats.timeouts++
+        return { answer: { status: 'timeout', records: [], error: `no answer within ${overallTimeoutMs} ms` }, ttl: null }
+      }
+      if (result.records.length === 0) return { answer: { status: 'nodata', records: [] }, ttl: null }
+      return { answer: { status: 'ok', records: result.records }, ttl: result.ttl }
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      const status = closed ? 'error' : mapDnsErrorCode(code)
+      if (status === 'timeout') stats.timeouts++
+      if (status === 'nxdomain' || status === 'nodata') return { answer: { status, records: [] }, ttl: null }
+      return { answer: { status, records: [], error: String(code ?? (err as Error).message) }, ttl: null }
+    } finally {
+      if (timer) {
+        clearTimeout(timer)
+        timers.delete(timer)
+      }
+      release()
+    }
+  }
+
+  /** Cache → in-flight → network, for one (type, name) question. */
+  function ask<T>(type: QueryType, rawName: unknown, call: (name: string) => Promise<RawResult<T>>): Promise<DnsAnswer<T>> {
+    if (closed) return Promise.resolve({ status: 'error', records: [], error: 'DNS source closed' })
+    const name = type === 'PTR' ? normalizeIp(rawName) : normalizeName(rawName)
+    if (name === null) {
+      return Promise.resolve({ status: 'error', records: [], error: `not a valid ${type === 'PTR' ? 'IP address' : 'domain name'}` })
+    }
+    const key = `${type} ${name}`
+    const hit = cache.get(key)
+    if (hit) {
+      if (hit.expiresAt > now()) {
+        stats.cacheHits++
+        return Promise.resolve(copyAnswer(hit.answer as DnsAnswer<T>))
+      }
+      cache.delete(key)
+    }
+    const pending = inFlight.get(key)
+    if (pending) {
+      stats.deduplicated++
+      return pending.then((a) => copyAnswer(a as DnsAnswer<T>))
+    }
+    const promise = send(() => call(name)).then(({ answer, ttl }) => {
+      inFlight.delete(key)
+      store(key, answer, ttl)
+      return answer
+    })
+    inFlight.set(key, promise as Promise<DnsAnswer<unknown>>)
+    return promise.then((a) => copyAnswer(a))
+  }
+
+  return {
+    resolveMx(name) {
+      return ask<MxRecord>('MX', name, async (n) => {
+        const recs = await resolver.resolveMx(n)
+        const records = recs
+          .map((r) => ({ exchange: r.exchange === '.' ? '' : cleanHost(r.exchange), priority: r.priority }))
+          .sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0))
+        return { records, ttl: null }
+      })
+    },
+    resolveTxt(name) {
+      return ask<string>('TXT', name, async (n) => {
+        const recs = await resolver.resolveTxt(n)
+        return { records: recs.map((chunks) => chunks.join('')), ttl: null }
+      })
+    },
+    resolve4(name) {
+      return ask<string>('A', name, async (n) => {
+        const recs = await resolver.resolve4(n, { ttl: true })
+        return { records: recs.map((r) => r.address), ttl: minTtlOf(recs) }
+      })
+    },
+    resolve6(name) {
+      return ask<string>('AAAA', name, async (n) => {
+        const recs = await resolver.resolve6(n, { ttl: true })
+        return { records: recs.map((r) => r.address), ttl: minTtlOf(recs) }
+      })
+    },
+    reverse(ip) {
+      return ask<string>('PTR', ip, async (n) => {
+        const recs = await resolver.reverse(n)
+        return { records: recs.map(cleanHost), ttl: null }
+      })
+    },
+    resolveNs(name) {
+      return ask<string>('NS', name, async (n) => {
+        const recs = await resolver.resolveNs(n)
+        return { records: recs.map(cleanHost), ttl: null }
+      })
+    },
+    stats() {
+      return { ...stats }
+    },
+    close() {
+      if (closed) return
+      closed = true
+      resolver.cancel()
+      for (const t of timers) clearTimeout(t)
+      timers.clear()
+      cache.clear()
+      // Waiters in the queue wake up, see `closed` and answer 'error'.
+      while (queue.length > 0) {
+        active++
+        queue.shift()?.()
+      }
+    },
+  }
+}
+
+function normalizeIp(ip: unknown): string | null {
+  if (typeof ip !== 'string' || ip.length > 64) return null
+  const s = ip.trim().toLowerCase()
+  return isIP(s) === 0 ? null : s
+}
+
+function minTtlOf(recs: Array<{ ttl: number }>): number | null {
+  if (recs.length === 0) return null
+  let min = Infinity
+  for (const r of recs) if (r.ttl < min) min = r.ttl
+  return Number.isFinite(min) ? min : null
+}
+
+function copyAnswer<T>(a: DnsAnswer<T>): DnsAnswer<T> {
+  const out: DnsAnswer<T> = { status: a.status, records: a.records.map((r) => (typeof r === 'object' && r !== null ? { ...r } : r)) }
+  if (a.error !== undefined) out.error = a.error
+  return out
+}

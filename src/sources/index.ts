@@ -1,0 +1,85 @@
+/**
+ * Builds the sources of a riskcheck instance from its resolved options, lazily: a source (and its data) is created
+ * the first time a check touches it, so an instance used only for phone numbers never loads IP databases.
+ * Sources whose user-given configuration must be validated (MMDB paths) are created eagerly by the facade.
+ */
+import type { Sources } from '../checks/types.js'
+import type { ResolvedOptions } from '../options.js'
+import { createDnsSource } from './dns.js'
+import { createSmtpSource } from './smtp.js'
+import { createRdapSource } from './rdap.js'
+import { createIpSource } from './ip/index.js'
+import { createPhoneSource } from './phone/index.js'
+
+/** The sources plus a way to release them. */
+export interface SourceSet extends Sources {
+  /** Creates the sources that must fail at construction on bad configuration (user-given MMDB files). */
+  validate(): void
+  close(): Promise<void>
+}
+
+type Built = { -readonly [K in keyof Sources]?: Sources[K] }
+
+/** Creates the lazy source set for `o`. Nothing is opened until first use. */
+export function createSources(o: ResolvedOptions): SourceSet {
+  const built: Built = {}
+  const nowMs = () => o.now().getTime()
+  const factories: { [K in keyof Sources]: () => Sources[K] } = {
+    dns: () =>
+      createDnsSource({
+        ...(o.dns.servers ? { servers: o.dns.servers } : {}),
+        timeoutMs: o.dns.timeoutMs,
+        tries: o.dns.tries,
+        cacheTtlSeconds: o.dns.cacheTtlSeconds,
+        maxInFlight: o.dns.maxInFlight,
+        now: nowMs,
+      }),
+    smtp: () =>
+      createSmtpSource({
+        port: o.smtp.port,
+        heloName: o.smtp.heloName,
+        mailFrom: o.smtp.mailFrom,
+        connectTimeoutMs: o.smtp.timeoutMs,
+        replyTimeoutMs: o.smtp.timeoutMs,
+        maxConnectionsPerHost: o.smtp.maxConnectionsPerHost,
+      }),
+    rdap: () =>
+      createRdapSource({
+        ...(o.rdap.bootstrapUrl ? { bootstrapUrl: o.rdap.bootstrapUrl } : {}),
+        ...(o.rdap.bootstrapData ? { bootstrapData: o.rdap.bootstrapData as object } : {}),
+        ...(o.rdap.fetch ? { fetch: o.rdap.fetch } : {}),
+        timeoutMs: o.rdap.timeoutMs,
+        now: o.now,
+      }),
+    ip: () => createIpSource(o.ip),
+    phone: () => createPhoneSource(o.phone),
+  }
+  const get = <K extends keyof Sources>(k: K): Sources[K] => (built[k] ??= factories[k]()) as Sources[K]
+  const set: SourceSet = {
+    get dns() {
+      return get('dns')
+    },
+    get smtp() {
+      return get('smtp')
+    },
+    get rdap() {
+      return get('rdap')
+    },
+    get ip() {
+      return get('ip')
+    },
+    get phone() {
+      return get('phone')
+    },
+    validate() {
+      const ip = o.ip
+      if (ip.cityDb || ip.countryDb || ip.asnDb || ip.ispDb || ip.anonymousDb || ip.connectionTypeDb || ip.blocklists) get('ip')
+    },
+    async close() {
+      const all = Object.values(built) as Array<{ close?: () => unknown }>
+      for (const k of Object.keys(built)) delete built[k as keyof Built]
+      await Promise.all(all.map((s) => s.close?.()))
+    },
+  }
+  return set
+}

@@ -1,0 +1,237 @@
+/**
+ * Phone number parsing and numbering-plan facts, over `libphonenumber-js/max` (the max metadata is what carries
+ * the per-type patterns; with the default `min` metadata `getType()` is undefined for most countries).
+ *
+ * The number is parsed once and the one `PhoneNumber` object answers every field (validity, type, formats).
+ * Nothing here does I/O.
+ */
+import {
+  getCountryCallingCode,
+  isSupportedCountry,
+  parsePhoneNumberFromString,
+  type CountryCode,
+  type PhoneNumber,
+  type PhoneNumberType,
+} from 'libphonenumber-js/max'
+import { invalidInput, missingField } from '../../errors.js'
+import type { LineType } from '../../schema.js'
+
+/** Longest phone input accepted, in characters (Unicode code points), per the spec (1 to 40 characters). */
+export const MAX_PHONE_LENGTH = 40
+
+/** The country used for numbers written without `+` when none is given (spec: default US). */
+export const DEFAULT_PHONE_COUNTRY: CountryCode = 'US'
+
+/**
+ * How libphonenumber's numbering-plan types map to the spec's `line_type` vocabulary
+ * (mobile, landline, voip, toll_free, premium, unknown):
+ *
+ * | libphonenumber type | line_type | why |
+ * |---|---|---|
+ * | MOBILE | mobile | |
+ * | FIXED_LINE | landline | |
+ * | FIXED_LINE_OR_MOBILE | unknown | the plan does not separate the two (all US/CA geographic numbers); a live carrier source may say which |
+ * | VOIP | voip | |
+ * | TOLL_FREE | toll_free | |
+ * | PREMIUM_RATE | premium | |
+ * | SHARED_COST | premium | the caller pays a service charge shared with the number holder (UK 084x/087x, FR 08 1x/08 2x): revenue-sharing service numbers, the same kind of number as premium rate, not a personal line |
+ * | PERSONAL_NUMBER | voip | "follow-me" numbers (UK 070, US 500) are virtual: they forward to whatever line the holder sets, like a non-fixed VoIP number |
+ * | UAN | unknown | a company's universal access number routes to lines the plan does not tell (landline, VoIP, call centre) |
+ * | PAGER | unknown | a paging service, neither a voice mobile nor a landline; the vocabulary has no better word |
+ * | VOICEMAIL | unknown | a voicemail access number: no line of a known kind answers it |
+ * | (none: invalid number) | unknown | |
+ *
+ * The raw type is always kept (`numbering_plan_type` of the phone-type lookup).
+ */
+export const LINE_TYPE_BY_PLAN_TYPE: Readonly<Record<PhoneNumberType, LineType>> = Object.freeze({
+  MOBILE: 'mobile',
+  FIXED_LINE: 'landline',
+  FIXED_LINE_OR_MOBILE: 'unknown',
+  VOIP: 'voip',
+  TOLL_FREE: 'toll_free',
+  PREMIUM_RATE: 'premium',
+  SHARED_COST: 'premium',
+  PERSONAL_NUMBER: 'voip',
+  UAN: 'unknown',
+  PAGER: 'unknown',
+  VOICEMAIL: 'unknown',
+})
+
+/** The line type of a numbering-plan type (see {@link LINE_TYPE_BY_PLAN_TYPE}); `unknown` for none. */
+export function lineTypeOf(planType: PhoneNumberType | null | undefined): LineType {
+  return planType ? LINE_TYPE_BY_PLAN_TYPE[planType] : 'unknown'
+}
+
+/** Everything the numbering plan says about one input. */
+export interface PhoneAnalysis {
+  /** The input as looked up (trimmed; a leading `tel:` removed). */
+  input: string
+  /** The input was written in international form (starts with `+`); the `country` option did not apply. */
+  international: boolean
+  /** The country the number was read with when written without `+`. */
+  defaultCountry: CountryCode
+  /** The parsed number; undefined when libphonenumber found no number at all (letters, too short …). */
+  number: PhoneNumber | undefined
+  valid: boolean
+  /** The length fits the numbering plan (a weaker test than `valid`). */
+  possible: boolean
+  /** E.164 form (`+442079460958`); null unless valid. */
+  e164: string | null
+  /** National form as dialled in the country (`020 7946 0958`); null unless valid. Includes an extension if given. */
+  nationalFormat: string | null
+  /** International form (`+44 20 7946 0958`); null unless valid. Includes an extension if given. */
+  internationalFormat: string | null
+  /** The country calling code as digits (`"44"`); null when none could be read. */
+  callingCode: string | null
+  /** National significant number (digits after the calling code); '' when none. */
+  nationalNumber: string
+  /** Extension digits when the input carried one (`x12`, `ext. 12`, `;ext=12`), else null. */
+  extension: string | null
+  /** ISO 3166 alpha-2 region of the number; null for non-geographic numbers (+800, +882 …) and unreadable ones. */
+  region: CountryCode | null
+  /** libphonenumber's type (`MOBILE`, `FIXED_LINE_OR_MOBILE`, …); null unless valid. */
+  planType: PhoneNumberType | null
+  /** The type in the spec's vocabulary ({@link LINE_TYPE_BY_PLAN_TYPE}). */
+  lineType: LineType
+}
+
+/**
+ * Checks the `phone` field of a lookup: a string of 1 to {@link MAX_PHONE_LENGTH} characters. Returns it unchanged.
+ * Throws MISSING_FIELD for null/undefined and INVALID_INPUT for a non-string, an empty string or a longer one.
+ * Any other string — letters, emoji, half a number — is a lookup whose answer is `valid: false`.
+ */
+export function validatePhoneInput(phone: unknown): string {
+  if (phone === undefined || phone === null) throw missingField('phone is required', 'phone')
+  if (typeof phone !== 'string') throw invalidInput('phone must be a string', 'phone')
+  if (phone.length === 0) throw invalidInput('phone must be 1 to 40 characters (got an empty string)', 'phone')
+  if (phone.length > MAX_PHONE_LENGTH && codePointLength(phone, MAX_PHONE_LENGTH + 1) > MAX_PHONE_LENGTH)
+    throw invalidInput(`phone must be at most ${MAX_PHONE_LENGTH} characters`, 'phone')
+  return phone
+}
+
+/** Code points in `s`, counting no further than `cap`. */
+function codePointLength(s: string, cap: number): number {
+  let n = 0
+  for (let i = 0; i < s.length && n < cap; i++, n++) {
+    const c = s.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) i++
+    }
+  }
+  return n
+}
+
+/**
+ * Checks the `country` option: an ISO 3166 alpha-2 code that libphonenumber has a numbering plan for
+ * (case-insensitive, so `gb` is `GB`). null/undefined give the default (US). Anything else throws INVALID_INPUT —
+ * including `UK` (the ISO code is `GB`) and real ISO codes without a numbering plan of their own (`AQ`).
+ *
+ * @example
+ * normalizePhoneCountry('gb')      // 'GB'
+ * normalizePhoneCountry(undefined) // 'US'
+ * normalizePhoneCountry('UK')      // throws RiskcheckError INVALID_INPUT ("… did you mean GB?")
+ */
+export function normalizePhoneCountry(country: unknown): CountryCode {
+  if (country === undefined || country === null) return DEFAULT_PHONE_COUNTRY
+  if (typeof country !== 'string' || country.length !== 2)
+    throw invalidInput('country must be an ISO 3166 alpha-2 code (2 letters)', 'country')
+  const upper = country.toUpperCase()
+  if (isSupportedCountry(upper)) return upper
+  const hint = upper === 'UK' ? ' (did you mean GB?)' : ''
+  throw invalidInput(`country ${JSON.stringify(country)} is not an ISO 3166 alpha-2 code with a known numbering plan${hint}`, 'country')
+}
+
+/** True when `region` is a region libphonenumber knows (a type guard for its `CountryCode`). */
+export function isPhoneRegion(region: string): region is CountryCode {
+  return region.length === 2 && isSupportedCountry(region)
+}
+
+/** The calling code (digits) of a region, e.g. `'44'` for GB. */
+export function callingCodeOf(region: CountryCode): string {
+  return getCountryCallingCode(region)
+}
+
+let regionNames: Intl.DisplayNames | undefined
+const regionNameCache = new Map<string, string>()
+
+/**
+ * English name of an ISO 3166 alpha-2 region (`GB` → `United Kingdom`), from `Intl.DisplayNames`; '' for an empty
+ * code. Cached per code.
+ */
+export function regionName(region: string): string {
+  if (region === '') return ''
+  let name = regionNameCache.get(region)
+  if (name === undefined) {
+    regionNames ??= new Intl.DisplayNames('en', { type: 'region', fallback: 'code' })
+    try {
+      name = regionNames.of(region) ?? region
+    } catch {
+      name = region
+    }
+    regionNameCache.set(region, name)
+  }
+  return name
+}
+
+/**
+ * Parses `input` (already checked by {@link validatePhoneInput}) and reads the numbering-plan facts. The whole input
+ * must be the number (`extract: false`): `call +1 201 555 0123 now` is not a number. Separators, an extension
+ * (`x12`, `ext. 12`, `;ext=12`), a leading `tel:`, full-width and other Unicode decimal digits are accepted. Never
+ * throws; an unreadable or invalid number gives `valid: false` with null formats.
+ *
+ * @example
+ * analyzePhone('020 7946 0958', 'GB')
+ * // { e164: '+442079460958', nationalFormat: '020 7946 0958', internationalFormat: '+44 20 7946 0958',
+ * //   callingCode: '44', region: 'GB', valid: true, planType: 'FIXED_LINE', lineType: 'landline', … }
+ */
+export function analyzePhone(input: string, defaultCountry: CountryCode = DEFAULT_PHONE_COUNTRY): PhoneAnalysis {
+  let text = input.trim()
+  if (text.length >= 4 && (text.charCodeAt(0) | 32) === 116 && text.slice(0, 4).toLowerCase() === 'tel:') text = text.slice(4).trim()
+  const first = text.charCodeAt(0)
+  const international = first === 43 /* + */ || first === 0xff0b /* ＋ */
+  let number: PhoneNumber | undefined
+  try {
+    number = parsePhoneNumberFromString(text, { defaultCountry, extract: false })
+  } catch {
+    number = undefined
+  }
+  if (number === undefined) {
+    return {
+      input: text,
+      international,
+      defaultCountry,
+      number,
+      valid: false,
+      possible: false,
+      e164: null,
+      nationalFormat: null,
+      internationalFormat: null,
+      callingCode: null,
+      nationalNumber: '',
+      extension: null,
+      region: null,
+      planType: null,
+      lineType: 'unknown',
+    }
+  }
+  const valid = number.isValid()
+  const planType = valid ? (number.getType() ?? null) : null
+  return {
+    input: text,
+    international,
+    defaultCountry,
+    number,
+    valid,
+    possible: valid || number.isPossible(),
+    e164: valid ? number.number : null,
+    nationalFormat: valid ? number.formatNational() : null,
+    internationalFormat: valid ? number.formatInternational() : null,
+    callingCode: number.countryCallingCode,
+    nationalNumber: number.nationalNumber,
+    extension: number.ext ?? null,
+    region: number.country ?? null,
+    planType,
+    lineType: lineTypeOf(planType),
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * A loopback SMTP server (the `smtp-server` package) whose answer to each RCPT TO the test decides.
+ * For tests and benchmarks only: it never accepts DATA and has no TLS or AUTH.
+ *
+ * @example
+ * const smtp = await startSmtpServer({ onRcpt: (a) => (a.startsWith('jane@') ? 'accept' : 'reject') })
+ * const source = createSmtpSource({ port: smtp.port })
+ * ...
+ * await smtp.close()
+ */
+import { SMTPServer } from 'smtp-server'
+import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server'
+
+/** How the server answers one RCPT TO. */
+export type RcptDecision =
+  /** 250 Accepted */
+  | 'accept'
+  /** 550 5.1.1 user unknown */
+  | 'reject'
+  /** 450 4.2.1 greylisted, try again later */
+  | 'greylist'
+  /** 554 5.7.1 your IP is blocked (listed on a blocklist) */
+  | 'block'
+  /** closes the connection without a reply */
+  | 'drop'
+  /** waits, then answers with `then` (default 'accept') */
+  | { delayMs: number; then?: Exclude<RcptDecision, { delayMs: number }> }
+  /** any reply */
+  | { code: number; message: string }
+
+/** Context of one RCPT TO. */
+export interface RcptContext {
+  /** 1-based number of the connection this RCPT arrived on. */
+  connection: number
+  /** the MAIL FROM address ('' for the null sender) */
+  mailFrom: string
+}
+
+/** Options of {@link startSmtpServer}. */
+export interface FakeSmtpOptions {
+  /** Port (default 0: a free one). */
+  port?: number
+  /** Address to listen on (default 127.0.0.1). */
+  host?: string
+  /** Decides every RCPT TO (default: accept all). */
+  onRcpt?: (address: string, ctx: RcptContext) => RcptDecision
+  /** Refuse connections at the greeting with this reply (e.g. `{ code: 554, message: 'your IP is blocked' }`). */
+  greeting?: { code: number; message: string }
+  /** Hide SMTPUTF8 from EHLO. */
+  hideSmtpUtf8?: boolean
+  /** Answer EHLO with 502 (an old server): clients must fall back to HELO. */
+  disableEhlo?: boolean
+}
+
+/** A running fake SMTP server with counters. */
+export interface FakeSmtpServer {
+  host: string
+  port: number
+  /** Connections accepted so far. */
+  readonly connections: number
+  /** Connections open now. */
+  readonly openConnections: number
+  /** Most connections open at the same time so far. */
+  readonly maxOpenConnections: number
+  /** RCPT TO commands received. */
+  readonly rcptCount: number
+  /** MAIL FROM commands received. */
+  readonly mailCount: number
+  /** Every RCPT TO address, in order. */
+  readonly recipients: string[]
+  /** Hangs up on every open connection (as a server does to idle clients). */
+  dropConnections(): void
+  /** Replaces the RCPT handler. */
+  setOnRcpt(fn: (address: string, ctx: RcptContext) => RcptDecision): void
+  close(): Promise<void>
+}
+
+function smtpError(code: number, message: string): Error {
+  const err = new Error(message) as Error & { responseCode: number }
+  err.responseCode = code
+  return err
+}
+
+/** Starts the server on loopback. */
+export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<FakeSmtpServer> {
+  let onRcpt = options.onRcpt ?? ((): RcptDecision => 'accept')
+  let connections = 0
+  let open = 0
+  let maxOpen = 0
+  let rcptCount = 0
+  let mailCount = 0
+  const recipients: string[] = []
+  const connectionNumber = new Map<string, number>()
+  const timers = new Set<NodeJS.Timeout>()
+
+  const server: SMTPServer = new SMTPServer({
+    disabledCommands: options.disableEhlo ? ['AUTH', 'STARTTLS', 'EHLO'] : ['AUTH', 'STARTTLS'],
+    hideSTARTTLS: true,
+    hideSMTPUTF8: options.hideSmtpUtf8 ?? false,
+    authOptional: true,
+    disableReverseLookup: true,
+    logger: false,
+    banner: 'fake MX',
+    socketTimeout: 30_000,
+    closeTimeout: 200,
+    onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      connections++
+      open++
+      maxOpen = Math.max(maxOpen, open)
+      connectionNumber.set(session.id, connections)
+      if (options.greeting) return callback(smtpError(options.greeting.code, options.greeting.message))
+      callback()
+    },
+    onClose(session: SMTPServerSession) {
+      if (connectionNumber.delete(session.id)) open--
+    },
+    onMailFrom(_address: SMTPServerAddress, _session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      mailCount++
+      callback()
+    },
+    onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      rcptCount++
+      recipients.push(address.address)
+      const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : ''
+      const decision = onRcpt(address.address, { connection: connectionNumber.get(session.id) ?? 0, mailFrom })
+      answer(decision, session, callback)
+    },
+    onData(stream, _session, callback) {
+      stream.resume()
+      stream.on('end', () => callback(smtpError(554, 'no mail accepted here')))
+    },
+  })
+
+  function answer(decision: RcptDecision, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    if (typeof decision === 'object' && 'delayMs' in decision) {
+      const t = setTimeout(() => {
+        timers.delete(t)
+        answer(decision.then ?? 'accept', session, callback)
+      }, decision.delayMs)
+      timers.add(t)
+      return
+    }
+    if (typeof decision === 'object') return callback(smtpError(decision.code, decision.message))
+    switch (decision) {
+      case 'accept':
+        return callback()
+      case 'reject':
+        return callback(smtpError(550, '<recipient>: Recipient address rejected: User unknown in virtual mailbox table'))
+      case 'greylist':
+        return callback(smtpError(450, '<recipient>: Recipient address rejected: Greylisted, please try again later'))
+      case 'block':
+        return callback(smtpError(554, 'Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org'))
+      case 'drop':
+        for (const c of liveConnections()) if (c.session?.id === session.id) c._socket?.destroy()
+        return
+    }
+  }
+
+  function liveConnections(): Array<{ session?: SMTPServerSession; _socket?: { destroy(): void } }> {
+    return [...server.connections] as unknown as Array<{ session?: SMTPServerSession; _socket?: { destroy(): void } }>
+  }
+
+  const host = options.host ?? '127.0.0.1'
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  server.on('error', () => undefined)
+  const address = server.server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+
+  return {
+    host,
+    port,
+    get connections() {
+      return connections
+    },
+    get openConnections() {
+      return open
+    },
+    get maxOpenConnections() {
+      return maxOpen
+    },
+    get rcptCount() {
+      return rcptCount
+    },
+    get mailCount() {
+      return mailCount
+    },
+    recipients,
+    dropConnections() {
+      for (const c of liveConnections()) c._socket?.destroy()
+    },
+    setOnRcpt(fn) {
+      onRcpt = fn
+    },
+    close() {
+      for (const t of timers) clearTimeout(t)
+      timers.clear()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
