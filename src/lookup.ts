@@ -80,7 +80,8 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
   if (env.cache && !opts.bypassCache) {
     const hit = await env.cache.get(key, ctx.now().getTime())
     if (hit) {
-      const outcome = hit.outcome as CheckOutcome<D>
+      const cached = hit.outcome as CheckOutcome<D>
+      const outcome = def.revive ? def.revive(ctx, cached) : cached
       return { outcome, assessment: score(outcome), creditsUsed: 0, cacheHit: true }
     }
   }

@@ -92,7 +92,7 @@ describe('domain age against the loopback RDAP server', () => {
     expect(v.reason).toBe('The domain was registered 10.9 years ago.')
   })
 
-  it('a domain registered days ago, given as a URL: newly registered → risky, verify', async () => {
+  it('a domain registered days ago, given as a URL: newly registered and brand new → risky, review', async () => {
     const o = await check('https://www.New-Domain.test:8443/signup?x=1')
     expect(o.details.domain).toBe('new-domain.test')
     expect(o.details.age_days).toBe(3)
@@ -101,10 +101,10 @@ describe('domain age against the loopback RDAP server', () => {
     expect(o.details.is_newly_registered).toBe(true)
     expect(o.details.registrar).toBe('Hosting Concepts B.V. d/b/a Registrar.eu')
     expect(o.details.dnssec).toBe(false)
-    expect(o.factors).toEqual(['domain_newly_registered'])
+    expect(o.factors).toEqual(['domain_newly_registered', 'domain_brand_new'])
     const v = verdict(o)
     expect(v.status).toBe('risky')
-    expect(v.action).toBe('verify')
+    expect(v.action).toBe('review')
   })
 
   it('an email address asks about the registrable domain of its host', async () => {

@@ -40,6 +40,8 @@ export interface DomainAgeInput {
 
 /** Days (whole, elapsed) under which a domain counts as newly registered (`is_newly_registered`). */
 export const NEWLY_REGISTERED_DAYS = 30
+/** Below this age (days) a domain is also "brand new" (factor domain_brand_new, on top of newly registered). */
+export const BRAND_NEW_DAYS = 7
 /** Days under which a domain counts as recently registered (from {@link NEWLY_REGISTERED_DAYS}). */
 export const RECENTLY_REGISTERED_DAYS = 90
 /** Days to expiry under which `domain_expiring_soon` fires. */
@@ -93,11 +95,11 @@ const TEST_DOMAINS: Record<string, { answer: (now: Date, domain: string) => Rdap
     answer: (now, d) => testFound(d, now, 20, 345),
   },
   'new-domain': {
-    note: 'registered 3 days ago: under_7_days, domain_newly_registered → risky, verify',
+    note: 'registered 3 days ago: under_7_days, domain_newly_registered + domain_brand_new → risky, review (score 70)',
     answer: (now, d) => testFound(d, now, 3, 362),
   },
   'new-expiring': {
-    note: 'registered 5 days ago, expires in 10 days: newly registered + expiring soon → risky, verify (score 50)',
+    note: 'registered 5 days ago, expires in 10 days: newly registered + brand new + expiring soon → risky, review (score 80)',
     answer: (now, d) => testFound(d, now, 5, 10),
   },
   'expiring-domain': {
@@ -150,6 +152,24 @@ export const domainAgeCheck: CheckDefinition<DomainAgeInput, DomainAgeOptions, D
   test(ctx, input) {
     if (!input.registrable) return notRegistrableOutcome(input.domain)
     return outcomeFromAnswer(ctx.now(), input.domain, testAnswer(ctx.now(), input.domain), 'rdap')
+  },
+
+  revive(ctx, outcome) {
+    // A cached answer keeps its dates; ages, bands and factors are recomputed for today.
+    const d = outcome.details
+    if (!d.found || d.created_date === null) return outcome
+    const answer: RdapAnswer = {
+      status: 'found',
+      domain: d.domain,
+      created: d.created_date,
+      updated: d.updated_date,
+      expires: d.expires_date,
+      registrar: d.registrar,
+      statuses: d.statuses,
+      nameservers: d.nameservers,
+      dnssec: d.dnssec,
+    }
+    return outcomeFromAnswer(ctx.now(), d.domain, answer, outcome.dataSources[0] ?? 'rdap')
   },
 
   testInputs: [
@@ -217,7 +237,10 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
   const ages = computeDomainAges(now, answer.created, answer.expires)
   const factors: FactorCode[] = []
   if (ages.ageDays === null) factors.push('domain_age_unknown')
-  else if (ages.ageDays < NEWLY_REGISTERED_DAYS) factors.push('domain_newly_registered')
+  else if (ages.ageDays < NEWLY_REGISTERED_DAYS) {
+    factors.push('domain_newly_registered')
+    if (ages.ageDays < BRAND_NEW_DAYS) factors.push('domain_brand_new')
+  }
   else if (ages.ageDays < RECENTLY_REGISTERED_DAYS) factors.push('domain_recently_registered')
   if (ages.daysUntilExpiry !== null && ages.daysUntilExpiry < EXPIRING_SOON_DAYS) factors.push('domain_expiring_soon')
 

@@ -82,6 +82,11 @@ export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
   prepare(input: unknown, opts: Opts, ctx: CheckContext): Prepared<In>
   run(ctx: CheckContext, input: In, opts: Opts): Promise<CheckOutcome<D>>
   test(ctx: CheckContext, input: In, opts: Opts): CheckOutcome<D> | Promise<CheckOutcome<D>>
+  /**
+   * Optional: brings a cached outcome up to date when it is served from the cache (e.g. recomputes ages from stored
+   * dates), so a 7-day cache never reports a stale age.
+   */
+  revive?(ctx: CheckContext, outcome: CheckOutcome<D>): CheckOutcome<D>
   /** The magic inputs of test mode (documented in the README). */
   testInputs: TestInput[]
   cli: { command: string; summary: string; flags?: CliFlag[] }

@@ -58,6 +58,7 @@ export const FACTORS = {
 
   // domain age
   domain_newly_registered: f('domain', 40, 'risky', 'The domain was registered less than 30 days ago.'),
+  domain_brand_new: f('domain', 30, 'risky', 'The domain was registered less than 7 days ago (adds to domain_newly_registered).'),
   domain_recently_registered: f('domain', 15, 'risky', 'The domain was registered 30 to 89 days ago.'),
   domain_not_registered: f('domain', 90, 'invalid', 'The domain is not registered.'),
   domain_expiring_soon: f('domain', 10, 'info', 'The domain registration expires within 30 days.'),

@@ -105,6 +105,22 @@ describe('createRdapSource against the loopback RDAP server', () => {
     await rdap.close()
   })
 
+  it('reports a 429 as an error and keeps lists from a third party bounded', async () => {
+    server.setDomain('limited.test', { kind: 'http_error', status: 429, retryAfter: '30' })
+    server.setDomain(
+      'many-ns.test',
+      { kind: 'domain', nameservers: Array.from({ length: 100 }, (_, i) => `ns${i}.example.net`), registrar: ` ${'R'.repeat(400)} ` },
+    )
+    const rdap = createRdapSource({ bootstrapData: server.bootstrapData, timeoutMs: 2000 })
+    expect((await rdap.lookup('limited.test')).status).toBe('error')
+    const a = await rdap.lookup('many-ns.test')
+    expect(a.status).toBe('found')
+    expect(a.nameservers).toHaveLength(32)
+    expect(a.nameservers[0]).toBe('ns0.example.net')
+    expect(a.registrar).toBe('R'.repeat(255))
+    await rdap.close()
+  })
+
   it('reports a TLD without an RDAP server, and an unusable input, as errors', async () => {
     const rdap = createRdapSource({ bootstrapData: server.bootstrapData, timeoutMs: 2000 })
     const a = await rdap.lookup('example.zzzz')

@@ -112,6 +112,10 @@ const DEFAULT_BOOTSTRAP_TTL_S = 86_400
 const DEFAULT_MAX_ENTRIES = 10_000
 const DEFAULT_MAX_BYTES = 1024 * 1024
 const MAX_DOMAIN_LENGTH = 253
+/** most statuses / name servers kept from one answer */
+const MAX_LIST = 32
+/** longest registrar name / status kept */
+const MAX_STRING = 255
 
 interface CacheEntry {
   answer: RdapAnswer
@@ -265,13 +269,17 @@ function toAnswer(domain: string, record: DomainRecord): RdapAnswer {
     // a domain object whose status says available/free/released: treat as not registered
     return failed(domain, 'not_found', undefined)
   }
+  // RDAP servers are third parties: keep lists and strings to sane sizes.
   const nameservers: string[] = []
   for (const ns of record.nameservers ?? []) {
     const host = stripDot(ns.host.toLowerCase())
-    if (host !== '' && !nameservers.includes(host)) nameservers.push(host)
+    if (host !== '' && host.length <= 253 && !nameservers.includes(host) && nameservers.length < MAX_LIST) nameservers.push(host)
   }
   const statuses: string[] = []
-  for (const s of record.statuses ?? []) if (s.status !== '' && !statuses.includes(s.status)) statuses.push(s.status)
+  for (const s of record.statuses ?? []) {
+    const status = s.status.trim().slice(0, MAX_STRING)
+    if (status !== '' && !statuses.includes(status) && statuses.length < MAX_LIST) statuses.push(status)
+  }
   const name = record.registrar?.name
   return {
     status: 'found',
@@ -279,7 +287,7 @@ function toAnswer(domain: string, record: DomainRecord): RdapAnswer {
     created: toIsoOrNull(record.creationDate),
     updated: toIsoOrNull(record.updatedDate),
     expires: toIsoOrNull(record.expirationDate),
-    registrar: typeof name === 'string' && name.trim() !== '' ? name.trim() : null,
+    registrar: typeof name === 'string' && name.trim() !== '' ? name.trim().slice(0, MAX_STRING) : null,
     statuses,
     nameservers,
     dnssec: typeof record.dnssec?.enabled === 'boolean' ? record.dnssec.enabled : null,
