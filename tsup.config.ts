@@ -4,7 +4,8 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'scoring/index': 'src/scoring/index.ts',
-    cli: 'src/cli/main.ts',
+    cli: 'src/cli/bin.ts',
+    'server/index': 'src/server/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

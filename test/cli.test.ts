@@ -1,0 +1,106 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { PassThrough, Readable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { helpText, runCli } from '../src/cli/main.js'
+import { CHECKS } from '../src/checks/registry.js'
+import { assertValidResult } from './validate.js'
+
+function io(stdinText = '') {
+  const stdout = new PassThrough()
+  const stderr = new PassThrough()
+  let out = ''
+  let err = ''
+  stdout.on('data', (d) => (out += d))
+  stderr.on('data', (d) => (err += d))
+  return {
+    io: { stdin: Readable.from([stdinText]), stdout, stderr },
+    out: () => out,
+    err: () => err,
+  }
+}
+
+describe('riskcheck CLI', () => {
+  it('--help lists every lookup and the global flags', async () => {
+    const t = io()
+    expect(await runCli(['--help'], t.io)).toBe(0)
+    for (const def of Object.values(CHECKS)) expect(t.out()).toContain(def.cli.command)
+    for (const flag of ['--mode', '--offline', '--dns-server', '--now']) expect(t.out()).toContain(flag)
+    expect(helpText()).toContain('check')
+  })
+
+  it('prints one lookup result as JSON (test mode, fixed clock)', async () => {
+    const t = io()
+    const input = CHECKS.ip.testInputs[0]!.input
+    const code = await runCli(['ip', input, '--mode', 'test', '--now', '2026-01-02T03:04:05Z'], t.io)
+    expect(code).toBe(0)
+    const r = JSON.parse(t.out())
+    assertValidResult(r, 'ip')
+    expect(r.request.timestamp).toBe('2026-01-02T03:04:05.000Z')
+    expect(r.metadata.test_mode).toBe(true)
+  })
+
+  it('reads one input per line from stdin and prints JSON lines in input order', async () => {
+    const inputs = CHECKS.phone.testInputs.map((t) => t.input)
+    const t = io(inputs.join('\n') + '\n\n')
+    expect(await runCli(['phone', '--mode', 'test'], t.io)).toBe(0)
+    const lines = t.out().trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.request.input)).toEqual(inputs)
+    for (const l of lines) assertValidResult(l, 'phone')
+  })
+
+  it('writes an error line (and exit 1) for inputs that cannot be looked up, and keeps going', async () => {
+    const good = CHECKS.ip.testInputs[0]!.input
+    const t = io(`not-an-ip\n${good}\n`)
+    expect(await runCli(['ip', '--mode', 'test'], t.io)).toBe(1)
+    const [bad, ok] = t.out().trim().split('\n').map((l) => JSON.parse(l))
+    expect(bad).toEqual({ input: 'not-an-ip', error: { code: 'INVALID_INPUT', message: expect.any(String) } })
+    expect(ok.request.input).toBe(good)
+  })
+
+  it('runs the combined check from flags', async () => {
+    const t = io()
+    const code = await runCli(
+      ['check', '--email', CHECKS.email.testInputs[0]!.input, '--ip', CHECKS.ip.testInputs[0]!.input, '--context', 'signup', '--mode', 'test'],
+      t.io,
+    )
+    expect(code).toBe(0)
+    const r = JSON.parse(t.out())
+    assertValidResult(r, 'check')
+    expect(r.details.context).toBe('signup')
+  })
+
+  it.each([
+    [['nope', 'x'], /unknown command "nope"/],
+    [['ip', '1.2.3.4', '--frobnicate'], /Unknown option '--frobnicate'/],
+    [['ip', '1.2.3.4', '--mode', 'prod'], /`mode`/],
+    [['ip', '1.2.3.4', '--now', 'yesterday'], /--now must be an ISO 8601 date/],
+    [['ip', 'a', 'b'], /takes one input/],
+  ])('rejects bad usage %j with exit 64 and a message', async (argv, message) => {
+    const t = io()
+    expect(await runCli(argv, t.io)).toBe(64)
+    expect(t.err()).toMatch(message)
+  })
+
+  it('exits 2 with the error JSON for a single input that cannot be looked up', async () => {
+    const t = io()
+    expect(await runCli(['ip', '999.1.1.1', '--mode', 'test', '--compact'], t.io)).toBe(2)
+    expect(JSON.parse(t.out())).toMatchObject({ error: { code: 'INVALID_INPUT' } })
+  })
+
+  const bin = fileURLToPath(new URL('../bin/riskcheck.js', import.meta.url))
+  const built = existsSync(fileURLToPath(new URL('../dist/cli.js', import.meta.url)))
+  it('the installed binary runs the main job on embedded defaults', () => {
+    expect(built, 'dist/ is built by `npm install` (prepare) and `npm test` (pretest)').toBe(true)
+    const r = spawnSync(process.execPath, [bin, 'check', '--phone', '+44 20 7946 0958', '--ip', '8.8.8.8', '--offline', '--compact'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    const result = JSON.parse(r.stdout)
+    assertValidResult(result, 'check')
+    expect(result.details.phone.country.code).toBe('GB')
+  })
+})
