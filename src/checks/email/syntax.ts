@@ -163,14 +163,15 @@ const MESSAGES: Record<EmailSyntaxError, string> = {
  * describeEmailSyntaxError('dotless_domain') // 'The part after the @-sign must be a domain with a period …'
  */
 export function describeEmailSyntaxError(reason: EmailSyntaxError): string {
-  return MESSAGES[reason] ?? 'The email address is not valid.'
+  return Object.hasOwn(MESSAGES, reason) ? MESSAGES[reason] : 'The email address is not valid.'
 }
 
 // One character class each; `test` on them is linear in the input length.
 const WHITESPACE_RE = /\p{White_Space}/u
 // Controls, format characters (zero-width, bidi, soft hyphen, BOM, tags), private use, lone surrogates,
-// unassigned code points, line/paragraph separators, plus default-ignorable or blank-looking letters/marks
-// (combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian FVS, braille blank).
+// code points unassigned in the runtime's Unicode version (process.versions.unicode), line/paragraph
+// separators, plus default-ignorable or blank-looking letters/marks (combining grapheme joiner, Hangul
+// fillers, Khmer inherent vowels, Mongolian FVS, braille blank).
 // Variation selectors (U+FE00–FE0F) stay allowed: emoji in UTF-8 local parts use them.
 const INVISIBLE_RE =
   /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180D\u180F\u2800\u3164\uFFA0]/u

@@ -1,0 +1,271 @@
+/**
+ * Domain and local-part lists for the email check: disposable domains, free mailbox providers and role
+ * local parts. Every list is loaded once, on first use (module-level lazy init), into a `Set`; lookups
+ * are O(1) per candidate (the disposable check walks at most one candidate per label of the domain).
+ *
+ * Where the data comes from (details, licenses and dates in data/email/SOURCES.md):
+ * - disposable: the `disposable-email-domains` npm package (a dependency, MIT) read from node_modules at
+ *   run time — `index.json` (exact domains) and `wildcard.json` (any subdomain) — minus
+ *   data/email/disposable-allow.txt (ICANN public suffixes found in it and curated exceptions).
+ * - free providers: data/email/free-providers.txt (freemail, ISC, plus curated additions).
+ * - role local parts: data/email/role-local-parts.txt (RFC 2142 + role-based-email-addresses, MIT, + curated).
+ * All snapshots are rebuilt by `npx tsx scripts/refresh-email-lists.ts`.
+ *
+ * None of these functions throws for odd input (they answer false); a missing data file is an installation
+ * error and throws on first use with the path that was searched.
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { domainToASCII, fileURLToPath } from 'node:url'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const MAX_DOMAIN_INPUT = 320
+const MAX_LOCAL_INPUT = 256
+
+/**
+ * Absolute path of `data/email/<name>`, found by walking up from this module (works from `src/` under
+ * tsx/vitest and from the bundled `dist/`). Throws when the file is not there.
+ *
+ * @example resolveEmailDataFile('free-providers.txt') // '/…/riskcheck/data/email/free-providers.txt'
+ */
+export function resolveEmailDataFile(name: string): string {
+  let dir = HERE
+  for (let i = 0; i < 8; i++) {
+    const candidate = join(dir, 'data', 'email', name)
+    if (existsSync(candidate)) return candidate
+    const up = dirname(dir)
+    if (up === dir) break
+    dir = up
+  }
+  throw new Error(`riskcheck: data file data/email/${name} not found above ${HERE}`)
+}
+
+/**
+ * The entries of a one-entry-per-line list in data/email/ (lines trimmed and lower-cased; blank lines and
+ * `#` comments skipped), in file order.
+ *
+ * @example readEmailDataList('typo-targets.txt')[0] // 'gmail.com'
+ */
+export function readEmailDataList(name: string): string[] {
+  const out: string[] = []
+  for (const raw of readFileSync(resolveEmailDataFile(name), 'utf8').split('\n')) {
+    const line = raw.trim().toLowerCase()
+    if (line !== '' && !line.startsWith('#')) out.push(line)
+  }
+  return out
+}
+
+interface DisposableData {
+  exact: Set<string>
+  wildcard: Set<string>
+}
+
+let disposable: DisposableData | undefined
+let free: Set<string> | undefined
+let roles: Set<string> | undefined
+
+function loadDisposable(): DisposableData {
+  if (disposable) return disposable
+  const require = createRequire(import.meta.url)
+  const read = (file: string): string[] =>
+    JSON.parse(readFileSync(require.resolve(`disposable-email-domains/${file}`), 'utf8')) as string[]
+  const allow = readEmailDataList('disposable-allow.txt')
+  // The upstream entries are almost all lower-case ASCII already: build the Set straight from the array
+  // (fast), then fix the few entries that need it (Unicode → punycode, case, stray spaces).
+  const toSet = (list: string[]): Set<string> => {
+    const set = new Set<string>(list)
+    for (const entry of list) {
+      if (isCanonicalAscii(entry)) continue
+      set.delete(entry)
+      const d = entry.trim().toLowerCase()
+      const ascii = d === '' || isAscii(d) ? d : domainToASCII(d)
+      if (ascii !== '') set.add(ascii)
+    }
+    for (const d of allow) set.delete(d)
+    return set
+  }
+  disposable = { exact: toSet(read('index.json')), wildcard: toSet(read('wildcard.json')) }
+  return disposable
+}
+
+function loadFree(): Set<string> {
+  free ??= new Set(readEmailDataList('free-providers.txt'))
+  return free
+}
+
+function loadRoles(): Set<string> {
+  roles ??= new Set(readEmailDataList('role-local-parts.txt'))
+  return roles
+}
+
+/**
+ * Lower-case ASCII (punycode) form of a domain for list lookups: trimmed, trailing dot removed, IDN
+ * converted. Returns '' for anything that is not a plausible domain string.
+ */
+function normalizeDomain(domain: unknown): string {
+  if (typeof domain !== 'string' || domain.length === 0 || domain.length > MAX_DOMAIN_INPUT) return ''
+  let d = domain.trim().toLowerCase()
+  if (d.endsWith('.')) d = d.slice(0, -1)
+  if (d === '') return ''
+  if (!isAscii(d)) d = domainToASCII(d)
+  return d
+}
+
+/**
+ * True when the domain, or any parent domain of it with at least two labels, is on the disposable list
+ * (`disposable-email-domains` exact + wildcard entries): `a.b.mailinator.com` matches `mailinator.com`.
+ * Accepts Unicode or punycode, any case, with or without a trailing dot. It does not resolve anything:
+ * a disposable service on an unlisted domain is not detected.
+ *
+ * @example
+ * isDisposableDomain('mailinator.com')        // true
+ * isDisposableDomain('x.y.mailinator.com')    // true
+ * isDisposableDomain('gmail.com')             // false
+ */
+export function isDisposableDomain(domain: string): boolean {
+  const d = normalizeDomain(domain)
+  if (d === '') return false
+  const { exact, wildcard } = loadDisposable()
+  let candidate = d
+  // Walk up while the candidate still has a dot (a bare TLD is never listed).
+  for (;;) {
+    if (exact.has(candidate) || wildcard.has(candidate)) return true
+    const dot = candidate.indexOf('.')
+    if (dot === -1) return false
+    candidate = candidate.slice(dot + 1)
+    if (candidate.indexOf('.') === -1) return false
+  }
+}
+
+/**
+ * True when the domain is a free / consumer mailbox provider (gmail.com, yahoo.co.uk, gmx.de, qq.com …),
+ * by exact match against data/email/free-providers.txt. Subdomains do not match (they are not mailbox
+ * domains of the provider). It says nothing about a company domain hosted at such a provider (see
+ * `detectProvider` for that).
+ *
+ * @example
+ * isFreeProviderDomain('GMail.com') // true
+ * isFreeProviderDomain('acme.com')  // false
+ */
+export function isFreeProviderDomain(domain: string): boolean {
+  const d = normalizeDomain(domain)
+  return d !== '' && loadFree().has(d)
+}
+
+const NOREPLY_PREFIXES = ['noreply', 'donotreply', 'mailerdaemon']
+
+/**
+ * Qualifier tokens that may accompany a role word without making the address personal
+ * (`support-team`, `sales.emea`, `info.de`, `billing2`).
+ */
+const ROLE_QUALIFIERS = new Set([
+  'team', 'dept', 'department', 'desk', 'group', 'office', 'global', 'intl', 'international', 'hq', 'local',
+  'us', 'usa', 'uk', 'eu', 'emea', 'apac', 'latam', 'na', 'de', 'fr', 'es', 'it', 'nl', 'ch', 'at', 'au',
+  'ca', 'in', 'jp', 'br', 'mx', 'pl', 'se', 'no', 'dk', 'fi', 'be', 'ie', 'nz', 'za', 'sg', 'hk', 'cn',
+])
+
+/**
+ * True when a local part names a role rather than a person: RFC 2142 names (postmaster, abuse, info, …)
+ * plus common role names (admin, billing, noreply, support, sales …). Case-insensitive; a `+tag` is
+ * ignored; `.`, `-` and `_` separators are ignored (`no-reply` = `noreply`, `customer_service` =
+ * `customerservice`); trailing digits are ignored (`sales2`); a name made only of role words and
+ * qualifiers counts (`support-team`, `sales.emea`); anything starting with noreply / donotreply /
+ * mailer-daemon counts. A personal name that merely contains a role word (`john.sales`) does not.
+ *
+ * @example
+ * isRoleLocalPart('Support+ticket') // true
+ * isRoleLocalPart('no-reply')       // true
+ * isRoleLocalPart('jane.doe')       // false
+ */
+export function isRoleLocalPart(localPart: string): boolean {
+  if (typeof localPart !== 'string' || localPart.length === 0 || localPart.length > MAX_LOCAL_INPUT) return false
+  let lp = localPart.trim().toLowerCase()
+  const plus = lp.indexOf('+')
+  if (plus > 0) lp = lp.slice(0, plus)
+  if (lp === '') return false
+  const set = loadRoles()
+  if (set.has(lp)) return true
+
+  const squashed = removeSeparators(lp)
+  if (squashed === '') return false
+  if (set.has(squashed)) return true
+  const undigited = stripTrailingDigits(squashed)
+  if (undigited !== '' && undigited !== squashed && set.has(undigited)) return true
+  for (const prefix of NOREPLY_PREFIXES) if (squashed.startsWith(prefix)) return true
+
+  const tokens = splitSeparators(lp)
+  if (tokens.length < 2) return false
+  let roleTokens = 0
+  for (const token of tokens) {
+    if (set.has(token) || set.has(stripTrailingDigits(token))) roleTokens++
+    else if (!ROLE_QUALIFIERS.has(token) && !isAllDigits(token)) return false
+  }
+  return roleTokens > 0
+}
+
+/** Entry counts of the loaded lists (loads them); used by the size-pinning test and diagnostics. */
+export function getEmailListSizes(): {
+  disposableExact: number
+  disposableWildcard: number
+  freeProviders: number
+  roleLocalParts: number
+} {
+  const d = loadDisposable()
+  return {
+    disposableExact: d.exact.size,
+    disposableWildcard: d.wildcard.size,
+    freeProviders: loadFree().size,
+    roleLocalParts: loadRoles().size,
+  }
+}
+
+function isSeparator(c: number): boolean {
+  return c === 0x2e || c === 0x2d || c === 0x5f // . - _
+}
+
+function removeSeparators(s: string): string {
+  let out = ''
+  for (let i = 0; i < s.length; i++) if (!isSeparator(s.charCodeAt(i))) out += s[i]
+  return out
+}
+
+function splitSeparators(s: string): string[] {
+  const out: string[] = []
+  let start = 0
+  for (let i = 0; i <= s.length; i++) {
+    if (i === s.length || isSeparator(s.charCodeAt(i))) {
+      if (i > start) out.push(s.slice(start, i))
+      start = i + 1
+    }
+  }
+  return out
+}
+
+function stripTrailingDigits(s: string): string {
+  let end = s.length
+  while (end > 0) {
+    const c = s.charCodeAt(end - 1)
+    if (c < 0x30 || c > 0x39) break
+    end--
+  }
+  return s.slice(0, end)
+}
+
+function isAllDigits(s: string): boolean {
+  return s.length > 0 && stripTrailingDigits(s) === ''
+}
+
+/** lower-case ASCII without spaces: already in lookup form */
+function isCanonicalAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 0x80 || c <= 0x20 || (c >= 0x41 && c <= 0x5a)) return false
+  }
+  return s.length > 0
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return false
+  return true
+}

@@ -1,0 +1,133 @@
+import { parse } from 'tldts'
+import { describe, expect, it } from 'vitest'
+import { readEmailDataList } from './lists.js'
+import { getTypoTargetCount, osaDistance, suggestDomain, suggestEmail, TLD_NEAR_MISSES, TLD_TYPOS } from './typo.js'
+
+describe('suggestEmail', () => {
+  it('corrects common typos of popular domains (issue examples and mailcheck spec cases)', () => {
+    const cases: Array<[string, string]> = [
+      ['gmial.com', 'gmail.com'],
+      ['hotmail.con', 'hotmail.com'],
+      ['yaho.com', 'yahoo.com'],
+      ['gmail.co', 'gmail.com'],
+      ['outlok.com', 'outlook.com'],
+      // mailcheck spec/mailcheckSpec.js
+      ['gmailc.om', 'gmail.com'],
+      ['gmail.con', 'gmail.com'],
+      ['gnail.con', 'gmail.com'],
+      ['GNAIL.con', 'gmail.com'],
+      ['homail.con', 'hotmail.com'],
+      ['hotmail.co', 'hotmail.com'],
+      ['yajoo.com', 'yahoo.com'],
+      ['yahooo.cmo', 'yahoo.com'],
+      ['emaildomain.con', 'emaildomain.com'],
+      ['con-artists.con', 'con-artists.com'],
+      // research note §2.6 measurements
+      ['hotmial.com', 'hotmail.com'],
+      ['yahooo.com', 'yahoo.com'],
+      ['icloud.cm', 'icloud.com'],
+      ['protonmial.com', 'protonmail.com'],
+      // more
+      ['gamil.com', 'gmail.com'],
+      ['gmai.com', 'gmail.com'],
+      ['gmailcom', 'gmail.com'],
+      ['gmail,com', 'gmail.com'],
+      ['hotmial.co.uk', 'hotmail.co.uk'],
+      ['aol.con', 'aol.com'],
+      ['outlook.comm', 'outlook.com'],
+      ['163.con', '163.com'],
+      ['yahoo.co', 'yahoo.com'],
+      ['hitmail.com', 'hotmail.com'],
+    ]
+    for (const [typo, fixed] of cases) expect(suggestEmail('Test.User', typo), typo).toBe(`Test.User@${fixed}`)
+  })
+
+  it('never suggests for real popular domains, nor corrects one into another', () => {
+    for (const d of ['gmail.com', 'GMAIL.COM', 'ymail.com', 'gmx.com', 'gmx.de', 'mail.com', 'email.com', 'hotmail.co.uk', 'yahoo.co.uk', 'live.com', 'me.com', 'foxmail.com', 'y7mail.com', 'online.de', 'myfastmail.com', 'inbox.ru']) {
+      expect(suggestEmail('x', d), d).toBeNull()
+    }
+  })
+
+  it('gives no suggestion when it is not confident', () => {
+    for (const d of [
+      'kicksend.com', // unrelated
+      'gmx.fr', // short name: only TLD fixes, and .fr is a real TLD
+      'gm', 'gma', 'gmai', // no TLD
+      'hmail.com', // equally close to gmail, ymail and email
+      'gimal.com', // 2 edits from a 5-letter name
+      'mail.gmial.com', // extra labels
+      'never.com', // '!' target: a word, not corrected into naver.com
+      'sky.co', 'me.co', 'live.cm', // real TLD slip on a short name
+      'comcast.nry', // unknown TLD typo
+      'example.org',
+      'bücher.de', // non-ASCII is left alone
+      '',
+    ]) {
+      expect(suggestEmail('x', d), d).toBeNull()
+    }
+    for (const d of ['acme.constructor', 'acme.tostring', 'acme.__proto__', 'hasownproperty.com', 'acme.valueof']) {
+      expect(suggestEmail('x', d), d).toBeNull()
+    }
+    expect(suggestEmail('', 'gmial.com')).toBeNull()
+    expect(suggestEmail(1 as unknown as string, 'gmial.com')).toBeNull()
+    expect(suggestEmail('x', null as unknown as string)).toBeNull()
+  })
+
+  it('fixes punctuation slips that make the address invalid', () => {
+    expect(suggestEmail('a', 'yahoo.co.uk.')).toBe('a@yahoo.co.uk')
+    expect(suggestEmail('a', 'acme.com.')).toBe('a@acme.com')
+    expect(suggestEmail('a', 'acme,com')).toBe('a@acme.com')
+    expect(suggestEmail('a', 'gmial.com.')).toBe('a@gmail.com')
+  })
+
+  it('fixes a non-existent TLD typo on any domain', () => {
+    expect(suggestEmail('a', 'acme.con')).toBe('a@acme.com')
+    expect(suggestEmail('a', 'mail.acme.cmo')).toBe('a@mail.acme.com')
+    expect(suggestEmail('a', 'acme.nte')).toBe('a@acme.net')
+    expect(suggestEmail('a', 'acme.ogr')).toBe('a@acme.org')
+    expect(suggestEmail('a', 'acme.cm')).toBeNull() // Cameroon: a real TLD
+  })
+
+  it('never returns the input itself', () => {
+    for (const d of [...readEmailDataList('typo-targets.txt').map((t) => t.replace(/^[!-]/, '')), 'acme.com', 'a.b.c']) {
+      const s = suggestEmail('x', d)
+      expect(s === null || s !== `x@${d}`, d).toBe(true)
+    }
+  })
+
+  it('is fast enough for bulk: 10,000 distinct domains in well under a second', () => {
+    const t0 = performance.now()
+    for (let i = 0; i < 10_000; i++) suggestDomain(`company${i}.com`)
+    for (let i = 0; i < 2_000; i++) suggestDomain(`gmial${i}.con`)
+    expect(performance.now() - t0).toBeLessThan(1000)
+  })
+})
+
+describe('TLD tables', () => {
+  it('TLD_TYPOS keys are not delegated TLDs (Public Suffix List), TLD_NEAR_MISSES keys are', () => {
+    for (const k of Object.keys(TLD_TYPOS)) expect(parse(`abc.${k}`).isIcann, k).toBe(false)
+    for (const k of Object.keys(TLD_NEAR_MISSES)) expect(parse(`abc.${k}`).isIcann, k).toBe(true)
+  })
+
+  it('loads the pinned number of targets', () => {
+    expect(getTypoTargetCount()).toBe(114)
+  })
+})
+
+describe('osaDistance', () => {
+  it('counts substitutions, insertions, deletions and adjacent transpositions', () => {
+    expect(osaDistance('gmail', 'gmail', 2)).toBe(0)
+    expect(osaDistance('gmial', 'gmail', 2)).toBe(1)
+    expect(osaDistance('gmal', 'gmail', 2)).toBe(1)
+    expect(osaDistance('gmaill', 'gmail', 2)).toBe(1)
+    expect(osaDistance('gnail', 'gmail', 2)).toBe(1)
+    expect(osaDistance('gimal', 'gmail', 2)).toBe(2)
+    expect(osaDistance('ca', 'abc', 5)).toBe(3) // OSA (not full Damerau) distance
+    expect(osaDistance('', 'abc', 5)).toBe(3)
+  })
+
+  it('stops early and returns max + 1 beyond the bound', () => {
+    expect(osaDistance('abcdef', 'uvwxyz', 2)).toBe(3)
+    expect(osaDistance('a', 'abcdef', 1)).toBe(2)
+  })
+})

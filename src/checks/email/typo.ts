@@ -1,0 +1,250 @@
+/**
+ * `did_you_mean`: a corrected address for likely typos of popular mailbox domains and of common TLDs.
+ *
+ * How it decides (mailcheck-style split of the domain, but with a true edit distance and stricter rules;
+ * see research note §2.6):
+ * 1. A domain on the target list (data/email/typo-targets.txt) or on the free-provider list is never
+ *    corrected — `ymail.com`, `gmx.com`, `foxmail.com` are real domains, not typos of `gmail.com` /
+ *    `hotmail.com` — except free-list entries that typo-targets.txt marks as typo-squats (`-yaho.com`).
+ * 2. Punctuation slips: a comma for a dot and a trailing dot are fixed (`gmail,com`, `acme.com.`); the
+ *    domain with its dots removed equal to a target's (`gmailcom`, `gmailc.om`) → that target. (Such
+ *    domains fail the syntax check; the suggestion tells the user how to fix them.)
+ * 3. The domain is split at its first dot into a first label and a suffix (`hotmial` + `co.uk`). For each
+ *    target with the same suffix, or a suffix that is a known typo of the target's (`con` → `com`), the
+ *    first labels are compared with the optimal-string-alignment (Damerau–Levenshtein) distance, bounded by
+ *    the target label's length: ≥ 6 characters → 2 edits, 5 → 1, shorter → 0 (short names such as `aol`,
+ *    `gmx`, `live`, `me` are only fixed through their TLD). A real TLD that is a common slip (`co`, `cm`,
+ *    `om` for `com`) only counts when the first label matches a target of 5+ characters exactly
+ *    (`gmail.co` → `gmail.com`, but `sky.co` stays). At most 2 edits in total. The smallest total wins;
+ *    a tie between different targets gives no suggestion (not confident).
+ * 4. Otherwise, a last label that is not a real TLD and is a known typo (`.con`, `.cmo`, `.nte` …) is fixed
+ *    for any domain (`acme.con` → `acme.com`): such a domain cannot receive mail.
+ * Targets marked `!` in the list are known domains that only take TLD fixes (their first label is a common
+ * word, so edits would produce false suggestions: `never.com` must not become `naver.com`).
+ *
+ * Cost: results are memoised per domain (bounded map); a miss compares against ~110 short targets with a
+ * length pre-filter and an early-exit distance, a few microseconds.
+ */
+import { isFreeProviderDomain, readEmailDataList } from './lists.js'
+
+/** Longest domain considered (octets); longer input gets no suggestion. */
+const MAX_DOMAIN = 253
+const MAX_LABEL = 63
+const CACHE_MAX = 10_000
+
+/**
+ * TLD typos that are NOT delegated TLDs: fixed for any domain. Keys are the typed last label(s).
+ * (A unit test checks against the Public Suffix List that none of these keys is a real TLD.)
+ */
+export const TLD_TYPOS: Readonly<Record<string, string>> = {
+  c: 'com', con: 'com', cmo: 'com', ocm: 'com', comm: 'com', coom: 'com', ccom: 'com', cpm: 'com',
+  vom: 'com', xom: 'com', c0m: 'com', cim: 'com', clm: 'com', copm: 'com', comn: 'com', cpom: 'com',
+  cxom: 'com', colm: 'com', coim: 'com', cmm: 'com', 'co.m': 'com',
+  nte: 'net', ner: 'net', nett: 'net', nrt: 'net', nwt: 'net', ney: 'net', nt: 'net',
+  ogr: 'org', orgg: 'org', rog: 'org', prg: 'org', otg: 'org', or: 'org', og: 'org',
+  'co.ukk': 'co.uk', 'co.ik': 'co.uk', 'co.ul': 'co.uk', 'co.yk': 'co.uk',
+}
+
+/** TLD slips that ARE real TLDs: only applied to a known target whose first label matches exactly. */
+export const TLD_NEAR_MISSES: Readonly<Record<string, string>> = {
+  co: 'com', cm: 'com', om: 'com', cam: 'com', ne: 'net',
+}
+
+// Maps (not the records) for lookups: a typed label such as `constructor` must not hit Object.prototype.
+const TLD_TYPO_MAP: ReadonlyMap<string, string> = new Map(Object.entries(TLD_TYPOS))
+const TLD_NEAR_MISS_MAP: ReadonlyMap<string, string> = new Map(Object.entries(TLD_NEAR_MISSES))
+
+interface Target {
+  domain: string
+  label: string
+  suffix: string
+  /** max edits allowed on the first label (0 for short labels and `!` entries) */
+  maxLabelEdits: number
+}
+
+interface TypoData {
+  targets: Target[]
+  known: Set<string>
+  squashed: Map<string, string>
+  /** domains on the free-provider list that are typo-squats of a target (still corrected) */
+  squats: Set<string>
+}
+
+let data: TypoData | undefined
+const cache = new Map<string, string | null>()
+
+function load(): TypoData {
+  if (data) return data
+  const targets: Target[] = []
+  const known = new Set<string>()
+  const squashed = new Map<string, string>()
+  const squats = new Set<string>()
+  for (const line of readEmailDataList('typo-targets.txt')) {
+    if (line.startsWith('-')) {
+      squats.add(line.slice(1))
+      continue
+    }
+    const fixedOnly = line.startsWith('!')
+    const domain = fixedOnly ? line.slice(1) : line
+    const dot = domain.indexOf('.')
+    if (dot <= 0) continue
+    const label = domain.slice(0, dot)
+    const maxLabelEdits = fixedOnly ? 0 : label.length >= 6 ? 2 : label.length === 5 ? 1 : 0
+    targets.push({ domain, label, suffix: domain.slice(dot + 1), maxLabelEdits })
+    known.add(domain)
+    const key = domain.replaceAll('.', '')
+    if (!squashed.has(key)) squashed.set(key, domain)
+  }
+  data = { targets, known, squashed, squats }
+  return data
+}
+
+/** Number of typo targets loaded (for the size-pinning test). */
+export function getTypoTargetCount(): number {
+  return load().targets.length
+}
+
+/**
+ * The whole corrected address (`localPart@fixed-domain`) for a likely typo of a popular mailbox domain or
+ * a common TLD, or null when there is no confident suggestion. Never returns the input itself. Case of
+ * the domain is ignored; the local part is kept as given. It does not look anything up (a suggested
+ * domain is known to exist only through the target list).
+ *
+ * @example
+ * suggestEmail('jo', 'gmial.com')   // 'jo@gmail.com'
+ * suggestEmail('jo', 'hotmail.con') // 'jo@hotmail.com'
+ * suggestEmail('jo', 'gmx.com')     // null (a real provider, not a typo of gmail.com)
+ * suggestEmail('jo', 'acme.con')    // 'jo@acme.com'
+ */
+export function suggestEmail(localPart: string, domain: string): string | null {
+  if (typeof localPart !== 'string' || typeof domain !== 'string' || localPart === '') return null
+  const fixed = suggestDomain(domain)
+  return fixed === null ? null : `${localPart}@${fixed}`
+}
+
+/**
+ * The corrected domain for {@link suggestEmail} (null when none). Memoised.
+ *
+ * @example suggestDomain('yaho.com') // 'yahoo.com'
+ */
+export function suggestDomain(domain: string): string | null {
+  if (typeof domain !== 'string' || domain.length === 0 || domain.length > MAX_DOMAIN + 1) return null
+  const cached = cache.get(domain)
+  if (cached !== undefined) return cached
+  const result = computeSuggestion(domain)
+  if (cache.size >= CACHE_MAX) cache.clear()
+  cache.set(domain, result)
+  return result
+}
+
+function computeSuggestion(input: string): string | null {
+  const original = input.trim().toLowerCase()
+  let d = original
+  // a trailing dot is dropped (and so suggested away: `gmail.com.` → `gmail.com`)
+  while (d.endsWith('.')) d = d.slice(0, -1)
+  if (d === '' || d.length > MAX_DOMAIN) return null
+  for (let i = 0; i < d.length; i++) {
+    const c = d.charCodeAt(i)
+    // only plain LDH names (plus the comma, a common slip for the dot) are considered
+    if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x2c)) return null
+  }
+  d = d.replaceAll(',', '.')
+  const { targets, known, squashed, squats } = load()
+  if (known.has(d)) return d === original ? null : d
+  // A real mailbox domain (free-provider list) is not a typo, unless it is a listed typo-squat.
+  if (!squats.has(d) && isFreeProviderDomain(d)) return d === original ? null : d
+
+  const viaDots = squashed.get(d.replaceAll('.', ''))
+  if (viaDots !== undefined) return viaDots
+
+  const dot = d.indexOf('.')
+  if (dot <= 0 || dot === d.length - 1) return null
+  const label = d.slice(0, dot)
+  const suffix = d.slice(dot + 1)
+  if (label.length > MAX_LABEL) return null
+
+  let best: string | null = null
+  let bestCost = Number.POSITIVE_INFINITY
+  let tie = false
+  for (const t of targets) {
+    let suffixCost: number
+    let labelBudget: number
+    if (suffix === t.suffix) {
+      suffixCost = 0
+      labelBudget = t.maxLabelEdits
+    } else if (TLD_TYPO_MAP.get(suffix) === t.suffix) {
+      suffixCost = 1
+      labelBudget = Math.min(t.maxLabelEdits, 1)
+    } else if (TLD_NEAR_MISS_MAP.get(suffix) === t.suffix && t.label.length >= 5) {
+      suffixCost = 1
+      labelBudget = 0
+    } else continue
+    if (Math.abs(label.length - t.label.length) > labelBudget) continue
+    const labelCost = label === t.label ? 0 : labelBudget === 0 ? labelBudget + 1 : osaDistance(label, t.label, labelBudget)
+    if (labelCost > labelBudget) continue
+    const cost = suffixCost + labelCost
+    if (cost === 0 || cost > 2) continue
+    if (cost < bestCost) {
+      bestCost = cost
+      best = t.domain
+      tie = false
+    } else if (cost === bestCost && best !== t.domain) {
+      tie = true
+    }
+  }
+  if (best !== null && !tie) return best
+  if (best !== null) return null
+
+  // generic fix of a non-existent TLD typo, for any domain
+  const lastDot = d.lastIndexOf('.')
+  const tld = d.slice(lastDot + 1)
+  const fixedTld = TLD_TYPO_MAP.get(tld)
+  if (fixedTld !== undefined && lastDot > 0) {
+    const candidate = `${d.slice(0, lastDot)}.${fixedTld}`
+    return candidate === original ? null : candidate
+  }
+  return d === original ? null : d
+}
+
+// Reused rows for the distance computation (labels are ≤ 63 characters).
+const ROW_A = new Int32Array(MAX_LABEL + 2)
+const ROW_B = new Int32Array(MAX_LABEL + 2)
+const ROW_C = new Int32Array(MAX_LABEL + 2)
+
+/**
+ * Optimal-string-alignment distance (Levenshtein plus adjacent transpositions) between two strings of at
+ * most 63 characters, with early exit: returns `max + 1` as soon as the distance must exceed `max`.
+ *
+ * @example osaDistance('gmial', 'gmail', 2) // 1
+ */
+export function osaDistance(a: string, b: string, max: number): number {
+  const n = a.length
+  const m = b.length
+  if (Math.abs(n - m) > max) return max + 1
+  if (n > MAX_LABEL + 1 || m > MAX_LABEL + 1) return max + 1
+  let prev2 = ROW_A
+  let prev = ROW_B
+  let cur = ROW_C
+  for (let j = 0; j <= m; j++) prev[j] = j
+  for (let i = 1; i <= n; i++) {
+    cur[0] = i
+    let rowMin = i
+    const ai = a.charCodeAt(i - 1)
+    for (let j = 1; j <= m; j++) {
+      const bj = b.charCodeAt(j - 1)
+      let v = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (ai === bj ? 0 : 1))
+      if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj) {
+        v = Math.min(v, (prev2[j - 2] ?? 0) + 1)
+      }
+      cur[j] = v
+      if (v < rowMin) rowMin = v
+    }
+    if (rowMin > max) return max + 1
+    const t = prev2
+    prev2 = prev
+    prev = cur
+    cur = t
+  }
+  const d = prev[m] ?? max + 1
+  return d > max ? max + 1 : d
+}
