@@ -109,6 +109,8 @@ export interface SpfCheckResult {
   status: SpfStatus
   /** at least one `v=spf1` record exists at the domain (also true when there are several) */
   found: boolean
+  /** exactly one `v=spf1` record exists and it is syntactically valid (its include tree may still be broken) */
+  recordValid: boolean
   /** the record in force: the single `v=spf1` record, or the first of several; null when none was found */
   record: string | null
   /** every `v=spf1` record found at the domain (more than one ⇒ permerror) */
@@ -762,6 +764,7 @@ export async function checkSpf(dns: DnsSource, domain: string, options: SpfCheck
     domain: name,
     status: 'none',
     found: false,
+    recordValid: false,
     record: null,
     records: [],
     policy: null,
@@ -818,6 +821,7 @@ export async function checkSpf(dns: DnsSource, domain: string, options: SpfCheck
     ...base,
     status: permanent ? 'permerror' : temporary ? 'temperror' : 'ok',
     found: true,
+    recordValid: true,
     record,
     records: selected.records,
     policy: top.policy,
