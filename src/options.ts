@@ -34,10 +34,17 @@ export interface SmtpOptions {
   timeoutMs?: number
   /** Connections at once to one MX host (default 2). */
   maxConnectionsPerHost?: number
+  /**
+   * Allow mail servers on private, loopback or otherwise special-purpose addresses (default false: a domain's MX
+   * cannot point the checker at hosts inside your network). For tests against a loopback SMTP server.
+   */
+  allowPrivateHosts?: boolean
 }
 
 /** RDAP (domain age) options (`rdap`). */
 export interface RdapOptions {
+  /** Ask RDAP at all (default true): domain-age lookups and the email lookup's `domain_age_days`. */
+  enabled?: boolean
   /** URL of the IANA bootstrap file (default: IANA's). */
   bootstrapUrl?: string
   /** The bootstrap data itself (IANA dns.json shape); takes precedence over bootstrapUrl. */
@@ -101,7 +108,7 @@ export interface ResolvedOptions {
   offline: boolean
   dns: Required<Pick<DnsOptions, 'timeoutMs' | 'tries' | 'cacheTtlSeconds' | 'maxInFlight'>> & { servers: string[] | null }
   smtp: Required<SmtpOptions>
-  rdap: { bootstrapUrl: string | null; bootstrapData: unknown; fetch: typeof fetch | null; timeoutMs: number }
+  rdap: { enabled: boolean; bootstrapUrl: string | null; bootstrapData: unknown; fetch: typeof fetch | null; timeoutMs: number }
   ip: IpOptions & { defaults: boolean }
   phone: { carrierSource: unknown; carrierTimeoutMs: number }
   now: () => Date
@@ -163,9 +170,9 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     })
   }
 
-  const smtp = obj('smtp', options.smtp, ['enabled', 'port', 'heloName', 'mailFrom', 'timeoutMs', 'maxConnectionsPerHost'])
+  const smtp = obj('smtp', options.smtp, ['enabled', 'port', 'heloName', 'mailFrom', 'timeoutMs', 'maxConnectionsPerHost', 'allowPrivateHosts'])
   const heloName = str('smtp.heloName', smtp.heloName, 'riskcheck.invalid')
-  const rdap = obj('rdap', options.rdap, ['bootstrapUrl', 'bootstrapData', 'fetch', 'timeoutMs'])
+  const rdap = obj('rdap', options.rdap, ['enabled', 'bootstrapUrl', 'bootstrapData', 'fetch', 'timeoutMs'])
   if (rdap.bootstrapUrl !== undefined) {
     try {
       new URL(str('rdap.bootstrapUrl', rdap.bootstrapUrl, '', 2048))
@@ -233,8 +240,10 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
       mailFrom: str('smtp.mailFrom', smtp.mailFrom, `verify@${heloName}`, 320),
       timeoutMs: int('smtp.timeoutMs', smtp.timeoutMs, 10_000, 1, 300_000),
       maxConnectionsPerHost: int('smtp.maxConnectionsPerHost', smtp.maxConnectionsPerHost, 2, 1, 100),
+      allowPrivateHosts: bool('smtp.allowPrivateHosts', smtp.allowPrivateHosts, false),
     },
     rdap: {
+      enabled: bool('rdap.enabled', rdap.enabled, true),
       bootstrapUrl: (rdap.bootstrapUrl as string | undefined) ?? null,
       bootstrapData: rdap.bootstrapData ?? null,
       fetch: (rdap.fetch as typeof fetch | undefined) ?? null,

@@ -191,11 +191,13 @@ export const domainAgeCheck: CheckDefinition<DomainAgeInput, DomainAgeOptions, D
 
 async function ageOutcome(ctx: CheckContext, domain: string): Promise<CheckOutcome<DomainAgeDetails>> {
   if (ctx.mode === 'test') return outcomeFromAnswer(ctx.now(), domain, testAnswer(ctx.now(), domain), 'rdap')
-  if (ctx.offline) {
+  if (ctx.offline || !ctx.options.rdap.enabled) {
     return {
       details: unknownDetails(domain),
       factors: ['domain_age_unknown'],
-      reason: 'Offline: the registry (RDAP) was not asked, so the domain age is unknown.',
+      reason: ctx.offline
+        ? 'Offline: the registry (RDAP) was not asked, so the domain age is unknown.'
+        : 'RDAP is switched off (rdap.enabled: false), so the domain age is unknown.',
       partial: true,
       dataSources: [],
     }

@@ -53,11 +53,15 @@ export interface Prepared<In> {
   cacheKey: string
 }
 
-/** A flag a lookup adds to the CLI; `option` is the key in the lookup's options object. */
+/**
+ * A flag a lookup adds to the CLI; `option` is the key in the lookup's options object, set to `value` when given
+ * (e.g. `--no-smtp` sets `smtp: false`), else to the flag's own value.
+ */
 export interface CliFlag {
   name: string
   type: 'string' | 'boolean'
   option: string
+  value?: string | boolean
   description: string
 }
 

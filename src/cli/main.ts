@@ -120,7 +120,7 @@ function flagOptions(flags: readonly CliFlag[] | undefined): Options {
 
 function lookupOptions(flags: readonly CliFlag[] | undefined, values: Record<string, unknown>): Record<string, unknown> {
   const o: Record<string, unknown> = {}
-  for (const f of flags ?? []) if (values[f.name] !== undefined) o[f.option] = values[f.name]
+  for (const f of flags ?? []) if (values[f.name] !== undefined) o[f.option] = f.value !== undefined ? f.value : values[f.name]
   if (values['bypass-cache']) o.bypassCache = true
   return o
 }

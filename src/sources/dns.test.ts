@@ -86,6 +86,9 @@ describe('createDnsSource against the loopback server', () => {
     const txt = await dns.resolveTxt('big.com')
     expect(txt.status).toBe('ok')
     expect(txt.records).toHaveLength(12)
+    // ~1.5 KB does not fit the UDP payload size c-ares advertises: truncated over UDP, retried over TCP
+    const asked = server.queries.filter((q) => q.name === 'big.com')
+    expect(asked.map((q) => q.transport)).toEqual(['udp', 'tcp'])
     dns.close()
   })
 

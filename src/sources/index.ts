@@ -6,7 +6,7 @@
 import type { Sources } from '../checks/types.js'
 import type { ResolvedOptions } from '../options.js'
 import { createDnsSource } from './dns.js'
-import { createSmtpSource } from './smtp.js'
+import { createDnsHostResolver, createSmtpSource } from './smtp.js'
 import { createRdapSource } from './rdap.js'
 import { createIpSource } from './ip/index.js'
 import { createPhoneSource } from './phone/index.js'
@@ -42,6 +42,9 @@ export function createSources(o: ResolvedOptions): SourceSet {
         connectTimeoutMs: o.smtp.timeoutMs,
         replyTimeoutMs: o.smtp.timeoutMs,
         maxConnectionsPerHost: o.smtp.maxConnectionsPerHost,
+        allowPrivateHosts: o.smtp.allowPrivateHosts,
+        // MX host names resolve through the same DNS source (its servers, cache and limits), not the OS resolver.
+        resolveHost: createDnsHostResolver(get('dns')),
       }),
     rdap: () =>
       createRdapSource({

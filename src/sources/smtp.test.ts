@@ -23,6 +23,7 @@ async function setup(server: FakeSmtpOptions = {}, source: SmtpSourceOptions = {
     connectTimeoutMs: 500,
     replyTimeoutMs: 300,
     resolveHost,
+    allowPrivateHosts: true,
     ...source,
   })
   cleanup.push(() => fake.close())
@@ -95,8 +96,16 @@ describe('createSmtpSource outcomes', () => {
     const { smtp } = await setup()
     const r = await smtp.verify('jane@corp.test', ['mx1.down.test', 'mx2.down.test', 'nowhere.example'])
     expect(r).toMatchObject({ smtp_check: 'unavailable', mxHost: null, code: null })
-    expect(smtp.stats().connectionsFailed).toBe(2)
+    expect(smtp.stats().connectionsFailed).toBe(3) // two refused, one unresolvable
     expect(await smtp.verify('x@corp.test', [])).toMatchObject({ smtp_check: 'unavailable' })
+  })
+
+  it('by default refuses MX hosts with non-public addresses (loopback here): unavailable, nothing sent', async () => {
+    const { fake, smtp } = await setup({}, { allowPrivateHosts: false })
+    const r = await smtp.verify('jane@corp.test', ['mx1.up.test'])
+    expect(r.smtp_check).toBe('unavailable')
+    expect(r.message).toMatch(/non-public address/)
+    expect(fake.connections).toBe(0)
   })
 
   it('tries MX hosts in order: a dead first host falls through to the second', async () => {
@@ -109,9 +118,12 @@ describe('createSmtpSource outcomes', () => {
   })
 
   it('unknown (not unavailable) when the server refuses us at the greeting', async () => {
-    const { smtp } = await setup({ greeting: { code: 554, message: 'your IP is blocked' } })
+    const { fake, smtp } = await setup({ greeting: { code: 554, message: 'your IP is blocked' } })
     const r = await smtp.verify('jane@corp.test', ['mx1.up.test'])
     expect(r).toMatchObject({ smtp_check: 'unknown', code: 554, mxHost: 'mx1.up.test' })
+    // the refusal is remembered: the next addresses do not reconnect
+    expect(await smtp.verify('john@corp.test', ['mx1.up.test'])).toMatchObject({ smtp_check: 'unknown', code: 554 })
+    expect(fake.connections).toBe(1)
   })
 
   it('falls back to HELO when EHLO is rejected', async () => {

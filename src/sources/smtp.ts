@@ -12,6 +12,9 @@
  */
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
+import { lookup as dnsLookup } from 'node:dns/promises'
+import type { DnsSource } from './dns-types.js'
+import { isSpecialPurposeAddress } from './ip/bogon.js'
 
 /** Outcome of one mailbox check, as the email lookup reports it in `smtp_check` (minus `skipped`). */
 export type SmtpOutcome = 'deliverable' | 'undeliverable' | 'catch_all' | 'unknown' | 'unavailable'
@@ -76,25 +79,64 @@ export interface SmtpSourceOptions {
   replyTimeoutMs?: number
   /** Most simultaneous sessions per MX host (default 2). */
   maxConnectionsPerHost?: number
-  /** An idle session is closed (QUIT) after this many ms (default 3,000). */
+  /**
+   * An idle session is closed (QUIT) after this many ms (default 10,000). Idle sessions do not keep the process
+   * alive (their sockets are unref'd), but call close() when done to say QUIT promptly.
+   */
   idleMs?: number
-  /** RCPT commands after which a session is closed and a new one opened (default 100). */
+  /** RCPT commands after which a session is closed and a new one opened (default 1,000). */
   maxRecipientsPerSession?: number
   /** Most MX hosts tried per address (default 3). */
   maxMxHosts?: number
   /** How long a catch-all answer is kept per domain, in ms (default 600,000). */
   catchAllTtlMs?: number
-  /** How long a host that could not be reached is skipped, in ms (default 30,000). */
+  /** How long a host that could not be reached, or refused us at the greeting, is not asked again, in ms (default 30,000). */
   hostFailureTtlMs?: number
   /** Local part for the catch-all probe (default: 16 random lower-case letters and digits). */
   randomLocalPart?: () => string
   /**
-   * Resolves an MX host name to the IP to connect to, or null when it has none. Default: let `node:net`
-   * resolve it (the OS resolver). The facade passes one backed by the DNS source.
+   * Resolves an MX host name to the IP to connect to, or null when it has none. Default: the operating system's
+   * resolver (`dns.lookup`). The facade should pass {@link createDnsHostResolver} over its DNS source.
    */
   resolveHost?: (host: string) => Promise<string | null>
+  /**
+   * Connect to MX hosts whose address is private, loopback, link-local or otherwise special-purpose (default false:
+   * such hosts count as unreachable, so a domain whose MX points into your network cannot make riskcheck talk to
+   * it). Tests against a loopback SMTP server set it.
+   */
+  allowPrivateHosts?: boolean
   /** Clock in ms (default `Date.now`), for the caches. */
   now?: () => number
+}
+
+/**
+ * A `resolveHost` for {@link createSmtpSource} backed by a DNS source: the first A record of the MX host, else its
+ * first AAAA record, else null. An IP literal is returned as is. Lets the SMTP check use the same (configured,
+ * cached) resolver as the MX lookup instead of the operating system's.
+ *
+ * @example
+ * const dns = createDnsSource({ servers: ['127.0.0.1:5353'] })
+ * const smtp = createSmtpSource({ resolveHost: createDnsHostResolver(dns) })
+ */
+export function createDnsHostResolver(dns: Pick<DnsSource, 'resolve4' | 'resolve6'>): (host: string) => Promise<string | null> {
+  return async (host) => {
+    if (net.isIP(host) !== 0) return host
+    const a = await dns.resolve4(host)
+    if (a.status === 'ok' && a.records[0]) return a.records[0]
+    const aaaa = await dns.resolve6(host)
+    if (aaaa.status === 'ok' && aaaa.records[0]) return aaaa.records[0]
+    return null
+  }
+}
+
+/** Resolves a host name with the operating system's resolver (IP literals pass through). */
+async function defaultResolveHost(host: string): Promise<string | null> {
+  if (net.isIP(host) !== 0) return host
+  try {
+    return (await dnsLookup(host)).address
+  } catch {
+    return null
+  }
 }
 
 /** One parsed SMTP reply. */
@@ -309,7 +351,6 @@ function createSession(host: string, socket: net.Socket): Session {
       if (failure) return Promise.reject(failure)
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
-          waiter = null
           fail(new SessionError(`no reply within ${timeoutMs} ms`, 'timeout'))
           socket.destroy()
         }, timeoutMs)
@@ -350,7 +391,7 @@ function createSession(host: string, socket: net.Socket): Session {
       if (nl < 0) break
       const line = buffer.slice(0, nl).replace(/\r$/, '')
       buffer = buffer.slice(nl + 1)
-      if (!/^[2-5]\d\d(?:[ -]|$)/.test(line)) {
+      if (line.length > MAX_REPLY_LINE || !/^[2-5]\d\d(?:[ -]|$)/.test(line)) {
         fail(new SessionError('malformed reply line', 'protocol'))
         socket.destroy()
         return
@@ -444,19 +485,22 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
   const connectTimeoutMs = num(opts.connectTimeoutMs, 10_000, 'connectTimeoutMs')
   const replyTimeoutMs = num(opts.replyTimeoutMs, 15_000, 'replyTimeoutMs')
   const maxPerHost = Math.floor(num(opts.maxConnectionsPerHost, 2, 'maxConnectionsPerHost'))
-  const idleMs = num(opts.idleMs, 3_000, 'idleMs', 0)
-  const maxRecipients = Math.floor(num(opts.maxRecipientsPerSession, 100, 'maxRecipientsPerSession'))
+  const idleMs = num(opts.idleMs, 10_000, 'idleMs', 0)
+  const maxRecipients = Math.floor(num(opts.maxRecipientsPerSession, 1_000, 'maxRecipientsPerSession'))
   const maxMxHosts = Math.floor(num(opts.maxMxHosts, 3, 'maxMxHosts'))
   const catchAllTtlMs = num(opts.catchAllTtlMs, 600_000, 'catchAllTtlMs', 0)
   const hostFailureTtlMs = num(opts.hostFailureTtlMs, 30_000, 'hostFailureTtlMs', 0)
   const randomLocalPart = opts.randomLocalPart ?? defaultRandomLocalPart
-  const resolveHost = opts.resolveHost
+  const resolveHost = opts.resolveHost ?? defaultResolveHost
+  const allowPrivateHosts = opts.allowPrivateHosts === true
   const now = opts.now ?? Date.now
 
   const pools = new Map<string, HostPool>()
   const catchAll = new Map<string, CatchAllEntry>()
   const probing = new Map<string, Promise<boolean | null>>()
   const hostFailures = new Map<string, { until: number; message: string }>()
+  /** Hosts that refused us at the greeting (e.g. "554 your IP is blocked"): not asked again for a while. */
+  const hostRefusals = new Map<string, { until: number; reply: SmtpReply | null; message: string }>()
   const busy = new Set<Session>()
   const stats: SmtpStats = {
     connectionsOpened: 0,
@@ -492,6 +536,7 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
         continue
       }
       stats.sessionsReused++
+      s.socket.ref()
       return Promise.resolve(s)
     }
     if (pool.slots < maxPerHost) {
@@ -524,6 +569,7 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
       return
     }
     pool.idle.push(s)
+    s.socket.unref()
     s.idleTimer = setTimeout(() => {
       const i = pool.idle.indexOf(s)
       if (i >= 0) {
@@ -569,14 +615,19 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
   async function open(
     host: string,
   ): Promise<{ session: Session } | { connectFailed: string } | { refused: SmtpReply | null; message: string }> {
-    let target: string | null = host
-    if (resolveHost) {
-      try {
-        target = await resolveHost(host)
-      } catch {
-        target = null
-      }
-      if (!target) return { connectFailed: `cannot resolve ${host}` }
+    let target: string | null
+    try {
+      target = await resolveHost(host)
+    } catch {
+      target = null
+    }
+    if (!target || net.isIP(target) === 0) {
+      stats.connectionsFailed++
+      return { connectFailed: `cannot resolve ${host}` }
+    }
+    if (!allowPrivateHosts && isSpecialPurposeAddress(target)) {
+      stats.connectionsFailed++
+      return { connectFailed: `${host} resolves to a non-public address (${target}); not connecting` }
     }
     const socket = await new Promise<net.Socket | string>((resolve) => {
       const sock = net.connect({ host: target as string, port })
@@ -717,6 +768,11 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
           freeSlot(pool)
           return { kind: 'connect_failed', message: failedUntil.message }
         }
+        const refusedUntil = hostRefusals.get(host)
+        if (refusedUntil && refusedUntil.until > now()) {
+          freeSlot(pool)
+          return { kind: 'refused', reply: refusedUntil.reply, message: refusedUntil.message }
+        }
         const opened = await open(host)
         if ('connectFailed' in opened) {
           freeSlot(pool)
@@ -725,9 +781,11 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
         }
         if ('refused' in opened) {
           freeSlot(pool)
+          if (hostFailureTtlMs > 0) hostRefusals.set(host, { until: now() + hostFailureTtlMs, reply: opened.refused, message: opened.message })
           return { kind: 'refused', reply: opened.refused, message: opened.message }
         }
         hostFailures.delete(host)
+        hostRefusals.delete(host)
         s = opened.session
         if (closed) {
           quit(s)
@@ -828,6 +886,7 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
       }
       catchAll.clear()
       hostFailures.clear()
+      hostRefusals.clear()
       await Promise.all(
         sockets.map((sock) => (sock.closed ? Promise.resolve() : new Promise<void>((resolve) => sock.once('close', () => resolve())))),
       )

@@ -11,7 +11,7 @@
 import dgram from 'node:dgram'
 import net from 'node:net'
 import dnsPacket from 'dns-packet'
-import type { Answer, Packet, Question, RecordType } from 'dns-packet'
+import type { Answer, Packet, Question } from 'dns-packet'
 
 /** How a name misbehaves instead of answering normally. */
 export type DnsBehaviour = 'timeout' | 'servfail' | 'refused' | { delayMs: number }
@@ -40,7 +40,7 @@ export interface FakeDnsServer {
   /** `'127.0.0.1:PORT'`, ready for `createDnsSource({ servers: [address] })`. */
   address: string
   /** Every question received (UDP and TCP), in order. */
-  queries: Array<{ name: string; type: string }>
+  queries: Array<{ name: string; type: string; transport?: 'udp' | 'tcp' }>
   /** Replaces the zones (queries already counted stay). */
   setZones(zones: Zones): void
   close(): Promise<void>
@@ -143,12 +143,13 @@ function resolveQuestion(zones: Map<string, ZoneEntry>, q: Question): Resolution
  */
 export async function startDnsServer(options: { zones: Zones; port?: number }): Promise<FakeDnsServer> {
   let zones = normalizeZones(options.zones)
-  const queries: Array<{ name: string; type: string }> = []
+  const queries: Array<{ name: string; type: string; transport?: 'udp' | 'tcp' }> = []
   const timers = new Set<NodeJS.Timeout>()
   const sockets = new Set<net.Socket>()
 
   /** Builds the response for one query, or null when the server must stay silent. */
   function answer(query: Packet, maxUdp: number | null, respond: (buf: Buffer) => void): void {
+    const transport = maxUdp === null ? 'tcp' : 'udp'
     const q = query.questions?.[0]
     const base = { id: query.id ?? 0, type: 'response' as const, questions: query.questions ?? [] }
     const rdFlag = (query.flags ?? 0) & dnsPacket.RECURSION_DESIRED
@@ -156,7 +157,10 @@ export async function startDnsServer(options: { zones: Zones; port?: number }): 
       respond(dnsPacket.encode({ ...base, flags: rdFlag | RCODE_NOTIMP, answers: [] }))
       return
     }
-    queries.push({ name: normalize(q.name), type: String(q.type) })
+    const entry = { name: normalize(q.name), type: String(q.type) }
+    // `transport` is not enumerable, so `queries` compares equal to plain { name, type } objects in tests
+    Object.defineProperty(entry, 'transport', { value: transport, enumerable: false })
+    queries.push(entry)
     const res = resolveQuestion(zones, q)
     const b = res.behaviour
     if (b === 'timeout') return
@@ -284,5 +288,3 @@ async function bindBoth(
   }
   throw new Error('fake DNS: could not bind UDP and TCP to one port')
 }
-
-export type { RecordType }

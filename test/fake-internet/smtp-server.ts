@@ -97,6 +97,7 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
     disabledCommands: options.disableEhlo ? ['AUTH', 'STARTTLS', 'EHLO'] : ['AUTH', 'STARTTLS'],
     hideSTARTTLS: true,
     hideSMTPUTF8: options.hideSmtpUtf8 ?? false,
+    hideENHANCEDSTATUSCODES: false,
     authOptional: true,
     disableReverseLookup: true,
     logger: false,

@@ -1,0 +1,475 @@
+/**
+ * The email lookup (`rc.email(address, { smtp })`, `POST /v1/email`, `riskcheck email <address>`).
+ *
+ * Steps: syntax (./syntax.ts) → lists, provider and typo suggestion (./lists.ts, ./provider.ts, ./typo.ts; no I/O)
+ * → DNS through `ctx.sources.dns` (MX with RFC 7505 null MX and the A/AAAA implicit-MX fallback, SPF and DMARC TXT)
+ * → the SMTP mailbox check through `ctx.sources.smtp` → the domain age through the domain-age lookup when RDAP is
+ * configured. Every network failure is a partial, `unknown` answer — never `invalid`.
+ */
+import { getDomain } from 'tldts'
+import { invalidInput, missingField } from '../../errors.js'
+import type { EmailDetails, SmtpCheck } from '../../schema.js'
+import type { FactorCode } from '../../scoring/factors.js'
+import type { DnsAnswer } from '../../sources/dns-types.js'
+import type { SmtpVerifyResult } from '../../sources/smtp.js'
+import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
+import { lookupDomainAge } from '../domain-age.js'
+import { describeEmailSyntaxError, parseEmailAddress, SPECIAL_USE_DOMAINS, type ParsedEmail } from './syntax.js'
+import { isDisposableDomain, isFreeProviderDomain, isRoleLocalPart } from './lists.js'
+import { detectProvider } from './provider.js'
+import { suggestEmail } from './typo.js'
+
+/** Options of the email lookup. */
+export interface EmailOptions {
+  /** `false` skips the SMTP mailbox check (`smtp_check: 'skipped'`): only the free checks run. Default: on. */
+  smtp?: boolean | null
+  /** Skip the result cache and run a fresh, billed lookup. */
+  bypassCache?: boolean
+}
+
+/** The prepared input: the syntax verdict of the trimmed address. */
+export interface EmailInput {
+  parsed: ParsedEmail
+}
+
+/** Days under which a domain is newly / recently registered (the domain-age lookup's bands). */
+const NEWLY_REGISTERED_DAYS = 30
+const RECENTLY_REGISTERED_DAYS = 90
+const SPF_RE = /^v=spf1(?:\s|$)/i
+const DMARC_RE = /^v=dmarc1\s*(?:;|$)/i
+
+// ─── the check ────────────────────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The email lookup's check definition (see the module comment). `prepare` never throws for a bad address — a
+ * malformed one (even a non-string) is judged `invalid` — only for a missing input (MISSING_FIELD) or options it
+ * cannot use (INVALID_INPUT).
+ *
+ * @example
+ * const outcome = await emailCheck.run(ctx, emailCheck.prepare('jane@gmial.com', {}, ctx).input, {})
+ * outcome.details.did_you_mean // 'jane@gmail.com'
+ */
+export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails> = {
+  type: 'email',
+
+  prepare(input: unknown, opts: EmailOptions, ctx: CheckContext) {
+    if (opts.smtp !== undefined && opts.smtp !== null && typeof opts.smtp !== 'boolean') {
+      throw invalidInput('The `smtp` option must be a boolean.', 'smtp')
+    }
+    if (input === undefined || input === null) throw missingField('The email address is required.', 'email')
+    let parsed = parseEmailAddress(input)
+    // Test mode: the documented magic addresses live at example.com, a special-use domain live mode rejects.
+    if (ctx.mode === 'test' && !parsed.ok && parsed.reason === 'special_use_domain' && SPECIAL_USE_DOMAINS.has(parsed.domain)) {
+      parsed = parseEmailAddress(input, { allowSpecialUseDomains: true })
+    }
+    const smtp = smtpWanted(ctx, opts)
+    return { input: { parsed }, cacheKey: `${parsed.ok ? parsed.normalized : `!${parsed.normalized}`}|smtp=${smtp ? 1 : 0}` }
+  },
+
+  async run(ctx, input, opts) {
+    return checkEmail(ctx, input.parsed, smtpWanted(ctx, opts))
+  },
+
+  test(ctx, input, opts) {
+    return testEmail(ctx, input.parsed, smtpWanted(ctx, opts))
+  },
+
+  testInputs: [
+    { input: 'deliverable@example.com', note: 'mailbox exists, no risk factor → valid, approve' },
+    { input: 'undeliverable@example.com', note: 'the server says "550 user unknown": email_undeliverable → invalid, block' },
+    { input: 'catchall@example.com', note: 'the domain accepts any address: email_catch_all → risky, approve (score 15, medium confidence)' },
+    { input: 'role@example.com', note: 'a role account (like info@): email_role_account → risky, approve (score 15)' },
+    { input: 'disposable@example.com', note: 'a disposable-mail domain: email_disposable → risky, review (score 70)' },
+    { input: 'disposable-catchall@example.com', note: 'disposable and catch-all: risky, block (score 85)' },
+    { input: 'typo@example.com', note: 'looks like a typo (did_you_mean typo@gmail.com): email_typo_suspected → risky, verify (score 40)' },
+    { input: 'newdomain@example.com', note: 'the domain was registered 3 days ago: domain_newly_registered → risky, verify (score 40)' },
+    { input: 'unknown@example.com', note: 'the server answers "450 greylisted": email_smtp_unknown → unknown, approve (low confidence)' },
+    { input: 'unavailable@example.com', note: 'no mail server reachable on port 25: email_smtp_unavailable → unknown, approve (free of charge)' },
+    { input: 'dnsfail@example.com', note: 'DNS times out: email_dns_unavailable, partial → unknown, approve (free of charge)' },
+    { input: 'nomx@example.com', note: 'the domain has neither MX nor A/AAAA records: email_no_mx → invalid, block' },
+    { input: 'nullmx@example.com', note: 'the domain publishes a null MX (RFC 7505): email_null_mx → invalid, block' },
+    { input: 'nodomain@example.com', note: 'the domain does not exist (NXDOMAIN): email_domain_not_found → invalid, block' },
+    { input: 'not-an-email', note: 'bad syntax: email_invalid_syntax → invalid, block (no network in live mode either)' },
+    { input: 'jane@gmial.com', note: 'any other address: lists, provider and typo run for real, DNS/SMTP answer "deliverable" (here: did_you_mean jane@gmail.com → risky, verify)' },
+    { input: 'deliverable@example.com with { smtp: false }', note: 'the SMTP check is skipped: smtp_check skipped → valid, approve' },
+  ],
+
+  cli: {
+    command: 'email',
+    summary: 'Email address: syntax, MX, SMTP mailbox check, catch-all, disposable/role/free, provider, typo suggestion',
+    flags: [{ name: 'no-smtp', type: 'boolean', option: 'smtp', value: false, description: 'skip the SMTP mailbox check (only the free checks run)' }],
+  },
+}
+
+/** Whether the SMTP mailbox check is wanted for this lookup (the lookup option wins over `smtp.enabled`). */
+function smtpWanted(ctx: CheckContext, opts: EmailOptions): boolean {
+  if (opts.smtp === false) return false
+  if (opts.smtp === true) return true
+  return ctx.options.smtp.enabled !== false
+}
+
+// ─── live (and offline) lookup ────────────────────────────────────────────────────────────────────────────────────
+
+/** What the DNS step found. */
+interface DnsFindings {
+  /** 'ok' (mail hosts known), or why not */
+  status: 'ok' | 'nxdomain' | 'null_mx' | 'no_mx' | 'unavailable'
+  /** mail hosts in preference order (the domain itself for the implicit MX) */
+  hosts: string[]
+  hasSpf: boolean | null
+  hasDmarc: boolean | null
+}
+
+/**
+ * Runs the email lookup on a parsed address. Never throws: every source failure is a partial outcome.
+ * Exported for the combined check; most callers use {@link emailCheck}.
+ */
+export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean): Promise<CheckOutcome<EmailDetails>> {
+  if (!parsed.ok) return invalidSyntaxOutcome(parsed)
+  const base = staticFacts(parsed)
+  const dataSources = ['syntax', 'lists']
+
+  if (ctx.offline) {
+    return assemble(base, {
+      dns: { status: 'unavailable', hosts: [], hasSpf: null, hasDmarc: null },
+      smtpCheck: 'unavailable',
+      catchAll: false,
+      ageDays: null,
+      partial: true,
+      offline: true,
+      dataSources,
+    })
+  }
+
+  const agePromise = domainAgeDays(ctx, parsed.asciiDomain)
+  const dns = await lookupMailDns(ctx, parsed.asciiDomain)
+  dataSources.push('dns')
+  base.provider = safe(() => detectProvider(parsed.asciiDomain, dns.hosts), null) ?? base.provider
+
+  let smtpCheck: SmtpCheck
+  let catchAll = false
+  if (dns.status !== 'ok') smtpCheck = dns.status === 'unavailable' ? 'unavailable' : 'skipped'
+  else if (!smtp) smtpCheck = 'skipped'
+  else {
+    const result = await verifyMailbox(ctx, `${parsed.localPart}@${parsed.asciiDomain}`, dns.hosts)
+    dataSources.push('smtp')
+    smtpCheck = result.smtp_check
+    catchAll = result.catchAll === true
+  }
+
+  const age = await agePromise
+  if (age.asked) dataSources.push('rdap')
+  return assemble(base, {
+    dns,
+    smtpCheck,
+    catchAll,
+    ageDays: age.days,
+    partial: dns.status === 'unavailable' || age.partial,
+    offline: false,
+    dataSources,
+  })
+}
+
+/** MX (null MX, implicit MX fallback), SPF and DMARC of an ASCII domain, asked in parallel. */
+async function lookupMailDns(ctx: CheckContext, domain: string): Promise<DnsFindings> {
+  const dns = ctx.sources.dns
+  const [mx, txt, dmarc] = await Promise.all([
+    guard(() => dns.resolveMx(domain)),
+    guard(() => dns.resolveTxt(domain)),
+    guard(() => dns.resolveTxt(`_dmarc.${domain}`)),
+  ])
+  const hasSpf = txtHas(txt, SPF_RE)
+  const hasDmarc = txtHas(dmarc, DMARC_RE)
+
+  if (mx.status === 'nxdomain') return { status: 'nxdomain', hosts: [], hasSpf: false, hasDmarc: hasDmarc ?? false }
+  if (mx.status === 'ok') {
+    const hosts = mx.records.filter((r) => r.exchange !== '').map((r) => r.exchange)
+    if (hosts.length === 0) return { status: 'null_mx', hosts: [], hasSpf, hasDmarc }
+    return { status: 'ok', hosts: [...new Set(hosts)], hasSpf, hasDmarc }
+  }
+  if (mx.status !== 'nodata') return { status: 'unavailable', hosts: [], hasSpf, hasDmarc }
+
+  // No MX: RFC 5321 §5.1 implicit MX — the domain itself, if it has an address (A first; AAAA only without one,
+  // which also leaves the A answer cached for the SMTP connection).
+  const a = await guard(() => dns.resolve4(domain))
+  if (a.status === 'ok') return { status: 'ok', hosts: [domain], hasSpf, hasDmarc }
+  const aaaa = await guard(() => dns.resolve6(domain))
+  if (aaaa.status === 'ok') return { status: 'ok', hosts: [domain], hasSpf, hasDmarc }
+  if (isFailure(a.status) || isFailure(aaaa.status)) return { status: 'unavailable', hosts: [], hasSpf, hasDmarc }
+  return { status: 'no_mx', hosts: [], hasSpf, hasDmarc }
+}
+
+function isFailure(status: DnsAnswer<unknown>['status']): boolean {
+  return status !== 'ok' && status !== 'nodata' && status !== 'nxdomain'
+}
+
+/** true/false when the TXT answer is definite, null when DNS failed. */
+function txtHas(answer: DnsAnswer<string>, re: RegExp): boolean | null {
+  if (answer.status === 'ok') return answer.records.some((r) => re.test(r.slice(0, 32)))
+  if (answer.status === 'nxdomain' || answer.status === 'nodata') return false
+  return null
+}
+
+/** A source call that never rejects (the sources promise that; this guards replaced ones). */
+async function guard<T>(call: () => Promise<DnsAnswer<T>>): Promise<DnsAnswer<T>> {
+  try {
+    return await call()
+  } catch (e) {
+    return { status: 'error', records: [], error: e instanceof Error ? e.message : String(e) }
+  }
+}
+
+async function verifyMailbox(ctx: CheckContext, address: string, hosts: string[]): Promise<SmtpVerifyResult> {
+  try {
+    return await ctx.sources.smtp.verify(address, hosts)
+  } catch (e) {
+    return { smtp_check: 'unknown', code: null, enhancedCode: null, message: String(e), mxHost: null, catchAll: null }
+  }
+}
+
+/**
+ * The domain-age seam: `domain_age_days` from the domain-age lookup when RDAP is configured (and we are online),
+ * else null. Test mode uses the domain-age lookup's deterministic answers.
+ */
+async function domainAgeDays(ctx: CheckContext, asciiDomain: string): Promise<{ days: number | null; partial: boolean; asked: boolean }> {
+  const wanted = ctx.mode === 'test' || (!ctx.offline && isRdapConfigured(ctx))
+  if (!wanted) return { days: null, partial: false, asked: false }
+  const registrable = getDomain(asciiDomain, { allowPrivateDomains: false }) ?? asciiDomain
+  try {
+    const { details, partial } = await lookupDomainAge(ctx, registrable)
+    return { days: Number.isInteger(details.age_days) ? details.age_days : null, partial, asked: true }
+  } catch {
+    return { days: null, partial: true, asked: true }
+  }
+}
+
+/** RDAP is asked unless switched off (`rdap: { enabled: false }`); offline and test mode are handled by lookupDomainAge. */
+function isRdapConfigured(ctx: CheckContext): boolean {
+  return ctx.options.rdap.enabled
+}
+
+// ─── assembling outcomes ──────────────────────────────────────────────────────────────────────────────────────────
+
+/** The facts that need no network: lists, provider by domain, typo suggestion. */
+function staticFacts(parsed: Extract<ParsedEmail, { ok: true }>): EmailDetails {
+  const d = parsed.asciiDomain
+  const suggestion = safe(() => suggestEmail(parsed.localPart, d), null)
+  return {
+    normalized: parsed.normalized,
+    local_part: parsed.localPart,
+    domain: parsed.domain,
+    syntax_valid: true,
+    mx_found: false,
+    mx_records: [],
+    smtp_check: 'skipped',
+    is_disposable: safe(() => isDisposableDomain(d), false),
+    is_role: safe(() => isRoleLocalPart(parsed.localPart), false),
+    is_free_provider: safe(() => isFreeProviderDomain(d), false),
+    provider: safe(() => detectProvider(d, []), null),
+    is_catch_all: false,
+    did_you_mean: typeof suggestion === 'string' && suggestion !== '' && suggestion !== parsed.normalized ? suggestion : null,
+    domain_age_days: null,
+    has_spf: null,
+    has_dmarc: null,
+  }
+}
+
+function safe<T>(fn: () => T, fallback: T): T {
+  try {
+    return fn() ?? fallback
+  } catch {
+    return fallback
+  }
+}
+
+interface Findings {
+  dns: DnsFindings
+  smtpCheck: SmtpCheck
+  catchAll: boolean
+  ageDays: number | null
+  partial: boolean
+  offline: boolean
+  dataSources: string[]
+}
+
+/** Details + factors from the static facts and the network findings. */
+function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
+  const details: EmailDetails = {
+    ...base,
+    mx_found: f.dns.status === 'ok',
+    mx_records: f.dns.status === 'ok' ? f.dns.hosts : [],
+    smtp_check: f.smtpCheck,
+    is_catch_all: f.smtpCheck === 'catch_all' || f.catchAll,
+    domain_age_days: f.ageDays,
+    has_spf: f.dns.hasSpf,
+    has_dmarc: f.dns.hasDmarc,
+  }
+  const factors: FactorCode[] = []
+  let reason: string | undefined
+  switch (f.dns.status) {
+    case 'nxdomain':
+      factors.push('email_domain_not_found')
+      reason = `The domain ${base.domain} does not exist.`
+      break
+    case 'null_mx':
+      factors.push('email_null_mx')
+      reason = `The domain ${base.domain} declares that it accepts no email (null MX).`
+      break
+    case 'no_mx':
+      factors.push('email_no_mx')
+      reason = `The domain ${base.domain} has no mail server (no MX, A or AAAA record).`
+      break
+    case 'unavailable':
+      factors.push('email_dns_unavailable')
+      if (f.offline) reason = 'Offline: DNS and the mail server were not asked, so deliverability is unknown.'
+      break
+    case 'ok':
+      break
+  }
+  switch (f.smtpCheck) {
+    case 'undeliverable':
+      factors.push('email_undeliverable')
+      reason = 'The mail server says this mailbox does not exist.'
+      break
+    case 'unknown':
+      factors.push('email_smtp_unknown')
+      break
+    case 'unavailable':
+      if (f.dns.status === 'ok' || f.offline) factors.push('email_smtp_unavailable')
+      break
+    default:
+      break
+  }
+  if (details.is_catch_all) factors.push('email_catch_all')
+  if (details.is_disposable) factors.push('email_disposable')
+  if (details.is_role) factors.push('email_role_account')
+  if (details.did_you_mean !== null) factors.push('email_typo_suspected')
+  if (details.is_free_provider) factors.push('email_free_provider')
+  if (f.ageDays !== null) {
+    if (f.ageDays < NEWLY_REGISTERED_DAYS) factors.push('domain_newly_registered')
+    else if (f.ageDays < RECENTLY_REGISTERED_DAYS) factors.push('domain_recently_registered')
+  }
+  if (details.did_you_mean !== null && reason === undefined && factors[0] === 'email_typo_suspected') {
+    reason = `The domain looks like a typo: did you mean ${details.did_you_mean}?`
+  }
+  const outcome: CheckOutcome<EmailDetails> = {
+    details,
+    factors,
+    partial: f.partial,
+    dataSources: f.dataSources,
+    validReason: validReasonOf(details.smtp_check),
+  }
+  if (reason !== undefined) outcome.reason = reason
+  return outcome
+}
+
+function validReasonOf(smtp: SmtpCheck): string {
+  if (smtp === 'deliverable') return 'The mail server confirms that this mailbox exists.'
+  if (smtp === 'skipped') return 'The address is well-formed and its domain accepts email (mailbox not checked).'
+  return 'The address is well-formed and its domain accepts email.'
+}
+
+/** An address that fails the syntax check: no lookups at all. */
+function invalidSyntaxOutcome(parsed: Extract<ParsedEmail, { ok: false }>): CheckOutcome<EmailDetails> {
+  const suggestion =
+    parsed.localPart !== '' && parsed.domain !== '' && parsed.localPart.length <= 64 && parsed.domain.length <= 253
+      ? safe(() => suggestEmail(parsed.localPart, parsed.domain), null)
+      : null
+  return {
+    details: {
+      normalized: parsed.normalized,
+      local_part: parsed.localPart,
+      domain: parsed.domain,
+      syntax_valid: false,
+      mx_found: false,
+      mx_records: [],
+      smtp_check: 'skipped',
+      is_disposable: false,
+      is_role: false,
+      is_free_provider: false,
+      provider: null,
+      is_catch_all: false,
+      did_you_mean: typeof suggestion === 'string' && suggestion !== '' && suggestion !== parsed.normalized ? suggestion : null,
+      domain_age_days: null,
+      has_spf: null,
+      has_dmarc: null,
+    },
+    factors: ['email_invalid_syntax'],
+    reason: describeEmailSyntaxError(parsed.reason),
+    partial: false,
+    dataSources: ['syntax'],
+  }
+}
+
+// ─── test mode ────────────────────────────────────────────────────────────────────────────────────────────────────
+
+/** A scripted answer of test mode: what DNS and SMTP "said" and what the lists "found". */
+interface TestScenario {
+  dns?: DnsFindings['status']
+  smtp?: Exclude<SmtpCheck, 'skipped'>
+  disposable?: boolean
+  role?: boolean
+  typo?: string
+  ageDays?: number
+}
+
+const TEST_DOMAIN = 'example.com'
+const TEST_SCENARIOS: Record<string, TestScenario> = {
+  deliverable: {},
+  undeliverable: { smtp: 'undeliverable' },
+  catchall: { smtp: 'catch_all' },
+  role: { role: true },
+  disposable: { disposable: true },
+  'disposable-catchall': { disposable: true, smtp: 'catch_all' },
+  typo: { typo: 'typo@gmail.com' },
+  newdomain: { ageDays: 3 },
+  unknown: { smtp: 'unknown' },
+  unavailable: { smtp: 'unavailable' },
+  dnsfail: { dns: 'unavailable' },
+  nomx: { dns: 'no_mx' },
+  nullmx: { dns: 'null_mx' },
+  nodomain: { dns: 'nxdomain' },
+}
+
+/**
+ * Test mode: no network. At example.com the local part picks a scripted scenario ({@link emailCheck}.testInputs);
+ * any other valid address gets the real lists/provider/typo facts and a "deliverable" DNS/SMTP answer, with the
+ * domain age from the domain-age lookup's test mode.
+ */
+async function testEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean): Promise<CheckOutcome<EmailDetails>> {
+  if (!parsed.ok) return invalidSyntaxOutcome(parsed)
+  const base = staticFacts(parsed)
+  const scenario = parsed.asciiDomain === TEST_DOMAIN ? TEST_SCENARIOS[parsed.localPart.toLowerCase()] : undefined
+  let ageDays: number | null
+  if (scenario) {
+    base.is_disposable = scenario.disposable ?? false
+    base.is_role = scenario.role ?? false
+    base.is_free_provider = false
+    base.provider = null
+    base.did_you_mean = scenario.typo ?? null
+    ageDays = scenario.ageDays ?? 4000
+  } else {
+    ageDays = (await domainAgeDays(ctx, parsed.asciiDomain)).days
+  }
+  const dnsStatus = scenario?.dns ?? 'ok'
+  const hosts = dnsStatus === 'ok' ? [`mx1.${parsed.asciiDomain}`, `mx2.${parsed.asciiDomain}`] : []
+  const dns: DnsFindings = {
+    status: dnsStatus,
+    hosts,
+    hasSpf: dnsStatus === 'unavailable' ? null : dnsStatus !== 'nxdomain',
+    hasDmarc: dnsStatus === 'unavailable' ? null : dnsStatus !== 'nxdomain',
+  }
+  if (!scenario) base.provider = safe(() => detectProvider(parsed.asciiDomain, hosts), null) ?? base.provider
+  let smtpCheck: SmtpCheck
+  if (dnsStatus !== 'ok') smtpCheck = dnsStatus === 'unavailable' ? 'unavailable' : 'skipped'
+  else smtpCheck = smtp ? (scenario?.smtp ?? 'deliverable') : 'skipped'
+  return assemble(base, {
+    dns,
+    smtpCheck,
+    catchAll: smtpCheck === 'catch_all',
+    ageDays,
+    partial: dnsStatus === 'unavailable',
+    offline: false,
+    dataSources: smtp && dnsStatus === 'ok' ? ['syntax', 'lists', 'dns', 'smtp'] : ['syntax', 'lists', 'dns'],
+  })
+}
