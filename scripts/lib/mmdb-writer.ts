@@ -269,6 +269,7 @@ export class MmdbWriter {
   private readonly records: MmdbMap[] = []
   private readonly recordIds = new Map<string, number>()
   private finished = false
+  private output: Buffer | null = null
 
   constructor(opts: MmdbWriterOptions) {
     if (opts.ipVersion !== 4 && opts.ipVersion !== 6) throw new TypeError('mmdb-writer: ipVersion must be 4 or 6')
@@ -417,10 +418,11 @@ export class MmdbWriter {
   }
 
   /**
-   * Serializes the database. After this call the writer is frozen.
+   * Serializes the database (once; later calls return the same buffer). After this call the writer is frozen.
    * Throws a RangeError when the tree and data do not fit the requested record size.
    */
   toBuffer(): Buffer {
+    if (this.output) return this.output
     this.finished = true
     // the root (node 0) always stays a node; collapse below it
     this.left[0] = this.collapse(this.left[0] as number)
@@ -496,6 +498,7 @@ export class MmdbWriter {
       description: this.opts.description ?? {},
     })
     const marker = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex')
-    return Buffer.concat([tree, Buffer.alloc(16), data, marker, meta.toBuffer()])
+    this.output = Buffer.concat([tree, Buffer.alloc(16), data, marker, meta.toBuffer()])
+    return this.output
   }
 }

@@ -76,7 +76,7 @@ export function createSources(o: ResolvedOptions): SourceSet {
     },
     validate() {
       const ip = o.ip
-      if (ip.cityDb || ip.countryDb || ip.asnDb || ip.ispDb || ip.anonymousDb || ip.connectionTypeDb || ip.blocklists) get('ip')
+      if (ip.cityDb || ip.countryDb || ip.asnDb || ip.ispDb || ip.anonymousDb || ip.connectionTypeDb || ip.blocklists || ip.dnsbl) get('ip')
     },
     async close() {
       const all = Object.values(built) as Array<{ close?: () => unknown }>

