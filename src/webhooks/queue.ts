@@ -1,0 +1,500 @@
+/**
+ * The delivery queue core: what the server drives from its SQLite store. Everything persistent goes through a
+ * {@link DeliveryStore} (an in-memory one is in `./memory-store.ts`); the logic here is the fan-out of an event to
+ * endpoints ({@link enqueueEvent}), the resend of missed deliveries ({@link resendDeliveries}), the log retention
+ * sweep ({@link pruneDeliveryLog}) and the worker ({@link createDeliveryWorker}) that leases due deliveries, signs each
+ * with the endpoint's CURRENT secret at send time, sends it, appends the attempt to the log, schedules the retry or
+ * finishes it, and auto-disables an endpoint that has failed for a day.
+ *
+ * Lifecycle of a delivery (one event × one endpoint):
+ *   pending ──attempt ok──▶ succeeded
+ *   pending ──attempt failed, retries left──▶ pending (next_attempt_at per ./schedule.ts)
+ *   pending ──11th attempt failed──▶ failed (and maybe the endpoint is disabled with reason `failing`)
+ *   pending ──endpoint disabled / deleted, or event gone──▶ skipped (no attempt; a resend can pick it up)
+ * Fan-out to a disabled endpoint creates the delivery directly as `skipped`, so "resend missed deliveries" after
+ * re-enabling also covers events that happened while it was disabled. A ping is delivered even to a disabled
+ * endpoint (operators test an endpoint before re-enabling it).
+ *
+ * Delivery is at-least-once: a lease (`lease_until`) keeps a delivery from being sent twice at the same time, and a
+ * process that dies mid-send leaves the lease to expire, after which the delivery is sent again. Receivers drop
+ * duplicates by `SVC-Event-Id` (a resend keeps the event id and gets a new delivery id).
+ */
+import type { EventPayload } from '../schema.js'
+import { buildDelivery, deliverWebhook, DEFAULT_DELIVERY_TIMEOUT_MS, type DeliverWebhookOptions, type DeliveryResult } from './deliver.js'
+import { createDeliveryId, matchesSubscription } from './events.js'
+import type { WebhookFormat } from './format.js'
+import { DELIVERY_LOG_RETENTION_MS, nextAttemptAt, shouldDisable } from './schedule.js'
+
+/** A value or a promise of it: store methods may be synchronous (in-memory, better-sqlite3) or asynchronous. */
+export type MaybePromise<T> = T | Promise<T>
+
+/** An endpoint as the queue needs it (the server's row, mapped). */
+export interface WebhookEndpointRecord {
+  id: string
+  orgId: string
+  /** the normalised URL (validateWebhookUrl(...).url.href) */
+  url: string
+  format: WebhookFormat
+  /** the CURRENT `whsec_` secret; rotation replaces it and queued deliveries are signed with the new one */
+  secret: string
+  /** subscribed event types, or ['*'] */
+  events: string[]
+  status: 'enabled' | 'disabled'
+  /** `failing` when auto-disabled; null when enabled */
+  disabledReason: string | null
+  createdAt: Date
+  /** when an operator last re-enabled it (starts a fresh failing window); null if never */
+  enabledAt: Date | null
+  /** the last successful delivery to it; null if none */
+  lastSuccessAt: Date | null
+}
+
+/** State of a delivery (see the module comment). */
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'skipped'
+
+/** One event × one endpoint. */
+export interface DeliveryRecord {
+  /** `dlv_…`; sent as SVC-Delivery-Id */
+  id: string
+  /** the event (sent as SVC-Event-Id); a resend keeps it */
+  eventId: string
+  endpointId: string
+  orgId: string
+  status: DeliveryStatus
+  /** attempts made so far (0–11) */
+  attempts: number
+  /** when the next attempt is due (pending only) */
+  nextAttemptAt: Date | null
+  /** a worker holds it until then (pending only); null when not leased */
+  leaseUntil: Date | null
+  createdAt: Date
+  lastAttemptAt: Date | null
+  /** HTTP status of the last attempt, null when none arrived */
+  lastStatus: number | null
+  /** error code of the last attempt (DeliveryError) or why it was skipped (`endpoint_disabled`, `endpoint_deleted`, `event_missing`) */
+  lastError: string | null
+  /** the delivery this one re-sends, if any */
+  resendOf: string | null
+}
+
+/** One line of the delivery log: an attempt. Kept 30 days. */
+export interface DeliveryAttemptRecord {
+  deliveryId: string
+  eventId: string
+  endpointId: string
+  /** 1-based attempt number */
+  attempt: number
+  /** when the attempt started */
+  at: Date
+  ok: boolean
+  /** HTTP status, null when no response */
+  status: number | null
+  durationMs: number
+  /** the response body, truncated (4 KiB) */
+  responseBody: string
+  /** DeliveryError code, null on success */
+  error: string | null
+  errorDetail: string | null
+}
+
+/** The new state of a delivery after an attempt (or a skip). Completing also releases the lease. */
+export interface DeliveryUpdate {
+  status: DeliveryStatus
+  attempts: number
+  nextAttemptAt: Date | null
+  lastAttemptAt: Date | null
+  lastStatus: number | null
+  lastError: string | null
+}
+
+/**
+ * Persistence the queue needs. Methods may be sync or async. SQLite sketch (what the in-memory store mirrors):
+ * ```sql
+ * webhook_events(id PRIMARY KEY, org_id, type, created, payload_json, stored_at)
+ * webhook_deliveries(id PRIMARY KEY, event_id, endpoint_id, org_id, status, attempts, next_attempt_at, lease_until,
+ *                    created_at, last_attempt_at, last_status, last_error, resend_of)
+ *   INDEX (status, next_attempt_at)  INDEX (endpoint_id, created_at)
+ * webhook_attempts(delivery_id, attempt, event_id, endpoint_id, at, ok, status, duration_ms, response_body, error,
+ *                  error_detail, PRIMARY KEY (delivery_id, attempt))
+ * -- leaseDue, in one transaction:
+ * UPDATE webhook_deliveries SET lease_until = :leaseUntil WHERE id IN (SELECT id FROM webhook_deliveries
+ *   WHERE status = 'pending' AND next_attempt_at <= :now AND (lease_until IS NULL OR lease_until <= :now)
+ *   ORDER BY next_attempt_at LIMIT :limit) RETURNING *
+ * ```
+ */
+export interface DeliveryStore {
+  /** Stores an event payload (idempotent by id). */
+  insertEvent(event: EventPayload): MaybePromise<void>
+  getEvent(eventId: string): MaybePromise<EventPayload | null>
+  /** The org's endpoints (enabled and disabled) for fan-out. */
+  listEndpoints(orgId: string): MaybePromise<WebhookEndpointRecord[]>
+  /** One endpoint with its CURRENT secret, or null when deleted. */
+  getEndpoint(endpointId: string): MaybePromise<WebhookEndpointRecord | null>
+  insertDeliveries(deliveries: DeliveryRecord[]): MaybePromise<void>
+  /**
+   * Atomically takes up to `limit` deliveries that are pending, due (`nextAttemptAt <= now`) and not leased (or whose
+   * lease expired), oldest due first, and sets their `leaseUntil`. Returns them as they were before the lease.
+   */
+  leaseDue(now: Date, limit: number, leaseUntil: Date): MaybePromise<DeliveryRecord[]>
+  /** Applies `update`, clears the lease, and appends `attempt` to the log when given (null for a skip). */
+  completeDelivery(deliveryId: string, update: DeliveryUpdate, attempt: DeliveryAttemptRecord | null): MaybePromise<void>
+  /** Records a success for the endpoint (`lastSuccessAt = at`, only if later than the stored one). */
+  markEndpointSuccess(endpointId: string, at: Date): MaybePromise<void>
+  /** Disables an enabled endpoint (`status = disabled`, `disabledReason = reason`); true when it changed. */
+  disableEndpoint(endpointId: string, reason: 'failing', at: Date): MaybePromise<boolean>
+  /** Deliveries of an endpoint created at or after `since` (all when omitted), oldest first. */
+  listDeliveries(filter: { endpointId: string; since?: Date }): MaybePromise<DeliveryRecord[]>
+  /**
+   * Deletes attempts older than `cutoff`, finished deliveries created before it, and events no delivery refers to
+   * any more. Returns counts.
+   */
+  pruneBefore(cutoff: Date): MaybePromise<{ attempts: number; deliveries: number; events: number }>
+}
+
+/** Options common to the queue functions. */
+export interface QueueBase {
+  store: DeliveryStore
+  /** the clock */
+  now: () => Date
+  /** id generator for deliveries (default `createDeliveryId`) */
+  createId?: () => string
+}
+
+function newDelivery(
+  base: { id: string; eventId: string; endpoint: WebhookEndpointRecord; at: Date; resendOf: string | null },
+  status: DeliveryStatus,
+  lastError: string | null,
+): DeliveryRecord {
+  return {
+    id: base.id,
+    eventId: base.eventId,
+    endpointId: base.endpoint.id,
+    orgId: base.endpoint.orgId,
+    status,
+    attempts: 0,
+    nextAttemptAt: status === 'pending' ? new Date(base.at.getTime()) : null,
+    leaseUntil: null,
+    createdAt: new Date(base.at.getTime()),
+    lastAttemptAt: null,
+    lastStatus: null,
+    lastError,
+    resendOf: base.resendOf,
+  }
+}
+
+/**
+ * Stores an event and creates one delivery per endpoint that receives it: for fan-out types every endpoint of the
+ * event's org whose subscription matches ({@link matchesSubscription}); for `ping` only `endpointId` (required, and it
+ * must belong to the org). Enabled endpoints get a pending delivery due now; disabled ones a `skipped` delivery (so a
+ * resend after re-enabling can send it). Returns the deliveries created.
+ *
+ * @example
+ * await enqueueEvent({ store, now, event: buildCreditsLowEvent({ orgId, now: now(), balance, thresholdPercent: 25, monthlyCredits }) })
+ */
+export async function enqueueEvent(input: QueueBase & { event: EventPayload; endpointId?: string }): Promise<DeliveryRecord[]> {
+  const { store, event } = input
+  const at = input.now()
+  const createId = input.createId ?? createDeliveryId
+  let targets: WebhookEndpointRecord[]
+  if (event.type === 'ping') {
+    if (!input.endpointId) throw new TypeError('enqueueEvent: a ping needs endpointId')
+    const ep = await store.getEndpoint(input.endpointId)
+    if (!ep || ep.orgId !== event.org_id) throw new TypeError(`enqueueEvent: no endpoint ${input.endpointId} in org ${event.org_id}`)
+    targets = [ep]
+  } else {
+    targets = (await store.listEndpoints(event.org_id)).filter((ep) => matchesSubscription(ep.events, event.type))
+  }
+  await store.insertEvent(event)
+  const deliveries = targets.map((endpoint) => {
+    const base = { id: createId(), eventId: event.id, endpoint, at, resendOf: null }
+    return endpoint.status === 'enabled' || event.type === 'ping'
+      ? newDelivery(base, 'pending', null)
+      : newDelivery(base, 'skipped', 'endpoint_disabled')
+  })
+  if (deliveries.length > 0) await store.insertDeliveries(deliveries)
+  return deliveries
+}
+
+/**
+ * Resends the missed deliveries of an endpoint (operator `webhook resend ENDPOINT_ID [--since ISO]`): for every
+ * event of the endpoint's log since `since` that has no succeeded and no pending delivery, a new delivery (new
+ * delivery id, SAME event id, `resendOf` = the latest earlier delivery) due now. Does nothing for a disabled endpoint
+ * (re-enable it first) and returns the deliveries created.
+ *
+ * @example await resendDeliveries({ store, now, endpointId: 'we_1', since: new Date(Date.now() - 86400e3) })
+ */
+export async function resendDeliveries(input: QueueBase & { endpointId: string; since?: Date }): Promise<DeliveryRecord[]> {
+  const { store } = input
+  const endpoint = await store.getEndpoint(input.endpointId)
+  if (!endpoint || endpoint.status !== 'enabled') return []
+  const at = input.now()
+  const createId = input.createId ?? createDeliveryId
+  const filter: { endpointId: string; since?: Date } = { endpointId: endpoint.id }
+  if (input.since) filter.since = input.since
+  const log = await store.listDeliveries(filter)
+  const byEvent = new Map<string, DeliveryRecord[]>()
+  for (const d of log) {
+    const list = byEvent.get(d.eventId)
+    if (list) list.push(d)
+    else byEvent.set(d.eventId, [d])
+  }
+  const created: DeliveryRecord[] = []
+  for (const [eventId, list] of byEvent) {
+    if (list.some((d) => d.status === 'succeeded' || d.status === 'pending')) continue
+    const latest = list.reduce((a, b) => (b.createdAt.getTime() >= a.createdAt.getTime() ? b : a))
+    created.push(newDelivery({ id: createId(), eventId, endpoint, at, resendOf: latest.id }, 'pending', null))
+  }
+  if (created.length > 0) await store.insertDeliveries(created)
+  return created
+}
+
+/**
+ * The retention sweep: deletes delivery-log entries older than 30 days (spec "Delivery log retention").
+ *
+ * @example setInterval(() => pruneDeliveryLog({ store, now: () => new Date() }), 3600e3)
+ */
+export async function pruneDeliveryLog(input: { store: DeliveryStore; now: () => Date; retentionMs?: number }) {
+  const cutoff = new Date(input.now().getTime() - (input.retentionMs ?? DELIVERY_LOG_RETENTION_MS))
+  return input.store.pruneBefore(cutoff)
+}
+
+/** Sends one built delivery; defaults to {@link deliverWebhook}. Must not throw (a throw counts as a `network` failure). */
+export type DeliverFunction = (request: DeliverWebhookOptions) => Promise<DeliveryResult>
+
+/** Options of {@link createDeliveryWorker}. */
+export interface DeliveryWorkerOptions {
+  store: DeliveryStore
+  /** the clock (a fake one in tests) */
+  now: () => Date
+  /** the sender (default {@link deliverWebhook}); tests pass a fake */
+  deliver?: DeliverFunction
+  /** called once when an endpoint is auto-disabled: log an operator notice / email owners */
+  onEndpointDisabled?: (endpoint: WebhookEndpointRecord, at: Date) => void | Promise<void>
+  /** called after each attempt is recorded (metrics, logs) */
+  onAttempt?: (attempt: DeliveryAttemptRecord, delivery: DeliveryRecord) => void
+  /** deliveries sent at the same time (default 8) */
+  concurrency?: number
+  /** deliveries leased per tick (default 4 × concurrency) */
+  batchSize?: number
+  /** per-attempt timeout (default 10,000 ms) */
+  timeoutMs?: number
+  /** tests / local development only (`--unsafe-allow-loopback-webhooks`) */
+  allowLoopback?: boolean
+  /** how long a lease holds beyond the timeout before another worker may retry (default 60,000 ms) */
+  leaseGraceMs?: number
+  /** retry jitter fraction (default 0; e.g. 0.2 for ±20 %) */
+  jitterRatio?: number
+  /** reported by `tick()` through `onError` instead of throwing: store failures */
+  onError?: (err: unknown) => void
+}
+
+/** What one `tick()` did. */
+export interface TickResult {
+  leased: number
+  succeeded: number
+  /** failed attempts with a retry scheduled */
+  retrying: number
+  /** deliveries that failed their last attempt */
+  failed: number
+  skipped: number
+  /** endpoints auto-disabled in this tick */
+  disabledEndpoints: string[]
+}
+
+/** A delivery worker (see {@link createDeliveryWorker}). */
+export interface DeliveryWorker {
+  /** Leases due deliveries and sends them (bounded concurrency); resolves when all are recorded. Overlapping calls share one run. */
+  tick(): Promise<TickResult>
+  /** Runs `tick()` every `intervalMs` (default 1,000 ms), at once again when a tick leased a full batch. */
+  start(intervalMs?: number): void
+  /** Stops the loop and waits for the running tick. */
+  stop(): Promise<void>
+}
+
+/**
+ * The worker the server runs (one per process; several processes may share a store thanks to leases).
+ *
+ * Each leased delivery: read the endpoint and event; skip (no attempt) when the endpoint is gone, or disabled and the
+ * event is not a ping; otherwise build the request at send time — body in the endpoint's format, SVC-Signature with
+ * the endpoint's current secret and the current time — send it, append the attempt (number, status, duration,
+ * truncated response, time) to the log, and either finish it (2xx) or schedule the next attempt per the retry
+ * schedule, or finish it as failed after the 11th attempt; then, if no success has reached the endpoint for a day
+ * (`shouldDisable`), disable it with reason `failing` and call `onEndpointDisabled`.
+ *
+ * @example
+ * const worker = createDeliveryWorker({ store, now: () => new Date(), onEndpointDisabled: (ep) => log.warn(ep.id) })
+ * worker.start()
+ */
+export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
+  const { store, now } = options
+  const deliver: DeliverFunction = options.deliver ?? deliverWebhook
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8))
+  const batchSize = Math.max(1, Math.floor(options.batchSize ?? concurrency * 4))
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
+  const leaseGraceMs = options.leaseGraceMs ?? 60_000
+  const allowLoopback = options.allowLoopback === true
+  const jitter = options.jitterRatio ? { jitterRatio: options.jitterRatio } : {}
+
+  let running: Promise<TickResult> | null = null
+  let timer: NodeJS.Timeout | null = null
+  let stopped = true
+
+  async function skip(d: DeliveryRecord, reason: string): Promise<void> {
+    await store.completeDelivery(
+      d.id,
+      {
+        status: 'skipped',
+        attempts: d.attempts,
+        nextAttemptAt: null,
+        lastAttemptAt: d.lastAttemptAt,
+        lastStatus: d.lastStatus,
+        lastError: reason,
+      },
+      null,
+    )
+  }
+
+  async function processOne(d: DeliveryRecord, result: TickResult): Promise<void> {
+    const [endpoint, event] = await Promise.all([store.getEndpoint(d.endpointId), store.getEvent(d.eventId)])
+    if (!endpoint) {
+      await skip(d, 'endpoint_deleted')
+      result.skipped++
+      return
+    }
+    if (!event) {
+      await skip(d, 'event_missing')
+      result.skipped++
+      return
+    }
+    if (endpoint.status !== 'enabled' && event.type !== 'ping') {
+      await skip(d, 'endpoint_disabled')
+      result.skipped++
+      return
+    }
+    const at = now()
+    const request = buildDelivery(event, endpoint, { deliveryId: d.id, now: at })
+    let res: DeliveryResult
+    try {
+      res = await deliver({ url: endpoint.url, body: request.body, headers: request.headers, timeoutMs, allowLoopback })
+    } catch (err) {
+      res = {
+        ok: false,
+        status: null,
+        durationMs: 0,
+        responseBody: '',
+        error: 'network',
+        errorDetail: err instanceof Error ? err.message : String(err),
+        address: null,
+      }
+    }
+    const ended = now()
+    const attemptNo = d.attempts + 1
+    const attempt: DeliveryAttemptRecord = {
+      deliveryId: d.id,
+      eventId: d.eventId,
+      endpointId: d.endpointId,
+      attempt: attemptNo,
+      at,
+      ok: res.ok,
+      status: res.status,
+      durationMs: res.durationMs,
+      responseBody: res.responseBody,
+      error: res.error,
+      errorDetail: res.errorDetail,
+    }
+    const base = { attempts: attemptNo, lastAttemptAt: at, lastStatus: res.status, lastError: res.error }
+    if (res.ok) {
+      await store.completeDelivery(d.id, { ...base, status: 'succeeded', nextAttemptAt: null }, attempt)
+      await store.markEndpointSuccess(endpoint.id, ended)
+      result.succeeded++
+    } else {
+      const next = nextAttemptAt(attemptNo, ended, jitter)
+      if (next) {
+        await store.completeDelivery(d.id, { ...base, status: 'pending', nextAttemptAt: next }, attempt)
+        result.retrying++
+      } else {
+        await store.completeDelivery(d.id, { ...base, status: 'failed', nextAttemptAt: null }, attempt)
+        result.failed++
+        const fresh = await store.getEndpoint(endpoint.id)
+        if (
+          fresh &&
+          fresh.status === 'enabled' &&
+          shouldDisable({
+            lastAttemptFailedFinal: true,
+            lastSuccessAt: fresh.lastSuccessAt,
+            endpointCreatedAt: fresh.createdAt,
+            enabledAt: fresh.enabledAt,
+            now: ended,
+          })
+        ) {
+          if (await store.disableEndpoint(fresh.id, 'failing', ended)) {
+            result.disabledEndpoints.push(fresh.id)
+            const disabled = (await store.getEndpoint(fresh.id)) ?? { ...fresh, status: 'disabled', disabledReason: 'failing' }
+            await options.onEndpointDisabled?.(disabled, ended)
+          }
+        }
+      }
+    }
+    options.onAttempt?.(attempt, d)
+  }
+
+  async function runTick(): Promise<TickResult> {
+    const result: TickResult = { leased: 0, succeeded: 0, retrying: 0, failed: 0, skipped: 0, disabledEndpoints: [] }
+    const at = now()
+    const leased = await store.leaseDue(at, batchSize, new Date(at.getTime() + timeoutMs + leaseGraceMs))
+    result.leased = leased.length
+    let next = 0
+    const lane = async (): Promise<void> => {
+      while (next < leased.length) {
+        const d = leased[next++] as DeliveryRecord
+        try {
+          await processOne(d, result)
+        } catch (err) {
+          // A store failure: the lease expires and the delivery is tried again later.
+          options.onError?.(err)
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(concurrency, leased.length) }, lane))
+    return result
+  }
+
+  function tick(): Promise<TickResult> {
+    if (!running) {
+      running = runTick().finally(() => {
+        running = null
+      })
+    }
+    return running
+  }
+
+  function schedule(delay: number, intervalMs: number): void {
+    if (stopped) return
+    timer = setTimeout(() => {
+      timer = null
+      tick().then(
+        (r) => schedule(r.leased >= batchSize ? 0 : intervalMs, intervalMs),
+        (err: unknown) => {
+          options.onError?.(err)
+          schedule(intervalMs, intervalMs)
+        },
+      )
+    }, delay)
+    timer.unref?.()
+  }
+
+  return {
+    tick,
+    start(intervalMs = 1000) {
+      if (!stopped) return
+      stopped = false
+      schedule(0, intervalMs)
+    },
+    async stop() {
+      stopped = true
+      if (timer) clearTimeout(timer)
+      timer = null
+      if (running) await running.catch(() => undefined)
+    },
+  }
+}
