@@ -71,6 +71,7 @@ export const FACTORS = {
   phone_toll_free: f('phone', 25, 'risky', 'The number is a toll-free number, not a personal line.'),
   phone_landline: f('phone', 0, 'info', 'The number is a landline (cannot receive SMS).'),
   phone_line_type_unknown: f('phone', 0, 'info', 'The line type cannot be told from the numbering plan.', true),
+  phone_line_type_undetermined: f('phone', 0, 'unknown', 'The line-type lookup cannot tell the line type (fixed line or mobile) from the numbering plan.', true),
   phone_country_mismatch: f('phone', 20, 'risky', "The number's country differs from the country given with it."),
   phone_carrier_unavailable: f('phone', 0, 'unknown', 'The live carrier source did not answer; numbering-plan data only.', true),
 

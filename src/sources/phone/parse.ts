@@ -14,6 +14,7 @@ import {
   type PhoneNumberType,
 } from 'libphonenumber-js/max'
 import { invalidInput, missingField } from '../../errors.js'
+import { formatPhone } from './format.js'
 import type { LineType } from '../../schema.js'
 
 /** Longest phone input accepted, in characters (Unicode code points), per the spec (1 to 40 characters). */
@@ -77,9 +78,9 @@ export interface PhoneAnalysis {
   possible: boolean
   /** E.164 form (`+442079460958`); null unless valid. */
   e164: string | null
-  /** National form as dialled in the country (`020 7946 0958`); null unless valid. Includes an extension if given. */
+  /** National form as dialled in the country (`020 7946 0958`); null unless valid (or not asked for). Includes an extension if given. */
   nationalFormat: string | null
-  /** International form (`+44 20 7946 0958`); null unless valid. Includes an extension if given. */
+  /** International form (`+44 20 7946 0958`); null unless valid (or not asked for). Includes an extension if given. */
   internationalFormat: string | null
   /** The country calling code as digits (`"44"`); null when none could be read. */
   callingCode: string | null
@@ -174,18 +175,32 @@ export function regionName(region: string): string {
   return name
 }
 
+/** Options of {@link analyzePhone}. */
+export interface AnalyzePhoneOptions {
+  /** Compute `nationalFormat` / `internationalFormat` (default true); the line-type lookup needs neither. */
+  formats?: boolean
+}
+
 /**
  * Parses `input` (already checked by {@link validatePhoneInput}) and reads the numbering-plan facts. The whole input
  * must be the number (`extract: false`): `call +1 201 555 0123 now` is not a number. Separators, an extension
  * (`x12`, `ext. 12`, `;ext=12`), a leading `tel:`, full-width and other Unicode decimal digits are accepted. Never
  * throws; an unreadable or invalid number gives `valid: false` with null formats.
  *
+ * The number is parsed once and its type matched once: with the max metadata every numbering plan has type
+ * patterns, and libphonenumber-js's `isValid()` is then exactly `getType() !== undefined` (it calls the same type
+ * matcher), so `valid` is read from the type rather than matching the patterns twice.
+ *
  * @example
  * analyzePhone('020 7946 0958', 'GB')
  * // { e164: '+442079460958', nationalFormat: '020 7946 0958', internationalFormat: '+44 20 7946 0958',
  * //   callingCode: '44', region: 'GB', valid: true, planType: 'FIXED_LINE', lineType: 'landline', … }
  */
-export function analyzePhone(input: string, defaultCountry: CountryCode = DEFAULT_PHONE_COUNTRY): PhoneAnalysis {
+export function analyzePhone(
+  input: string,
+  defaultCountry: CountryCode = DEFAULT_PHONE_COUNTRY,
+  options: AnalyzePhoneOptions = {},
+): PhoneAnalysis {
   let text = input.trim()
   if (text.length >= 4 && (text.charCodeAt(0) | 32) === 116 && text.slice(0, 4).toLowerCase() === 'tel:') text = text.slice(4).trim()
   const first = text.charCodeAt(0)
@@ -215,8 +230,9 @@ export function analyzePhone(input: string, defaultCountry: CountryCode = DEFAUL
       lineType: 'unknown',
     }
   }
-  const valid = number.isValid()
-  const planType = valid ? (number.getType() ?? null) : null
+  const planType = number.getType() ?? null
+  const valid = planType !== null
+  const formats = valid && options.formats !== false ? formatPhone(number) : null
   return {
     input: text,
     international,
@@ -225,8 +241,8 @@ export function analyzePhone(input: string, defaultCountry: CountryCode = DEFAUL
     valid,
     possible: valid || number.isPossible(),
     e164: valid ? number.number : null,
-    nationalFormat: valid ? number.formatNational() : null,
-    internationalFormat: valid ? number.formatInternational() : null,
+    nationalFormat: formats ? formats.national : null,
+    internationalFormat: formats ? formats.international : null,
     callingCode: number.countryCallingCode,
     nationalNumber: number.nationalNumber,
     extension: number.ext ?? null,

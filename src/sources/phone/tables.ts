@@ -43,22 +43,19 @@ export interface PrefixTable {
 export function parsePrefixTable(text: string): PrefixTable {
   // Index: calling code → [start, end) offsets of its body (after the "@cc n" line).
   const index = new Map<string, [number, number]>()
+  // A trailing non-section block (e.g. "%zones") ends the last section.
+  const trailer = text.indexOf('\n%')
+  const limit = trailer < 0 ? text.length : trailer + 1
   let pos = text.startsWith('@') ? 0 : text.indexOf('\n@')
   if (pos > 0) pos += 1
-  while (pos >= 0 && pos < text.length && text.charCodeAt(pos) === 64 /* @ */) {
+  while (pos >= 0 && pos < limit && text.charCodeAt(pos) === 64 /* @ */) {
     const lineEnd = text.indexOf('\n', pos)
     const header = text.slice(pos + 1, lineEnd)
     const cc = header.slice(0, header.indexOf(' '))
-    let next = text.indexOf('\n@', lineEnd)
-    let end = next < 0 ? text.length : next + 1
-    // A trailing non-section block (e.g. "%zones") ends the last section.
-    const trailer = text.indexOf('\n%', lineEnd)
-    if (trailer >= 0 && trailer < end) {
-      end = trailer + 1
-      next = -1
-    }
+    const next = text.indexOf('\n@', lineEnd)
+    const end = next < 0 || next + 1 > limit ? limit : next + 1
     index.set(cc, [lineEnd + 1, end])
-    pos = next < 0 ? -1 : next + 1
+    pos = end === limit ? -1 : next + 1
   }
 
   const parsed = new Map<string, Section | null>()
@@ -92,28 +89,35 @@ export function parsePrefixTable(text: string): PrefixTable {
 }
 
 function parseSection(cc: string, body: string): Section {
-  const lines = body.split('\n')
-  const head = lines[0] ?? ''
+  let eol = body.indexOf('\n')
+  if (eol < 0) eol = body.length
+  const head = body.slice(0, eol)
   if (!head.startsWith('v\t') && head !== 'v') throw new Error(`phone data: section ${cc} has no value line`)
   const values = head.split('\t').slice(1)
   const map = new Map<string, number>()
   let maxLen = 0
   let ccValue = -1
   let prev = ''
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!
-    if (line === '') continue
-    if (line.startsWith('c ')) {
-      ccValue = parseInt(line.slice(2), 36)
-      continue
+  let pos = eol + 1
+  while (pos < body.length) {
+    let end = body.indexOf('\n', pos)
+    if (end < 0) end = body.length
+    if (end > pos) {
+      const first = body.charCodeAt(pos)
+      if (first === 99 /* c */ && body.charCodeAt(pos + 1) === 32) {
+        ccValue = parseInt(body.slice(pos + 2, end), 36)
+      } else {
+        const sp = body.indexOf(' ', pos)
+        // one base-36 digit: how many digits are shared with the previous prefix
+        const shared = first <= 57 ? first - 48 : first - 87
+        const digits = (shared === 0 ? '' : prev.slice(0, shared)) + body.slice(pos + 1, sp)
+        const idx = body.charCodeAt(sp + 1) === 45 /* - */ ? -1 : parseInt(body.slice(sp + 1, end), 36)
+        map.set(digits, idx)
+        if (digits.length > maxLen) maxLen = digits.length
+        prev = digits
+      }
     }
-    const sp = line.indexOf(' ')
-    const shared = parseInt(line[0]!, 36)
-    const digits = prev.slice(0, shared) + line.slice(1, sp)
-    const idx = line.slice(sp + 1)
-    map.set(digits, idx === '-' ? -1 : parseInt(idx, 36))
-    if (digits.length > maxLen) maxLen = digits.length
-    prev = digits
+    pos = end + 1
   }
   return { values, map, maxLen, ccValue }
 }
