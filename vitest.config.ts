@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // No test may reach anything but loopback (DNS, SMTP, RDAP, webhooks, fetch).
+    setupFiles: ['test/setup/no-internet.ts'],
   },
 })

@@ -1,8 +1,11 @@
 /** The content of each generated README block, computed from the code. */
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { CHECKS } from '../src/checks/registry.js'
 import { FACTORS, FACTOR_CODES, type FactorGroup } from '../src/scoring/factors.js'
 import { BLOCKING_FACTORS, DEFAULT_POLICY } from '../src/scoring/rules.js'
 import { CONTEXTS } from '../src/schema.js'
+import { GRADE_RUBRIC } from '../src/checks/email-auth/grade.js'
 
 const GROUP_TITLES: Record<FactorGroup, string> = {
   email: 'email',
@@ -51,7 +54,28 @@ function testInputs(): string {
   return out.join('\n')
 }
 
+function gradeRubric(): string {
+  const out = ['| part | points | for |', '|---|---|---|']
+  for (const p of GRADE_RUBRIC.points) for (const i of p.items) out.push(`| ${p.part} (max ${p.max}) | ${i.points} | ${i.when} |`)
+  out.push('', 'Letter from the points: ' + GRADE_RUBRIC.thresholds.map((t) => `${t.grade} ≥ ${t.minPoints}`).join(', ') + '. Then the caps:', '')
+  out.push('| cap | at most | when |', '|---|---|---|')
+  for (const c of GRADE_RUBRIC.caps) out.push(`| \`${c.id}\` | ${c.maxGrade} | ${c.when} |`)
+  out.push('', `A+ also requires: ${GRADE_RUBRIC.aPlusRequires.join(', ')}.`, '', `DNS failures: ${GRADE_RUBRIC.dnsFailures}`)
+  return out.join('\n')
+}
+
+function example(file: string): string {
+  const code = readFileSync(fileURLToPath(new URL(`../examples/${file}`, import.meta.url)), 'utf8')
+  return ['```ts', code.trimEnd(), '```'].join('\n')
+}
+
 /** Block name → Markdown. */
 export function generatedBlocks(): Record<string, string> {
-  return { factors: factorTable(), contexts: contextTable(), 'test-inputs': testInputs() }
+  return {
+    factors: factorTable(),
+    contexts: contextTable(),
+    'test-inputs': testInputs(),
+    'example-signup': example('signup.ts'),
+    'grade-rubric': gradeRubric(),
+  }
 }

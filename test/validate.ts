@@ -1,13 +1,14 @@
 /**
  * Validation of lookup results against the runtime schema (src/schema.ts), shared by every suite.
  */
-import AjvModule from 'ajv'
+import { Ajv, type ErrorObject } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { RESULT_SCHEMAS, type LookupType } from '../src/schema.js'
 
-// ajv and ajv-formats are CJS with a default export.
-const Ajv = (AjvModule as unknown as { default: typeof AjvModule }).default ?? AjvModule
-const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsModule }).default ?? addFormatsModule
+// ajv-formats is CJS with a default export; under NodeNext its default import is the module object.
+type AddFormats = (ajv: Ajv) => Ajv
+const addFormats: AddFormats =
+  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats)
 
 const ajv = new Ajv({ allErrors: true, strict: false })
 addFormats(ajv)
@@ -26,7 +27,7 @@ export function resultErrors(result: unknown, type?: LookupType): string[] {
     validators.set(t, v)
   }
   if (v(result)) return []
-  return (v.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`)
+  return (v.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`)
 }
 
 /** Throws with readable errors when `result` does not match its schema. */
@@ -38,6 +39,6 @@ export function assertValidResult(result: unknown, type?: LookupType): void {
 /** Validates any value against any TypeBox schema; returns errors (empty when valid). */
 export function schemaErrors(schema: object, value: unknown): string[] {
   const v = ajv.compile(schema)
-  return v(value) ? [] : (v.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`)
+  return v(value) ? [] : (v.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '/'} ${e.message ?? ''}`)
 }
 

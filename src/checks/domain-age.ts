@@ -191,7 +191,7 @@ export const domainAgeCheck: CheckDefinition<DomainAgeInput, DomainAgeOptions, D
 
 async function ageOutcome(ctx: CheckContext, domain: string): Promise<CheckOutcome<DomainAgeDetails>> {
   if (ctx.mode === 'test') return outcomeFromAnswer(ctx.now(), domain, testAnswer(ctx.now(), domain), 'rdap')
-  if (ctx.offline || !ctx.options.rdap.enabled) {
+  if (ctx.offline || ctx.options.rdap?.enabled === false) {
     return {
       details: unknownDetails(domain),
       factors: ['domain_age_unknown'],

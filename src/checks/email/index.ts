@@ -245,7 +245,7 @@ async function domainAgeDays(ctx: CheckContext, asciiDomain: string): Promise<{ 
 
 /** RDAP is asked unless switched off (`rdap: { enabled: false }`); offline and test mode are handled by lookupDomainAge. */
 function isRdapConfigured(ctx: CheckContext): boolean {
-  return ctx.options.rdap.enabled
+  return ctx.options.rdap?.enabled !== false
 }
 
 // ─── assembling outcomes ──────────────────────────────────────────────────────────────────────────────────────────
