@@ -87,6 +87,7 @@ export const FACTORS = {
   ip_source_unavailable: f('ip', 0, 'unknown', 'An IP data source failed or did not answer.', true),
 
   // email authentication
+  auth_domain_not_found: f('email_auth', 90, 'invalid', 'The domain does not exist (NXDOMAIN): no mail can come from it.'),
   auth_no_mx: f('email_auth', 20, 'risky', 'The domain has no MX record.'),
   auth_no_spf: f('email_auth', 20, 'risky', 'The domain publishes no SPF record.'),
   auth_spf_pass_all: f('email_auth', 60, 'risky', 'The SPF record ends in +all: anyone may send as the domain.'),

@@ -63,6 +63,7 @@ export const BLOCKING_FACTORS: readonly FactorCode[] = [
   'email_undeliverable',
   'phone_invalid',
   'domain_not_registered',
+  'auth_domain_not_found',
 ]
 
 /** The default policy. Frozen: derive a new one with `createPolicy(overrides)`. */

@@ -91,7 +91,8 @@ describe('emailAuthCheck.run', () => {
     expect(o.details.spf.found).toBe(false)
     expect(o.details.dmarc).toMatchObject({ found: true, policy: 'reject' })
     expect(o.details.bimi.found).toBe(true)
-    expect(o.factors).toEqual(['auth_no_mx', 'auth_no_spf', 'auth_no_dkim'])
+    // the host itself does not exist (NXDOMAIN): mail from it cannot be genuine
+    expect(o.factors).toEqual(['auth_domain_not_found', 'auth_no_mx', 'auth_no_spf', 'auth_no_dkim'])
   })
 
   it('sends every first-round question at once', async () => {
@@ -167,6 +168,7 @@ describe('test mode', () => {
     'weak-auth.example': { grade: 'D', status: 'risky', action: 'verify' },
     'no-mail-auth.example': { grade: 'F', status: 'risky', action: 'review' },
     'grade-f.example': { grade: 'F', status: 'risky', action: 'block' },
+    'no-such-domain.example': { grade: 'F', status: 'invalid', action: 'block' },
     'null-mx.example': { grade: 'B', status: 'risky', action: 'approve' },
     'dmarc-timeout.example': { grade: 'C', status: 'unknown', action: 'approve', partial: true },
     'dns-timeout.example': { grade: 'D', status: 'unknown', action: 'approve', partial: true },
@@ -196,10 +198,10 @@ describe('test mode', () => {
     expect(() => emailAuthCheck.prepare('not a domain', {}, ctx)).toThrow(/parsable host/)
   })
 
-  it('covers every verdict status email-auth can give and every action', async () => {
+  it('covers every verdict status and every action', async () => {
     const statuses = new Set(Object.values(expected).map((e) => e.status))
     const actions = new Set(Object.values(expected).map((e) => e.action))
-    expect([...statuses].sort()).toEqual(['risky', 'unknown', 'valid'])
+    expect([...statuses].sort()).toEqual(['invalid', 'risky', 'unknown', 'valid'])
     expect([...actions].sort()).toEqual(['approve', 'block', 'review', 'verify'])
   })
 

@@ -123,6 +123,7 @@ export function outcomeOfReport(report: EmailAuthReport): CheckOutcome<EmailAuth
   let dnsUnavailable = false
   const hosts = mailHosts(report.mx.records)
   if (isFailure(report.mx.status)) dnsUnavailable = true
+  else if (report.mx.status === 'nxdomain') factors.push('auth_domain_not_found', 'auth_no_mx')
   else if (hosts.length === 0) factors.push('auth_no_mx')
 
   if (spf.status === 'none') factors.push('auth_no_spf')
@@ -254,12 +255,15 @@ interface TestZoneSpec {
   /** extra names relative to the host (`l1` → `l1.<host>`) */
   extra?: (host: string) => MemoryZone
   timeout?: 'all' | 'dmarc'
+  /** the host does not exist at all (NXDOMAIN) */
+  nxdomain?: boolean
 }
 
 function buildTestZone(host: string, spec: TestZoneSpec): MemoryZone {
   if (spec.timeout === 'all') {
     return { [host]: { timeout: true }, [`_dmarc.${host}`]: { timeout: true }, [`default._bimi.${host}`]: { timeout: true }, [`google._domainkey.${host}`]: { timeout: true } }
   }
+  if (spec.nxdomain) return {}
   const zone: MemoryZone = { [host]: { A: ['192.0.2.10'] } }
   const apex = zone[host] as MemoryZone[string]
   if (spec.mx === true) apex.MX = [{ priority: 10, exchange: `mx.${host}` }]
@@ -334,6 +338,10 @@ const TEST_DOMAINS: Record<string, { spec: TestZoneSpec; note: string }> = {
   'grade-f': {
     spec: { mx: true, spf: ['v=spf1 +all'] },
     note: 'SPF +all and no DMARC: grade F, score 85+ → risky, block',
+  },
+  'no-such-domain': {
+    spec: { nxdomain: true },
+    note: 'the domain does not exist (NXDOMAIN): grade F, auth_domain_not_found → invalid, block',
   },
   'null-mx': {
     spec: { mx: 'null', spf: ['v=spf1 -all'], dmarc: 'v=DMARC1; p=reject; rua=mailto:dmarc@example.com' },

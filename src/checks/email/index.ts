@@ -91,7 +91,7 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
     { input: 'nodomain@example.com', note: 'the domain does not exist (NXDOMAIN): email_domain_not_found → invalid, block' },
     { input: 'not-an-email', note: 'bad syntax: email_invalid_syntax → invalid, block (no network in live mode either)' },
     { input: 'jane@gmial.com', note: 'any other address: lists, provider and typo run for real, DNS/SMTP answer "deliverable" (here: did_you_mean jane@gmail.com → risky, verify)' },
-    { input: 'deliverable@example.com with { smtp: false }', note: 'the SMTP check is skipped: smtp_check skipped → valid, approve' },
+    { input: 'deliverable@example.com', note: 'with `{ smtp: false }` (CLI `--no-smtp`): the SMTP check is skipped, smtp_check skipped → valid, approve' },
   ],
 
   cli: {
