@@ -22,8 +22,9 @@ export async function handleSignup(form: { email: string; phone?: string }, clie
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const [email, ip] of [
-    ['deliverable@example.com', '203.0.113.10'],
-    ['disposable@example.com', '203.0.113.20'],
+    ['deliverable@example.com', '192.0.2.1'], // test mode: a deliverable mailbox from a clean address → approve
+    ['typo@example.com', '192.0.2.1'], // a likely typo → verify
+    ['disposable@example.com', '192.0.2.2'], // a throwaway mailbox from a VPN → block
   ] as const) {
     console.log(email, ip, '→', await handleSignup({ email }, ip))
   }
