@@ -6,6 +6,7 @@
  * a week. The stored value is the check's outcome (details + factors), not the scored result: scoring runs again on
  * a hit, so a changed policy applies to cached answers too.
  */
+import { LRUCache } from 'lru-cache'
 import type { CheckOutcome } from './checks/types.js'
 
 /** A cached outcome and when it was stored. */
@@ -32,38 +33,31 @@ export interface ResultCache {
 export const CACHE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 
 /**
- * An in-memory LRU cache with a per-entry expiry, bounded by entry count.
+ * An in-memory LRU cache with a per-entry expiry (by the lookup's clock), bounded by entry count.
  *
  * @example
  * const rc = createRiskcheck({ cache: createMemoryCache({ maxEntries: 50_000 }) })
  */
 export function createMemoryCache(options: { maxEntries?: number } = {}): ResultCache & { readonly size: number } {
-  const maxEntries = options.maxEntries ?? 10_000
-  // Map keeps insertion order: re-inserting on read makes the first key the least recently used.
-  const map = new Map<string, { entry: CacheEntry; expiresAt: number }>()
+  const lru = new LRUCache<string, { entry: CacheEntry; expiresAt: number }>({ max: options.maxEntries ?? 10_000 })
   return {
     get size() {
-      return map.size
+      return lru.size
     },
     get(key, nowMs) {
-      const hit = map.get(key)
+      const hit = lru.get(key)
       if (!hit) return undefined
-      map.delete(key)
-      if (hit.expiresAt <= nowMs) return undefined
-      map.set(key, hit)
+      if (hit.expiresAt <= nowMs) {
+        lru.delete(key)
+        return undefined
+      }
       return hit.entry
     },
     set(key, entry, ttlMs) {
-      map.delete(key)
-      map.set(key, { entry, expiresAt: entry.storedAt + ttlMs })
-      while (map.size > maxEntries) {
-        const oldest = map.keys().next()
-        if (oldest.done) break
-        map.delete(oldest.value)
-      }
+      lru.set(key, { entry, expiresAt: entry.storedAt + ttlMs })
     },
     clear() {
-      map.clear()
+      lru.clear()
     },
   }
 }

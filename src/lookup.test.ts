@@ -57,7 +57,7 @@ describe('runLookup: the result builder', () => {
     const a = await runLookup(e, def, ' 555 ', {})
     const b = await runLookup(e, def, 'other', {})
     assertValidResult(a, 'phone_type')
-    expect(a.request.id).toMatch(/^req_[0-9a-f]{24}$/)
+    expect(a.request.id).toMatch(/^req_[0-9a-f]{32}$/)
     expect(a.request.id).not.toBe(b.request.id)
     expect(a.request).toMatchObject({ type: 'phone_type', input: ' 555 ', timestamp: '2026-11-22T10:00:00.000Z' })
     expect(Number.isInteger(a.request.processing_time_ms)).toBe(true)

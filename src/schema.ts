@@ -232,9 +232,7 @@ export type Recommendation = Static<typeof RecommendationSchema>
 
 /** A part of the combined check: that lookup's details plus its own verdict and risk. */
 const part = <T extends TObject>(details: T) =>
-  Nullable(
-    Type.Object({ ...details.properties, verdict: VerdictSchema, risk: RiskSchema }, { additionalProperties: false }),
-  )
+  Nullable(Type.Composite([details, Type.Object({ verdict: VerdictSchema, risk: RiskSchema })], { additionalProperties: false }))
 
 export const CheckDetailsSchema = closed({
   email: part(EmailDetailsSchema),

@@ -160,36 +160,46 @@ export function levelOf(score: number, thresholds: Thresholds = DEFAULT_POLICY.t
 }
 
 function distinct(factors: readonly FactorCode[]): FactorCode[] {
-  const seen = new Set<FactorCode>()
-  for (const f of factors) if (isFactorCode(f)) seen.add(f)
-  return [...seen]
+  const out: FactorCode[] = []
+  for (const f of factors) if (isFactorCode(f) && !out.includes(f)) out.push(f)
+  return out
+}
+
+/** One pass over the distinct known factors: sum of weights, uncertain count, strongest effect. */
+function tally(fired: readonly FactorCode[], policy: Policy): { sum: number; uncertain: number; rank: number } {
+  let sum = 0
+  let uncertain = 0
+  let rank = 0
+  for (const f of fired) {
+    sum += policy.weights[f]
+    if ((FACTORS[f] as { uncertain?: boolean }).uncertain) uncertain++
+    const r = EFFECT_RANK[policy.effects[f]]
+    if (r > rank) rank = r
+  }
+  return { sum, uncertain, rank }
+}
+
+function scoreOf(t: { sum: number; uncertain: number }, policy: Policy): Score {
+  const value = Math.min(100, Math.max(0, Math.round(t.sum)))
+  const confidence: Confidence =
+    t.uncertain >= policy.confidence.low ? 'low' : t.uncertain >= policy.confidence.medium ? 'medium' : 'high'
+  return { score: value, level: levelOf(value, policy.thresholds), confidence }
 }
 
 /**
  * Score, level and confidence of the fired factors under a policy. Unknown codes are ignored; duplicates count once.
  */
 export function score(factors: readonly FactorCode[], policy: Policy = DEFAULT_POLICY): Score {
-  const fired = distinct(factors)
-  let sum = 0
-  let uncertain = 0
-  for (const f of fired) {
-    sum += policy.weights[f]
-    if ((FACTORS[f] as { uncertain?: boolean }).uncertain) uncertain++
-  }
-  const value = Math.min(100, Math.max(0, Math.round(sum)))
-  const confidence: Confidence =
-    uncertain >= policy.confidence.low ? 'low' : uncertain >= policy.confidence.medium ? 'medium' : 'high'
-  return { score: value, level: levelOf(value, policy.thresholds), confidence }
+  return scoreOf(tally(distinct(factors), policy), policy)
 }
 
 /** The verdict status the fired factors give (invalid > risky > unknown > valid). */
 export function statusOf(factors: readonly FactorCode[], policy: Policy = DEFAULT_POLICY): VerdictStatus {
-  let rank = 0
-  for (const f of distinct(factors)) rank = Math.max(rank, EFFECT_RANK[policy.effects[f]])
-  return STATUS_BY_RANK[rank] as VerdictStatus
+  return STATUS_BY_RANK[tally(distinct(factors), policy).rank] as VerdictStatus
 }
 
 function strongestFirst(factors: FactorCode[], policy: Policy): FactorCode[] {
+  if (factors.length < 2) return factors
   return factors.sort(
     (a, b) =>
       EFFECT_RANK[policy.effects[b]] - EFFECT_RANK[policy.effects[a]] ||
@@ -198,10 +208,10 @@ function strongestFirst(factors: FactorCode[], policy: Policy): FactorCode[] {
   )
 }
 
-function ruleMatches(rule: PolicyRule, fired: ReadonlySet<FactorCode>): boolean {
+function ruleMatches(rule: PolicyRule, fired: readonly FactorCode[]): boolean {
   const all = rule.when.all ?? []
   const any = rule.when.any ?? []
-  return all.every((f) => fired.has(f)) && (any.length === 0 || any.some((f) => fired.has(f)))
+  return all.every((f) => fired.includes(f)) && (any.length === 0 || any.some((f) => fired.includes(f)))
 }
 
 /** Options of {@link evaluate}. */
@@ -222,10 +232,10 @@ export interface EvaluateOptions {
 export function evaluate(factors: readonly FactorCode[], options: EvaluateOptions = {}): Assessment {
   const policy = applyContext(options.policy ?? DEFAULT_POLICY, options.context)
   const fired = strongestFirst(distinct(factors), policy)
-  const { score: value, level, confidence } = score(fired, policy)
-  const status = statusOf(fired, policy)
-  const firedSet = new Set(fired)
-  const rule = policy.rules.find((r) => ruleMatches(r, firedSet)) ?? null
+  const t = tally(fired, policy)
+  const { score: value, level, confidence } = scoreOf(t, policy)
+  const status = STATUS_BY_RANK[t.rank] as VerdictStatus
+  const rule = fired.length === 0 ? null : (policy.rules.find((r) => ruleMatches(r, fired)) ?? null)
   const action = rule ? rule.action : policy.actions[level]
   const top = fired[0]
   const reason =

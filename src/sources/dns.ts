@@ -4,6 +4,7 @@
  *
  * Every method resolves with a {@link DnsAnswer}; nothing here rejects. See `./dns-types.ts` for the contract.
  */
+import { LRUCache } from 'lru-cache'
 import { Resolver } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
@@ -150,7 +151,8 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
   }
   const overallTimeoutMs = timeoutMs * tries
 
-  const cache = new Map<string, CacheEntry>()
+  // An LRU (not a Map trimmed from its front: V8 makes that O(n) per eviction once deletions pile up).
+  const cache = new LRUCache<string, CacheEntry>({ max: Math.max(1, maxCacheEntries) })
   const inFlight = new Map<string, Promise<DnsAnswer<unknown>>>()
   const queue: Array<() => void> = []
   const timers = new Set<NodeJS.Timeout>()
@@ -183,10 +185,6 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
     else if (answer.status === 'nxdomain' || answer.status === 'nodata') seconds = clampTtl(negativeTtl)
     else return // timeouts and failures are never cached
     if (seconds <= 0) return
-    if (cache.size >= maxCacheEntries) {
-      const oldest = cache.keys().next()
-      if (!oldest.done) cache.delete(oldest.value)
-    }
     cache.set(key, { expiresAt: now() + seconds * 1000, answer })
   }
 

@@ -12,6 +12,7 @@
  *
  * Answers are data, never exceptions: `found`, `not_found` (HTTP 404 = not registered), `timeout`, `error`.
  */
+import { LRUCache } from 'lru-cache'
 import { lookup as rdapLookup, type BootstrapData, type DomainRecord, type LookupOptions } from 'rdapper'
 
 /** The outcome of one RDAP domain query. */
@@ -143,7 +144,8 @@ export function createRdapSource(opts: RdapSourceOptions = {}): RdapSource {
   const baseFetch: typeof fetch = opts.fetch ?? ((input, init) => fetch(input, init))
   const cappedFetch = createCappedFetch(baseFetch, maxBytes)
 
-  const cache = new Map<string, CacheEntry>()
+  // An LRU (not a Map trimmed from its front: V8 makes that O(n) per eviction once deletions pile up).
+  const cache = new LRUCache<string, CacheEntry>({ max: Math.max(1, maxEntries) })
   const inFlight = new Map<string, Promise<RdapAnswer>>()
   const closer = new AbortController()
   const stats: RdapSourceStats = { queries: 0, cacheHits: 0, joined: 0, bootstrapFetches: 0 }
@@ -211,13 +213,7 @@ export function createRdapSource(opts: RdapSourceOptions = {}): RdapSource {
   function remember(domain: string, answer: RdapAnswer): void {
     const ttl = answer.status === 'found' ? foundTtlMs : answer.status === 'not_found' ? notFoundTtlMs : 0
     if (ttl <= 0 || closer.signal.aborted) return
-    cache.delete(domain)
     cache.set(domain, { answer, expiresAt: now().getTime() + ttl })
-    while (cache.size > maxEntries) {
-      const oldest = cache.keys().next()
-      if (oldest.done === true) break
-      cache.delete(oldest.value)
-    }
   }
 
   return {
