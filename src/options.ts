@@ -5,6 +5,7 @@
 import type { PolicyOverrides } from './scoring/engine.js'
 import type { ResultCache } from './cache.js'
 import type { CreditLedger } from './credits.js'
+import type { PhoneCarrierSource } from './sources/phone/carrier-source.js'
 
 /** DNS options (`dns`). */
 export interface DnsOptions {
@@ -74,7 +75,7 @@ export interface IpOptions {
 /** Phone options (`phone`). */
 export interface PhoneOptions {
   /** A live carrier source used for US and Canadian numbers (e.g. `createTwilioCarrierSource`). */
-  carrierSource?: unknown
+  carrierSource?: PhoneCarrierSource
   /** Timeout of the live carrier source, in ms (default 5000). */
   carrierTimeoutMs?: number
 }
