@@ -1,6 +1,7 @@
 /**
  * Commands of the CLI beyond the lookups (bulk, serve, admin …). Each is a name, a one-line summary and a runner;
- * the CLI core dispatches to them without knowing what they do.
+ * the CLI core dispatches to them without knowing what they do. A command module is loaded only when its command
+ * runs, so `riskcheck email …` never loads the HTTP server or SQLite.
  */
 import type { CliIO } from './main.js'
 
@@ -11,5 +12,14 @@ export interface CliCommand {
   run(args: string[], io: CliIO): Promise<number>
 }
 
+const lazy = (name: string, summary: string, load: () => Promise<CliCommand>): CliCommand => ({
+  name,
+  summary,
+  run: async (args, io) => (await load()).run(args, io),
+})
+
 /** The registered commands, in help order. */
-export const COMMANDS: CliCommand[] = []
+export const COMMANDS: CliCommand[] = [
+  lazy('serve', 'run the HTTP API (keys, credits, rate limits) on a SQLite store', async () => (await import('./serve-command.js')).serveCommand),
+  lazy('admin', 'operator commands: orgs, keys, credits, plans (against the server store)', async () => (await import('./admin-command.js')).adminCommand),
+]

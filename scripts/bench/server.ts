@@ -1,0 +1,211 @@
+/**
+ * Benchmark of the HTTP API against the same lookups called in-process, so the cost of HTTP + auth + credits
+ * (+ the persistent SQLite cache write) is a measured ratio.
+ *
+ *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2]
+ *
+ * - Server: createServer on a temporary SQLite file, DNS pointed at the loopback fake DNS server, a live key of an
+ *   org with plenty of credits and a rate limit out of the way, listening on 127.0.0.1.
+ * - Load: autocannon in a separate process (its CLI), POST /v1/ip and POST /v1/email (smtp false), each with
+ *   `bypass_cache: true` so every request is a fresh, billed lookup (reserve + refund/settle in SQLite), and once
+ *   without it (the cache-hit path).
+ * - Bare HTTP: the same lookups behind a minimal Fastify app (no auth, no credits, no SQLite, plain JSON.stringify),
+ *   loaded the same way — the floor that HTTP itself costs on this machine, so the part added by auth + credits +
+ *   rate limits + idempotency + schema serialization is separated from transport.
+ * - In-process: the same lookups through `createRiskcheck(...)` with the same options, `connections` callers in a
+ *   closed loop for the same time.
+ * The machine's cores are shared between the server and the load generator in the HTTP runs; the in-process runs have
+ * the process to themselves. Numbers are relative.
+ */
+import Fastify from 'fastify'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import os, { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { parseArgs } from 'node:util'
+import { createRiskcheck } from '../../src/riskcheck.js'
+import { createServer } from '../../src/server/app.js'
+import { issueApiKey } from '../../src/server/keys.js'
+import { startDnsServer } from '../../test/fake-internet/dns-server.js'
+
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' } } })
+const SECONDS = Number(values.seconds ?? 4)
+const CONNECTIONS = Number(values.connections ?? 16)
+/** HTTP runs alternate server/bare this many times; the best run of each counts (the least disturbed by other load). */
+const ROUNDS = Number(values.rounds ?? 2)
+
+const require = createRequire(import.meta.url)
+const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
+
+interface Run {
+  rps: number
+  p50: number
+  p99: number
+  requests: number
+  errors: number
+}
+
+/** Runs autocannon in a child process and reads its JSON summary. */
+function loadTest(url: string, body: unknown, key: string): Promise<Run> {
+  const args = [
+    AUTOCANNON, '-c', String(CONNECTIONS), '-d', String(SECONDS), '-m', 'POST', '-j',
+    '-H', `authorization=Bearer ${key}`, '-H', 'content-type=application/json', '-b', JSON.stringify(body), url,
+  ]
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()))
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`))
+      const r = JSON.parse(out) as {
+        requests: { average: number; total: number }
+        latency: { p50: number; p99: number }
+        non2xx: number
+        errors: number
+      }
+      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.non2xx + r.errors })
+    })
+  })
+}
+
+/** `CONNECTIONS` callers calling `fn` in a loop for SECONDS; per-call latency percentiles. */
+async function inProcess(fn: () => Promise<unknown>): Promise<Run> {
+  const latencies: number[] = []
+  let errors = 0
+  const end = performance.now() + SECONDS * 1000
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        const s = performance.now()
+        try {
+          await fn()
+        } catch {
+          errors++
+        }
+        latencies.push(performance.now() - s)
+      }
+    }),
+  )
+  const seconds = (performance.now() - t0) / 1000
+  latencies.sort((a, b) => a - b)
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
+  return { rps: latencies.length / seconds, p50: pct(50), p99: pct(99), requests: latencies.length, errors }
+}
+
+async function main(): Promise<void> {
+  const dns = await startDnsServer({
+    zones: {
+      'shop-example.com': { MX: [{ priority: 10, exchange: 'mx.shop-example.com' }], TXT: ['v=spf1 mx -all'] },
+      'mx.shop-example.com': { A: ['192.0.2.25'] },
+      '_dmarc.shop-example.com': { TXT: ['v=DMARC1; p=reject'] },
+    },
+  })
+  const dir = mkdtempSync(join(tmpdir(), 'riskcheck-bench-'))
+  // No SMTP, no RDAP: every answer comes from local data and the loopback DNS server (no internet).
+  const riskcheck = { dns: { servers: [dns.address] }, smtp: { enabled: false }, rdap: { enabled: false } }
+  const app = createServer({ db: join(dir, 'bench.sqlite'), riskcheck, purgeIntervalMs: 0 })
+  const rc = createRiskcheck({ ...riskcheck, cache: { maxEntries: 100_000 } })
+  const bare = Fastify()
+  bare.post('/v1/ip', async (req) => {
+    const b = req.body as { ip: string; bypass_cache?: boolean }
+    return { success: true, data: await rc.ip(b.ip, { bypassCache: b.bypass_cache === true }) }
+  })
+  bare.post('/v1/email', async (req) => {
+    const b = req.body as { email: string; smtp?: boolean; bypass_cache?: boolean }
+    return { success: true, data: await rc.email(b.email, { smtp: b.smtp ?? null, bypassCache: b.bypass_cache === true }) }
+  })
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    await bare.listen({ host: '127.0.0.1', port: 0 })
+    const bareBase = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`
+    const now = Date.now()
+    const org = await app.store.createOrg({ name: 'Bench', planId: 'scale' }, now)
+    await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, now)
+    const { secret } = await issueApiKey(app.store, { orgId: org.id }, now)
+    const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+
+    const scenarios = [
+      { name: 'POST /v1/ip (fresh, billed)', path: '/v1/ip', body: { ip: '8.8.8.8', bypass_cache: true }, call: () => rc.ip('8.8.8.8', { bypassCache: true }) },
+      { name: 'POST /v1/ip (cache hit)', path: '/v1/ip', body: { ip: '1.1.1.1' }, call: () => rc.ip('1.1.1.1') },
+      {
+        name: 'POST /v1/email smtp:false (fresh, billed)',
+        path: '/v1/email',
+        body: { email: 'jane@shop-example.com', smtp: false, bypass_cache: true },
+        call: () => rc.email('jane@shop-example.com', { smtp: false, bypassCache: true }),
+      },
+      {
+        name: 'POST /v1/email smtp:false (cache hit)',
+        path: '/v1/email',
+        body: { email: 'john@shop-example.com', smtp: false },
+        call: () => rc.email('john@shop-example.com', { smtp: false }),
+      },
+    ]
+
+    // Warm up: data files loaded, DNS answers cached, cache entries present, JIT warm.
+    for (const s of scenarios) {
+      for (let i = 0; i < 200; i++) await s.call()
+      const r = await fetch(`${base}${s.path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(s.body),
+      })
+      const body = (await r.json()) as { success: boolean; data?: { partial: boolean } }
+      if (r.status !== 200 || !body.success || body.data?.partial) throw new Error(`warm-up of ${s.path} failed: ${r.status} ${JSON.stringify(body)}`)
+    }
+
+    console.log(`riskcheck server benchmark — ${SECONDS} s per run, best of ${ROUNDS} alternating HTTP runs, ${CONNECTIONS} connections / in-process callers, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs`)
+    console.log('HTTP: autocannon in a separate process → loopback server (live key, SQLite ledger + cache, DNS on a loopback fake)')
+    console.log('bare HTTP: the same library calls behind a minimal Fastify route (no auth, credits, SQLite or schemas)')
+    console.log('in-process: createRiskcheck().ip()/.email() with the same options (memory cache, unmetered)\n')
+    const rows: string[][] = [
+      ['scenario', 'server req/s', 'p50 ms', 'p99 ms', 'bare HTTP req/s', 'p99 ms', 'in-process/s', 'p99 ms', 'in-proc ÷ server', 'bare ÷ server'],
+    ]
+    for (const s of scenarios) {
+      const local = await inProcess(s.call)
+      let floor: Run | undefined
+      let http: Run | undefined
+      for (let round = 0; round < ROUNDS; round++) {
+        const f = await loadTest(`${bareBase}${s.path}`, s.body, secret)
+        const h = await loadTest(`${base}${s.path}`, s.body, secret)
+        if (!floor || f.rps > floor.rps) floor = f
+        if (!http || h.rps > http.rps) http = h
+      }
+      if (!floor || !http) throw new Error('no runs')
+      if (http.errors + floor.errors + local.errors > 0) console.warn(`  ! ${s.name}: ${http.errors} server errors, ${floor.errors} bare errors, ${local.errors} in-process errors`)
+      rows.push([
+        s.name,
+        http.rps.toFixed(0),
+        http.p50.toFixed(1),
+        http.p99.toFixed(1),
+        floor.rps.toFixed(0),
+        floor.p99.toFixed(1),
+        local.rps.toFixed(0),
+        local.p99.toFixed(2),
+        `${(local.rps / http.rps).toFixed(1)}×`,
+        `${(floor.rps / http.rps).toFixed(2)}×`,
+      ])
+    }
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+    for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '))
+    console.log(`\nload average after the runs: ${os.loadavg()[0]!.toFixed(1)} (the machine is shared; HTTP numbers vary with it)`)
+    const account = await app.store.getOrg(org.id, Date.now())
+    console.log(`\ncredits spent over HTTP: ${account!.usage.totalCredits} for ${account!.usage.totalLookups} lookups (cache hits are free)`)
+  } finally {
+    await app.close()
+    await bare.close()
+    await rc.close()
+    await dns.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e)
+  process.exitCode = 1
+})

@@ -1,0 +1,305 @@
+/**
+ * `riskcheck admin …`: the operator commands for what the spec puts in a dashboard, run against the server's
+ * database (safe while the server runs: SQLite WAL, every change one transaction).
+ *
+ *   admin org create --name NAME [--plan PLAN_ID]          admin org list · admin org show ORG_ID
+ *   admin org suspend ORG_ID · admin org unsuspend ORG_ID
+ *   admin key create --org ORG_ID [--mode live|test] [--scopes lookup,bulk,account:read,webhooks] [--name N]
+ *   admin key list --org ORG_ID · admin key revoke KEY_ID · admin key grant KEY_ID --scopes webhooks
+ *   admin credits add --org ORG_ID --amount N [--reason top_up]
+ *   admin plan set --org ORG_ID --plan PLAN_ID [--monthly-credits N] [--rate-per-second N] · admin plan list
+ *   admin events list [--org ORG_ID] [--limit N]
+ *
+ * Every command takes --db PATH (default ./riskcheck.sqlite) and --json.
+ */
+import { parseArgs } from 'node:util'
+import type { CliCommand } from './commands.js'
+import type { CliIO } from './main.js'
+import type { Scope } from '../schema.js'
+import type { ApiKeyRecord, CreditReason, OrgRecord, Store } from '../server/store/types.js'
+
+const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskcheck.sqlite] [--json]
+
+  org create --name NAME [--plan PLAN_ID]        create an org (default plan: free)
+  org list | org show ORG_ID                     orgs with plan, credits and usage
+  org suspend ORG_ID | org unsuspend ORG_ID      every request of a suspended org gets 403 ACCOUNT_SUSPENDED
+  key create --org ORG_ID [--mode live|test] [--scopes lookup,bulk,account:read,webhooks] [--name NAME]
+                                                 create a key; the secret key is printed once, store it now
+  key list --org ORG_ID                          keys of an org (never the secret)
+  key revoke KEY_ID                              revoke a key (effective on its next request)
+  key grant KEY_ID --scopes SCOPES               add scopes to a key (e.g. webhooks)
+  credits add --org ORG_ID --amount N [--reason top_up|upgrade|period_renewal]
+                                                 add purchased credits (sends credits.added)
+  plan set --org ORG_ID --plan PLAN_ID [--monthly-credits N] [--rate-per-second N]
+                                                 change plan; the overrides are a custom deal for this org
+  plan list                                      the plan catalogue
+  events list [--org ORG_ID] [--limit N]         the event outbox (credit alerts …), oldest first
+
+Exit codes: 0 done · 1 not found / refused · 64 bad usage
+`
+
+class UsageError extends Error {}
+class NotFound extends Error {}
+
+function wholeNumber(flag: string, v: unknown, min: number): number | undefined {
+  if (v === undefined) return undefined
+  const n = Number(v)
+  if (!Number.isSafeInteger(n) || n < min || String(v).trim() === '') throw new UsageError(`--${flag} must be a whole number ≥ ${min} (got ${String(v)})`)
+  return n
+}
+
+function need(values: Record<string, unknown>, flag: string): string {
+  const v = values[flag]
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${flag} is required`)
+  return v
+}
+
+function onePositional(positionals: string[], what: string): string {
+  if (positionals.length !== 1) throw new UsageError(`expected one ${what}`)
+  return positionals[0]!
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+
+/** The org as printed by the admin commands. */
+export function orgView(org: OrgRecord) {
+  return {
+    id: org.id,
+    name: org.name,
+    plan: org.planId,
+    monthly_credits: org.monthlyCredits,
+    rate_per_second: org.ratePerSecond,
+    status: org.planStatus,
+    suspended: org.suspended,
+    credits: {
+      subscription: org.subscriptionCredits,
+      purchased: org.purchasedCredits,
+      total_available: org.subscriptionCredits + org.purchasedCredits,
+    },
+    period_start: iso(org.periodStart),
+    period_end: iso(org.periodEnd),
+    usage: {
+      period: { lookups: org.usage.periodLookups, credits: org.usage.periodCredits },
+      all_time: { lookups: org.usage.totalLookups, credits: org.usage.totalCredits },
+    },
+    created_at: iso(org.createdAt),
+  }
+}
+
+/** The key as printed by the admin commands (never the hash). */
+export function keyView(key: ApiKeyRecord) {
+  return {
+    id: key.id,
+    org_id: key.orgId,
+    name: key.name,
+    mode: key.mode,
+    scopes: key.scopes,
+    last4: key.last4,
+    created_at: iso(key.createdAt),
+    revoked_at: iso(key.revokedAt),
+    last_used_at: iso(key.lastUsedAt),
+  }
+}
+
+function orgLine(o: ReturnType<typeof orgView>): string {
+  return `${o.id}  ${o.name}  plan ${o.plan} (${o.monthly_credits} credits/period, ${o.rate_per_second} req/s)  credits ${o.credits.total_available} (subscription ${o.credits.subscription}, purchased ${o.credits.purchased})  ${o.suspended ? 'SUSPENDED' : o.status}`
+}
+
+function keyLine(k: ReturnType<typeof keyView>): string {
+  return `${k.id}  ${k.mode}  …${k.last4}  ${k.name}  [${k.scopes.join(', ')}]${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`
+}
+
+async function run(store: Store, group: string, action: string, positionals: string[], values: Record<string, unknown>, nowMs: number) {
+  const { parseScopes, issueApiKey } = await import('../server/keys.js')
+  const { DEFAULT_PLAN_ID } = await import('../server/plans.js')
+  const scopesOf = (flag: string): Scope[] => {
+    try {
+      return parseScopes(need(values, flag))
+    } catch (e) {
+      throw new UsageError((e as Error).message)
+    }
+  }
+  const org = async (id: string) => {
+    const o = await store.getOrg(id, nowMs)
+    if (!o) throw new NotFound(`no org ${id}`)
+    return o
+  }
+  const planExists = async (id: string) => {
+    if (!(await store.listPlans()).some((p) => p.id === id)) {
+      throw new UsageError(`unknown plan ${id} (known: ${(await store.listPlans()).map((p) => p.id).join(', ')})`)
+    }
+  }
+  switch (`${group} ${action}`) {
+    case 'org create': {
+      const plan = (values.plan as string | undefined) ?? DEFAULT_PLAN_ID
+      await planExists(plan)
+      const created = orgView(await store.createOrg({ name: need(values, 'name'), planId: plan }, nowMs))
+      return { json: created, text: orgLine(created) }
+    }
+    case 'org list': {
+      const list = (await store.listOrgs(nowMs)).map(orgView)
+      return { json: list, text: list.map(orgLine).join('\n') || '(no orgs)' }
+    }
+    case 'org show': {
+      const o = orgView(await org(onePositional(positionals, 'ORG_ID')))
+      return { json: o, text: `${orgLine(o)}\n  period ${o.period_start} → ${o.period_end}; usage this period ${o.usage.period.lookups} lookups / ${o.usage.period.credits} credits; all time ${o.usage.all_time.lookups} / ${o.usage.all_time.credits}` }
+    }
+    case 'org suspend':
+    case 'org unsuspend': {
+      const id = onePositional(positionals, 'ORG_ID')
+      const o = await store.setOrgSuspended(id, action === 'suspend', nowMs)
+      if (!o) throw new NotFound(`no org ${id}`)
+      const v = orgView(o)
+      return { json: v, text: orgLine(v) }
+    }
+    case 'key create': {
+      const mode = (values.mode as string | undefined) ?? 'live'
+      if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test')
+      const orgId = need(values, 'org')
+      await org(orgId)
+      const { key, secret } = await issueApiKey(
+        store,
+        {
+          orgId,
+          mode,
+          ...(values.scopes !== undefined ? { scopes: scopesOf('scopes') } : {}),
+          ...(values.name !== undefined ? { name: need(values, 'name') } : {}),
+        },
+        nowMs,
+      )
+      const v = { ...keyView(key), secret }
+      return { json: v, text: `${keyLine(v)}\n\n  ${secret}\n\nThis key is shown once: store it now. Only its hash is kept.` }
+    }
+    case 'key list': {
+      const orgId = need(values, 'org')
+      await org(orgId)
+      const list = (await store.listKeys(orgId)).map(keyView)
+      return { json: list, text: list.map(keyLine).join('\n') || '(no keys)' }
+    }
+    case 'key revoke': {
+      const id = onePositional(positionals, 'KEY_ID')
+      const k = await store.revokeKey(id, nowMs)
+      if (!k) throw new NotFound(`no key ${id}`)
+      const v = keyView(k)
+      return { json: v, text: keyLine(v) }
+    }
+    case 'key grant': {
+      const id = onePositional(positionals, 'KEY_ID')
+      const existing = await store.getKey(id)
+      if (!existing) throw new NotFound(`no key ${id}`)
+      const scopes = [...new Set([...existing.scopes, ...scopesOf('scopes')])]
+      const v = keyView((await store.setKeyScopes(id, scopes))!)
+      return { json: v, text: keyLine(v) }
+    }
+    case 'credits add': {
+      const orgId = need(values, 'org')
+      const amount = wholeNumber('amount', need(values, 'amount'), 1)!
+      const reason = (values.reason as string | undefined) ?? 'top_up'
+      if (!['top_up', 'upgrade', 'period_renewal'].includes(reason)) throw new UsageError('--reason must be top_up, upgrade or period_renewal')
+      const o = await store.addCredits(orgId, amount, reason as CreditReason, nowMs)
+      if (!o) throw new NotFound(`no org ${orgId}`)
+      const v = orgView(o)
+      return { json: v, text: orgLine(v) }
+    }
+    case 'plan set': {
+      const orgId = need(values, 'org')
+      const planId = need(values, 'plan')
+      await planExists(planId)
+      const monthlyCredits = wholeNumber('monthly-credits', values['monthly-credits'], 0)
+      const ratePerSecond = wholeNumber('rate-per-second', values['rate-per-second'], 1)
+      const o = await store.setOrgPlan(orgId, { planId, monthlyCredits: monthlyCredits ?? null, ratePerSecond: ratePerSecond ?? null }, nowMs)
+      if (!o) throw new NotFound(`no org ${orgId}`)
+      const v = orgView(o)
+      return { json: v, text: orgLine(v) }
+    }
+    case 'plan list': {
+      const plans = await store.listPlans()
+      return {
+        json: plans,
+        text: plans.map((p) => `${p.id}  ${p.name}  ${p.monthly_price} USD  ${p.monthly_credits} credits  ${p.rate_per_second} req/s`).join('\n'),
+      }
+    }
+    case 'events list': {
+      const limit = wholeNumber('limit', values.limit, 1) ?? 100
+      const events = await store.listEvents({ ...(values.org ? { orgId: need(values, 'org') } : {}), limit })
+      const payloads = events.map((e) => e.payload)
+      return {
+        json: payloads,
+        text: payloads.map((p) => `${new Date(p.created * 1000).toISOString()}  ${p.id}  ${p.org_id}  ${p.type}  ${JSON.stringify(p.data)}`).join('\n') || '(no events)',
+      }
+    }
+    default:
+      throw new UsageError(`unknown admin command "${group} ${action}" (see riskcheck admin --help)`)
+  }
+}
+
+/**
+ * Runs `riskcheck admin` with `args` (after the command name). Returns the exit code.
+ *
+ * @example await runAdmin(['org', 'create', '--name', 'Acme', '--json'], process)
+ */
+export async function runAdmin(args: string[], io: CliIO, options: { now?: () => number } = {}): Promise<number> {
+  let parsed: { values: Record<string, unknown>; positionals: string[] }
+  try {
+    parsed = parseArgs({
+      args,
+      options: {
+        db: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        name: { type: 'string' },
+        plan: { type: 'string' },
+        org: { type: 'string' },
+        mode: { type: 'string' },
+        scopes: { type: 'string' },
+        amount: { type: 'string' },
+        reason: { type: 'string' },
+        'monthly-credits': { type: 'string' },
+        'rate-per-second': { type: 'string' },
+        limit: { type: 'string' },
+      },
+      allowPositionals: true,
+      strict: true,
+    }) as { values: Record<string, unknown>; positionals: string[] }
+  } catch (e) {
+    io.stderr.write(`riskcheck admin: ${(e as Error).message}\n`)
+    return 64
+  }
+  const { values, positionals } = parsed
+  const [group, action, ...rest] = positionals
+  if (values.help || group === undefined || group === 'help') {
+    io.stdout.write(ADMIN_HELP)
+    return values.help || group === 'help' ? 0 : 64
+  }
+  if (action === undefined) {
+    io.stderr.write(`riskcheck admin: missing action after "${group}" (see riskcheck admin --help)\n`)
+    return 64
+  }
+  const { createSqliteStore } = await import('../server/store/sqlite.js')
+  let store: Store
+  try {
+    store = createSqliteStore((values.db as string | undefined) ?? './riskcheck.sqlite')
+  } catch (e) {
+    io.stderr.write(`riskcheck admin: cannot open the database: ${(e as Error).message}\n`)
+    return 1
+  }
+  try {
+    const out = await run(store, group, action, rest, values, (options.now ?? Date.now)())
+    io.stdout.write(values.json ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`)
+    return 0
+  } catch (e) {
+    io.stderr.write(`riskcheck admin: ${(e as Error).message}\n`)
+    if (e instanceof UsageError) return 64
+    if (e instanceof NotFound || e instanceof RangeError) return 1
+    throw e
+  } finally {
+    await store.close()
+  }
+}
+
+/** The `admin` command (registered by the CLI). */
+export const adminCommand: CliCommand = {
+  name: 'admin',
+  summary: 'operator commands: orgs, API keys, credits, plans, suspension (admin --help)',
+  run: (args, io) => runAdmin(args, io),
+}

@@ -1,0 +1,318 @@
+/**
+ * `createServer(options)`: the documented HTTP API as a Fastify instance over one riskcheck instance and a store.
+ *
+ * Request path: onRequest (shutdown check → authentication → rate limit → suspension → scope) → body parsing and
+ * schema validation → preHandler (Idempotency-Key) → handler (the library's lookup with the caller's environment) →
+ * serialization by the response schema → onSend (idempotent answer stored). Every failure on the way becomes the
+ * error envelope, including malformed JSON, unknown paths and methods and oversized bodies.
+ */
+import { Type } from '@sinclair/typebox'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { UNMETERED } from '../credits.js'
+import { RiskcheckError } from '../errors.js'
+import type { LookupEnv } from '../lookup.js'
+import type { RiskcheckOptions } from '../options.js'
+import { newRequestId } from '../result.js'
+import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
+import { ErrorEnvelopeSchema, type Scope } from '../schema.js'
+import { authenticate, authorize, type RequestAuth } from './auth.js'
+import { DEFAULT_DOCS_URL, errorEnvelope, mapError } from './envelope.js'
+import { bodyFingerprint, IDEMPOTENCY_TTL_MS, isReplayable, parseIdempotencyKey } from './idempotency.js'
+import { createOrgLedger } from './ledger.js'
+import { buildOpenApi } from './openapi.js'
+import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from './plans.js'
+import { createRateLimiter, rateLimitHeaders, type RateLimitState } from './rate-limit.js'
+import { ROUTES } from './routes/index.js'
+import type { NamedSchema, RouteDef, ServerContext } from './routes/types.js'
+import { createSqliteStore } from './store/sqlite.js'
+import type { Store } from './store/types.js'
+
+/** Options of {@link createServer}. All optional. */
+export interface ServerOptions {
+  /** A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store) or a {@link Store}. */
+  db?: string | Store
+  /**
+   * Options of the one riskcheck instance behind every lookup (DNS, SMTP, RDAP, IP data, offline, clock …). Unless
+   * `cache` is given, the result cache is the store's persistent one (7 days).
+   */
+  riskcheck?: RiskcheckOptions
+  /** The plan catalogue (default: the store's, seeded with DESIGN.md's defaults). Replaces the stored plans. */
+  plans?: Plan[]
+  /** Products listed by GET /v1/pricing (default: every lookup with its credit cost). */
+  products?: Product[]
+  /** Requests a second of a test key (default 10). */
+  testKeyRatePerSecond?: number
+  /** Requests a second of one client address without a valid key (public routes, failed auth); default 20. */
+  anonymousRatePerSecond?: number
+  /** Clock of the rate limiter in unix ms (default `Date.now`); billing and results use the riskcheck clock. */
+  rateLimitNow?: () => number
+  /** Largest request body in bytes (default 64 KiB). Larger → 413 INPUT_LIMIT_EXCEEDED. */
+  bodyLimit?: number
+  /** Base of `docs_url` in errors (default https://riskcheck.dev/docs/errors). */
+  docsUrl?: string
+  /** `servers[0].url` of the OpenAPI document (default `/`). */
+  publicUrl?: string
+  /** Fastify logger option (default off). */
+  logger?: FastifyServerOptions['logger']
+  /** Fastify trustProxy (client addresses from X-Forwarded-For behind a proxy); default false. */
+  trustProxy?: FastifyServerOptions['trustProxy']
+  /** How often expired cache entries and idempotency records are deleted, in ms (default 10 minutes; 0 = never). */
+  purgeIntervalMs?: number
+  /**
+   * Maintenance switch, asked on every request: while it returns true every request gets 503 MAINTENANCE with
+   * Retry-After (e.g. during a database migration). Shutting down has the same effect for requests that arrive
+   * while in-flight ones finish.
+   */
+  maintenance?: () => boolean
+}
+
+/** The server: a Fastify instance plus its store and riskcheck instance. */
+export type RiskcheckServer = FastifyInstance & {
+  readonly store: Store
+  readonly riskcheck: Riskcheck
+}
+
+interface RequestState {
+  auth?: RequestAuth
+  idem?: { scope: string; key: string; done: boolean }
+}
+
+interface RouteConfig {
+  scope?: Scope | null
+}
+
+const isNamed = (r: NamedSchema | RouteDef['response']): r is NamedSchema =>
+  typeof (r as NamedSchema).name === 'string' && typeof (r as NamedSchema).schema === 'object'
+
+function positiveInt(name: string, v: number | undefined, def: number, min = 1): number {
+  if (v === undefined) return def
+  if (!Number.isSafeInteger(v) || v < min) throw new TypeError(`riskcheck server: option \`${name}\` must be a whole number ≥ ${min}`)
+  return v
+}
+
+/**
+ * Creates the API server. Throws a TypeError for bad options. Call `await app.listen({ port })` (or use
+ * `app.inject()` in tests); `await app.close()` finishes in-flight requests, then closes the riskcheck instance and
+ * the store it opened.
+ *
+ * @example
+ * import { createServer } from 'riskcheck/server'
+ * const app = createServer({ db: './riskcheck.sqlite', riskcheck: { dns: { servers: ['1.1.1.1'] } } })
+ * await app.listen({ host: '127.0.0.1', port: 8080 })
+ */
+export function createServer(options: ServerOptions = {}): RiskcheckServer {
+  const bodyLimit = positiveInt('bodyLimit', options.bodyLimit, 64 * 1024)
+  const testRate = positiveInt('testKeyRatePerSecond', options.testKeyRatePerSecond, TEST_KEY_RATE_PER_SECOND)
+  const anonRate = positiveInt('anonymousRatePerSecond', options.anonymousRatePerSecond, 20)
+  const purgeEvery = positiveInt('purgeIntervalMs', options.purgeIntervalMs, 10 * 60 * 1000, 0)
+  const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
+  const docsUrl = options.docsUrl ?? DEFAULT_DOCS_URL
+
+  const ownStore = typeof options.db !== 'object'
+  const store: Store = typeof options.db === 'object' ? options.db : createSqliteStore(options.db ?? './riskcheck.sqlite')
+  let rc: Riskcheck
+  try {
+    const rcOptions: RiskcheckOptions = { ...options.riskcheck }
+    if (rcOptions.cache === undefined) rcOptions.cache = store.resultCache
+    rc = createRiskcheck(rcOptions)
+  } catch (e) {
+    if (ownStore) void store.close()
+    throw e
+  }
+
+  const clock = rc.env.ctx.now
+  const nowMs = () => clock().getTime()
+  const limiter = createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {})
+  const secret = Promise.resolve(store.keyHashSecret())
+  secret.catch(() => undefined)
+  const states = new WeakMap<FastifyRequest, RequestState>()
+  const testEnv: LookupEnv = { ...rc.env, ctx: { ...rc.env.ctx, mode: 'test' }, ledger: UNMETERED }
+  let closing = false
+  let openapiDoc: Record<string, unknown> | undefined
+
+  const ctx: ServerContext = {
+    store,
+    riskcheck: rc,
+    plans: configuredPlans ?? [],
+    products: options.products ?? PRODUCTS,
+    nowMs,
+    lookupEnv(auth) {
+      if (auth.mode === 'test') return { env: testEnv, ledger: null }
+      const ledger = createOrgLedger(store, auth.orgId, nowMs)
+      return { env: { ...rc.env, ledger }, ledger }
+    },
+    openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, options.publicUrl ? { serverUrl: options.publicUrl } : {})),
+  }
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit,
+    genReqId: () => newRequestId(),
+    return503OnClosing: false,
+    trustProxy: options.trustProxy ?? false,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    frameworkErrors(error, request, reply) {
+      const m = mapError(error)
+      void (reply as FastifyReply).code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl))
+    },
+  })
+
+  const sendError = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const m = mapError(error)
+    if (m.internal) request.log.error({ err: error }, 'internal error')
+    if (m.headers) void reply.headers(m.headers)
+    return reply.code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl))
+  }
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply))
+
+  const applyLimit = (reply: FastifyReply, state: RateLimitState) => {
+    void reply.headers(rateLimitHeaders(state))
+    if (!state.allowed) {
+      throw new RiskcheckError('RATE_LIMITED', `Too many requests: at most ${state.limit} a second. Retry after ${state.resetSeconds} s.`)
+    }
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('Cache-Control', 'no-store')
+    const scope = (request.routeOptions.config as RouteConfig | undefined)?.scope
+    if (closing || options.maintenance?.()) {
+      void reply.headers(rateLimitHeaders(limiter.hit(`ip:${request.ip}`, anonRate, 'ip')))
+      if (closing) void reply.header('Connection', 'close')
+      throw new RiskcheckError(
+        'MAINTENANCE',
+        closing ? 'The server is shutting down; retry shortly.' : 'The service is down for maintenance; retry shortly.',
+      )
+    }
+    if (!scope) {
+      applyLimit(reply, limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
+      return
+    }
+    let auth: RequestAuth
+    try {
+      auth = await authenticate(store, request.headers.authorization, await secret, testRate)
+    } catch (e) {
+      // Failed authentications count against the client address (slows key guessing).
+      applyLimit(reply, limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
+      throw e
+    }
+    applyLimit(reply, limiter.hit(`key:${auth.key.id}`, auth.ratePerSecond, 'key'))
+    authorize(auth, scope)
+    states.set(request, { auth })
+    // Last use is recorded at most once a minute per key (no write on every request).
+    const t = nowMs()
+    if (auth.key.lastUsedAt === null || t - auth.key.lastUsedAt >= 60_000 || t < auth.key.lastUsedAt) await store.touchKey(auth.key.id, t)
+  })
+
+  const idempotency = async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = parseIdempotencyKey(request.headers['idempotency-key'])
+    const state = states.get(request)
+    if (key === undefined || !state?.auth) return
+    const path = request.url.split('?')[0] ?? request.url
+    const scope = `${state.auth.key.id} ${request.method} ${path}`
+    const begin = await store.beginIdempotent(scope, key, bodyFingerprint(request.body), nowMs(), IDEMPOTENCY_TTL_MS)
+    switch (begin.state) {
+      case 'new':
+        state.idem = { scope, key, done: false }
+        return
+      case 'mismatch':
+        throw new RiskcheckError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was already used with another request body.')
+      case 'in_progress':
+        throw new RiskcheckError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still in progress; retry later.')
+      case 'replay':
+        void reply.code(begin.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8')
+        return reply.send(begin.body)
+    }
+  }
+
+  const finishIdempotent = async (request: FastifyRequest, status: number, payload: unknown) => {
+    const idem = states.get(request)?.idem
+    if (!idem || idem.done) return
+    idem.done = true
+    if (typeof payload === 'string' && isReplayable(status)) await store.completeIdempotent(idem.scope, idem.key, status, payload)
+    else await store.abandonIdempotent(idem.scope, idem.key)
+  }
+  app.addHook('onSend', async (request, reply, payload) => {
+    await finishIdempotent(request, reply.statusCode, payload)
+    return payload
+  })
+  app.addHook('onResponse', async (request) => finishIdempotent(request, 500, undefined))
+  app.addHook('onRequestAbort', async (request) => finishIdempotent(request, 500, undefined))
+
+  const methodsByPattern = new Map<string, { re: RegExp; methods: string[] }>()
+  for (const route of ROUTES) {
+    const config: RouteConfig = { scope: route.scope }
+    const payload = isNamed(route.response) ? route.response.schema : route.response
+    const success = route.envelope === false ? payload : Type.Object({ success: Type.Literal(true), data: payload })
+    app.route({
+      method: route.method,
+      url: route.url,
+      ...(route.bodyLimit ? { bodyLimit: route.bodyLimit } : {}),
+      config,
+      schema: {
+        ...(route.body ? { body: route.body } : {}),
+        ...(route.query ? { querystring: route.query } : {}),
+        ...(route.params ? { params: route.params } : {}),
+        response: { [route.status]: success, '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
+      },
+      ...(route.method === 'POST' ? { preHandler: idempotency } : {}),
+      handler: async (request, reply) => {
+        const data = await route.handler({
+          body: request.body,
+          query: request.query,
+          params: request.params,
+          auth: states.get(request)?.auth,
+          request,
+          reply,
+          ctx,
+        })
+        void reply.code(route.status)
+        return route.envelope === false ? data : { success: true, data }
+      },
+    })
+    const pattern = `^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`
+    const entry = methodsByPattern.get(pattern) ?? { re: new RegExp(pattern), methods: [] }
+    entry.methods.push(route.method, ...(route.method === 'GET' ? ['HEAD'] : []))
+    methodsByPattern.set(pattern, entry)
+  }
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = (request.url.split('?')[0] ?? '/').slice(0, 2048)
+    const allowed = [...methodsByPattern.values()].find((e) => e.re.test(path))?.methods
+    if (allowed) {
+      void reply.header('Allow', allowed.join(', '))
+      return sendError(
+        new RiskcheckError('NOT_FOUND', `${request.method} is not supported on ${path}; use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}.`),
+        request,
+        reply,
+      )
+    }
+    return sendError(new RiskcheckError('NOT_FOUND', `No such endpoint: ${request.method} ${path}.`), request, reply)
+  })
+
+  app.addHook('onReady', async () => {
+    if (configuredPlans) await store.upsertPlans(configuredPlans)
+    ctx.plans = configuredPlans ?? (await store.listPlans())
+  })
+
+  let purgeTimer: NodeJS.Timeout | undefined
+  if (purgeEvery > 0) {
+    purgeTimer = setInterval(() => {
+      Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => app.log.warn({ err: e }, 'purge failed'))
+    }, purgeEvery)
+    purgeTimer.unref()
+  }
+
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onClose', async () => {
+    if (purgeTimer) clearInterval(purgeTimer)
+    await rc.close()
+    if (ownStore) await store.close()
+  })
+
+  app.decorate('store', { getter: () => store })
+  app.decorate('riskcheck', { getter: () => rc })
+  return app as unknown as RiskcheckServer
+}
+

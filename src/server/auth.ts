@@ -1,0 +1,59 @@
+/**
+ * Authentication and authorisation of a request: the bearer key is parsed, its record read from the store (no
+ * cache, so a revocation holds from the next request), its hash compared in constant time, then the org's state and
+ * the route's scope are checked.
+ *
+ * Order of the answers: 401 UNAUTHORIZED (no, malformed, unknown, revoked key or a key of the wrong mode) before
+ * 403 ACCOUNT_SUSPENDED before 403 FORBIDDEN_SCOPE.
+ */
+import { RiskcheckError } from '../errors.js'
+import type { Scope } from '../schema.js'
+import { bearerToken, parseApiKey, verifyApiKey } from './keys.js'
+import type { ApiKeyRecord, AuthRecord, Store } from './store/types.js'
+
+/** The authenticated caller of a request. */
+export interface RequestAuth {
+  key: ApiKeyRecord
+  orgId: string
+  mode: 'live' | 'test'
+  /** Requests a second of this key: 10 for test keys, the org's plan rate (or override) for live keys. */
+  ratePerSecond: number
+  suspended: boolean
+}
+
+/**
+ * Finds and verifies the key of an Authorization header. Returns the caller, or throws UNAUTHORIZED. Does not check
+ * suspension or scopes ({@link authorize} does, after rate limiting).
+ */
+export async function authenticate(
+  store: Store,
+  header: string | undefined,
+  hashSecret: string,
+  testRatePerSecond: number,
+): Promise<RequestAuth> {
+  const token = bearerToken(header)
+  if (token === undefined) {
+    throw new RiskcheckError('UNAUTHORIZED', 'Missing API key: send `Authorization: Bearer <key>`.')
+  }
+  const parsed = parseApiKey(token)
+  const record: AuthRecord | null = parsed ? await store.getAuth(parsed.id) : null
+  if (!parsed || !record || record.key.mode !== parsed.mode || !verifyApiKey(token, record.key.hash, hashSecret)) {
+    throw new RiskcheckError('UNAUTHORIZED', 'Invalid API key.')
+  }
+  if (record.key.revokedAt !== null) throw new RiskcheckError('UNAUTHORIZED', 'This API key has been revoked.')
+  return {
+    key: record.key,
+    orgId: record.org.id,
+    mode: record.key.mode,
+    ratePerSecond: record.key.mode === 'test' ? testRatePerSecond : record.org.ratePerSecond,
+    suspended: record.org.suspended,
+  }
+}
+
+/** Throws ACCOUNT_SUSPENDED or FORBIDDEN_SCOPE when the caller may not use a route needing `scope`. */
+export function authorize(auth: RequestAuth, scope: Scope): void {
+  if (auth.suspended) throw new RiskcheckError('ACCOUNT_SUSPENDED', 'This account is suspended; contact support.')
+  if (!auth.key.scopes.includes(scope)) {
+    throw new RiskcheckError('FORBIDDEN_SCOPE', `This API key lacks the \`${scope}\` scope.`)
+  }
+}

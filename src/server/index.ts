@@ -1,0 +1,33 @@
+/**
+ * `riskcheck/server`: the documented HTTP API (single lookups, account, pricing, OpenAPI) over the library, with API
+ * keys and scopes, credits and plans, rate limits, idempotency and the error envelope, on SQLite by default.
+ *
+ * @example
+ * import { createServer } from 'riskcheck/server'
+ * const app = createServer({ db: './riskcheck.sqlite' })
+ * await app.listen({ host: '127.0.0.1', port: 8080 })
+ */
+export { createServer, type RiskcheckServer, type ServerOptions } from './app.js'
+export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
+export type {
+  ApiKeyRecord,
+  AuthRecord,
+  Awaitable,
+  CreditReason,
+  CreditReservation,
+  IdempotencyBegin,
+  OrgRecord,
+  PlanChange,
+  Store,
+  StoredEvent,
+} from './store/types.js'
+export { MIGRATIONS, type Migration } from './store/migrations.js'
+export { DEFAULT_PLANS, DEFAULT_PLAN_ID, PRODUCTS, TEST_KEY_RATE_PER_SECOND, pricingOf, validatePlans, type Plan, type Product } from './plans.js'
+export { DEFAULT_SCOPES, generateApiKey, hashApiKey, issueApiKey, parseApiKey, parseScopes, verifyApiKey, type IssueKeyOptions } from './keys.js'
+export { alertLevelOf, buildEvent, createOrgLedger, dueAlerts, periodAt, type OrgLedger } from './ledger.js'
+export { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitState } from './rate-limit.js'
+export { IDEMPOTENCY_TTL_MS, bodyFingerprint, parseIdempotencyKey } from './idempotency.js'
+export { buildOpenApi, routeErrorCodes } from './openapi.js'
+export { errorEnvelope, mapError, DEFAULT_DOCS_URL } from './envelope.js'
+export { ROUTES } from './routes/index.js'
+export { defineRoute, type RouteDef, type ServerContext, type HandlerArgs, type NamedSchema } from './routes/types.js'

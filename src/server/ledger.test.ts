@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import { alertLevelOf, buildEvent, dueAlerts, periodAt } from './ledger.js'
+
+const t = (iso: string) => Date.parse(iso)
+const iso = (ms: number) => new Date(ms).toISOString()
+
+describe('billing periods', () => {
+  it('are calendar months from the org creation', () => {
+    const anchor = t('2026-01-15T10:00:00Z')
+    expect(periodAt(anchor, anchor)).toEqual({ start: anchor, end: t('2026-02-15T10:00:00Z') })
+    const p = periodAt(anchor, t('2026-03-20T00:00:00Z'))
+    expect([iso(p.start), iso(p.end)]).toEqual(['2026-03-15T10:00:00.000Z', '2026-04-15T10:00:00.000Z'])
+    const edge = periodAt(anchor, t('2026-04-15T10:00:00Z'))
+    expect(iso(edge.start)).toBe('2026-04-15T10:00:00.000Z')
+    const justBefore = periodAt(anchor, t('2026-04-15T09:59:59.999Z'))
+    expect(iso(justBefore.start)).toBe('2026-03-15T10:00:00.000Z')
+  })
+
+  it('clamp the day of month (Jan 31 → Feb 28 → Mar 31)', () => {
+    const anchor = t('2026-01-31T00:00:00Z')
+    const feb = periodAt(anchor, t('2026-03-05T00:00:00Z'))
+    expect([iso(feb.start), iso(feb.end)]).toEqual(['2026-02-28T00:00:00.000Z', '2026-03-31T00:00:00.000Z'])
+    const leap = periodAt(t('2028-01-31T00:00:00Z'), t('2028-02-29T12:00:00Z'))
+    expect(iso(leap.start)).toBe('2028-02-29T00:00:00.000Z')
+  })
+
+  it('roll across years', () => {
+    const p = periodAt(t('2025-11-30T00:00:00Z'), t('2027-02-01T00:00:00Z'))
+    expect([iso(p.start), iso(p.end)]).toEqual(['2027-01-30T00:00:00.000Z', '2027-02-28T00:00:00.000Z'])
+  })
+})
+
+describe('credit alerts', () => {
+  it('levels: below 25 %, below 5 %, depleted', () => {
+    expect(alertLevelOf(100, 100)).toBe(0)
+    expect(alertLevelOf(25, 100)).toBe(0)
+    expect(alertLevelOf(24, 100)).toBe(1)
+    expect(alertLevelOf(5, 100)).toBe(1)
+    expect(alertLevelOf(4, 100)).toBe(2)
+    expect(alertLevelOf(0, 100)).toBe(3)
+    expect(alertLevelOf(3, 0)).toBe(0) // no allowance: only depletion alerts
+    expect(alertLevelOf(0, 0)).toBe(3)
+  })
+
+  it('sends each level passed since the last one, once', () => {
+    expect(dueAlerts(30, 100, 0)).toEqual({ events: [], level: 0 })
+    expect(dueAlerts(20, 100, 0)).toEqual({
+      events: [{ type: 'credits.low', data: { balance: 20, threshold_percent: 25, monthly_credits: 100 } }],
+      level: 1,
+    })
+    expect(dueAlerts(19, 100, 1)).toEqual({ events: [], level: 1 })
+    expect(dueAlerts(0, 100, 0).events.map((e) => [e.type, e.data.threshold_percent])).toEqual([
+      ['credits.low', 25],
+      ['credits.low', 5],
+      ['credits.depleted', undefined],
+    ])
+    // A refund that lifts the balance does not take the level back.
+    expect(dueAlerts(50, 100, 3)).toEqual({ events: [], level: 3 })
+    expect(dueAlerts(0, 0, 0).events).toEqual([{ type: 'credits.depleted', data: { balance: 0, monthly_credits: 0 } }])
+  })
+
+  it('builds the spec payload', () => {
+    const e = buildEvent('org_1', { type: 'credits.depleted', data: { balance: 0, monthly_credits: 5 } }, 1_700_000_000_999)
+    expect(e).toEqual({ id: e.id, type: 'credits.depleted', created: 1_700_000_000, api_version: '1', org_id: 'org_1', data: { balance: 0, monthly_credits: 5 } })
+    expect(e.id).toMatch(/^evt_[0-9a-f]{24}$/)
+  })
+})

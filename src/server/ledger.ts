@@ -1,0 +1,152 @@
+/**
+ * Credits of an org: the pure rules (billing periods, alert levels, event payloads) shared by every store, and the
+ * per-request {@link CreditLedger} the library's lookup pipeline reserves and refunds through.
+ *
+ * - Two buckets: subscription credits (granted each period, reset at roll-over) and purchased credits (kept until
+ *   spent). Subscription credits are spent first.
+ * - Alerts: credits.low once when the balance falls below 25 % and once below 5 % of the monthly allowance,
+ *   credits.depleted once at 0 — each on the way down. When credits arrive (credits.added) the alert level is set back
+ *   to what the new balance calls for without re-sending, so the next fall past a threshold alerts again.
+ */
+import { randomBytes } from 'node:crypto'
+import type { CreditLedger } from '../credits.js'
+import type { EventPayload, EventType } from '../schema.js'
+import type { CreditReason, CreditReservation, Store } from './store/types.js'
+
+/** Alert thresholds in percent of the monthly allowance, highest first. */
+export const LOW_THRESHOLDS = [25, 5] as const
+
+/** Alert level: 0 none sent · 1 below 25 % sent · 2 below 5 % sent · 3 depleted sent. */
+export type AlertLevel = 0 | 1 | 2 | 3
+
+function addMonthsUtc(anchorMs: number, months: number): number {
+  const a = new Date(anchorMs)
+  const y = a.getUTCFullYear()
+  const m = a.getUTCMonth() + months
+  // Clamp the day to the target month's length (Jan 31 + 1 month → Feb 28/29).
+  const lastDay = new Date(Date.UTC(y, m + 1, 0)).getUTCDate()
+  return Date.UTC(y, m, Math.min(a.getUTCDate(), lastDay), a.getUTCHours(), a.getUTCMinutes(), a.getUTCSeconds(), a.getUTCMilliseconds())
+}
+
+/**
+ * The monthly billing period containing `nowMs` for an org whose periods start at `anchorMs` (its creation):
+ * `[anchor + k months, anchor + k+1 months)`. Before the anchor, the first period.
+ *
+ * @example periodAt(Date.parse('2026-01-31T00:00Z'), Date.parse('2026-03-05T00:00Z')) // { start: Feb 28, end: Mar 31 }
+ */
+export function periodAt(anchorMs: number, nowMs: number): { start: number; end: number } {
+  const a = new Date(anchorMs)
+  const n = new Date(nowMs)
+  let k = Math.max(0, (n.getUTCFullYear() - a.getUTCFullYear()) * 12 + (n.getUTCMonth() - a.getUTCMonth()))
+  while (k > 0 && addMonthsUtc(anchorMs, k) > nowMs) k--
+  while (addMonthsUtc(anchorMs, k + 1) <= nowMs) k++
+  return { start: addMonthsUtc(anchorMs, k), end: addMonthsUtc(anchorMs, k + 1) }
+}
+
+/** The alert level a balance sits at (what has been "passed" on the way down). */
+export function alertLevelOf(balance: number, monthlyCredits: number): AlertLevel {
+  if (balance <= 0) return 3
+  if (monthlyCredits > 0 && balance * 100 < monthlyCredits * LOW_THRESHOLDS[1]) return 2
+  if (monthlyCredits > 0 && balance * 100 < monthlyCredits * LOW_THRESHOLDS[0]) return 1
+  return 0
+}
+
+/** An event to write into the outbox: its type and data (the payload is built by {@link buildEvent}). */
+export interface PendingEvent {
+  type: EventType
+  data: Record<string, unknown>
+}
+
+/**
+ * The alerts due when the balance sits at `balance` and alerts up to `level` were already sent: every level passed
+ * since, in order (a fall from 30 % to 0 sends low 25, low 5 and depleted). Returns the new level too.
+ */
+export function dueAlerts(balance: number, monthlyCredits: number, level: AlertLevel): { events: PendingEvent[]; level: AlertLevel } {
+  const target = alertLevelOf(balance, monthlyCredits)
+  const events: PendingEvent[] = []
+  if (target <= level) return { events, level }
+  for (let l = level + 1; l <= target; l++) {
+    if (l === 3) {
+      events.push({ type: 'credits.depleted', data: { balance, monthly_credits: monthlyCredits } })
+    } else if (monthlyCredits > 0) {
+      events.push({ type: 'credits.low', data: { balance, threshold_percent: LOW_THRESHOLDS[l - 1], monthly_credits: monthlyCredits } })
+    }
+  }
+  return { events, level: target }
+}
+
+/** The credits.added event. */
+export function creditsAddedEvent(amount: number, balance: number, reason: CreditReason): PendingEvent {
+  return { type: 'credits.added', data: { amount, balance, reason } }
+}
+
+/** A new event id: `evt_` + 24 hex characters. */
+export function newEventId(): string {
+  return `evt_${randomBytes(12).toString('hex')}`
+}
+
+/** The event payload of the spec (id, type, created in unix seconds, api_version "1", org_id, data). */
+export function buildEvent(orgId: string, pending: PendingEvent, nowMs: number, id: string = newEventId()): EventPayload {
+  return { id, type: pending.type, created: Math.floor(nowMs / 1000), api_version: '1', org_id: orgId, data: pending.data }
+}
+
+/** A per-request ledger: the library's {@link CreditLedger} plus `settle()` for the end of the request. */
+export interface OrgLedger extends CreditLedger {
+  /** Counts the request into the usage (`lookups`: 1 for a served lookup, 0 for a failed one) and emits due alerts. */
+  settle(lookups: number): Promise<void>
+  /** Credits reserved and not refunded so far (what this request is charged). */
+  readonly charged: number
+}
+
+/**
+ * The ledger of one request of one org over the store. It remembers its reservations so a refund gives credits
+ * back to the bucket they came from (the last taken first). Create one per request; it is not shared.
+ *
+ * @example
+ * const ledger = createOrgLedger(store, org.id, () => Date.now())
+ * await runLookup({ ...rc.env, ledger }, CHECKS.ip, '8.8.8.8', {})
+ * await ledger.settle(1)
+ */
+export function createOrgLedger(store: Store, orgId: string, nowMs: () => number): OrgLedger {
+  const held: CreditReservation[] = []
+  let charged = 0
+  let touched = false
+  return {
+    get charged() {
+      return charged
+    },
+    async reserve(amount) {
+      if (amount <= 0) return true
+      touched = true
+      const r = await store.reserveCredits(orgId, amount, nowMs())
+      if (!r) return false
+      held.push(r)
+      charged += amount
+      return true
+    },
+    async refund(amount) {
+      let left = Math.min(amount, charged)
+      while (left > 0) {
+        const r = held[held.length - 1]
+        if (!r) break
+        const part = Math.min(left, r.amount)
+        await store.refundCredits(orgId, r, part, nowMs())
+        // What is left of the reservation: the purchased part is returned first.
+        const fromPurchased = Math.min(part, r.fromPurchased)
+        r.fromPurchased -= fromPurchased
+        r.fromSubscription -= part - fromPurchased
+        r.amount -= part
+        if (r.amount === 0) held.pop()
+        left -= part
+        charged -= part
+      }
+    },
+    async balance() {
+      return store.balance(orgId, nowMs())
+    },
+    async settle(lookups) {
+      if (!touched && lookups === 0) return
+      await store.settleCredits(orgId, lookups, nowMs())
+    },
+  }
+}

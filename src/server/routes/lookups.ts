@@ -1,0 +1,200 @@
+/**
+ * The single lookups (scope `lookup`): POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age,
+ * /v1/domain/email-auth and /v1/check. Each validates its documented body, then runs the library's lookup with the
+ * caller's environment (test mode for test keys, the org's ledger for live keys) — the answer is the library's.
+ */
+import { Type, type TSchema } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import { runCombinedCheck, type CheckInput } from '../../checks/combined.js'
+import { CHECKS, type SingleLookupType } from '../../checks/registry.js'
+import type { CheckDefinition } from '../../checks/types.js'
+import type { ErrorCode } from '../../errors.js'
+import { runLookup, type LookupEnv } from '../../lookup.js'
+import { CONTEXTS, RESULT_SCHEMAS, type LookupResult } from '../../schema.js'
+import type { RequestAuth } from '../auth.js'
+import { defineRoute, type RouteDef, type ServerContext } from './types.js'
+
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()])
+const BypassCache = Type.Optional(
+  Nullable(Type.Boolean({ description: 'Skip the 7-day result cache and run a fresh, billed lookup.' })),
+)
+const Country = (description: string) =>
+  Type.Optional(Nullable(Type.String({ minLength: 2, maxLength: 2, pattern: '^[A-Za-z]{2}$', description })))
+/** Longest domain/URL/email accepted where the spec gives no limit (the body limit applies anyway). */
+const TEXT_LIMIT = 2048
+
+/** Request bodies of the lookups (the spec's, closed: an unknown field is a 400 INVALID_REQUEST). */
+export const LOOKUP_BODIES = {
+  email: Type.Object(
+    {
+      email: Type.String({ minLength: 1, maxLength: TEXT_LIMIT, description: 'The email address.' }),
+      smtp: Type.Optional(Nullable(Type.Boolean({ description: 'false skips the mailbox check; only the free checks run.' }))),
+      bypass_cache: BypassCache,
+    },
+    { additionalProperties: false },
+  ),
+  phone: Type.Object(
+    {
+      phone: Type.String({ minLength: 1, maxLength: 40, description: 'The phone number, E.164 or national.' }),
+      country: Country('ISO 3166 alpha-2 country for numbers without a + prefix (default US).'),
+      bypass_cache: BypassCache,
+    },
+    { additionalProperties: false },
+  ),
+  phone_type: Type.Object(
+    {
+      phone: Type.String({ minLength: 1, maxLength: 40, description: 'The phone number, E.164 or national.' }),
+      country: Country('ISO 3166 alpha-2 country for numbers without a + prefix.'),
+      bypass_cache: BypassCache,
+    },
+    { additionalProperties: false },
+  ),
+  ip: Type.Object(
+    {
+      ip: Type.String({ minLength: 1, maxLength: 64, description: 'An IPv4 or IPv6 address.' }),
+      bypass_cache: BypassCache,
+    },
+    { additionalProperties: false },
+  ),
+  domain_age: Type.Object(
+    {
+      domain: Type.String({ minLength: 1, maxLength: TEXT_LIMIT, description: 'A domain, URL or email address.' }),
+      bypass_cache: BypassCache,
+    },
+    { additionalProperties: false },
+  ),
+  email_auth: Type.Object(
+    {
+      domain: Type.String({ minLength: 1, maxLength: TEXT_LIMIT, description: 'A domain, URL or email address.' }),
+      bypass_cache: BypassCache,
+    },
+    { additionalProperties: false },
+  ),
+  check: Type.Object(
+    {
+      email: Type.Optional(Nullable(Type.String({ maxLength: 320 }))),
+      ip: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+      phone: Type.Optional(Nullable(Type.String({ maxLength: 40 }))),
+      country: Country('ISO 3166 alpha-2 default country of the phone number.'),
+      context: Type.Optional(Nullable(Type.Union(CONTEXTS.map((c) => Type.Literal(c))))),
+      bypass_cache: BypassCache,
+    },
+    { additionalProperties: false, description: 'At least one of email, ip, phone.' },
+  ),
+} as const
+
+/**
+ * Runs one lookup for a caller and ends its request on the ledger (usage, credit alerts). The result's request id
+ * is the HTTP request's, so an answer and a log line match.
+ */
+export async function serveLookup<D>(
+  ctx: ServerContext,
+  auth: RequestAuth,
+  request: FastifyRequest,
+  run: (env: LookupEnv) => Promise<LookupResult<D>>,
+): Promise<LookupResult<D>> {
+  const { env, ledger } = ctx.lookupEnv(auth)
+  let served = false
+  try {
+    const result = await run(env)
+    served = true
+    result.request.id = request.id
+    return result
+  } finally {
+    if (ledger) await ledger.settle(served ? 1 : 0)
+  }
+}
+
+/**
+ * Lookup-specific error codes. INVALID_INPUT only where the library rejects a string it cannot look up at all (an IP
+ * field that is no IP address, a domain field without a host); a bad email address or phone number is a result.
+ */
+const CREDIT_ERRORS: ErrorCode[] = ['INSUFFICIENT_CREDITS']
+const INPUT_ERRORS: ErrorCode[] = ['INVALID_INPUT', 'INSUFFICIENT_CREDITS']
+
+const RESULT_NAMES: Record<SingleLookupType | 'check', string> = {
+  email: 'EmailResult',
+  phone: 'PhoneResult',
+  phone_type: 'PhoneTypeResult',
+  ip: 'IpResult',
+  domain_age: 'DomainAgeResult',
+  email_auth: 'EmailAuthResult',
+  check: 'CheckResult',
+}
+
+function single<K extends SingleLookupType>(
+  type: K,
+  url: string,
+  summary: string,
+  description: string,
+  errors: ErrorCode[],
+  input: (body: Record<string, unknown>) => { value: unknown; opts: Record<string, unknown> },
+): RouteDef {
+  return defineRoute({
+    method: 'POST',
+    url,
+    operationId: `lookup_${type}`,
+    summary,
+    description,
+    tags: ['Lookups'],
+    scope: 'lookup',
+    status: 200,
+    body: LOOKUP_BODIES[type],
+    response: { name: RESULT_NAMES[type], schema: RESULT_SCHEMAS[type] },
+    errors,
+    handler: ({ body, auth, ctx, request }) => {
+      const { value, opts } = input(body as Record<string, unknown>)
+      const def = CHECKS[type] as unknown as CheckDefinition<unknown, object, unknown>
+      return serveLookup(ctx, auth!, request, (env) => runLookup(env, def, value, opts))
+    },
+  })
+}
+
+const bypass = (b: Record<string, unknown>) => (b.bypass_cache === true ? { bypassCache: true } : {})
+const country = (b: Record<string, unknown>) => (typeof b.country === 'string' ? { country: b.country.toUpperCase() } : {})
+
+/** The lookup routes. */
+export const lookupRoutes: RouteDef[] = [
+  single('email', '/v1/email', 'Validate an email address', 'Syntax, MX, SMTP mailbox, disposable/role/free provider, typo suggestion. 1 credit; free if smtp_check is unavailable.', CREDIT_ERRORS, (b) => ({
+    value: b.email,
+    opts: { ...(typeof b.smtp === 'boolean' ? { smtp: b.smtp } : {}), ...bypass(b) },
+  })),
+  single('phone', '/v1/phone', 'Validate a phone number', 'Numbering plan, line type, carrier, region and time zone. 1 credit; invalid numbers are free.', CREDIT_ERRORS, (b) => ({
+    value: b.phone,
+    opts: { ...country(b), ...bypass(b) },
+  })),
+  single('phone_type', '/v1/phone/type', 'Phone line type', 'Line type from the numbering plan, never live. 1 credit, always billed.', CREDIT_ERRORS, (b) => ({
+    value: b.phone,
+    opts: { ...country(b), ...bypass(b) },
+  })),
+  single('ip', '/v1/ip', 'IP address intelligence', 'Location, network, VPN/proxy/Tor/datacenter/cloud/bogon flags, blocklists, reverse DNS. 1 credit.', INPUT_ERRORS, (b) => ({
+    value: b.ip,
+    opts: bypass(b),
+  })),
+  single('domain_age', '/v1/domain/age', 'Domain registration age', 'Registration dates, age band, registrar and statuses from the registry (RDAP). 1 credit; unregistered domains are free.', INPUT_ERRORS, (b) => ({
+    value: b.domain,
+    opts: bypass(b),
+  })),
+  single('email_auth', '/v1/domain/email-auth', 'Domain email authentication', 'MX, SPF, DMARC, DKIM and BIMI records and a letter grade. 1 credit.', INPUT_ERRORS, (b) => ({
+    value: b.domain,
+    opts: bypass(b),
+  })),
+  defineRoute({
+    method: 'POST',
+    url: '/v1/check',
+    operationId: 'lookup_check',
+    summary: 'Combined risk check',
+    description: 'Email, IP and phone together with cross-signals and one recommendation. Costs the sum of the billed parts.',
+    tags: ['Lookups'],
+    scope: 'lookup',
+    status: 200,
+    body: LOOKUP_BODIES.check,
+    response: { name: RESULT_NAMES.check, schema: RESULT_SCHEMAS.check },
+    errors: INPUT_ERRORS,
+    handler: ({ body, auth, ctx, request }) => {
+      // The validated body goes to the library as is (it accepts bypass_cache), so request.input is what was sent.
+      const input = body as CheckInput
+      return serveLookup(ctx, auth!, request, (env) => runCombinedCheck(env, input))
+    },
+  }),
+]

@@ -1,0 +1,84 @@
+/**
+ * A route of the API, declared once: the app registers it with Fastify (validation and serialization from the same
+ * TypeBox schemas) and the OpenAPI document is generated from the same declaration, so the two cannot drift.
+ * A new group of routes (bulk jobs, webhook endpoints) is one module exporting `RouteDef`s, listed in ./index.ts.
+ */
+import type { Static, TSchema } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ErrorCode } from '../../errors.js'
+import type { LookupEnv } from '../../lookup.js'
+import type { Riskcheck } from '../../riskcheck.js'
+import type { Scope } from '../../schema.js'
+import type { RequestAuth } from '../auth.js'
+import type { OrgLedger } from '../ledger.js'
+import type { Plan, Product } from '../plans.js'
+import type { Store } from '../store/types.js'
+
+/** What route handlers get besides the request: the shared services of the server. */
+export interface ServerContext {
+  store: Store
+  riskcheck: Riskcheck
+  plans: readonly Plan[]
+  products: readonly Product[]
+  /** The server clock (unix ms) — the riskcheck instance's clock. */
+  nowMs(): number
+  /**
+   * The lookup environment of a caller: test keys get test mode and no ledger; live keys the org's ledger. Call
+   * `settle` when the request ends.
+   */
+  lookupEnv(auth: RequestAuth): { env: LookupEnv; ledger: OrgLedger | null }
+  /** The OpenAPI document (built once). */
+  openapi(): Record<string, unknown>
+}
+
+/** A component name for the OpenAPI document, with its schema. */
+export interface NamedSchema {
+  name: string
+  schema: TSchema
+}
+
+/** Arguments of a route handler. */
+export interface HandlerArgs<B, Q, P> {
+  body: B
+  query: Q
+  params: P
+  /** The caller (routes with a scope), else undefined. */
+  auth: RequestAuth | undefined
+  request: FastifyRequest
+  reply: FastifyReply
+  ctx: ServerContext
+}
+
+/** A route declaration. */
+export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema> {
+  method: 'GET' | 'POST' | 'DELETE'
+  /** Fastify path (`/v1/bulk/jobs/:id`); the OpenAPI path uses `{id}`. */
+  url: string
+  operationId: string
+  summary: string
+  description?: string
+  tags: string[]
+  /** The scope a key needs; null = public (no Authorization). */
+  scope: Scope | null
+  /** Success status (DESIGN.md: 200 reads and lookups, 201 created, 202 accepted jobs). */
+  status: 200 | 201 | 202
+  /** false: the payload is sent as is (GET /v1/pricing, GET /v1/openapi.json); default true: `{ success, data }`. */
+  envelope?: boolean
+  body?: B
+  query?: Q
+  params?: P
+  /** The payload (the envelope's `data`, or the whole body without envelope), named for the OpenAPI components. */
+  response: NamedSchema | TSchema
+  /** Error codes the route can answer with beyond the common ones (documented in OpenAPI). */
+  errors: ErrorCode[]
+  /** Largest request body in bytes (default: the server's bodyLimit). */
+  bodyLimit?: number
+  handler(args: HandlerArgs<Static<B>, Static<Q>, Static<P>>): Promise<unknown> | unknown
+}
+
+/** Declares a route with its handler typed from its schemas. */
+export function defineRoute<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema>(
+  def: RouteDef<B, Q, P>,
+): RouteDef {
+  return def as unknown as RouteDef
+}

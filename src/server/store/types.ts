@@ -1,0 +1,171 @@
+/**
+ * The server's storage contract. The HTTP layer only talks to a {@link Store}; the embedded default is SQLite
+ * (./sqlite.ts), and a PostgreSQL store (several server instances) implements the same interface.
+ *
+ * Rules every implementation follows:
+ * - Credit changes are atomic in the database (a conditional UPDATE inside a transaction), never a read-modify-write
+ *   in JavaScript, so concurrent requests and several processes can never take a balance below zero.
+ * - Credit events (credits.low/depleted/added) are written to the event outbox in the same transaction as the
+ *   balance change that caused them. The webhooks module delivers them.
+ * - The period roll-over (a new month of subscription credits) happens lazily inside any credit operation or org
+ *   read whose time is past the period end.
+ * - Times are unix milliseconds passed in by the caller (the server's clock), never read by the store.
+ *
+ * Methods may be synchronous (SQLite) or return promises (a networked database); callers always `await`.
+ */
+import type { ResultCache } from '../../cache.js'
+import type { EventPayload, EventType, PlanStatus, Scope } from '../../schema.js'
+import type { Plan } from '../plans.js'
+
+/** A value or a promise of it. */
+export type Awaitable<T> = T | Promise<T>
+
+/** An organisation (team): owns keys, a plan and credits. */
+export interface OrgRecord {
+  id: string
+  name: string
+  planId: string
+  /** Effective subscription credits per period (the plan's, or the org's override). */
+  monthlyCredits: number
+  /** Effective requests a second of each live key (the plan's, or the org's override). */
+  ratePerSecond: number
+  planStatus: PlanStatus
+  suspended: boolean
+  createdAt: number
+  /** Current period [start, end) in unix ms. */
+  periodStart: number
+  periodEnd: number
+  subscriptionCredits: number
+  purchasedCredits: number
+  usage: { periodLookups: number; periodCredits: number; totalLookups: number; totalCredits: number }
+}
+
+/** An API key as stored: never the key itself, only its keyed hash. */
+export interface ApiKeyRecord {
+  /** `key_` + the key's non-secret id part. */
+  id: string
+  orgId: string
+  name: string
+  mode: 'live' | 'test'
+  scopes: Scope[]
+  /** Hex HMAC-SHA256 of the whole secret key, keyed with the store's key-hash secret. */
+  hash: string
+  /** Last four characters of the secret key (to recognise it in lists). */
+  last4: string
+  createdAt: number
+  revokedAt: number | null
+  lastUsedAt: number | null
+}
+
+/** What authentication needs in one read: the key and the few org fields checked on every request. */
+export interface AuthRecord {
+  key: ApiKeyRecord
+  org: { id: string; suspended: boolean; ratePerSecond: number }
+}
+
+/** Credits taken by one reservation, by bucket, so a refund gives them back where they came from. */
+export interface CreditReservation {
+  amount: number
+  fromSubscription: number
+  fromPurchased: number
+  /** Period start when reserved: subscription credits of an ended period are not given back. */
+  periodStart: number
+}
+
+/** Why credits were added (the `reason` of credits.added). */
+export type CreditReason = 'period_renewal' | 'upgrade' | 'top_up'
+
+/** An event in the outbox. */
+export interface StoredEvent {
+  id: string
+  orgId: string
+  type: EventType
+  /** Unix seconds. */
+  created: number
+  payload: EventPayload
+}
+
+/** Outcome of starting an idempotent request. */
+export type IdempotencyBegin =
+  | { state: 'new' }
+  | { state: 'replay'; status: number; body: string }
+  | { state: 'mismatch' }
+  | { state: 'in_progress' }
+
+/**
+ * Plan change of an org: a catalogue plan plus optional per-org overrides (custom deals). A change states the whole
+ * deal: an override left out (or null) means the plan's own value applies.
+ */
+export interface PlanChange {
+  planId: string
+  /** Monthly credits of this org instead of the plan's. */
+  monthlyCredits?: number | null
+  /** Requests a second of each live key of this org instead of the plan's. */
+  ratePerSecond?: number | null
+}
+
+/**
+ * The server's store. The next issue (bulk jobs, webhook deliveries) extends it with its own tables and methods; the
+ * HTTP layer depends only on this interface.
+ */
+export interface Store {
+  /** The secret the API-key hashes are keyed with (generated on first start, kept in the store). */
+  keyHashSecret(): Awaitable<string>
+
+  // plans
+  listPlans(): Awaitable<Plan[]>
+  /** Inserts or updates plans (the catalogue of the running server). */
+  upsertPlans(plans: readonly Plan[]): Awaitable<void>
+
+  // orgs
+  createOrg(input: { name: string; planId: string }, nowMs: number): Awaitable<OrgRecord>
+  /** The org (after a due period roll-over), or null. */
+  getOrg(orgId: string, nowMs: number): Awaitable<OrgRecord | null>
+  listOrgs(nowMs: number): Awaitable<OrgRecord[]>
+  /** Changes the plan and/or overrides; an increase of monthly credits grants the difference (credits.added, upgrade). */
+  setOrgPlan(orgId: string, change: PlanChange, nowMs: number): Awaitable<OrgRecord | null>
+  setOrgSuspended(orgId: string, suspended: boolean, nowMs: number): Awaitable<OrgRecord | null>
+
+  // keys
+  insertKey(key: ApiKeyRecord): Awaitable<void>
+  /** The key and its org's auth fields (revoked keys included; the caller rejects them), or null. */
+  getAuth(keyId: string): Awaitable<AuthRecord | null>
+  getKey(keyId: string): Awaitable<ApiKeyRecord | null>
+  listKeys(orgId: string): Awaitable<ApiKeyRecord[]>
+  /** Revokes a key; effective for the next request. Returns the key, or null when there is none. */
+  revokeKey(keyId: string, nowMs: number): Awaitable<ApiKeyRecord | null>
+  setKeyScopes(keyId: string, scopes: Scope[]): Awaitable<ApiKeyRecord | null>
+  /** Records use of a key (implementations may skip writes closer than a minute apart). */
+  touchKey(keyId: string, nowMs: number): Awaitable<void>
+
+  // credits
+  /** Takes `amount` credits (subscription first) if the balance covers them; null (nothing taken) otherwise. */
+  reserveCredits(orgId: string, amount: number, nowMs: number): Awaitable<CreditReservation | null>
+  /** Gives back `amount` of a reservation (purchased part first, then subscription unless its period ended). */
+  refundCredits(orgId: string, reservation: CreditReservation, amount: number, nowMs: number): Awaitable<void>
+  /** subscription + purchased now (after a due roll-over). */
+  balance(orgId: string, nowMs: number): Awaitable<number>
+  /** Ends a request: counts `lookups` into the usage and emits the credit alerts the balance now calls for. */
+  settleCredits(orgId: string, lookups: number, nowMs: number): Awaitable<void>
+  /** Adds purchased credits (credits.added). Returns the org, or null when there is none. */
+  addCredits(orgId: string, amount: number, reason: CreditReason, nowMs: number): Awaitable<OrgRecord | null>
+
+  // events (outbox)
+  /** Events of an org (or of all orgs), oldest first, after the event id `afterId` when given. */
+  listEvents(query: { orgId?: string; afterId?: string; limit?: number }): Awaitable<StoredEvent[]>
+
+  // idempotency
+  /** Starts an idempotent request, or tells how to answer a repeat. Records expire `ttlMs` after creation. */
+  beginIdempotent(scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number): Awaitable<IdempotencyBegin>
+  /** Stores the response of a started idempotent request. */
+  completeIdempotent(scope: string, key: string, status: number, body: string): Awaitable<void>
+  /** Forgets a started idempotent request (its response is not to be replayed). */
+  abandonIdempotent(scope: string, key: string): Awaitable<void>
+
+  /** The persistent result cache of lookups. */
+  readonly resultCache: ResultCache
+
+  /** Deletes expired cache entries and idempotency records. Returns how many rows went. */
+  purgeExpired(nowMs: number): Awaitable<number>
+  close(): Awaitable<void>
+}

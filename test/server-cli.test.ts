@@ -1,0 +1,172 @@
+/**
+ * The operator commands (`riskcheck admin …`) and `riskcheck serve`, run in-process against a database file.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminCommand, runAdmin } from '../src/cli/admin-command.js'
+import type { CliIO } from '../src/cli/main.js'
+import { runServe, serveCommand } from '../src/cli/serve-command.js'
+
+let dir: string
+let db: string
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'riskcheck-cli-'))
+  db = join(dir, 'ops.sqlite')
+})
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function memoryIO(): CliIO & { out(): string; err(): string } {
+  const stdout = new PassThrough()
+  const stderr = new PassThrough()
+  let out = ''
+  let err = ''
+  stdout.on('data', (c: Buffer) => (out += c.toString()))
+  stderr.on('data', (c: Buffer) => (err += c.toString()))
+  return { stdin: new PassThrough(), stdout, stderr, out: () => out, err: () => err }
+}
+
+async function admin(...args: string[]): Promise<{ code: number; json: any; out: string; err: string }> {
+  const io = memoryIO()
+  const code = await runAdmin([...args, '--db', db, '--json'], io)
+  const out = io.out()
+  return { code, json: code === 0 ? JSON.parse(out) : undefined, out, err: io.err() }
+}
+
+describe('riskcheck admin', () => {
+  it('exports the commands under their fixed names', () => {
+    expect(adminCommand.name).toBe('admin')
+    expect(serveCommand.name).toBe('serve')
+  })
+
+  it('org create / show / list, with the default plan and a named one', async () => {
+    const free = await admin('org', 'create', '--name', 'Acme')
+    expect(free.code).toBe(0)
+    expect(free.json).toMatchObject({ name: 'Acme', plan: 'free', monthly_credits: 100, rate_per_second: 5, credits: { total_available: 100 } })
+    expect(free.json.id).toMatch(/^org_[0-9a-f]{16}$/)
+    const scale = await admin('org', 'create', '--name', 'Big', '--plan', 'scale')
+    expect(scale.json).toMatchObject({ plan: 'scale', monthly_credits: 200_000, rate_per_second: 100 })
+    expect((await admin('org', 'show', free.json.id)).json.id).toBe(free.json.id)
+    const list = await admin('org', 'list')
+    expect(list.json.map((o: { id: string }) => o.id)).toEqual(expect.arrayContaining([free.json.id, scale.json.id]))
+    const unknownPlan = await admin('org', 'create', '--name', 'X', '--plan', 'platinum')
+    expect(unknownPlan.code).toBe(64)
+    expect(unknownPlan.err).toMatch(/unknown plan platinum \(known: free, starter, growth, scale\)/)
+  })
+
+  it('key create prints the secret once; list never shows it; revoke and grant', async () => {
+    const org = (await admin('org', 'create', '--name', 'Keys')).json
+    const created = await admin('key', 'create', '--org', org.id, '--mode', 'test', '--name', 'ci')
+    expect(created.code).toBe(0)
+    expect(created.json).toMatchObject({ org_id: org.id, name: 'ci', mode: 'test', scopes: ['lookup', 'bulk', 'account:read'], revoked_at: null })
+    expect(created.json.secret).toMatch(/^svc_test_[0-9A-Za-z]{52}$/)
+    expect(created.json.id).toBe(`key_${created.json.secret.slice(9, 21)}`)
+    expect(created.json.last4).toBe(created.json.secret.slice(-4))
+    const scoped = await admin('key', 'create', '--org', org.id, '--scopes', 'lookup,webhooks')
+    expect(scoped.json).toMatchObject({ mode: 'live', scopes: ['lookup', 'webhooks'] })
+    expect(scoped.json.secret).toMatch(/^svc_live_/)
+
+    const list = await admin('key', 'list', '--org', org.id)
+    expect(list.json.map((k: { id: string }) => k.id)).toEqual([created.json.id, scoped.json.id])
+    expect(list.out).not.toContain(created.json.secret)
+    expect(list.out).not.toContain(created.json.secret.slice(21))
+    expect(list.json[0]).not.toHaveProperty('secret')
+    expect(list.json[0]).not.toHaveProperty('hash')
+
+    const granted = await admin('key', 'grant', created.json.id, '--scopes', 'webhooks')
+    expect(granted.json.scopes).toEqual(['lookup', 'bulk', 'account:read', 'webhooks'])
+    const revoked = await admin('key', 'revoke', created.json.id)
+    expect(revoked.json.revoked_at).toMatch(/^\d{4}-/)
+
+    expect((await admin('key', 'create', '--org', org.id, '--scopes', 'lookup,admin')).code).toBe(64)
+    expect((await admin('key', 'create', '--org', 'org_nope')).code).toBe(1)
+    expect((await admin('key', 'revoke', 'key_nope')).code).toBe(1)
+  })
+
+  it('credits add, plan set with overrides, suspend / unsuspend, events list', async () => {
+    const org = (await admin('org', 'create', '--name', 'Money')).json
+    const topped = await admin('credits', 'add', '--org', org.id, '--amount', '250')
+    expect(topped.json.credits).toEqual({ subscription: 100, purchased: 250, total_available: 350 })
+    const deal = await admin('plan', 'set', '--org', org.id, '--plan', 'starter', '--monthly-credits', '12000', '--rate-per-second', '42')
+    expect(deal.json).toMatchObject({ plan: 'starter', monthly_credits: 12_000, rate_per_second: 42, credits: { subscription: 12_000, purchased: 250 } })
+    const back = await admin('plan', 'set', '--org', org.id, '--plan', 'starter')
+    expect(back.json).toMatchObject({ monthly_credits: 10_000, rate_per_second: 20, credits: { subscription: 10_000 } })
+    expect((await admin('org', 'suspend', org.id)).json).toMatchObject({ suspended: true, status: 'suspended' })
+    expect((await admin('org', 'unsuspend', org.id)).json).toMatchObject({ suspended: false, status: 'active' })
+    const events = await admin('events', 'list', '--org', org.id)
+    expect(events.json.map((e: { type: string; data: { reason: string } }) => [e.type, e.data.reason])).toEqual([
+      ['credits.added', 'top_up'],
+      ['credits.added', 'upgrade'],
+    ])
+    expect((await admin('plan', 'list')).json.map((p: { id: string }) => p.id)).toEqual(['free', 'starter', 'growth', 'scale'])
+  })
+
+  it('usage errors exit 64 with a message; human output without --json', async () => {
+    expect((await admin('credits', 'add', '--org', 'x', '--amount', '-5')).code).toBe(64)
+    expect((await admin('credits', 'add', '--org', 'x', '--amount', '1.5')).code).toBe(64)
+    expect((await admin('org', 'create')).err).toMatch(/--name is required/)
+    expect((await admin('org', 'fly')).code).toBe(64)
+    expect((await admin('org')).code).toBe(64)
+    const io = memoryIO()
+    expect(await runAdmin(['--bogus'], io)).toBe(64)
+    const human = memoryIO()
+    expect(await runAdmin(['org', 'create', '--name', 'Plain', '--db', db], human)).toBe(0)
+    expect(human.out()).toMatch(/^org_[0-9a-f]{16} {2}Plain {2}plan free \(100 credits\/period, 5 req\/s\)/)
+    const help = memoryIO()
+    expect(await runAdmin(['--help'], help)).toBe(0)
+    expect(help.out()).toMatch(/key create --org ORG_ID/)
+  })
+})
+
+describe('riskcheck serve', () => {
+  it('serves the API on the database the admin commands prepared, and stops cleanly', async () => {
+    const org = (await admin('org', 'create', '--name', 'Served', '--plan', 'starter')).json
+    const key = (await admin('key', 'create', '--org', org.id)).json.secret as string
+    const io = memoryIO()
+    const stop = new AbortController()
+    let url = ''
+    let listened: () => void = () => undefined
+    const listening = new Promise<void>((resolve) => (listened = resolve))
+    const exit = runServe(['--port', '0', '--db', db, '--offline', '--json', '--log-level', 'silent'], io, {
+      signal: stop.signal,
+      onListening: (u) => {
+        url = u
+        listened()
+      },
+    })
+    await listening
+    expect(JSON.parse(io.out())).toEqual({ url, db })
+    const res = await fetch(`${url}/v1/ip`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ip: '8.8.8.8' }),
+    })
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as { data: { metadata: { credits_remaining: number }; partial: boolean } }
+    expect(body.data.metadata.credits_remaining).toBe(9_999)
+    expect(body.data.partial).toBe(true) // --offline reached the lookups
+    stop.abort()
+    expect(await exit).toBe(0)
+    await expect(fetch(`${url}/v1/pricing`)).rejects.toThrow()
+    // The usage is in the database for the operator.
+    expect((await admin('org', 'show', org.id)).json.usage.all_time).toEqual({ lookups: 1, credits: 1 })
+  })
+
+  it('rejects bad flags with exit code 64', async () => {
+    const io = memoryIO()
+    expect(await runServe(['--port', '99999'], io)).toBe(64)
+    expect(io.err()).toMatch(/--port must be/)
+    expect(await runServe(['--dns-timeout', 'soon'], memoryIO())).toBe(64)
+    expect(await runServe(['--what'], memoryIO())).toBe(64)
+    const mode = memoryIO()
+    expect(await runServe(['--mode', 'test'], mode)).toBe(64)
+    expect(mode.err()).toMatch(/decided per request by the key/)
+    const help = memoryIO()
+    expect(await runServe(['--help'], help)).toBe(0)
+    expect(help.out()).toMatch(/riskcheck serve \[--host 127\.0\.0\.1\] \[--port 8080\]/)
+  })
+})

@@ -1,0 +1,159 @@
+/**
+ * The OpenAPI document: valid against the OpenAPI Initiative's 3.1 schema, every schema in it compiles as JSON
+ * Schema 2020-12, every route of the app is in it (and nothing else), and real responses of the server validate
+ * against the document's own response schemas.
+ */
+import { readFileSync } from 'node:fs'
+import Ajv2020Module from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ERROR_STATUS } from '../src/errors.js'
+import { buildOpenApi, openApiPath, routeErrorCodes } from '../src/server/openapi.js'
+import { ROUTES } from '../src/server/routes/index.js'
+import { startTestServer, type TestServer } from './server-helpers.js'
+
+// ajv and ajv-formats are CJS with a default export (under NodeNext the import is the module object).
+type AjvClass = typeof Ajv2020Module.default
+type AddFormats = typeof addFormatsModule.default
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: AjvClass }).default ?? Ajv2020Module) as AjvClass
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as AddFormats
+
+type Json = Record<string, any>
+
+let s: TestServer
+let doc: Json
+const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false })
+addFormats(ajv)
+
+/** Points `#/components/schemas/X` references at the components registered in `ajv` (compiled once each). */
+function deref(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(deref)
+  if (node && typeof node === 'object') {
+    const ref = (node as Json).$ref
+    if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+      const name = ref.slice('#/components/schemas/'.length)
+      expect(doc.components.schemas[name], `unresolved ${ref}`).toBeDefined()
+      return { $ref: `urn:component:${name}` }
+    }
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(v)]))
+  }
+  return node
+}
+
+const operations = () =>
+  Object.entries(doc.paths as Json).flatMap(([path, ops]) => Object.entries(ops as Json).map(([method, op]) => ({ path, method, op: op as Json })))
+
+beforeAll(async () => {
+  s = await startTestServer()
+  const r = await s.get('/v1/openapi.json', null)
+  expect(r.status).toBe(200)
+  doc = r.body
+  for (const [name, schema] of Object.entries(doc.components.schemas as Json)) {
+    ajv.addSchema({ ...(deref(schema) as object), $id: `urn:component:${name}` })
+  }
+})
+
+afterAll(() => s.close())
+
+describe('the OpenAPI document', () => {
+  it('validates against the OpenAPI 3.1 schema', () => {
+    // Ajv resolves the schema's `$dynamicRef: "#meta"` to the document root (whose unevaluatedProperties then
+    // rejects every Schema Object). In this document the only `meta` anchor is `$defs/schema`, so the static
+    // reference is the same rule. (The Schema Objects themselves are compiled as JSON Schema 2020-12 below.)
+    const text = readFileSync(new URL('./fixtures/openapi/oas-3.1-schema-2022-10-07.json', import.meta.url), 'utf8')
+    const schema = JSON.parse(text.replaceAll('"$dynamicRef": "#meta"', '"$ref": "#/$defs/schema"')) as Json
+    expect(text.split('"$dynamicAnchor": "meta"')).toHaveLength(2)
+    const validate = ajv.compile(schema)
+    const ok = validate(doc)
+    expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 1)).toEqual([])
+    expect(ok).toBe(true)
+    expect(doc.openapi).toBe('3.1.0')
+    expect(doc.info.version).toMatch(/^\d+\.\d+\.\d+/)
+  })
+
+  it('is the document built from the route declarations', () => {
+    expect(doc).toEqual(JSON.parse(JSON.stringify(buildOpenApi(ROUTES))))
+  })
+
+  it('lists exactly the routes the server answers', async () => {
+    const documented = operations().map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()
+    expect(documented).toEqual(ROUTES.map((r) => `${r.method} ${openApiPath(r.url)}`).sort())
+    for (const { path, method } of operations()) {
+      expect(s.app.hasRoute({ method: method.toUpperCase() as 'GET', url: path.replace(/\{(\w+)\}/g, ':$1') }), `${method} ${path}`).toBe(true)
+    }
+    // And every route Fastify has (apart from the automatic HEAD routes) is documented.
+    // printRoutes draws a tree: each level indents by 4 and adds its segment to its parent's path.
+    const segments: string[] = []
+    const registered: string[] = []
+    for (const line of s.app.printRoutes({ commonPrefix: false }).split('\n')) {
+      const m = /^([│ ]*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?$/.exec(line)
+      if (!m) continue
+      const depth = m[1]!.length / 4
+      segments.length = depth
+      segments[depth] = m[2]!
+      for (const method of m[3]?.split(', ') ?? []) if (method !== 'HEAD') registered.push(`${method} ${segments.join('')}`)
+    }
+    registered.sort()
+    expect(registered).toEqual(documented)
+  })
+
+  it('every operation: id, security matching its scope, body, success and every error status it can answer', () => {
+    const ids = new Set<string>()
+    for (const route of ROUTES) {
+      const op = doc.paths[openApiPath(route.url)][route.method.toLowerCase()] as Json
+      expect(ids.has(op.operationId)).toBe(false)
+      ids.add(op.operationId)
+      expect(op.security).toEqual(route.scope === null ? [] : [{ bearerAuth: [] }])
+      if (route.scope) expect(op['x-required-scope']).toBe(route.scope)
+      expect(Boolean(op.requestBody)).toBe(Boolean(route.body))
+      expect(op.responses[String(route.status)].content['application/json'].schema).toBeDefined()
+      expect(op.responses[String(route.status)].headers['RateLimit-Policy']).toBeDefined()
+      const statuses = new Set(routeErrorCodes(route).map((c) => String(ERROR_STATUS[c])))
+      for (const st of statuses) {
+        expect(op.responses[st]?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' })
+      }
+      expect(Object.keys(op.responses).sort()).toEqual([String(route.status), ...statuses].sort())
+      if (route.method === 'POST') expect(op.parameters.map((p: Json) => p.name)).toContain('Idempotency-Key')
+      expect(op.responses['429'].headers['Retry-After']).toBeDefined()
+    }
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
+  })
+
+  it('every schema compiles as JSON Schema 2020-12', () => {
+    for (const name of Object.keys(doc.components.schemas as Json)) {
+      expect(() => ajv.getSchema(`urn:component:${name}`), name).not.toThrow()
+      expect(ajv.getSchema(`urn:component:${name}`), name).toBeTypeOf('function')
+    }
+    for (const { op } of operations()) {
+      if (op.requestBody) ajv.compile(op.requestBody.content['application/json'].schema)
+      for (const res of Object.values(op.responses as Json)) ajv.compile(deref(res.content['application/json'].schema) as object)
+    }
+  })
+
+  it("real answers validate against the document's schemas", async () => {
+    const bodies: Record<string, unknown> = {
+      '/v1/email': { email: 'catchall@example.com' },
+      '/v1/phone': { phone: '+44 7400 123456' },
+      '/v1/phone/type': { phone: '+1 800 234 5678' },
+      '/v1/ip': { ip: '2001:db8::8' },
+      '/v1/domain/age': { domain: 'new-domain.example' },
+      '/v1/domain/email-auth': { domain: 'grade-c.example' },
+      '/v1/check': { email: 'disposable@example.com', ip: '192.0.2.3', context: 'checkout' },
+    }
+    for (const route of ROUTES) {
+      s.tick()
+      const r = route.method === 'GET' ? await s.get(route.url, s.test) : await s.post(route.url, bodies[route.url], s.test)
+      expect(r.status, r.raw).toBe(route.status)
+      const op = doc.paths[openApiPath(route.url)][route.method.toLowerCase()] as Json
+      const validate = ajv.compile(deref(op.responses[String(route.status)].content['application/json'].schema) as object)
+      expect(validate(r.body), `${route.url}: ${JSON.stringify(validate.errors)}`).toBe(true)
+      if (route.body) {
+        const validBody = ajv.compile(op.requestBody.content['application/json'].schema)
+        expect(validBody(bodies[route.url])).toBe(true)
+        expect(validBody({ ...(bodies[route.url] as object), unknown_field: true })).toBe(false)
+      }
+    }
+    const error = await s.post('/v1/ip', { ip: 'x' }, s.test)
+    expect(ajv.compile(deref(doc.components.schemas.ErrorEnvelope) as object)(error.body)).toBe(true)
+  })
+})
