@@ -6,6 +6,7 @@ import type { PolicyOverrides } from './scoring/engine.js'
 import type { ResultCache } from './cache.js'
 import type { CreditLedger } from './credits.js'
 import type { PhoneCarrierSource } from './sources/phone/carrier-source.js'
+import type { BulkOptions } from './bulk/types.js'
 
 /** DNS options (`dns`). */
 export interface DnsOptions {
@@ -101,6 +102,8 @@ export interface RiskcheckOptions {
   credits?: number | CreditLedger
   /** Time limit of each part of a combined check, in ms (default 15000). */
   partTimeoutMs?: number
+  /** The bulk engine (`rc.bulk`): store, concurrency, completion callback. */
+  bulk?: BulkOptions
 }
 
 /** Options after validation and defaults. */
@@ -117,7 +120,7 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = new Set([
-  'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs',
+  'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs', 'bulk',
 ])
 
 function bad(option: string, why: string): never {

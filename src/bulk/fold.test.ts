@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest'
+import { createFakeCheck, createFakeEnv } from '../../test/bulk-fakes.js'
+import { foldedRows, foldInputs, lookupOptionsFor } from './fold.js'
+
+describe('foldInputs', () => {
+  it('folds by the check normalization, drops blanks and turns unusable inputs into free error rows', async () => {
+    const { def } = createFakeCheck()
+    const { env } = createFakeEnv()
+    const f = await foldInputs(def as never, ['OK-1', ' ok-1', '\t', 'bad-2', 'BAD-2', 'bad-2', 'voip-3', '', 'ok-1'], { country: null, smtp: null }, env.ctx, 2)
+    expect(f.totalRows).toBe(9)
+    expect(f.uniqueInputs).toBe(4) // ok-1, bad-2, BAD-2 (an invalid input folds only with its exact repeats), voip-3
+    expect(f.skipped).toBe(5)
+    expect(f.errors).toBe(2)
+    expect([...foldedRows(f)].map((r) => [r.index, r.input, r.state])).toEqual([
+      [0, 'OK-1', 'pending'],
+      [1, 'bad-2', 'error'],
+      [2, 'BAD-2', 'error'],
+      [3, 'voip-3', 'pending'],
+    ])
+    expect(f.errorRows[0]!.error).toBe('INVALID_INPUT: The phone number cannot be parsed.')
+    expect(f.errorRows[0]!.retryable).toBe(false)
+    expect(f.work.map((w) => [w.index, w.raw, w.input, w.cacheKey])).toEqual([
+      [0, 'OK-1', 'ok-1', 'ok-1'],
+      [3, 'voip-3', 'voip-3', 'voip-3'],
+    ])
+  })
+
+  it('passes the job options each lookup type understands', () => {
+    expect(lookupOptionsFor('phone', { country: 'GB', smtp: false })).toEqual({ country: 'GB' })
+    expect(lookupOptionsFor('phone_type', { country: 'GB', smtp: null })).toEqual({ country: 'GB' })
+    expect(lookupOptionsFor('email', { country: 'GB', smtp: false })).toEqual({ smtp: false })
+    expect(lookupOptionsFor('email', { country: null, smtp: null })).toEqual({})
+    expect(lookupOptionsFor('ip', { country: 'GB', smtp: false })).toEqual({})
+  })
+})

@@ -1,0 +1,162 @@
+/**
+ * Types of the bulk engine: the job and row records kept by a {@link BulkStore}, the engine's options and its API.
+ *
+ * A bulk job is one lookup type run over up to 100,000 inputs. Duplicates (after the check's normalization) and blank
+ * inputs are folded; every unique input becomes one row, in input order. The store keeps the job object of the spec
+ * (status, counts, dates) plus what the engine needs to resume it after a restart: the credits reserved, the
+ * lookup options, and each row's state.
+ */
+import type { Readable } from 'node:stream'
+import type { Action, BulkJob, BulkResultRow, BulkResultsPage, BulkType } from '../schema.js'
+
+/** A value or a promise of it: store methods may be synchronous (in-memory, better-sqlite3) or asynchronous. */
+export type MaybePromise<T> = T | Promise<T>
+
+/** Lookup options of a job, applied to every row. */
+export interface BulkJobOptions {
+  /** Default country (ISO 3166 alpha-2, upper case) for phone numbers without `+`; null when not given. */
+  country: string | null
+  /** false skips the SMTP mailbox check of email rows; null = the instance default. */
+  smtp: boolean | null
+}
+
+/** A job as a store keeps it. */
+export interface BulkJobRecord {
+  /** The spec's bulk job object (status, counts, dates). */
+  job: BulkJob
+  /** Creation order, assigned by the store on insert (strictly increasing); the job list is newest (highest) first. */
+  seq: number
+  /** Credits reserved when the job started; what was not used is refunded when the job ends. */
+  reserved: number
+  options: BulkJobOptions
+}
+
+/**
+ * State of one row: `pending` (not checked yet; stays pending in a cancelled job for the inputs never reached),
+ * `done` (has a result), `error` (could not be checked: invalid input, or the lookup threw).
+ */
+export type BulkRowState = 'pending' | 'done' | 'error'
+
+/** One row (one unique input) as a store keeps it: the spec's row fields plus its state. */
+export interface BulkRowRecord extends BulkResultRow {
+  /** Position among the job's rows (0-based, input order of the first occurrence). */
+  index: number
+  state: BulkRowState
+  /** Failed for a temporary reason (a source did not answer, or the lookup threw): a retry job takes it. */
+  retryable: boolean
+}
+
+/** Query of {@link BulkStore.listRows}. */
+export interface BulkRowQuery {
+  /** First row index to consider. */
+  fromIndex: number
+  /** Row indexes at or beyond this are not returned (null: no bound). Used for jobs still running. */
+  toIndex: number | null
+  /** Only rows with this action. */
+  action: Action | null
+  /** At most this many rows. */
+  limit: number
+}
+
+/**
+ * Where bulk jobs live. The default is in memory ({@link createMemoryBulkStore}); the HTTP server supplies a
+ * persistent one (SQLite). A persistent store lets the engine resume running jobs after a restart: it keeps each
+ * row's state, and {@link commitRows} writes rows and the job's counters together (atomically, for a database), so
+ * the counters always describe the rows written.
+ *
+ * One engine per store: two engines resuming the same store would run its jobs twice.
+ */
+export interface BulkStore {
+  /** True when jobs survive the process (the engine then leaves running jobs to be resumed on close). */
+  readonly persistent: boolean
+  /**
+   * Inserts a job and all its rows (`job.unique_inputs` of them, indexes 0 to n − 1, in index order: pending, or
+   * `error` for invalid inputs); assigns and returns `seq`. `rows` may be a generator: read it once.
+   */
+  insertJob(record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>): MaybePromise<BulkJobRecord>
+  /** The job, or undefined when unknown (or deleted). */
+  getJob(id: string): MaybePromise<BulkJobRecord | undefined>
+  /** Jobs newest first (seq descending), those with `seq < beforeSeq` when given. */
+  listJobs(query: { beforeSeq: number | null; limit: number }): MaybePromise<BulkJobRecord[]>
+  /** Jobs whose status is `queued` or `running` (to resume after a restart). */
+  listUnfinishedJobs(): MaybePromise<BulkJobRecord[]>
+  /** Replaces the job object (status, counts, dates). */
+  updateJob(id: string, job: BulkJob): MaybePromise<void>
+  /** Writes row results (state, result fields) and replaces the job object, together. */
+  commitRows(id: string, rows: readonly BulkRowRecord[], job: BulkJob): MaybePromise<void>
+  /** Rows still pending, in index order (to resume). */
+  pendingRows(id: string): MaybePromise<Array<{ index: number; input: string }>>
+  /** Rows in state `done` or `error`, in index order, matching the query. */
+  listRows(id: string, query: BulkRowQuery): MaybePromise<BulkRowRecord[]>
+  /** Inputs of the rows marked retryable, in index order. */
+  listRetryableInputs(id: string): MaybePromise<string[]>
+  /** Deletes the jobs (and rows) whose `expires_at` is at or before `nowMs`; returns their ids. */
+  deleteExpired(nowMs: number): MaybePromise<string[]>
+  /** Releases resources (optional). */
+  close?(): MaybePromise<void>
+}
+
+/** Options of the bulk engine (`RiskcheckOptions.bulk`). */
+export interface BulkOptions {
+  /** Where jobs and rows are kept (default: in memory). */
+  store?: BulkStore
+  /** Lookups running at once over all jobs (default 32, 1 to 1024). */
+  concurrency?: number
+  /** Called once when a job completes or fails (not when cancelled); the server sends `bulk.completed`. */
+  onCompleted?: (job: BulkJob) => void
+  /** Most inputs of one job (default and maximum 100,000). */
+  maxInputs?: number
+  /** Resume the store's queued/running jobs when the engine starts (default true). */
+  resume?: boolean
+}
+
+/** Parameters of {@link BulkEngine.create} (the spec's POST /v1/bulk/jobs body). */
+export interface BulkCreateParams {
+  type: BulkType
+  /** 1 to 100,000 strings. */
+  inputs: readonly string[]
+  /** At most 200 characters (default: `<type> bulk job`). */
+  name?: string | null
+  /** ISO 3166 alpha-2 default country for phone numbers without `+`. */
+  country?: string | null
+  /** false skips mailbox (SMTP) checks of emails. */
+  smtp?: boolean | null
+}
+
+/** A page of jobs, newest first. */
+export interface BulkJobPage {
+  data: BulkJob[]
+  next_cursor: string | null
+}
+
+/** The bulk engine (`rc.bulk`). Every method rejects with a RiskcheckError for request errors. */
+export interface BulkEngine {
+  /**
+   * Folds, reserves credits and queues a job; resolves to the job object (status `queued`).
+   * Rejects: INVALID_REQUEST / MISSING_FIELD (bad parameters), INPUT_LIMIT_EXCEEDED (0 or too many inputs),
+   * INSUFFICIENT_CREDITS (nothing starts).
+   */
+  create(params: BulkCreateParams): Promise<BulkJob>
+  /** The job with its live counts. NOT_FOUND when unknown or expired. */
+  get(id: string): Promise<BulkJob>
+  /** Jobs newest first: `limit` 1–100 (default 20), `cursor` from the previous page. */
+  list(query?: { limit?: number; cursor?: string | null }): Promise<BulkJobPage>
+  /** Stops a queued/running job: inputs not reached are not charged; rows done stay. A finished job is returned as is. */
+  cancel(id: string): Promise<BulkJob>
+  /** A new job of the finished job's rows that failed for temporary reasons. INVALID_REQUEST when there are none. */
+  retry(id: string): Promise<BulkJob>
+  /**
+   * Rows in input order, `limit` 1–1000 (default 100), optionally only one `action`. While the job runs, rows are
+   * returned up to the first row not finished yet and `next_cursor` points there; null means no more rows will come.
+   */
+  results(id: string, query?: { cursor?: string | null; limit?: number; action?: Action | null }): Promise<BulkResultsPage>
+  /** The results as CSV text (header + one line per row), streamed from the store. */
+  resultsCsv(id: string): Promise<Readable>
+  /** Resolves with the job once it is completed, cancelled or failed. */
+  waitFor(id: string): Promise<BulkJob>
+  /**
+   * Stops work and timers. With a persistent store running jobs stay `running` and resume when an engine starts on
+   * the store again; with the in-memory store they are cancelled (unused credits refunded).
+   */
+  close(): Promise<void>
+}
