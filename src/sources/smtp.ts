@@ -877,6 +877,9 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
         for (const w of pool.waiters.splice(0)) w('closed')
         for (const s of pool.idle.splice(0)) {
           sockets.push(s.socket)
+          // Idle sockets are unref'd; while we wait for QUIT to complete they must keep the process alive, or a
+          // caller awaiting close() with nothing else pending would see Node exit with the promise unsettled.
+          s.socket.ref()
           quit(s)
         }
       }
