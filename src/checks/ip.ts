@@ -21,7 +21,7 @@ import { invalidInput } from '../errors.js'
 import type { ConnectionType, IpDetails } from '../schema.js'
 import type { FactorCode } from '../scoring/factors.js'
 import { getSpecialPurposeRange, type SpecialPurposeRange } from '../sources/ip/bogon.js'
-import type { IpLookupResult } from '../sources/ip/index.js'
+import { emptyIpFlags, type IpLookupResult } from '../sources/ip/index.js'
 import { emptyLocation, type IpLocation } from '../sources/ip/mmdb.js'
 import { MAX_IP_INPUT_LENGTH, parseIp, type ParsedIp } from '../sources/ip/parse.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js'
@@ -144,18 +144,7 @@ function localLookup(ctx: CheckContext, ip: ParsedIp): IpLookupResult {
     return {
       location: emptyLocation(),
       network: { asn: null, as_name: null, isp: null, org: null, connection_type: null },
-      flags: {
-        is_vpn: false,
-        is_proxy: false,
-        is_public_proxy: false,
-        is_residential_proxy: false,
-        is_tor: false,
-        is_datacenter: false,
-        is_cloud: false,
-        vpn_provider: null,
-        cloud_provider: null,
-        on_blocklists: [],
-      },
+      flags: emptyIpFlags(),
       dataSources: [],
       failed: ['ip'],
     }

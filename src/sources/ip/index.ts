@@ -204,6 +204,22 @@ const CITY_V4 = 'dbip-city-lite'
 const ASN_BUNDLED = 'ip-location-db-asn'
 const FLAGS = 'riskcheck-ip-flags'
 
+/** Flags with nothing found (the start of every lookup, and the answer when the source fails). */
+export function emptyIpFlags(): IpFlags {
+  return {
+    is_vpn: false,
+    is_proxy: false,
+    is_public_proxy: false,
+    is_residential_proxy: false,
+    is_tor: false,
+    is_datacenter: false,
+    is_cloud: false,
+    vpn_provider: null,
+    cloud_provider: null,
+    on_blocklists: [],
+  }
+}
+
 /**
  * Creates the IP source. Opens and validates every database path given (throws an Error naming the option and path
  * on a problem); bundled data loads on first use. Cheap when no path is given.
@@ -261,18 +277,7 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
     const failed: string[] = []
     let location: IpLocation | null = null
     const network: IpLookupResult['network'] = { asn: null, as_name: null, isp: null, org: null, connection_type: null }
-    const flags: IpFlags = {
-      is_vpn: false,
-      is_proxy: false,
-      is_public_proxy: false,
-      is_residential_proxy: false,
-      is_tor: false,
-      is_datacenter: false,
-      is_cloud: false,
-      vpn_provider: null,
-      cloud_provider: null,
-      on_blocklists: [],
-    }
+    const flags = emptyIpFlags()
 
     // location
     if (city) {
