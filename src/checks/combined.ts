@@ -20,7 +20,7 @@ import { evaluate, type Assessment } from '../scoring/engine.js'
 import type { FactorCode } from '../scoring/factors.js'
 import { emailCountry } from './email-country.js'
 import { CHECKS } from './registry.js'
-import type { CheckDefinition, CheckOutcome } from './types.js'
+import type { CheckDefinition, CheckOutcome, Prepared } from './types.js'
 
 /** The combined check's input (the spec's POST /v1/check body, camelCased `bypassCache`). */
 export interface CheckInput {
@@ -104,12 +104,11 @@ type Part<D> = LookupRun<D> & { timedOut: boolean }
 async function runPart<In, O extends object, D>(
   env: LookupEnv,
   def: CheckDefinition<In, O, D>,
-  raw: string,
+  prepared: Prepared<In>,
   opts: O,
   context: CheckContextName | null,
   ms: number,
 ): Promise<Part<D>> {
-  const prepared = def.prepare(raw, opts, env.ctx)
   const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true })
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
@@ -173,8 +172,14 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   const phoneOpts = { ...common, ...(input.country ? { country: input.country } : {}) }
   const emailOpts = { ...common, ...(input.smtp !== undefined ? { smtp: input.smtp } : {}) }
 
-  // Validate every part's input before reserving anything (an unusable IP is an error of the whole request).
-  const parts = [input.email, input.ip, input.phone].filter((x) => x !== null).length
+  // Prepare every part before reserving anything: an unusable IP is an error of the whole request, unbilled.
+  const emailDef = CHECKS.email as CheckDefinition<any, any, EmailDetails>
+  const ipDef = CHECKS.ip as CheckDefinition<any, any, IpDetails>
+  const phoneDef = CHECKS.phone as CheckDefinition<any, any, PhoneDetails>
+  const emailIn = input.email === null ? null : emailDef.prepare(input.email, emailOpts, env.ctx)
+  const ipIn = input.ip === null ? null : ipDef.prepare(input.ip, common, env.ctx)
+  const phoneIn = input.phone === null ? null : phoneDef.prepare(input.phone, phoneOpts, env.ctx)
+  const parts = [emailIn, ipIn, phoneIn].filter((x) => x !== null).length
   const reserve = live ? parts : 0
   if (reserve > 0 && !(await env.ledger.reserve(reserve))) {
     throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this check.')
@@ -184,9 +189,9 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   let phone: Part<PhoneDetails> | null = null
   try {
     ;[email, ip, phone] = await Promise.all([
-      input.email === null ? null : runPart(env, CHECKS.email as CheckDefinition<any, any, EmailDetails>, input.email, emailOpts, input.context, ms),
-      input.ip === null ? null : runPart(env, CHECKS.ip as CheckDefinition<any, any, IpDetails>, input.ip, common, input.context, ms),
-      input.phone === null ? null : runPart(env, CHECKS.phone as CheckDefinition<any, any, PhoneDetails>, input.phone, phoneOpts, input.context, ms),
+      emailIn === null ? null : runPart(env, emailDef, emailIn, emailOpts, input.context, ms),
+      ipIn === null ? null : runPart(env, ipDef, ipIn, common, input.context, ms),
+      phoneIn === null ? null : runPart(env, phoneDef, phoneIn, phoneOpts, input.context, ms),
     ])
   } catch (e) {
     if (reserve > 0) await env.ledger.refund(reserve)
