@@ -57,7 +57,7 @@ describe('runLookup: the result builder', () => {
     const a = await runLookup(e, def, ' 555 ', {})
     const b = await runLookup(e, def, 'other', {})
     assertValidResult(a, 'phone_type')
-    expect(a.request.id).toMatch(/^req_[0-9a-f]{32}$/)
+    expect(a.request.id).toMatch(/^req_[0-9a-f]{24}$/)
     expect(a.request.id).not.toBe(b.request.id)
     expect(a.request).toMatchObject({ type: 'phone_type', input: ' 555 ', timestamp: '2026-11-22T10:00:00.000Z' })
     expect(Number.isInteger(a.request.processing_time_ms)).toBe(true)
@@ -160,5 +160,14 @@ describe('runLookup: test mode', () => {
     expect(r.metadata).toMatchObject({ credits_used: 0, credits_remaining: null, test_mode: true, data_sources: ['test'] })
     expect(r.verdict.status).toBe('invalid')
     expect(r.recommendation.action).toBe('block')
+  })
+})
+
+describe('request ids', () => {
+  it('are unique across many draws (the random pool refills)', async () => {
+    const { newRequestId } = await import('./result.js')
+    const ids = new Set(Array.from({ length: 5000 }, () => newRequestId()))
+    expect(ids.size).toBe(5000)
+    for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{24}$/)
   })
 })

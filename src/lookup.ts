@@ -44,6 +44,9 @@ export interface RunCheckOptions {
   prepaid?: boolean
 }
 
+/** True for a thenable. Ledgers and caches may be sync or async; awaiting a plain value still costs a tick. */
+const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
+
 /** Bills a completed outcome: 0 in test mode, else the billing table. */
 function billedCredits(type: LookupType, outcome: CheckOutcome<unknown>, ctx: CheckContext): number {
   if (ctx.mode === 'test' || type === 'check') return 0
@@ -78,7 +81,8 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
 
   const key = `${def.type}:${cacheKey}`
   if (env.cache && !opts.bypassCache) {
-    const hit = await env.cache.get(key, ctx.now().getTime())
+    const got = env.cache.get(key, ctx.now().getTime())
+    const hit = isPromise(got) ? await got : got
     if (hit) {
       const cached = hit.outcome as CheckOutcome<D>
       const outcome = def.revive ? def.revive(ctx, cached) : cached
@@ -87,7 +91,8 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
   }
 
   const reserve = runOptions.prepaid || def.type === 'check' ? 0 : MAX_CREDITS[def.type as Exclude<LookupType, 'check'>]
-  if (reserve > 0 && !(await env.ledger.reserve(reserve))) {
+  const reserved = reserve > 0 ? env.ledger.reserve(reserve) : true
+  if (!(isPromise(reserved) ? await reserved : reserved)) {
     throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this lookup.')
   }
   let outcome: CheckOutcome<D>
@@ -98,9 +103,13 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     throw e
   }
   const credits = billedCredits(def.type, outcome as CheckOutcome<unknown>, ctx)
-  if (reserve > credits) await env.ledger.refund(reserve - credits)
+  if (reserve > credits) {
+    const r = env.ledger.refund(reserve - credits)
+    if (isPromise(r)) await r
+  }
   if (env.cache && !outcome.partial) {
-    await env.cache.set(key, { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }, env.cacheTtlMs)
+    const w = env.cache.set(key, { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }, env.cacheTtlMs)
+    if (isPromise(w)) await w
   }
   return { outcome, assessment: score(outcome), creditsUsed: credits, cacheHit: false }
 }
@@ -120,7 +129,8 @@ export async function runLookup<In, Opts extends CommonLookupOptions, D>(
   }
   const prepared = def.prepare(rawInput, options, env.ctx)
   const run = await runCheck(env, def, prepared.input, prepared.cacheKey, options)
-  const remaining = env.ctx.mode === 'test' ? null : await env.ledger.balance()
+  const balance = env.ctx.mode === 'test' ? null : env.ledger.balance()
+  const remaining = isPromise(balance) ? await balance : balance
   return buildResult(run.outcome, run.assessment, {
     type: def.type,
     input: rawInput,

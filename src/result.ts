@@ -1,17 +1,25 @@
 /**
  * Builds the spec's lookup result (`data` of a single lookup) from a check outcome and its assessment.
  */
-import { randomUUID } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 import type { CheckOutcome } from './checks/types.js'
 import type { LookupResult, LookupType } from './schema.js'
 import type { Assessment } from './scoring/engine.js'
 
-/**
- * A new request id: `req_` + 32 hex characters (a random UUID v4 without dashes; Node draws UUIDs from a cached
- * entropy pool, several times cheaper than a `randomBytes` call per id).
- */
+// Random bytes for request ids, drawn 4 KiB at a time (one randomFillSync per 341 ids instead of one call per id).
+const ID_BYTES = 12
+const pool = Buffer.allocUnsafe(4096 - (4096 % ID_BYTES))
+let poolOffset = pool.length
+
+/** A new request id: `req_` + 24 hex characters (96 random bits). */
 export function newRequestId(): string {
-  return `req_${randomUUID().replaceAll('-', '')}`
+  if (poolOffset + ID_BYTES > pool.length) {
+    randomFillSync(pool)
+    poolOffset = 0
+  }
+  const id = `req_${pool.toString('hex', poolOffset, poolOffset + ID_BYTES)}`
+  poolOffset += ID_BYTES
+  return id
 }
 
 /** What the facade knows about one lookup besides the outcome. */
