@@ -9,6 +9,8 @@
  *   admin credits add --org ORG_ID --amount N [--reason top_up]
  *   admin plan set --org ORG_ID --plan PLAN_ID [--monthly-credits N] [--rate-per-second N] · admin plan list
  *   admin events list [--org ORG_ID] [--limit N]
+ *   admin webhook enable ENDPOINT_ID · admin webhook resend ENDPOINT_ID [--since ISO] · admin webhook ping ENDPOINT_ID
+ *   admin webhook list --org ORG_ID · admin notices list [--limit N]
  *
  * Every command takes --db PATH (default ./riskcheck.sqlite) and --json.
  */
@@ -16,6 +18,8 @@ import { parseArgs } from 'node:util'
 import type { CliCommand } from './commands.js'
 import type { CliIO } from './main.js'
 import type { Scope } from '../schema.js'
+import type { StoredEndpoint } from '../server/store/delivery-store.js'
+import type { SqliteStore } from '../server/store/sqlite.js'
 import type { ApiKeyRecord, CreditReason, OrgRecord, Store } from '../server/store/types.js'
 
 const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskcheck.sqlite] [--json]
@@ -34,6 +38,11 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
                                                  change plan; the overrides are a custom deal for this org
   plan list                                      the plan catalogue
   events list [--org ORG_ID] [--limit N]         the event outbox (credit alerts …), oldest first
+  webhook list --org ORG_ID                      webhook endpoints of an org with status and last success
+  webhook enable ENDPOINT_ID                     turn a disabled endpoint back on (a fresh failing window starts)
+  webhook resend ENDPOINT_ID [--since ISO]       queue again the events the endpoint missed (same event ids)
+  webhook ping ENDPOINT_ID                       queue a ping event to that endpoint (the running server sends it)
+  notices list [--limit N]                       operator notices (endpoints disabled after a day of failures), newest first
 
 Exit codes: 0 done · 1 not found / refused · 64 bad usage
 `
@@ -109,6 +118,70 @@ function keyLine(k: ReturnType<typeof keyView>): string {
   return `${k.id}  ${k.mode}  …${k.last4}  ${k.name}  [${k.scopes.join(', ')}]${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`
 }
 
+/** The webhook endpoint as printed by the admin commands (never the secret). */
+function endpointAdminView(e: StoredEndpoint) {
+  return {
+    id: e.id,
+    org_id: e.orgId,
+    url: e.url,
+    description: e.description,
+    events: e.events,
+    format: e.format,
+    status: e.status,
+    disabled_reason: e.disabledReason,
+    created_at: e.createdAt.toISOString(),
+    enabled_at: e.enabledAt ? e.enabledAt.toISOString() : null,
+    last_success_at: e.lastSuccessAt ? e.lastSuccessAt.toISOString() : null,
+  }
+}
+
+function endpointLine(e: ReturnType<typeof endpointAdminView>): string {
+  return `${e.id}  ${e.status}${e.disabled_reason ? ` (${e.disabled_reason})` : ''}  ${e.format}  ${e.url}  [${e.events.join(', ')}]  last success ${e.last_success_at ?? 'never'}`
+}
+
+async function runWebhook(store: SqliteStore, action: string, positionals: string[], values: Record<string, unknown>, nowMs: number) {
+  const { createSqliteDeliveryStore } = await import('../server/store/delivery-store.js')
+  const { webhookOperator } = await import('../server/webhook-service.js')
+  const deliveries = createSqliteDeliveryStore(store.db, () => nowMs)
+  const endpoint = (id: string) => {
+    const e = deliveries.getStoredEndpoint(id)
+    if (!e) throw new NotFound(`no webhook endpoint ${id}`)
+    return e
+  }
+  switch (action) {
+    case 'list': {
+      const list = deliveries.listOrgEndpoints(need(values, 'org')).map(endpointAdminView)
+      return { json: list, text: list.map(endpointLine).join('\n') || '(no webhook endpoints)' }
+    }
+    case 'enable': {
+      const id = onePositional(positionals, 'ENDPOINT_ID')
+      endpoint(id)
+      const v = endpointAdminView(webhookOperator.enable(deliveries, id, nowMs)!)
+      return { json: v, text: `${endpointLine(v)}\nEnabled. Resend what it missed with: riskcheck admin webhook resend ${id}` }
+    }
+    case 'resend': {
+      const id = onePositional(positionals, 'ENDPOINT_ID')
+      const e = endpoint(id)
+      if (e.status !== 'enabled') throw new NotFound(`webhook endpoint ${id} is disabled; enable it first (riskcheck admin webhook enable ${id})`)
+      let since: Date | undefined
+      if (values.since !== undefined) {
+        since = new Date(String(values.since))
+        if (Number.isNaN(since.getTime())) throw new UsageError(`--since must be an ISO date (got ${String(values.since)})`)
+      }
+      const created = await webhookOperator.resend(deliveries, id, nowMs, since)
+      const json = created.map((d) => ({ delivery_id: d.id, event_id: d.eventId, resend_of: d.resendOf }))
+      return { json, text: `${created.length} deliveries queued for ${id}${created.length ? `:\n${json.map((d) => `  ${d.delivery_id}  event ${d.event_id}`).join('\n')}` : ''}` }
+    }
+    case 'ping': {
+      const e = endpoint(onePositional(positionals, 'ENDPOINT_ID'))
+      const event = webhookOperator.ping(store.db, e, nowMs)
+      return { json: event, text: `ping ${event.id} queued for ${e.id} (${e.url}); the running server delivers it within seconds` }
+    }
+    default:
+      throw new UsageError(`unknown admin command "webhook ${action}" (see riskcheck admin --help)`)
+  }
+}
+
 async function run(store: Store, group: string, action: string, positionals: string[], values: Record<string, unknown>, nowMs: number) {
   const { parseScopes, issueApiKey } = await import('../server/keys.js')
   const { DEFAULT_PLAN_ID } = await import('../server/plans.js')
@@ -129,7 +202,15 @@ async function run(store: Store, group: string, action: string, positionals: str
       throw new UsageError(`unknown plan ${id} (known: ${(await store.listPlans()).map((p) => p.id).join(', ')})`)
     }
   }
+  if (group === 'webhook') return runWebhook(store as SqliteStore, action, positionals, values, nowMs)
   switch (`${group} ${action}`) {
+    case 'notices list': {
+      const { createSqliteDeliveryStore } = await import('../server/store/delivery-store.js')
+      const limit = wholeNumber('limit', values.limit, 1) ?? 100
+      const notices = createSqliteDeliveryStore((store as SqliteStore).db).listNotices(limit)
+      const json = notices.map((n) => ({ id: n.id, at: iso(n.at), org_id: n.orgId, subject: n.subject, kind: n.kind, message: n.message }))
+      return { json, text: json.map((n) => `${n.at}  ${n.kind}  ${n.message}`).join('\n') || '(no notices)' }
+    }
     case 'org create': {
       const plan = (values.plan as string | undefined) ?? DEFAULT_PLAN_ID
       await planExists(plan)
@@ -257,6 +338,7 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
         'monthly-credits': { type: 'string' },
         'rate-per-second': { type: 'string' },
         limit: { type: 'string' },
+        since: { type: 'string' },
       },
       allowPositionals: true,
       strict: true,
@@ -300,6 +382,6 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
 /** The `admin` command (registered by the CLI). */
 export const adminCommand: CliCommand = {
   name: 'admin',
-  summary: 'operator commands: orgs, API keys, credits, plans, suspension (admin --help)',
+  summary: 'operator commands: orgs, API keys, credits, plans, suspension, webhook endpoints (admin --help)',
   run: (args, io) => runAdmin(args, io),
 }

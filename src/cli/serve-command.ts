@@ -3,7 +3,7 @@
  * then the riskcheck instance and the database are closed).
  *
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level info]
- *                   [the lookup flags: --offline, --dns-server HOST:PORT, --smtp-port N, --city-db PATH, …]
+ *                   [--unsafe-allow-loopback-webhooks] [the lookup flags: --offline, --dns-server HOST:PORT, --smtp-port N, --city-db PATH, …]
  */
 import { parseArgs } from 'node:util'
 import type { CliCommand } from './commands.js'
@@ -14,13 +14,17 @@ const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--d
                         --mail-from ADDR, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
 Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age, /v1/domain/email-auth,
-/v1/check; GET /v1/account, /v1/pricing, /v1/openapi.json) until SIGINT or SIGTERM.
+/v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
+/v1/pricing, /v1/openapi.json) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
 Create an org and a key first: riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
   --host HOST        address to listen on (default 127.0.0.1)
   --port N           port (default 8080; 0 picks a free one)
   --db PATH          SQLite database (default ./riskcheck.sqlite; created and migrated on start)
   --json             print the listening address as one JSON line
   --log-level LEVEL  fatal, error, warn, info (default), debug, trace or silent; logs go to stderr
+  --unsafe-allow-loopback-webhooks
+                     let webhook endpoints and deliveries use http://127.0.0.1 (tests and local development
+                     only; never in production)
 `
 
 /** Options of {@link runServe} for embedding and tests. */
@@ -49,6 +53,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
         db: { type: 'string' },
         json: { type: 'boolean' },
         'log-level': { type: 'string' },
+        'unsafe-allow-loopback-webhooks': { type: 'boolean' },
       },
       allowPositionals: false,
       strict: true,
@@ -78,6 +83,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     app = createServer({
       db,
       riskcheck,
+      ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
       logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })
     await app.listen({ host, port })

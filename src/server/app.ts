@@ -19,13 +19,16 @@ import { authenticate, authorize, type RequestAuth } from './auth.js'
 import { DEFAULT_DOCS_URL, errorEnvelope, mapError } from './envelope.js'
 import { bodyFingerprint, IDEMPOTENCY_TTL_MS, isReplayable, parseIdempotencyKey } from './idempotency.js'
 import { createOrgLedger } from './ledger.js'
+import type { DeliverFunction } from '../webhooks/queue.js'
+import { createBulkService, type BulkService } from './bulk-service.js'
 import { buildOpenApi } from './openapi.js'
 import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from './plans.js'
 import { createRateLimiter, rateLimitHeaders, type RateLimitState } from './rate-limit.js'
 import { ROUTES } from './routes/index.js'
 import type { NamedSchema, RouteDef, ServerContext } from './routes/types.js'
-import { createSqliteStore } from './store/sqlite.js'
+import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
+import { createWebhookService, type WebhookService } from './webhook-service.js'
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -64,12 +67,29 @@ export interface ServerOptions {
    * while in-flight ones finish.
    */
   maintenance?: () => boolean
+  /**
+   * Lets webhook endpoints and deliveries use loopback addresses (`http://127.0.0.1:…`). For tests and local
+   * development only (`riskcheck serve --unsafe-allow-loopback-webhooks`); production never sets it.
+   */
+  unsafeAllowLoopbackWebhooks?: boolean
+  /** How often the webhook outbox is fanned out and due deliveries are sent, in ms (default 1000; 0 = never). */
+  webhookIntervalMs?: number
+  /** Replaces the webhook HTTP sender (tests). */
+  webhookDeliver?: DeliverFunction
+  /** Webhook deliveries sent at the same time (default 8). */
+  webhookConcurrency?: number
+  /** Lookups in flight per org's bulk engine (default 32). */
+  bulkConcurrency?: number
 }
 
 /** The server: a Fastify instance plus its store and riskcheck instance. */
 export type RiskcheckServer = FastifyInstance & {
   readonly store: Store
   readonly riskcheck: Riskcheck
+  /** Bulk jobs (undefined when `db` is a store other than SQLite). */
+  readonly bulk: BulkService | undefined
+  /** Webhook endpoints, outbox and delivery worker (undefined when `db` is a store other than SQLite). */
+  readonly webhooks: WebhookService | undefined
 }
 
 interface RequestState {
@@ -105,6 +125,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const testRate = positiveInt('testKeyRatePerSecond', options.testKeyRatePerSecond, TEST_KEY_RATE_PER_SECOND)
   const anonRate = positiveInt('anonymousRatePerSecond', options.anonymousRatePerSecond, 20)
   const purgeEvery = positiveInt('purgeIntervalMs', options.purgeIntervalMs, 10 * 60 * 1000, 0)
+  const webhookEvery = positiveInt('webhookIntervalMs', options.webhookIntervalMs, 1000, 0)
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
   const docsUrl = options.docsUrl ?? DEFAULT_DOCS_URL
 
@@ -130,6 +151,37 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   let closing = false
   let openapiDoc: Record<string, unknown> | undefined
 
+  let appRef: FastifyInstance | undefined
+  // Bulk jobs and webhooks keep their tables in the SQLite database (migration 002).
+  const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
+  let bulk: BulkService | undefined
+  let webhooks: WebhookService | undefined
+  if (sqlite) {
+    try {
+      webhooks = createWebhookService({
+        db: sqlite.db,
+        nowMs,
+        allowLoopback: options.unsafeAllowLoopbackWebhooks === true,
+        intervalMs: webhookEvery,
+        log: () => appRef?.log,
+        ...(options.webhookDeliver ? { deliver: options.webhookDeliver } : {}),
+        ...(options.webhookConcurrency ? { concurrency: options.webhookConcurrency } : {}),
+      })
+      bulk = createBulkService({
+        db: sqlite.db,
+        credits: sqlite,
+        liveEnv: rc.env,
+        testEnv,
+        nowMs,
+        ...(options.bulkConcurrency ? { concurrency: options.bulkConcurrency } : {}),
+      })
+    } catch (e) {
+      void rc.close()
+      if (ownStore) void store.close()
+      throw e
+    }
+  }
+
   const ctx: ServerContext = {
     store,
     riskcheck: rc,
@@ -142,6 +194,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       return { env: { ...rc.env, ledger }, ledger }
     },
     openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, options.publicUrl ? { serverUrl: options.publicUrl } : {})),
+    ...(bulk ? { bulk } : {}),
+    ...(webhooks ? { webhooks } : {}),
+    allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
   }
 
   const app = Fastify({
@@ -157,6 +212,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     },
   })
 
+  appRef = app
   const sendError = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const m = mapError(error)
     if (m.internal) request.log.error({ err: error }, 'internal error')
@@ -292,12 +348,18 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.addHook('onReady', async () => {
     if (configuredPlans) await store.upsertPlans(configuredPlans)
     ctx.plans = configuredPlans ?? (await store.listPlans())
+    webhooks?.start()
   })
 
   let purgeTimer: NodeJS.Timeout | undefined
   if (purgeEvery > 0) {
     purgeTimer = setInterval(() => {
       Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => app.log.warn({ err: e }, 'purge failed'))
+      try {
+        bulk?.sweep()
+      } catch (e) {
+        app.log.warn({ err: e }, 'bulk sweep failed')
+      }
     }, purgeEvery)
     purgeTimer.unref()
   }
@@ -307,12 +369,16 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   })
   app.addHook('onClose', async () => {
     if (purgeTimer) clearInterval(purgeTimer)
+    await webhooks?.stop()
+    await bulk?.close()
     await rc.close()
     if (ownStore) await store.close()
   })
 
   app.decorate('store', { getter: () => store })
   app.decorate('riskcheck', { getter: () => rc })
+  app.decorate('bulk', { getter: () => bulk })
+  app.decorate('webhooks', { getter: () => webhooks })
   return app as unknown as RiskcheckServer
 }
 

@@ -1,6 +1,7 @@
 /**
- * `riskcheck/server`: the documented HTTP API (single lookups, account, pricing, OpenAPI) over the library, with API
- * keys and scopes, credits and plans, rate limits, idempotency and the error envelope, on SQLite by default.
+ * `riskcheck/server`: the documented HTTP API (single lookups, bulk jobs, webhook endpoints, account, pricing,
+ * OpenAPI) over the library, with API keys and scopes, credits and plans, rate limits, idempotency and the error
+ * envelope, on SQLite by default; bulk jobs resume after a restart and webhook deliveries retry from the database.
  *
  * @example
  * import { createServer } from 'riskcheck/server'
@@ -30,4 +31,10 @@ export { IDEMPOTENCY_TTL_MS, bodyFingerprint, parseIdempotencyKey } from './idem
 export { buildOpenApi, routeErrorCodes } from './openapi.js'
 export { errorEnvelope, mapError, DEFAULT_DOCS_URL } from './envelope.js'
 export { ROUTES } from './routes/index.js'
+export { createBulkService, type BulkService, type BulkServiceOptions } from './bulk-service.js'
+export { createWebhookService, webhookOperator, type WebhookService, type WebhookServiceOptions } from './webhook-service.js'
+export { insertOutboxEvent, pumpOutbox } from './outbox.js'
+export { createSqliteBulkStore, createBulkLedger, sweepExpiredBulkJobs, type BulkOwner } from './store/bulk-store.js'
+export { createSqliteDeliveryStore, type SqliteDeliveryStore, type StoredEndpoint, type OperatorNotice } from './store/delivery-store.js'
+export { MAX_WEBHOOK_ENDPOINTS } from './routes/webhooks.js'
 export { defineRoute, type RouteDef, type ServerContext, type HandlerArgs, type NamedSchema } from './routes/types.js'

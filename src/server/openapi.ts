@@ -109,7 +109,7 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
       [String(route.status)]: {
         description: route.summary,
         headers: RATE_HEADERS,
-        content: { 'application/json': { schema: success } },
+        content: { [route.contentType ?? 'application/json']: { schema: success } },
       },
     }
     const byStatus = new Map<number, ErrorCode[]>()
@@ -157,6 +157,8 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
     servers: [{ url: options.serverUrl ?? '/' }],
     tags: [
       { name: 'Lookups', description: 'Single lookups (scope `lookup`), billed in credits; test keys are free.' },
+      { name: 'Bulk', description: 'Bulk jobs (scope `bulk`): up to 100,000 inputs of one type, paged results and a CSV file.' },
+      { name: 'Webhooks', description: 'Webhook endpoints (scope `webhooks`): signed event deliveries with retries.' },
       { name: 'Account', description: 'Account and pricing.' },
       { name: 'Meta', description: 'This document.' },
     ],

@@ -1,13 +1,14 @@
 /**
- * Every route module of the API, in registration (and documentation) order. The bulk-job and webhook-endpoint
- * modules of the next issue are added here — nothing else in the app changes.
+ * Every route module of the API, in registration (and documentation) order.
  */
 import { accountRoutes } from './account.js'
+import { bulkRoutes } from './bulk.js'
 import { lookupRoutes } from './lookups.js'
 import { metaRoutes } from './meta.js'
 import type { RouteDef } from './types.js'
+import { webhookRoutes } from './webhooks.js'
 
 /** The routes of the API. */
-export const ROUTES: RouteDef[] = [...lookupRoutes, ...accountRoutes, ...metaRoutes]
+export const ROUTES: RouteDef[] = [...lookupRoutes, ...bulkRoutes, ...webhookRoutes, ...accountRoutes, ...metaRoutes]
 
 export type { RouteDef, ServerContext } from './types.js'

@@ -10,9 +10,11 @@ import type { LookupEnv } from '../../lookup.js'
 import type { Riskcheck } from '../../riskcheck.js'
 import type { Scope } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
+import type { BulkService } from '../bulk-service.js'
 import type { OrgLedger } from '../ledger.js'
 import type { Plan, Product } from '../plans.js'
 import type { Store } from '../store/types.js'
+import type { WebhookService } from '../webhook-service.js'
 
 /** What route handlers get besides the request: the shared services of the server. */
 export interface ServerContext {
@@ -29,6 +31,12 @@ export interface ServerContext {
   lookupEnv(auth: RequestAuth): { env: LookupEnv; ledger: OrgLedger | null }
   /** The OpenAPI document (built once). */
   openapi(): Record<string, unknown>
+  /** Bulk jobs (absent when the store is not the SQLite one). */
+  bulk?: BulkService
+  /** Webhook endpoints and deliveries (absent when the store is not the SQLite one). */
+  webhooks?: WebhookService
+  /** Webhook URLs on loopback accepted (tests and local development only). */
+  allowLoopbackWebhooks?: boolean
 }
 
 /** A component name for the OpenAPI document, with its schema. */
@@ -71,6 +79,8 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   response: NamedSchema | TSchema
   /** Error codes the route can answer with beyond the common ones (documented in OpenAPI). */
   errors: ErrorCode[]
+  /** Media type of the success body when it is not JSON (e.g. `text/csv`; the handler returns a stream or text). */
+  contentType?: string
   /** Largest request body in bytes (default: the server's bodyLimit). */
   bodyLimit?: number
   handler(args: HandlerArgs<Static<B>, Static<Q>, Static<P>>): Promise<unknown> | unknown

@@ -1,7 +1,7 @@
 /**
  * Schema migrations of the SQLite store, applied in order on start. `PRAGMA user_version` holds how many have run.
- * Append only: never edit a migration that has shipped; add the next one (bulk jobs, webhook endpoints and
- * deliveries come as migrations 2+ in the next issue).
+ * Append only: never edit a migration that has shipped; add the next one. 002 holds bulk jobs (jobs, rows, credit
+ * reservations) and webhooks (endpoints, events, deliveries, attempts) plus operator notices.
  */
 
 /** One migration: a name (for messages) and its SQL (several statements allowed). */
@@ -105,6 +105,117 @@ CREATE TABLE result_cache (
   expires_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX result_cache_expires ON result_cache(expires_at);
+`,
+  },
+  {
+    name: '002_bulk_webhooks',
+    sql: `
+CREATE TABLE bulk_jobs (
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT NOT NULL UNIQUE,
+  org_id     TEXT NOT NULL,
+  mode       TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+  status     TEXT NOT NULL,
+  job        TEXT NOT NULL,
+  reserved   INTEGER NOT NULL,
+  options    TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX bulk_jobs_owner ON bulk_jobs(org_id, mode, seq);
+CREATE INDEX bulk_jobs_unfinished ON bulk_jobs(status) WHERE status IN ('queued', 'running');
+CREATE INDEX bulk_jobs_expires ON bulk_jobs(expires_at);
+
+CREATE TABLE bulk_rows (
+  job_seq   INTEGER NOT NULL,
+  idx       INTEGER NOT NULL,
+  state     INTEGER NOT NULL,
+  retryable INTEGER NOT NULL,
+  action    TEXT,
+  input     TEXT NOT NULL,
+  result    TEXT,
+  PRIMARY KEY (job_seq, idx)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE bulk_reservations (
+  id                INTEGER PRIMARY KEY,
+  org_id            TEXT NOT NULL,
+  amount            INTEGER NOT NULL CHECK (amount > 0),
+  from_subscription INTEGER NOT NULL,
+  from_purchased    INTEGER NOT NULL,
+  period_start      INTEGER NOT NULL
+) STRICT;
+CREATE INDEX bulk_reservations_org ON bulk_reservations(org_id, id);
+
+CREATE TABLE webhook_endpoints (
+  id              TEXT PRIMARY KEY,
+  org_id          TEXT NOT NULL,
+  url             TEXT NOT NULL,
+  description     TEXT,
+  events          TEXT NOT NULL,
+  format          TEXT NOT NULL,
+  secret          TEXT NOT NULL,
+  status          TEXT NOT NULL,
+  disabled_reason TEXT,
+  created_at      INTEGER NOT NULL,
+  enabled_at      INTEGER,
+  last_success_at INTEGER
+) STRICT;
+CREATE INDEX webhook_endpoints_org ON webhook_endpoints(org_id, created_at);
+
+CREATE TABLE webhook_events (
+  id        TEXT PRIMARY KEY,
+  org_id    TEXT NOT NULL,
+  type      TEXT NOT NULL,
+  created   INTEGER NOT NULL,
+  payload   TEXT NOT NULL,
+  stored_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE webhook_deliveries (
+  id              TEXT PRIMARY KEY,
+  event_id        TEXT NOT NULL,
+  endpoint_id     TEXT NOT NULL,
+  org_id          TEXT NOT NULL,
+  status          TEXT NOT NULL,
+  attempts        INTEGER NOT NULL,
+  next_attempt_at INTEGER,
+  lease_until     INTEGER,
+  created_at      INTEGER NOT NULL,
+  last_attempt_at INTEGER,
+  last_status     INTEGER,
+  last_error      TEXT,
+  resend_of       TEXT
+) STRICT;
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries(endpoint_id, created_at);
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries(event_id);
+CREATE UNIQUE INDEX webhook_deliveries_fanout ON webhook_deliveries(event_id, endpoint_id) WHERE resend_of IS NULL;
+
+CREATE TABLE webhook_attempts (
+  delivery_id   TEXT NOT NULL,
+  attempt       INTEGER NOT NULL,
+  event_id      TEXT NOT NULL,
+  endpoint_id   TEXT NOT NULL,
+  at            INTEGER NOT NULL,
+  ok            INTEGER NOT NULL,
+  status        INTEGER,
+  duration_ms   INTEGER NOT NULL,
+  response_body TEXT NOT NULL,
+  error         TEXT,
+  error_detail  TEXT,
+  PRIMARY KEY (delivery_id, attempt)
+) STRICT;
+CREATE INDEX webhook_attempts_at ON webhook_attempts(at);
+
+CREATE TABLE operator_notices (
+  id          INTEGER PRIMARY KEY,
+  at          INTEGER NOT NULL,
+  org_id      TEXT,
+  subject     TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  message     TEXT NOT NULL
+) STRICT;
 `,
   },
 ]

@@ -47,7 +47,7 @@ describe('opening', () => {
 
   it('applies extra migrations after the core ones, once', () => {
     const file = join(dir, 'extra.sqlite')
-    const extra = [{ name: '900_bulk', sql: 'CREATE TABLE bulk_jobs (id TEXT PRIMARY KEY) STRICT;' }]
+    const extra = [{ name: '900_extra', sql: 'CREATE TABLE extra_things (id TEXT PRIMARY KEY) STRICT;' }]
     createSqliteStore(file, { migrations: extra }).close()
     const again = createSqliteStore(file, { migrations: extra })
     expect(again.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length + 1)

@@ -1,0 +1,99 @@
+/**
+ * Bulk jobs in the server process: one bulk engine per owner (org + key mode), each over its own view of the SQLite
+ * tables ({@link createSqliteBulkStore}) and — for live keys — a persistent credit ledger of the org
+ * ({@link createBulkLedger}), so a job is billed to its org, resumed by exactly one engine after a restart, and
+ * invisible to every other org. Engines are created on first use and, at start, for every owner with queued or
+ * running jobs (which then resume where they were). When a job completes or fails, the org's usage is counted, due
+ * credit alerts are written, and a `bulk.completed` event carrying the job object goes into the outbox.
+ */
+import type Database from 'better-sqlite3'
+import { createBulkEngine } from '../bulk/index.js'
+import type { BulkEngine } from '../bulk/types.js'
+import type { LookupEnv } from '../lookup.js'
+import type { BulkJob } from '../schema.js'
+import { buildBulkCompletedEvent } from '../webhooks/events.js'
+import { insertOutboxEvent } from './outbox.js'
+import { createBulkLedger, createSqliteBulkStore, listOwnersWithUnfinishedJobs, sweepExpiredBulkJobs, type BulkOwner, type CreditOps } from './store/bulk-store.js'
+
+/** Options of {@link createBulkService}. */
+export interface BulkServiceOptions {
+  db: Database.Database
+  /** The store's credit operations (synchronous SQLite ones). */
+  credits: CreditOps & { settleCredits(orgId: string, lookups: number, nowMs: number): void }
+  /** The live lookup environment (its ledger is replaced per org). */
+  liveEnv: LookupEnv
+  /** The test-mode environment (no ledger). */
+  testEnv: LookupEnv
+  nowMs: () => number
+  /** Lookups in flight per engine (default 32). */
+  concurrency?: number
+  /** Called after a job's completion was recorded (the server wakes the webhook pump). */
+  onCompleted?: (owner: BulkOwner, job: BulkJob) => void
+}
+
+/** The bulk jobs of the server. */
+export interface BulkService {
+  /** The engine of an owner (created on first use). */
+  engineFor(owner: BulkOwner): BulkEngine
+  /** Counts a job's lookups into the org's usage and writes due credit alerts (after create, cancel). */
+  settle(owner: BulkOwner, lookups: number): void
+  /** Deletes every job whose results expired (7 days after creation). Returns the ids. */
+  sweep(): string[]
+  /** Stops every engine: running jobs stay `running` in the database and resume with the next service. */
+  close(): Promise<void>
+}
+
+/** Lookups a finished job counts into usage: rows with a result (errors are not lookups). */
+export function lookupsOf(job: BulkJob): number {
+  return Math.max(0, job.processed - job.results.errors)
+}
+
+/**
+ * Creates the service and resumes the jobs that were queued or running when the last process stopped.
+ */
+export function createBulkService(options: BulkServiceOptions): BulkService {
+  const { db, credits, nowMs } = options
+  const engines = new Map<string, BulkEngine>()
+  let closed = false
+
+  const settle = (owner: BulkOwner, lookups: number) => {
+    if (owner.mode === 'live') credits.settleCredits(owner.orgId, lookups, nowMs())
+  }
+
+  const engineFor = (owner: BulkOwner): BulkEngine => {
+    const key = `${owner.mode}:${owner.orgId}`
+    let engine = engines.get(key)
+    if (engine) return engine
+    if (closed) throw new Error('riskcheck server: the bulk service is closed')
+    const env: LookupEnv =
+      owner.mode === 'test' ? options.testEnv : { ...options.liveEnv, ledger: createBulkLedger(db, credits, owner.orgId, nowMs) }
+    engine = createBulkEngine(env, {
+      store: createSqliteBulkStore(db, owner),
+      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      onCompleted(job) {
+        try {
+          settle(owner, lookupsOf(job))
+          insertOutboxEvent(db, buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job }))
+          options.onCompleted?.(owner, job)
+        } catch {
+          // the database is closing; the job itself is recorded
+        }
+      },
+    })
+    engines.set(key, engine)
+    return engine
+  }
+
+  for (const owner of listOwnersWithUnfinishedJobs(db)) engineFor(owner)
+
+  return {
+    engineFor,
+    settle,
+    sweep: () => sweepExpiredBulkJobs(db, nowMs()),
+    async close() {
+      closed = true
+      await Promise.all([...engines.values()].map((e) => e.close()))
+      engines.clear()
+    },
+  }
+}

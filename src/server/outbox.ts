@@ -1,0 +1,66 @@
+/**
+ * The event outbox → webhook delivery queue. Every event of the server is first written to the `events` table (the
+ * ledger writes credits.low / credits.depleted / credits.added in the same transaction as the balance change; the
+ * bulk service writes bulk.completed; `riskcheck admin webhook ping` writes ping), then {@link pumpOutbox} fans each
+ * new event out to the endpoints subscribed to it (`enqueueEvent` of the webhooks module) and advances a cursor kept
+ * in the `meta` table. Fan-out is idempotent (one first delivery per event and endpoint), so a pump repeated after a
+ * crash, or run by two processes on one database, never sends an event twice.
+ */
+import type Database from 'better-sqlite3'
+import type { EventPayload } from '../schema.js'
+import { enqueueEvent } from '../webhooks/queue.js'
+import type { SqliteDeliveryStore } from './store/delivery-store.js'
+
+const CURSOR_KEY = 'webhook_outbox_seq'
+
+/** Writes an event payload into the outbox (`events` table). The pump delivers it. */
+export function insertOutboxEvent(db: Database.Database, event: EventPayload): void {
+  db.prepare('INSERT OR IGNORE INTO events (id, org_id, type, created, payload) VALUES (?, ?, ?, ?, ?)').run(
+    event.id,
+    event.org_id,
+    event.type,
+    event.created,
+    JSON.stringify(event),
+  )
+}
+
+/**
+ * Fans out the outbox events written since the last pump (up to `limit`, oldest first). Returns how many events were
+ * taken. A ping goes to the endpoint named in its data only (skipped when that endpoint is gone).
+ */
+export async function pumpOutbox(
+  db: Database.Database,
+  deliveries: SqliteDeliveryStore,
+  now: () => Date,
+  limit = 500,
+): Promise<number> {
+  const cursorRow = db.prepare('SELECT value FROM meta WHERE key = ?').get(CURSOR_KEY) as { value: string } | undefined
+  const after = cursorRow ? Number(cursorRow.value) : 0
+  const rows = db.prepare('SELECT seq, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(after, limit) as Array<{
+    seq: number
+    payload: string
+  }>
+  const save = db.prepare(
+    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)',
+  )
+  for (const row of rows) {
+    let event: EventPayload | null = null
+    try {
+      event = JSON.parse(row.payload) as EventPayload
+    } catch {
+      event = null
+    }
+    if (event) {
+      const endpointId = event.type === 'ping' && typeof event.data.endpoint_id === 'string' ? event.data.endpoint_id : undefined
+      try {
+        await enqueueEvent({ store: deliveries, now, event, ...(endpointId ? { endpointId } : {}) })
+      } catch (e) {
+        // A ping to an endpoint deleted meanwhile: nothing to deliver. Anything else (a store failure) stops here and
+        // the event is taken again by the next pump.
+        if (!(e instanceof TypeError)) throw e
+      }
+    }
+    save.run(CURSOR_KEY, String(row.seq))
+  }
+  return rows.length
+}

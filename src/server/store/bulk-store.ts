@@ -1,0 +1,294 @@
+/**
+ * Bulk jobs on SQLite: a {@link BulkStore} per owner (org + key mode) over the tables of migration 002, so every
+ * org gets its own bulk engine that only sees — and only resumes — its own jobs, and a job of another org is simply
+ * not found. Rows are one table row each (index, state, action, input, result); the result column is compact JSON
+ * with the details packed by the bulk codec (`detailsCodec`). `commitRows` writes rows and the job's counters in
+ * one transaction, so after a crash the counters always describe exactly the rows written.
+ *
+ * Also here: the persistent credit ledger of bulk jobs ({@link createBulkLedger}), whose reservations survive a
+ * restart so a resumed job refunds what it did not use, and the retention sweep ({@link sweepExpiredBulkJobs}).
+ */
+import type Database from 'better-sqlite3'
+import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
+import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkRowState, BulkStore } from '../../bulk/types.js'
+import type { CreditLedger } from '../../credits.js'
+import type { Action, BulkJob, BulkType } from '../../schema.js'
+import type { CreditReservation } from './types.js'
+
+/** Who owns the jobs of one bulk store view. */
+export interface BulkOwner {
+  orgId: string
+  mode: 'live' | 'test'
+}
+
+const STATE_CODE: Record<BulkRowState, number> = { pending: 0, done: 1, error: 2 }
+const STATES: readonly BulkRowState[] = ['pending', 'done', 'error']
+
+/** Serialized result of a row: [status, reason, risk_score, credits_used, cache_hit, error, details (packed) or 0]. */
+type ResultCell = [string | null, string | null, number | null, number, 0 | 1, string | null, unknown[] | Record<string, unknown> | 0]
+
+interface JobRow {
+  seq: number
+  id: string
+  job: string
+  reserved: number
+  options: string
+}
+
+interface RowRow {
+  idx: number
+  state: number
+  retryable: number
+  action: string | null
+  input: string
+  result: string | null
+}
+
+const toRecord = (r: JobRow): BulkJobRecord => ({
+  job: JSON.parse(r.job) as BulkJob,
+  seq: r.seq,
+  reserved: r.reserved,
+  options: JSON.parse(r.options) as BulkJobOptions,
+})
+
+function packResult(codec: DetailsCodec, row: BulkRowRecord): string {
+  let details: ResultCell[6] = 0
+  for (const _ in row.details) {
+    details = codec.pack(row.details)
+    break
+  }
+  const cell: ResultCell = [row.status, row.reason, row.risk_score, row.credits_used, row.cache_hit ? 1 : 0, row.error, details]
+  return JSON.stringify(cell)
+}
+
+function unpackRow(codec: DetailsCodec, r: RowRow): BulkRowRecord {
+  const c = (r.result === null ? [null, null, null, 0, 0, null, 0] : JSON.parse(r.result)) as ResultCell
+  return {
+    index: r.idx,
+    input: r.input,
+    state: STATES[r.state] ?? 'pending',
+    retryable: r.retryable === 1,
+    action: r.action as Action | null,
+    status: c[0],
+    reason: c[1],
+    risk_score: c[2],
+    credits_used: c[3],
+    cache_hit: c[4] === 1,
+    error: c[5],
+    details: c[6] === 0 ? {} : codec.unpack(c[6]),
+  }
+}
+
+/**
+ * The bulk store of one owner over `db` (a store opened by `createSqliteStore`, migration 002 applied). Persistent:
+ * the engine leaves running jobs to be resumed by the next engine on this owner.
+ *
+ * @example
+ * const engine = createBulkEngine(env, { store: createSqliteBulkStore(store.db, { orgId, mode: 'live' }) })
+ */
+export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): BulkStore {
+  const q = {
+    insertJob: db.prepare(
+      `INSERT INTO bulk_jobs (id, org_id, mode, status, job, reserved, options, created_at, expires_at)
+       VALUES (@id, @org_id, @mode, @status, @job, @reserved, @options, @created_at, @expires_at)`,
+    ),
+    insertRow: db.prepare('INSERT INTO bulk_rows (job_seq, idx, state, retryable, action, input, result) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    job: db.prepare('SELECT seq, id, job, reserved, options FROM bulk_jobs WHERE id = ? AND org_id = ? AND mode = ?'),
+    seqOf: db.prepare('SELECT seq, job FROM bulk_jobs WHERE id = ? AND org_id = ? AND mode = ?'),
+    list: db.prepare(
+      'SELECT seq, id, job, reserved, options FROM bulk_jobs WHERE org_id = ? AND mode = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
+    ),
+    unfinished: db.prepare(
+      `SELECT seq, id, job, reserved, options FROM bulk_jobs WHERE status IN ('queued', 'running') AND org_id = ? AND mode = ?
+       ORDER BY seq`,
+    ),
+    update: db.prepare('UPDATE bulk_jobs SET job = ?, status = ? WHERE id = ? AND org_id = ? AND mode = ?'),
+    commitRow: db.prepare('UPDATE bulk_rows SET state = ?, retryable = ?, action = ?, result = ? WHERE job_seq = ? AND idx = ?'),
+    pending: db.prepare('SELECT idx, input FROM bulk_rows WHERE job_seq = ? AND state = 0 ORDER BY idx'),
+    rows: db.prepare(
+      `SELECT idx, state, retryable, action, input, result FROM bulk_rows
+       WHERE job_seq = ? AND idx >= ? AND idx < ? AND state <> 0 ORDER BY idx LIMIT ?`,
+    ),
+    rowsByAction: db.prepare(
+      `SELECT idx, state, retryable, action, input, result FROM bulk_rows
+       WHERE job_seq = ? AND idx >= ? AND idx < ? AND state <> 0 AND action = ? ORDER BY idx LIMIT ?`,
+    ),
+    retryable: db.prepare('SELECT input FROM bulk_rows WHERE job_seq = ? AND retryable = 1 ORDER BY idx'),
+    expired: db.prepare('SELECT seq, id FROM bulk_jobs WHERE org_id = ? AND mode = ? AND expires_at <= ?'),
+    deleteRows: db.prepare('DELETE FROM bulk_rows WHERE job_seq = ?'),
+    deleteJob: db.prepare('DELETE FROM bulk_jobs WHERE seq = ?'),
+  }
+  /** Codec and seq of jobs seen (a job's type and seq never change). */
+  const known = new Map<string, { seq: number; codec: DetailsCodec }>()
+
+  const must = (id: string) => {
+    let k = known.get(id)
+    if (!k) {
+      const r = q.seqOf.get(id, owner.orgId, owner.mode) as { seq: number; job: string } | undefined
+      if (!r) throw new Error(`bulk store: no job ${id}`)
+      k = { seq: r.seq, codec: detailsCodec((JSON.parse(r.job) as BulkJob).type) }
+      known.set(id, k)
+    }
+    return k
+  }
+
+  const insertTx = db.transaction((record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>): BulkJobRecord => {
+    const job = record.job
+    const info = q.insertJob.run({
+      id: job.id,
+      org_id: owner.orgId,
+      mode: owner.mode,
+      status: job.status,
+      job: JSON.stringify(job),
+      reserved: record.reserved,
+      options: JSON.stringify(record.options),
+      created_at: Date.parse(job.created_at),
+      expires_at: Date.parse(job.expires_at),
+    })
+    const seq = Number(info.lastInsertRowid)
+    const codec = detailsCodec(job.type as BulkType)
+    for (const row of rows) {
+      if (row.index < 0 || row.index >= job.unique_inputs) throw new Error(`bulk store: row ${row.index} out of range`)
+      const done = row.state !== 'pending'
+      q.insertRow.run(seq, row.index, STATE_CODE[row.state], row.retryable ? 1 : 0, row.action, row.input, done ? packResult(codec, row) : null)
+    }
+    known.set(job.id, { seq, codec })
+    return { ...record, job: { ...job, results: { ...job.results } }, options: { ...record.options }, seq }
+  })
+
+  const commitTx = db.transaction((id: string, rows: readonly BulkRowRecord[], job: BulkJob) => {
+    const { seq, codec } = must(id)
+    for (const row of rows) {
+      q.commitRow.run(STATE_CODE[row.state], row.retryable ? 1 : 0, row.action, packResult(codec, row), seq, row.index)
+    }
+    q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
+  })
+
+  const deleteTx = db.transaction((nowMs: number): string[] => {
+    const gone = q.expired.all(owner.orgId, owner.mode, nowMs) as Array<{ seq: number; id: string }>
+    for (const g of gone) {
+      q.deleteRows.run(g.seq)
+      q.deleteJob.run(g.seq)
+      known.delete(g.id)
+    }
+    return gone.map((g) => g.id)
+  })
+
+  return {
+    persistent: true,
+    insertJob: (record, rows) => insertTx.immediate(record, rows),
+    getJob(id) {
+      const r = q.job.get(id, owner.orgId, owner.mode) as JobRow | undefined
+      return r ? toRecord(r) : undefined
+    },
+    listJobs({ beforeSeq, limit }) {
+      return (q.list.all(owner.orgId, owner.mode, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as JobRow[]).map(toRecord)
+    },
+    listUnfinishedJobs() {
+      return (q.unfinished.all(owner.orgId, owner.mode) as JobRow[]).map(toRecord)
+    },
+    updateJob(id, job) {
+      q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
+    },
+    commitRows: (id, rows, job) => commitTx.immediate(id, rows, job),
+    pendingRows(id) {
+      return (q.pending.all(must(id).seq) as Array<{ idx: number; input: string }>).map((r) => ({ index: r.idx, input: r.input }))
+    },
+    listRows(id, query) {
+      const { seq, codec } = must(id)
+      const to = query.toIndex ?? Number.MAX_SAFE_INTEGER
+      const rows = (
+        query.action === null
+          ? q.rows.all(seq, query.fromIndex, to, query.limit)
+          : q.rowsByAction.all(seq, query.fromIndex, to, query.action, query.limit)
+      ) as RowRow[]
+      return rows.map((r) => unpackRow(codec, r))
+    },
+    listRetryableInputs(id) {
+      return (q.retryable.all(must(id).seq) as Array<{ input: string }>).map((r) => r.input)
+    },
+    deleteExpired: (nowMs) => deleteTx.immediate(nowMs),
+  }
+}
+
+/**
+ * Deletes every bulk job (any owner) whose results expired (`expires_at <= nowMs`, 7 days after creation), with its
+ * rows. Returns the ids deleted. The server runs it periodically.
+ */
+export function sweepExpiredBulkJobs(db: Database.Database, nowMs: number): string[] {
+  return db
+    .transaction(() => {
+      const gone = db.prepare('SELECT seq, id FROM bulk_jobs WHERE expires_at <= ?').all(nowMs) as Array<{ seq: number; id: string }>
+      const delRows = db.prepare('DELETE FROM bulk_rows WHERE job_seq = ?')
+      const delJob = db.prepare('DELETE FROM bulk_jobs WHERE seq = ?')
+      for (const g of gone) {
+        delRows.run(g.seq)
+        delJob.run(g.seq)
+      }
+      return gone.map((g) => g.id)
+    })
+    .immediate()
+}
+
+/** Owners (org + mode) with queued or running jobs: the engines to start so those jobs resume. */
+export function listOwnersWithUnfinishedJobs(db: Database.Database): BulkOwner[] {
+  return (
+    db.prepare(`SELECT DISTINCT org_id, mode FROM bulk_jobs WHERE status IN ('queued', 'running')`).all() as Array<{ org_id: string; mode: string }>
+  ).map((r) => ({ orgId: r.org_id, mode: r.mode as 'live' | 'test' }))
+}
+
+/** What the bulk ledger needs of the store: the credit operations (the SQLite store's, synchronous). */
+export interface CreditOps {
+  reserveCredits(orgId: string, amount: number, nowMs: number): CreditReservation | null
+  refundCredits(orgId: string, reservation: CreditReservation, amount: number, nowMs: number): void
+  balance(orgId: string, nowMs: number): number
+}
+
+/**
+ * The credit ledger of an org's bulk engine. Unlike the per-request ledger, its reservations are kept in the
+ * database (table `bulk_reservations`), in the same transaction as the balance change: a job that resumes after a
+ * restart refunds its unused credits to the buckets they came from, and a crash can neither lose nor repeat a
+ * refund. Refunds give back the most recent reservations first (by bucket: purchased, then subscription).
+ */
+export function createBulkLedger(db: Database.Database, credits: CreditOps, orgId: string, nowMs: () => number): CreditLedger {
+  const insert = db.prepare(
+    'INSERT INTO bulk_reservations (org_id, amount, from_subscription, from_purchased, period_start) VALUES (?, ?, ?, ?, ?)',
+  )
+  const latest = db.prepare('SELECT * FROM bulk_reservations WHERE org_id = ? ORDER BY id DESC LIMIT 1')
+  const shrink = db.prepare('UPDATE bulk_reservations SET amount = ?, from_subscription = ?, from_purchased = ? WHERE id = ?')
+  const remove = db.prepare('DELETE FROM bulk_reservations WHERE id = ?')
+  const reserveTx = db.transaction((amount: number): boolean => {
+    const r = credits.reserveCredits(orgId, amount, nowMs())
+    if (!r) return false
+    insert.run(orgId, r.amount, r.fromSubscription, r.fromPurchased, r.periodStart)
+    return true
+  })
+  const refundTx = db.transaction((amount: number) => {
+    let left = amount
+    while (left > 0) {
+      const row = latest.get(orgId) as
+        | { id: number; amount: number; from_subscription: number; from_purchased: number; period_start: number }
+        | undefined
+      if (!row) break
+      const part = Math.min(left, row.amount)
+      const res: CreditReservation = {
+        amount: row.amount,
+        fromSubscription: row.from_subscription,
+        fromPurchased: row.from_purchased,
+        periodStart: row.period_start,
+      }
+      credits.refundCredits(orgId, res, part, nowMs())
+      const fromPurchased = Math.min(part, row.from_purchased)
+      if (part === row.amount) remove.run(row.id)
+      else shrink.run(row.amount - part, row.from_subscription - (part - fromPurchased), row.from_purchased - fromPurchased, row.id)
+      left -= part
+    }
+  })
+  return {
+    reserve: (amount) => (amount <= 0 ? true : reserveTx.immediate(amount)),
+    refund(amount) {
+      if (amount > 0) refundTx.immediate(amount)
+    },
+    balance: () => credits.balance(orgId, nowMs()),
+  }
+}

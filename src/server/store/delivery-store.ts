@@ -1,0 +1,331 @@
+/**
+ * Webhooks on SQLite: the queue's {@link DeliveryStore} over the tables of migration 002 (the sketch in
+ * src/webhooks/queue.ts), plus what the HTTP routes and operator commands need of endpoints (create, list, count,
+ * rotate the secret, delete, re-enable) and the operator notices. Deliveries, their retry times and leases live in
+ * the database, so the retry schedule survives restarts and several processes may share the queue.
+ *
+ * Fan-out is idempotent: the first delivery of an event to an endpoint is unique (`INSERT OR IGNORE` on
+ * (event_id, endpoint_id) for non-resends), so the outbox pump may repeat an event after a crash without sending it
+ * twice.
+ */
+import { randomBytes } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import type { EventPayload } from '../../schema.js'
+import type { WebhookFormat } from '../../webhooks/format.js'
+import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, WebhookEndpointRecord } from '../../webhooks/queue.js'
+
+/** An endpoint row as the routes see it. */
+export interface StoredEndpoint extends WebhookEndpointRecord {
+  description: string | null
+}
+
+/** Fields of a new endpoint. */
+export interface NewEndpointInput {
+  orgId: string
+  url: string
+  description: string | null
+  events: string[]
+  format: WebhookFormat
+  secret: string
+}
+
+/** An operator notice (e.g. an endpoint auto-disabled). */
+export interface OperatorNotice {
+  id: number
+  at: number
+  orgId: string | null
+  subject: string
+  kind: string
+  message: string
+}
+
+/** The SQLite delivery store plus endpoint management. */
+export interface SqliteDeliveryStore extends DeliveryStore {
+  createEndpoint(input: NewEndpointInput, nowMs: number): StoredEndpoint
+  /** Endpoints of an org, oldest first. */
+  listOrgEndpoints(orgId: string): StoredEndpoint[]
+  countEndpoints(orgId: string): number
+  getStoredEndpoint(endpointId: string): StoredEndpoint | null
+  /** Replaces the secret; null when there is no such endpoint (in `orgId` when given). */
+  rotateSecret(endpointId: string, secret: string, orgId?: string): StoredEndpoint | null
+  /** Deletes an endpoint; false when there is none (in `orgId` when given). Its queued deliveries are skipped. */
+  deleteEndpoint(endpointId: string, orgId?: string): boolean
+  /** Operator re-enable: enabled, reason cleared, a fresh failing window from `nowMs`. */
+  enableEndpoint(endpointId: string, nowMs: number): StoredEndpoint | null
+  addNotice(notice: Omit<OperatorNotice, 'id'>): void
+  listNotices(limit?: number): OperatorNotice[]
+  /** The attempt log of an endpoint, newest first. */
+  listAttempts(endpointId: string, limit?: number): DeliveryAttemptRecord[]
+}
+
+interface EndpointRow {
+  id: string
+  org_id: string
+  url: string
+  description: string | null
+  events: string
+  format: string
+  secret: string
+  status: string
+  disabled_reason: string | null
+  created_at: number
+  enabled_at: number | null
+  last_success_at: number | null
+}
+
+interface DeliveryRow {
+  id: string
+  event_id: string
+  endpoint_id: string
+  org_id: string
+  status: string
+  attempts: number
+  next_attempt_at: number | null
+  lease_until: number | null
+  created_at: number
+  last_attempt_at: number | null
+  last_status: number | null
+  last_error: string | null
+  resend_of: string | null
+}
+
+interface AttemptRow {
+  delivery_id: string
+  attempt: number
+  event_id: string
+  endpoint_id: string
+  at: number
+  ok: number
+  status: number | null
+  duration_ms: number
+  response_body: string
+  error: string | null
+  error_detail: string | null
+}
+
+const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
+const ms = (d: Date | null): number | null => (d === null ? null : d.getTime())
+
+function toEndpoint(r: EndpointRow): StoredEndpoint {
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    url: r.url,
+    description: r.description,
+    format: r.format as WebhookFormat,
+    secret: r.secret,
+    events: JSON.parse(r.events) as string[],
+    status: r.status as 'enabled' | 'disabled',
+    disabledReason: r.disabled_reason,
+    createdAt: new Date(r.created_at),
+    enabledAt: date(r.enabled_at),
+    lastSuccessAt: date(r.last_success_at),
+  }
+}
+
+function toDelivery(r: DeliveryRow): DeliveryRecord {
+  return {
+    id: r.id,
+    eventId: r.event_id,
+    endpointId: r.endpoint_id,
+    orgId: r.org_id,
+    status: r.status as DeliveryRecord['status'],
+    attempts: r.attempts,
+    nextAttemptAt: date(r.next_attempt_at),
+    leaseUntil: date(r.lease_until),
+    createdAt: new Date(r.created_at),
+    lastAttemptAt: date(r.last_attempt_at),
+    lastStatus: r.last_status,
+    lastError: r.last_error,
+    resendOf: r.resend_of,
+  }
+}
+
+function toAttempt(r: AttemptRow): DeliveryAttemptRecord {
+  return {
+    deliveryId: r.delivery_id,
+    eventId: r.event_id,
+    endpointId: r.endpoint_id,
+    attempt: r.attempt,
+    at: new Date(r.at),
+    ok: r.ok === 1,
+    status: r.status,
+    durationMs: r.duration_ms,
+    responseBody: r.response_body,
+    error: r.error,
+    errorDetail: r.error_detail,
+  }
+}
+
+/** A new endpoint id: `we_` + 24 hex characters. */
+export function newEndpointId(): string {
+  return `we_${randomBytes(12).toString('hex')}`
+}
+
+/**
+ * The delivery store over `db` (a store opened by `createSqliteStore`). `now` stamps stored events.
+ *
+ * @example
+ * const deliveries = createSqliteDeliveryStore(store.db)
+ * const worker = createDeliveryWorker({ store: deliveries, now: () => new Date() })
+ */
+export function createSqliteDeliveryStore(db: Database.Database, now: () => number = Date.now): SqliteDeliveryStore {
+  const q = {
+    insertEvent: db.prepare('INSERT OR IGNORE INTO webhook_events (id, org_id, type, created, payload, stored_at) VALUES (?, ?, ?, ?, ?, ?)'),
+    event: db.prepare('SELECT payload FROM webhook_events WHERE id = ?'),
+    endpoints: db.prepare('SELECT * FROM webhook_endpoints WHERE org_id = ? ORDER BY created_at, id'),
+    endpoint: db.prepare('SELECT * FROM webhook_endpoints WHERE id = ?'),
+    count: db.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE org_id = ?'),
+    insertEndpoint: db.prepare(
+      `INSERT INTO webhook_endpoints (id, org_id, url, description, events, format, secret, status, disabled_reason, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'enabled', NULL, ?)`,
+    ),
+    rotate: db.prepare('UPDATE webhook_endpoints SET secret = ? WHERE id = ?'),
+    deleteEndpoint: db.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
+    enable: db.prepare(`UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, enabled_at = ? WHERE id = ?`),
+    insertDelivery: db.prepare(
+      `INSERT OR IGNORE INTO webhook_deliveries (id, event_id, endpoint_id, org_id, status, attempts, next_attempt_at, lease_until,
+         created_at, last_attempt_at, last_status, last_error, resend_of)
+       VALUES (@id, @event_id, @endpoint_id, @org_id, @status, @attempts, @next_attempt_at, @lease_until, @created_at,
+         @last_attempt_at, @last_status, @last_error, @resend_of)`,
+    ),
+    due: db.prepare(
+      `SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+       ORDER BY next_attempt_at LIMIT ?`,
+    ),
+    lease: db.prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE id = ?'),
+    complete: db.prepare(
+      `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?,
+         last_error = ?, lease_until = NULL WHERE id = ?`,
+    ),
+    insertAttempt: db.prepare(
+      `INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, event_id, endpoint_id, at, ok, status, duration_ms,
+         response_body, error, error_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    success: db.prepare(
+      'UPDATE webhook_endpoints SET last_success_at = ? WHERE id = ? AND (last_success_at IS NULL OR last_success_at < ?)',
+    ),
+    disable: db.prepare(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ? WHERE id = ? AND status = 'enabled'`),
+    deliveries: db.prepare('SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND created_at >= ? ORDER BY created_at, rowid'),
+    pruneAttempts: db.prepare('DELETE FROM webhook_attempts WHERE at < ?'),
+    pruneDeliveries: db.prepare(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ?`),
+    pruneEvents: db.prepare('DELETE FROM webhook_events WHERE id NOT IN (SELECT event_id FROM webhook_deliveries) AND stored_at < ?'),
+    insertNotice: db.prepare('INSERT INTO operator_notices (at, org_id, subject, kind, message) VALUES (?, ?, ?, ?, ?)'),
+    notices: db.prepare('SELECT id, at, org_id, subject, kind, message FROM operator_notices ORDER BY id DESC LIMIT ?'),
+    attempts: db.prepare('SELECT * FROM webhook_attempts WHERE endpoint_id = ? ORDER BY at DESC, attempt DESC LIMIT ?'),
+  }
+
+  const leaseTx = db.transaction((nowMs: number, limit: number, until: number): DeliveryRecord[] => {
+    const rows = q.due.all(nowMs, nowMs, limit) as DeliveryRow[]
+    for (const r of rows) q.lease.run(until, r.id)
+    return rows.map(toDelivery)
+  })
+  const completeTx = db.transaction((id: string, u: Parameters<DeliveryStore['completeDelivery']>[1], a: DeliveryAttemptRecord | null) => {
+    q.complete.run(u.status, u.attempts, ms(u.nextAttemptAt), ms(u.lastAttemptAt), u.lastStatus, u.lastError, id)
+    if (a) {
+      q.insertAttempt.run(
+        a.deliveryId,
+        a.attempt,
+        a.eventId,
+        a.endpointId,
+        a.at.getTime(),
+        a.ok ? 1 : 0,
+        a.status,
+        Math.max(0, Math.round(a.durationMs)),
+        a.responseBody,
+        a.error,
+        a.errorDetail,
+      )
+    }
+  })
+  const insertDeliveriesTx = db.transaction((list: DeliveryRecord[]) => {
+    for (const d of list) {
+      q.insertDelivery.run({
+        id: d.id,
+        event_id: d.eventId,
+        endpoint_id: d.endpointId,
+        org_id: d.orgId,
+        status: d.status,
+        attempts: d.attempts,
+        next_attempt_at: ms(d.nextAttemptAt),
+        lease_until: ms(d.leaseUntil),
+        created_at: d.createdAt.getTime(),
+        last_attempt_at: ms(d.lastAttemptAt),
+        last_status: d.lastStatus,
+        last_error: d.lastError,
+        resend_of: d.resendOf,
+      })
+    }
+  })
+  const pruneTx = db.transaction((cutoff: number) => ({
+    attempts: q.pruneAttempts.run(cutoff).changes,
+    deliveries: q.pruneDeliveries.run(cutoff).changes,
+    events: q.pruneEvents.run(cutoff).changes,
+  }))
+  const inOrg = (id: string, orgId?: string): EndpointRow | undefined => {
+    const r = q.endpoint.get(id) as EndpointRow | undefined
+    return r && (orgId === undefined || r.org_id === orgId) ? r : undefined
+  }
+
+  return {
+    insertEvent(event: EventPayload) {
+      q.insertEvent.run(event.id, event.org_id, event.type, event.created, JSON.stringify(event), now())
+    },
+    getEvent(id) {
+      const r = q.event.get(id) as { payload: string } | undefined
+      return r ? (JSON.parse(r.payload) as EventPayload) : null
+    },
+    listEndpoints: (orgId) => (q.endpoints.all(orgId) as EndpointRow[]).map(toEndpoint),
+    getEndpoint(id) {
+      const r = q.endpoint.get(id) as EndpointRow | undefined
+      return r ? toEndpoint(r) : null
+    },
+    insertDeliveries: (list) => insertDeliveriesTx.immediate(list),
+    leaseDue: (at, limit, until) => leaseTx.immediate(at.getTime(), limit, until.getTime()),
+    completeDelivery: (id, update, attempt) => completeTx.immediate(id, update, attempt),
+    markEndpointSuccess(id, at) {
+      q.success.run(at.getTime(), id, at.getTime())
+    },
+    disableEndpoint: (id, reason) => q.disable.run(reason, id).changes === 1,
+    listDeliveries(filter) {
+      return (q.deliveries.all(filter.endpointId, filter.since?.getTime() ?? Number.MIN_SAFE_INTEGER) as DeliveryRow[]).map(toDelivery)
+    },
+    pruneBefore: (cutoff) => pruneTx.immediate(cutoff.getTime()),
+
+    createEndpoint(input, nowMs) {
+      const id = newEndpointId()
+      q.insertEndpoint.run(id, input.orgId, input.url, input.description, JSON.stringify(input.events), input.format, input.secret, nowMs)
+      return toEndpoint(q.endpoint.get(id) as EndpointRow)
+    },
+    listOrgEndpoints: (orgId) => (q.endpoints.all(orgId) as EndpointRow[]).map(toEndpoint),
+    countEndpoints: (orgId) => (q.count.get(orgId) as { n: number }).n,
+    getStoredEndpoint(id) {
+      const r = q.endpoint.get(id) as EndpointRow | undefined
+      return r ? toEndpoint(r) : null
+    },
+    rotateSecret(id, secret, orgId) {
+      if (!inOrg(id, orgId)) return null
+      q.rotate.run(secret, id)
+      return toEndpoint(q.endpoint.get(id) as EndpointRow)
+    },
+    deleteEndpoint(id, orgId) {
+      if (!inOrg(id, orgId)) return false
+      return q.deleteEndpoint.run(id).changes === 1
+    },
+    enableEndpoint(id, nowMs) {
+      if (q.enable.run(nowMs, id).changes !== 1) return null
+      return toEndpoint(q.endpoint.get(id) as EndpointRow)
+    },
+    addNotice(n) {
+      q.insertNotice.run(n.at, n.orgId, n.subject, n.kind, n.message)
+    },
+    listNotices(limit = 100) {
+      return (q.notices.all(limit) as Array<{ id: number; at: number; org_id: string | null; subject: string; kind: string; message: string }>).map(
+        (r) => ({ id: r.id, at: r.at, orgId: r.org_id, subject: r.subject, kind: r.kind, message: r.message }),
+      )
+    },
+    listAttempts(endpointId, limit = 100) {
+      return (q.attempts.all(endpointId, limit) as AttemptRow[]).map(toAttempt)
+    },
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The webhook side of the server process: the SQLite delivery store, the outbox pump and the delivery worker on a
+ * timer (every second by default), the 30-day log retention sweep, and the operator notice written when an
+ * endpoint is auto-disabled (a log line plus a row in `operator_notices`, listed by `riskcheck admin notices list`).
+ */
+import type Database from 'better-sqlite3'
+import type { FastifyBaseLogger } from 'fastify'
+import { buildPingEvent } from '../webhooks/events.js'
+import { createDeliveryWorker, pruneDeliveryLog, resendDeliveries, type DeliverFunction, type DeliveryWorker, type TickResult } from '../webhooks/queue.js'
+import { insertOutboxEvent, pumpOutbox } from './outbox.js'
+import { createSqliteDeliveryStore, type SqliteDeliveryStore, type StoredEndpoint } from './store/delivery-store.js'
+
+/** Options of {@link createWebhookService}. */
+export interface WebhookServiceOptions {
+  db: Database.Database
+  /** The server clock (unix ms). */
+  nowMs: () => number
+  /** Deliveries to loopback allowed (tests, local development). Production never sets it. */
+  allowLoopback: boolean
+  /** Pump + delivery tick period in ms; 0 = no timer (call `runOnce`). */
+  intervalMs: number
+  /** The logger (asked when logging: the server's is created after the service). */
+  log?: () => FastifyBaseLogger | undefined
+  /** Replaces the HTTP sender (tests). */
+  deliver?: DeliverFunction
+  /** Deliveries sent at once (default 8). */
+  concurrency?: number
+  /** Per-attempt timeout (default 10 s). */
+  timeoutMs?: number
+}
+
+/** The running webhook service. */
+export interface WebhookService {
+  readonly deliveries: SqliteDeliveryStore
+  readonly worker: DeliveryWorker
+  /** Fans out new outbox events, then sends what is due. Resolves with the worker's tick result. */
+  runOnce(): Promise<TickResult & { events: number }>
+  /** Writes an operator notice and logs it. */
+  notice(orgId: string | null, subject: string, kind: string, message: string): void
+  /** Deletes delivery logs older than 30 days. */
+  prune(): Promise<{ attempts: number; deliveries: number; events: number }>
+  /** Starts the timer (no-op when `intervalMs` is 0 or it runs). */
+  start(): void
+  /** Stops the timer and waits for the running round. */
+  stop(): Promise<void>
+}
+
+/** Operator actions on an endpoint shared by the CLI and tests: re-enable, resend missed deliveries, ping. */
+export const webhookOperator = {
+  /** Re-enables an endpoint (a fresh failing window starts now). Null when there is none. */
+  enable(deliveries: SqliteDeliveryStore, endpointId: string, nowMs: number): StoredEndpoint | null {
+    return deliveries.enableEndpoint(endpointId, nowMs)
+  },
+  /** Queues again every event of the endpoint's log (since `since`) that has no succeeded or pending delivery. */
+  async resend(deliveries: SqliteDeliveryStore, endpointId: string, nowMs: number, since?: Date) {
+    return resendDeliveries({ store: deliveries, now: () => new Date(nowMs), endpointId, ...(since ? { since } : {}) })
+  },
+  /** Writes a ping event for the endpoint into the outbox; the server delivers it (even to a disabled endpoint). */
+  ping(db: Database.Database, endpoint: StoredEndpoint, nowMs: number, message?: string) {
+    const event = buildPingEvent({ orgId: endpoint.orgId, now: new Date(nowMs), endpointId: endpoint.id, ...(message ? { message } : {}) })
+    insertOutboxEvent(db, event)
+    return event
+  },
+}
+
+const PRUNE_EVERY_MS = 60 * 60 * 1000
+
+/**
+ * Creates the webhook service over the server's database (migration 002 applied). Call `start()` to run the timer.
+ */
+export function createWebhookService(options: WebhookServiceOptions): WebhookService {
+  const { db, nowMs } = options
+  const log = { warn: (o: object, m: string) => options.log?.()?.warn(o, m), error: (o: object, m: string) => options.log?.()?.error(o, m) }
+  const now = () => new Date(nowMs())
+  const deliveries = createSqliteDeliveryStore(db, nowMs)
+
+  const notice = (orgId: string | null, subject: string, kind: string, message: string) => {
+    deliveries.addNotice({ at: nowMs(), orgId, subject, kind, message })
+    log.warn({ notice: kind, subject, org_id: orgId }, message)
+  }
+
+  const worker = createDeliveryWorker({
+    store: deliveries,
+    now,
+    allowLoopback: options.allowLoopback,
+    ...(options.deliver ? { deliver: options.deliver } : {}),
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    onEndpointDisabled(endpoint, at) {
+      notice(
+        endpoint.orgId,
+        endpoint.id,
+        'webhook_endpoint_disabled',
+        `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
+          'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
+          `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
+      )
+    },
+    onError: (err) => log.error({ err }, 'webhook delivery store error'),
+  })
+
+  let running: Promise<TickResult & { events: number }> | null = null
+  let lastPrune = Number.NEGATIVE_INFINITY
+  const prune = () => pruneDeliveryLog({ store: deliveries, now })
+
+  async function round(): Promise<TickResult & { events: number }> {
+    const events = await pumpOutbox(db, deliveries, now)
+    const result = await worker.tick()
+    if (nowMs() - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = nowMs()
+      await prune()
+    }
+    return { ...result, events }
+  }
+  const runOnce = () => {
+    running ??= round().finally(() => {
+      running = null
+    })
+    return running
+  }
+
+  let timer: NodeJS.Timeout | null = null
+  let stopped = true
+  const schedule = (delay: number) => {
+    if (stopped) return
+    timer = setTimeout(() => {
+      timer = null
+      runOnce().then(
+        (r) => schedule(r.leased > 0 || r.events >= 500 ? 0 : options.intervalMs),
+        (err: unknown) => {
+          log.error({ err }, 'webhook round failed')
+          schedule(options.intervalMs)
+        },
+      )
+    }, delay)
+    timer.unref?.()
+  }
+
+  return {
+    deliveries,
+    worker,
+    runOnce,
+    notice,
+    prune,
+    start() {
+      if (!stopped || options.intervalMs <= 0) return
+      stopped = false
+      schedule(0)
+    },
+    async stop() {
+      stopped = true
+      if (timer) clearTimeout(timer)
+      timer = null
+      if (running) await running.catch(() => undefined)
+    },
+  }
+}
