@@ -39,7 +39,7 @@ import {
   validatePhoneInput,
   type PhoneAnalysis,
 } from '../sources/phone/parse.js'
-import type { CarrierLookupOutcome, LiveCarrierRecord } from '../sources/phone/carrier-source.js'
+import { emptyCarrierRecord, type CarrierLookupOutcome, type LiveCarrierRecord } from '../sources/phone/carrier-source.js'
 import type { OfflinePhoneInfo } from '../sources/phone/index.js'
 import type { CheckContext, CheckDefinition, CheckOutcome, Prepared } from './types.js'
 
@@ -246,20 +246,7 @@ export function phoneOutcome(
 const TEST_CARRIER = 'Riskcheck Test Wireless'
 const TEST_TELCO = 'Riskcheck Test Telephone'
 
-const liveRecord = (r: Partial<LiveCarrierRecord>): LiveCarrierRecord => ({
-  lineType: null,
-  carrierType: null,
-  carrierName: null,
-  ocn: null,
-  mcc: null,
-  mnc: null,
-  ported: null,
-  originalCarrier: null,
-  lrn: null,
-  lata: null,
-  rateCenter: null,
-  ...r,
-})
+const liveRecord = (r: Partial<LiveCarrierRecord>): LiveCarrierRecord => ({ ...emptyCarrierRecord(), ...r })
 
 /**
  * Test-mode scenarios of the phone lookup, by E.164 (any spelling works: `(201) 555-0100`, `+1 201-555-0100`).

@@ -19,6 +19,7 @@ import type { CliCommand } from './commands.js'
 import type { CliIO } from './main.js'
 import type { Scope } from '../schema.js'
 import type { StoredEndpoint } from '../server/store/delivery-store.js'
+import { endpointView } from '../server/routes/webhooks.js'
 import type { SqliteStore } from '../server/store/sqlite.js'
 import type { ApiKeyRecord, CreditReason, OrgRecord, Store } from '../server/store/types.js'
 
@@ -120,16 +121,11 @@ function keyLine(k: ReturnType<typeof keyView>): string {
 
 /** The webhook endpoint as printed by the admin commands (never the secret). */
 function endpointAdminView(e: StoredEndpoint) {
+  const { id, ...rest } = endpointView(e)
   return {
-    id: e.id,
+    id,
     org_id: e.orgId,
-    url: e.url,
-    description: e.description,
-    events: e.events,
-    format: e.format,
-    status: e.status,
-    disabled_reason: e.disabledReason,
-    created_at: e.createdAt.toISOString(),
+    ...rest,
     enabled_at: e.enabledAt ? e.enabledAt.toISOString() : null,
     last_success_at: e.lastSuccessAt ? e.lastSuccessAt.toISOString() : null,
   }
