@@ -476,6 +476,11 @@ describe('retries, auto-disable, operator commands', () => {
     const noticesCli = io()
     expect(await runAdmin(['notices', 'list', '--db', file], noticesCli.io, { now })).toBe(0)
     expect(noticesCli.out.join('')).toContain('webhook_endpoint_disabled')
+    const listCli = io()
+    expect(await runAdmin(['webhook', 'list', '--org', org.id, '--db', file, '--json'], listCli.io, { now })).toBe(0)
+    const adminList = JSON.parse(listCli.out.join('')) as Array<Record<string, unknown>>
+    expect(adminList).toEqual([expect.objectContaining({ id: ep.id, url: ep.url, status: 'enabled', disabled_reason: null, org_id: org.id })])
+    expect(adminList[0]).not.toHaveProperty('secret')
 
     // Delivery logs are kept 30 days.
     expect(app.webhooks!.deliveries.listAttempts(ep.id).length).toBeGreaterThan(11)
