@@ -105,3 +105,38 @@ describe('riskcheck CLI', () => {
     expect(result.details.phone.country.code).toBe('GB')
   })
 })
+
+describe('riskcheck CLI, live against the loopback fake internet', () => {
+  it('checks an email with --dns-server, --smtp-port and --smtp-allow-private-hosts', async () => {
+    const { startDnsServer } = await import('./fake-internet/dns-server.js')
+    const { startSmtpServer } = await import('./fake-internet/smtp-server.js')
+    const smtp = await startSmtpServer({ onRcpt: (address: string) => (address.startsWith('jane@') ? 'accept' : 'reject') })
+    const dns = await startDnsServer({
+      zones: {
+        'corp-mail.org': { MX: [{ priority: 10, exchange: 'mx.corp-mail.org' }], TXT: ['v=spf1 mx -all'] },
+        'mx.corp-mail.org': { A: ['127.0.0.1'] },
+        '_dmarc.corp-mail.org': { TXT: ['v=DMARC1; p=reject'] },
+      },
+    })
+    try {
+      const args = ['--dns-server', dns.address, '--smtp-port', String(smtp.port), '--smtp-allow-private-hosts', '--no-rdap', '--helo', 'verifier.riskcheck-tests.org', '--compact']
+      const ok = io()
+      expect(await runCli(['email', 'jane@corp-mail.org', ...args], ok.io)).toBe(0)
+      const r = JSON.parse(ok.out())
+      assertValidResult(r, 'email')
+      expect(r.details).toMatchObject({ mx_found: true, smtp_check: 'deliverable', has_spf: true, has_dmarc: true })
+      expect(r.recommendation.action).toBe('approve')
+      const gone = io()
+      expect(await runCli(['email', 'nobody@corp-mail.org', ...args], gone.io)).toBe(0)
+      expect(JSON.parse(gone.out()).details.smtp_check).toBe('undeliverable')
+      // Without --smtp-allow-private-hosts a mail server on a private address is refused, not probed.
+      const refused = io()
+      const safeArgs = args.filter((a) => a !== '--smtp-allow-private-hosts')
+      expect(await runCli(['email', 'jane@corp-mail.org', ...safeArgs], refused.io)).toBe(0)
+      expect(JSON.parse(refused.out()).details.smtp_check).toBe('unavailable')
+    } finally {
+      await dns.close()
+      await smtp.close()
+    }
+  })
+})

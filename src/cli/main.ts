@@ -39,6 +39,7 @@ export const GLOBAL_FLAGS: Options = {
   'smtp-timeout': { type: 'string' },
   helo: { type: 'string' },
   'mail-from': { type: 'string' },
+  'smtp-allow-private-hosts': { type: 'boolean' },
   'city-db': { type: 'string' },
   'country-db': { type: 'string' },
   'asn-db': { type: 'string' },
@@ -47,6 +48,7 @@ export const GLOBAL_FLAGS: Options = {
   'connection-type-db': { type: 'string' },
   'rdap-bootstrap-url': { type: 'string' },
   'rdap-timeout': { type: 'string' },
+  'no-rdap': { type: 'boolean' },
   'bypass-cache': { type: 'boolean' },
   compact: { type: 'boolean' },
   concurrency: { type: 'string' },
@@ -62,8 +64,10 @@ const GLOBAL_HELP: Array<[string, string]> = [
   ['--smtp-port N', 'port of the receiving mail servers (default 25)'],
   ['--smtp-timeout MS', 'SMTP connect/reply timeout (default 10000)'],
   ['--helo NAME / --mail-from ADDR', 'EHLO name and MAIL FROM address of the mailbox check'],
+  ['--smtp-allow-private-hosts', 'allow MX hosts on private/loopback addresses (local testing only)'],
   ['--city-db, --country-db, --asn-db, --isp-db, --anonymous-db, --connection-type-db PATH', 'MaxMind-schema MMDB files (defaults: bundled open data)'],
   ['--rdap-bootstrap-url URL, --rdap-timeout MS', 'RDAP bootstrap file and timeout'],
+  ['--no-rdap', 'do not ask RDAP (domain age unknown; email domain_age_days null)'],
   ['--bypass-cache', 'skip the result cache'],
   ['--compact', 'one-line JSON (default when reading stdin)'],
   ['--concurrency N', 'lookups at once when reading stdin (default 8)'],
@@ -88,8 +92,9 @@ export function optionsFromFlags(values: Record<string, unknown>): RiskcheckOpti
   if (dnsServers || dnsTimeout !== undefined) o.dns = { ...(dnsServers ? { servers: dnsServers } : {}), ...(dnsTimeout !== undefined ? { timeoutMs: dnsTimeout } : {}) }
   const smtpPort = int('smtp-port', values['smtp-port'])
   const smtpTimeout = int('smtp-timeout', values['smtp-timeout'])
-  if (smtpPort !== undefined || smtpTimeout !== undefined || values.helo || values['mail-from'])
+  if (smtpPort !== undefined || smtpTimeout !== undefined || values.helo || values['mail-from'] || values['smtp-allow-private-hosts'])
     o.smtp = {
+      ...(values['smtp-allow-private-hosts'] ? { allowPrivateHosts: true } : {}),
       ...(smtpPort !== undefined ? { port: smtpPort } : {}),
       ...(smtpTimeout !== undefined ? { timeoutMs: smtpTimeout } : {}),
       ...(values.helo ? { heloName: values.helo as string } : {}),
@@ -98,8 +103,12 @@ export function optionsFromFlags(values: Record<string, unknown>): RiskcheckOpti
   const ipMap = { 'city-db': 'cityDb', 'country-db': 'countryDb', 'asn-db': 'asnDb', 'isp-db': 'ispDb', 'anonymous-db': 'anonymousDb', 'connection-type-db': 'connectionTypeDb' } as const
   for (const [flag, key] of Object.entries(ipMap)) if (values[flag]) (o.ip ??= {})[key] = values[flag] as string
   const rdapTimeout = int('rdap-timeout', values['rdap-timeout'])
-  if (values['rdap-bootstrap-url'] || rdapTimeout !== undefined)
-    o.rdap = { ...(values['rdap-bootstrap-url'] ? { bootstrapUrl: values['rdap-bootstrap-url'] as string } : {}), ...(rdapTimeout !== undefined ? { timeoutMs: rdapTimeout } : {}) }
+  if (values['rdap-bootstrap-url'] || rdapTimeout !== undefined || values['no-rdap'])
+    o.rdap = {
+      ...(values['no-rdap'] ? { enabled: false } : {}),
+      ...(values['rdap-bootstrap-url'] ? { bootstrapUrl: values['rdap-bootstrap-url'] as string } : {}),
+      ...(rdapTimeout !== undefined ? { timeoutMs: rdapTimeout } : {}),
+    }
   if (values.now !== undefined) {
     const t = new Date(values.now as string)
     if (Number.isNaN(t.getTime())) throw new UsageError(`--now must be an ISO 8601 date (got ${String(values.now)})`)
