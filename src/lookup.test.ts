@@ -171,3 +171,12 @@ describe('request ids', () => {
     for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{24}$/)
   })
 })
+
+describe('isoTimestamp', () => {
+  it('equals toISOString for every millisecond, reused or not', async () => {
+    const { isoTimestamp } = await import('./result.js')
+    for (const ms of [0, 0, 1, 1_763_769_600_123, 1_763_769_600_123, 1_763_769_600_124, 253_402_300_799_999]) {
+      expect(isoTimestamp(new Date(ms))).toBe(new Date(ms).toISOString())
+    }
+  })
+})

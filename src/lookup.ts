@@ -10,7 +10,7 @@ import type { CreditLedger } from './credits.js'
 import { RiskcheckError } from './errors.js'
 import { buildResult, newRequestId } from './result.js'
 import type { CheckContextName, DetailsByType, LookupResult, LookupType } from './schema.js'
-import { evaluate, type Assessment } from './scoring/engine.js'
+import { evaluate, type Assessment, type EvaluateOptions } from './scoring/engine.js'
 import type { Policy } from './scoring/rules.js'
 
 /** Everything a lookup needs besides its input. */
@@ -66,13 +66,12 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
   runOptions: RunCheckOptions = {},
 ): Promise<LookupRun<D>> {
   const { ctx } = env
-  const score = (outcome: CheckOutcome<D>) =>
-    evaluate(outcome.factors, {
-      policy: env.policy,
-      context: runOptions.context ?? null,
-      ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}),
-      ...(outcome.validReason !== undefined ? { validReason: outcome.validReason } : {}),
-    })
+  const score = (outcome: CheckOutcome<D>) => {
+    const options: EvaluateOptions = { policy: env.policy, context: runOptions.context ?? null }
+    if (outcome.reason !== undefined) options.reason = outcome.reason
+    if (outcome.validReason !== undefined) options.validReason = outcome.validReason
+    return evaluate(outcome.factors, options)
+  }
 
   if (ctx.mode === 'test') {
     const outcome = await def.test(ctx, input, opts)
