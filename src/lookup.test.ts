@@ -142,6 +142,23 @@ describe('runLookup: credits', () => {
     expect(ledger.balance()).toBe(0)
   })
 
+  it('bills nothing for a lookup skipped entirely offline (email_auth asks DNS only), but bills local answers', async () => {
+    const { createRiskcheck } = await import('./riskcheck.js')
+    const rc = createRiskcheck({ offline: true, credits: 5, cache: false })
+    try {
+      const auth = await rc.emailAuth('corp.example')
+      expect(auth.partial).toBe(true)
+      expect(auth.metadata.data_sources).toEqual([])
+      expect(auth.metadata.credits_used).toBe(0)
+      expect(auth.metadata.credits_remaining).toBe(5)
+      const phone = await rc.phoneType('+44 20 7946 0958')
+      expect(phone.metadata.credits_used).toBe(1)
+      expect(phone.metadata.credits_remaining).toBe(4)
+    } finally {
+      await rc.close()
+    }
+  })
+
   it('propagates an un-lookupable input as the check’s RiskcheckError, unbilled', async () => {
     const ledger = createMemoryLedger(1)
     const { def } = fakeCheck()

@@ -47,9 +47,13 @@ export interface RunCheckOptions {
 /** True for a thenable. Ledgers and caches may be sync or async; awaiting a plain value still costs a tick. */
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
 
-/** Bills a completed outcome: 0 in test mode, else the billing table. */
+/**
+ * Bills a completed outcome: 0 in test mode, 0 when no data source was consulted at all (offline, the lookup was
+ * skipped entirely: "nothing billed for skipped parts"), else the billing table.
+ */
 function billedCredits(type: LookupType, outcome: CheckOutcome<unknown>, ctx: CheckContext): number {
   if (ctx.mode === 'test' || type === 'check') return 0
+  if (outcome.dataSources.length === 0) return 0
   return creditsFor(type as Exclude<LookupType, 'check'>, outcome.details as DetailsByType[Exclude<LookupType, 'check'>])
 }
 

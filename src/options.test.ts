@@ -35,6 +35,8 @@ describe('resolveOptions', () => {
     [{ cache: { maxEntries: 0 } }, /`cache.maxEntries`/],
     [{ credits: -5 }, /`credits`/],
     [{ credits: { spend() {} } }, /`credits`/],
+    // without balance() every lookup would crash with a TypeError after running (and billing)
+    [{ credits: { reserve: () => true, refund() {} } }, /`credits`/],
   ])('rejects %j with a TypeError naming the option', (opts, message) => {
     expect(() => resolveOptions(opts as never)).toThrow(TypeError)
     expect(() => resolveOptions(opts as never)).toThrow(message)

@@ -223,7 +223,15 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
   if (options.credits !== undefined) {
     const c = options.credits as unknown
     if (typeof c === 'number') int('credits', c, 0, 0, Number.MAX_SAFE_INTEGER)
-    else if (!(c && typeof c === 'object' && typeof (c as CreditLedger).reserve === 'function' && typeof (c as CreditLedger).refund === 'function'))
+    else if (
+      !(
+        c &&
+        typeof c === 'object' &&
+        typeof (c as CreditLedger).reserve === 'function' &&
+        typeof (c as CreditLedger).refund === 'function' &&
+        typeof (c as CreditLedger).balance === 'function'
+      )
+    )
       bad('credits', 'must be a number or a ledger with reserve(), refund() and balance()')
   }
 

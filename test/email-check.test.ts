@@ -144,12 +144,26 @@ describe('every smtp_check outcome', () => {
     expect(r.risk.confidence).not.toBe('high')
   })
 
+  it.each([
+    ['greylisted', false],
+    ['blocked', false],
+    ['slow', true],
+    ['dropped', true],
+  ])('unknown for %s is partial only when the server gave no reply code (timeout, drop): partial %s', async (local, partial) => {
+    const r = await email(`${local}@good-mail.com`)
+    expect(r.details.smtp_check).toBe('unknown')
+    expect(r.partial).toBe(partial)
+  })
+
   it('unavailable when no MX host accepts connections: unknown, free of charge', async () => {
     const r = await email('jane@down-corp.com')
     expect(r.details.smtp_check).toBe('unavailable')
     expect(r.details.mx_found).toBe(true)
     expect(r.risk.factors).toContain('email_smtp_unavailable')
     expect(r.verdict.status).toBe('unknown')
+    expect(r.metadata.credits_used).toBe(0)
+    // the mail servers failed: partial, so the answer is not cached for a week (and a bulk retry takes it)
+    expect(r.partial).toBe(true)
   })
 
   it('tries MX hosts in preference order: a dead first host falls through to the next', async () => {

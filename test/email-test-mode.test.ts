@@ -70,12 +70,14 @@ describe('test mode', () => {
     for (const [input] of cases) if (input.endsWith('@example.com')) expect(documented).toContain(input)
   })
 
-  it('is deterministic and partial only for the DNS-failure input', async () => {
+  it('is deterministic and partial only for the source-failure inputs (DNS, unreachable mail server)', async () => {
     const a = await rc.email('catchall@example.com')
     const b = await rc.email('catchall@example.com')
     expect(a.details).toEqual(b.details)
     expect(a.partial).toBe(false)
+    expect((await rc.email('unknown@example.com')).partial).toBe(false)
     expect((await rc.email('dnsfail@example.com')).partial).toBe(true)
+    expect((await rc.email('unavailable@example.com')).partial).toBe(true)
   })
 })
 

@@ -136,6 +136,9 @@ describe('createPolicy()', () => {
     [{ rules: [{ name: 'x', when: { any: ['ip_vpn'] }, action: 'nuke' }] }, /rules\[0\]\.action/],
     [{ contexts: { wedding: {} } }, /contexts\.wedding/],
     [{ actions: { low: 'party' } }, /actions\.low/],
+    // context thresholds are merged at evaluation time; a bad one must fail here, not out of a lookup
+    [{ contexts: { checkout: { thresholds: { medium: 90 } } } }, /contexts\.checkout\.thresholds must satisfy/],
+    [{ contexts: { lead: { thresholds: { high: 'x' } } } }, /contexts\.lead\.thresholds\.high/],
   ])('rejects %j with a TypeError naming the path', (overrides, message) => {
     expect(() => createPolicy(overrides as never)).toThrow(TypeError)
     expect(() => createPolicy(overrides as never)).toThrow(message)

@@ -127,10 +127,16 @@ export function createPolicy(overrides: PolicyOverrides = {}, base: Policy = DEF
   const confidence = { ...base.confidence, ...(overrides.confidence ?? {}) }
   if (!(Number.isInteger(confidence.medium) && Number.isInteger(confidence.low) && confidence.medium >= 1 && confidence.low >= confidence.medium))
     fail('confidence', 'must be integers with 1 <= medium <= low')
+  const thresholds = checkThresholds('thresholds', { ...base.thresholds, ...(overrides.thresholds ?? {}) })
+  // A context's thresholds apply on top of these at evaluation time: check the merged result now, so a bad overlay
+  // fails here (at construction) and never as a TypeError out of a lookup.
+  for (const [name, overlay] of Object.entries(contexts)) {
+    if (overlay?.thresholds) checkThresholds(`contexts.${name}.thresholds`, { ...thresholds, ...overlay.thresholds })
+  }
   return {
     weights: { ...base.weights, ...checkFactorKeys('weights', overrides.weights, checkWeight) },
     effects: { ...base.effects, ...effects },
-    thresholds: checkThresholds('thresholds', { ...base.thresholds, ...(overrides.thresholds ?? {}) }),
+    thresholds,
     actions,
     rules: overrides.rules ? checkRules('rules', overrides.rules) : base.rules,
     confidence,

@@ -13,7 +13,7 @@ import type { FactorCode } from '../../scoring/factors.js'
 import type { DnsAnswer } from '../../sources/dns-types.js'
 import type { SmtpVerifyResult } from '../../sources/smtp.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
-import { lookupDomainAge } from '../domain-age.js'
+import { lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
 import { describeEmailSyntaxError, parseEmailAddress, SPECIAL_USE_DOMAINS, type ParsedEmail } from './syntax.js'
 import { isDisposableDomain, isFreeProviderDomain, isRoleLocalPart } from './lists.js'
 import { detectProvider } from './provider.js'
@@ -32,9 +32,6 @@ export interface EmailInput {
   parsed: ParsedEmail
 }
 
-/** Days under which a domain is newly / recently registered (the domain-age lookup's bands). */
-const NEWLY_REGISTERED_DAYS = 30
-const RECENTLY_REGISTERED_DAYS = 90
 const SPF_RE = /^v=spf1(?:\s|$)/i
 const DMARC_RE = /^v=dmarc1\s*(?:;|$)/i
 
@@ -148,6 +145,7 @@ export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: b
 
   let smtpCheck: SmtpCheck
   let catchAll = false
+  let smtpFailed = false
   if (dns.status !== 'ok') smtpCheck = dns.status === 'unavailable' ? 'unavailable' : 'skipped'
   else if (!smtp) smtpCheck = 'skipped'
   else {
@@ -155,6 +153,7 @@ export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: b
     dataSources.push('smtp')
     smtpCheck = result.smtp_check
     catchAll = result.catchAll === true
+    smtpFailed = isSmtpFailure(result)
   }
 
   const age = await agePromise
@@ -164,10 +163,20 @@ export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: b
     smtpCheck,
     catchAll,
     ageDays: age.days,
-    partial: dns.status === 'unavailable' || age.partial,
+    partial: dns.status === 'unavailable' || smtpFailed || age.partial,
     offline: false,
     dataSources,
   })
+}
+
+/**
+ * True when the SMTP source failed rather than answered: no mail server could be reached (`unavailable`), or the
+ * conversation timed out / was dropped before any reply code decided (`unknown` with no code). Such a result is
+ * partial: not cached for 7 days, and retried by bulk retry. A definite `unknown` reply (450 greylisting, 554
+ * blocked) is an answer, not a failure.
+ */
+function isSmtpFailure(r: SmtpVerifyResult): boolean {
+  return r.smtp_check === 'unavailable' || (r.smtp_check === 'unknown' && r.code === null)
 }
 
 /** MX (null MX, implicit MX fallback), SPF and DMARC of an ASCII domain, asked in parallel. */
@@ -468,7 +477,7 @@ async function testEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean):
     smtpCheck,
     catchAll: smtpCheck === 'catch_all',
     ageDays,
-    partial: dnsStatus === 'unavailable',
+    partial: dnsStatus === 'unavailable' || smtpCheck === 'unavailable',
     offline: false,
     dataSources: smtp && dnsStatus === 'ok' ? ['syntax', 'lists', 'dns', 'smtp'] : ['syntax', 'lists', 'dns'],
   })
