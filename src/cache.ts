@@ -39,7 +39,9 @@ export const CACHE_TTL_MS = 7 * 24 * 60 * 60 * 1000
  * const rc = createRiskcheck({ cache: createMemoryCache({ maxEntries: 50_000 }) })
  */
 export function createMemoryCache(options: { maxEntries?: number } = {}): ResultCache & { readonly size: number } {
-  const lru = new LRUCache<string, { entry: CacheEntry; expiresAt: number }>({ max: options.maxEntries ?? 10_000 })
+  // Entries are kept as JSON text: every hit gets its own copy, so a caller changing a result it received can never
+  // change what the next caller is served (and the memory cache behaves like a persistent one).
+  const lru = new LRUCache<string, { json: string; storedAt: number; expiresAt: number }>({ max: options.maxEntries ?? 10_000 })
   return {
     get size() {
       return lru.size
@@ -51,10 +53,10 @@ export function createMemoryCache(options: { maxEntries?: number } = {}): Result
         lru.delete(key)
         return undefined
       }
-      return hit.entry
+      return { outcome: JSON.parse(hit.json) as CacheEntry['outcome'], storedAt: hit.storedAt }
     },
     set(key, entry, ttlMs) {
-      lru.set(key, { entry, expiresAt: entry.storedAt + ttlMs })
+      lru.set(key, { json: JSON.stringify(entry.outcome), storedAt: entry.storedAt, expiresAt: entry.storedAt + ttlMs })
     },
     clear() {
       lru.clear()

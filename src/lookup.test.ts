@@ -197,3 +197,36 @@ describe('isoTimestamp', () => {
     }
   })
 })
+
+describe('runLookup: robustness', () => {
+  it('a caller changing a result cannot change what the cache serves next', async () => {
+    const e = env()
+    const { def } = fakeCheck()
+    const first = await runLookup(e, def, 'mutable', {})
+    first.details.line_type = 'premium'
+    const hit = await runLookup(e, def, 'mutable', {})
+    expect(hit.metadata.cache_hit).toBe(true)
+    expect(hit.details.line_type).toBe('mobile')
+    hit.details.e164 = 'changed'
+    expect((await runLookup(e, def, 'mutable', {})).details.e164).toBe('+15550100')
+  })
+
+  it('a failing cache is a miss, not a failed lookup', async () => {
+    const broken = { get: async () => Promise.reject(new Error('redis down')), set: async () => Promise.reject(new Error('redis down')) }
+    const { def, calls } = fakeCheck()
+    const r = await runLookup(env({ cache: broken }), def, 'x', {})
+    expect(r.metadata.cache_hit).toBe(false)
+    expect(calls).toEqual(['x'])
+  })
+
+  it('rejects only with RiskcheckError: an unexpected failure becomes INTERNAL_ERROR with its cause', async () => {
+    const { def } = fakeCheck()
+    const boom = new Error('bug in a check')
+    const broken = { ...def, run: async () => Promise.reject(boom) }
+    const ledger = createMemoryLedger(3)
+    const err = await runLookup(env({ ledger }), broken, 'x', {}).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(RiskcheckError)
+    expect(err).toMatchObject({ code: 'INTERNAL_ERROR', status: 500, cause: boom })
+    expect(ledger.balance()).toBe(3) // the reservation was refunded
+  })
+})

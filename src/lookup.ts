@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import { creditsFor, MAX_CREDITS } from './billing.js'
-import { CACHE_TTL_MS, type ResultCache } from './cache.js'
+import { CACHE_TTL_MS, type CacheEntry, type ResultCache } from './cache.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './checks/types.js'
 import type { CreditLedger } from './credits.js'
 import { RiskcheckError } from './errors.js'
@@ -42,6 +42,11 @@ export interface RunCheckOptions {
   context?: CheckContextName | null
   /** Credits are already reserved by the caller (bulk): do not reserve or refund. */
   prepaid?: boolean
+  /**
+   * Set `abandoned.value = true` when nobody will use this run any more (a combined-check part past its time limit):
+   * its late answer then does not fill the cache, so unbilled work never becomes a free cache hit.
+   */
+  abandoned?: { value: boolean }
 }
 
 /** True for a thenable. Ledgers and caches may be sync or async; awaiting a plain value still costs a tick. */
@@ -84,8 +89,13 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
 
   const key = `${def.type}:${cacheKey}`
   if (env.cache && !opts.bypassCache) {
-    const got = env.cache.get(key, ctx.now().getTime())
-    const hit = isPromise(got) ? await got : got
+    let hit: CacheEntry | undefined
+    try {
+      const got = env.cache.get(key, ctx.now().getTime())
+      hit = isPromise(got) ? await got : got
+    } catch {
+      hit = undefined // a failing cache (e.g. its server is down) is a miss, not a failed lookup
+    }
     if (hit) {
       const cached = hit.outcome as CheckOutcome<D>
       const outcome = def.revive ? def.revive(ctx, cached) : cached
@@ -110,11 +120,24 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     const r = env.ledger.refund(reserve - credits)
     if (isPromise(r)) await r
   }
-  if (env.cache && !outcome.partial) {
-    const w = env.cache.set(key, { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }, env.cacheTtlMs)
-    if (isPromise(w)) await w
+  if (env.cache && !outcome.partial && !runOptions.abandoned?.value) {
+    try {
+      const w = env.cache.set(key, { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }, env.cacheTtlMs)
+      if (isPromise(w)) await w
+    } catch {
+      // not cached this time; the answer itself is good
+    }
   }
   return { outcome, assessment: score(outcome), creditsUsed: credits, cacheHit: false }
+}
+
+/**
+ * The error a lookup rejects with: a RiskcheckError as it is; anything else (a bug, a failing custom ledger) as
+ * INTERNAL_ERROR with the original as `cause`, so callers only ever see the documented error type.
+ */
+export function asRiskcheckError(e: unknown): RiskcheckError {
+  if (e instanceof RiskcheckError) return e
+  return new RiskcheckError('INTERNAL_ERROR', `Internal error: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
 }
 
 /** Runs one lookup end to end and builds its result. */
@@ -130,8 +153,13 @@ export async function runLookup<In, Opts extends CommonLookupOptions, D>(
   if (options === null || typeof options !== 'object') {
     throw new RiskcheckError('INVALID_REQUEST', 'Lookup options must be an object.')
   }
-  const prepared = def.prepare(rawInput, options, env.ctx)
-  const run = await runCheck(env, def, prepared.input, prepared.cacheKey, options)
+  let run: LookupRun<D>
+  try {
+    const prepared = def.prepare(rawInput, options, env.ctx)
+    run = await runCheck(env, def, prepared.input, prepared.cacheKey, options)
+  } catch (e) {
+    throw asRiskcheckError(e)
+  }
   const balance = env.ctx.mode === 'test' ? null : env.ledger.balance()
   const remaining = isPromise(balance) ? await balance : balance
   return buildResult(run.outcome, run.assessment, {

@@ -6,7 +6,7 @@ import { createMemoryCache, CACHE_TTL_MS, type ResultCache } from './cache.js'
 import { CHECKS, type SingleLookupType } from './checks/registry.js'
 import type { CheckContext, CheckDefinition } from './checks/types.js'
 import { createMemoryLedger, UNMETERED, type CreditLedger } from './credits.js'
-import { runLookup, type LookupEnv } from './lookup.js'
+import { asRiskcheckError, runLookup, type LookupEnv } from './lookup.js'
 import { resolveOptions, type RiskcheckOptions } from './options.js'
 import type { DetailsByType, LookupResult } from './schema.js'
 import { createPolicy } from './scoring/engine.js'
@@ -109,7 +109,10 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     ip: (ip, o) => lookup('ip', ip, o),
     domainAge: (input, o) => lookup('domain_age', input, o),
     emailAuth: (input, o) => lookup('email_auth', input, o),
-    check: (input) => (closed ? Promise.reject(new Error('riskcheck: this instance is closed')) : runCombinedCheck(env, input)),
+    check: (input) =>
+      closed
+        ? Promise.reject(new Error('riskcheck: this instance is closed'))
+        : runCombinedCheck(env, input).catch((e: unknown) => Promise.reject(asRiskcheckError(e))),
     lookup,
     bulk,
     policy,

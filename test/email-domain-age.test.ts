@@ -43,13 +43,13 @@ afterAll(async () => {
 })
 
 describe('domain_age_days in the email lookup', () => {
-  it('a domain registered 3 days ago: domain_newly_registered → risky, verify', async () => {
+  it('a domain registered 3 days ago: newly registered and brand new → risky, review (as the domain-age lookup says)', async () => {
     const r = await world.email('jane@fresh-shop.com')
     assertValidResult(r, 'email')
     expect(r.details).toMatchObject({ domain_age_days: 3, smtp_check: 'deliverable' })
-    expect(r.risk.factors).toContain('domain_newly_registered')
+    expect(r.risk.factors).toEqual(expect.arrayContaining(['domain_newly_registered', 'domain_brand_new']))
     expect(r.verdict.status).toBe('risky')
-    expect(r.recommendation.action).toBe('verify')
+    expect(r.recommendation.action).toBe('review')
     expect(r.metadata.data_sources).toContain('rdap')
   })
 

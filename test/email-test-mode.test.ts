@@ -38,7 +38,7 @@ describe('test mode', () => {
     ['disposable@example.com', undefined, 'risky', 'review', { is_disposable: true }],
     ['disposable-catchall@example.com', undefined, 'risky', 'block', { is_disposable: true, is_catch_all: true }],
     ['typo@example.com', undefined, 'risky', 'verify', { did_you_mean: 'typo@gmail.com' }],
-    ['newdomain@example.com', undefined, 'risky', 'verify', { domain_age_days: 3 }],
+    ['newdomain@example.com', undefined, 'risky', 'review', { domain_age_days: 3 }],
     ['unknown@example.com', undefined, 'unknown', 'approve', { smtp_check: 'unknown' }],
     ['unavailable@example.com', undefined, 'unknown', 'approve', { smtp_check: 'unavailable' }],
     ['dnsfail@example.com', undefined, 'unknown', 'approve', { smtp_check: 'unavailable', has_spf: null }],

@@ -65,10 +65,17 @@ export function errorRow(index: number, input: string, error: string, retryable:
   return { ...pendingRow(index, input), state: 'error', error, retryable }
 }
 
-/** The row's `error` text for a thrown error: `CODE: message`. */
+/** The `error` text of a row whose lookup threw something other than a RiskcheckError. */
+export const INTERNAL_ROW_ERROR = 'INTERNAL_ERROR: The input could not be checked (internal error); retry the job later.'
+
+/**
+ * The row's `error` text for a thrown error: `CODE: message` for a RiskcheckError (its message is meant for callers);
+ * a fixed {@link INTERNAL_ROW_ERROR} for anything else, whose message may carry internals (host names, addresses,
+ * library details) that rows served by the API must not show — the same rule as the server's 500 answers.
+ */
 export function errorText(e: unknown): string {
   if (isRiskcheckError(e)) return `${e.code}: ${e.message}`
-  return `INTERNAL_ERROR: ${e instanceof Error ? e.message : String(e)}`
+  return INTERNAL_ROW_ERROR
 }
 
 /**

@@ -99,7 +99,7 @@ type Part<D> = LookupRun<D> & { timedOut: boolean }
 
 /**
  * Runs one part within `ms`. On time-out the part's answer is its offline answer (local data only), marked partial
- * and not billed; the slow lookup is left to finish in the background (it may still fill the cache).
+ * and not billed; the slow lookup is left to finish in the background, without filling the cache.
  */
 async function runPart<In, O extends object, D>(
   env: LookupEnv,
@@ -109,7 +109,8 @@ async function runPart<In, O extends object, D>(
   context: CheckContextName | null,
   ms: number,
 ): Promise<Part<D>> {
-  const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true })
+  const abandoned = { value: false }
+  const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, abandoned })
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), ms)
@@ -121,6 +122,7 @@ async function runPart<In, O extends object, D>(
   } finally {
     clearTimeout(timer)
   }
+  abandoned.value = true // its late answer is unbilled, so it must not become a free cache hit either
   live.catch(() => undefined) // the slow part may still fail later; nobody waits for it
   const offlineEnv: LookupEnv = { ...env, cache: null, ctx: { ...env.ctx, offline: true } }
   const fallback = await runCheck(offlineEnv, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true })

@@ -13,7 +13,7 @@ import type { FactorCode } from '../../scoring/factors.js'
 import type { DnsAnswer } from '../../sources/dns-types.js'
 import type { SmtpVerifyResult } from '../../sources/smtp.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
-import { lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
+import { BRAND_NEW_DAYS, lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
 import { describeEmailSyntaxError, parseEmailAddress, SPECIAL_USE_DOMAINS, type ParsedEmail } from './syntax.js'
 import { isDisposableDomain, isFreeProviderDomain, isRoleLocalPart } from './lists.js'
 import { detectProvider } from './provider.js'
@@ -79,9 +79,9 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
     { input: 'disposable@example.com', note: 'a disposable-mail domain: email_disposable → risky, review (score 70)' },
     { input: 'disposable-catchall@example.com', note: 'disposable and catch-all: risky, block (score 85)' },
     { input: 'typo@example.com', note: 'looks like a typo (did_you_mean typo@gmail.com): email_typo_suspected → risky, verify (score 40)' },
-    { input: 'newdomain@example.com', note: 'the domain was registered 3 days ago: domain_newly_registered → risky, verify (score 40)' },
+    { input: 'newdomain@example.com', note: 'the domain was registered 3 days ago: domain_newly_registered + domain_brand_new → risky, review (score 70)' },
     { input: 'unknown@example.com', note: 'the server answers "450 greylisted": email_smtp_unknown → unknown, approve (low confidence)' },
-    { input: 'unavailable@example.com', note: 'no mail server reachable on port 25: email_smtp_unavailable → unknown, approve (free of charge)' },
+    { input: 'unavailable@example.com', note: 'no mail server reachable on port 25: email_smtp_unavailable, partial → unknown, approve (free of charge)' },
     { input: 'dnsfail@example.com', note: 'DNS times out: email_dns_unavailable, partial → unknown, approve (free of charge)' },
     { input: 'nomx@example.com', note: 'the domain has neither MX nor A/AAAA records: email_no_mx → invalid, block' },
     { input: 'nullmx@example.com', note: 'the domain publishes a null MX (RFC 7505): email_null_mx → invalid, block' },
@@ -355,8 +355,11 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
   if (details.did_you_mean !== null) factors.push('email_typo_suspected')
   if (details.is_free_provider) factors.push('email_free_provider')
   if (f.ageDays !== null) {
-    if (f.ageDays < NEWLY_REGISTERED_DAYS) factors.push('domain_newly_registered')
-    else if (f.ageDays < RECENTLY_REGISTERED_DAYS) factors.push('domain_recently_registered')
+    if (f.ageDays < NEWLY_REGISTERED_DAYS) {
+      // the same age factors as the domain-age lookup, so one domain scores the same in both
+      factors.push('domain_newly_registered')
+      if (f.ageDays < BRAND_NEW_DAYS) factors.push('domain_brand_new')
+    } else if (f.ageDays < RECENTLY_REGISTERED_DAYS) factors.push('domain_recently_registered')
   }
   if (details.did_you_mean !== null && reason === undefined && factors[0] === 'email_typo_suspected') {
     reason = `The domain looks like a typo: did you mean ${details.did_you_mean}?`
