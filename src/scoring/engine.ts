@@ -145,16 +145,26 @@ export function createPolicy(overrides: PolicyOverrides = {}, base: Policy = DEF
   }
 }
 
+// Policies are treated as immutable, so each (policy, context) pair is merged once and reused.
+const withContext = new WeakMap<Policy, Map<CheckContextName, Policy>>()
+
 /** The policy with a context's overlay applied (its weights and thresholds merged, its rules tried first). */
 export function applyContext(policy: Policy, context: CheckContextName | null | undefined): Policy {
   const overlay = context ? policy.contexts[context] : undefined
-  if (!overlay) return policy
-  return {
-    ...policy,
-    weights: { ...policy.weights, ...(overlay.weights ?? {}) },
-    thresholds: checkThresholds(`contexts.${context}.thresholds`, { ...policy.thresholds, ...(overlay.thresholds ?? {}) }),
-    rules: [...(overlay.rules ?? []), ...policy.rules],
+  if (!context || !overlay) return policy
+  let byContext = withContext.get(policy)
+  if (!byContext) withContext.set(policy, (byContext = new Map()))
+  let merged = byContext.get(context)
+  if (!merged) {
+    merged = {
+      ...policy,
+      weights: { ...policy.weights, ...(overlay.weights ?? {}) },
+      thresholds: checkThresholds(`contexts.${context}.thresholds`, { ...policy.thresholds, ...(overlay.thresholds ?? {}) }),
+      rules: [...(overlay.rules ?? []), ...policy.rules],
+    }
+    byContext.set(context, merged)
   }
+  return merged
 }
 
 /** The level of a score under thresholds (inclusive lower bounds). */
