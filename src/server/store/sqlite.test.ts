@@ -190,6 +190,12 @@ describe('idempotency records and the result cache', () => {
       expect(store.beginIdempotent('k POST /v1/ip', 'x', 'fp1', T0, DAY)).toEqual({ state: 'new' })
       expect(store.beginIdempotent('k POST /v1/ip', 'x', 'fp1', T0, DAY)).toEqual({ state: 'in_progress' })
       expect(store.beginIdempotent('k POST /v1/ip', 'x', 'fp2', T0, DAY)).toEqual({ state: 'mismatch' })
+      // A record left "in progress" by a process that died is taken over once it is 2 minutes old.
+      expect(store.beginIdempotent('k POST /v1/ip', 'dead', 'fp1', T0, DAY)).toEqual({ state: 'new' })
+      expect(store.beginIdempotent('k POST /v1/ip', 'dead', 'fp1', T0 + 119_999, DAY)).toEqual({ state: 'in_progress' })
+      expect(store.beginIdempotent('k POST /v1/ip', 'dead', 'fp2', T0 + 120_000, DAY)).toEqual({ state: 'mismatch' })
+      expect(store.beginIdempotent('k POST /v1/ip', 'dead', 'fp1', T0 + 120_000, DAY)).toEqual({ state: 'new' })
+      expect(store.beginIdempotent('k POST /v1/ip', 'dead', 'fp1', T0 + 120_001, DAY)).toEqual({ state: 'in_progress' })
       store.completeIdempotent('k POST /v1/ip', 'x', 200, '{"ok":1}')
       expect(store.beginIdempotent('k POST /v1/ip', 'x', 'fp1', T0 + 1, DAY)).toEqual({ state: 'replay', status: 200, body: '{"ok":1}' })
       expect(store.beginIdempotent('k POST /v1/ip', 'x', 'fp2', T0 + DAY, DAY)).toEqual({ state: 'new' })

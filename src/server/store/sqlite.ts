@@ -32,6 +32,9 @@ import type {
 } from './types.js'
 
 /** A store type whose methods answer synchronously (better-sqlite3 is synchronous). */
+
+/** An idempotent request still "in progress" after this long was interrupted (its process stopped); 2 minutes. */
+export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
 export type Synchronous<S> = {
   [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
 }
@@ -243,7 +246,8 @@ function buildStore(db: Database.Database, path: string): SqliteStore {
     idemInsert: db.prepare(
       'INSERT OR IGNORE INTO idempotency (scope, idem_key, fingerprint, status, body, created_at, expires_at) VALUES (?, ?, ?, NULL, NULL, ?, ?)',
     ),
-    idemGet: db.prepare('SELECT fingerprint, status, body FROM idempotency WHERE scope = ? AND idem_key = ?'),
+    idemGet: db.prepare('SELECT fingerprint, status, body, created_at FROM idempotency WHERE scope = ? AND idem_key = ?'),
+    idemRestart: db.prepare('UPDATE idempotency SET created_at = ?, expires_at = ? WHERE scope = ? AND idem_key = ? AND status IS NULL'),
     idemComplete: db.prepare('UPDATE idempotency SET status = ?, body = ? WHERE scope = ? AND idem_key = ?'),
     idemDelete: db.prepare('DELETE FROM idempotency WHERE scope = ? AND idem_key = ? AND status IS NULL'),
     purgeIdem: db.prepare('DELETE FROM idempotency WHERE expires_at <= ?'),
@@ -360,9 +364,17 @@ function buildStore(db: Database.Database, path: string): SqliteStore {
     (scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number): IdempotencyBegin => {
       q.idemDeleteExpired.run(scope, key, nowMs)
       if (q.idemInsert.run(scope, key, fingerprint, nowMs, nowMs + ttlMs).changes === 1) return { state: 'new' }
-      const row = q.idemGet.get(scope, key) as { fingerprint: string; status: number | null; body: string | null }
+      const row = q.idemGet.get(scope, key) as { fingerprint: string; status: number | null; body: string | null; created_at: number }
       if (row.fingerprint !== fingerprint) return { state: 'mismatch' }
-      if (row.status === null || row.body === null) return { state: 'in_progress' }
+      if (row.status === null || row.body === null) {
+        // No request runs this long: the one that started this record died with its process. Let the retry run
+        // instead of answering 409 until the record expires a day later.
+        if (nowMs - row.created_at >= IDEMPOTENCY_STALE_MS) {
+          q.idemRestart.run(nowMs, nowMs + ttlMs, scope, key)
+          return { state: 'new' }
+        }
+        return { state: 'in_progress' }
+      }
       return { state: 'replay', status: row.status, body: row.body }
     },
   )
