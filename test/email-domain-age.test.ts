@@ -84,3 +84,32 @@ describe('domain_age_days in the email lookup', () => {
     expect(rdap.requests.length).toBe(before)
   })
 })
+
+describe('a cached email answer is brought up to date', () => {
+  it('recomputes domain_age_days and the age factors from the remembered registration date', async () => {
+    const { createRiskcheck } = await import('../src/riskcheck.js')
+    const { fakeClock } = await import('./clock.js')
+    const clock = fakeClock(NOW)
+    const rc = createRiskcheck({
+      now: clock.now,
+      dns: { servers: [world.dnsServer.address], timeoutMs: 500, tries: 1 },
+      smtp: { enabled: false },
+      rdap: { bootstrapUrl: rdap.bootstrapUrl, timeoutMs: 1000 },
+    })
+    try {
+      const first = await rc.email('jane@fresh-shop.com')
+      expect(first.details.domain_age_days).toBe(3)
+      expect(first.risk.factors).toEqual(expect.arrayContaining(['domain_newly_registered', 'domain_brand_new']))
+      expect(first).not.toHaveProperty('memo')
+      clock.advance(5 * 86_400_000)
+      const later = await rc.email('jane@fresh-shop.com')
+      expect(later.metadata.cache_hit).toBe(true)
+      expect(later.details.domain_age_days).toBe(8)
+      expect(later.risk.factors).toContain('domain_newly_registered')
+      expect(later.risk.factors).not.toContain('domain_brand_new')
+      assertValidResult(later, 'email')
+    } finally {
+      await rc.close()
+    }
+  })
+})

@@ -45,6 +45,11 @@ export interface CheckOutcome<D> {
   partial: boolean
   /** Names of the data sources actually consulted (e.g. 'syntax', 'dns', 'smtp', 'rdap', 'dbip-city-lite'). */
   dataSources: string[]
+  /**
+   * Private facts kept with a cached answer for `revive` (e.g. the domain's creation date behind an age in days).
+   * Never part of the result.
+   */
+  memo?: Record<string, string | number | boolean | null>
 }
 
 /** A prepared input: the value the check runs on and its cache key (normalized input + answer-changing options). */

@@ -13,7 +13,7 @@ import type { FactorCode } from '../../scoring/factors.js'
 import type { DnsAnswer } from '../../sources/dns-types.js'
 import type { SmtpVerifyResult } from '../../sources/smtp.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
-import { BRAND_NEW_DAYS, lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
+import { BRAND_NEW_DAYS, computeDomainAges, lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
 import { describeEmailSyntaxError, parseEmailAddress, SPECIAL_USE_DOMAINS, type ParsedEmail } from './syntax.js'
 import { isDisposableDomain, isFreeProviderDomain, isRoleLocalPart } from './lists.js'
 import { detectProvider } from './provider.js'
@@ -70,6 +70,8 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
   test(ctx, input, opts) {
     return testEmail(ctx, input.parsed, smtpWanted(ctx, opts))
   },
+
+  revive: reviveEmail,
 
   testInputs: [
     { input: 'deliverable@example.com', note: 'mailbox exists, no risk factor → valid, approve' },
@@ -163,6 +165,7 @@ export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: b
     smtpCheck,
     catchAll,
     ageDays: age.days,
+    domainCreated: age.created,
     partial: dns.status === 'unavailable' || smtpFailed || age.partial,
     offline: false,
     dataSources,
@@ -240,15 +243,19 @@ async function verifyMailbox(ctx: CheckContext, address: string, hosts: string[]
  * The domain-age seam: `domain_age_days` from the domain-age lookup when RDAP is configured (and we are online),
  * else null. Test mode uses the domain-age lookup's deterministic answers.
  */
-async function domainAgeDays(ctx: CheckContext, asciiDomain: string): Promise<{ days: number | null; partial: boolean; asked: boolean }> {
+async function domainAgeDays(
+  ctx: CheckContext,
+  asciiDomain: string,
+): Promise<{ days: number | null; created: string | null; partial: boolean; asked: boolean }> {
   const wanted = ctx.mode === 'test' || (!ctx.offline && isRdapConfigured(ctx))
-  if (!wanted) return { days: null, partial: false, asked: false }
+  if (!wanted) return { days: null, created: null, partial: false, asked: false }
   const registrable = getDomain(asciiDomain, { allowPrivateDomains: false }) ?? asciiDomain
   try {
     const { details, partial } = await lookupDomainAge(ctx, registrable)
-    return { days: Number.isInteger(details.age_days) ? details.age_days : null, partial, asked: true }
+    const days = Number.isInteger(details.age_days) ? details.age_days : null
+    return { days, created: days === null ? null : details.created_date, partial, asked: true }
   } catch {
-    return { days: null, partial: true, asked: true }
+    return { days: null, created: null, partial: true, asked: true }
   }
 }
 
@@ -291,11 +298,32 @@ function safe<T>(fn: () => T, fallback: T): T {
   }
 }
 
+const AGE_FACTORS: readonly FactorCode[] = ['domain_newly_registered', 'domain_brand_new', 'domain_recently_registered']
+
+/** The age factors of a domain age — the same as the domain-age lookup's, so one domain scores the same in both. */
+function ageFactors(ageDays: number | null): FactorCode[] {
+  if (ageDays === null || ageDays >= RECENTLY_REGISTERED_DAYS) return []
+  if (ageDays >= NEWLY_REGISTERED_DAYS) return ['domain_recently_registered']
+  return ageDays < BRAND_NEW_DAYS ? ['domain_newly_registered', 'domain_brand_new'] : ['domain_newly_registered']
+}
+
+/** A cached answer brought up to today: the domain age (and its factors) from the remembered registration date. */
+function reviveEmail(ctx: CheckContext, outcome: CheckOutcome<EmailDetails>): CheckOutcome<EmailDetails> {
+  const created = outcome.memo?.domain_created
+  if (typeof created !== 'string') return outcome
+  const ageDays = computeDomainAges(ctx.now(), created, null).ageDays
+  if (ageDays === outcome.details.domain_age_days) return outcome
+  const factors = outcome.factors.filter((f) => !AGE_FACTORS.includes(f))
+  return { ...outcome, details: { ...outcome.details, domain_age_days: ageDays }, factors: [...factors, ...ageFactors(ageDays)] }
+}
+
 interface Findings {
   dns: DnsFindings
   smtpCheck: SmtpCheck
   catchAll: boolean
   ageDays: number | null
+  /** the registration date behind `ageDays` (kept in the outcome's memo so a cached answer can be revived) */
+  domainCreated?: string | null
   partial: boolean
   offline: boolean
   dataSources: string[]
@@ -354,13 +382,7 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
   if (details.is_role) factors.push('email_role_account')
   if (details.did_you_mean !== null) factors.push('email_typo_suspected')
   if (details.is_free_provider) factors.push('email_free_provider')
-  if (f.ageDays !== null) {
-    if (f.ageDays < NEWLY_REGISTERED_DAYS) {
-      // the same age factors as the domain-age lookup, so one domain scores the same in both
-      factors.push('domain_newly_registered')
-      if (f.ageDays < BRAND_NEW_DAYS) factors.push('domain_brand_new')
-    } else if (f.ageDays < RECENTLY_REGISTERED_DAYS) factors.push('domain_recently_registered')
-  }
+  factors.push(...ageFactors(f.ageDays))
   if (details.did_you_mean !== null && reason === undefined && factors[0] === 'email_typo_suspected') {
     reason = `The domain looks like a typo: did you mean ${details.did_you_mean}?`
   }
@@ -372,6 +394,7 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
     validReason: validReasonOf(details.smtp_check),
   }
   if (reason !== undefined) outcome.reason = reason
+  if (f.domainCreated) outcome.memo = { domain_created: f.domainCreated }
   return outcome
 }
 
