@@ -217,9 +217,7 @@ async function child(name: string): Promise<CaseResult> {
         notes: { collected: results.length, smtp: sources.smtp.stats(), dns: sources.dns.stats() },
       }
     } finally {
-      const keepAlive = setInterval(() => undefined, 1000) // the SMTP sockets are unref'd: stay alive while they QUIT
       await rc.close()
-      clearInterval(keepAlive)
     }
   }
 

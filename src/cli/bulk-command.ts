@@ -341,15 +341,9 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
     await outFile?.close()
     if (poll) clearInterval(poll)
     signals.removeListener('SIGINT', onSigint)
-    // The sources' sockets are unref'd: keep the event loop alive while they close (SMTP QUIT), or Node would exit
-    // before close() settles.
-    const keepAlive = setInterval(() => undefined, 1000)
-    try {
-      await engine.close()
-      await rc.close()
-    } finally {
-      clearInterval(keepAlive)
-    }
+    // (the SMTP source keeps the process alive itself while its sessions QUIT)
+    await engine.close()
+    await rc.close()
   }
 }
 

@@ -14,6 +14,16 @@ import type { BulkOwner } from '../store/bulk-store.js'
 import { defineRoute, type RouteDef, type ServerContext } from './types.js'
 
 /** Largest body of POST /v1/bulk/jobs: 100,000 inputs of up to ~300 characters (only this route). */
+
+/** The engine's paging options from a page query (`limit` arrives as a validated integer). */
+function pageQuery(query: { cursor?: string; limit?: unknown }): { cursor: string | null; limit?: number } {
+  return { cursor: query.cursor ?? null, ...(query.limit !== undefined ? { limit: Number(query.limit) } : {}) }
+}
+
+/** A page as the list envelope of DESIGN.md: `{ success, data, next_cursor }`. */
+function listEnvelope<T>(page: { data: T[]; next_cursor: string | null }) {
+  return { success: true as const, data: page.data, next_cursor: page.next_cursor }
+}
 export const BULK_BODY_LIMIT = 32 * 1024 * 1024
 
 const ownerOf = (auth: RequestAuth | undefined): BulkOwner => ({ orgId: auth!.orgId, mode: auth!.mode })
@@ -100,11 +110,7 @@ export const bulkRoutes: RouteDef[] = [
     response: { name: 'BulkJobList', schema: JobList },
     errors: [],
     handler: async ({ query, auth, ctx }) => {
-      const page = await engineOf(ctx, auth).list({
-        ...(query.limit !== undefined ? { limit: query.limit as unknown as number } : {}),
-        cursor: query.cursor ?? null,
-      })
-      return { success: true, data: page.data, next_cursor: page.next_cursor }
+      return listEnvelope(await engineOf(ctx, auth).list(pageQuery(query)))
     },
   }),
   defineRoute({
@@ -181,12 +187,7 @@ export const bulkRoutes: RouteDef[] = [
     response: { name: 'BulkResultsPage', schema: ResultsPage },
     errors: ['NOT_FOUND'],
     handler: async ({ params, query, auth, ctx }) => {
-      const page = await engineOf(ctx, auth).results(params.id, {
-        cursor: query.cursor ?? null,
-        ...(query.limit !== undefined ? { limit: query.limit as unknown as number } : {}),
-        action: query.action ?? null,
-      })
-      return { success: true, data: page.data, next_cursor: page.next_cursor }
+      return listEnvelope(await engineOf(ctx, auth).results(params.id, { ...pageQuery(query), action: query.action ?? null }))
     },
   }),
   defineRoute({
