@@ -14,3 +14,18 @@ describe('README', () => {
     expect(readme).toContain('npm test')
   })
 })
+
+describe('README tables agree with the code', () => {
+  it('the line-type mapping table is the one the phone lookups use', async () => {
+    const { LINE_TYPE_BY_PLAN_TYPE } = await import('../src/sources/phone/parse.js')
+    const table = readme.slice(readme.indexOf('| libphonenumber type | `line_type` |'))
+    const lines = table.split('\n').slice(2)
+    const rows = lines.slice(0, lines.findIndex((l) => !l.startsWith('| ')))
+    const documented: Record<string, string> = {}
+    for (const row of rows) {
+      const [types, lineType] = row.split('|').slice(1, 3).map((c) => c.trim())
+      for (const t of types!.split(',')) documented[t.trim()] = lineType!
+    }
+    expect(documented).toEqual(LINE_TYPE_BY_PLAN_TYPE)
+  })
+})
