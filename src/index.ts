@@ -18,6 +18,7 @@ export type {
   PhoneOptions,
   RdapOptions,
   RiskcheckOptions,
+  RiskcheckWarning,
   SmtpOptions,
 } from './options.js'
 export { RiskcheckError, ERROR_CODES, ERROR_STATUS, isRiskcheckError } from './errors.js'

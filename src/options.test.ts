@@ -60,3 +60,20 @@ describe('creditsFor (the billing table)', () => {
     expect(creditsFor('email_auth', {} as never)).toBe(1)
   })
 })
+
+describe('onWarning', () => {
+  it('reaches the sink once per distinct warning and survives a throwing sink', () => {
+    const seen: string[] = []
+    const o = resolveOptions({ onWarning: (w) => seen.push(`${w.code}:${w.message}`) })
+    o.warn({ code: 'dns_resolver_broken', message: 'a' })
+    o.warn({ code: 'dns_resolver_broken', message: 'a' })
+    o.warn({ code: 'smtp_port_blocked', message: 'b' })
+    expect(seen).toEqual(['dns_resolver_broken:a', 'smtp_port_blocked:b'])
+    const throwing = resolveOptions({ onWarning: () => { throw new Error('sink down') } })
+    expect(() => throwing.warn({ code: 'x', message: 'y' })).not.toThrow()
+  })
+
+  it('must be a function', () => {
+    expect(() => resolveOptions({ onWarning: 'log' as never })).toThrow(/`onWarning` must be a function/)
+  })
+})

@@ -81,6 +81,17 @@ export interface PhoneOptions {
   carrierTimeoutMs?: number
 }
 
+/** A condition of this host or network that makes some answers less useful, reported once per instance. */
+export interface RiskcheckWarning {
+  /**
+   * Stable machine code: `dns_resolver_broken` (the resolver denies a real top-level domain, so its NXDOMAIN answers
+   * are not trusted), `smtp_port_blocked` (outbound connections to mail servers fail while DNS works).
+   */
+  code: 'dns_resolver_broken' | 'smtp_port_blocked' | (string & {})
+  /** A human sentence naming what is wrong and what to do. */
+  message: string
+}
+
 /** Options of `createRiskcheck`. All optional; the defaults work with no configuration. */
 export interface RiskcheckOptions {
   /** `test`: deterministic answers for documented magic inputs, no network, no credits. Default `live`. */
@@ -104,6 +115,11 @@ export interface RiskcheckOptions {
   partTimeoutMs?: number
   /** The bulk engine (`rc.bulk`): store, concurrency, completion callback. */
   bulk?: BulkOptions
+  /**
+   * Called once per instance for each distinct warning (a broken resolver, a blocked outbound port 25). Default:
+   * `process.emitWarning` (printed to stderr once by Node). The CLI prints it; the server logs it.
+   */
+  onWarning?: (warning: RiskcheckWarning) => void
 }
 
 /** Options after validation and defaults. */
@@ -117,10 +133,12 @@ export interface ResolvedOptions {
   phone: { carrierSource: unknown; carrierTimeoutMs: number }
   now: () => Date
   partTimeoutMs: number
+  /** Reports a warning; each distinct code + message once per instance. */
+  warn: (warning: RiskcheckWarning) => void
 }
 
 const KNOWN = new Set([
-  'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs', 'bulk',
+  'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs', 'bulk', 'onWarning',
 ])
 
 function bad(option: string, why: string): never {
@@ -211,6 +229,7 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     const d = options.now()
     if (!(d instanceof Date) || Number.isNaN(d.getTime())) bad('now', 'must return a valid Date')
   }
+  if (options.onWarning !== undefined && typeof options.onWarning !== 'function') bad('onWarning', 'must be a function')
   if (options.cache !== undefined && options.cache !== false) {
     const c = options.cache as Record<string, unknown>
     if (c === null || typeof c !== 'object') bad('cache', 'must be a ResultCache, false, or { maxEntries, ttlSeconds }')
@@ -268,5 +287,25 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     },
     now: options.now ?? (() => new Date()),
     partTimeoutMs: int('partTimeoutMs', options.partTimeoutMs, 15_000, 1, 600_000),
+    warn: warnOnce(options.onWarning ?? emitProcessWarning),
+  }
+}
+
+function emitProcessWarning(w: RiskcheckWarning): void {
+  process.emitWarning(w.message, { code: `RISKCHECK_${w.code.toUpperCase()}` })
+}
+
+/** Wraps a warning sink so each distinct code + message reaches it once; a throwing sink never breaks a lookup. */
+export function warnOnce(sink: (warning: RiskcheckWarning) => void): (warning: RiskcheckWarning) => void {
+  const seen = new Set<string>()
+  return (w) => {
+    const key = `${w.code}\u0000${w.message}`
+    if (seen.has(key)) return
+    seen.add(key)
+    try {
+      sink({ code: w.code, message: w.message })
+    } catch {
+      // a logging failure must not turn into a lookup failure
+    }
   }
 }

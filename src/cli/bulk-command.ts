@@ -30,7 +30,7 @@ import { isRiskcheckError } from '../errors.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { BULK_TYPES, type BulkJob, type BulkType } from '../schema.js'
 import type { CliCommand } from './commands.js'
-import { GLOBAL_FLAGS, optionsFromFlags, type CliIO } from './main.js'
+import { GLOBAL_FLAGS, optionsFromFlags, stderrWarning, type CliIO } from './main.js'
 
 /** The CLI's streams, plus where Ctrl-C comes from (default `process`); tests pass an EventEmitter. */
 export type BulkCliIO = CliIO & { signals?: Pick<EventEmitter, 'once' | 'removeListener'> }
@@ -268,7 +268,7 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
   let rc: Riskcheck
   let engine: BulkEngine
   try {
-    rc = createRiskcheck(optionsFromFlags(values))
+    rc = createRiskcheck({ ...optionsFromFlags(values), onWarning: stderrWarning(io) })
     engine = createBulkEngine(rc.env, { concurrency })
   } catch (e) {
     await outFile?.close()

@@ -13,7 +13,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { CHECKS, type SingleLookupType } from '../checks/registry.js'
 import type { CliFlag } from '../checks/types.js'
 import { isRiskcheckError } from '../errors.js'
-import type { RiskcheckOptions } from '../options.js'
+import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { COMMANDS } from './commands.js'
 import { VERSION } from '../version.js'
@@ -80,6 +80,11 @@ function int(flag: string, v: unknown): number | undefined {
   const n = Number(v)
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} must be a whole number (got ${String(v)})`)
   return n
+}
+
+/** Prints a riskcheck warning (broken resolver, blocked port 25) on stderr, once each. */
+export function stderrWarning(io: Pick<CliIO, 'stderr'>): (w: RiskcheckWarning) => void {
+  return (w) => io.stderr.write(`riskcheck: warning: ${w.message}\n`)
 }
 
 /** Builds riskcheck options from parsed global flags. */
@@ -244,7 +249,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       return 0
     }
     if (parsed.positionals.length > 1) throw new UsageError(`${command} takes one input (got ${parsed.positionals.length}); quote it or use stdin`)
-    rc = createRiskcheck(optionsFromFlags(parsed.values))
+    rc = createRiskcheck({ ...optionsFromFlags(parsed.values), onWarning: stderrWarning(io) })
   } catch (e) {
     io.stderr.write(`riskcheck: ${(e as Error).message}\n`)
     return 64

@@ -132,9 +132,12 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const ownStore = typeof options.db !== 'object'
   const store: Store = typeof options.db === 'object' ? options.db : createSqliteStore(options.db ?? './riskcheck.sqlite')
   let rc: Riskcheck
+  let appRef: FastifyInstance | undefined
   try {
     const rcOptions: RiskcheckOptions = { ...options.riskcheck }
     if (rcOptions.cache === undefined) rcOptions.cache = store.resultCache
+    // Warnings about this host's network (a broken resolver, a blocked port 25) go to the server's log, once each.
+    if (rcOptions.onWarning === undefined) rcOptions.onWarning = (w) => appRef?.log.warn({ warning: w.code }, w.message)
     rc = createRiskcheck(rcOptions)
   } catch (e) {
     if (ownStore) void store.close()
@@ -151,7 +154,6 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   let closing = false
   let openapiDoc: Record<string, unknown> | undefined
 
-  let appRef: FastifyInstance | undefined
   // Bulk jobs and webhooks keep their tables in the SQLite database (migration 002).
   const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
   let bulk: BulkService | undefined
