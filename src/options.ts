@@ -7,6 +7,8 @@ import type { ResultCache } from './cache.js'
 import type { CreditLedger } from './credits.js'
 import type { PhoneCarrierSource } from './sources/phone/carrier-source.js'
 import type { BulkOptions } from './bulk/types.js'
+import { SMTP_DEFAULTS } from './sources/smtp/defaults.js'
+import { parseSmtpProxies } from './sources/smtp/proxy.js'
 
 /** DNS options (`dns`). */
 export interface DnsOptions {
@@ -34,8 +36,26 @@ export interface SmtpOptions {
   mailFrom?: string
   /** Timeout for connecting and for each reply, in ms (default 10000). */
   timeoutMs?: number
-  /** Connections at once to one MX host (default 2). */
+  /**
+   * Time budget of one mailbox check, all MX hosts together (waiting for a free connection, connecting, every reply),
+   * in ms (default 15000). A check that runs out of it answers `smtp_check: 'unavailable'` (partial, free of charge).
+   */
+  totalTimeoutMs?: number
+  /**
+   * Connections at once to one mail server, counted per IP address (several MX names on one address share them) and
+   * per proxy (default 2).
+   */
   maxConnectionsPerHost?: number
+  /**
+   * Rejected recipients after which a session is closed and the next address gets a fresh one (default 5). Strict
+   * servers slow down after 10 errors in a session and hang up after 20 (Postfix's defaults).
+   */
+  maxRejectionsPerSession?: number
+  /**
+   * SOCKS5 proxy for the mailbox check, `socks5://[user:password@]host[:port]`, or a list used in turn (one per check).
+   * For hosts whose outbound port 25 is blocked. Default: connect directly.
+   */
+  proxy?: string | string[]
   /**
    * Allow mail servers on private, loopback or otherwise special-purpose addresses (default false: a domain's MX
    * cannot point the checker at hosts inside your network). For tests against a loopback SMTP server.
@@ -127,7 +147,7 @@ export interface ResolvedOptions {
   mode: 'live' | 'test'
   offline: boolean
   dns: Required<Pick<DnsOptions, 'timeoutMs' | 'tries' | 'cacheTtlSeconds' | 'maxInFlight'>> & { servers: string[] | null }
-  smtp: Required<SmtpOptions>
+  smtp: Required<Omit<SmtpOptions, 'proxy'>> & { proxy: string[] }
   rdap: { enabled: boolean; bootstrapUrl: string | null; bootstrapData: unknown; fetch: typeof fetch | null; timeoutMs: number }
   ip: IpOptions & { defaults: boolean }
   phone: { carrierSource: unknown; carrierTimeoutMs: number }
@@ -192,8 +212,12 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     })
   }
 
-  const smtp = obj('smtp', options.smtp, ['enabled', 'port', 'heloName', 'mailFrom', 'timeoutMs', 'maxConnectionsPerHost', 'allowPrivateHosts'])
-  const heloName = str('smtp.heloName', smtp.heloName, 'riskcheck.invalid')
+  const smtp = obj('smtp', options.smtp, [
+    'enabled', 'port', 'heloName', 'mailFrom', 'timeoutMs', 'totalTimeoutMs', 'maxConnectionsPerHost', 'maxRejectionsPerSession', 'proxy', 'allowPrivateHosts',
+  ])
+  const heloName = str('smtp.heloName', smtp.heloName, SMTP_DEFAULTS.heloName)
+  parseSmtpProxies(smtp.proxy, 'smtp.proxy') // throws a TypeError naming the entry (never echoing credentials)
+  const smtpProxy = smtp.proxy === undefined ? [] : typeof smtp.proxy === 'string' ? [smtp.proxy] : [...(smtp.proxy as string[])]
   const rdap = obj('rdap', options.rdap, ['enabled', 'bootstrapUrl', 'bootstrapData', 'fetch', 'timeoutMs'])
   if (rdap.bootstrapUrl !== undefined) {
     try {
@@ -266,11 +290,14 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     },
     smtp: {
       enabled: bool('smtp.enabled', smtp.enabled, true),
-      port: int('smtp.port', smtp.port, 25, 1, 65_535),
+      port: int('smtp.port', smtp.port, SMTP_DEFAULTS.port, 1, 65_535),
       heloName,
       mailFrom: str('smtp.mailFrom', smtp.mailFrom, `verify@${heloName}`, 320),
-      timeoutMs: int('smtp.timeoutMs', smtp.timeoutMs, 10_000, 1, 300_000),
-      maxConnectionsPerHost: int('smtp.maxConnectionsPerHost', smtp.maxConnectionsPerHost, 2, 1, 100),
+      timeoutMs: int('smtp.timeoutMs', smtp.timeoutMs, SMTP_DEFAULTS.timeoutMs, 1, 300_000),
+      totalTimeoutMs: int('smtp.totalTimeoutMs', smtp.totalTimeoutMs, SMTP_DEFAULTS.totalTimeoutMs, 1, 600_000),
+      maxConnectionsPerHost: int('smtp.maxConnectionsPerHost', smtp.maxConnectionsPerHost, SMTP_DEFAULTS.maxConnectionsPerHost, 1, 100),
+      maxRejectionsPerSession: int('smtp.maxRejectionsPerSession', smtp.maxRejectionsPerSession, SMTP_DEFAULTS.maxRejectionsPerSession, 1, 1_000),
+      proxy: smtpProxy,
       allowPrivateHosts: bool('smtp.allowPrivateHosts', smtp.allowPrivateHosts, false),
     },
     rdap: {

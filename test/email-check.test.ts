@@ -133,8 +133,6 @@ describe('every smtp_check outcome', () => {
   it.each([
     ['greylisted', 'a 450 greylisting reply'],
     ['blocked', 'a 554 "your IP is blocked" reply'],
-    ['slow', 'a reply slower than the timeout'],
-    ['dropped', 'a dropped connection'],
   ])('unknown for %s (%s): unknown verdict, never invalid', async (local) => {
     const r = await email(`${local}@good-mail.com`)
     expect(r.details.smtp_check).toBe('unknown')
@@ -144,15 +142,24 @@ describe('every smtp_check outcome', () => {
     expect(r.risk.confidence).not.toBe('high')
   })
 
-  it.each([
-    ['greylisted', false],
-    ['blocked', false],
-    ['slow', true],
-    ['dropped', true],
-  ])('unknown for %s is partial only when the server gave no reply code (timeout, drop): partial %s', async (local, partial) => {
+  it.each(['greylisted', 'blocked'])('unknown for %s is an answer (a reply code decided): not partial, billed', async (local) => {
     const r = await email(`${local}@good-mail.com`)
     expect(r.details.smtp_check).toBe('unknown')
-    expect(r.partial).toBe(partial)
+    expect(r.partial).toBe(false)
+    expect(r.metadata.credits_used).toBe(1)
+  })
+
+  it.each([
+    ['slow', 'a reply slower than the timeout'],
+    ['dropped', 'a dropped connection'],
+  ])('unavailable for %s (%s): no server answered, so unknown verdict, partial, free of charge — never invalid', async (local) => {
+    const r = await email(`${local}@good-mail.com`)
+    expect(r.details.smtp_check).toBe('unavailable')
+    expect(r.risk.factors).toContain('email_smtp_unavailable')
+    expect(r.verdict.status).toBe('unknown')
+    expect(r.recommendation.action).toBe('approve')
+    expect(r.partial).toBe(true)
+    expect(r.metadata.credits_used).toBe(0)
   })
 
   it('unavailable when no MX host accepts connections: unknown, free of charge', async () => {

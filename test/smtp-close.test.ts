@@ -13,7 +13,7 @@ afterAll(() => server.close())
 
 describe('SMTP source close()', () => {
   it('lets a script that awaits close() last run to completion', async () => {
-    const smtpModule = fileURLToPath(new URL('../src/sources/smtp.ts', import.meta.url))
+    const smtpModule = fileURLToPath(new URL('../src/sources/smtp/index.ts', import.meta.url))
     const script = `
       const { createSmtpSource } = await import(${JSON.stringify(smtpModule)})
       const smtp = createSmtpSource({ port: ${server.port}, allowPrivateHosts: true, resolveHost: async () => '127.0.0.1', heloName: 'test.riskcheck.org' })

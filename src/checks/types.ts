@@ -6,7 +6,7 @@
 import type { LookupType } from '../schema.js'
 import type { FactorCode } from '../scoring/factors.js'
 import type { DnsSource } from '../sources/dns-types.js'
-import type { createSmtpSource } from '../sources/smtp.js'
+import type { createSmtpSource } from '../sources/smtp/index.js'
 import type { createRdapSource } from '../sources/rdap.js'
 import type { createIpSource } from '../sources/ip/index.js'
 import type { createPhoneSource } from '../sources/phone/index.js'

@@ -6,7 +6,7 @@
 import type { Sources } from '../checks/types.js'
 import type { ResolvedOptions } from '../options.js'
 import { createDnsSource } from './dns.js'
-import { createDnsHostResolver, createSmtpSource } from './smtp.js'
+import { createDnsHostResolver, createSmtpSource } from './smtp/index.js'
 import { createRdapSource } from './rdap.js'
 import { createIpSource } from './ip/index.js'
 import { createPhoneSource } from './phone/index.js'
@@ -41,10 +41,15 @@ export function createSources(o: ResolvedOptions): SourceSet {
         mailFrom: o.smtp.mailFrom,
         connectTimeoutMs: o.smtp.timeoutMs,
         replyTimeoutMs: o.smtp.timeoutMs,
+        totalTimeoutMs: o.smtp.totalTimeoutMs,
         maxConnectionsPerHost: o.smtp.maxConnectionsPerHost,
+        maxRejectionsPerSession: o.smtp.maxRejectionsPerSession,
+        proxy: o.smtp.proxy,
         allowPrivateHosts: o.smtp.allowPrivateHosts,
         // MX host names resolve through the same DNS source (its servers, cache and limits), not the OS resolver.
         resolveHost: createDnsHostResolver(get('dns')),
+        onWarning: o.warn,
+        now: nowMs,
       }),
     rdap: () =>
       createRdapSource({

@@ -11,7 +11,7 @@ import { resolveOptions, type RiskcheckOptions } from '../../src/options.js'
 import type { EmailResult } from '../../src/schema.js'
 import { DEFAULT_POLICY } from '../../src/scoring/rules.js'
 import { createSources } from '../../src/sources/index.js'
-import { createDnsHostResolver, createSmtpSource, type SmtpSourceOptions } from '../../src/sources/smtp.js'
+import { createDnsHostResolver, createSmtpSource, type SmtpSourceOptions } from '../../src/sources/smtp/index.js'
 import { startDnsServer, type FakeDnsServer, type Zones } from './dns-server.js'
 import { startSmtpServer, type FakeSmtpOptions, type FakeSmtpServer } from './smtp-server.js'
 
@@ -55,7 +55,11 @@ export async function startMailWorld(options: MailWorldOptions): Promise<MailWor
     mailFrom: resolved.smtp.mailFrom,
     connectTimeoutMs: resolved.smtp.timeoutMs,
     replyTimeoutMs: resolved.smtp.timeoutMs,
+    totalTimeoutMs: resolved.smtp.totalTimeoutMs,
     maxConnectionsPerHost: resolved.smtp.maxConnectionsPerHost,
+    maxRejectionsPerSession: resolved.smtp.maxRejectionsPerSession,
+    proxy: resolved.smtp.proxy,
+    onWarning: resolved.warn,
     resolveHost: createDnsHostResolver(dns),
     allowPrivateHosts: true,
     ...options.smtpSource,

@@ -2,6 +2,11 @@
  * A loopback SMTP server (the `smtp-server` package) whose answer to each RCPT TO the test decides.
  * For tests and benchmarks only: it never accepts DATA and has no TLS or AUTH.
  *
+ * It can also behave like a strict Postfix (`strict`: slows every reply down after `smtpd_soft_error_limit` errors
+ * and answers `421 4.7.0 Error: too many errors` and hangs up after `smtpd_hard_error_limit`), or like a tarpit
+ * (`tarpit`: accepts the connection and never says a word). It counts connections (all, open, most open at once)
+ * and records the client address of each, so a test can tell direct connections from proxied ones.
+ *
  * @example
  * const smtp = await startSmtpServer({ onRcpt: (a) => (a.startsWith('jane@') ? 'accept' : 'reject') })
  * const source = createSmtpSource({ port: smtp.port })
@@ -50,6 +55,15 @@ export interface FakeSmtpOptions {
   hideSmtpUtf8?: boolean
   /** Answer EHLO with 502 (an old server): clients must fall back to HELO. */
   disableEhlo?: boolean
+  /** Accept connections and never reply, not even with a banner. */
+  tarpit?: boolean
+  /**
+   * Behave like Postfix's error limits: every rejected MAIL/RCPT is an error of the connection; after `softErrorLimit`
+   * errors (Postfix default 10) every MAIL/RCPT reply is delayed by `delayMs` (Postfix: 1 s) and counted in
+   * `delayedReplies`; once `hardErrorLimit` errors (Postfix default 20) were made, the next MAIL/RCPT is answered
+   * `421 4.7.0 Error: too many errors` and the connection is closed.
+   */
+  strict?: { softErrorLimit?: number; hardErrorLimit?: number; delayMs?: number }
 }
 
 /** A running fake SMTP server with counters. */
@@ -68,6 +82,12 @@ export interface FakeSmtpServer {
   readonly mailCount: number
   /** Every RCPT TO address, in order. */
   readonly recipients: string[]
+  /** The client address of every connection, in order (e.g. a SOCKS proxy's outgoing address). */
+  readonly remoteAddresses: string[]
+  /** Replies the strict mode delayed (the client met the soft error limit). */
+  readonly delayedReplies: number
+  /** `421 too many errors` replies the strict mode sent (the client met the hard error limit). */
+  readonly tooManyErrors: number
   /** Hangs up on every open connection (as a server does to idle clients). */
   dropConnections(): void
   /** Replaces the RCPT handler. */
@@ -90,8 +110,34 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
   let rcptCount = 0
   let mailCount = 0
   const recipients: string[] = []
+  const remoteAddresses: string[] = []
   const connectionNumber = new Map<string, number>()
+  const errors = new Map<string, number>()
   const timers = new Set<NodeJS.Timeout>()
+  let delayedReplies = 0
+  let tooManyErrors = 0
+  const strict = options.strict ? { softErrorLimit: 10, hardErrorLimit: 20, delayMs: 1000, ...options.strict } : null
+
+  /** Postfix's error limits around one MAIL/RCPT reply: 421 past the hard limit, a delay past the soft one. */
+  function strictly(session: SMTPServerSession, callback: (err?: Error | null) => void, decide: (done: (err?: Error | null) => void) => void): void {
+    if (!strict) return decide(callback)
+    const made = errors.get(session.id) ?? 0
+    if (made >= strict.hardErrorLimit) {
+      tooManyErrors++
+      return callback(smtpError(421, 'fake MX Error: too many errors'))
+    }
+    const count = (err?: Error | null) => {
+      if (err && ((err as Error & { responseCode?: number }).responseCode ?? 550) >= 400) errors.set(session.id, (errors.get(session.id) ?? 0) + 1)
+      callback(err)
+    }
+    if (made < strict.softErrorLimit) return decide(count)
+    delayedReplies++
+    const t = setTimeout(() => {
+      timers.delete(t)
+      decide(count)
+    }, strict.delayMs)
+    timers.add(t)
+  }
 
   const server: SMTPServer = new SMTPServer({
     disabledCommands: options.disableEhlo ? ['AUTH', 'STARTTLS', 'EHLO'] : ['AUTH', 'STARTTLS'],
@@ -109,22 +155,25 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
       open++
       maxOpen = Math.max(maxOpen, open)
       connectionNumber.set(session.id, connections)
+      remoteAddresses.push(session.remoteAddress)
+      if (options.tarpit) return // never call back: no banner, ever
       if (options.greeting) return callback(smtpError(options.greeting.code, options.greeting.message))
       callback()
     },
     onClose(session: SMTPServerSession) {
       if (connectionNumber.delete(session.id)) open--
+      errors.delete(session.id)
     },
-    onMailFrom(_address: SMTPServerAddress, _session: SMTPServerSession, callback: (err?: Error | null) => void) {
+    onMailFrom(_address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
       mailCount++
-      callback()
+      strictly(session, callback, (done) => done())
     },
     onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
       rcptCount++
       recipients.push(address.address)
       const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : ''
       const decision = onRcpt(address.address, { connection: connectionNumber.get(session.id) ?? 0, mailFrom })
-      answer(decision, session, callback)
+      strictly(session, callback, (done) => answer(decision, session, done))
     },
     onData(stream, _session, callback) {
       stream.resume()
@@ -192,6 +241,13 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
       return mailCount
     },
     recipients,
+    remoteAddresses,
+    get delayedReplies() {
+      return delayedReplies
+    },
+    get tooManyErrors() {
+      return tooManyErrors
+    },
     dropConnections() {
       for (const c of liveConnections()) c._socket?.destroy()
     },
@@ -201,6 +257,7 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
     close() {
       for (const t of timers) clearTimeout(t)
       timers.clear()
+      if (options.tarpit) for (const c of liveConnections()) c._socket?.destroy()
       return new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }

@@ -1,0 +1,126 @@
+/** Options of the SMTP source, their validation (a TypeError at creation) and their defaults. */
+import { isSendable, randomLocalPart as defaultRandomLocalPart } from './address.js'
+import { SMTP_DEFAULTS } from './defaults.js'
+import { parseSmtpProxies, type SmtpProxy } from './proxy.js'
+import { resolveWithSystem, type ResolveHost } from './resolve-host.js'
+import type { SmtpWarning } from './types.js'
+
+/** Options of `createSmtpSource`; all optional. */
+export interface SmtpSourceOptions {
+  /** TCP port of the mail servers (default 25). */
+  port?: number
+  /** Name sent with EHLO/HELO (default `riskcheck.invalid`; use a name whose address is your sending host's). */
+  heloName?: string
+  /** Reverse-path for MAIL FROM (default `verify@` + heloName; `''` sends the null sender `<>`). */
+  mailFrom?: string
+  /** TCP connect timeout in ms (default 10,000). */
+  connectTimeoutMs?: number
+  /** Timeout of every reply (banner included) in ms (default 10,000). */
+  replyTimeoutMs?: number
+  /**
+   * Time budget of one verify() call in ms, all MX hosts together: waiting for a free connection, connecting, every
+   * reply (default 15,000). Each step's own timeout is cut short by what is left of it.
+   */
+  totalTimeoutMs?: number
+  /** Most simultaneous sessions per mail-server IP address — per proxy when proxies are used (default 2). */
+  maxConnectionsPerHost?: number
+  /** Rejected recipients after which a session is closed and the next address gets a fresh one (default 5). */
+  maxRejectionsPerSession?: number
+  /** RCPT commands after which a session is closed and a new one opened (default 50). */
+  maxRecipientsPerSession?: number
+  /**
+   * An idle session is closed (QUIT) after this many ms (default 10,000). Idle sessions do not keep the process
+   * alive (their sockets are unref'd), but call close() when done to say QUIT promptly.
+   */
+  idleMs?: number
+  /** Most MX hosts tried per address (default 3). */
+  maxMxHosts?: number
+  /** How long a catch-all answer is kept per domain, in ms (default 600,000). */
+  catchAllTtlMs?: number
+  /** How long a server that could not be reached, or refused us at the greeting, is not asked again, in ms (default 30,000). */
+  hostFailureTtlMs?: number
+  /** Local part for the catch-all probe (default: 16 random lower-case letters and digits). */
+  randomLocalPart?: () => string
+  /**
+   * Resolves an MX host name to the IP to connect to, or null when it has none. Default: the operating system's
+   * resolver (`dns.lookup`). The facade passes `createDnsHostResolver` over its DNS source.
+   */
+  resolveHost?: ResolveHost
+  /**
+   * Connect to MX hosts whose address is private, loopback, link-local or otherwise special-purpose (default false:
+   * such hosts count as unreachable, so a domain whose MX points into your network cannot make riskcheck talk to
+   * it). Tests against a loopback SMTP server set it.
+   */
+  allowPrivateHosts?: boolean
+  /**
+   * SOCKS5 proxies (`socks5://[user:password@]host[:port]`), one or a list used in turn (one per check). MX names are
+   * resolved here; the proxy is asked to connect to the server's IP address.
+   */
+  proxy?: string | string[]
+  /** Domains whose every mail server was unreachable (and no connect succeeded) before a blocked port is reported (default 3). */
+  portBlockedAfterDomains?: number
+  /** Receives `smtp_port_blocked` and `smtp_proxy_failed` warnings (once each per route). Default: none. */
+  onWarning?: (warning: SmtpWarning) => void
+  /** Clock in ms (default `Date.now`), for the caches. Time budgets use timers, not this clock. */
+  now?: () => number
+}
+
+/** Options after validation. */
+export interface SmtpSettings {
+  port: number
+  heloName: string
+  mailFrom: string
+  connectTimeoutMs: number
+  replyTimeoutMs: number
+  totalTimeoutMs: number
+  maxPerHost: number
+  maxRejections: number
+  maxRecipients: number
+  idleMs: number
+  maxMxHosts: number
+  catchAllTtlMs: number
+  hostFailureTtlMs: number
+  randomLocalPart: () => string
+  resolveHost: ResolveHost
+  allowPrivateHosts: boolean
+  proxies: SmtpProxy[]
+  portBlockedAfterDomains: number
+  onWarning: (warning: SmtpWarning) => void
+  now: () => number
+}
+
+function num(value: number | undefined, fallback: number, name: string, min = 1): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) throw new TypeError(`smtp.${name} must be a number ≥ ${min}`)
+  return value
+}
+
+/** Validates the source options and fills in defaults; throws a TypeError naming the first bad one. */
+export function resolveSmtpSettings(opts: SmtpSourceOptions): SmtpSettings {
+  const heloName = opts.heloName ?? SMTP_DEFAULTS.heloName
+  if (!/^[A-Za-z0-9.:[\]-]{1,255}$/.test(heloName)) throw new TypeError('smtp.heloName must be a host name')
+  const mailFrom = opts.mailFrom ?? `verify@${heloName}`
+  if (mailFrom !== '' && !isSendable(mailFrom)) throw new TypeError('smtp.mailFrom must be an address or ""')
+  return {
+    port: num(opts.port, SMTP_DEFAULTS.port, 'port'),
+    heloName,
+    mailFrom,
+    connectTimeoutMs: num(opts.connectTimeoutMs, SMTP_DEFAULTS.timeoutMs, 'connectTimeoutMs'),
+    replyTimeoutMs: num(opts.replyTimeoutMs, SMTP_DEFAULTS.timeoutMs, 'replyTimeoutMs'),
+    totalTimeoutMs: num(opts.totalTimeoutMs, SMTP_DEFAULTS.totalTimeoutMs, 'totalTimeoutMs'),
+    maxPerHost: Math.floor(num(opts.maxConnectionsPerHost, SMTP_DEFAULTS.maxConnectionsPerHost, 'maxConnectionsPerHost')),
+    maxRejections: Math.floor(num(opts.maxRejectionsPerSession, SMTP_DEFAULTS.maxRejectionsPerSession, 'maxRejectionsPerSession')),
+    maxRecipients: Math.floor(num(opts.maxRecipientsPerSession, SMTP_DEFAULTS.maxRecipientsPerSession, 'maxRecipientsPerSession')),
+    idleMs: num(opts.idleMs, SMTP_DEFAULTS.idleMs, 'idleMs', 0),
+    maxMxHosts: Math.floor(num(opts.maxMxHosts, SMTP_DEFAULTS.maxMxHosts, 'maxMxHosts')),
+    catchAllTtlMs: num(opts.catchAllTtlMs, SMTP_DEFAULTS.catchAllTtlMs, 'catchAllTtlMs', 0),
+    hostFailureTtlMs: num(opts.hostFailureTtlMs, SMTP_DEFAULTS.hostFailureTtlMs, 'hostFailureTtlMs', 0),
+    randomLocalPart: opts.randomLocalPart ?? defaultRandomLocalPart,
+    resolveHost: opts.resolveHost ?? resolveWithSystem,
+    allowPrivateHosts: opts.allowPrivateHosts === true,
+    proxies: parseSmtpProxies(opts.proxy, 'smtp.proxy'),
+    portBlockedAfterDomains: Math.floor(num(opts.portBlockedAfterDomains, SMTP_DEFAULTS.portBlockedAfterDomains, 'portBlockedAfterDomains')),
+    onWarning: opts.onWarning ?? (() => undefined),
+    now: opts.now ?? Date.now,
+  }
+}
