@@ -176,7 +176,7 @@ describe('sessions, limits and the catch-all cache', () => {
     expect(fake.rcptCount).toBe(51)
   })
 
-  it('limits connections per MX host, not per domain', async () => {
+  it('limits connections per mail server, not per domain', async () => {
     const { fake, smtp } = await setup({ onRcpt: () => ({ delayMs: 20, then: 'accept' }) }, { maxConnectionsPerHost: 3 })
     const jobs = []
     for (let d = 0; d < 10; d++) for (let i = 0; i < 4; i++) jobs.push(smtp.verify(`u${i}@d${d}.test`, ['shared-mx.up.test']))
