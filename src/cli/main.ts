@@ -15,6 +15,7 @@ import type { CliFlag } from '../checks/types.js'
 import { isRiskcheckError } from '../errors.js'
 import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
+import { SMTP_DEFAULTS } from '../sources/smtp/defaults.js'
 import { COMMANDS } from './commands.js'
 import { VERSION } from '../version.js'
 
@@ -37,6 +38,9 @@ export const GLOBAL_FLAGS: Options = {
   now: { type: 'string' },
   'smtp-port': { type: 'string' },
   'smtp-timeout': { type: 'string' },
+  'smtp-total-timeout': { type: 'string' },
+  'smtp-max-rejections': { type: 'string' },
+  'smtp-proxy': { type: 'string', multiple: true },
   helo: { type: 'string' },
   'mail-from': { type: 'string' },
   'smtp-allow-private-hosts': { type: 'boolean' },
@@ -62,7 +66,10 @@ const GLOBAL_HELP: Array<[string, string]> = [
   ['--dns-timeout MS', 'timeout of one DNS query try (default 3000)'],
   ['--now ISO-8601', 'fix the clock (reproducible ages and timestamps)'],
   ['--smtp-port N', 'port of the receiving mail servers (default 25)'],
-  ['--smtp-timeout MS', 'SMTP connect/reply timeout (default 10000)'],
+  ['--smtp-timeout MS', `SMTP connect/reply timeout (default ${SMTP_DEFAULTS.timeoutMs})`],
+  ['--smtp-total-timeout MS', `time budget of one mailbox check, all MX hosts together (default ${SMTP_DEFAULTS.totalTimeoutMs})`],
+  ['--smtp-max-rejections N', `rejected recipients before a fresh SMTP session (default ${SMTP_DEFAULTS.maxRejectionsPerSession})`],
+  ['--smtp-proxy URL', 'socks5://[user:pass@]host[:port] for the mailbox check (repeatable: used in turn)'],
   ['--helo NAME / --mail-from ADDR', 'EHLO name and MAIL FROM address of the mailbox check'],
   ['--smtp-allow-private-hosts', 'allow MX hosts on private/loopback addresses (local testing only)'],
   ['--city-db, --country-db, --asn-db, --isp-db, --anonymous-db, --connection-type-db PATH', 'MaxMind-schema MMDB files (defaults: bundled open data)'],
@@ -97,11 +104,18 @@ export function optionsFromFlags(values: Record<string, unknown>): RiskcheckOpti
   if (dnsServers || dnsTimeout !== undefined) o.dns = { ...(dnsServers ? { servers: dnsServers } : {}), ...(dnsTimeout !== undefined ? { timeoutMs: dnsTimeout } : {}) }
   const smtpPort = int('smtp-port', values['smtp-port'])
   const smtpTimeout = int('smtp-timeout', values['smtp-timeout'])
-  if (smtpPort !== undefined || smtpTimeout !== undefined || values.helo || values['mail-from'] || values['smtp-allow-private-hosts'])
+  const smtpTotal = int('smtp-total-timeout', values['smtp-total-timeout'])
+  const smtpRejections = int('smtp-max-rejections', values['smtp-max-rejections'])
+  const smtpProxy = values['smtp-proxy'] as string[] | undefined
+  const smtpFlags = [smtpPort, smtpTimeout, smtpTotal, smtpRejections, smtpProxy, values.helo, values['mail-from'], values['smtp-allow-private-hosts']]
+  if (smtpFlags.some((v) => v !== undefined))
     o.smtp = {
       ...(values['smtp-allow-private-hosts'] ? { allowPrivateHosts: true } : {}),
       ...(smtpPort !== undefined ? { port: smtpPort } : {}),
       ...(smtpTimeout !== undefined ? { timeoutMs: smtpTimeout } : {}),
+      ...(smtpTotal !== undefined ? { totalTimeoutMs: smtpTotal } : {}),
+      ...(smtpRejections !== undefined ? { maxRejectionsPerSession: smtpRejections } : {}),
+      ...(smtpProxy ? { proxy: smtpProxy } : {}),
       ...(values.helo ? { heloName: values.helo as string } : {}),
       ...(values['mail-from'] ? { mailFrom: values['mail-from'] as string } : {}),
     }

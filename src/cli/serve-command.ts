@@ -11,7 +11,7 @@ import { GLOBAL_FLAGS, optionsFromFlags, type CliIO } from './main.js'
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
                        [lookup flags: --offline, --dns-server HOST[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
-                        --mail-from ADDR, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
+                        --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
 Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age, /v1/domain/email-auth,
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
