@@ -1,9 +1,12 @@
 /**
  * Benchmark (b) of the email lookup: a bulk-shaped run — 10,000 addresses over 200 domains, shuffled — through the
  * full email lookup (DNS + SMTP) against the loopback DNS and SMTP servers of the test suite. Reports DNS queries
- * sent (bound: ≤ 4 per unique domain), SMTP connections opened (bound: ≤ MX hosts × per-host limit), catch-all
- * probes, outcomes and wall time; then the same work without session reuse and DNS caching on a 1,000-address
- * sample, for the ratio.
+ * sent (bound: ≤ 4 per unique domain), SMTP connections open at once per mail-server address (bound: the per-server
+ * limit), SMTP connections opened in all, catch-all probes, outcomes and wall time; then the same work without
+ * session reuse and DNS caching on a 1,000-address sample, for the ratio.
+ *
+ * Every MX host has its own loopback address (127.1.x.y; the fake SMTP server listens on all of them), because the
+ * connection limit applies per mail-server address: hosts sharing one address would share its two connections.
  *
  *   npx tsx scripts/bench/email-bulk.ts [--addresses 10000] [--domains 200] [--concurrency 200]
  *
@@ -43,6 +46,8 @@ interface World {
   mxHosts: Set<string>
   catchAll: Set<string>
   greylist: Set<string>
+  /** The mail servers' loopback addresses. */
+  addresses: string[]
 }
 
 function buildWorld(domainCount: number): World {
@@ -51,10 +56,18 @@ function buildWorld(domainCount: number): World {
   const mxHosts = new Set<string>()
   const catchAll = new Set<string>()
   const greylist = new Set<string>()
+  const addresses: string[] = []
+  /** A fresh loopback address for a new mail server. */
+  const nextAddress = () => {
+    const n = addresses.length + 1
+    const ip = `127.1.${n >> 8}.${n & 255}`
+    addresses.push(ip)
+    return ip
+  }
   const providers = Array.from({ length: 5 }, (_, k) => [`mx1.hosting-${k}.net`, `mx2.hosting-${k}.net`] as const)
   for (const [a, b] of providers) {
-    zones[a] = { A: ['127.0.0.1'] }
-    zones[b] = { A: ['127.0.0.1'] }
+    zones[a] = { A: [nextAddress()] }
+    zones[b] = { A: [nextAddress()] }
   }
   for (let i = 0; i < domainCount; i++) {
     const d = `bulk-domain-${i}.com`
@@ -64,7 +77,7 @@ function buildWorld(domainCount: number): World {
     zones[`_dmarc.${d}`] = { TXT: ['v=DMARC1; p=quarantine'] }
     if (kind === 49) {
       // alternate null MX and A-only (implicit MX)
-      zones[d] = i % 100 === 49 ? { MX: [{ priority: 0, exchange: '' }], ...spf } : { A: ['127.0.0.1'], ...spf }
+      zones[d] = i % 100 === 49 ? { MX: [{ priority: 0, exchange: '' }], ...spf } : { A: [nextAddress()], ...spf }
       if (i % 100 !== 49) mxHosts.add(d)
       continue
     }
@@ -76,13 +89,13 @@ function buildWorld(domainCount: number): World {
     } else {
       const host = `mx.${d}`
       zones[d] = { MX: [{ priority: 10, exchange: host }], ...spf }
-      zones[host] = { A: ['127.0.0.1'] }
+      zones[host] = { A: [nextAddress()] }
       mxHosts.add(host)
     }
     if (kind === 47) catchAll.add(d)
     if (kind === 48) greylist.add(d)
   }
-  return { zones, domains, mxHosts, catchAll, greylist }
+  return { zones, domains, mxHosts, catchAll, greylist, addresses }
 }
 
 function buildAddresses(domains: string[], count: number, seed: number): string[] {
@@ -113,6 +126,7 @@ interface RunReport {
   outcomes: Record<string, number>
   dnsQueries: number
   smtpConnections: number
+  maxOpenPerServer: number
   rcpt: number
   stats: Record<string, number>
 }
@@ -128,7 +142,7 @@ async function run(w: World, addresses: string[], reuse: boolean): Promise<RunRe
   }
   const world = await startMailWorld({
     zones: w.zones,
-    smtpServer: { onRcpt },
+    smtpServer: { onRcpt, extraHosts: w.addresses },
     riskcheck: {
       dns: { timeoutMs: 2000, tries: 2, maxInFlight: 48, cacheTtlSeconds: reuse ? 300 : 0 },
       smtp: { timeoutMs: 5000, maxConnectionsPerHost: PER_HOST },
@@ -148,6 +162,7 @@ async function run(w: World, addresses: string[], reuse: boolean): Promise<RunRe
     outcomes,
     dnsQueries: world.dnsServer.queries.length,
     smtpConnections: world.smtpServer.connections,
+    maxOpenPerServer: world.smtpServer.maxOpenConnectionsPerAddress,
     rcpt: world.smtpServer.rcptCount,
     stats: { ...world.ctx.sources.smtp.stats(), ...prefix('dns.', world.ctx.sources.dns.stats()) },
   }
@@ -170,11 +185,11 @@ async function main(): Promise<void> {
 
   const r = await run(w, addresses, true)
   const dnsPerDomain = r.dnsQueries / uniqueDomains
-  const connBound = w.mxHosts.size * PER_HOST
   console.log('bulk run (session reuse, DNS cache, catch-all cache):')
   console.log(`  wall time                 ${fmt(r.wallMs)} ms  (${fmt((addresses.length / r.wallMs) * 1000)} addresses/s)`)
   console.log(`  DNS queries sent          ${fmt(r.dnsQueries)}  = ${dnsPerDomain.toFixed(2)} per unique domain (bound ≤ 4: ${dnsPerDomain <= 4 ? 'OK' : 'EXCEEDED'})`)
-  console.log(`  SMTP connections opened   ${fmt(r.smtpConnections)}  (bound ≤ ${w.mxHosts.size} MX hosts × ${PER_HOST} = ${connBound}: ${r.smtpConnections <= connBound ? 'OK' : 'EXCEEDED'})`)
+  console.log(`  SMTP connections at once  ${r.maxOpenPerServer} at most per mail-server address (bound ≤ ${PER_HOST}: ${r.maxOpenPerServer <= PER_HOST ? 'OK' : 'EXCEEDED'})`)
+  console.log(`  SMTP connections opened   ${fmt(r.smtpConnections)}  (${w.mxHosts.size} MX hosts; sessions renewed ${fmt(r.stats.sessionsRenewed ?? 0)} times after rejected recipients)`)
   console.log(`  RCPT commands             ${fmt(r.rcpt)}  (catch-all probes ${fmt(r.stats.catchAllProbes ?? 0)}, sessions reused ${fmt(r.stats.sessionsReused ?? 0)}, SMTP commands ${fmt(r.stats.commandsSent ?? 0)})`)
   console.log(`  DNS source                cache hits ${fmt(r.stats['dns.cacheHits'] ?? 0)}, de-duplicated ${fmt(r.stats['dns.deduplicated'] ?? 0)}, timeouts ${r.stats['dns.timeouts'] ?? 0}`)
   console.log(`  outcomes (smtp_check/verdict) ${JSON.stringify(r.outcomes)}`)
@@ -189,7 +204,7 @@ async function main(): Promise<void> {
   console.log(`\nratios (bulk run vs no reuse, per address): time ${(perAddrNaive / perAddrReuse).toFixed(1)}× faster, ` +
     `SMTP connections ${((naive.smtpConnections / sample.length) / (r.smtpConnections / addresses.length)).toFixed(0)}× fewer, ` +
     `DNS queries ${((naive.dnsQueries / sample.length) / (r.dnsQueries / addresses.length)).toFixed(0)}× fewer`)
-  const failed = dnsPerDomain > 4 || r.smtpConnections > connBound
+  const failed = dnsPerDomain > 4 || r.maxOpenPerServer > PER_HOST
   if (failed) process.exitCode = 1
 }
 

@@ -13,6 +13,7 @@
  * ...
  * await smtp.close()
  */
+import net from 'node:net'
 import { SMTPServer } from 'smtp-server'
 import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server'
 
@@ -47,6 +48,8 @@ export interface FakeSmtpOptions {
   port?: number
   /** Address to listen on (default 127.0.0.1). */
   host?: string
+  /** More loopback addresses to listen on, same port (one fake server standing in for many mail servers). */
+  extraHosts?: string[]
   /** Decides every RCPT TO (default: accept all). */
   onRcpt?: (address: string, ctx: RcptContext) => RcptDecision
   /** Refuse connections at the greeting with this reply (e.g. `{ code: 554, message: 'your IP is blocked' }`). */
@@ -76,6 +79,8 @@ export interface FakeSmtpServer {
   readonly openConnections: number
   /** Most connections open at the same time so far. */
   readonly maxOpenConnections: number
+  /** Most connections open at the same time to any one of the addresses it listens on. */
+  readonly maxOpenConnectionsPerAddress: number
   /** RCPT TO commands received. */
   readonly rcptCount: number
   /** MAIL FROM commands received. */
@@ -112,6 +117,9 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
   const recipients: string[] = []
   const remoteAddresses: string[] = []
   const connectionNumber = new Map<string, number>()
+  const openAt = new Map<string, number>()
+  const addressOf = new Map<string, string>()
+  let maxOpenAt = 0
   const errors = new Map<string, number>()
   const timers = new Set<NodeJS.Timeout>()
   let delayedReplies = 0
@@ -156,12 +164,19 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
       maxOpen = Math.max(maxOpen, open)
       connectionNumber.set(session.id, connections)
       remoteAddresses.push(session.remoteAddress)
+      const local = session.localAddress
+      addressOf.set(session.id, local)
+      openAt.set(local, (openAt.get(local) ?? 0) + 1)
+      maxOpenAt = Math.max(maxOpenAt, openAt.get(local)!)
       if (options.tarpit) return // never call back: no banner, ever
       if (options.greeting) return callback(smtpError(options.greeting.code, options.greeting.message))
       callback()
     },
     onClose(session: SMTPServerSession) {
       if (connectionNumber.delete(session.id)) open--
+      const local = addressOf.get(session.id)
+      if (local !== undefined) openAt.set(local, (openAt.get(local) ?? 1) - 1)
+      addressOf.delete(session.id)
       errors.delete(session.id)
     },
     onMailFrom(_address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
@@ -221,6 +236,17 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
   server.on('error', () => undefined)
   const address = server.server.address()
   const port = typeof address === 'object' && address ? address.port : 0
+  // Extra listeners hand their sockets to the SMTP server, as its own listener does.
+  const extra = await Promise.all(
+    (options.extraHosts ?? []).map(
+      (h) =>
+        new Promise<net.Server>((resolve, reject) => {
+          const l = net.createServer((socket) => server.server.emit('connection', socket))
+          l.once('error', reject)
+          l.listen(port, h, () => resolve(l))
+        }),
+    ),
+  )
 
   return {
     host,
@@ -233,6 +259,9 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
     },
     get maxOpenConnections() {
       return maxOpen
+    },
+    get maxOpenConnectionsPerAddress() {
+      return maxOpenAt
     },
     get rcptCount() {
       return rcptCount
@@ -258,6 +287,7 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
       for (const t of timers) clearTimeout(t)
       timers.clear()
       if (options.tarpit) for (const c of liveConnections()) c._socket?.destroy()
+      for (const l of extra) l.close()
       return new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
