@@ -1,6 +1,7 @@
 import { PassThrough, Readable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
-import { runCli } from '../src/cli/main.js'
+import { optionsFromFlags, runCli } from '../src/cli/main.js'
+import { runServe } from '../src/cli/serve-command.js'
 import type { RiskcheckWarning } from '../src/options.js'
 import { createRiskcheck } from '../src/riskcheck.js'
 import { startSmtpServer, type FakeSmtpServer } from './fake-internet/smtp-server.js'
@@ -127,6 +128,16 @@ describe('SMTP through a SOCKS5 proxy', () => {
     expect(await runCli(['email', 'jane@proxied-mail.org', ...args, '--smtp-proxy', 'https://u:p4ss@proxy.example'], bad.io)).toBe(64)
     expect(bad.err()).toMatch(/smtp\.proxy/)
     expect(bad.err()).not.toContain('p4ss')
+  })
+
+  it('riskcheck serve takes the same flags: --smtp-proxy (repeatable), and refuses a bad one without printing it', async () => {
+    expect(optionsFromFlags({ 'smtp-proxy': ['socks5://a.example:1080', 'socks5://u:p@b.example'], 'smtp-total-timeout': '5000', 'smtp-max-rejections': '3' })).toEqual({
+      smtp: { proxy: ['socks5://a.example:1080', 'socks5://u:p@b.example'], totalTimeoutMs: 5000, maxRejectionsPerSession: 3 },
+    })
+    const t = io()
+    expect(await runServe(['--port', '0', '--db', ':memory:', '--smtp-proxy', 'socks4://u:hunter2@proxy.example:1080'], t.io)).not.toBe(0)
+    expect(t.err()).toMatch(/`smtp\.proxy\[0\]`/)
+    expect(t.err()).not.toContain('hunter2')
   })
 })
 
