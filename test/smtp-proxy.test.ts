@@ -179,6 +179,26 @@ describe('a blocked outbound SMTP port', () => {
     expect(w.seen).toEqual([])
   })
 
+  it('connects that time out (packets dropped) count too, also when the budget cuts the second MX short', async () => {
+    const server = await smtpServer()
+    const proxy = await socks({ droppedPorts: [server.port] })
+    net = await startMailNet(
+      Object.fromEntries(
+        ['one', 'two', 'three'].flatMap((name, i) => [
+          [`${name}-corp.org`, { MX: mxOf(`mx1.${name}-corp.org`, `mx2.${name}-corp.org`) }],
+          [`mx1.${name}-corp.org`, { A: [`127.0.1.${i + 1}`] }],
+          [`mx2.${name}-corp.org`, { A: [`127.0.2.${i + 1}`] }],
+        ]),
+      ),
+      server.port,
+    )
+    const w = warnings()
+    const rc = net.riskcheck({ onWarning: w.onWarning, smtp: { proxy: proxy.url(), timeoutMs: 200, totalTimeoutMs: 300 } })
+    for (const name of ['one', 'two', 'three']) expect((await rc.email(`jane@${name}-corp.org`)).details.smtp_check).toBe('unavailable')
+    expect(w.seen.map((x) => x.code)).toEqual(['smtp_port_blocked'])
+    expect(rc.env.ctx.sources.smtp.stats().budgetExceeded).toBe(3)
+  })
+
   it('through a proxy whose own port 25 is blocked (it answers "connection refused"): reported for that proxy', async () => {
     const server = await smtpServer()
     const proxy = await socks()

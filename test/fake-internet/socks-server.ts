@@ -18,6 +18,8 @@ export interface FakeSocksOptions {
   outgoingAddress?: string
   /** Refuse CONNECT to these ports with reply 0x02 "connection not allowed by ruleset" (a proxy that blocks port 25). */
   blockedPorts?: number[]
+  /** Never answer CONNECT to these ports, as a firewall that drops packets to port 25 makes a connect hang. */
+  droppedPorts?: number[]
 }
 
 /** A running SOCKS5 server. */
@@ -151,6 +153,7 @@ export async function startSocksServer(options: FakeSocksOptions = {}): Promise<
     const dest = `${host}:${port}`
     destinations.push(dest)
     if (options.blockedPorts?.includes(port)) return void client.end(reply(REPLY.notAllowed))
+    if (options.droppedPorts?.includes(port)) return // the client's connect times out
     const upstream = net.connect({ host, port, localAddress: outgoingAddress })
     track(upstream)
     upstream.once('error', (err: NodeJS.ErrnoException) => {
