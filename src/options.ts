@@ -105,9 +105,10 @@ export interface PhoneOptions {
 export interface RiskcheckWarning {
   /**
    * Stable machine code: `dns_resolver_broken` (the resolver denies a real top-level domain, so its NXDOMAIN answers
-   * are not trusted), `smtp_port_blocked` (outbound connections to mail servers fail while DNS works).
+   * are not trusted), `smtp_port_blocked` (outbound connections to mail servers fail while DNS works),
+   * `smtp_proxy_failed` (a configured SOCKS5 proxy cannot be used: unreachable, bad credentials, port not allowed).
    */
-  code: 'dns_resolver_broken' | 'smtp_port_blocked' | (string & {})
+  code: 'dns_resolver_broken' | 'smtp_port_blocked' | 'smtp_proxy_failed' | (string & {})
   /** A human sentence naming what is wrong and what to do. */
   message: string
 }
