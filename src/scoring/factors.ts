@@ -52,8 +52,8 @@ export const FACTORS = {
   email_role_account: f('email', 15, 'risky', 'The local part is a role (info@, admin@, support@ …), not a person.'),
   email_typo_suspected: f('email', 40, 'risky', 'The domain looks like a typo of a popular domain (see did_you_mean).'),
   email_free_provider: f('email', 0, 'info', 'The address is at a free webmail provider.'),
-  email_smtp_unknown: f('email', 0, 'unknown', 'The mail server gave no definite answer (greylisting, block, timeout).', true),
-  email_smtp_unavailable: f('email', 0, 'unknown', 'No mail server could be reached to check the mailbox.', true),
+  email_smtp_unknown: f('email', 0, 'unknown', 'The mail server answered but not definitely (greylisting, a block, a 421).', true),
+  email_smtp_unavailable: f('email', 0, 'unknown', 'No mail server answered about the mailbox (none reachable, or none replied in time).', true),
   email_dns_unavailable: f('email', 0, 'unknown', 'DNS did not answer for the email domain (timeout or server failure).', true),
 
   // domain age
