@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startSmtpServer, type FakeSmtpServer } from './fake-internet/smtp-server.js'
-import { mxOf, startMailNet, type MailNet } from './smtp-helpers.js'
+import { mxOf, runNode, startMailNet, type MailNet } from './smtp-helpers.js'
 
 // A mail server that accepts the connection and never replies must not make one lookup wait connect/reply timeouts
 // MX after MX: the SMTP step has a time budget across all MX hosts (smtp.totalTimeoutMs). A check that got no answer
@@ -77,17 +76,8 @@ describe('the time budget of the SMTP step', () => {
     const [mx1, , mx3] = await threeTarpits()
     const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
     const args = ['email', 'jane@tarpit-mail.org', '--dns-server', net!.dns.address, '--smtp-port', String(mx1!.port), '--smtp-allow-private-hosts', '--no-rdap']
-    const child = spawn(process.execPath, ['--import', 'tsx', bin, ...args, '--smtp-timeout', '60000', '--smtp-total-timeout', '500', '--compact'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (err += d))
-    // outer guard only: without the budget the child would wait 3 × 60 s
-    const guard = setTimeout(() => child.kill('SIGKILL'), 15_000)
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])))
-    clearTimeout(guard)
+    // outer guard only (in runNode): without the budget the child would wait 3 × 60 s
+    const { code, signal, out, err } = await runNode([bin, ...args, '--smtp-timeout', '60000', '--smtp-total-timeout', '500', '--compact'])
     expect(err).toBe('')
     expect(signal).toBeNull()
     expect(code).toBe(0)

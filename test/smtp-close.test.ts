@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
 import { startSmtpServer, type FakeSmtpServer } from './fake-internet/smtp-server.js'
-import { mxOf } from './smtp-helpers.js'
+import { mxOf, runNode } from './smtp-helpers.js'
 
 // A process exits as soon as its work is done: close() of the SMTP source (and rc.close()) releases every socket and
 // timer at once, including those of checks still in flight. Each test runs a script in a child process that must exit
@@ -23,20 +22,8 @@ afterAll(async () => {
   await Promise.all([server.close(), tarpit.close(), dns.close()])
 })
 
-const GUARD_MS = 15_000
-
-/** Runs `script` (an ES module body) in a child Node process with tsx; resolves when it exits or the guard kills it. */
-async function runChild(script: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (d) => (out += d))
-  child.stderr.on('data', (d) => (err += d))
-  const guard = setTimeout(() => child.kill('SIGKILL'), GUARD_MS)
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])))
-  clearTimeout(guard)
-  return { code, signal, out, err }
-}
+/** Runs `script` (an ES module body) in a child Node process with tsx. */
+const runChild = (script: string) => runNode(['--input-type=module', '-e', script])
 
 const smtpModule = JSON.stringify(fileURLToPath(new URL('../src/sources/smtp/index.ts', import.meta.url)))
 const riskcheckModule = JSON.stringify(fileURLToPath(new URL('../src/riskcheck.ts', import.meta.url)))

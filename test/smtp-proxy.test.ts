@@ -1,4 +1,3 @@
-import { PassThrough, Readable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import { optionsFromFlags, runCli } from '../src/cli/main.js'
 import { runServe } from '../src/cli/serve-command.js'
@@ -6,7 +5,7 @@ import type { RiskcheckWarning } from '../src/options.js'
 import { createRiskcheck } from '../src/riskcheck.js'
 import { startSmtpServer, type FakeSmtpServer } from './fake-internet/smtp-server.js'
 import { startSocksServer, type FakeSocksServer } from './fake-internet/socks-server.js'
-import { mxOf, startMailNet, type MailNet } from './smtp-helpers.js'
+import { memoryIo as io, mxOf, startMailNet, type MailNet } from './smtp-helpers.js'
 
 // Most clouds block outbound port 25. The mailbox check can go through SOCKS5 proxies (smtp.proxy, --smtp-proxy),
 // and a blocked port is detected once and reported as a warning — answers are 'unavailable' (free), never invalid.
@@ -211,13 +210,3 @@ describe('a blocked outbound SMTP port', () => {
     expect(proxy.destinations).toHaveLength(3)
   })
 })
-
-function io() {
-  const stdout = new PassThrough()
-  const stderr = new PassThrough()
-  let out = ''
-  let err = ''
-  stdout.on('data', (d) => (out += d))
-  stderr.on('data', (d) => (err += d))
-  return { io: { stdin: Readable.from(['']), stdout, stderr }, out: () => out, err: () => err }
-}

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createSessionPool, type Lease, type PoolableSession } from './pool.js'
+import { createSessionPool, type Lease, type PoolableSession, type SessionPool } from './pool.js'
 
 /** A session with no connection: records what the pool did to it. */
 class FakeSession implements PoolableSession {
@@ -34,6 +34,14 @@ class FakeSession implements PoolableSession {
 
 const flush = () => new Promise((r) => setImmediate(r))
 
+/** Takes a slot of `key` and opens a (fake) session on it. */
+async function openOn(pool: SessionPool<FakeSession>, key: string, name = key): Promise<FakeSession> {
+  expect(await pool.acquire(key)).toEqual({ kind: 'slot' })
+  const s = new FakeSession(name)
+  pool.adopt(key, s)
+  return s
+}
+
 afterEach(() => {
   vi.useRealTimers()
 })
@@ -64,9 +72,7 @@ describe('createSessionPool', () => {
 
   it('reuses an idle session, unref-ing it while idle', async () => {
     const pool = createSessionPool<FakeSession>({ maxPerKey: 1, idleMs: 1_000 })
-    await pool.acquire('k')
-    const s = new FakeSession('s')
-    pool.adopt('k', s)
+    const s = await openOn(pool, 'k')
     pool.release('k', s)
     expect(s.idle).toBe(true)
     expect(await pool.acquire('k')).toEqual({ kind: 'reused', session: s })
@@ -75,9 +81,7 @@ describe('createSessionPool', () => {
 
   it('retire (or a dead session) closes it on release and frees the slot', async () => {
     const pool = createSessionPool<FakeSession>({ maxPerKey: 1, idleMs: 1_000 })
-    await pool.acquire('k')
-    const s = new FakeSession('s')
-    pool.adopt('k', s)
+    const s = await openOn(pool, 'k')
     pool.release('k', s, true)
     expect(s.quits).toBe(1)
     expect(await pool.acquire('k')).toEqual({ kind: 'slot' })
@@ -85,9 +89,7 @@ describe('createSessionPool', () => {
 
   it('discard destroys a failed session and passes its slot on', async () => {
     const pool = createSessionPool<FakeSession>({ maxPerKey: 1, idleMs: 1_000 })
-    await pool.acquire('k')
-    const s = new FakeSession('s')
-    pool.adopt('k', s)
+    const s = await openOn(pool, 'k')
     const next = pool.acquire('k')
     pool.discard('k', s)
     expect(s.destroys).toBe(1)
@@ -108,9 +110,7 @@ describe('createSessionPool', () => {
   it('an idle session is closed after idleMs, and its slot freed', async () => {
     vi.useFakeTimers()
     const pool = createSessionPool<FakeSession>({ maxPerKey: 1, idleMs: 500 })
-    await pool.acquire('k')
-    const s = new FakeSession('s')
-    pool.adopt('k', s)
+    const s = await openOn(pool, 'k')
     pool.release('k', s)
     vi.advanceTimersByTime(499)
     expect(s.quits).toBe(0)
@@ -121,9 +121,7 @@ describe('createSessionPool', () => {
 
   it('a server hanging up on an idle session frees its slot at once', async () => {
     const pool = createSessionPool<FakeSession>({ maxPerKey: 1, idleMs: 60_000 })
-    await pool.acquire('k')
-    const s = new FakeSession('s')
-    pool.adopt('k', s)
+    const s = await openOn(pool, 'k')
     pool.release('k', s)
     s.hangUp()
     await flush()
@@ -133,9 +131,7 @@ describe('createSessionPool', () => {
 
   it('skips an idle session that died and opens a new slot instead', async () => {
     const pool = createSessionPool<FakeSession>({ maxPerKey: 1, idleMs: 60_000 })
-    await pool.acquire('k')
-    const s = new FakeSession('s')
-    pool.adopt('k', s)
+    const s = await openOn(pool, 'k')
     pool.release('k', s)
     s.dead = true // noticed before its close event
     expect(await pool.acquire('k')).toEqual({ kind: 'slot' })
