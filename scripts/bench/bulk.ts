@@ -290,14 +290,19 @@ async function parent(): Promise<void> {
     const { startSmtpServer } = await import('../../test/fake-internet/smtp-server.js')
     const { startRdapServer } = await import('../../test/fake-internet/rdap-server.js')
     const zones: import('../../test/fake-internet/dns-server.js').Zones = {}
+    // each domain's mail server on its own loopback address: the SMTP connection limit applies per server address
+    const serverAddress = (d: number) => `127.1.${(d + 1) >> 8}.${(d + 1) & 255}`
     for (let d = 0; d < DOMAINS; d++) {
       const dom = domainOf(d)
       zones[dom] = { MX: [{ priority: 10, exchange: `mx.${dom}` }], TXT: ['v=spf1 mx -all'] }
-      zones[`mx.${dom}`] = { A: ['127.0.0.1'] }
+      zones[`mx.${dom}`] = { A: [serverAddress(d)] }
       zones[`_dmarc.${dom}`] = { TXT: ['v=DMARC1; p=reject'] }
     }
     const dns = await startDnsServer({ zones })
-    const smtp = await startSmtpServer({ onRcpt: (a) => (/^user\d+@/.test(a) ? 'accept' : 'reject') })
+    const smtp = await startSmtpServer({
+      onRcpt: (a) => (/^user\d+@/.test(a) ? 'accept' : 'reject'),
+      extraHosts: Array.from({ length: DOMAINS }, (_, d) => serverAddress(d)),
+    })
     const rdapDomains: Record<string, import('../../test/fake-internet/rdap-server.js').RdapDomainSpec> = {}
     for (let d = 0; d < DOMAINS; d++) rdapDomains[domainOf(d)] = { kind: 'domain', created: new Date(Date.UTC(2000 + (d % 25), d % 12, 1)) }
     const rdap = await startRdapServer({ domains: rdapDomains })
