@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
 import { createPolicy, PolicyError, type PolicyOverrides } from './engine.js'
 import { validatePolicy, type PolicyIssue } from './policy-validate.js'
 import { DEFAULT_POLICY, type Policy } from './rules.js'
@@ -206,7 +207,8 @@ export async function parsePolicy(text: string, options: ParsePolicyOptions = {}
  * @example
  * const { policy, version, warnings } = await loadPolicyFile('policy.yaml')
  */
-export async function loadPolicyFile(path: string, options: Omit<ParsePolicyOptions, 'source'> = {}): Promise<PolicyFile> {
+export async function loadPolicyFile(file: string | URL, options: Omit<ParsePolicyOptions, 'source'> = {}): Promise<PolicyFile> {
+  const path = file instanceof URL ? fileURLToPath(file) : file
   if ((await stat(path)).size > MAX_POLICY_BYTES)
     throw new PolicyFileError([{ path: '', message: `is larger than ${MAX_POLICY_BYTES} bytes; a policy file is a few kilobytes` }], path)
   const text = await readFile(path, 'utf8')

@@ -172,15 +172,30 @@ function simplify(node: unknown): unknown {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, simplify(v)]))
 }
 
+const plain = (schema: TSchema): unknown => simplify(JSON.parse(JSON.stringify(schema)))
+
+/** Replaces every subtree equal to a definition with a `$ref` to it (the factor map appears four times …). */
+function hoist(node: unknown, defs: ReadonlyMap<string, string>): unknown {
+  if (node === null || typeof node !== 'object') return node
+  const text = JSON.stringify(node)
+  const name = defs.get(text)
+  if (name !== undefined) return { $ref: `#/definitions/${name}` }
+  if (Array.isArray(node)) return node.map((v) => hoist(v, defs))
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, hoist(v, defs)]))
+}
+
 /**
  * The published JSON Schema (draft-07) of policy files, generated from {@link PolicyFileSchema}. Editors use it for
  * completion and checking when a file names it in `$schema`; riskcheck's own check (`riskcheck policy check`) also
  * verifies what a schema cannot say (thresholds in order, rule references).
  */
 export function policyJsonSchema(): Record<string, unknown> {
+  const definitions = { weights: plain(WeightsSchema), thresholds: plain(ThresholdsSchema), rule: plain(RuleSchema) }
+  const byText = new Map(Object.entries(definitions).map(([name, d]) => [JSON.stringify(d), name]))
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     title: 'riskcheck scoring policy',
-    ...(simplify(JSON.parse(JSON.stringify(PolicyFileSchema))) as Record<string, unknown>),
+    ...(hoist(plain(PolicyFileSchema), byText) as Record<string, unknown>),
+    definitions: Object.fromEntries(Object.entries(definitions).map(([name, d]) => [name, hoist(d, new Map([...byText].filter(([, n]) => n !== name)))])),
   }
 }
