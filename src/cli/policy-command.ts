@@ -22,7 +22,7 @@ import {
   policyJsonSchema,
   PolicyFileError,
   readLabels,
-  readResults,
+  readResultBatches,
   ResultsFileError,
   type BacktestChange,
   type FactorCode,
@@ -226,7 +226,7 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
   try {
     if (json) await write(io.stdout, `{"policy":${JSON.stringify({ file: heading.policy, version: file.version })},"results":${JSON.stringify(heading.results)},"context":${JSON.stringify(heading.context)},"changes":[`)
     const source = values.results === '-' ? (io.stdin as AsyncIterable<string | Uint8Array>) : (values.results as string)
-    const items = readResults(source, {
+    const items = readResultBatches(source, {
       ...(format ? { format } : {}),
       onBadLine: (line) => {
         badLineCount++

@@ -263,12 +263,15 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
     }
   }
 
+  const addItem = (item: unknown): void => {
+    if (Array.isArray(item)) for (const v of item) addItem(v)
+    else if (item !== null && typeof item === 'object' && 'data' in item) for (const v of expandResults(item)) addOne(v)
+    else addOne(item)
+  }
+
   return {
     /** Adds one item (a result, a row, a stored answer, or an array / page of them). */
-    add(item: unknown): void {
-      if (item !== null && typeof item === 'object' && (Array.isArray(item) || 'data' in item)) for (const v of expandResults(item)) addOne(v)
-      else addOne(item)
-    },
+    add: addItem,
     /** The report so far. */
     report(): BacktestReport {
       const unmatchedExamples: string[] = []

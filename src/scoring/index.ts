@@ -45,5 +45,6 @@ export type {
 } from './backtest.js'
 export { expandResults, SKIP_REASONS, toStoredAnswer } from './stored-answer.js'
 export type { SkipReason, StoredAnswer } from './stored-answer.js'
-export { LabelsFileError, readLabels, readResults, ResultsFileError, unescapeCsvCell } from './results-file.js'
+export { LabelsFileError, readLabels, readResultBatches, readResults, ResultsFileError, unescapeCsvCell } from './results-file.js'
+export { parseAnswerLine } from './answer-line.js'
 export type { ReadResultsOptions, TextSource } from './results-file.js'

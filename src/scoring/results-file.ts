@@ -4,9 +4,11 @@
  * document (one result or an array), or a bulk results.csv; labels as CSV `input,label`.
  *
  * Lines are split by hand over large chunks (no per-line stream machinery) and each is parsed on its own, so a
- * million answers are read with the memory of one chunk.
+ * million answers are read with the memory of one chunk; the `details` of each answer, which re-scoring does not
+ * read, are skipped unparsed where the line allows (./answer-line.ts).
  */
 import { createReadStream } from 'node:fs'
+import { parseAnswerLine } from './answer-line.js'
 import type { Label } from './backtest.js'
 
 /** Where to read from: a path, a file URL, or a stream / async iterable of text or bytes. */
@@ -29,11 +31,14 @@ export interface ReadResultsOptions {
 }
 
 function open(source: TextSource): AsyncIterable<string | Uint8Array> {
-  return typeof source === 'string' || source instanceof URL ? createReadStream(source, { highWaterMark: 1 << 20 }) : source
+  return typeof source === 'string' || source instanceof URL ? createReadStream(source, { highWaterMark: 1 << 20, encoding: 'utf8' }) : source
 }
 
-/** Lines of a text stream (LF or CRLF; a BOM dropped), numbered from 1. */
-async function* linesOf(source: AsyncIterable<string | Uint8Array>): AsyncGenerator<string> {
+/**
+ * The lines of a text stream, a chunk's worth at a time (LF or CRLF; a BOM dropped): one await per chunk, not per
+ * line, so reading costs little more than splitting.
+ */
+async function* lineBatches(source: AsyncIterable<string | Uint8Array>): AsyncGenerator<string[]> {
   const decoder = new TextDecoder('utf-8')
   let rest = ''
   let first = true
@@ -43,15 +48,22 @@ async function* linesOf(source: AsyncIterable<string | Uint8Array>): AsyncGenera
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
       first = false
     }
+    const lines: string[] = []
     let start = 0
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      yield text.charCodeAt(nl - 1) === 13 ? text.slice(start, nl - 1) : text.slice(start, nl)
+      lines.push(text.charCodeAt(nl - 1) === 13 ? text.slice(start, nl - 1) : text.slice(start, nl))
       start = nl + 1
     }
     rest = text.slice(start)
+    if (lines.length > 0) yield lines
   }
   rest += decoder.decode()
-  if (rest !== '') yield rest.endsWith('\r') ? rest.slice(0, -1) : rest
+  if (rest !== '') yield [rest.endsWith('\r') ? rest.slice(0, -1) : rest]
+}
+
+/** Lines one at a time (for the small files: labels). */
+async function* linesOf(source: AsyncIterable<string | Uint8Array>): AsyncGenerator<string> {
+  for await (const batch of lineBatches(source)) yield* batch
 }
 
 const FORMULA_PREFIX = /^'[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/
@@ -61,34 +73,23 @@ export function unescapeCsvCell(s: string): string {
   return FORMULA_PREFIX.test(s) ? s.slice(1) : s
 }
 
-/**
- * The fields of one CSV record starting with `line`; `more()` gives the next line when a quoted field spans lines.
- * Returns null when the input ends inside quotes.
- */
-function splitCsv(line: string, more: () => string | null): string[] | null {
-  if (!line.includes('"')) return line.split(',')
+function countQuotes(s: string): number {
+  let n = 0
+  for (let i = s.indexOf('"'); i !== -1; i = s.indexOf('"', i + 1)) n++
+  return n
+}
+
+/** The fields of one CSV record (RFC 4180 quoting; the text may hold line breaks inside quotes). */
+function splitCsv(text: string): string[] {
+  if (!text.includes('"')) return text.split(',')
   const out: string[] = []
   let field = ''
-  let i = 0
-  let text = line
   let quoted = false
-  for (;;) {
-    if (i >= text.length) {
-      if (!quoted) {
-        out.push(field)
-        return out
-      }
-      const next = more()
-      if (next === null) return null
-      field += '\n'
-      text = next
-      i = 0
-      continue
-    }
-    const ch = text[i++] as string
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string
     if (quoted) {
       if (ch === '"') {
-        if (text[i] === '"') {
+        if (text[i + 1] === '"') {
           field += '"'
           i++
         } else quoted = false
@@ -99,62 +100,74 @@ function splitCsv(line: string, more: () => string | null): string[] | null {
       field = ''
     } else field += ch
   }
+  out.push(field)
+  return out
 }
 
-function countQuotes(s: string): number {
-  let n = 0
-  for (let i = s.indexOf('"'); i !== -1; i = s.indexOf('"', i + 1)) n++
-  return n
-}
-
-/** CSV records of a line stream (RFC 4180 quoting, fields may span lines); blank lines skipped. */
-async function* csvRecords(lines: AsyncGenerator<string>): AsyncGenerator<string[]> {
-  const pending: string[] = []
-  let it = await lines.next()
-  while (!it.done) {
-    const line = it.value
-    it = await lines.next()
-    if (line === '') continue
-    if (!line.includes('"')) {
-      yield line.split(',')
-      continue
-    }
-    // A quoted field may span lines: take lines until the quotes balance, then split the record.
-    pending.length = 0
-    let quotes = countQuotes(line)
-    while (quotes % 2 === 1 && !it.done) {
-      pending.push(it.value)
-      quotes += countQuotes(it.value)
-      it = await lines.next()
-    }
-    let k = 0
-    const rec = splitCsv(line, () => (k < pending.length ? (pending[k++] as string) : null))
-    if (rec === null) throw new ResultsFileError(`the CSV ends inside a quoted field (the record starting ${JSON.stringify(line.slice(0, 40))})`)
-    yield rec
+/**
+ * Assembles CSV records from lines: a line with an odd number of quotes opens a field that continues on the next
+ * lines until the quotes balance. Blank lines between records are skipped.
+ */
+function csvAssembler() {
+  let pending: string | null = null
+  let quotes = 0
+  return {
+    /** The record a line completes, or null (blank line, or a quoted field still open). */
+    push(line: string): string[] | null {
+      if (pending !== null) {
+        pending += '\n' + line
+        quotes += countQuotes(line)
+      } else {
+        if (line === '') return null
+        quotes = countQuotes(line)
+        if (quotes % 2 === 0) return splitCsv(line)
+        pending = line
+      }
+      if (quotes % 2 === 1) return null
+      const record = splitCsv(pending)
+      pending = null
+      return record
+    },
+    /** Throws when the input ended inside a quoted field. */
+    end(): void {
+      if (pending !== null) throw new ResultsFileError(`the CSV ends inside a quoted field (the record starting ${JSON.stringify(pending.slice(0, 40))})`)
+    },
   }
 }
 
-/** Bulk rows from a results.csv: the fields a backtest needs (input, action, risk_score, factors, error). */
-async function* csvRows(lines: AsyncGenerator<string>): AsyncGenerator<unknown> {
-  const records = csvRecords(lines)
-  const head = await records.next()
-  if (head.done) return
-  const header = head.value.map((h) => h.trim())
-  const col = (name: string) => header.indexOf(name)
-  const [input, action, score, factors, error] = ['input', 'action', 'risk_score', 'factors', 'error'].map(col) as [number, number, number, number, number]
-  if (input < 0 || action < 0)
-    throw new ResultsFileError(`this CSV is not a riskcheck results.csv (its header has no input and action columns: ${header.slice(0, 8).join(', ')})`)
-  if (factors < 0)
-    throw new ResultsFileError(
-      'this results.csv has no factors column (it was written by a riskcheck before 0.2, which did not keep the factors); export the results again, or use the JSON results',
-    )
-  for await (const r of records) {
-    const err = error >= 0 ? (r[error] ?? '') : ''
-    const f = r[factors] ?? ''
-    const s = score >= 0 ? (r[score] ?? '') : ''
-    yield {
-      input: unescapeCsvCell(r[input] ?? ''),
-      action: r[action] || null,
+/** CSV records one at a time (for labels). */
+async function* csvRecords(lines: AsyncIterable<string>): AsyncGenerator<string[]> {
+  const csv = csvAssembler()
+  for await (const line of lines) {
+    const record = csv.push(line)
+    if (record) yield record
+  }
+  csv.end()
+}
+
+/** Turns results.csv records into bulk rows with what a backtest needs (input, action, risk_score, factors, error). */
+function csvRowReader() {
+  let columns: { input: number; action: number; score: number; factors: number; error: number } | null = null
+  return (r: string[]): unknown | undefined => {
+    if (!columns) {
+      const header = r.map((h) => h.trim())
+      const [input, action, score, factors, error] = ['input', 'action', 'risk_score', 'factors', 'error'].map((c) => header.indexOf(c)) as [number, number, number, number, number]
+      if (input < 0 || action < 0)
+        throw new ResultsFileError(`this CSV is not a riskcheck results.csv (its header has no input and action columns: ${header.slice(0, 8).join(', ')})`)
+      if (factors < 0)
+        throw new ResultsFileError(
+          'this results.csv has no factors column (it was written by a riskcheck before 0.2, which did not keep the factors); export the results again, or use the JSON results',
+        )
+      columns = { input, action, score, factors, error }
+      return undefined
+    }
+    const c = columns
+    const err = c.error >= 0 ? (r[c.error] ?? '') : ''
+    const f = r[c.factors] ?? ''
+    const s = c.score >= 0 ? (r[c.score] ?? '') : ''
+    return {
+      input: unescapeCsvCell(r[c.input] ?? ''),
+      action: r[c.action] || null,
       risk_score: s === '' ? null : Number(s),
       factors: f === '' ? [] : f.split(';'),
       error: err === '' ? null : err,
@@ -162,66 +175,107 @@ async function* csvRows(lines: AsyncGenerator<string>): AsyncGenerator<unknown> 
   }
 }
 
-/** Items of JSON lines, or of one JSON document spread over several lines (a pretty-printed result or an array). */
-async function* jsonItems(lines: AsyncGenerator<string>, options: ReadResultsOptions): AsyncGenerator<unknown> {
-  let n = 0
-  let first = true
-  for await (const line of lines) {
-    n++
-    if (line.trim() === '') continue
-    let value: unknown
-    try {
-      value = JSON.parse(line)
-    } catch (e) {
-      if (first) {
-        // Not JSON lines but one document over several lines: read the rest and parse it whole.
-        let text = line
-        for await (const l of lines) text += '\n' + l
-        try {
-          value = JSON.parse(text)
-        } catch (e2) {
-          options.onBadLine?.(n, (e2 as Error).message)
-          yield undefined // counted as not a result
-          return
+/** Largest JSON document read whole (JSON lines have no limit: they are read line by line). */
+const MAX_DOCUMENT_CHARS = 256 * 1024 * 1024
+
+function tryParse(line: string): unknown {
+  try {
+    const v = parseAnswerLine(line) as unknown
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Stored answers of a results file a chunk's worth at a time (arrays of items, in file order) — what
+ * {@link readResults} flattens. `backtest` takes these batches too (an array is read as its items), which saves a
+ * step per answer on files of millions. Throws a {@link ResultsFileError} for a CSV that is not riskcheck's.
+ */
+export async function* readResultBatches(source: TextSource, options: ReadResultsOptions = {}): AsyncGenerator<unknown[]> {
+  const name = typeof source === 'string' ? source : source instanceof URL ? source.pathname : ''
+  let format = options.format ?? (/\.csv$/i.test(name) ? 'csv' : /\.(jsonl|ndjson|json)$/i.test(name) ? 'jsonl' : undefined)
+  const csv = csvAssembler()
+  const toRow = csvRowReader()
+  let n = 0 // line number
+  let sawJson = false
+  let document: string | null = null // a JSON document over several lines, being collected
+  let documentLines = 0
+  for await (const lines of lineBatches(open(source))) {
+    const items: unknown[] = []
+    for (const line of lines) {
+      n++
+      if (document !== null) {
+        // A line that is a whole result on its own means JSON lines after all, whose first line(s) were broken.
+        const whole = line.length > 2 && line.charCodeAt(0) === 123 ? tryParse(line) : undefined
+        if (whole !== undefined) {
+          for (let k = 0; k < documentLines; k++) {
+            options.onBadLine?.(n - documentLines + k, 'not JSON')
+            items.push(undefined)
+          }
+          document = null
+          sawJson = true
+          items.push(whole)
+          continue
         }
-        yield value
-        return
+        document += '\n' + line
+        documentLines++
+        if (document.length > MAX_DOCUMENT_CHARS)
+          throw new ResultsFileError(`line 1 is not JSON, and the file is too large to be one JSON document (more than ${MAX_DOCUMENT_CHARS} characters)`)
+        continue
       }
-      options.onBadLine?.(n, (e as Error).message)
-      yield undefined // counted as not a result
-      continue
+      // Sniff the format on the first line: JSON starts with { or [; anything else is taken for CSV.
+      if (format === undefined) {
+        if (line.trim() === '') continue
+        format = /^\s*[{[]/.test(line) ? 'jsonl' : 'csv'
+      }
+      if (format === 'csv') {
+        const record = csv.push(line)
+        if (record) {
+          const row = toRow(record)
+          if (row !== undefined) items.push(row)
+        }
+        continue
+      }
+      if (line.trim() === '') continue
+      try {
+        items.push(parseAnswerLine(line))
+        sawJson = true
+      } catch (e) {
+        if (!sawJson) {
+          document = line // not JSON lines but one document over several lines (a pretty-printed result, an array)
+          documentLines = 1
+        } else {
+          options.onBadLine?.(n, (e as Error).message)
+          items.push(undefined) // counted as not a result
+        }
+      }
     }
-    first = false
-    yield value
+    if (items.length > 0) yield items
+  }
+  if (format === 'csv') csv.end()
+  if (document !== null) {
+    try {
+      yield [JSON.parse(document)]
+    } catch (e) {
+      options.onBadLine?.(1, (e as Error).message)
+      yield [undefined]
+    }
   }
 }
 
 /**
  * The stored answers of a results file, one at a time, for {@link backtest}: JSON lines of lookup results, combined
  * checks or bulk rows (also HTTP envelopes and results pages), one JSON document, or a bulk results.csv (which must
- * have the `factors` column). Throws a {@link ResultsFileError} for a CSV that is not riskcheck's.
+ * have the `factors` column). Items carry what re-scoring reads; their `details` may be left out. Throws a
+ * {@link ResultsFileError} for a CSV that is not riskcheck's. For millions of answers {@link readResultBatches} is
+ * a little faster.
  *
  * @example
  * const report = await backtest(readResults('answers.jsonl'), policy)
  */
 export async function* readResults(source: TextSource, options: ReadResultsOptions = {}): AsyncGenerator<unknown> {
-  const name = typeof source === 'string' ? source : source instanceof URL ? source.pathname : ''
-  let format = options.format ?? (/\.csv$/i.test(name) ? 'csv' : /\.(jsonl|ndjson|json)$/i.test(name) ? 'jsonl' : undefined)
-  const lines = linesOf(open(source))
-  if (format === undefined) {
-    // Sniff: JSON starts with { or [; anything else is taken for CSV.
-    const first = await lines.next()
-    if (first.done) return
-    format = /^\s*[{[]/.test(first.value) ? 'jsonl' : 'csv'
-    const rest = lines
-    const again = (async function* () {
-      yield first.value
-      yield* rest
-    })()
-    yield* format === 'csv' ? csvRows(again) : jsonItems(again, options)
-    return
-  }
-  yield* format === 'csv' ? csvRows(lines) : jsonItems(lines, options)
+  for await (const batch of readResultBatches(source, options)) yield* batch
 }
 
 /** A labels file that cannot be used; `line` is 1-based. */

@@ -39,17 +39,19 @@ export const SKIP_REASONS: readonly SkipReason[] = ['error', 'no_factors', 'no_a
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null)
-const actionOf = (v: unknown): Action | null => (typeof v === 'string' && (ACTIONS as readonly string[]).includes(v) ? (v as Action) : null)
-const contextOf = (v: unknown): CheckContextName | null =>
-  typeof v === 'string' && (CONTEXTS as readonly string[]).includes(v) ? (v as CheckContextName) : null
-const typeOf = (v: unknown): LookupType | null => (typeof v === 'string' && (LOOKUP_TYPES as readonly string[]).includes(v) ? (v as LookupType) : null)
+const ACTION_SET = new Set<unknown>(ACTIONS)
+const CONTEXT_SET = new Set<unknown>(CONTEXTS)
+const TYPE_SET = new Set<unknown>(LOOKUP_TYPES)
+const actionOf = (v: unknown): Action | null => (ACTION_SET.has(v) ? (v as Action) : null)
+const contextOf = (v: unknown): CheckContextName | null => (CONTEXT_SET.has(v) ? (v as CheckContextName) : null)
+const typeOf = (v: unknown): LookupType | null => (TYPE_SET.has(v) ? (v as LookupType) : null)
 const numberOf = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null)
 
-function factorsOf(v: unknown): string[] | null {
+/** The factor codes of a list (the list itself when it holds only strings, as it does when riskcheck wrote it). */
+function factorsOf(v: unknown): readonly string[] | null {
   if (!Array.isArray(v)) return null
-  const out: string[] = []
-  for (const f of v) if (typeof f === 'string') out.push(f)
-  return out
+  for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'string') return v.filter((f): f is string => typeof f === 'string')
+  return v as string[]
 }
 
 /**
@@ -121,14 +123,14 @@ export function toStoredAnswer(value: unknown): StoredAnswer | SkipReason {
   if (value.error !== null && value.error !== undefined) return 'error'
   const factors = factorsOf(value.factors)
   if (!factors) return 'no_factors'
-  const keys = Array.isArray(value.keys) ? value.keys.filter((k): k is string => typeof k === 'string') : []
-  return {
+  const answer: StoredAnswer = {
     input: value.input,
     type: typeOf(value.type),
     action: actionOf(value.action),
     score: numberOf(value.risk_score ?? value.score),
     factors,
     context: contextOf(value.context),
-    keys,
   }
+  if (Array.isArray(value.keys)) answer.keys = value.keys.filter((k): k is string => typeof k === 'string')
+  return answer
 }
