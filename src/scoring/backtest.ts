@@ -158,7 +158,9 @@ function decider(policy: Policy) {
   return decide
 }
 
-const normalizeKey = (s: string) => s.trim().toLowerCase()
+// Most inputs are already lower-case and trimmed: test that first rather than build a new string per answer.
+const NEEDS_NORMALIZING = /[A-Z\u0080-\uffff]|^\s|\s$/
+const normalizeKey = (s: string) => (NEEDS_NORMALIZING.test(s) ? s.trim().toLowerCase() : s)
 
 function labelMap(labels: Labels): Map<string, Label> {
   const out = new Map<string, Label>()
