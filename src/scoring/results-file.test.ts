@@ -74,7 +74,10 @@ describe('readResults()', () => {
     await expect(all(readResults(Readable.from([old]), { format: 'csv' }))).rejects.toThrow(ResultsFileError)
     await expect(all(readResults(Readable.from([old]), { format: 'csv' }))).rejects.toThrow(/no factors column/)
     await expect(all(readResults(Readable.from(['name,email\nJane,jane@x.example\n'])))).rejects.toThrow(/not a riskcheck results\.csv/)
-    await expect(all(readResults(Readable.from(['input,action,factors\n"open,verify,\n'])))).rejects.toThrow(/ends inside a quoted field/)
+    await expect(all(readResults(Readable.from(['input,action,factors\n"open,verify,\n'])))).rejects.toThrow(/^line 2: the CSV ends inside a quoted field/)
+    // A stray quote does not take the rest of a big file into one record.
+    const runaway = ['input,action,factors\n"stray,verify,\n', ...Array.from({ length: 3000 }, (_, i) => `u${i}@x.example,approve,${'x'.repeat(400)}\n`)]
+    await expect(all(readResults(Readable.from(runaway), { format: 'csv' }))).rejects.toThrow(/^line 2: a quoted field runs on for more than 1048576 characters/)
   })
 
   it('reads JSON lines (skipping and reporting a bad line), one pretty-printed document, or an array', async () => {

@@ -55,6 +55,8 @@ async function* lineBatches(source: AsyncIterable<string | Uint8Array>): AsyncGe
       start = nl + 1
     }
     rest = text.slice(start)
+    if (rest.length > MAX_DOCUMENT_CHARS)
+      throw new ResultsFileError(`a line longer than ${MAX_DOCUMENT_CHARS} characters: write the results as JSON lines (one per line)`)
     if (lines.length > 0) yield lines
   }
   rest += decoder.decode()
@@ -104,24 +106,35 @@ function splitCsv(text: string): string[] {
   return out
 }
 
+/** Longest CSV record read (a record this long is a stray quote swallowing the lines after it). */
+const MAX_RECORD_CHARS = 1024 * 1024
+
 /**
  * Assembles CSV records from lines: a line with an odd number of quotes opens a field that continues on the next
- * lines until the quotes balance. Blank lines between records are skipped.
+ * lines until the quotes balance. Blank lines between records are skipped. (The scoring entry point keeps its own
+ * small reader rather than load the bulk module's: this one works on batches of lines, which is what makes a
+ * million-row results.csv fast, and a record is capped so a stray quote cannot take the whole file into memory.)
  */
 function csvAssembler() {
   let pending: string | null = null
   let quotes = 0
+  let line = 0
+  let startLine = 0
   return {
     /** The record a line completes, or null (blank line, or a quoted field still open). */
-    push(line: string): string[] | null {
+    push(text: string): string[] | null {
+      line++
       if (pending !== null) {
-        pending += '\n' + line
-        quotes += countQuotes(line)
+        pending += '\n' + text
+        quotes += countQuotes(text)
+        if (pending.length > MAX_RECORD_CHARS)
+          throw new ResultsFileError(`line ${startLine}: a quoted field runs on for more than ${MAX_RECORD_CHARS} characters (a stray quote?)`)
       } else {
-        if (line === '') return null
-        quotes = countQuotes(line)
-        if (quotes % 2 === 0) return splitCsv(line)
-        pending = line
+        if (text === '') return null
+        quotes = countQuotes(text)
+        if (quotes % 2 === 0) return splitCsv(text)
+        pending = text
+        startLine = line
       }
       if (quotes % 2 === 1) return null
       const record = splitCsv(pending)
@@ -130,7 +143,7 @@ function csvAssembler() {
     },
     /** Throws when the input ended inside a quoted field. */
     end(): void {
-      if (pending !== null) throw new ResultsFileError(`the CSV ends inside a quoted field (the record starting ${JSON.stringify(pending.slice(0, 40))})`)
+      if (pending !== null) throw new ResultsFileError(`line ${startLine}: the CSV ends inside a quoted field (the record starting ${JSON.stringify(pending.slice(0, 40))})`)
     },
   }
 }
