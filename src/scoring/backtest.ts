@@ -129,6 +129,8 @@ const ACTION_INDEX = new Map<Action, number>(ACTIONS.map((a, i) => [a, i]))
 interface Decision {
   score: number
   action: Action
+  /** Index of `action` in ACTIONS. */
+  actionIndex: number
   rule: string | null
   /** The rule's action index + 1, or 0 when the level decided (the sweep re-decides those). */
   ruleAction: number
@@ -147,6 +149,7 @@ function decider(policy: Policy) {
       d = {
         score: a.score,
         action: a.action,
+        actionIndex: ACTION_INDEX.get(a.action) as number,
         rule: a.rule,
         ruleAction: a.rule === null ? 0 : (ACTION_INDEX.get(a.action) as number) + 1,
         unknown: factors.filter((f) => !isFactorCode(f)),
@@ -162,60 +165,75 @@ function decider(policy: Policy) {
 const NEEDS_NORMALIZING = /[A-Z\u0080-\uffff]|^\s|\s$/
 const normalizeKey = (s: string) => (NEEDS_NORMALIZING.test(s) ? s.trim().toLowerCase() : s)
 
-function labelMap(labels: Labels): Map<string, Label> {
-  const out = new Map<string, Label>()
+/** Labels by normalized input: each input's label index (0 fraud, 1 good) and id (for "matched no answer"). */
+function labelTable(labels: Labels): { ids: Map<string, number>; keys: string[]; kinds: Uint8Array } {
+  const ids = new Map<string, number>()
+  const keys: string[] = []
+  const kinds: number[] = []
   const entries: Iterable<readonly [string, Label]> =
     labels instanceof Map || Symbol.iterator in (labels as object)
       ? (labels as Iterable<readonly [string, Label]>)
       : Object.entries(labels as Record<string, Label>)
   for (const [input, label] of entries) {
     if (label !== 'fraud' && label !== 'good') throw new TypeError(`riskcheck backtest: the label of ${JSON.stringify(input)} must be fraud or good (got ${String(label)})`)
-    out.set(normalizeKey(input), label)
+    // trim + toLowerCase also gives a flat string: a key built by concatenation would be compared piece by piece on
+    // every look-up.
+    const key = input.trim().toLowerCase()
+    let id = ids.get(key)
+    if (id === undefined) {
+      id = keys.length
+      ids.set(key, id)
+      keys.push(key)
+      kinds.push(0)
+    }
+    kinds[id] = LABEL_INDEX[label]
   }
-  return out
+  return { ids, keys, kinds: Uint8Array.from(kinds) }
 }
 
 const LABEL_INDEX = { fraud: 0, good: 1 } as const
+const LABELS: readonly Label[] = ['fraud', 'good']
+const UNLABELLED = 2
 const SWEEP_SLOTS = 101 * 5 // score 0–100 × (level decides | rule action 1–4)
+const A = ACTIONS.length
 
 /**
  * A backtest fed one item at a time: {@link backtest} for streams you drive yourself (the CLI uses it). `add` takes
  * anything {@link toStoredAnswer} reads (or an array / page of them); `report` may be called at any time.
+ *
+ * The counters are typed arrays indexed by action, label and bin, so the per-answer work is a memo look-up, a label
+ * look-up and a few increments.
  */
 export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
   const candidate = decider(policy)
   const baseline = options.baseline ? decider(options.baseline) : null
-  const labels = options.labels ? labelMap(options.labels) : null
-  const seenLabels = labels ? new Set<string>() : null
+  const labels = options.labels ? labelTable(options.labels) : null
+  const seen = labels ? new Uint8Array(labels.keys.length) : null
   const maxChanges = options.maxChanges ?? Number.POSITIVE_INFINITY
   const override = options.context !== undefined ? options.context : undefined
 
   let read = 0
   let scored = 0
   let changed = 0
+  let matched = 0
   const skipped = Object.fromEntries(SKIP_REASONS.map((r) => [r, 0])) as Record<SkipReason, number>
   const unknownFactors: Record<string, number> = {}
-  const matrix = Object.fromEntries(ACTIONS.map((a) => [a, zero()])) as Record<Action, ActionCounts>
-  const changes: BacktestChange[] = []
-  const histogram = { fraud: new Array<number>(HISTOGRAM_BINS).fill(0), good: new Array<number>(HISTOGRAM_BINS).fill(0), unlabelled: new Array<number>(HISTOGRAM_BINS).fill(0) }
-  const labelled = { fraud: { current: zero(), candidate: zero() }, good: { current: zero(), candidate: zero() } }
-  // Per label and scoring context: answers per (score, rule action), from which any threshold's outcome follows.
+  const matrix = new Float64Array(A * A) // [current * A + candidate]
+  const histogram = new Float64Array(3 * HISTOGRAM_BINS) // [label index (2 = unlabelled) * bins + bin]
+  const labelled = new Float64Array(2 * 2 * A) // [label * 2A + (0 current | A candidate) + action]
+  // Per scoring context and label: answers per (score, rule action), from which any threshold's outcome follows.
   const sweepCounts = new Map<string, [Uint32Array, Uint32Array]>()
-  let matched = 0
+  const changes: BacktestChange[] = []
 
-  const labelOf = (a: StoredAnswer): Label | null => {
-    if (!labels) return null
-    let key = normalizeKey(a.input)
-    let label = labels.get(key)
-    if (label === undefined && a.keys)
+  /** The label id of an answer (by its input, else its other keys), or -1. */
+  const labelIdOf = (a: StoredAnswer): number => {
+    let id = labels!.ids.get(normalizeKey(a.input))
+    if (id === undefined && a.keys)
       for (const k of a.keys) {
-        key = normalizeKey(k)
-        label = labels.get(key)
-        if (label !== undefined) break
+        id = labels!.ids.get(normalizeKey(k))
+        if (id !== undefined) break
       }
-    if (label === undefined) return null
-    seenLabels!.add(key)
-    return label
+    return id ?? -1
   }
 
   const addOne = (item: unknown) => {
@@ -233,19 +251,21 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
       return
     }
     scored++
-    for (const u of next.unknown) unknownFactors[u] = (unknownFactors[u] ?? 0) + 1
-    matrix[current][next.action]++
-    const label = labelOf(a)
-    const bin = Math.min(HISTOGRAM_BINS - 1, Math.floor(next.score / 5))
-    histogram[label ?? 'unlabelled'][bin]!++
-    if (label) {
+    if (next.unknown.length > 0) for (const u of next.unknown) unknownFactors[u] = (unknownFactors[u] ?? 0) + 1
+    const ci = ACTION_INDEX.get(current) as number
+    matrix[ci * A + next.actionIndex]!++
+    const id = labels ? labelIdOf(a) : -1
+    const li = id < 0 ? UNLABELLED : (labels!.kinds[id] as number)
+    histogram[li * HISTOGRAM_BINS + Math.min(HISTOGRAM_BINS - 1, Math.floor(next.score / 5))]!++
+    if (li !== UNLABELLED) {
+      seen![id] = 1
       matched++
-      labelled[label].current[current]++
-      labelled[label].candidate[next.action]++
+      labelled[li * 2 * A + ci]!++
+      labelled[li * 2 * A + A + next.actionIndex]!++
       const group = context ?? ''
       let counts = sweepCounts.get(group)
       if (!counts) sweepCounts.set(group, (counts = [new Uint32Array(SWEEP_SLOTS), new Uint32Array(SWEEP_SLOTS)]))
-      counts[LABEL_INDEX[label]]![next.score * 5 + next.ruleAction]!++
+      counts[li]![next.score * 5 + next.ruleAction]!++
     }
     if (current !== next.action) {
       changed++
@@ -254,7 +274,7 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
           input: a.input,
           type: a.type ?? null,
           context,
-          label,
+          label: li === UNLABELLED ? null : (LABELS[li] as Label),
           factors: a.factors,
           current: { action: current, score: baseline ? baseline(a.factors, context).score : (a.score ?? null) },
           candidate: { action: next.action, score: next.score, rule: next.rule },
@@ -271,6 +291,12 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
     else addOne(item)
   }
 
+  const counts = (array: Float64Array, offset: number): ActionCounts => {
+    const out = zero()
+    ACTIONS.forEach((a, i) => (out[a] = array[offset + i] as number))
+    return out
+  }
+
   return {
     /** Adds one item (a result, a row, a stored answer, or an array / page of them). */
     add: addItem,
@@ -279,35 +305,37 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
       const unmatchedExamples: string[] = []
       let unmatched = 0
       if (labels)
-        for (const k of labels.keys())
-          if (!seenLabels!.has(k)) {
-            unmatched++
-            if (unmatchedExamples.length < 5) unmatchedExamples.push(k)
-          }
+        labels.keys.forEach((k, id) => {
+          if (seen![id]) return
+          unmatched++
+          if (unmatchedExamples.length < 5) unmatchedExamples.push(k)
+        })
+      const m = Object.fromEntries(ACTIONS.map((a, i) => [a, counts(matrix, i * A)])) as Record<Action, ActionCounts>
       const totals = { current: zero(), candidate: zero() }
       for (const from of ACTIONS)
         for (const to of ACTIONS) {
-          totals.current[from] += matrix[from][to]
-          totals.candidate[to] += matrix[from][to]
+          totals.current[from] += m[from][to]
+          totals.candidate[to] += m[from][to]
         }
+      const bins = (li: number) => Array.from(histogram.subarray(li * HISTOGRAM_BINS, (li + 1) * HISTOGRAM_BINS))
       return {
         read,
         scored,
         skipped: { ...skipped },
         unknownFactors: { ...unknownFactors },
-        matrix: Object.fromEntries(ACTIONS.map((a) => [a, { ...matrix[a] }])) as Record<Action, ActionCounts>,
+        matrix: m,
         changed,
         changes: [...changes],
         totals,
-        histogram: { fraud: [...histogram.fraud], good: [...histogram.good], unlabelled: [...histogram.unlabelled] },
+        histogram: { fraud: bins(0), good: bins(1), unlabelled: bins(UNLABELLED) },
         labels: labels
           ? {
-              given: labels.size,
+              given: labels.keys.length,
               matched,
               unmatched,
               unmatchedExamples,
-              fraud: { current: { ...labelled.fraud.current }, candidate: { ...labelled.fraud.candidate } },
-              good: { current: { ...labelled.good.current }, candidate: { ...labelled.good.candidate } },
+              fraud: { current: counts(labelled, 0), candidate: counts(labelled, A) },
+              good: { current: counts(labelled, 2 * A), candidate: counts(labelled, 3 * A) },
             }
           : null,
         sweep: labels ? sweep(policy, sweepCounts) : null,
