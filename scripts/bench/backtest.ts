@@ -17,12 +17,16 @@
  *   backtest   readResults + backtest(…, { labels }): parse, normalize, re-score, matrix, labels, histogram, sweep
  *   naive      what re-scoring costs without backtest: readline and JSON.parse of each whole line (CSV: the project's
  *              general CSV reader, whole rows), then evaluate() for every answer and the matrix
- * and, on answers already in memory, re-score + aggregate only: backtest vs evaluate per answer.
+ * and, on answers already in memory, re-score + aggregate only: backtest vs evaluate per answer; last, the CLI end
+ * to end (`riskcheck policy test --labels …` on the bulk rows, built dist/) in a child process whose heap is capped
+ * at 128 MB — it streams, so a million answers fit.
  * Prints answers/s, seconds, the ratios backtest ÷ parse and naive ÷ backtest, and the process's peak RSS.
  *
  * Run: npx tsx scripts/bench/backtest.ts [count]   (default 1,000,000; needs ~1.5 GB of free disk in the temp dir)
  */
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { createReadStream, createWriteStream, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -222,6 +226,27 @@ for (const [name, path, csv] of [
 }
 
 const peakStreaming = peakRss
+
+// The CLI end to end on the bulk rows, in a child process whose heap is capped at 128 MB: it streams.
+const labelsPath = join(dir, 'labels.csv')
+await writeLines(labelsPath, labels.size + 1, (() => {
+  const it = labels.entries()
+  return (i: number) => {
+    if (i === 0) return 'input,label'
+    const [input, label] = it.next().value as [string, Label]
+    return `${JSON.stringify(input)},${label}`
+  }
+})())
+const policyPath = join(dir, 'policy.json')
+writeFileSync(policyPath, JSON.stringify({ weights: { email_disposable: 85, ip_vpn: 50, ip_datacenter: 20 }, thresholds: { high: 70 } }))
+const cli = fileURLToPath(new URL('../../bin/riskcheck.js', import.meta.url))
+if (existsSync(fileURLToPath(new URL('../../dist/cli.js', import.meta.url)))) {
+  const start = performance.now()
+  const run = spawnSync(process.execPath, ['--max-old-space-size=128', cli, 'policy', 'test', '--policy', policyPath, '--results', rowsPath, '--labels', labelsPath], { encoding: 'utf8', maxBuffer: 1 << 24 })
+  const s = (performance.now() - start) / 1000
+  if (run.status !== 0) console.log(`\nCLI failed (${run.status}): ${run.stderr.slice(0, 500)}`)
+  else console.log(`\nriskcheck policy test (CLI, node --max-old-space-size=128) on ${COUNT.toLocaleString('en-US')} bulk rows with labels: ${s.toFixed(2)} s — ${run.stdout.split('\n')[1]}`)
+} else console.log('\n(dist/ not built: npm run build, then rerun for the CLI end-to-end step)')
 
 // Re-score + aggregate only, on answers already parsed.
 const answers: StoredAnswer[] = []

@@ -12,7 +12,13 @@
 
 const DETAILS = ',"details":'
 const RECOMMENDATION = ',"recommendation":'
-const CHECK_CONTEXT = /"context":("signup"|"lead"|"checkout"|null)\}$/
+const CONTEXT_KEY = '"context":'
+const CONTEXT_VALUES = new Map<string, string | null>([
+  ['"signup"', 'signup'],
+  ['"lead"', 'lead'],
+  ['"checkout"', 'checkout'],
+  ['null', null],
+])
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
@@ -40,9 +46,11 @@ export function parseAnswerLine(line: string): unknown {
         const result = resultOf(v)
         if (result && isObject(result.recommendation)) {
           if ((result.request as Record<string, unknown>).type !== 'check') return v
-          const context = CHECK_CONTEXT.exec(line.slice(d, r))
-          if (context) {
-            result.details = { context: JSON.parse(context[1] as string) as unknown }
+          // The details of a combined check end with its context: `…,"context":"signup"}`.
+          const at = line.lastIndexOf(CONTEXT_KEY, r)
+          const context = at > d && line.charCodeAt(r - 1) === 125 ? CONTEXT_VALUES.get(line.slice(at + CONTEXT_KEY.length, r - 1)) : undefined
+          if (context !== undefined) {
+            result.details = { context }
             return v
           }
         }
