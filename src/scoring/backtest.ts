@@ -142,7 +142,7 @@ const MEMO_LIMIT = 100_000
 function decider(policy: Policy) {
   const memo = new Map<string, Decision>()
   const decide = (factors: readonly string[], context: CheckContextName | null): Decision => {
-    const key = context === null ? factors.join(',') : `${context}|${factors.join(',')}`
+    const key = context === null ? factors.join('\u0001') : `${context}|${factors.join('\u0001')}`
     let d = memo.get(key)
     if (d === undefined) {
       const a = evaluate(factors as readonly FactorCode[], { policy, context })
