@@ -64,9 +64,9 @@ function gradeRubric(): string {
   return out.join('\n')
 }
 
-function example(file: string): string {
+function example(file: string, lang = 'ts'): string {
   const code = readFileSync(fileURLToPath(new URL(`../examples/${file}`, import.meta.url)), 'utf8')
-  return ['```ts', code.trimEnd(), '```'].join('\n')
+  return ['```' + lang, code.trimEnd(), '```'].join('\n')
 }
 
 /** Block name → Markdown. */
@@ -76,6 +76,8 @@ export function generatedBlocks(): Record<string, string> {
     contexts: contextTable(),
     'test-inputs': testInputs(),
     'example-signup': example('signup.ts'),
+    'example-policy': example('policy/policy.yaml', 'yaml'),
+    'example-policy-test': example('policy/policy.test.ts'),
     'grade-rubric': gradeRubric(),
   }
 }

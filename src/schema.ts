@@ -360,6 +360,8 @@ export const BulkResultRowSchema = closed({
   credits_used: Type.Integer({ minimum: 0 }),
   cache_hit: Type.Boolean(),
   error: Nullable(Type.String()),
+  /** The fired factor codes (as `risk.factors` of a lookup); null for an error row. What a backtest re-scores. */
+  factors: Nullable(Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }))),
   details: Type.Record(Type.String(), Type.Unknown()),
 })
 export type BulkResultRow = Static<typeof BulkResultRowSchema>

@@ -69,6 +69,7 @@ describe('bulk over the real checks', () => {
             status: single.verdict.status,
             reason: single.verdict.reason,
             risk_score: single.risk.score,
+            factors: single.risk.factors,
             error: null,
           })
           expect(row.details).toEqual(single.details)

@@ -15,6 +15,9 @@ describe('public API surface', () => {
       expect(api, name).toHaveProperty(name)
     for (const name of ['createPolicy', 'evaluate', 'score', 'levelOf', 'DEFAULT_POLICY', 'FACTORS', 'FACTOR_CODES'])
       expect(scoring, name).toHaveProperty(name)
+    // policy files and backtests
+    for (const name of ['backtest', 'createBacktest', 'loadPolicyFile', 'parsePolicy', 'validatePolicy', 'policyVersion', 'policyJsonSchema', 'readResults', 'readLabels'])
+      expect(scoring, name).toHaveProperty(name)
   })
   it('keeps src/version.ts in step with package.json', () => {
     expect(VERSION).toBe(pkg.version)
@@ -40,5 +43,9 @@ describe('the built package (dist/, built by prepare/pretest)', () => {
     expect(Object.keys(cjs).sort()).toEqual(Object.keys(esm).sort())
     const esmScoring = await import(`${root}dist/scoring/index.js`)
     expect(esmScoring.evaluate(['ip_tor']).action).toBe('review')
+    const cjsScoring = createRequire(import.meta.url)(`${root}dist/scoring/index.cjs`)
+    expect(Object.keys(cjsScoring).sort()).toEqual(Object.keys(esmScoring).sort())
+    // YAML policy files load through both builds (the yaml parser is imported on first use).
+    for (const m of [esmScoring, cjsScoring]) expect((await m.parsePolicy('weights:\n  ip_vpn: 60\n')).policy.weights.ip_vpn).toBe(60)
   })
 })

@@ -194,9 +194,25 @@ describe('results, CSV, list, cancel, retry', () => {
     expect(r.headers['content-type']).toMatch(/^text\/csv/)
     expect(r.headers['content-disposition']).toMatch(/attachment; filename=".+\.csv"/)
     const lines = r.raw.trim().split('\n')
-    expect(lines[0]).toMatch(/^input,action,status,reason,risk_score,credits_used,cache_hit,error,e164,/)
+    expect(lines[0]).toMatch(/^input,action,status,reason,risk_score,credits_used,cache_hit,error,factors,e164,/)
     expect(lines).toHaveLength(inputs.length + 1)
     expect(lines[1]).toMatch(/^'\+12015551000,/)
+  })
+
+  it('rows carry the fired factors (as the single lookup); error rows and rows stored before factors were kept have null', async () => {
+    const rows = (await s.get(`/v1/bulk/jobs/${id}/results?limit=1000`, s.test)).body.data as Array<{ input: string; error: string | null; factors: string[] | null }>
+    const single = (await s.post('/v1/phone', { phone: '+442079460000' }, s.test)).body.data
+    expect(rows.find((r) => r.input === '+442079460000')!.factors).toEqual(single.risk.factors)
+    expect(single.risk.factors.length).toBeGreaterThan(0)
+    for (const r of rows) expect(r.error === null ? Array.isArray(r.factors) : r.factors === null, r.input).toBe(true)
+    // A row written by an older riskcheck has 7 result cells (no factors): it reads as factors null, and an empty cell.
+    const older = await s.post('/v1/bulk/jobs', { type: 'phone', inputs: ['+442079460000'] }, s.test)
+    await waitDone(older.body.data.id, s.test)
+    const db = (s.app.store as SqliteStore).db
+    const seq = (db.prepare('SELECT seq FROM bulk_jobs WHERE id = ?').get(older.body.data.id) as { seq: number }).seq
+    expect(db.prepare(`UPDATE bulk_rows SET result = json_remove(result, '$[7]') WHERE job_seq = ?`).run(seq).changes).toBe(1)
+    const old = (await s.get(`/v1/bulk/jobs/${older.body.data.id}/results`, s.test)).body.data
+    expect(old[0]).toMatchObject({ input: '+442079460000', error: null, factors: null, action: single.recommendation.action })
   })
 
   it('the job list: newest first, limit and cursor', async () => {

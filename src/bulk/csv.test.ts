@@ -35,8 +35,8 @@ const ipRow = (input: string, details: Record<string, unknown>): BulkRowRecord =
 describe('results CSV', () => {
   it('has the decided columns: base columns, then the details flattened to dotted names in schema order', () => {
     const cols = csvColumns('ip')
-    expect(cols.slice(0, 8)).toEqual(['input', 'action', 'status', 'reason', 'risk_score', 'credits_used', 'cache_hit', 'error'])
-    expect(cols.slice(8, 11)).toEqual(['details.ip', 'details.version', 'details.location.country'].map((c) => c.replace('details.', '')))
+    expect(cols.slice(0, 9)).toEqual(['input', 'action', 'status', 'reason', 'risk_score', 'credits_used', 'cache_hit', 'error', 'factors'])
+    expect(cols.slice(9, 12)).toEqual(['details.ip', 'details.version', 'details.location.country'].map((c) => c.replace('details.', '')))
     expect(cols).toContain('flags.on_blocklists')
     expect(cols).toContain('network.connection_type')
     expect(csvColumns('email')).toContain('mx_records')
@@ -59,6 +59,14 @@ describe('results CSV', () => {
     expect(at('location.lat')).toBe(-33.5)
     expect(at('flags.is_tor')).toBe(true)
     expect(at('network.asn')).toBeNull() // missing in the details: empty
+  })
+
+  it('writes the factor codes joined with ";" (empty for no factors and for an error row)', () => {
+    const cols = csvColumns('ip')
+    const at = (row: BulkRowRecord) => csvRecord('ip', row)[cols.indexOf('factors')]
+    expect(at({ ...ipRow('1.2.3.4', {}), factors: ['ip_tor', 'ip_datacenter'] })).toBe('ip_tor;ip_datacenter')
+    expect(at({ ...ipRow('1.2.3.5', {}), factors: [] })).toBe('')
+    expect(at({ ...pendingRow(1, 'x'), state: 'error', error: 'INVALID_INPUT: no' })).toBeNull()
   })
 
   it('escapes formulas: an input like =HYPERLINK(...) never becomes a live formula; negative numbers stay numbers', async () => {

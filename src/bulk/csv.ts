@@ -1,8 +1,9 @@
 /**
  * CSV of bulk results (written with csv-stringify, streaming) and a small CSV reader for the CLI's input files.
  *
- * Columns (DESIGN.md): input, action, status, reason, risk_score, credits_used, cache_hit, error, then the type's
- * details flattened to dotted names in schema order (`location.country_code`, `flags.is_vpn`, …). Arrays are joined
+ * Columns (README "Bulk jobs"): input, action, status, reason, risk_score, credits_used, cache_hit, error, factors
+ * (the fired factor codes joined with `;`, what `riskcheck policy test` re-scores), then the type's details flattened
+ * to dotted names in schema order (`location.country_code`, `flags.is_vpn`, …). Arrays are joined
  * with `;`, booleans are `true`/`false`, null is an empty cell. Formula escaping is on: a cell starting with `=`, `+`,
  * `-`, `@`, tab or CR (and their full-width forms) is prefixed with `'` so a spreadsheet shows it as text — this also
  * applies to E.164 numbers (`'+14155550100`); numbers themselves (negative latitudes) are left alone.
@@ -13,7 +14,7 @@ import { DETAILS_SCHEMAS, type BulkType } from '../schema.js'
 import type { BulkRowRecord } from './types.js'
 
 /** The fixed leading columns of results.csv. */
-export const CSV_BASE_COLUMNS = ['input', 'action', 'status', 'reason', 'risk_score', 'credits_used', 'cache_hit', 'error'] as const
+export const CSV_BASE_COLUMNS = ['input', 'action', 'status', 'reason', 'risk_score', 'credits_used', 'cache_hit', 'error', 'factors'] as const
 
 interface SchemaNode {
   properties?: Record<string, SchemaNode>
@@ -56,7 +57,7 @@ function cell(v: unknown): unknown {
 
 /** One CSV record (cells in {@link csvColumns} order) of a row. */
 export function csvRecord(type: BulkType, row: BulkRowRecord): unknown[] {
-  const rec: unknown[] = [row.input, row.action, row.status, row.reason, row.risk_score, row.credits_used, row.cache_hit, row.error]
+  const rec: unknown[] = [row.input, row.action, row.status, row.reason, row.risk_score, row.credits_used, row.cache_hit, row.error, cell(row.factors)]
   for (const path of detailsPaths(type)) {
     let v: unknown = row.details
     for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined

@@ -77,6 +77,7 @@ function publicRow(r: BulkRowRecord): BulkResultRow {
     credits_used: r.credits_used,
     cache_hit: r.cache_hit,
     error: r.error,
+    factors: r.factors,
     details: r.details,
   }
 }
@@ -290,6 +291,7 @@ class JobRunner {
         credits_used: r.creditsUsed,
         cache_hit: r.cacheHit,
         error: null,
+        factors: a.factors,
         details: r.outcome.details as Record<string, unknown>,
       }
     } catch (e) {

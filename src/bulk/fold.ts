@@ -56,6 +56,7 @@ export function pendingRow(index: number, input: string): BulkRowRecord {
     credits_used: 0,
     cache_hit: false,
     error: null,
+    factors: null,
     details: {},
   }
 }

@@ -28,6 +28,7 @@ const done = (index: number, input: string, action: BulkRowRecord['action'], det
   risk_score: 12.5,
   credits_used: 1,
   cache_hit: true,
+  factors: ['phone_landline', 'phone_line_type_unknown'],
   details,
 })
 

@@ -20,8 +20,18 @@ const STATES: readonly BulkRowState[] = ['pending', 'done', 'error']
 const RETRYABLE = 4
 const ACTION_CODE = new Map<Action, number>(ACTIONS.map((a, i) => [a, i + 1]))
 
-/** A row as serialized: [input, status, reason (text or number), risk_score, credits_used, cache_hit, error, details]. */
-type Serialized = [string, string | null, string | number | null, number | null, number, 0 | 1, string | null, unknown[] | Record<string, unknown> | 0]
+/** A row as serialized: [input, status, reason (text or number), risk_score, credits_used, cache_hit, error, details, factors]. */
+type Serialized = [
+  string,
+  string | null,
+  string | number | null,
+  number | null,
+  number,
+  0 | 1,
+  string | null,
+  unknown[] | Record<string, unknown> | 0,
+  string[] | null,
+]
 
 interface MemoryJob {
   record: BulkJobRecord
@@ -84,6 +94,7 @@ export function createMemoryBulkStore(): BulkStore & { readonly size: number; re
       row.cache_hit ? 1 : 0,
       row.error,
       details,
+      row.factors,
     ]
     const text = JSON.stringify(s)
     const len = Buffer.byteLength(text)
@@ -122,6 +133,7 @@ export function createMemoryBulkStore(): BulkStore & { readonly size: number; re
       credits_used: s[4],
       cache_hit: s[5] === 1,
       error: s[6],
+      factors: s[8],
       details: s[7] === 0 ? {} : j.codec.unpack(s[7]),
     }
   }

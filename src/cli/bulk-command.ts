@@ -30,7 +30,7 @@ import { isRiskcheckError } from '../errors.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { BULK_TYPES, type BulkJob, type BulkType } from '../schema.js'
 import type { CliCommand } from './commands.js'
-import { GLOBAL_FLAGS, optionsFromFlags, stderrWarning, type CliIO } from './main.js'
+import { GLOBAL_FLAGS, optionsFromFlags, policyFromFlags, stderrWarning, type CliIO } from './main.js'
 
 /** The CLI's streams, plus where Ctrl-C comes from (default `process`); tests pass an EventEmitter. */
 export type BulkCliIO = CliIO & { signals?: Pick<EventEmitter, 'once' | 'removeListener'> }
@@ -241,6 +241,9 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
     return 64
   }
 
+  const policy = await policyFromFlags(values, io, 'riskcheck bulk')
+  if (policy === null) return 64
+
   // Read the inputs.
   const file = positionals[0]
   const csv = values.column !== undefined || (file !== undefined && /\.csv$/i.test(file))
@@ -268,7 +271,7 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
   let rc: Riskcheck
   let engine: BulkEngine
   try {
-    rc = createRiskcheck({ ...optionsFromFlags(values), onWarning: stderrWarning(io) })
+    rc = createRiskcheck({ ...optionsFromFlags(values), ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })
     engine = createBulkEngine(rc.env, { concurrency })
   } catch (e) {
     await outFile?.close()

@@ -16,6 +16,7 @@ import { isRiskcheckError } from '../errors.js'
 import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { SMTP_DEFAULTS } from '../sources/smtp/defaults.js'
+import { formatPolicyIssues, loadPolicyFile, PolicyFileError, type PolicyFile } from '../scoring/policy-file.js'
 import { COMMANDS } from './commands.js'
 import { VERSION } from '../version.js'
 
@@ -54,6 +55,7 @@ export const GLOBAL_FLAGS: Options = {
   'rdap-timeout': { type: 'string' },
   'no-rdap': { type: 'boolean' },
   'bypass-cache': { type: 'boolean' },
+  policy: { type: 'string' },
   compact: { type: 'boolean' },
   concurrency: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -76,6 +78,7 @@ const GLOBAL_HELP: Array<[string, string]> = [
   ['--rdap-bootstrap-url URL, --rdap-timeout MS', 'RDAP bootstrap file and timeout'],
   ['--no-rdap', 'do not ask RDAP (domain age unknown; email domain_age_days null)'],
   ['--bypass-cache', 'skip the result cache'],
+  ['--policy FILE', 'scoring policy file (JSON or YAML: weights, thresholds, actions, rules, contexts; see riskcheck policy)'],
   ['--compact', 'one-line JSON (default when reading stdin)'],
   ['--concurrency N', 'lookups at once when reading stdin (default 8)'],
 ]
@@ -134,6 +137,24 @@ export function optionsFromFlags(values: Record<string, unknown>): RiskcheckOpti
     o.now = () => new Date(t)
   }
   return o
+}
+
+/**
+ * The policy file of `--policy`, loaded and validated; undefined without the flag. A file that cannot be used is
+ * reported on stderr, every problem with its path and line, and gives null (exit 64).
+ */
+export async function policyFromFlags(values: Record<string, unknown>, io: Pick<CliIO, 'stderr'>, prefix = 'riskcheck'): Promise<PolicyFile | null | undefined> {
+  const path = values.policy
+  if (path === undefined) return undefined
+  try {
+    return await loadPolicyFile(String(path))
+  } catch (e) {
+    if (e instanceof PolicyFileError) {
+      io.stderr.write(`${prefix}: --policy ${String(path)} is not a valid policy (${e.issues.length} error${e.issues.length === 1 ? '' : 's'}):\n`)
+      for (const l of formatPolicyIssues(e.issues)) io.stderr.write(`  ${l}\n`)
+    } else io.stderr.write(`${prefix}: --policy: cannot read ${String(path)}: ${(e as Error).message}\n`)
+    return null
+  }
 }
 
 function lookupByCommand(command: string): SingleLookupType | undefined {
@@ -263,7 +284,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       return 0
     }
     if (parsed.positionals.length > 1) throw new UsageError(`${command} takes one input (got ${parsed.positionals.length}); quote it or use stdin`)
-    rc = createRiskcheck({ ...optionsFromFlags(parsed.values), onWarning: stderrWarning(io) })
+    const options = optionsFromFlags(parsed.values)
+    const policy = await policyFromFlags(parsed.values, io)
+    if (policy === null) return 64
+    rc = createRiskcheck({ ...options, ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })
   } catch (e) {
     io.stderr.write(`riskcheck: ${(e as Error).message}\n`)
     return 64

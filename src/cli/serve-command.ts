@@ -3,11 +3,15 @@
  * then the riskcheck instance and the database are closed).
  *
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level info]
- *                   [--unsafe-allow-loopback-webhooks] [the lookup flags: --offline, --dns-server HOST:PORT, --smtp-port N, --city-db PATH, …]
+ *                   [--policy FILE] [--unsafe-allow-loopback-webhooks]
+ *                   [the lookup flags: --offline, --dns-server HOST:PORT, --smtp-port N, --city-db PATH, …]
+ *
+ * `--policy FILE` applies a scoring policy file (JSON or YAML) to every request of every org; its version id is
+ * printed with the listening address.
  */
 import { parseArgs } from 'node:util'
 import type { CliCommand } from './commands.js'
-import { GLOBAL_FLAGS, optionsFromFlags, type CliIO } from './main.js'
+import { GLOBAL_FLAGS, optionsFromFlags, policyFromFlags, type CliIO } from './main.js'
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
                        [lookup flags: --offline, --dns-server HOST[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
@@ -22,6 +26,8 @@ Create an org and a key first: riskcheck admin org create --name NAME; riskcheck
   --db PATH          SQLite database (default ./riskcheck.sqlite; created and migrated on start)
   --json             print the listening address as one JSON line
   --log-level LEVEL  fatal, error, warn, info (default), debug, trace or silent; logs go to stderr
+  --policy FILE      scoring policy file (JSON or YAML; check it with riskcheck policy check FILE) for every
+                     request; its version id is printed at start
   --unsafe-allow-loopback-webhooks
                      let webhook endpoints and deliveries use http://127.0.0.1 (tests and local development
                      only; never in production)
@@ -73,6 +79,9 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     io.stderr.write(`riskcheck serve: ${(e as Error).message}\n`)
     return 64
   }
+  const policy = await policyFromFlags(values, io, 'riskcheck serve')
+  if (policy === null) return 64
+  if (policy) riskcheck.scoring = policy.overrides
 
   const host = (values.host as string | undefined) ?? '127.0.0.1'
   const db = (values.db as string | undefined) ?? './riskcheck.sqlite'
@@ -95,7 +104,12 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   const address = app.server.address()
   const actualPort = typeof address === 'object' && address ? address.port : port
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
-  io.stdout.write(values.json ? `${JSON.stringify({ url, db })}\n` : `riskcheck API listening on ${url} (db ${db})\n`)
+  const policyInfo = policy ? { version: policy.version, file: values.policy as string } : null
+  io.stdout.write(
+    values.json
+      ? `${JSON.stringify({ url, db, ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
+      : `riskcheck API listening on ${url} (db ${db}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})\n`,
+  )
   options.onListening?.(url)
 
   await new Promise<void>((resolve) => {

@@ -13,18 +13,25 @@
  * evaluate(['ip_vpn'], { policy }).action // 'verify'
  */
 import type { Action, CheckContextName, Confidence, RiskLevel, VerdictStatus } from '../schema.js'
-import { ACTIONS, CONTEXTS } from '../schema.js'
 import { FACTORS, isFactorCode, type FactorCode, type FactorEffect } from './factors.js'
+import { resolveRules, validatePolicy, type PolicyIssue } from './policy-validate.js'
 import { DEFAULT_POLICY, type Policy, type PolicyOverlay, type PolicyRule, type Thresholds } from './rules.js'
 
 /** Overrides accepted by {@link createPolicy}: any part of a policy, merged onto the base. */
 export interface PolicyOverrides {
+  /** Where editors find the policy file schema (ignored by the engine). */
+  $schema?: string
+  /** A note for people (ignored by the engine, not part of the version id). */
+  description?: string
   weights?: Partial<Record<FactorCode, number>>
   effects?: Partial<Record<FactorCode, FactorEffect>>
   thresholds?: Partial<Thresholds>
   actions?: Partial<Record<RiskLevel, Action>>
-  /** Replaces the base rules (include `DEFAULT_POLICY.rules` yourself to extend them). */
-  rules?: readonly PolicyRule[]
+  /**
+   * Replaces the base rules. A string keeps the base rule of that name at its position (`'unusable_input_blocks'`);
+   * or spread `DEFAULT_POLICY.rules` yourself.
+   */
+  rules?: ReadonlyArray<PolicyRule | string>
   confidence?: Partial<Policy['confidence']>
   messages?: Partial<Record<Action, string>>
   /** Replaces the overlay of each context named. */
@@ -55,93 +62,45 @@ const STATUS_BY_RANK: VerdictStatus[] = ['valid', 'unknown', 'risky', 'invalid']
 const LEVELS: readonly RiskLevel[] = ['low', 'medium', 'high', 'critical']
 const FACTOR_ORDER = new Map((Object.keys(FACTORS) as FactorCode[]).map((c, i) => [c, i]))
 
-function fail(path: string, why: string): never {
-  throw new TypeError(`riskcheck scoring: ${path} ${why}`)
-}
-
-function checkWeight(path: string, w: unknown): number {
-  if (typeof w !== 'number' || !Number.isFinite(w) || w < 0 || w > 100) fail(path, `must be a number from 0 to 100 (got ${String(w)})`)
-  return w
-}
-
-function checkFactorKeys<T>(path: string, rec: Partial<Record<string, T>> | undefined, each: (p: string, v: unknown) => T) {
-  const out: Partial<Record<FactorCode, T>> = {}
-  if (rec === undefined) return out
-  if (rec === null || typeof rec !== 'object') fail(path, 'must be an object keyed by factor code')
-  for (const [k, v] of Object.entries(rec)) {
-    if (!isFactorCode(k)) fail(`${path}.${k}`, 'is not a factor code of the vocabulary')
-    out[k] = each(`${path}.${k}`, v)
-  }
-  return out
-}
-
 function checkThresholds(path: string, t: Thresholds): Thresholds {
-  for (const k of ['medium', 'high', 'critical'] as const) checkWeight(`${path}.${k}`, t[k])
-  if (!(t.medium <= t.high && t.high <= t.critical)) fail(path, 'must satisfy medium <= high <= critical')
+  if (!(t.medium <= t.high && t.high <= t.critical)) throw new TypeError(`riskcheck scoring: ${path} must satisfy medium <= high <= critical`)
   return t
 }
 
-function checkRules(path: string, rules: unknown): readonly PolicyRule[] {
-  if (!Array.isArray(rules)) fail(path, 'must be an array of rules')
-  rules.forEach((r: PolicyRule, i) => {
-    const p = `${path}[${i}]`
-    if (!r || typeof r !== 'object') fail(p, 'must be an object')
-    if (typeof r.name !== 'string' || r.name === '') fail(`${p}.name`, 'must be a non-empty string')
-    if (!ACTIONS.includes(r.action)) fail(`${p}.action`, `must be one of ${ACTIONS.join(', ')}`)
-    const when = r.when
-    if (!when || typeof when !== 'object') fail(`${p}.when`, 'must be an object with `all` and/or `any`')
-    const all = when.all ?? []
-    const any = when.any ?? []
-    if (all.length === 0 && any.length === 0) fail(`${p}.when`, 'must list at least one factor')
-    for (const c of [...all, ...any]) if (!isFactorCode(c)) fail(`${p}.when`, `names an unknown factor ${String(c)}`)
-  })
-  return rules
-}
-
-function checkOverlay(path: string, o: PolicyOverlay): PolicyOverlay {
-  if (!o || typeof o !== 'object') fail(path, 'must be an object')
-  const out: PolicyOverlay = {}
-  if (o.weights) out.weights = checkFactorKeys(`${path}.weights`, o.weights, checkWeight)
-  if (o.thresholds) out.thresholds = o.thresholds
-  if (o.rules) out.rules = checkRules(`${path}.rules`, o.rules)
-  return out
+/**
+ * Thrown by {@link createPolicy} for overrides it cannot use: a TypeError whose message names every bad path, with
+ * the problems also as data in `issues` (the same ones `riskcheck policy check` prints for a policy file).
+ */
+export class PolicyError extends TypeError {
+  readonly issues: readonly PolicyIssue[]
+  constructor(issues: readonly PolicyIssue[], source?: string) {
+    const where = source ? `${source}: ` : ''
+    super(`riskcheck scoring: ${where}${issues.map((i) => `${i.path || 'policy'} ${i.message}`).join('; ')}`)
+    this.name = 'PolicyError'
+    this.issues = issues
+  }
 }
 
 /**
- * Builds a complete policy from overrides on top of `base` (default: {@link DEFAULT_POLICY}). Throws a TypeError that
- * names the bad path for an unknown factor code, a weight outside 0–100, thresholds out of order, a bad rule.
+ * Builds a complete policy from overrides on top of `base` (default: {@link DEFAULT_POLICY}). Throws a
+ * {@link PolicyError} (a TypeError) naming every bad path: an unknown factor code or field, a weight outside 0–100,
+ * thresholds out of order (also a context's, merged), a malformed rule. In `rules`, a string keeps the base rule of
+ * that name: `rules: ['unusable_input_blocks', { name: 'tor_blocks', when: { any: ['ip_tor'] }, action: 'block' }]`.
  */
 export function createPolicy(overrides: PolicyOverrides = {}, base: Policy = DEFAULT_POLICY): Policy {
-  if (overrides === null || typeof overrides !== 'object') fail('policy', 'must be an object')
-  const effects = checkFactorKeys('effects', overrides.effects, (p, v) => {
-    if (!(typeof v === 'string' && v in EFFECT_RANK)) fail(p, 'must be one of invalid, risky, unknown, info')
-    return v as FactorEffect
-  })
-  const actions = { ...base.actions, ...(overrides.actions ?? {}) }
-  for (const [k, v] of Object.entries(actions)) if (!ACTIONS.includes(v)) fail(`actions.${k}`, `must be one of ${ACTIONS.join(', ')}`)
-  const contexts: Policy['contexts'] = { ...base.contexts }
-  for (const [name, overlay] of Object.entries(overrides.contexts ?? {})) {
-    if (!CONTEXTS.includes(name as CheckContextName)) fail(`contexts.${name}`, `is not one of ${CONTEXTS.join(', ')}`)
-    ;(contexts as Record<string, PolicyOverlay>)[name] = checkOverlay(`contexts.${name}`, overlay as PolicyOverlay)
-  }
-  const confidence = { ...base.confidence, ...(overrides.confidence ?? {}) }
-  if (!(Number.isInteger(confidence.medium) && Number.isInteger(confidence.low) && confidence.medium >= 1 && confidence.low >= confidence.medium))
-    fail('confidence', 'must be integers with 1 <= medium <= low')
-  const thresholds = checkThresholds('thresholds', { ...base.thresholds, ...(overrides.thresholds ?? {}) })
-  // A context's thresholds apply on top of these at evaluation time: check the merged result now, so a bad overlay
-  // fails here (at construction) and never as a TypeError out of a lookup.
-  for (const [name, overlay] of Object.entries(contexts)) {
-    if (overlay?.thresholds) checkThresholds(`contexts.${name}.thresholds`, { ...thresholds, ...overlay.thresholds })
-  }
+  const { errors } = validatePolicy(overrides, base)
+  if (errors.length > 0) throw new PolicyError(errors)
+  const contexts: Record<string, PolicyOverlay | undefined> = { ...base.contexts }
+  for (const [name, overlay] of Object.entries(overrides.contexts ?? {})) contexts[name] = overlay
   return {
-    weights: { ...base.weights, ...checkFactorKeys('weights', overrides.weights, checkWeight) },
-    effects: { ...base.effects, ...effects },
-    thresholds,
-    actions,
-    rules: overrides.rules ? checkRules('rules', overrides.rules) : base.rules,
-    confidence,
+    weights: { ...base.weights, ...(overrides.weights ?? {}) },
+    effects: { ...base.effects, ...(overrides.effects ?? {}) },
+    thresholds: { ...base.thresholds, ...(overrides.thresholds ?? {}) },
+    actions: { ...base.actions, ...(overrides.actions ?? {}) },
+    rules: overrides.rules ? resolveRules(overrides.rules, base) : base.rules,
+    confidence: { ...base.confidence, ...(overrides.confidence ?? {}) },
     messages: { ...base.messages, ...(overrides.messages ?? {}) },
-    contexts,
+    contexts: contexts as Policy['contexts'],
   }
 }
 

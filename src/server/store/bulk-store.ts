@@ -24,8 +24,11 @@ export interface BulkOwner {
 const STATE_CODE: Record<BulkRowState, number> = { pending: 0, done: 1, error: 2 }
 const STATES: readonly BulkRowState[] = ['pending', 'done', 'error']
 
-/** Serialized result of a row: [status, reason, risk_score, credits_used, cache_hit, error, details (packed) or 0]. */
-type ResultCell = [string | null, string | null, number | null, number, 0 | 1, string | null, unknown[] | Record<string, unknown> | 0]
+/**
+ * Serialized result of a row: [status, reason, risk_score, credits_used, cache_hit, error, details (packed) or 0,
+ * factors]. Rows written before factors were kept have 7 cells: their factors read as null.
+ */
+type ResultCell = [string | null, string | null, number | null, number, 0 | 1, string | null, unknown[] | Record<string, unknown> | 0, (string[] | null)?]
 
 interface JobRow {
   seq: number
@@ -57,7 +60,7 @@ function packResult(codec: DetailsCodec, row: BulkRowRecord): string {
     details = codec.pack(row.details)
     break
   }
-  const cell: ResultCell = [row.status, row.reason, row.risk_score, row.credits_used, row.cache_hit ? 1 : 0, row.error, details]
+  const cell: ResultCell = [row.status, row.reason, row.risk_score, row.credits_used, row.cache_hit ? 1 : 0, row.error, details, row.factors]
   return JSON.stringify(cell)
 }
 
@@ -75,6 +78,7 @@ function unpackRow(codec: DetailsCodec, r: RowRow): BulkRowRecord {
     credits_used: c[3],
     cache_hit: c[4] === 1,
     error: c[5],
+    factors: c[7] ?? null,
     details: c[6] === 0 ? {} : codec.unpack(c[6]),
   }
 }

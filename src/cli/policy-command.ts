@@ -1,0 +1,294 @@
+/**
+ * `riskcheck policy`: policy files and backtests, offline (no network, no credits).
+ *
+ *   riskcheck policy check FILE [--json]
+ *   riskcheck policy test --policy FILE --results RESULTS [--labels LABELS] [--context C] [--json] [--html REPORT]
+ *                         [--changes N] [--format csv|jsonl]
+ *   riskcheck policy schema
+ *
+ * Exit codes: 0 done (check: the file is valid) · 64 bad usage, an invalid policy file, or results / labels that
+ * cannot be read · 1 an unexpected failure.
+ */
+import { once } from 'node:events'
+import { writeFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { CONTEXTS, type CheckContextName } from '../schema.js'
+import {
+  createBacktest,
+  DEFAULT_POLICY,
+  formatPolicyIssues,
+  LabelsFileError,
+  loadPolicyFile,
+  policyJsonSchema,
+  PolicyFileError,
+  readLabels,
+  readResultBatches,
+  ResultsFileError,
+  type BacktestChange,
+  type FactorCode,
+  type PolicyFile,
+} from '../scoring/index.js'
+import { renderBacktestHtml } from './backtest-html.js'
+import { fmtInt, formatBacktestText, type ReportHeading } from './backtest-text.js'
+import type { CliCommand } from './commands.js'
+import type { CliIO } from './main.js'
+
+const HELP = `Usage:
+  riskcheck policy check FILE [--json]
+      Validate a policy file (JSON or YAML): every error with its path and line; a summary when it is good.
+  riskcheck policy test --policy FILE --results RESULTS [--labels LABELS] [--context C]
+                        [--json] [--html REPORT] [--changes N] [--format csv|jsonl]
+      Re-score stored answers under the policy (no network, no credits) and report what would change.
+  riskcheck policy schema
+      Print the JSON Schema of policy files (also docs/policy.schema.json in the package).
+
+  --policy FILE       the candidate policy (JSON or YAML)
+  --results RESULTS   what riskcheck wrote: JSON lines of lookup or combined-check results, bulk rows as JSON
+                      lines or results.csv (with its factors column), HTTP results pages; - reads stdin
+  --labels LABELS     CSV input,label with label fraud or good: adds fraud caught / good customers held, and
+                      a sweep of the block and review thresholds
+  --context C         judge every answer in this context (${CONTEXTS.join(', ')}); default: each answer's own
+  --json              the whole report as JSON, with every change
+  --html REPORT       also write a self-contained HTML page (matrix, histogram by label, sweeps, changes)
+  --changes N         changes listed in the text report (default 20)
+  --format csv|jsonl  format of RESULTS (default: from its name, else from its first character)
+
+Exit codes: 0 done (check: valid) · 64 bad usage, an invalid policy, unreadable results or labels · 1 failure
+`
+
+class UsageError extends Error {}
+
+async function write(out: NodeJS.WritableStream, chunk: string): Promise<void> {
+  if (!out.write(chunk)) await once(out, 'drain')
+}
+
+/** How a policy differs from the default policy, one line per part it changes. */
+export function describePolicy(file: PolicyFile): string[] {
+  const o = file.overrides
+  const d = DEFAULT_POLICY
+  const lines: string[] = []
+  const list = (items: string[], max = 8) => (items.length > max ? `${items.slice(0, max).join(', ')}, … (${items.length} in all)` : items.join(', '))
+  const weights = Object.entries(o.weights ?? {}).filter(([k, v]) => d.weights[k as FactorCode] !== v)
+  if (weights.length > 0) lines.push(`weights: ${list(weights.map(([k, v]) => `${k} ${d.weights[k as FactorCode]} → ${v}`))}`)
+  const effects = Object.entries(o.effects ?? {}).filter(([k, v]) => d.effects[k as FactorCode] !== v)
+  if (effects.length > 0) lines.push(`effects: ${list(effects.map(([k, v]) => `${k} ${d.effects[k as FactorCode]} → ${v}`))}`)
+  const t = file.policy.thresholds
+  if (o.thresholds) lines.push(`thresholds: verify from ${t.medium}, review from ${t.high}, block from ${t.critical} (default ${d.thresholds.medium}, ${d.thresholds.high}, ${d.thresholds.critical})`)
+  const actions = Object.entries(o.actions ?? {}).filter(([k, v]) => d.actions[k as 'low'] !== v)
+  if (actions.length > 0) lines.push(`actions: ${actions.map(([k, v]) => `${k} → ${v} (default ${d.actions[k as 'low']})`).join(', ')}`)
+  if (o.rules) lines.push(`rules (in order): ${file.policy.rules.map((r) => `${r.name} → ${r.action}`).join(', ') || 'none'}`)
+  if (o.confidence) lines.push(`confidence: medium from ${file.policy.confidence.medium}, low from ${file.policy.confidence.low} uncertain factors`)
+  if (o.messages) lines.push(`messages: ${Object.keys(o.messages).join(', ')}`)
+  for (const [name, overlay] of Object.entries(o.contexts ?? {})) {
+    const parts: string[] = []
+    if (overlay?.thresholds) parts.push(`thresholds ${JSON.stringify(overlay.thresholds)}`)
+    if (overlay?.weights) parts.push(`weights ${list(Object.entries(overlay.weights).map(([k, v]) => `${k} ${v}`), 5)}`)
+    if (overlay?.rules) parts.push(`${overlay.rules.length} rule(s) first`)
+    lines.push(`context ${name} (replaced): ${parts.join('; ') || 'no changes'}`)
+  }
+  if (lines.length === 0) lines.push('no changes from the default policy')
+  return lines
+}
+
+/** Loads a policy for a command, printing every problem; null when it cannot be used (exit 64). */
+async function loadOrReport(path: string, io: CliIO, prefix: string): Promise<PolicyFile | null> {
+  try {
+    return await loadPolicyFile(path)
+  } catch (e) {
+    if (e instanceof PolicyFileError) {
+      io.stderr.write(`${prefix}: ${path} is not a valid policy (${e.issues.length} error${e.issues.length === 1 ? '' : 's'}):\n`)
+      for (const l of formatPolicyIssues(e.issues)) io.stderr.write(`  ${l}\n`)
+    } else io.stderr.write(`${prefix}: cannot read ${path}: ${(e as Error).message}\n`)
+    return null
+  }
+}
+
+async function runCheck(args: string[], io: CliIO): Promise<number> {
+  let values: Record<string, unknown>
+  let positionals: string[]
+  try {
+    const parsed = parseArgs({ args, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+    values = parsed.values
+    positionals = parsed.positionals
+    if (values.help) {
+      io.stdout.write(HELP)
+      return 0
+    }
+    if (positionals.length !== 1) throw new UsageError(`policy check takes one file (got ${positionals.length})`)
+  } catch (e) {
+    io.stderr.write(`riskcheck policy check: ${(e as Error).message}\n`)
+    return 64
+  }
+  const path = positionals[0] as string
+  let file: PolicyFile
+  try {
+    file = await loadPolicyFile(path)
+  } catch (e) {
+    if (!(e instanceof PolicyFileError)) {
+      io.stderr.write(`riskcheck policy check: cannot read ${path}: ${(e as Error).message}\n`)
+      return 64
+    }
+    if (values.json) io.stdout.write(JSON.stringify({ file: path, valid: false, errors: e.issues, warnings: [] }, null, 2) + '\n')
+    else {
+      io.stdout.write(`${path}: invalid — ${e.issues.length} error${e.issues.length === 1 ? '' : 's'}\n`)
+      for (const l of formatPolicyIssues(e.issues)) io.stdout.write(`  ${l}\n`)
+    }
+    return 64
+  }
+  if (values.json) {
+    io.stdout.write(
+      JSON.stringify({ file: path, valid: true, version: file.version, description: file.description, errors: [], warnings: file.warnings, changes: describePolicy(file) }, null, 2) + '\n',
+    )
+    return 0
+  }
+  io.stdout.write(`${path}: valid — version ${file.version}${file.description ? ` — ${file.description}` : ''}\n`)
+  for (const l of describePolicy(file)) io.stdout.write(`  ${l}\n`)
+  for (const l of formatPolicyIssues(file.warnings)) io.stdout.write(`  warning: ${l}\n`)
+  return 0
+}
+
+async function runTest(args: string[], io: CliIO): Promise<number> {
+  const prefix = 'riskcheck policy test'
+  let values: Record<string, unknown>
+  let context: CheckContextName | null | undefined
+  let shown: number
+  let format: 'csv' | 'jsonl' | undefined
+  try {
+    values = parseArgs({
+      args,
+      options: {
+        policy: { type: 'string' },
+        results: { type: 'string' },
+        labels: { type: 'string' },
+        context: { type: 'string' },
+        json: { type: 'boolean' },
+        html: { type: 'string' },
+        changes: { type: 'string' },
+        format: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: false,
+      strict: true,
+    }).values
+    if (values.help) {
+      io.stdout.write(HELP)
+      return 0
+    }
+    if (typeof values.policy !== 'string') throw new UsageError('--policy FILE is required (the candidate policy)')
+    if (typeof values.results !== 'string') throw new UsageError('--results RESULTS is required (stored answers to re-score)')
+    if (values.context !== undefined && !(CONTEXTS as readonly string[]).includes(values.context as string))
+      throw new UsageError(`--context must be one of ${CONTEXTS.join(', ')} (got ${String(values.context)})`)
+    context = values.context as CheckContextName | undefined
+    shown = values.changes === undefined ? 20 : Number(values.changes)
+    if (!Number.isInteger(shown) || shown < 0) throw new UsageError(`--changes must be a whole number (got ${String(values.changes)})`)
+    if (values.format !== undefined && values.format !== 'csv' && values.format !== 'jsonl') throw new UsageError(`--format must be csv or jsonl (got ${String(values.format)})`)
+    format = values.format as 'csv' | 'jsonl' | undefined
+    if (values.results === '-' && (io.stdin as { isTTY?: boolean }).isTTY) throw new UsageError('--results - reads stdin, which is a terminal')
+  } catch (e) {
+    io.stderr.write(`${prefix}: ${(e as Error).message}\n`)
+    return 64
+  }
+  const file = await loadOrReport(values.policy as string, io, prefix)
+  if (!file) return 64
+  for (const l of formatPolicyIssues(file.warnings)) io.stderr.write(`${prefix}: warning: ${values.policy as string}: ${l}\n`)
+
+  let labels: Map<string, 'fraud' | 'good'> | null = null
+  if (values.labels !== undefined) {
+    try {
+      labels = await readLabels(values.labels as string)
+    } catch (e) {
+      io.stderr.write(`${prefix}: ${values.labels as string}: ${e instanceof LabelsFileError ? e.message : `cannot read: ${(e as Error).message}`}\n`)
+      return 64
+    }
+  }
+
+  const json = Boolean(values.json)
+  const heading: ReportHeading = { policy: values.policy as string, version: file.version, results: values.results as string, context: context ?? null }
+  const badLines: number[] = []
+  let badLineCount = 0
+  // With --json the changes are streamed out as they are found (none kept in memory); the text and HTML reports
+  // keep only those they list.
+  let firstChange = true
+  let pendingOut: Promise<void> | null = null
+  const onChange = json
+    ? (c: BacktestChange) => {
+        const text = (firstChange ? '\n' : ',\n') + JSON.stringify(c)
+        firstChange = false
+        if (!io.stdout.write(text) && !pendingOut) pendingOut = once(io.stdout, 'drain').then(() => void (pendingOut = null))
+      }
+    : undefined
+  const run = createBacktest(file.policy, {
+    labels,
+    ...(context !== undefined ? { context } : {}),
+    maxChanges: json ? (values.html !== undefined ? 100 : 0) : Math.max(shown, values.html !== undefined ? 100 : 0),
+    ...(onChange ? { onChange } : {}),
+  })
+  try {
+    if (json) await write(io.stdout, `{"policy":${JSON.stringify({ file: heading.policy, version: file.version })},"results":${JSON.stringify(heading.results)},"context":${JSON.stringify(heading.context)},"changes":[`)
+    const source = values.results === '-' ? (io.stdin as AsyncIterable<string | Uint8Array>) : (values.results as string)
+    const items = readResultBatches(source, {
+      ...(format ? { format } : {}),
+      onBadLine: (line) => {
+        badLineCount++
+        if (badLines.length < 5) badLines.push(line)
+      },
+    })
+    for await (const item of items) {
+      run.add(item)
+      if (pendingOut) await pendingOut
+    }
+  } catch (e) {
+    if (json) io.stdout.write('\n]}\n')
+    if (e instanceof ResultsFileError || (e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'EISDIR') {
+      io.stderr.write(`${prefix}: ${values.results as string}: ${(e as Error).message}\n`)
+      return 64
+    }
+    throw e
+  }
+  const report = run.report()
+  if (badLineCount > 0)
+    io.stderr.write(`${prefix}: warning: ${fmtInt(badLineCount)} line(s) of ${heading.results} are not JSON and were skipped (line ${badLines.join(', ')}${badLineCount > badLines.length ? ', …' : ''})\n`)
+  if (report.skipped.no_factors > 0)
+    io.stderr.write(
+      `${prefix}: warning: ${fmtInt(report.skipped.no_factors)} answer(s) carry no factors (written by an older riskcheck) and were skipped\n`,
+    )
+  const unknown = Object.keys(report.unknownFactors)
+  if (unknown.length > 0) io.stderr.write(`${prefix}: warning: factor codes this riskcheck does not know were ignored: ${unknown.join(', ')}\n`)
+
+  if (values.html !== undefined) {
+    try {
+      await writeFile(values.html as string, renderBacktestHtml(report, heading, file.policy))
+    } catch (e) {
+      io.stderr.write(`${prefix}: cannot write ${values.html as string}: ${(e as Error).message}\n`)
+      return 64
+    }
+  }
+  if (json) {
+    const { changes: _, ...rest } = report
+    await write(io.stdout, `${firstChange ? '' : '\n'}],${JSON.stringify(rest).slice(1)}\n`)
+  } else await write(io.stdout, formatBacktestText(report, heading, shown))
+  return 0
+}
+
+async function runPolicy(args: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = args
+  if (sub === 'check') return runCheck(rest, io)
+  if (sub === 'test') return runTest(rest, io)
+  if (sub === 'schema') {
+    io.stdout.write(JSON.stringify(policyJsonSchema(), null, 2) + '\n')
+    return 0
+  }
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    io.stdout.write(HELP)
+    return sub === undefined ? 64 : 0
+  }
+  io.stderr.write(`riskcheck policy: unknown subcommand "${sub}" (check, test or schema; see riskcheck policy --help)\n`)
+  return 64
+}
+
+/** The `riskcheck policy` command (registered in ./commands.ts). */
+export const policyCommand: CliCommand = {
+  name: 'policy',
+  summary: 'policy files: check FILE (validate) · test --policy FILE --results RESULTS (backtest offline) · schema',
+  run: runPolicy,
+}
