@@ -22,6 +22,8 @@ export interface DefaultIpDataPaths {
   flags: string
   /** hosting / VPN ASN lists (JSON) */
   asnFlags: string
+  /** the range-list snapshot the flags were compiled from (`data/ip/lists/`) */
+  lists: string
 }
 
 function moduleDir(): string {
@@ -63,6 +65,7 @@ export function getDefaultIpDataPaths(): DefaultIpDataPaths {
       asnV6: resolvePackageFile('@ip-location-db/asn', 'asn-ipv6-num.csv'),
       flags: findDataFile('flags.mmdb'),
       asnFlags: findDataFile('asn-flags.json'),
+      lists: findDataFile('lists'),
     }
   }
   return cached
