@@ -99,6 +99,10 @@ export interface EmailLists {
   isDisposable(domain: string): boolean
   /** {@link isFreeProviderDomain} against this set's free-provider list */
   isFreeProvider(domain: string): boolean
+  /** true once a list was loaded (a lookup used it) */
+  loaded(): boolean
+  /** loads both lists now when `yes` (before the set is used); throws when a file cannot be read */
+  preload(yes: boolean): void
 }
 
 /** Files of a data set's email lists; null = the bundled list. */
@@ -134,11 +138,23 @@ export function createEmailLists(files: EmailListFiles): EmailLists {
     f ??= new Set(readDomainLines(readFileSync(files.free, 'utf8')))
     return f
   }
+  let used = false
   return {
-    isDisposable: (domain) => matchDisposable(disposableData(), domain),
+    isDisposable: (domain) => {
+      used = true
+      return matchDisposable(disposableData(), domain)
+    },
     isFreeProvider: (domain) => {
+      used = true
       const n = normalizeDomain(domain)
       return n !== '' && freeSet().has(n)
+    },
+    loaded: () => used,
+    preload(yes) {
+      if (!yes) return
+      disposableData()
+      freeSet()
+      used = true
     },
   }
 }
