@@ -125,7 +125,7 @@ export function openDataSet(dir: string, id: string): DataSet {
     labels,
     ip,
     email: createEmailLists({
-      disposable: has(SET_FILES.disposable) ? join(base, SET_FILES.disposable) : null,
+      disposable: manifest.sources.disposable.origin === 'bundled' ? null : join(base, SET_FILES.disposable),
       free: has(SET_FILES.free) ? join(base, SET_FILES.free) : null,
     }),
     release: () => ip.release(),

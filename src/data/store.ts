@@ -26,10 +26,20 @@ export function isSetId(id: string): boolean {
   return SET_ID.test(id)
 }
 
-/** A new set id for a set created at `now`. */
-export function newSetId(now: Date): string {
-  const t = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
-  return `${t}-${randomBytes(3).toString('hex')}`
+/**
+ * A new set id for a set created at `now` in `dir`: it sorts after every set already there (its time is moved a
+ * second past the newest one when the clock says otherwise), so "newest" is always the last id.
+ */
+export function newSetId(dir: string, now: Date): string {
+  let t = now.getTime()
+  const newest = listSets(dir).at(-1)
+  if (newest) {
+    const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z/.exec(newest)
+    const last = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) : NaN
+    if (Number.isFinite(last) && Math.floor(t / 1000) * 1000 <= last) t = last + 1000
+  }
+  const stamp = new Date(t).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  return `${stamp}-${randomBytes(3).toString('hex')}`
 }
 
 /** Directory of set `id`. */

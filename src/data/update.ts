@@ -268,7 +268,7 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
     async (lock) => {
       const now = clock()
       const base = readBase(dataDir)
-      const id = newSetId(now)
+      const id = newSetId(dataDir, now)
       const stage = stagingPath(dataDir, id)
       rmSync(join(dataDir, 'staging'), { recursive: true, force: true })
       mkdirSync(stage, { recursive: true })

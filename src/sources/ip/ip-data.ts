@@ -119,9 +119,9 @@ export function clearSharedIpData(): void {
   shared.clear()
 }
 
-/** Number of parts in the shared cache (tests check that replaced data is freed). */
-export function countSharedIpParts(): number {
-  return shared.size
+/** Keys (`part:path`) of the parts in the shared cache (tests check that replaced data is freed). */
+export function listSharedIpParts(): string[] {
+  return [...shared.keys()]
 }
 
 /**
