@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import cliProgress from 'cli-progress'
 import { DATA_SOURCE_NAMES, DATA_SOURCES, isDataSourceName, type DataSourceName } from '../data/catalog.js'
 import { DataLockedError } from '../data/lock.js'
-import { createDataProvider } from '../data/provider.js'
+import { readDataStatus } from '../data/provider.js'
 import { formatAge, type DataStatus } from '../data/status.js'
 import { rollbackData, updateData, type UpdateEvent } from '../data/update.js'
 import type { CliCommand } from './commands.js'
@@ -193,14 +193,9 @@ function runStatus(values: Values, io: CliIO): number {
     now = new Date(String(values.now))
     if (Number.isNaN(now.getTime())) throw new UsageError(`--now must be an ISO 8601 date (got ${String(values.now)})`)
   }
-  const provider = createDataProvider({ dataDir, checkIntervalMs: 0 })
-  try {
-    const s = provider.status(now)
-    io.stdout.write(values.json === true ? `${JSON.stringify(s, null, 2)}\n` : statusText(s))
-    return s.stale || s.problem ? 1 : 0
-  } finally {
-    provider.close()
-  }
+  const s = readDataStatus({ dataDir, now })
+  io.stdout.write(values.json === true ? `${JSON.stringify(s, null, 2)}\n` : statusText(s))
+  return s.stale || s.problem ? 1 : 0
 }
 
 async function runRollback(values: Values, io: CliIO): Promise<number> {

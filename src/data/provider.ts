@@ -208,3 +208,18 @@ export function createDataProvider(options: DataProviderOptions = {}): DataProvi
     },
   }
 }
+
+/**
+ * The freshness of a data directory's current set (or of the bundled data without one) at `now`, without keeping
+ * anything open: what `riskcheck data status` prints.
+ *
+ * @example readDataStatus({ dataDir: '/var/lib/riskcheck' }).stale_sources // ['tor']
+ */
+export function readDataStatus(options: { dataDir?: string | null; now?: Date } = {}): DataStatus {
+  const provider = createDataProvider({ dataDir: options.dataDir ?? null, checkIntervalMs: 0 })
+  try {
+    return provider.status(options.now ?? new Date())
+  } finally {
+    provider.close()
+  }
+}

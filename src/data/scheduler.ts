@@ -20,7 +20,7 @@ export interface DataRefreshOptions {
 }
 
 /** A running schedule. */
-export interface DataRefresh {
+export interface DataRefreshSchedule {
   /** runs an update now (waits for a running one instead of starting a second) */
   runNow(): Promise<UpdateResult | null>
   /** stops the schedule and waits for a running update to end */
@@ -28,7 +28,7 @@ export interface DataRefresh {
 }
 
 /** Starts the schedule. */
-export function startDataRefresh(options: DataRefreshOptions): DataRefresh {
+export function startDataRefresh(options: DataRefreshOptions): DataRefreshSchedule {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<UpdateResult | null> | undefined
   let stopped = false

@@ -87,6 +87,10 @@ export function describeStaleness(status: DataStatus): string | null {
   const parts = status.sources
     .filter((s) => s.stale)
     .map((s) => `${s.name} (${s.label}, ${s.age_seconds === null ? 'date unknown' : `${formatAge(s.age_seconds)} old`}, max ${formatAge(s.max_age_seconds)})`)
-  const where = status.data_dir ? `data set ${status.set} in ${status.data_dir}` : 'the bundled data'
+  const where = !status.data_dir
+    ? 'the bundled data'
+    : status.set === 'bundled'
+      ? `the bundled data (no data set installed in ${status.data_dir} yet)`
+      : `data set ${status.set} in ${status.data_dir}`
   return `stale data in ${where}: ${parts.join(', ')}; run "riskcheck data update${status.data_dir ? ` --data-dir ${status.data_dir}` : ' --data-dir DIR'}"`
 }
