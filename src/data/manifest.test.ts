@@ -26,7 +26,7 @@ describe('parseManifest', () => {
     ['a negative size', { path: 'x', bytes: -1, sha256: 'a'.repeat(64) }],
   ])('refuses %s', (_what, bad) => {
     const m = manifest()
-    ;(m.sources as Record<string, { files: unknown[] }>).tor.files = [bad]
+    ;(m.sources as { tor: { files: unknown[] } }).tor.files = [bad]
     expect(() => parseManifest(m)).toThrow(/manifest: source tor file 0/)
   })
 
@@ -36,7 +36,7 @@ describe('parseManifest', () => {
     expect(() => parseManifest(noTor)).toThrow('manifest: source tor missing')
     expect(() => parseManifest(manifest({ format: 2 }))).toThrow('manifest: unknown format 2')
     const bad = manifest()
-    ;(bad.sources as Record<string, { origin: string }>).vpn.origin = 'magic'
+    ;(bad.sources as { vpn: { origin: string } }).vpn.origin = "magic"
     expect(() => parseManifest(bad)).toThrow('manifest: source vpn: bad origin')
   })
 
