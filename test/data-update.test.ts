@@ -37,11 +37,23 @@ afterAll(async () => {
 const update = (dataDir: string, o: Partial<UpdateOptions> = {}) =>
   updateData({ dataDir, now: () => NOW, sources: upstream.sources(), upstreams: upstream.upstreams(), sleep: async () => {}, ...o })
 
-/** Every installed set is complete, the pointer names one, and no staging is left. */
+/** Files under `root`, relative, sorted; an empty directory counts as `dir/`. */
+function filesUnder(root: string, prefix = ''): string[] {
+  const entries = readdirSync(join(root, prefix), { withFileTypes: true })
+  if (entries.length === 0 && prefix !== '') return [prefix]
+  return entries.flatMap((e) => (e.isDirectory() ? filesUnder(root, `${prefix}${e.name}/`) : [`${prefix}${e.name}`])).sort()
+}
+
+/** Every installed set is complete and holds exactly what its manifest names, the pointer names one, no staging is left. */
 function expectHealthyDirectory(dir: string): string {
   const id = readPointer(dir)
   expect(id).not.toBeNull()
-  for (const s of listSets(dir)) expect(findSetFileProblem(dir, readSetManifest(dir, s)), s).toBeNull()
+  for (const s of listSets(dir)) {
+    const m = readSetManifest(dir, s)
+    expect(findSetFileProblem(dir, m), s).toBeNull()
+    const named = [...Object.values(m.sources).flatMap((x) => x.files), ...m.built].map((f) => f.path)
+    expect(filesUnder(join(dir, 'sets', s)), s).toEqual(['manifest.json', ...named].sort())
+  }
   expect(existsSync(join(dir, 'staging')) ? readdirSync(join(dir, 'staging')) : []).toEqual([])
   expect(existsSync(join(dir, 'update.lock'))).toBe(false)
   return id as string
@@ -189,6 +201,23 @@ describe('refused downloads keep the data in use', () => {
     expect(r.installed).toBeNull()
     expect(r.failed).toEqual([{ name: 'dbip-city', reason: expect.stringMatching(reason) }])
     await expectOldDataAnswers()
+  })
+
+  it('a refused source leaves nothing behind in the installed set', async () => {
+    upstream.set('/disposable/index.json', { body: '<html>maintenance</html>' })
+    try {
+      const own = newDir()
+      const r = await update(own, { only: ['tor', 'disposable', 'vpn'], sources: { ...upstream.sources(), vpn: `${upstream.url}/nowhere/` } })
+      expect(r.updated.map((u) => u.name)).toEqual(['tor'])
+      expect(r.failed).toEqual([
+        { name: 'vpn', reason: expect.stringMatching(/nowhere\/x4bnet-lists_vpn\/output\/vpn\/ipv4\.txt: HTTP 404$/) },
+        { name: 'disposable', reason: expect.stringMatching(/index\.json: not a list of domains/) },
+      ])
+      expectHealthyDirectory(own)
+    } finally {
+      const { disposableLists } = await import('./fake-internet/data-upstream.js')
+      upstream.set('/disposable/index.json', { body: disposableLists().index })
+    }
   })
 
   it('with several sources, a refused one keeps its data while the others are installed; exit code 1 names it', async () => {

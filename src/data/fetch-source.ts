@@ -165,14 +165,26 @@ async function fetchDisposable(env: FetchEnv): Promise<FetchedSource> {
   const scratch = join(env.setDir, 'email', '.download')
   mkdirSync(scratch, { recursive: true })
   const notes: string[] = []
+  const get = async (location: string, file: string): Promise<string> => {
+    const dest = join(scratch, file)
+    try {
+      await env.download(location, dest)
+    } catch (e) {
+      throw e instanceof DownloadError ? new DownloadError(`${location}: ${e.message}`, e.status) : e
+    }
+    return readFileSync(dest, 'utf8')
+  }
+  try {
+    return await compileFetchedDisposable(env, get, notes)
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+async function compileFetchedDisposable(env: FetchEnv, get: (location: string, file: string) => Promise<string>, notes: string[]): Promise<FetchedSource> {
   let exact: unknown[]
   let wildcard: unknown[] = []
   let upstream: string
-  const get = async (location: string, file: string): Promise<string> => {
-    const dest = join(scratch, file)
-    await env.download(location, dest)
-    return readFileSync(dest, 'utf8')
-  }
   try {
     if (env.override && isSingleListFile(env.override)) {
       upstream = env.override
@@ -202,7 +214,6 @@ async function fetchDisposable(env: FetchEnv): Promise<FetchedSource> {
   const dest = join(env.setDir, SET_FILES.disposable)
   writeFileSync(dest, body)
   const file: ManifestFile = { path: SET_FILES.disposable, bytes: Buffer.byteLength(body), sha256: createHash('sha256').update(body).digest('hex') }
-  rmSync(scratch, { recursive: true, force: true })
   return {
     source: fetched(env, upstream, env.now.toISOString().slice(0, 10), env.now, entries, 'none', [file]),
     disposable: compiled,
@@ -288,8 +299,12 @@ async function resolveAsnRelease(env: FetchEnv, scratch: string): Promise<{ vers
 async function fetchAsn(env: FetchEnv): Promise<FetchedSource> {
   const scratch = join(env.setDir, 'ip', '.api')
   mkdirSync(scratch, { recursive: true })
-  const release = env.override ? null : await resolveAsnRelease(env, scratch)
-  rmSync(scratch, { recursive: true, force: true })
+  let release: { version: string; sha256: Map<string, string> } | null
+  try {
+    release = env.override ? null : await resolveAsnRelease(env, scratch)
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
   const base = env.override ?? env.upstreams.asnCdnPattern.replace('{version}', (release as { version: string }).version)
   const files: ManifestFile[] = []
   let entries = 0

@@ -14,7 +14,7 @@
  * Nothing is installed when every selected source was refused. Readers (a running server) pick up the new set on
  * their next pointer check.
  */
-import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { dirname, join, resolve } from 'node:path'
 import { loadAsnNumCsv } from '../sources/ip/asn.js'
@@ -228,6 +228,16 @@ function readBundledFree(): string[] {
     .filter((l) => l !== '' && !l.startsWith('#'))
 }
 
+/** Removes the empty directories under `root` (left by refused downloads), deepest first. */
+function removeEmptyDirs(root: string): void {
+  for (const e of readdirSync(root, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue
+    const p = join(root, e.name)
+    removeEmptyDirs(p)
+    if (readdirSync(p).length === 0) rmdirSync(p)
+  }
+}
+
 /** Runs at most `limit` tasks at once. */
 async function inPool<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   const queue = [...items]
@@ -316,7 +326,9 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
             emit({ type: 'refused', source: name, reason })
           }
         })
+        removeEmptyDirs(stage)
         step('fetched')
+        result.failed.sort((a, b) => DATA_SOURCE_NAMES.indexOf(a.name) - DATA_SOURCE_NAMES.indexOf(b.name))
         if (got.size === 0) return result
 
         // 2. carry over what was not fetched
@@ -399,6 +411,9 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
         result.installed = id
         for (const [name, f] of got)
           result.updated.push({ name, version: f.source.version, entries: f.source.entries, checksum: f.source.checksum, upstream: f.source.upstream, notes: f.notes })
+        const order = (n: DataSourceName) => DATA_SOURCE_NAMES.indexOf(n)
+        result.updated.sort((a, b) => order(a.name) - order(b.name))
+        result.failed.sort((a, b) => order(a.name) - order(b.name))
         result.ok = result.failed.length === 0
         emit({ type: 'installed', set: id, previous: base.id })
         step('installed')
