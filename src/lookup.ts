@@ -104,7 +104,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     return { outcome, assessment: score(outcome), creditsUsed: 0, cacheHit: false }
   }
 
-  const key = `${def.type}:${dataScopeOf(ctx, def.type)}${cacheKey}`
+  const key = env.cache ? `${def.type}:${dataScopeOf(ctx, def.type)}${cacheKey}` : ''
   if (env.cache && !opts.bypassCache) {
     let hit: CacheEntry | undefined
     try {

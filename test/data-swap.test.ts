@@ -111,7 +111,9 @@ describe('a data set swap under load', () => {
       // the replaced sets were freed: one flags database is loaded, the current set's
       await rc.ip(EXIT)
       const current = rc.dataStatus().set
-      expect(listSharedIpParts().filter((k) => k.startsWith('flags:'))).toEqual([`flags:${join(dir, 'sets', current, 'ip', 'flags.mmdb')}`])
+      const { readSetManifest } = await import('../src/data/store.js')
+      const flags = readSetManifest(dir, current).built.find((b) => b.path === 'ip/flags.mmdb')
+      expect(listSharedIpParts().filter((k) => k.startsWith('flags:'))).toEqual([`flags:sha256:${flags?.sha256}`])
     } finally {
       await rc.close()
     }

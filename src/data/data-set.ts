@@ -116,7 +116,22 @@ export function openDataSet(dir: string, id: string): DataSet {
     flags: has(SET_FILES.flags) ? join(base, SET_FILES.flags) : bundled.flags,
     asnFlags: has(SET_FILES.asnFlags) ? join(base, SET_FILES.asnFlags) : bundled.asnFlags,
   }
-  const ip = createIpData(files, ipNames(labels))
+  // content ids from the manifest: unchanged files (hard-linked from the previous set) share their loaded data
+  const sha = new Map<string, string>([...Object.values(manifest.sources).flatMap((x) => x.files), ...manifest.built].map((f) => [f.path, `sha256:${f.sha256}`]))
+  const ids: Partial<Record<keyof IpDataFiles, string>> = {}
+  const idOf = (key: keyof IpDataFiles, rel: string) => {
+    if (files[key] === join(base, rel)) {
+      const v = sha.get(rel)
+      if (v) ids[key] = v
+    }
+  }
+  idOf('cityV4', SET_FILES.city)
+  idOf('cityV6', SET_FILES.city)
+  idOf('asnV4', SET_FILES.asnV4)
+  idOf('asnV6', SET_FILES.asnV6)
+  idOf('flags', SET_FILES.flags)
+  idOf('asnFlags', SET_FILES.asnFlags)
+  const ip = createIpData(files, ipNames(labels), ids)
   return {
     id,
     dir: base,

@@ -125,14 +125,17 @@ export function listSharedIpParts(): string[] {
 }
 
 /**
- * The IP data of `files`. Nothing is read until a part is asked for. With `release`, the parts this handle used
- * are freed when no other handle holds them (data sets that get replaced); the bundled data is never released.
+ * The IP data of `files`. Nothing is read until a part is asked for. Parts are shared by file path, or by content id
+ * (`contentIds`, e.g. a SHA-256) when given. With `release`, the parts this handle used are freed when no other
+ * handle holds them (data sets that get replaced); the bundled data is never released.
  */
-export function createIpData(files: IpDataFiles, names: IpDataNames): IpData {
+export function createIpData(files: IpDataFiles, names: IpDataNames, contentIds: Partial<Record<keyof IpDataFiles, string>> = {}): IpData {
   const mine = new Map<IpDataPart, Lazy<unknown>>()
   const held = new Set<string>()
   let released = false
-  const keyOf = (part: IpDataPart) => `${PARTS[part].key}:${files[PARTS[part].file]}`
+  // a file's content id (its SHA-256) when known: data sets that share a file (hard links of an unchanged source)
+  // share its loaded part, so a switch loads only what changed
+  const keyOf = (part: IpDataPart) => `${PARTS[part].key}:${contentIds[PARTS[part].file] ?? files[PARTS[part].file]}`
   const claim = (key: string, entry: SharedEntry) => {
     if (!held.has(key) && !released) {
       held.add(key)
