@@ -31,7 +31,8 @@ const HELP = `Usage:
 update    fetch every source (or --only some) from its upstream, check it, rebuild the compiled data and install a
           new data set atomically; a refused source keeps its data in use. Exit 0: all updated; 1: a source was
           refused or failed (named on stderr); 75: another update holds the lock.
-status    per source its version, date, age and whether it is older than its maximum age. Exit 0: fresh; 1: stale.
+status    per source its version, date, age and whether it is older than its maximum age. Exit 0: fresh; 1: stale,
+          or the data directory's set cannot be used.
 rollback  point the data directory back at the set installed before the one in force.
 sources   the sources with their upstream, license, change rate and maximum age.
 
