@@ -174,6 +174,16 @@ describe('refused downloads keep the data in use', () => {
     await expectOldDataAnswers()
   })
 
+  it('the first Tor list is not compared with the bundled snapshot (another list, with IPv6 exits)', async () => {
+    const own = newDir()
+    upstream.set('/tor/torbulkexitlist', { body: `${torList([NEW_EXIT]).trim().split('\n').slice(-101).join('\n')}\n` })
+    const r = await update(own, { only: ['tor'] })
+    expect(r.updated).toEqual([expect.objectContaining({ name: 'tor', entries: 101 })])
+    // the next one is compared with it
+    upstream.set('/tor/torbulkexitlist', { body: torList().split('\n').slice(0, 20).join('\n') })
+    expect((await update(own, { only: ['tor'] })).failed).toEqual([{ name: 'tor', reason: expect.stringMatching(/^refused: 20 entries, less than half of the 101/) }])
+  })
+
   it('a download cut short of its Content-Length is refused', async () => {
     const body = torList([NEW_EXIT])
     upstream.set('/tor/torbulkexitlist', { body, cutAt: Math.floor(body.length / 2) })
