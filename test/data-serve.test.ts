@@ -5,27 +5,17 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAdmin } from '../src/cli/admin-command.js'
-import type { CliIO } from '../src/cli/main.js'
 import { runServe } from '../src/cli/serve-command.js'
 import { readPointer } from '../src/data/store.js'
 import { startDataUpstream, type DataUpstream } from './fake-internet/data-upstream.js'
+import { memoryIO } from './helpers.js'
 
 const NEW_EXIT = '81.2.69.160'
 let tmp: string
 let upstream: DataUpstream
 
-function memoryIO(env: Record<string, string> = {}): CliIO & { out(): string; err(): string } {
-  const stdout = new PassThrough()
-  const stderr = new PassThrough()
-  let out = ''
-  let err = ''
-  stdout.on('data', (c: Buffer) => (out += c.toString()))
-  stderr.on('data', (c: Buffer) => (err += c.toString()))
-  return { stdin: new PassThrough(), stdout, stderr, env, out: () => out, err: () => err }
-}
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'riskcheck-serve-data-'))
