@@ -6,6 +6,8 @@ import { FACTORS, FACTOR_CODES, type FactorGroup } from '../src/scoring/factors.
 import { BLOCKING_FACTORS, DEFAULT_POLICY } from '../src/scoring/rules.js'
 import { CONTEXTS } from '../src/schema.js'
 import { GRADE_RUBRIC } from '../src/checks/email-auth/grade.js'
+import { DATA_SOURCE_NAMES, DATA_SOURCES } from '../src/data/catalog.js'
+import { formatAge } from '../src/data/status.js'
 
 const GROUP_TITLES: Record<FactorGroup, string> = {
   email: 'email',
@@ -64,6 +66,18 @@ function gradeRubric(): string {
   return out.join('\n')
 }
 
+function dataSourceTable(): string {
+  const rows = [
+    '| source | data_sources name | what it answers | default upstream | license | changes | stale after | `--source NAME=` takes |',
+    '|---|---|---|---|---|---|---|---|',
+  ]
+  for (const n of DATA_SOURCE_NAMES) {
+    const s = DATA_SOURCES[n]
+    rows.push(`| \`${n}\` | \`${s.label}@…\` | ${s.title} | ${s.upstream} | ${s.license} | ${s.changes} | ${formatAge(s.maxAgeMs / 1000)} | ${s.override} |`)
+  }
+  return rows.join('\n')
+}
+
 function example(file: string, lang = 'ts'): string {
   const code = readFileSync(fileURLToPath(new URL(`../examples/${file}`, import.meta.url)), 'utf8')
   return ['```' + lang, code.trimEnd(), '```'].join('\n')
@@ -79,5 +93,6 @@ export function generatedBlocks(): Record<string, string> {
     'example-policy': example('policy/policy.yaml', 'yaml'),
     'example-policy-test': example('policy/policy.test.ts'),
     'grade-rubric': gradeRubric(),
+    'data-sources': dataSourceTable(),
   }
 }

@@ -11,6 +11,16 @@
  */
 export { createRiskcheck } from './riskcheck.js'
 export type { Riskcheck, LookupOptionsOf } from './riskcheck.js'
+export { updateData, rollbackData } from './data/update.js'
+export type { UpdateEvent, UpdateOptions, UpdateResult, UpdatedSource } from './data/update.js'
+export { readDataStatus } from './data/provider.js'
+export type { DataRefresh } from './data/provider.js'
+export type { DataStatus, SourceStatus } from './data/status.js'
+export { DATA_SOURCES, DATA_SOURCE_NAMES } from './data/catalog.js'
+export type { DataSourceInfo, DataSourceName } from './data/catalog.js'
+export { startDataRefresh } from './data/scheduler.js'
+export type { DataRefreshOptions, DataRefreshSchedule } from './data/scheduler.js'
+export { DataLockedError } from './data/lock.js'
 export type { CheckInput } from './checks/combined.js'
 export type {
   DnsOptions,

@@ -49,6 +49,23 @@ export interface RunCheckOptions {
   abandoned?: { value: boolean }
 }
 
+/** Lookups whose answer depends on the updatable open data (src/data): their cache key names the data set. */
+const DATA_DEPENDENT: ReadonlySet<string> = new Set(['ip', 'email'])
+
+/**
+ * The cache-key scope of a data-dependent lookup: the id of the data set in force (empty for the bundled data), so
+ * an answer cached before `riskcheck data update` installed a new set is not served afterwards.
+ */
+function dataScopeOf(ctx: CheckContext, type: LookupType): string {
+  if (!DATA_DEPENDENT.has(type)) return ''
+  try {
+    const id = ctx.sources.data.current().id
+    return id === 'bundled' ? '' : `${id}:`
+  } catch {
+    return ''
+  }
+}
+
 /** True for a thenable. Ledgers and caches may be sync or async; awaiting a plain value still costs a tick. */
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
 
@@ -87,7 +104,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     return { outcome, assessment: score(outcome), creditsUsed: 0, cacheHit: false }
   }
 
-  const key = `${def.type}:${cacheKey}`
+  const key = env.cache ? `${def.type}:${dataScopeOf(ctx, def.type)}${cacheKey}` : ''
   if (env.cache && !opts.bypassCache) {
     let hit: CacheEntry | undefined
     try {

@@ -141,6 +141,14 @@ export interface RiskcheckOptions {
    * `process.emitWarning` (printed to stderr once by Node). The CLI prints it; the server logs it.
    */
   onWarning?: (warning: RiskcheckWarning) => void
+  /**
+   * A data directory kept fresh by `riskcheck data update` (README "Data sources and updates"): the IP and email
+   * lookups answer from its current data set and switch to a newly installed set without a restart. Default: the
+   * bundled data. (The CLI and `riskcheck serve` also read the `RISKCHECK_DATA_DIR` environment variable.)
+   */
+  dataDir?: string
+  /** How often the data directory is checked for a newly installed set, in ms (default 60000; 0: never). */
+  dataCheckIntervalMs?: number
 }
 
 /** Options after validation and defaults. */
@@ -156,10 +164,14 @@ export interface ResolvedOptions {
   partTimeoutMs: number
   /** Reports a warning; each distinct code + message once per instance. */
   warn: (warning: RiskcheckWarning) => void
+  /** The data directory (null: the bundled data). */
+  dataDir: string | null
+  dataCheckIntervalMs: number
 }
 
 const KNOWN = new Set([
   'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs', 'bulk', 'onWarning',
+  'dataDir', 'dataCheckIntervalMs',
 ])
 
 function bad(option: string, why: string): never {
@@ -316,6 +328,8 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     now: options.now ?? (() => new Date()),
     partTimeoutMs: int('partTimeoutMs', options.partTimeoutMs, 15_000, 1, 600_000),
     warn: warnOnce(options.onWarning ?? emitProcessWarning),
+    dataDir: options.dataDir === undefined ? null : str('dataDir', options.dataDir, '', 4096),
+    dataCheckIntervalMs: int('dataCheckIntervalMs', options.dataCheckIntervalMs, 60_000, 0, 86_400_000),
   }
 }
 

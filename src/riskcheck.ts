@@ -14,6 +14,8 @@ import type { Policy } from './scoring/rules.js'
 import { createSources } from './sources/index.js'
 import { runCombinedCheck, type CheckInput } from './checks/combined.js'
 import { createBulkEngine, type BulkEngine } from './bulk/index.js'
+import type { DataRefresh } from './data/provider.js'
+import type { DataStatus } from './data/status.js'
 
 type Defs = typeof CHECKS
 /** Options of the lookup `K` (e.g. `{ smtp?, bypassCache? }` for email). */
@@ -43,6 +45,16 @@ export interface Riskcheck {
   readonly policy: Policy
   /** The lookup environment (context, cache, credits, policy) — for the bulk engine and the server. */
   readonly env: LookupEnv
+  /**
+   * Freshness of the open data in use (README "Data sources and updates"): the data set, and per source its
+   * version, date, age and whether it is older than its documented maximum age.
+   */
+  dataStatus(): DataStatus
+  /**
+   * Checks the data directory now (it is also checked every `dataCheckIntervalMs`) and switches to a newly installed
+   * data set, loaded completely first; lookups in flight finish on the set they started with.
+   */
+  reloadData(): Promise<DataRefresh>
   /** Releases sockets, caches and timers. The instance must not be used afterwards. */
   close(): Promise<void>
 }
@@ -100,7 +112,8 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
   const lookup = <K extends SingleLookupType>(type: K, input: unknown, opts?: LookupOptionsOf<K>) => {
     if (closed) return Promise.reject(new Error('riskcheck: this instance is closed'))
     const def = CHECKS[type] as unknown as CheckDefinition<unknown, object, DetailsByType[K]>
-    return runLookup(env, def, input, opts as object | undefined)
+    // one data set for the whole lookup, even when a newer one is installed meanwhile
+    return sources.data.run(() => runLookup(env, def, input, opts as object | undefined))
   }
   return {
     email: (email, o) => lookup('email', email, o),
@@ -112,11 +125,13 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     check: (input) =>
       closed
         ? Promise.reject(new Error('riskcheck: this instance is closed'))
-        : runCombinedCheck(env, input).catch((e: unknown) => Promise.reject(asRiskcheckError(e))),
+        : sources.data.run(() => runCombinedCheck(env, input)).catch((e: unknown) => Promise.reject(asRiskcheckError(e))),
     lookup,
     bulk,
     policy,
     env,
+    dataStatus: () => sources.data.status(resolved.now()),
+    reloadData: () => sources.data.refresh(),
     async close() {
       if (closed) return
       closed = true

@@ -285,7 +285,10 @@ export const lookupResultSchema = <T extends TSchema>(details: T, type?: LookupT
       credits_remaining: Nullable(Type.Integer({ minimum: 0 })),
       cache_hit: Type.Boolean(),
       test_mode: Type.Boolean(),
-      data_sources: Type.Array(Type.String()),
+      data_sources: Type.Array(Type.String(), {
+        description:
+          'The data sources consulted. Updatable open data carries its version (`tor-exits@2026-11-23T06:12Z`, `dbip-city-lite@2026-11`), so two answers can be compared.',
+      }),
     }),
     verdict: VerdictSchema,
     risk: RiskSchema,
@@ -308,6 +311,7 @@ export interface LookupResult<D = unknown> {
     credits_remaining: number | null
     cache_hit: boolean
     test_mode: boolean
+    /** the data sources consulted; updatable open data carries its version (`tor-exits@2026-11-23T06:12Z`) */
     data_sources: string[]
   }
   verdict: Verdict

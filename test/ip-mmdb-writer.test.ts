@@ -1,9 +1,9 @@
 /**
- * The MMDB writer (scripts/lib/mmdb-writer.ts), checked by reading its output back with the `maxmind` reader.
+ * The MMDB writer (src/data/mmdb-writer.ts), checked by reading its output back with the `maxmind` reader.
  */
 import { Reader } from 'maxmind'
 import { describe, expect, it } from 'vitest'
-import { MmdbWriter, mmdbType, type MmdbMap } from '../scripts/lib/mmdb-writer.js'
+import { MmdbWriter, mmdbType, type MmdbMap } from '../src/data/mmdb-writer.js'
 import { formatIpv4 } from '../src/sources/ip/parse.js'
 
 /** A deterministic PRNG (xorshift32). */

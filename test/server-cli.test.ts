@@ -4,11 +4,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminCommand, runAdmin } from '../src/cli/admin-command.js'
-import type { CliIO } from '../src/cli/main.js'
 import { runServe, serveCommand } from '../src/cli/serve-command.js'
+import { memoryIO } from './helpers.js'
 
 let dir: string
 let db: string
@@ -20,15 +19,6 @@ beforeAll(() => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-function memoryIO(): CliIO & { out(): string; err(): string } {
-  const stdout = new PassThrough()
-  const stderr = new PassThrough()
-  let out = ''
-  let err = ''
-  stdout.on('data', (c: Buffer) => (out += c.toString()))
-  stderr.on('data', (c: Buffer) => (err += c.toString()))
-  return { stdin: new PassThrough(), stdout, stderr, out: () => out, err: () => err }
-}
 
 async function admin(...args: string[]): Promise<{ code: number; json: any; out: string; err: string }> {
   const io = memoryIO()

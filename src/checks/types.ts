@@ -11,6 +11,7 @@ import type { createRdapSource } from '../sources/rdap.js'
 import type { createIpSource } from '../sources/ip/index.js'
 import type { createPhoneSource } from '../sources/phone/index.js'
 import type { ResolvedOptions } from '../options.js'
+import type { DataProvider } from '../data/provider.js'
 
 /** The I/O a check may use. Built lazily by the facade: a source is created the first time a check touches it. */
 export interface Sources {
@@ -19,6 +20,8 @@ export interface Sources {
   readonly rdap: ReturnType<typeof createRdapSource>
   readonly ip: ReturnType<typeof createIpSource>
   readonly phone: ReturnType<typeof createPhoneSource>
+  /** The updatable open data in force (bundled, or a data directory's current set); see src/data/provider.ts. */
+  readonly data: DataProvider
 }
 
 /** What a check gets from the facade. The one place that reads the clock is `now()`. */

@@ -271,7 +271,7 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
   let rc: Riskcheck
   let engine: BulkEngine
   try {
-    rc = createRiskcheck({ ...optionsFromFlags(values), ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })
+    rc = createRiskcheck({ ...optionsFromFlags(values, io.env), ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })
     engine = createBulkEngine(rc.env, { concurrency })
   } catch (e) {
     await outFile?.close()

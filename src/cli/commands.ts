@@ -24,4 +24,5 @@ export const COMMANDS: CliCommand[] = [
   lazy('serve', 'run the HTTP API (keys, credits, rate limits) on a SQLite store', async () => (await import('./serve-command.js')).serveCommand),
   lazy('policy', 'policy files: check FILE (validate) · test --policy FILE --results RESULTS (backtest stored answers offline) · schema', async () => (await import('./policy-command.js')).policyCommand),
   lazy('admin', 'operator commands: orgs, keys, credits, plans (against the server store)', async () => (await import('./admin-command.js')).adminCommand),
+  lazy('data', 'keep the open data fresh: data update | status | rollback | sources [--data-dir DIR]', async () => (await import('./data-command.js')).dataCommand),
 ]

@@ -51,6 +51,7 @@ export const GLOBAL_FLAGS: Options = {
   'isp-db': { type: 'string' },
   'anonymous-db': { type: 'string' },
   'connection-type-db': { type: 'string' },
+  'data-dir': { type: 'string' },
   'rdap-bootstrap-url': { type: 'string' },
   'rdap-timeout': { type: 'string' },
   'no-rdap': { type: 'boolean' },
@@ -75,6 +76,7 @@ const GLOBAL_HELP: Array<[string, string]> = [
   ['--helo NAME / --mail-from ADDR', 'EHLO name and MAIL FROM address of the mailbox check'],
   ['--smtp-allow-private-hosts', 'allow MX hosts on private/loopback addresses (local testing only)'],
   ['--city-db, --country-db, --asn-db, --isp-db, --anonymous-db, --connection-type-db PATH', 'MaxMind-schema MMDB files (defaults: bundled open data)'],
+  ['--data-dir DIR', 'answer from the data set that "riskcheck data update" keeps fresh in DIR (default: $RISKCHECK_DATA_DIR, else the bundled data)'],
   ['--rdap-bootstrap-url URL, --rdap-timeout MS', 'RDAP bootstrap file and timeout'],
   ['--no-rdap', 'do not ask RDAP (domain age unknown; email domain_age_days null)'],
   ['--bypass-cache', 'skip the result cache'],
@@ -97,9 +99,14 @@ export function stderrWarning(io: Pick<CliIO, 'stderr'>): (w: RiskcheckWarning) 
   return (w) => io.stderr.write(`riskcheck: warning: ${w.message}\n`)
 }
 
-/** Builds riskcheck options from parsed global flags. */
-export function optionsFromFlags(values: Record<string, unknown>): RiskcheckOptions {
+/**
+ * Builds riskcheck options from parsed global flags; `env` supplies `RISKCHECK_DATA_DIR` when `--data-dir` is not
+ * given.
+ */
+export function optionsFromFlags(values: Record<string, unknown>, env: Record<string, string | undefined> = {}): RiskcheckOptions {
   const o: RiskcheckOptions = {}
+  const dataDir = (values['data-dir'] as string | undefined) ?? env['RISKCHECK_DATA_DIR']
+  if (dataDir !== undefined && dataDir.trim() !== '') o.dataDir = dataDir
   if (values.mode !== undefined) o.mode = values.mode as 'live' | 'test'
   if (values.offline) o.offline = true
   const dnsServers = values['dns-server'] as string[] | undefined
@@ -284,7 +291,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       return 0
     }
     if (parsed.positionals.length > 1) throw new UsageError(`${command} takes one input (got ${parsed.positionals.length}); quote it or use stdin`)
-    const options = optionsFromFlags(parsed.values)
+    const options = optionsFromFlags(parsed.values, io.env)
     const policy = await policyFromFlags(parsed.values, io)
     if (policy === null) return 64
     rc = createRiskcheck({ ...options, ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })

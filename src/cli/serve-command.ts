@@ -10,10 +10,12 @@
  * printed with the listening address.
  */
 import { parseArgs } from 'node:util'
+import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
 import type { CliCommand } from './commands.js'
 import { GLOBAL_FLAGS, optionsFromFlags, policyFromFlags, type CliIO } from './main.js'
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
+                       [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
                        [lookup flags: --offline, --dns-server HOST[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
                         --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
@@ -31,6 +33,13 @@ Create an org and a key first: riskcheck admin org create --name NAME; riskcheck
   --unsafe-allow-loopback-webhooks
                      let webhook endpoints and deliveries use http://127.0.0.1 (tests and local development
                      only; never in production)
+  --data-dir DIR     answer from the data set "riskcheck data update" installs in DIR (default $RISKCHECK_DATA_DIR,
+                     else the bundled data); a newly installed set is picked up without a restart
+  --refresh-data EVERY
+                     run "riskcheck data update" in this process every EVERY (e.g. 6h, 30m; at least 1m), and at
+                     start when the data is stale; needs --data-dir
+  --data-source NAME=URL|FILE
+                     a mirror or local file for one source of the scheduled update (repeatable)
 `
 
 /** Options of {@link runServe} for embedding and tests. */
@@ -49,6 +58,8 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let values: Record<string, unknown>
   let port: number
   let riskcheck: ReturnType<typeof optionsFromFlags>
+  let refreshEvery: number | null = null
+  const dataSources: Partial<Record<DataSourceName, string>> = {}
   try {
     values = parseArgs({
       args,
@@ -60,6 +71,8 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
         json: { type: 'boolean' },
         'log-level': { type: 'string' },
         'unsafe-allow-loopback-webhooks': { type: 'boolean' },
+        'refresh-data': { type: 'string' },
+        'data-source': { type: 'string', multiple: true },
       },
       allowPositionals: false,
       strict: true,
@@ -74,7 +87,18 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     const level = (values['log-level'] as string | undefined) ?? 'info'
     if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) throw new Error(`--log-level must be fatal, error, warn, info, debug, trace or silent (got ${level})`)
     values['log-level'] = level
-    riskcheck = optionsFromFlags(values)
+    riskcheck = optionsFromFlags(values, io.env)
+    if (values['refresh-data'] !== undefined) {
+      refreshEvery = parseDuration(String(values['refresh-data']))
+      if (refreshEvery === null || refreshEvery < 60_000) throw new Error(`--refresh-data must be a duration of at least 1m, e.g. 6h or 30m (got ${String(values['refresh-data'])})`)
+      if (!riskcheck.dataDir) throw new Error('--refresh-data needs --data-dir DIR (or RISKCHECK_DATA_DIR)')
+    }
+    for (const item of (values['data-source'] as string[] | undefined) ?? []) {
+      const eq = item.indexOf('=')
+      const name = eq > 0 ? item.slice(0, eq) : ''
+      if (!isDataSourceName(name) || eq === item.length - 1) throw new Error(`--data-source must be NAME=URL|FILE with NAME one of ${DATA_SOURCE_NAMES.join(', ')}`)
+      dataSources[name] = item.slice(eq + 1)
+    }
   } catch (e) {
     io.stderr.write(`riskcheck serve: ${(e as Error).message}\n`)
     return 64
@@ -110,6 +134,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       ? `${JSON.stringify({ url, db, ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
       : `riskcheck API listening on ${url} (db ${db}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})\n`,
   )
+  const refresh = refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, refreshEvery, dataSources) : null
   options.onListening?.(url)
 
   await new Promise<void>((resolve) => {
@@ -127,8 +152,35 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     process.on('SIGTERM', stop)
   })
   if (!values.json) io.stdout.write('riskcheck API shutting down: finishing in-flight requests…\n')
+  await refresh?.stop()
   await app.close()
   return 0
+}
+
+/**
+ * Runs `riskcheck data update` on a schedule inside the server (at once when the data in use is stale) and switches
+ * the server to each newly installed set right away. Results go to the server's log.
+ */
+async function startServerDataRefresh(
+  app: import('../server/app.js').RiskcheckServer,
+  dataDir: string,
+  everyMs: number,
+  sources: Partial<Record<DataSourceName, string>>,
+) {
+  const [{ startDataRefresh }, { updateData }] = await Promise.all([import('../data/scheduler.js'), import('../data/update.js')])
+  return startDataRefresh({
+    everyMs,
+    runAtStart: app.riskcheck.dataStatus().stale,
+    update: () => updateData({ dataDir, sources }),
+    onResult: async (r) => {
+      for (const f of r.failed) app.log.warn({ data_source: f.name }, `data update: ${f.name} refused: ${f.reason}`)
+      if (r.installed) {
+        const switched = await app.riskcheck.reloadData()
+        app.log.info({ data_set: r.installed, updated: r.updated.map((u) => `${u.name}@${u.version}`) }, `data update: installed data set ${r.installed}${switched.changed ? '' : ` (not in use: ${switched.error ?? 'unknown'})`}`)
+      }
+    },
+    onError: (e) => app.log.warn({ err: e }, `data update failed: ${e.message}`),
+  })
 }
 
 /** The `serve` command (registered by the CLI). */

@@ -9,6 +9,7 @@
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { UNMETERED } from '../credits.js'
+import { describeStaleness } from '../data/status.js'
 import { RiskcheckError } from '../errors.js'
 import type { LookupEnv } from '../lookup.js'
 import type { RiskcheckOptions } from '../options.js'
@@ -351,6 +352,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (configuredPlans) await store.upsertPlans(configuredPlans)
     ctx.plans = configuredPlans ?? (await store.listPlans())
     webhooks?.start()
+    // stale open data (README "Data sources and updates") is worth one warning at start; rc.dataStatus() has the detail
+    const stale = describeStaleness(rc.dataStatus())
+    if (stale) app.log.warn({ data_status: 'stale' }, stale)
   })
 
   let purgeTimer: NodeJS.Timeout | undefined

@@ -10,6 +10,7 @@ import { createDnsHostResolver, createSmtpSource } from './smtp/index.js'
 import { createRdapSource } from './rdap.js'
 import { createIpSource } from './ip/index.js'
 import { createPhoneSource } from './phone/index.js'
+import { createDataProvider } from '../data/provider.js'
 
 /** The sources plus a way to release them. */
 export interface SourceSet extends Sources {
@@ -59,8 +60,10 @@ export function createSources(o: ResolvedOptions): SourceSet {
         timeoutMs: o.rdap.timeoutMs,
         now: o.now,
       }),
-    ip: () => createIpSource(o.ip),
+    // the open IP data comes from the data set in force, asked once per lookup
+    ip: () => createIpSource({ ...o.ip, data: () => get('data').current().ip }),
     phone: () => createPhoneSource(o.phone),
+    data: () => createDataProvider({ dataDir: o.dataDir, checkIntervalMs: o.dataCheckIntervalMs, warn: o.warn }),
   }
   const get = <K extends keyof Sources>(k: K): Sources[K] => (built[k] ??= factories[k]()) as Sources[K]
   const set: SourceSet = {
@@ -79,7 +82,12 @@ export function createSources(o: ResolvedOptions): SourceSet {
     get phone() {
       return get('phone')
     },
+    get data() {
+      return get('data')
+    },
     validate() {
+      // a data directory is opened at once: its warnings (no set installed yet) come at construction
+      if (o.dataDir !== null) get('data')
       const ip = o.ip
       if (ip.cityDb || ip.countryDb || ip.asnDb || ip.ispDb || ip.anonymousDb || ip.connectionTypeDb || ip.blocklists || ip.dnsbl) get('ip')
     },

@@ -81,6 +81,9 @@ export async function startMailWorld(options: MailWorldOptions): Promise<MailWor
       get phone() {
         return base.phone
       },
+      get data() {
+        return base.data
+      },
     },
   }
   const env: LookupEnv = { ctx, cache: null, cacheTtlMs: CACHE_TTL_MS, ledger: UNMETERED, policy: DEFAULT_POLICY }

@@ -15,7 +15,7 @@ import type { SmtpVerifyResult } from '../../sources/smtp/index.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
 import { BRAND_NEW_DAYS, computeDomainAges, lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
 import { describeEmailSyntaxError, parseEmailAddress, SPECIAL_USE_DOMAINS, type ParsedEmail } from './syntax.js'
-import { isDisposableDomain, isFreeProviderDomain, isRoleLocalPart } from './lists.js'
+import { isDisposableDomain, isFreeProviderDomain, isRoleLocalPart, type EmailLists } from './lists.js'
 import { detectProvider } from './provider.js'
 import { suggestEmail } from './typo.js'
 
@@ -125,8 +125,9 @@ interface DnsFindings {
  */
 export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean): Promise<CheckOutcome<EmailDetails>> {
   if (!parsed.ok) return invalidSyntaxOutcome(parsed)
-  const base = staticFacts(parsed)
-  const dataSources = ['syntax', 'lists']
+  const data = dataSetOf(ctx)
+  const base = staticFacts(parsed, data?.email ?? null)
+  const dataSources = ['syntax', 'lists', ...(data ? [data.labels.disposable] : [])]
 
   if (ctx.offline) {
     return assemble(base, {
@@ -266,9 +267,16 @@ function isRdapConfigured(ctx: CheckContext): boolean {
 
 // ─── assembling outcomes ──────────────────────────────────────────────────────────────────────────────────────────
 
-/** The facts that need no network: lists, provider by domain, typo suggestion. */
-function staticFacts(parsed: Extract<ParsedEmail, { ok: true }>): EmailDetails {
+/** The data set in force (its email lists and versions), or null when the context has none. */
+function dataSetOf(ctx: CheckContext): ReturnType<CheckContext['sources']['data']['current']> | null {
+  return safe(() => ctx.sources.data.current(), null)
+}
+
+/** The facts that need no network: lists (of the data set in force; else the bundled ones), provider, typo. */
+function staticFacts(parsed: Extract<ParsedEmail, { ok: true }>, lists: EmailLists | null): EmailDetails {
   const d = parsed.asciiDomain
+  const isDisposable = lists ? lists.isDisposable : isDisposableDomain
+  const isFree = lists ? lists.isFreeProvider : isFreeProviderDomain
   const suggestion = safe(() => suggestEmail(parsed.localPart, d), null)
   return {
     normalized: parsed.normalized,
@@ -278,9 +286,9 @@ function staticFacts(parsed: Extract<ParsedEmail, { ok: true }>): EmailDetails {
     mx_found: false,
     mx_records: [],
     smtp_check: 'skipped',
-    is_disposable: safe(() => isDisposableDomain(d), false),
+    is_disposable: safe(() => isDisposable(d), false),
     is_role: safe(() => isRoleLocalPart(parsed.localPart), false),
-    is_free_provider: safe(() => isFreeProviderDomain(d), false),
+    is_free_provider: safe(() => isFree(d), false),
     provider: safe(() => detectProvider(d, []), null),
     is_catch_all: false,
     did_you_mean: typeof suggestion === 'string' && suggestion !== '' && suggestion !== parsed.normalized ? suggestion : null,
@@ -473,7 +481,7 @@ const TEST_SCENARIOS: Record<string, TestScenario> = {
  */
 async function testEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean): Promise<CheckOutcome<EmailDetails>> {
   if (!parsed.ok) return invalidSyntaxOutcome(parsed)
-  const base = staticFacts(parsed)
+  const base = staticFacts(parsed, dataSetOf(ctx)?.email ?? null)
   const scenario = parsed.asciiDomain === TEST_DOMAIN ? TEST_SCENARIOS[parsed.localPart.toLowerCase()] : undefined
   let ageDays: number | null
   if (scenario) {

@@ -48,12 +48,7 @@ export function resolveEmailDataFile(name: string): string {
  * @example readEmailDataList('typo-targets.txt')[0] // 'gmail.com'
  */
 export function readEmailDataList(name: string): string[] {
-  const out: string[] = []
-  for (const raw of readFileSync(resolveEmailDataFile(name), 'utf8').split('\n')) {
-    const line = raw.trim().toLowerCase()
-    if (line !== '' && !line.startsWith('#')) out.push(line)
-  }
-  return out
+  return readDomainLines(readFileSync(resolveEmailDataFile(name), 'utf8'))
 }
 
 interface DisposableData {
@@ -65,33 +60,113 @@ let disposable: DisposableData | undefined
 let free: Set<string> | undefined
 let roles: Set<string> | undefined
 
+/**
+ * A domain list as a Set of lower-case ASCII (punycode) domains. The entries are almost all in that form already:
+ * the Set is built straight from the array (fast), then the few entries that need it are fixed (Unicode → punycode,
+ * case, stray spaces).
+ */
+function toDomainSet(list: readonly string[], allow: readonly string[]): Set<string> {
+  const set = new Set<string>(list)
+  for (const entry of list) {
+    if (isCanonicalAscii(entry)) continue
+    set.delete(entry)
+    const d = String(entry).trim().toLowerCase()
+    const ascii = d === '' || isAscii(d) ? d : domainToASCII(d)
+    if (ascii !== '') set.add(ascii)
+  }
+  for (const d of allow) set.delete(d)
+  return set
+}
+
 function loadDisposable(): DisposableData {
   if (disposable) return disposable
   const require = createRequire(import.meta.url)
   const read = (file: string): string[] =>
     JSON.parse(readFileSync(require.resolve(`disposable-email-domains/${file}`), 'utf8')) as string[]
   const allow = readEmailDataList('disposable-allow.txt')
-  // The upstream entries are almost all lower-case ASCII already: build the Set straight from the array
-  // (fast), then fix the few entries that need it (Unicode → punycode, case, stray spaces).
-  const toSet = (list: string[]): Set<string> => {
-    const set = new Set<string>(list)
-    for (const entry of list) {
-      if (isCanonicalAscii(entry)) continue
-      set.delete(entry)
-      const d = entry.trim().toLowerCase()
-      const ascii = d === '' || isAscii(d) ? d : domainToASCII(d)
-      if (ascii !== '') set.add(ascii)
-    }
-    for (const d of allow) set.delete(d)
-    return set
-  }
-  disposable = { exact: toSet(read('index.json')), wildcard: toSet(read('wildcard.json')) }
+  disposable = { exact: toDomainSet(read('index.json'), allow), wildcard: toDomainSet(read('wildcard.json'), allow) }
   return disposable
 }
 
 function loadFree(): Set<string> {
   free ??= new Set(readEmailDataList('free-providers.txt'))
   return free
+}
+
+/** The disposable and free-provider lists of one data set. */
+export interface EmailLists {
+  /** {@link isDisposableDomain} against this set's disposable list */
+  isDisposable(domain: string): boolean
+  /** {@link isFreeProviderDomain} against this set's free-provider list */
+  isFreeProvider(domain: string): boolean
+  /** true once a list was loaded (a lookup used it) */
+  loaded(): boolean
+  /** loads both lists now when `yes` (before the set is used); throws when a file cannot be read */
+  preload(yes: boolean): void
+}
+
+/** Files of a data set's email lists; null = the bundled list. */
+export interface EmailListFiles {
+  /** compiled disposable list: JSON `{ exact: string[], wildcard: string[] }`, already cleaned of allowed entries */
+  disposable: string | null
+  /** free-provider list, one domain per line (`#` comments) */
+  free: string | null
+}
+
+/**
+ * The email lists of a data set (see src/data/): each list loads on first use and is kept by this object; a
+ * missing or unreadable file throws on that first use (the check then answers false, as for any list failure).
+ *
+ * @example
+ * const lists = createEmailLists({ disposable: '/var/lib/riskcheck/sets/…/email/disposable.json', free: null })
+ * lists.isDisposable('mailinator.com') // true
+ */
+export function createEmailLists(files: EmailListFiles): EmailLists {
+  let d: DisposableData | undefined
+  let f: Set<string> | undefined
+  const disposableData = (): DisposableData => {
+    if (files.disposable === null) return loadDisposable()
+    if (!d) {
+      const json = JSON.parse(readFileSync(files.disposable, 'utf8')) as { exact?: unknown; wildcard?: unknown }
+      const arr = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
+      d = { exact: toDomainSet(arr(json.exact), []), wildcard: toDomainSet(arr(json.wildcard), []) }
+    }
+    return d
+  }
+  const freeSet = (): Set<string> => {
+    if (files.free === null) return loadFree()
+    f ??= new Set(readDomainLines(readFileSync(files.free, 'utf8')))
+    return f
+  }
+  let used = false
+  return {
+    isDisposable: (domain) => {
+      used = true
+      return matchDisposable(disposableData(), domain)
+    },
+    isFreeProvider: (domain) => {
+      used = true
+      const n = normalizeDomain(domain)
+      return n !== '' && freeSet().has(n)
+    },
+    loaded: () => used,
+    preload(yes) {
+      if (!yes) return
+      disposableData()
+      freeSet()
+      used = true
+    },
+  }
+}
+
+/** The entries of a one-entry-per-line list (trimmed, lower-cased; blank lines and `#` comments skipped). */
+function readDomainLines(text: string): string[] {
+  const out: string[] = []
+  for (const raw of text.split('\n')) {
+    const line = raw.trim().toLowerCase()
+    if (line !== '' && !line.startsWith('#')) out.push(line)
+  }
+  return out
 }
 
 function loadRoles(): Set<string> {
@@ -124,9 +199,12 @@ function normalizeDomain(domain: unknown): string {
  * isDisposableDomain('gmail.com')             // false
  */
 export function isDisposableDomain(domain: string): boolean {
+  return matchDisposable(loadDisposable(), domain)
+}
+
+function matchDisposable({ exact, wildcard }: DisposableData, domain: string): boolean {
   const d = normalizeDomain(domain)
   if (d === '') return false
-  const { exact, wildcard } = loadDisposable()
   let candidate = d
   // Walk up while the candidate still has a dot (a bare TLD is never listed).
   for (;;) {

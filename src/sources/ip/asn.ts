@@ -223,7 +223,8 @@ export function loadAsnCsvV6(path: string): AsnTable {
   return loadAsnNumCsv(readFileSync(path), 4)
 }
 
-function loadAsnNumCsv(buf: Buffer, words: 1 | 4): AsnTable {
+/** Loads an ASN table from the bytes of a `-num` CSV (`words` 1: IPv4, 4: IPv6). See {@link loadAsnCsvV4}. */
+export function loadAsnNumCsv(buf: Buffer, words: 1 | 4): AsnTable {
   const starts = new U32Builder()
   const ends = new U32Builder()
   const asns = new U32Builder()

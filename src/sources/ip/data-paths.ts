@@ -7,21 +7,12 @@ import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { IpDataFiles } from './ip-data.js'
 
 /** Paths of the bundled default data (each resolved lazily, may be missing). */
-export interface DefaultIpDataPaths {
-  /** DB-IP Lite city, IPv4 tree */
-  cityV4: string
-  /** DB-IP Lite city, IPv6 tree */
-  cityV6: string
-  /** ASN CSV, IPv4 (`-num` layout) */
-  asnV4: string
-  /** ASN CSV, IPv6 (`-num` layout) */
-  asnV6: string
-  /** riskcheck's compiled flags MMDB */
-  flags: string
-  /** hosting / VPN ASN lists (JSON) */
-  asnFlags: string
+export interface DefaultIpDataPaths extends IpDataFiles {
+  /** the range-list snapshot the flags were compiled from (`data/ip/lists/`) */
+  lists: string
 }
 
 function moduleDir(): string {
@@ -63,6 +54,7 @@ export function getDefaultIpDataPaths(): DefaultIpDataPaths {
       asnV6: resolvePackageFile('@ip-location-db/asn', 'asn-ipv6-num.csv'),
       flags: findDataFile('flags.mmdb'),
       asnFlags: findDataFile('asn-flags.json'),
+      lists: findDataFile('lists'),
     }
   }
   return cached

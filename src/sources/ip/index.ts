@@ -20,24 +20,11 @@
  * const ip = createIpSource({ cityDb: '/var/lib/GeoIP/GeoLite2-City.mmdb' })
  * ip.lookup(parseIp('8.8.8.8')!).network.asn // 15169
  */
-import { readFileSync } from 'node:fs'
-import { Reader } from 'maxmind'
 import type { ConnectionType } from '../../schema.js'
-import { loadAsnCsvV4, loadAsnCsvV6 } from './asn.js'
 import { isOnBlocklist, loadBlocklist, type Blocklist } from './blocklists.js'
 import { getDefaultIpDataPaths, type DefaultIpDataPaths } from './data-paths.js'
-import {
-  createProjectedGet,
-  emptyLocation,
-  openMmdb,
-  readAnonymity,
-  readFlags,
-  readLocation,
-  readNetwork,
-  type IpLocation,
-  type MmdbKind,
-  type OpenedMmdb,
-} from './mmdb.js'
+import { clearSharedIpData, createIpData, type IpData, type Lazy } from './ip-data.js'
+import { emptyLocation, openMmdb, readAnonymity, readLocation, readNetwork, type IpLocation, type MmdbKind, type OpenedMmdb } from './mmdb.js'
 import type { ParsedIp } from './parse.js'
 
 export { parseIp, parseCidr, formatIpv4, formatIpv6Words, MAX_IP_INPUT_LENGTH } from './parse.js'
@@ -45,6 +32,7 @@ export type { ParsedIp, ParsedIpv4, ParsedIpv6, ParsedCidr } from './parse.js'
 export { getSpecialPurposeRange, isSpecialPurposeAddress, getEmbeddedIpv4 } from './bogon.js'
 export type { SpecialPurposeRange } from './bogon.js'
 export type { IpLocation } from './mmdb.js'
+export type { IpData, IpDataFiles, IpDataNames } from './ip-data.js'
 
 /** Options of {@link createIpSource} (the `ip` option of `createRiskcheck`). Every field is optional. */
 export interface IpSourceOptions {
@@ -68,6 +56,11 @@ export interface IpSourceOptions {
   defaults?: boolean
   /** @internal Override bundled data paths (tests) */
   bundledPaths?: Partial<DefaultIpDataPaths>
+  /**
+   * @internal The open data in force, asked once at the start of every lookup (a data directory's current set; see
+   * src/data/provider.ts). Default: the bundled data.
+   */
+  data?: () => IpData
 }
 
 /** Flags as the source reports them (the details' flags plus the proxy kind). */
@@ -117,22 +110,23 @@ export interface IpSource {
   describe(): { databases: Record<string, string>; bundled: boolean; blocklists: string[]; dnsbl: string[] }
 }
 
-// ─── shared lazily loaded bundled data ───────────────────────────────────────────────────────────────────────────
+// ─── the bundled open data ───────────────────────────────────────────────────────────────────────────────────────
 
-type Lazy<T> = { ok: true; value: T } | { ok: false; error: Error }
-const shared = new Map<string, Lazy<unknown>>()
+/** Names of the bundled data in `dataSources` (a data directory's sets carry versioned names). */
+const CITY_V4 = 'dbip-city-lite'
+const ASN_BUNDLED = 'ip-location-db-asn'
+const FLAGS = 'riskcheck-ip-flags'
 
-function loadShared<T>(key: string, load: () => T): Lazy<T> {
-  let entry = shared.get(key) as Lazy<T> | undefined
-  if (!entry) {
-    try {
-      entry = { ok: true, value: load() }
-    } catch (e) {
-      entry = { ok: false, error: e instanceof Error ? e : new Error(String(e)) }
-    }
-    shared.set(key, entry)
-  }
-  return entry
+let bundledData: IpData | undefined
+
+/**
+ * The bundled open data, reported under unversioned names (the facade passes the data in force, with versioned
+ * names, as `options.data`). Its parts are shared by file path with every other user of the same files.
+ */
+function getBundledIpData(paths: DefaultIpDataPaths): IpData {
+  const names = { city: CITY_V4, asn: ASN_BUNDLED, flags: [FLAGS] }
+  if (paths !== getDefaultIpDataPaths()) return createIpData(paths, names)
+  return (bundledData ??= createIpData(paths, names))
 }
 
 /**
@@ -140,27 +134,8 @@ function loadShared<T>(key: string, load: () => T): Lazy<T> {
  * already loaded it keep their copy.
  */
 export function clearIpDataCache(): void {
-  shared.clear()
-}
-
-/** Opens a bundled MMDB (trusted, not validated) as a cached projected lookup. */
-function openBundledMmdb<T>(path: string, project: (record: unknown) => T, generation: number): (ip: ParsedIp) => T | null {
-  const buf = readFileSync(path)
-  return createProjectedGet(new Reader<Record<string, unknown>>(buf), buf, project, generation)
-}
-
-interface AsnFlagData {
-  hosting: Set<number>
-  vpn: Map<number, string>
-}
-
-function loadAsnFlags(path: string): AsnFlagData {
-  const json = JSON.parse(readFileSync(path, 'utf8')) as { hosting?: unknown; vpn?: unknown }
-  const hosting = new Set<number>(Array.isArray(json.hosting) ? json.hosting.filter((x): x is number => Number.isInteger(x)) : [])
-  const vpn = new Map<number, string>()
-  if (json.vpn && typeof json.vpn === 'object')
-    for (const [k, v] of Object.entries(json.vpn as Record<string, unknown>)) if (typeof v === 'string') vpn.set(Number(k), v)
-  return { hosting, vpn }
+  clearSharedIpData()
+  bundledData = undefined
 }
 
 /** Fills the empty fields of `network` from a record's network facts. */
@@ -195,14 +170,6 @@ function checkZone(zone: unknown, i: number): string {
   return z
 }
 
-/**
- * Entries per generation of the bundled city databases' projection cache (two generations). 32k small location
- * objects ≈ 6 MB at most; measured with scripts/bench/ip.ts.
- */
-const CITY_CACHE = 32_768
-const CITY_V4 = 'dbip-city-lite'
-const ASN_BUNDLED = 'ip-location-db-asn'
-const FLAGS = 'riskcheck-ip-flags'
 
 /** Flags with nothing found (the start of every lookup, and the answer when the source fails). */
 export function emptyIpFlags(): IpFlags {
@@ -244,24 +211,15 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
     dnsblZones = [...new Set(options.dnsbl.map(checkZone))]
   }
   const bundled = options.defaults !== false
-  const paths: DefaultIpDataPaths = { ...getDefaultIpDataPaths(), ...(options.bundledPaths ?? {}) }
+  const defaults = getDefaultIpDataPaths()
+  const paths: DefaultIpDataPaths = options.bundledPaths ? { ...defaults, ...options.bundledPaths } : defaults
+  const ownData = options.data ? null : getBundledIpData(paths)
+  const getData: () => IpData = options.data ?? (() => ownData as IpData)
 
   const city = dbs.city
   const country = dbs.country
   const useBundledCity = bundled && !city
   const useBundledAsn = bundled && !dbs.asn && !dbs.isp
-
-  // each lazily loaded part is looked up in the shared map once, then kept in this closure
-  const memo = <T>(key: string, load: () => T): (() => Lazy<T>) => {
-    let got: Lazy<T> | undefined
-    return () => (got ??= loadShared(key, load))
-  }
-  const cityV4 = memo(`city:${paths.cityV4}`, () => openBundledMmdb(paths.cityV4, readLocation, CITY_CACHE))
-  const cityV6 = memo(`city:${paths.cityV6}`, () => openBundledMmdb(paths.cityV6, readLocation, CITY_CACHE))
-  const asnV4 = memo(`asn4:${paths.asnV4}`, () => loadAsnCsvV4(paths.asnV4))
-  const asnV6 = memo(`asn6:${paths.asnV6}`, () => loadAsnCsvV6(paths.asnV6))
-  const flagsDb = memo(`flags:${paths.flags}`, () => openBundledMmdb(paths.flags, readFlags, 1000))
-  const asnFlags = memo(`asnflags:${paths.asnFlags}`, () => loadAsnFlags(paths.asnFlags))
 
   const userGet = (db: OpenedMmdb, ip: ParsedIp, failed: string[]): unknown => {
     try {
@@ -273,6 +231,8 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
   }
 
   function lookup(ip: ParsedIp): IpLookupResult {
+    // one data set from start to end of the lookup, even when a newer set is installed meanwhile
+    const data = getData()
     const dataSources: string[] = []
     const failed: string[] = []
     let location: IpLocation | null = null
@@ -288,8 +248,8 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
         mergeNetwork(network, rec) // Enterprise traits
       }
     } else if (useBundledCity) {
-      const lazy = ip.version === 4 ? cityV4() : cityV6()
-      dataSources.push(CITY_V4)
+      const lazy = ip.version === 4 ? data.cityV4() : data.cityV6()
+      dataSources.push(data.names.city)
       if (lazy.ok) {
         try {
           const loc = lazy.value(ip)
@@ -320,8 +280,8 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
       mergeNetwork(network, userGet(dbs.asn, ip, failed))
     }
     if (useBundledAsn && network.asn === null) {
-      const lazy = ip.version === 4 ? asnV4() : asnV6()
-      dataSources.push(ASN_BUNDLED)
+      const lazy = ip.version === 4 ? data.asnV4() : data.asnV6()
+      dataSources.push(data.names.asn)
       if (lazy.ok) {
         const rec = ip.version === 4 ? lazy.value.lookupV4(ip.value) : lazy.value.lookupV6(ip.words)
         if (rec) {
@@ -344,8 +304,8 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
       flags.is_datacenter ||= a.is_datacenter
     }
     if (bundled) {
-      const lazy = flagsDb()
-      dataSources.push(FLAGS)
+      const lazy = data.flags()
+      dataSources.push(...data.names.flags)
       if (lazy.ok) {
         try {
           const f = lazy.value(ip)
@@ -362,7 +322,7 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
         }
       } else failed.push(FLAGS)
       if (network.asn !== null) {
-        const af = asnFlags()
+        const af = data.asnFlags()
         if (af.ok) {
           if (af.value.hosting.has(network.asn)) flags.is_datacenter = true
           const vpn = af.value.vpn.get(network.asn)
@@ -394,13 +354,14 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
       const check = (name: string, l: Lazy<unknown>) => {
         if (!l.ok) failures.push(`${name}: ${l.error.message}`)
       }
+      const data = getData()
       for (const v of versions) {
-        if (useBundledCity) check(CITY_V4, v === 4 ? cityV4() : cityV6())
-        if (useBundledAsn) check(ASN_BUNDLED, v === 4 ? asnV4() : asnV6())
+        if (useBundledCity) check(CITY_V4, v === 4 ? data.cityV4() : data.cityV6())
+        if (useBundledAsn) check(ASN_BUNDLED, v === 4 ? data.asnV4() : data.asnV6())
       }
       if (bundled) {
-        check(FLAGS, flagsDb())
-        check(FLAGS, asnFlags())
+        check(FLAGS, data.flags())
+        check(FLAGS, data.asnFlags())
       }
       return failures
     },

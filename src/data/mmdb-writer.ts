@@ -27,7 +27,7 @@
  * w.insert('2001:db8::/32', { is_vpn: true, vpn_provider: 'example' })
  * fs.writeFileSync('flags.mmdb', w.toBuffer())
  */
-import { parseCidr, type ParsedCidr } from '../../src/sources/ip/parse.js'
+import { parseCidr, type ParsedCidr } from '../sources/ip/parse.js'
 
 /** An explicitly typed MMDB value (see {@link mmdbType}). */
 export class MmdbTyped {

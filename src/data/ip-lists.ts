@@ -1,12 +1,13 @@
 /**
- * The catalog of open IP range lists that `scripts/build-ip-data.ts` compiles into `data/ip/flags.mmdb`, and that
- * `scripts/refresh-ip-lists.ts` downloads: where each file lives upstream, where it goes in a list directory (the same
- * layout as the snapshot in ../shared/fixtures/ip-lists), and what it means.
+ * The catalog of open IP range lists compiled into the flags database (`flags.mmdb`, see ./build-ip-flags.ts): where
+ * each file lives upstream, where it goes in a list directory (the layout of `data/ip/lists/`), which data source
+ * (`datacenter`, `cloud`, `vpn`, `tor`) it belongs to, and what it means.
  *
  * Sources and licenses (see data/ip/SOURCES.md):
  * - X4BNet/lists_vpn — MIT ("the list itself (source files and generated output)")
  * - lord-alfred/ipranges — CC0 1.0
- * - SecOps-Institute/Tor-IP-Addresses — MIT
+ * - the Tor Project's bulk exit list (fetched by `riskcheck data update`; not redistributed)
+ * - SecOps-Institute/Tor-IP-Addresses — MIT (the bundled Tor snapshot)
  */
 
 /** What a list says about the addresses in it. */
@@ -18,8 +19,15 @@ export type ListRole =
   | { kind: 'hosting-asns' }
   | { kind: 'vpn-asns' }
 
+/** The updatable data sources that the flags database is compiled from, in build order. */
+export const IP_LIST_SOURCES = ['datacenter', 'cloud', 'vpn', 'tor'] as const
+/** One of {@link IP_LIST_SOURCES}. */
+export type IpListSource = (typeof IP_LIST_SOURCES)[number]
+
 /** One file of the catalog. */
 export interface ListFile {
+  /** the data source it belongs to */
+  source: IpListSource
   /** path inside a list directory */
   path: string
   /** upstream URL (plain text) */
@@ -27,13 +35,13 @@ export interface ListFile {
   role: ListRole
   /** false: the build goes on without it (some providers publish no IPv6 list) */
   required: boolean
-  /** only downloaded when asked for (`--with-torproject`): its terms are not an explicit open license */
-  optIn?: boolean
 }
 
 const X4B = 'https://raw.githubusercontent.com/X4BNet/lists_vpn/main'
 const LORD = 'https://raw.githubusercontent.com/lord-alfred/ipranges/main'
-const TOR = 'https://raw.githubusercontent.com/SecOps-Institute/Tor-IP-Addresses/master'
+const SECOPS_TOR = 'https://raw.githubusercontent.com/SecOps-Institute/Tor-IP-Addresses/master'
+/** The Tor Project's current exit list: one IPv4 address per line, regenerated continuously. */
+export const TOR_BULK_EXIT_LIST = 'https://check.torproject.org/torbulkexitlist'
 
 /**
  * lord-alfred/ipranges folders that are public clouds (anyone can rent a machine there) → `is_cloud` +
@@ -86,18 +94,25 @@ export const VPN_ASN_PROVIDERS: Readonly<Record<number, string>> = {
 /** Every file, in build order (later lists refine earlier ones: a provider name wins over a bare flag). */
 export const IP_LISTS: readonly ListFile[] = [
   // datacenter / hosting networks (X4BNet: "not an eyeball network"; includes the VPN ASNs by design)
-  { path: 'x4bnet-lists_vpn/output/datacenter/ipv4.txt', url: `${X4B}/output/datacenter/ipv4.txt`, role: { kind: 'datacenter' }, required: true },
-  { path: 'x4bnet-lists_vpn/output/datacenter/ipv6.txt', url: `${X4B}/output/datacenter/ipv6.txt`, role: { kind: 'datacenter' }, required: false },
-  { path: 'x4bnet-lists_vpn/input/datacenter/ASN.txt', url: `${X4B}/input/datacenter/ASN.txt`, role: { kind: 'hosting-asns' }, required: true },
+  { source: 'datacenter', path: 'x4bnet-lists_vpn/output/datacenter/ipv4.txt', url: `${X4B}/output/datacenter/ipv4.txt`, role: { kind: 'datacenter' }, required: true },
+  { source: 'datacenter', path: 'x4bnet-lists_vpn/output/datacenter/ipv6.txt', url: `${X4B}/output/datacenter/ipv6.txt`, role: { kind: 'datacenter' }, required: false },
+  { source: 'datacenter', path: 'x4bnet-lists_vpn/input/datacenter/ASN.txt', url: `${X4B}/input/datacenter/ASN.txt`, role: { kind: 'hosting-asns' }, required: true },
   ...DATACENTER_ONLY.flatMap((dir) =>
     ['ipv4', 'ipv6'].map(
-      (v): ListFile => ({ path: `lord-alfred-ipranges/${dir}/${v}_merged.txt`, url: `${LORD}/${dir}/${v}_merged.txt`, role: { kind: 'datacenter' }, required: false }),
+      (v): ListFile => ({
+        source: 'datacenter',
+        path: `lord-alfred-ipranges/${dir}/${v}_merged.txt`,
+        url: `${LORD}/${dir}/${v}_merged.txt`,
+        role: { kind: 'datacenter' },
+        required: false,
+      }),
     ),
   ),
   // public clouds
   ...Object.entries(CLOUD_PROVIDERS).flatMap(([dir, provider]) =>
     ['ipv4', 'ipv6'].map(
       (v): ListFile => ({
+        source: 'cloud',
         path: `lord-alfred-ipranges/${dir}/${v}_merged.txt`,
         url: `${LORD}/${dir}/${v}_merged.txt`,
         role: { kind: 'cloud', provider },
@@ -106,11 +121,12 @@ export const IP_LISTS: readonly ListFile[] = [
     ),
   ),
   // VPNs: the generic list first, then the per-provider lists that name the provider
-  { path: 'x4bnet-lists_vpn/output/vpn/ipv4.txt', url: `${X4B}/output/vpn/ipv4.txt`, role: { kind: 'vpn', provider: null }, required: true },
-  { path: 'x4bnet-lists_vpn/output/vpn/ipv6.txt', url: `${X4B}/output/vpn/ipv6.txt`, role: { kind: 'vpn', provider: null }, required: false },
-  { path: 'x4bnet-lists_vpn/input/vpn/ASN.txt', url: `${X4B}/input/vpn/ASN.txt`, role: { kind: 'vpn-asns' }, required: true },
+  { source: 'vpn', path: 'x4bnet-lists_vpn/output/vpn/ipv4.txt', url: `${X4B}/output/vpn/ipv4.txt`, role: { kind: 'vpn', provider: null }, required: true },
+  { source: 'vpn', path: 'x4bnet-lists_vpn/output/vpn/ipv6.txt', url: `${X4B}/output/vpn/ipv6.txt`, role: { kind: 'vpn', provider: null }, required: false },
+  { source: 'vpn', path: 'x4bnet-lists_vpn/input/vpn/ASN.txt', url: `${X4B}/input/vpn/ASN.txt`, role: { kind: 'vpn-asns' }, required: true },
   ...Object.entries(X4B_VPN_PROVIDERS).map(
     ([file, provider]): ListFile => ({
+      source: 'vpn',
       path: `x4bnet-lists_vpn/input/vpn/ips/${file}`,
       url: `${X4B}/input/vpn/ips/${file}`,
       role: { kind: 'vpn', provider },
@@ -118,6 +134,7 @@ export const IP_LISTS: readonly ListFile[] = [
     }),
   ),
   {
+    source: 'vpn',
     path: 'x4bnet-lists_vpn/input/datacenter/ips/protonvpn.txt',
     url: `${X4B}/input/datacenter/ips/protonvpn.txt`,
     role: { kind: 'vpn', provider: 'protonvpn' },
@@ -125,25 +142,49 @@ export const IP_LISTS: readonly ListFile[] = [
   },
   ...Object.entries(VPN_FOLDERS).flatMap(([dir, provider]) =>
     ['ipv4', 'ipv6'].map(
-      (v): ListFile => ({ path: `lord-alfred-ipranges/${dir}/${v}_merged.txt`, url: `${LORD}/${dir}/${v}_merged.txt`, role: { kind: 'vpn', provider }, required: false }),
+      (v): ListFile => ({
+        source: 'vpn',
+        path: `lord-alfred-ipranges/${dir}/${v}_merged.txt`,
+        url: `${LORD}/${dir}/${v}_merged.txt`,
+        role: { kind: 'vpn', provider },
+        required: false,
+      }),
     ),
   ),
-  // Tor exit relays (IPv4 and IPv6 addresses)
-  { path: 'secops-tor-ip-addresses/tor-exit-nodes.lst', url: `${TOR}/tor-exit-nodes.lst`, role: { kind: 'tor' }, required: true },
-  // The Tor Project's own current exit list (one IPv4 per line); opt-in, see data/ip/SOURCES.md
-  { path: 'torproject/torbulkexitlist', url: 'https://check.torproject.org/torbulkexitlist', role: { kind: 'tor' }, required: false, optIn: true },
-]
-
-/** License files fetched beside the lists (kept with a refreshed snapshot). */
-export const LICENSE_FILES: readonly { path: string; url: string }[] = [
-  { path: 'lord-alfred-ipranges/LICENSE', url: `${LORD}/LICENSE` },
-  { path: 'secops-tor-ip-addresses/License.md', url: `${TOR}/License.md` },
-  { path: 'x4bnet-lists_vpn/README.md', url: `${X4B}/README.md` },
+  // Tor exit relays: the Tor Project's current list (one address per line; TorDNSEL `ExitAddress` lines also read)
+  { source: 'tor', path: 'torproject/torbulkexitlist', url: TOR_BULK_EXIT_LIST, role: { kind: 'tor' }, required: true },
 ]
 
 /**
+ * The Tor exit snapshot bundled in `data/ip/lists/` (SecOps-Institute/Tor-IP-Addresses, MIT, 2024-02-27; IPv4 and
+ * IPv6). `riskcheck data update` replaces it with the Tor Project's current list.
+ */
+export const BUNDLED_TOR_LIST: ListFile = {
+  source: 'tor',
+  path: 'secops-tor-ip-addresses/tor-exit-nodes.lst',
+  url: `${SECOPS_TOR}/tor-exit-nodes.lst`,
+  role: { kind: 'tor' },
+  required: true,
+}
+
+/** The files of one source as the upstream publishes them (the Tor Project's list for `tor`). */
+export function listFilesOf(source: IpListSource): ListFile[] {
+  return IP_LISTS.filter((f) => f.source === source)
+}
+
+/** The files of one source in the bundled list directory (`data/ip/lists/`). */
+export function bundledListFilesOf(source: IpListSource): ListFile[] {
+  return source === 'tor' ? [BUNDLED_TOR_LIST] : listFilesOf(source)
+}
+
+/** TorDNSEL exit-list keywords whose lines carry no address. */
+const TORDNSEL_KEYWORDS = new Set(['ExitNode', 'Published', 'LastStatus'])
+
+/**
  * The lines of a list file that carry data: `#` starts a comment, blank lines are skipped, the first
- * whitespace-separated token is kept (`AS9009 # M247` → `AS9009`).
+ * whitespace-separated token is kept (`AS9009 # M247` → `AS9009`). The Tor Project's TorDNSEL format
+ * (`check.torproject.org/exit-addresses`) is read too: `ExitAddress 192.0.2.1 2026-11-23 06:12:01` → `192.0.2.1`;
+ * its `ExitNode`, `Published` and `LastStatus` lines are skipped.
  */
 export function readListLines(text: string): string[] {
   const out: string[] = []
@@ -151,7 +192,10 @@ export function readListLines(text: string): string[] {
     const hash = raw.indexOf('#')
     const line = (hash >= 0 ? raw.slice(0, hash) : raw).trim()
     if (!line) continue
-    const token = line.split(/\s+/, 1)[0]
+    const tokens = line.split(/\s+/, 2)
+    const first = tokens[0] as string
+    if (TORDNSEL_KEYWORDS.has(first)) continue
+    const token = first === 'ExitAddress' ? tokens[1] : first
     if (token) out.push(token)
   }
   return out

@@ -1,0 +1,96 @@
+/**
+ * `riskcheck data status`, `rc.dataStatus()` and the server's stale-data warning: per source its version, the date
+ * of its data, its age and whether it is older than the source's documented maximum age (./catalog.ts).
+ */
+import { DATA_SOURCE_NAMES, DATA_SOURCES, type DataSourceName } from './catalog.js'
+import type { DataSet } from './data-set.js'
+import type { SourceOrigin } from './manifest.js'
+
+/** One source's freshness. */
+export interface SourceStatus {
+  name: DataSourceName
+  /** its name in `metadata.data_sources`, with the version */
+  label: string
+  version: string
+  origin: SourceOrigin
+  /** where it was fetched from (null: the bundled data) */
+  upstream: string | null
+  /** ISO date-time the data is from; null when unknown (counts as stale) */
+  data_date: string | null
+  fetched_at: string | null
+  /** seconds since data_date (null when unknown; 0 for a date in the future) */
+  age_seconds: number | null
+  max_age_seconds: number
+  stale: boolean
+}
+
+/** The freshness of the data in use. */
+export interface DataStatus {
+  /** the data directory (null: none configured, the bundled data answers) */
+  data_dir: string | null
+  /** `bundled` or the id of the set in use */
+  set: string
+  created_at: string | null
+  /** true when any source is stale */
+  stale: boolean
+  /** names of the stale sources */
+  stale_sources: DataSourceName[]
+  sources: SourceStatus[]
+  /** a problem with the data directory (the set could not be read, so the bundled or an older set answers) */
+  problem: string | null
+}
+
+/**
+ * The status of a data set at `now`.
+ *
+ * @example computeDataStatus(getBundledDataSet(), null, new Date()).stale_sources // ['tor', …]
+ */
+export function computeDataStatus(set: DataSet, dataDir: string | null, now: Date, problem: string | null = null): DataStatus {
+  const t = now.getTime()
+  const sources: SourceStatus[] = DATA_SOURCE_NAMES.map((name) => {
+    const s = set.sources[name]
+    const date = s.data_date === null ? NaN : Date.parse(s.data_date)
+    const age = Number.isFinite(date) ? Math.max(0, Math.floor((t - date) / 1000)) : null
+    const max = Math.floor(DATA_SOURCES[name].maxAgeMs / 1000)
+    return {
+      name,
+      label: set.labels[name],
+      version: s.version,
+      origin: s.origin,
+      upstream: s.upstream,
+      data_date: s.data_date,
+      fetched_at: s.fetched_at,
+      age_seconds: age,
+      max_age_seconds: max,
+      stale: age === null || age > max,
+    }
+  })
+  const stale = sources.filter((s) => s.stale).map((s) => s.name)
+  return { data_dir: dataDir, set: set.id, created_at: set.createdAt, stale: stale.length > 0, stale_sources: stale, sources, problem }
+}
+
+/** `3d 4h`, `5h 12m`, `40m`, `12s`: an age for people. */
+export function formatAge(seconds: number | null): string {
+  if (seconds === null) return 'unknown'
+  const d = Math.floor(seconds / 86_400)
+  const h = Math.floor((seconds % 86_400) / 3600)
+  const m = Math.floor((seconds % 3600) / 60)
+  if (d > 0) return h > 0 ? `${d}d ${h}h` : `${d}d`
+  if (h > 0) return m > 0 ? `${h}h ${m}m` : `${h}h`
+  if (m > 0) return `${m}m`
+  return `${seconds}s`
+}
+
+/** One sentence naming the stale sources, for logs and warnings; null when nothing is stale. */
+export function describeStaleness(status: DataStatus): string | null {
+  if (!status.stale) return null
+  const parts = status.sources
+    .filter((s) => s.stale)
+    .map((s) => `${s.name} (${s.label}, ${s.age_seconds === null ? 'date unknown' : `${formatAge(s.age_seconds)} old`}, max ${formatAge(s.max_age_seconds)})`)
+  const where = !status.data_dir
+    ? 'the bundled data'
+    : status.set === 'bundled'
+      ? `the bundled data (no data set installed in ${status.data_dir} yet)`
+      : `data set ${status.set} in ${status.data_dir}`
+  return `stale data in ${where}: ${parts.join(', ')}; run "riskcheck data update${status.data_dir ? ` --data-dir ${status.data_dir}` : ' --data-dir DIR'}"`
+}

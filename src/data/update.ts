@@ -1,0 +1,458 @@
+/**
+ * `riskcheck data update`: fetch the sources, check them, rebuild the compiled data and install a new data set
+ * atomically (see ./store.ts for the directory layout and ./fetch-source.ts for the checks).
+ *
+ * Under the data directory's lock (./lock.ts):
+ * 1. the set in force is the base (or the bundled data when none is installed);
+ * 2. each selected source is fetched and checked into `staging/<new id>/` (two at a time); a refused source keeps
+ *    its data from the base, and is reported with the reason;
+ * 3. the other sources are carried over (hard links to the base set's files; bundled data stays where it is);
+ * 4. the flags database is rebuilt when a range list changed (the bundled lists of the other range sources are copied
+ *    in, so the set says exactly what it was built from), the email lists when the disposable list changed;
+ * 5. the set is checked, its manifest written, everything fsynced, the directory renamed into `sets/`, and the
+ *    pointer switched (one atomic rename). Old sets beyond the newest `keep` are removed.
+ * Nothing is installed when every selected source was refused. Readers (a running server) pick up the new set on
+ * their next pointer check.
+ */
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { dirname, join, resolve } from 'node:path'
+import { loadAsnNumCsv } from '../sources/ip/asn.js'
+import { openMmdb } from '../sources/ip/mmdb.js'
+import { VERSION } from '../version.js'
+import { getBundledFiles, getBundledSources } from './bundled.js'
+import { compileDisposable, subtractDisposable } from './build-email-lists.js'
+import { buildIpFlags, countListEntries, writeIpFlags, type ListInput } from './build-ip-flags.js'
+import { DATA_SOURCE_NAMES, DATA_SOURCES, DEFAULT_UPSTREAMS, type DataSourceName, type UpstreamUrls } from './catalog.js'
+import { SET_FILES } from './data-set.js'
+import { download, type DownloadOptions } from './download.js'
+import { fetchSource, SourceError, type FetchedSource } from './fetch-source.js'
+import { BUNDLED_TOR_LIST, bundledListFilesOf, IP_LIST_SOURCES, IP_LISTS, type IpListSource, type ListFile } from './ip-lists.js'
+import { withDataLock, type LockOptions } from './lock.js'
+import { MANIFEST_FORMAT, type DataManifest, type ManifestBuilt, type ManifestFile, type ManifestSource } from './manifest.js'
+import {
+  findSetFileProblem,
+  installSet,
+  listSets,
+  newSetId,
+  pruneSets,
+  readPointer,
+  readSetManifest,
+  setPath,
+  stagingPath,
+  switchPointer,
+  writeFileDurably,
+} from './store.js'
+
+/** What the update reports while it runs (the CLI prints these). */
+export type UpdateEvent =
+  | { type: 'fetch'; source: DataSourceName; location: string }
+  | { type: 'progress'; source: DataSourceName; location: string; received: number; total: number | null }
+  | { type: 'fetched'; source: DataSourceName; version: string; entries: number; checksum: 'verified' | 'none'; notes: string[] }
+  | { type: 'refused'; source: DataSourceName; reason: string }
+  | { type: 'built'; file: string }
+  | { type: 'installed'; set: string; previous: string | null }
+
+/** Steps of the update, for crash-point tests (`onStep` may throw to stop the update there). */
+export type UpdateStep = 'fetched' | 'built' | 'manifest-written' | 'installed'
+
+/** Options of {@link updateData}. */
+export interface UpdateOptions {
+  /** the data directory (created when missing) */
+  dataDir: string
+  /** the sources to update (default: all) */
+  only?: readonly DataSourceName[]
+  /** `--source NAME=URL|FILE`: a mirror or local file per source */
+  sources?: Partial<Record<DataSourceName, string>>
+  /** accept a source that shrank to less than half of the data in use */
+  force?: boolean
+  /** installed sets kept, the new one included (default 3, at least 2: the previous set stays for rollback) */
+  keep?: number
+  /** the clock (default `() => new Date()`) */
+  now?: () => Date
+  /** the fetch used for downloads (default: global fetch) */
+  fetch?: typeof fetch
+  /** progress and results as they happen */
+  onEvent?: (event: UpdateEvent) => void
+  /** waiting for another update's lock, stale-lock timing */
+  lock?: LockOptions
+  /** idle timeout of one download, in ms (default 60000) */
+  idleTimeoutMs?: number
+  /** @internal replace the default upstream locations (tests point them at loopback) */
+  upstreams?: Partial<UpstreamUrls>
+  /** @internal wait between download retries (tests) */
+  sleep?: (ms: number) => Promise<void>
+  /** @internal called after each step; a throw stops the update there (crash-point tests) */
+  onStep?: (step: UpdateStep) => void
+}
+
+/** A source that was fetched and installed. */
+export interface UpdatedSource {
+  name: DataSourceName
+  version: string
+  entries: number
+  checksum: 'verified' | 'none'
+  upstream: string | null
+  notes: string[]
+}
+
+/** What {@link updateData} did. */
+export interface UpdateResult {
+  data_dir: string
+  /** every selected source was updated */
+  ok: boolean
+  /** the new set's id (null: nothing installed) */
+  installed: string | null
+  /** the set in force before (null: the bundled data) */
+  previous: string | null
+  updated: UpdatedSource[]
+  /** refused sources and why; their data in use did not change */
+  failed: { name: DataSourceName; reason: string }[]
+  /** sets removed (older than the newest `keep`) */
+  pruned: string[]
+}
+
+/** The set an update starts from. */
+interface Base {
+  id: string | null
+  dir: string | null
+  sources: Record<DataSourceName, ManifestSource>
+  built: ManifestBuilt[]
+}
+
+function readBase(dataDir: string): Base {
+  let id: string | null = null
+  try {
+    id = readPointer(dataDir)
+  } catch {
+    id = null // an unreadable pointer: start from the bundled data; the new set repairs the pointer
+  }
+  if (id !== null) {
+    try {
+      const m = readSetManifest(dataDir, id)
+      if (findSetFileProblem(dataDir, m) === null) return { id, dir: setPath(dataDir, id), sources: m.sources, built: m.built }
+    } catch {
+      // a damaged set is not a base
+    }
+  }
+  return { id: null, dir: null, sources: { ...getBundledSources() }, built: [] }
+}
+
+function sha256File(path: string): ManifestFile & { path: string } {
+  const buf = readFileSync(path)
+  return { path, bytes: buf.length, sha256: createHash('sha256').update(buf).digest('hex') }
+}
+
+/** Hard-links (or copies, across file systems) `rel` from the base set into the new one. */
+function carryFile(fromDir: string, toDir: string, rel: string): void {
+  const dst = join(toDir, rel)
+  mkdirSync(dirname(dst), { recursive: true })
+  try {
+    linkSync(join(fromDir, rel), dst)
+  } catch {
+    copyFileSync(join(fromDir, rel), dst)
+  }
+}
+
+/** The catalog entry of a list file stored at `lists/<path>` in a set. */
+function listFileOf(rel: string): ListFile | undefined {
+  const path = rel.slice(SET_FILES.lists.length + 1)
+  return IP_LISTS.find((f) => f.path === path) ?? (BUNDLED_TOR_LIST.path === path ? BUNDLED_TOR_LIST : undefined)
+}
+
+/** Entries of a source in the bundled data, counted the way an update counts them (null: not comparable). */
+function countBundledEntries(name: DataSourceName): number | null {
+  const f = getBundledFiles()
+  // the bundled Tor snapshot is another list (SecOps-Institute, with IPv6 exits) than the Tor Project's IPv4 list
+  if (name === 'tor') return null
+  switch (DATA_SOURCES[name].kind) {
+    case 'ip-lists': {
+      let n = 0
+      for (const file of bundledListFilesOf(name as IpListSource)) {
+        const p = join(f.lists, file.path)
+        if (existsSync(p)) n += countListEntries(readFileSync(p, 'utf8'), file).entries
+      }
+      return n
+    }
+    case 'disposable': {
+      const read = (file: string): unknown[] => {
+        try {
+          return JSON.parse(readFileSync(join(f.disposablePackage, file), 'utf8')) as unknown[]
+        } catch {
+          return []
+        }
+      }
+      const c = compileDisposable(read('index.json'), read('wildcard.json'))
+      return c.exact.length + c.wildcard.length
+    }
+    case 'asn-csv':
+      try {
+        return loadAsnNumCsv(readFileSync(f.asnV4), 1).size + loadAsnNumCsv(readFileSync(f.asnV6), 4).size
+      } catch {
+        return null
+      }
+    case 'city-mmdb':
+      return null // the bundled city data is split into IPv4 and IPv6 files: node counts do not compare
+  }
+  return null
+}
+
+/** Copies the bundled lists of a range source into the set (its data becomes part of what the flags are built from). */
+function copyBundledLists(name: IpListSource, stage: string): ManifestSource {
+  const f = getBundledFiles()
+  const files: ManifestFile[] = []
+  let entries = 0
+  for (const file of bundledListFilesOf(name)) {
+    const src = join(f.lists, file.path)
+    if (!existsSync(src)) continue
+    const rel = `${SET_FILES.lists}/${file.path}`
+    mkdirSync(dirname(join(stage, rel)), { recursive: true })
+    copyFileSync(src, join(stage, rel))
+    const h = sha256File(join(stage, rel))
+    files.push({ path: rel, bytes: h.bytes, sha256: h.sha256 })
+    entries += countListEntries(readFileSync(src, 'utf8'), file).entries
+  }
+  const b = getBundledSources()[name]
+  return { ...b, origin: 'bundled-copy', entries, files }
+}
+
+function freeListHeader(now: Date, removed: number): string {
+  return [
+    '# Free webmail / consumer mailbox domains: the bundled list of riskcheck (freemail, ISC, plus curated additions)',
+    `# minus ${removed} domains that the disposable list of this data set names. Built by riskcheck data update on ${now.toISOString()}.`,
+  ].join('\n')
+}
+
+function readBundledFree(): string[] {
+  return readFileSync(getBundledFiles().freeProviders, 'utf8')
+    .split('\n')
+    .map((l) => l.trim().toLowerCase())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+}
+
+/** Removes the empty directories under `root` (left by refused downloads), deepest first. */
+function removeEmptyDirs(root: string): void {
+  for (const e of readdirSync(root, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue
+    const p = join(root, e.name)
+    removeEmptyDirs(p)
+    if (readdirSync(p).length === 0) rmdirSync(p)
+  }
+}
+
+/** Runs at most `limit` tasks at once. */
+async function inPool<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items]
+  const worker = async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await task(item)
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+}
+
+/**
+ * Updates the data directory. Resolves with what was updated and what was refused (and why); rejects with a
+ * `DataLockedError` when another update holds the lock, and with an Error for problems of the directory itself
+ * (not writable, disk full) — in every case the set in force stays as it was.
+ *
+ * @example
+ * const r = await updateData({ dataDir: '/var/lib/riskcheck', only: ['tor'] })
+ * if (!r.ok) console.error(r.failed)
+ */
+export async function updateData(options: UpdateOptions): Promise<UpdateResult> {
+  const dataDir = resolve(options.dataDir)
+  const selected = [...new Set(options.only && options.only.length > 0 ? options.only : DATA_SOURCE_NAMES)]
+  for (const name of selected) if (!DATA_SOURCES[name]) throw new TypeError(`unknown data source: ${String(name)}`)
+  for (const name of Object.keys(options.sources ?? {})) if (!(DATA_SOURCE_NAMES as readonly string[]).includes(name)) throw new TypeError(`unknown data source: ${name}`)
+  const clock = options.now ?? (() => new Date())
+  const upstreams: UpstreamUrls = { ...DEFAULT_UPSTREAMS, ...(options.upstreams ?? {}) }
+  const emit = (e: UpdateEvent) => {
+    try {
+      options.onEvent?.(e)
+    } catch {
+      // a failing reporter does not stop the update
+    }
+  }
+  const step = (s: UpdateStep) => options.onStep?.(s)
+  const keep = Math.max(2, options.keep ?? 3)
+
+  return withDataLock(
+    dataDir,
+    async (lock) => {
+      const now = clock()
+      const base = readBase(dataDir)
+      const id = newSetId(dataDir, now)
+      const stage = stagingPath(dataDir, id)
+      rmSync(join(dataDir, 'staging'), { recursive: true, force: true })
+      mkdirSync(stage, { recursive: true })
+      const result: UpdateResult = { data_dir: dataDir, ok: false, installed: null, previous: base.id, updated: [], failed: [], pruned: [] }
+      try {
+        // 1. fetch and check
+        const got = new Map<DataSourceName, FetchedSource>()
+        await inPool(selected, 2, async (name) => {
+          const info = DATA_SOURCES[name]
+          const written: string[] = []
+          try {
+            const fetchedSource = await fetchSource(name, {
+              setDir: stage,
+              now,
+              override: options.sources?.[name] ?? null,
+              upstreams,
+              force: options.force === true,
+              download: (location, dest, o) => {
+                emit({ type: 'fetch', source: name, location })
+                written.push(dest)
+                const opts: DownloadOptions = {
+                  maxBytes: info.maxBytes,
+                  idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+                  onProgress: (received, total) => emit({ type: 'progress', source: name, location, received, total }),
+                  ...(options.fetch ? { fetch: options.fetch } : {}),
+                  ...(options.sleep ? { sleep: options.sleep } : {}),
+                  ...o,
+                }
+                return download(location, dest, opts)
+              },
+              previousEntries: async () => {
+                const prev = base.sources[name]
+                if (prev.origin === 'bundled') return countBundledEntries(name)
+                return prev.entries
+              },
+            })
+            got.set(name, fetchedSource)
+            emit({ type: 'fetched', source: name, version: fetchedSource.source.version, entries: fetchedSource.source.entries, checksum: fetchedSource.source.checksum, notes: fetchedSource.notes })
+          } catch (e) {
+            for (const p of written) rmSync(p, { force: true })
+            if (name === 'disposable') rmSync(join(stage, SET_FILES.disposable), { force: true })
+            if (!(e instanceof SourceError) && !(e instanceof Error)) throw e
+            const reason = (e as Error).message
+            result.failed.push({ name, reason })
+            emit({ type: 'refused', source: name, reason })
+          }
+        })
+        removeEmptyDirs(stage)
+        step('fetched')
+        result.failed.sort((a, b) => DATA_SOURCE_NAMES.indexOf(a.name) - DATA_SOURCE_NAMES.indexOf(b.name))
+        if (got.size === 0) return result
+
+        // 2. carry over what was not fetched
+        const sources = {} as Record<DataSourceName, ManifestSource>
+        for (const name of DATA_SOURCE_NAMES) {
+          const fresh = got.get(name)
+          if (fresh) {
+            sources[name] = fresh.source
+            continue
+          }
+          const prev = base.sources[name]
+          if (prev.origin !== 'bundled' && base.dir) for (const f of prev.files) carryFile(base.dir, stage, f.path)
+          sources[name] = prev
+        }
+
+        // 3. rebuild what depends on a fetched source
+        const built: ManifestBuilt[] = []
+        const listsChanged = IP_LIST_SOURCES.some((n) => got.has(n))
+        if (listsChanged) {
+          for (const n of IP_LIST_SOURCES) if (sources[n].origin === 'bundled') sources[n] = copyBundledLists(n, stage)
+          const inputs: ListInput[] = []
+          for (const n of IP_LIST_SOURCES)
+            for (const f of sources[n].files) {
+              const file = listFileOf(f.path)
+              if (file) inputs.push({ file, path: join(stage, f.path) })
+            }
+          let flags
+          try {
+            flags = buildIpFlags(inputs, Math.floor(now.getTime() / 1000))
+          } catch (e) {
+            throw new Error(`building the flags database failed: ${(e as Error).message}`)
+          }
+          writeIpFlags(join(stage, 'ip'), flags, now)
+          for (const rel of [SET_FILES.flags, SET_FILES.asnFlags]) {
+            const h = sha256File(join(stage, rel))
+            built.push({ path: rel, bytes: h.bytes, sha256: h.sha256, from: [...IP_LIST_SOURCES] })
+            emit({ type: 'built', file: rel })
+          }
+        } else if (base.dir) {
+          for (const b of base.built.filter((x) => x.path === SET_FILES.flags || x.path === SET_FILES.asnFlags)) {
+            carryFile(base.dir, stage, b.path)
+            built.push(b)
+          }
+        }
+        const disposable = got.get('disposable')?.disposable
+        if (disposable) {
+          const { kept, removed } = subtractDisposable(readBundledFree(), disposable)
+          writeFileSync(join(stage, SET_FILES.free), `${freeListHeader(now, removed.length)}\n${kept.join('\n')}\n`)
+          const h = sha256File(join(stage, SET_FILES.free))
+          built.push({ path: SET_FILES.free, bytes: h.bytes, sha256: h.sha256, from: ['disposable'] })
+          emit({ type: 'built', file: SET_FILES.free })
+        } else if (base.dir) {
+          for (const b of base.built.filter((x) => x.path === SET_FILES.free)) {
+            carryFile(base.dir, stage, b.path)
+            built.push(b)
+          }
+        }
+        step('built')
+
+        // 4. check the whole set
+        const manifest: DataManifest = { format: MANIFEST_FORMAT, id, created_at: now.toISOString(), riskcheck: VERSION, sources, built }
+        if (built.some((b) => b.path === SET_FILES.flags)) {
+          try {
+            openMmdb(join(stage, SET_FILES.flags), 'flags', 'flags')
+            JSON.parse(readFileSync(join(stage, SET_FILES.asnFlags), 'utf8'))
+          } catch (e) {
+            throw new Error(`the rebuilt flags data does not open: ${(e as Error).message}`)
+          }
+        }
+        for (const f of [...Object.values(sources).flatMap((s) => s.files), ...built]) {
+          const p = join(stage, f.path)
+          if (!existsSync(p) || statSync(p).size !== f.bytes) throw new Error(`set check failed: ${f.path} is missing or has the wrong size`)
+        }
+        writeFileDurably(join(stage, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+        step('manifest-written')
+
+        // 5. install: rename into sets/, switch the pointer
+        lock.assertHeld()
+        installSet(dataDir, id)
+        result.installed = id
+        for (const [name, f] of got)
+          result.updated.push({ name, version: f.source.version, entries: f.source.entries, checksum: f.source.checksum, upstream: f.source.upstream, notes: f.notes })
+        const order = (n: DataSourceName) => DATA_SOURCE_NAMES.indexOf(n)
+        result.updated.sort((a, b) => order(a.name) - order(b.name))
+        result.failed.sort((a, b) => order(a.name) - order(b.name))
+        result.ok = result.failed.length === 0
+        emit({ type: 'installed', set: id, previous: base.id })
+        step('installed')
+        result.pruned = pruneSets(dataDir, keep)
+        return result
+      } finally {
+        rmSync(stage, { recursive: true, force: true })
+      }
+    },
+    options.lock,
+  )
+}
+
+/**
+ * Points the data directory back at the set installed before the one in force (the previous update's data), under
+ * the lock. Returns the set now in force. Throws when there is no older set.
+ */
+export async function rollbackData(options: { dataDir: string; lock?: LockOptions }): Promise<{ set: string; previous: string }> {
+  const dataDir = resolve(options.dataDir)
+  return withDataLock(
+    dataDir,
+    async () => {
+      const current = readPointer(dataDir)
+      if (current === null) throw new Error(`${dataDir} has no installed data set`)
+      const older = listSets(dataDir).filter((s) => s < current)
+      for (const id of older.reverse()) {
+        try {
+          const m = readSetManifest(dataDir, id)
+          if (findSetFileProblem(dataDir, m) !== null) continue
+        } catch {
+          continue
+        }
+        switchPointer(dataDir, id)
+        return { set: id, previous: current }
+      }
+      throw new Error(`${dataDir} has no older data set to roll back to`)
+    },
+    options.lock,
+  )
+}
