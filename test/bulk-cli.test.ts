@@ -119,7 +119,7 @@ describe('riskcheck bulk', () => {
     expect(ambiguous.stderr).toMatch(/pick one with --column/)
     const empty = await run(['--type', 'ip', '-', '--offline'], { stdin: '' })
     expect(empty.code).toBe(2)
-    expect(JSON.parse(empty.stderr.trim().split('\n').pop()!)).toMatchObject({ error: { code: 'INPUT_LIMIT_EXCEEDED' } })
+    expect(JSON.parse(empty.stderr.trim().split('\n').pop()!)).toMatchObject({ error: { code: 'INVALID_INPUT' } })
     expect((await run(['--help'])).stdout).toMatch(/Usage: riskcheck bulk --type TYPE/)
   })
 
