@@ -6,8 +6,7 @@
  *                   [--unsafe-allow-loopback-webhooks] [the lookup flags: --offline, --dns-server HOST:PORT, --smtp-port N, --city-db PATH, …]
  */
 import { parseArgs } from 'node:util'
-import type { CliCommand } from './commands.js'
-import { GLOBAL_FLAGS, optionsFromFlags, type CliIO } from './main.js'
+import { GLOBAL_FLAGS, optionsFromFlags, type CliCommand, type CliIO } from './shared.js'
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
                        [lookup flags: --offline, --dns-server HOST[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
