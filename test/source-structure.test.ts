@@ -105,4 +105,11 @@ describe('source structure', () => {
   it('UsageError is defined once (src/cli/shared.ts)', () => {
     expect(definitions(/class UsageError\b/)).toEqual(['cli/shared.ts'])
   })
+
+  it('one semaphore (src/semaphore.ts), used by the DNS source and the bulk engine; no hand-rolled acquire/release', () => {
+    expect(definitions(/class Semaphore\b/)).toEqual(['semaphore.ts'])
+    // (The SMTP source's acquire/release hand out pooled sessions, not slots.)
+    expect(definitions(/function (acquire|release)\s*\(/)).toEqual(['sources/smtp.ts'])
+    expect(definitions(/from '\.\.\/semaphore\.js'/).sort()).toEqual(['bulk/schedule.ts', 'sources/dns.ts'])
+  })
 })
