@@ -20,6 +20,13 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
+function allFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f)
+    return statSync(p).isDirectory() ? allFiles(p) : [p]
+  })
+}
+
 interface Edge {
   to: string
   typeOnly: boolean
@@ -100,6 +107,14 @@ describe('source structure', () => {
 
   it('no import cycle at all in src/cli/ (type imports included)', () => {
     expect(cycles(sourceFiles(join(SRC, 'cli')), () => true)).toEqual([])
+  })
+
+  it('no test asserts on wall-clock time (timings belong in scripts/bench/)', () => {
+    const ROOT = fileURLToPath(new URL('..', import.meta.url))
+    const tests = [...allFiles(SRC), ...allFiles(join(ROOT, 'test'))].filter((f) => f.endsWith('.test.ts'))
+    expect(tests.length).toBeGreaterThan(50)
+    const clocked = tests.filter((f) => /performance\.now\(\)|Date\.now\(\)\s*-|process\.hrtime/.test(readFileSync(f, 'utf8')))
+    expect(clocked.map((f) => relative(ROOT, f))).toEqual([])
   })
 
   it('UsageError is defined once (src/cli/shared.ts)', () => {
