@@ -354,7 +354,8 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
   const { createSqliteStore } = await import('../server/store/sqlite.js')
   let store: Store
   try {
-    store = createSqliteStore((values.db as string | undefined) ?? './riskcheck.sqlite')
+    // The same database setting as `serve`: --db, else RISKCHECK_DB, else ./riskcheck.sqlite.
+    store = createSqliteStore((values.db as string | undefined) ?? ((io.env ?? process.env).RISKCHECK_DB || './riskcheck.sqlite'))
   } catch (e) {
     io.stderr.write(`riskcheck admin: cannot open the database: ${messageOf(e)}\n`)
     return EXIT.failed
