@@ -166,11 +166,11 @@ export const lookupRoutes: RouteDef[] = [
     value: b.email,
     opts: { ...(typeof b.smtp === 'boolean' ? { smtp: b.smtp } : {}), ...bypass(b) },
   })),
-  single('phone', '/v1/phone', 'Validate a phone number', 'Numbering plan, line type, carrier, region and time zone. 1 credit; invalid numbers are free.', CREDIT_ERRORS, (b) => ({
+  single('phone', '/v1/phone', 'Validate a phone number', 'Numbering plan, line type, carrier, region and time zone. 1 credit; invalid numbers are free.', INPUT_ERRORS, (b) => ({
     value: b.phone,
     opts: { ...country(b), ...bypass(b) },
   })),
-  single('phone_type', '/v1/phone/type', 'Phone line type', 'Line type from the numbering plan, never live. 1 credit, always billed.', CREDIT_ERRORS, (b) => ({
+  single('phone_type', '/v1/phone/type', 'Phone line type', 'Line type from the numbering plan, never live. 1 credit, always billed.', INPUT_ERRORS, (b) => ({
     value: b.phone,
     opts: { ...country(b), ...bypass(b) },
   })),
