@@ -37,6 +37,8 @@ const TYPE_OF: Record<string, LookupType> = {
 }
 /** A body each lookup cannot look up at all (422 INVALID_INPUT), where the route has one. */
 const UNUSABLE: Record<string, Record<string, unknown>> = {
+  '/v1/phone': { phone: '' },
+  '/v1/phone/type': { phone: '+1'.padEnd(41, '2') },
   '/v1/ip': { ip: 'not-an-ip' },
   '/v1/domain/age': { domain: 'not a domain' },
   '/v1/domain/email-auth': { domain: 'not a domain' },
