@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { creditsFor } from './billing.js'
 import { resolveOptions } from './options.js'
+import { createRiskcheck } from './riskcheck.js'
 
 describe('resolveOptions', () => {
   it('fills every default with no configuration', () => {
@@ -41,9 +42,17 @@ describe('resolveOptions', () => {
     expect(() => resolveOptions(opts as never)).toThrow(TypeError)
     expect(() => resolveOptions(opts as never)).toThrow(message)
   })
-  it('accepts host:port and bracketed IPv6 DNS servers', () => {
-    expect(resolveOptions({ dns: { servers: ['127.0.0.1:5353', '[::1]:53', 'dns.example'] } }).dns.servers).toHaveLength(3)
+  it('accepts IP addresses with an optional port as DNS servers', () => {
+    const servers = ['127.0.0.1', '127.0.0.1:5353', '::1', '[::1]:53', '[::1]', '1.1.1.1:65535', '::ffff:1.2.3.4']
+    expect(resolveOptions({ dns: { servers } }).dns.servers).toEqual(servers)
   })
+  it.each(['nope::', 'nope:', 'dns.example', '1.1.1.1:0', '1.2.3.4:99999', '1.1.1.1:', '999.1.1.1', '01.1.1.1', '[::1]:053', '[nope]:53', ''])(
+    'refuses the DNS server %j with a TypeError naming dns.servers[0] (Node would fail later, or abort on port 0)',
+    (server) => {
+      expect(() => createRiskcheck({ dns: { servers: [server] } })).toThrow(TypeError)
+      expect(() => createRiskcheck({ dns: { servers: [server] } })).toThrow(/`dns\.servers\[0\]` must be an IP address/)
+    },
+  )
 })
 
 describe('creditsFor (the billing table)', () => {

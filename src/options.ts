@@ -2,6 +2,7 @@
  * Options of `createRiskcheck`, their validation and their defaults. Bad options throw a TypeError naming the option,
  * at construction — never later, at lookup time.
  */
+import { isIP, isIPv4, isIPv6 } from 'node:net'
 import type { PolicyOverrides } from './scoring/engine.js'
 import type { ResultCache } from './cache.js'
 import type { CreditLedger } from './credits.js'
@@ -203,8 +204,20 @@ function str(name: string, v: unknown, def: string, maxLength = 255): string {
   return v
 }
 
-/** A `host`, `host:port` or `[v6]:port` server address. */
-const SERVER = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|[0-9A-Za-z.:-]{1,253})(?::\d{1,5})?$/
+/**
+ * Whether `s` is a DNS server address Node's resolver takes: an IP address, optionally with a port 1–65535 (`1.1.1.1`,
+ * `1.1.1.1:53`, `::1`, `[::1]:53`). Checked here because Node's own parser takes host names only to fail at the first
+ * query, and aborts the process on port 0.
+ */
+function isDnsServer(s: string): boolean {
+  if (s.length > 64) return false
+  const portOk = (p: string | undefined) => p === undefined || (/^[1-9][0-9]{0,4}$/.test(p) && Number(p) <= 65535)
+  const bracketed = /^\[([^\]]+)\](?::([0-9]+))?$/.exec(s)
+  if (bracketed) return isIP(bracketed[1]!) !== 0 && portOk(bracketed[2])
+  if (isIPv6(s)) return true
+  const v4 = /^([^:]+)(?::([0-9]+))?$/.exec(s)
+  return v4 !== null && isIPv4(v4[1]!) && portOk(v4[2])
+}
 
 /** Validates options and fills in defaults. Throws a TypeError naming the first bad option. */
 export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions {
@@ -220,7 +233,9 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
   if (dns.servers !== undefined) {
     if (!Array.isArray(dns.servers) || dns.servers.length === 0) bad('dns.servers', 'must be a non-empty array of host[:port] strings')
     servers = dns.servers.map((s, i) => {
-      if (typeof s !== 'string' || !SERVER.test(s)) bad(`dns.servers[${i}]`, `must be host or host:port (got ${JSON.stringify(s)})`)
+      if (typeof s !== 'string' || !isDnsServer(s)) {
+        bad(`dns.servers[${i}]`, `must be an IP address with an optional port: 1.1.1.1, 1.1.1.1:53, ::1 or [::1]:53 (got ${JSON.stringify(String(s).slice(0, 80))})`)
+      }
       return s
     })
   }

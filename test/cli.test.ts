@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { PassThrough, Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -51,10 +51,10 @@ describe('riskcheck CLI', () => {
     expect(code).toBe(lines.some((l) => l.error) ? 1 : 0)
   })
 
-  it('writes an error line (and exit 1) for inputs that cannot be looked up, and keeps going', async () => {
+  it('writes an error line (and exit 2, as for one rejected input) for inputs that cannot be looked up, and keeps going', async () => {
     const good = CHECKS.ip.testInputs[0]!.input
     const t = io(`not-an-ip\n${good}\n`)
-    expect(await runCli(['ip', '--mode', 'test'], t.io)).toBe(1)
+    expect(await runCli(['ip', '--mode', 'test'], t.io)).toBe(2)
     const [bad, ok] = t.out().trim().split('\n').map((l) => JSON.parse(l))
     expect(bad).toEqual({ input: 'not-an-ip', error: { code: 'INVALID_INPUT', message: expect.any(String) } })
     expect(ok.request.input).toBe(good)
@@ -78,10 +78,39 @@ describe('riskcheck CLI', () => {
     [['ip', '1.2.3.4', '--mode', 'prod'], /`mode`/],
     [['ip', '1.2.3.4', '--now', 'yesterday'], /--now must be an ISO 8601 date/],
     [['ip', 'a', 'b'], /takes one input/],
-  ])('rejects bad usage %j with exit 64 and a message', async (argv, message) => {
+    [['email', 'a@b.co', '--dns-server', 'nope::'], /^riskcheck: option `dns\.servers\[0\]` must be an IP address/],
+    [['email', 'a@b.co', '--dns-server', '1.1.1.1:0'], /`dns\.servers\[0\]`/],
+    [['ip', '1.2.3.4', '--concurrency', 'many'], /--concurrency must be a whole number/],
+  ])('rejects bad usage %j with exit 64 and one riskcheck: prefix', async (argv, message) => {
     const t = io()
     expect(await runCli(argv, t.io)).toBe(64)
     expect(t.err()).toMatch(message)
+    expect(t.err()).not.toMatch(/riskcheck: riskcheck/)
+    expect(t.out()).toBe('')
+  })
+
+  it('a lookup without an input on a terminal prints its usage (exit 64) instead of waiting for stdin', async () => {
+    for (const command of ['email', 'phone-type', 'ip']) {
+      const t = io()
+      const stdin = Object.assign(new PassThrough(), { isTTY: true }) // never ends: waiting would hang the test
+      expect(await runCli([command, '--mode', 'test'], { ...t.io, stdin })).toBe(64)
+      expect(t.err()).toMatch(new RegExp(`^Usage: riskcheck ${command} <input>`))
+      expect(t.out()).toBe('')
+    }
+  })
+
+  it('--help lists --version and --help, and the exit codes the README documents', async () => {
+    const t = io()
+    expect(await runCli(['--help'], t.io)).toBe(0)
+    expect(t.out()).toMatch(/riskcheck --version \| -v/)
+    expect(t.out()).toMatch(/riskcheck --help \| -h/)
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8')
+    const documented = /Exit codes: (.+?)\.\n/s.exec(readme.slice(readme.indexOf('## CLI')))?.[1]?.replace(/\s+/g, ' ')
+    expect(documented).toBe('0 every input answered · 1 a lookup failed (with stdin: at least one) · 2 an input was rejected (with stdin: at least one, none failed; its error JSON is printed in its place) · 64 bad usage')
+    expect(t.out().replace(/\s+/g, ' ')).toContain(`Exit codes: ${documented}`)
+    const v = io()
+    expect(await runCli(['--version'], v.io)).toBe(0)
+    expect(v.out()).toMatch(/^\d+\.\d+\.\d+/)
   })
 
   it('exits 2 with the error JSON for a single input that cannot be looked up', async () => {

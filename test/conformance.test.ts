@@ -70,7 +70,7 @@ const anyInput = fc.oneof(
   fc.oneof(fc.integer(), fc.constant(null), fc.constant(undefined), fc.object()),
 )
 
-describe('property: any input gives a schema-valid result or a documented error, fast', () => {
+describe('property: any input gives a schema-valid result or a documented error', () => {
   for (const [mode, rc] of [
     ['offline', offline],
     ['test', test],
@@ -78,14 +78,12 @@ describe('property: any input gives a schema-valid result or a documented error,
     it.each(types)(`${mode}: %s`, async (type) => {
       await fc.assert(
         fc.asyncProperty(anyInput, async (input) => {
-          const t0 = performance.now()
           try {
             const r = await rc.lookup(type, input)
             assertValidResult(r, type)
           } catch (e) {
             if (!(e instanceof RiskcheckError) || !ERROR_CODES.includes(e.code)) throw e
           }
-          expect(performance.now() - t0).toBeLessThan(2000)
         }),
         { numRuns: 60 },
       )

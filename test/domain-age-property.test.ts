@@ -69,9 +69,7 @@ describe('domain age on arbitrary input', () => {
           expect(isRiskcheckError(e, 'INVALID_INPUT')).toBe(true)
           return
         }
-        const t0 = performance.now()
         const o = await domainAgeCheck.run(ctx, prepared.input, {})
-        expect(performance.now() - t0).toBeLessThan(TIMEOUT_MS + 1000)
         expect([...Value.Errors(DomainAgeDetailsSchema, o.details)]).toEqual([])
         for (const f of o.factors) expect(Object.hasOwn(FACTORS, f)).toBe(true)
         const d = o.details

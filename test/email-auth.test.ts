@@ -203,17 +203,16 @@ describe('DNS failures (loopback DNS)', () => {
 })
 
 describe('concurrency (loopback DNS)', () => {
-  it('the questions of one lookup overlap: ~2 round trips of 60 ms, not 57 sequential ones', async () => {
+  it('the questions of one lookup overlap: ~2 rounds, not 55 sequential ones', async () => {
     const before = server.queries.length
-    const started = performance.now()
+    server.resetPending()
     const o = await check('slow.test')
-    const elapsed = performance.now() - started
     const sent = server.queries.length - before
     expect(o.details.grade).toBe('A+')
     // MX, TXT, 1 DMARC, 48 DKIM, 1 BIMI (host = org domain) + include _spf + A/AAAA of relay
     expect(sent).toBe(55)
-    // one after another would take at least 55 × 60 ms = 3.3 s
-    expect(elapsed).toBeLessThan(1500)
+    // the server (60 ms per answer) held the whole first round at once; one after another it would hold 1
+    expect(server.maxPending()).toBeGreaterThanOrEqual(50)
   })
 })
 

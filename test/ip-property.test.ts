@@ -23,12 +23,9 @@ const ipLike = fc.oneof(
 const anyText = fc.oneof(fc.string({ maxLength: 80 }), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 70 }), ipLike)
 
 describe('rc.ip() on arbitrary strings', () => {
-  it('answers with a schema-valid result or INVALID_INPUT, fast', async () => {
-    await rc.ip('8.8.8.8') // load the bundled data once before timing
-    await rc.ip('2001:4860::1')
+  it('answers with a schema-valid result or INVALID_INPUT', async () => {
     let results = 0
     let rejected = 0
-    const t0 = performance.now()
     await fc.assert(
       fc.asyncProperty(anyText, async (text) => {
         try {
@@ -47,9 +44,8 @@ describe('rc.ip() on arbitrary strings', () => {
       }),
       { numRuns: 2000, seed: 20260822 },
     )
-    const ms = performance.now() - t0
     expect(results).toBeGreaterThan(150) // the fixed seed gives ~200 valid addresses among 2000 inputs
     expect(rejected).toBeGreaterThan(1000)
-    expect(ms / 2000).toBeLessThan(5) // typically ~0.2 ms per input including result building and validation
+    // (speed: scripts/bench/ip.ts)
   })
 })

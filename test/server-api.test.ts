@@ -37,6 +37,8 @@ const TYPE_OF: Record<string, LookupType> = {
 }
 /** A body each lookup cannot look up at all (422 INVALID_INPUT), where the route has one. */
 const UNUSABLE: Record<string, Record<string, unknown>> = {
+  '/v1/phone': { phone: '' },
+  '/v1/phone/type': { phone: '+1'.padEnd(41, '2') },
   '/v1/ip': { ip: 'not-an-ip' },
   '/v1/domain/age': { domain: 'not a domain' },
   '/v1/domain/email-auth': { domain: 'not a domain' },
@@ -314,18 +316,22 @@ describe('failures outside the routes still get the envelope', () => {
     expectEnvelope(await s.post('/v1/ip', '"1.2.3.4"', s.test), 'INVALID_REQUEST')
     expectEnvelope(await s.post('/v1/ip', '', s.test), 'INVALID_REQUEST')
     expectEnvelope(await s.request('POST', '/v1/ip', { key: s.test }), 'INVALID_REQUEST')
-    expectEnvelope(await s.post('/v1/ip', 'ip=1.2.3.4', s.test, { 'content-type': 'application/x-www-form-urlencoded' }), 'INVALID_REQUEST')
+    const form = await s.post('/v1/ip', 'ip=1.2.3.4', s.test, { 'content-type': 'application/x-www-form-urlencoded' })
+    expect(form.status).toBe(415)
+    expect(form.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('application/json') })
     expectEnvelope(await s.post('/v1/check', { email: 'a@b.co', context: 'party' }, s.test), 'INVALID_REQUEST')
   })
 
-  it('field limits → 400 INVALID_REQUEST naming the field', async () => {
+  it('field limits: the library judges lookup values (422 INVALID_INPUT naming the field); the check keeps its 400s', async () => {
     const r = await s.post('/v1/phone', { phone: '1'.repeat(41) }, s.test)
-    expectEnvelope(r, 'INVALID_REQUEST')
-    expect(r.body.error.message).toMatch(/`phone` must be at most 40 characters/)
-    expectEnvelope(await s.post('/v1/ip', { ip: '1'.repeat(65) }, s.test), 'INVALID_REQUEST')
-    expectEnvelope(await s.post('/v1/check', { email: `${'a'.repeat(315)}@b.com` }, s.test), 'INVALID_REQUEST')
-    expectEnvelope(await s.post('/v1/phone', { phone: '+12015550100', country: 'USA' }, s.test), 'INVALID_REQUEST')
-    expectEnvelope(await s.post('/v1/phone', { phone: '' }, s.test), 'INVALID_REQUEST')
+    expectEnvelope(r, 'INVALID_INPUT')
+    expect(r.body.error.message).toMatch(/phone must be at most 40 characters/)
+    expectEnvelope(await s.post('/v1/ip', { ip: '1'.repeat(65) }, s.test), 'INVALID_INPUT')
+    expectEnvelope(await s.post('/v1/phone', { phone: '+12015550100', country: 'USA' }, s.test), 'INVALID_INPUT')
+    expectEnvelope(await s.post('/v1/phone', { phone: '' }, s.test), 'INVALID_INPUT')
+    const check = await s.post('/v1/check', { email: `${'a'.repeat(315)}@b.com` }, s.test)
+    expectEnvelope(check, 'INVALID_REQUEST')
+    expect(check.body.error.message).toBe('`email` must be at most 320 characters.')
   })
 
   it('a missing required field → 400 MISSING_FIELD naming it', async () => {
@@ -340,18 +346,19 @@ describe('failures outside the routes still get the envelope', () => {
     expectEnvelope(r, 'INVALID_REQUEST')
   })
 
-  it('unknown paths → 404 NOT_FOUND; a known path with another method → 404 with Allow', async () => {
+  it('unknown paths → 404 NOT_FOUND; a known path with another method → 405 with Allow', async () => {
     const r = await s.get('/v1/nothing-here', s.test)
     expectEnvelope(r, 'NOT_FOUND')
     expectRateHeaders(r)
     const root = await s.get('/', null)
     expectEnvelope(root, 'NOT_FOUND')
     const wrong = await s.get('/v1/email', s.test)
-    expectEnvelope(wrong, 'NOT_FOUND')
+    expect(wrong.status).toBe(405)
+    expect(wrong.body.error.code).toBe('INVALID_REQUEST')
     expect(wrong.headers.allow).toBe('POST')
     expect(wrong.body.error.message).toMatch(/use POST/)
     const del = await s.request('DELETE', '/v1/account', { key: s.test })
-    expectEnvelope(del, 'NOT_FOUND')
+    expect(del.status).toBe(405)
     expect(del.headers.allow).toBe('GET, HEAD')
   })
 
@@ -371,7 +378,8 @@ describe('authentication', () => {
   const ip = ROUTES.find((r) => r.url === '/v1/ip')!
 
   it('rejects malformed, unknown and forged keys with 401', async () => {
-    for (const header of ['Bearer', 'Bearer ', 'Basic abc', `Bearer ${s.live}x`, `Bearer ${s.live.slice(0, -1)}A`, `Token ${s.live}`]) {
+    const otherLast = s.live.endsWith('A') ? 'B' : 'A' // (replacing the last character by itself would be the key)
+    for (const header of ['Bearer', 'Bearer ', 'Basic abc', `Bearer ${s.live}x`, `Bearer ${s.live.slice(0, -1)}${otherLast}`, `Token ${s.live}`]) {
       const r = await s.post('/v1/ip', GOOD['/v1/ip'], null, { authorization: header })
       expectEnvelope(r, 'UNAUTHORIZED')
     }

@@ -98,7 +98,7 @@ describe('POST /v1/bulk/jobs', () => {
     expect(done.status).toBe('completed')
   })
 
-  it('accepts a body of 100,000 inputs (this route only); 100,001 → 413 INPUT_LIMIT_EXCEEDED', async () => {
+  it('accepts a body of 100,000 inputs (this route only); 100,001 → 413 INPUT_LIMIT_EXCEEDED; none → 422 INVALID_INPUT', async () => {
     const inputs = Array.from({ length: 100_000 }, (_, i) => `+1201555${String(1000 + (i % 50)).padStart(4, '0')}`)
     const body = JSON.stringify({ type: 'phone', inputs })
     expect(body.length).toBeGreaterThan(1_000_000)
@@ -111,7 +111,8 @@ describe('POST /v1/bulk/jobs', () => {
     expect(over.status).toBe(413)
     expect(over.body.error.code).toBe('INPUT_LIMIT_EXCEEDED')
     const none = await s.post('/v1/bulk/jobs', { type: 'phone', inputs: [] }, s.test)
-    expect(none.body.error.code).toBe('INPUT_LIMIT_EXCEEDED')
+    expect(none.status).toBe(422)
+    expect(none.body.error.code).toBe('INVALID_INPUT')
     // The lookups keep their small body limit.
     const big = await s.post('/v1/ip', { ip: '8.8.8.8', pad: 'x'.repeat(70 * 1024) }, s.test)
     expect(big.status).toBe(413)

@@ -158,5 +158,56 @@ describe('riskcheck serve', () => {
     const help = memoryIO()
     expect(await runServe(['--help'], help)).toBe(0)
     expect(help.out()).toMatch(/riskcheck serve \[--host 127\.0\.0\.1\] \[--port 8080\]/)
+    for (const name of ['RISKCHECK_HOST', 'RISKCHECK_PORT', 'RISKCHECK_DB', 'RISKCHECK_LOG_LEVEL', 'RISKCHECK_JSON', 'RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS', 'RISKCHECK_<FLAG>']) {
+      expect(help.out()).toContain(name)
+    }
+    const dns = memoryIO()
+    expect(await runServe(['--dns-server', 'nope::'], dns)).toBe(64)
+    expect(dns.err()).toMatch(/^riskcheck serve: option `dns\.servers\[0\]` must be an IP address/)
+  })
+
+  /** Starts serve with `args` and `env`, returns what it printed once listening, then stops it. */
+  async function serveWith(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; url: string; err: string }> {
+    const io = { ...memoryIO(), env }
+    const stop = new AbortController()
+    let url = ''
+    const exit = runServe(args, io, { signal: stop.signal, onListening: (u) => ((url = u), stop.abort()) })
+    const code = await exit
+    return { code, out: io.out(), url, err: io.err() }
+  }
+
+  it('reads every setting from the environment too; a flag wins over its variable', async () => {
+    const envDb = join(dir, 'from-env.sqlite')
+    const flagDb = join(dir, 'from-flag.sqlite')
+    const env = { RISKCHECK_PORT: '0', RISKCHECK_DB: envDb, RISKCHECK_JSON: '1', RISKCHECK_LOG_LEVEL: 'silent', RISKCHECK_OFFLINE: 'true', RISKCHECK_HOST: '127.0.0.1' }
+    const fromEnv = await serveWith([], env)
+    expect(fromEnv.code).toBe(0)
+    expect(JSON.parse(fromEnv.out)).toEqual({ url: fromEnv.url, db: envDb })
+    expect(fromEnv.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    const flagWins = await serveWith(['--db', flagDb], env)
+    expect(JSON.parse(flagWins.out).db).toBe(flagDb)
+    // The conventional PORT (platforms set it) when RISKCHECK_PORT is absent.
+    const plain = await serveWith([], { PORT: '0', RISKCHECK_JSON: 'yes', RISKCHECK_LOG_LEVEL: 'silent', RISKCHECK_DB: ':memory:' })
+    expect(plain.code).toBe(0)
+    expect(JSON.parse(plain.out).db).toBe(':memory:')
+    // Logs at the level from the environment (info: Fastify's "Server listening" line on stderr).
+    const logged = await serveWith([], { PORT: '0', RISKCHECK_DB: ':memory:', RISKCHECK_LOG_LEVEL: 'info' })
+    expect(logged.err).toContain('Server listening')
+  })
+
+  it('names the variable when a value from the environment is bad', async () => {
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ RISKCHECK_PORT: 'eighty' }, /^riskcheck serve: RISKCHECK_PORT must be 0–65535/],
+      [{ PORT: '70000' }, /^riskcheck serve: PORT must be 0–65535/],
+      [{ RISKCHECK_LOG_LEVEL: 'loud' }, /^riskcheck serve: RISKCHECK_LOG_LEVEL must be/],
+      [{ RISKCHECK_OFFLINE: 'maybe' }, /^riskcheck serve: RISKCHECK_OFFLINE must be 1\/true\/yes\/on/],
+      [{ RISKCHECK_DNS_TIMEOUT: 'soon' }, /^riskcheck serve: RISKCHECK_DNS_TIMEOUT must be a whole number/],
+      [{ RISKCHECK_DNS_SERVER: '1.1.1.1, nope::' }, /`dns\.servers\[1\]` must be an IP address/],
+    ]
+    for (const [env, message] of cases) {
+      const io = { ...memoryIO(), env }
+      expect(await runServe([], io), JSON.stringify(env)).toBe(64)
+      expect(io.err()).toMatch(message)
+    }
   })
 })

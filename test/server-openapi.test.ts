@@ -8,7 +8,7 @@ import Ajv2020Module from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_STATUS } from '../src/errors.js'
-import { buildOpenApi, openApiPath, routeErrorCodes } from '../src/server/openapi.js'
+import { buildOpenApi, openApiPath, routeErrorCodes, routeRejections } from '../src/server/openapi.js'
 import { ROUTES } from '../src/server/routes/index.js'
 import { issueApiKey } from '../src/server/keys.js'
 import type { SqliteStore } from '../src/server/store/sqlite.js'
@@ -114,7 +114,9 @@ describe('the OpenAPI document', () => {
       for (const st of statuses) {
         expect(op.responses[st]?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' })
       }
-      expect(Object.keys(op.responses).sort()).toEqual([String(route.status), ...statuses].sort())
+      const rejections = routeRejections(route).map((r) => String(r.status))
+      for (const st of rejections) expect(op.responses[st]?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' })
+      expect(Object.keys(op.responses).sort()).toEqual([String(route.status), ...statuses, ...rejections].sort())
       if (route.method === 'POST') expect(op.parameters.map((p: Json) => p.name)).toContain('Idempotency-Key')
       expect(op.responses['429'].headers['Retry-After']).toBeDefined()
     }

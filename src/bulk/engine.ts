@@ -116,7 +116,8 @@ function validateCreate(params: unknown, maxInputs: number) {
   if (!BULK_TYPES.includes(p.type as BulkType)) throw invalid(`\`type\` must be one of ${BULK_TYPES.join(', ')}.`, 'type')
   if (p.inputs === undefined || p.inputs === null) throw missingField('`inputs` is required.', 'inputs')
   if (!Array.isArray(p.inputs)) throw invalid('`inputs` must be an array of strings.', 'inputs')
-  if (p.inputs.length === 0 || p.inputs.length > maxInputs) {
+  if (p.inputs.length === 0) throw new RiskcheckError('INVALID_INPUT', '`inputs` is empty: a bulk job takes at least one input.', { field: 'inputs' })
+  if (p.inputs.length > maxInputs) {
     throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', `A bulk job takes 1 to ${maxInputs.toLocaleString('en-US')} inputs (got ${p.inputs.length}).`, { field: 'inputs' })
   }
   for (let i = 0; i < p.inputs.length; i++) {

@@ -25,6 +25,15 @@ describe('foldInputs', () => {
     ])
   })
 
+  it('folds emails with the whole address lower-cased (Jane@Example.COM = jane@example.com)', async () => {
+    const { CHECKS } = await import('../checks/registry.js')
+    const { env } = createFakeEnv()
+    const f = await foldInputs(CHECKS.email as never, ['jane@acme-mail.com', 'Jane@Acme-Mail.COM', ' JANE@acme-mail.com ', 'joe@acme-mail.com'], { country: null, smtp: null }, env.ctx, 2)
+    expect(f.uniqueInputs).toBe(2)
+    expect(f.skipped).toBe(2)
+    expect(f.work.map((w) => w.raw)).toEqual(['jane@acme-mail.com', 'joe@acme-mail.com'])
+  })
+
   it('passes the job options each lookup type understands', () => {
     expect(lookupOptionsFor('phone', { country: 'GB', smtp: false })).toEqual({ country: 'GB' })
     expect(lookupOptionsFor('phone_type', { country: 'GB', smtp: null })).toEqual({ country: 'GB' })

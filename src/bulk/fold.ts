@@ -9,6 +9,15 @@ import { isRiskcheckError } from '../errors.js'
 import type { BulkType } from '../schema.js'
 import type { BulkJobOptions, BulkRowRecord } from './types.js'
 
+/**
+ * The folding key of a prepared input. Emails fold with the whole address lower-cased (docs/decisions.md: the answer
+ * does not depend on the local part's case in practice), so `Jane@Example.COM` and `jane@example.com` are one row;
+ * the single lookup keeps the local part's case (its cache key does too).
+ */
+function foldKeyOf(type: string, cacheKey: string): string {
+  return type === 'email' ? cacheKey.toLowerCase() : cacheKey
+}
+
 /** A row that will be looked up: its index and its prepared input. */
 export interface WorkItem {
   index: number
@@ -114,7 +123,7 @@ export async function foldInputs(
     let failure: unknown = null
     try {
       prepared = def.prepare(raw, opts, ctx)
-      key = `${def.type}:${prepared.cacheKey}`
+      key = `${def.type}:${foldKeyOf(def.type, prepared.cacheKey)}`
     } catch (e) {
       failure = e
       key = `!${trimmed}`

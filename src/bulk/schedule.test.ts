@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { buildLanes, Semaphore } from './schedule.js'
+import { buildLanes } from './schedule.js'
 
 function lanesOf(q: ReturnType<typeof buildLanes>): number[][] {
   const out: number[][] = []
@@ -22,26 +22,5 @@ describe('buildLanes', () => {
   it('width 1 makes one sequential lane per group', () => {
     const groups = ['x', 'y', 'x', 'y']
     expect(lanesOf(buildLanes(4, (i) => groups[i]!, 1))).toEqual([[0, 2], [1, 3]])
-  })
-})
-
-describe('Semaphore', () => {
-  it('admits `size` holders and hands slots to waiters in FIFO order', async () => {
-    const s = new Semaphore(2)
-    expect(s.acquire()).toBeUndefined()
-    expect(s.acquire()).toBeUndefined()
-    expect(s.inUse).toBe(2)
-    const order: number[] = []
-    const w1 = (s.acquire() as Promise<void>).then(() => order.push(1))
-    const w2 = (s.acquire() as Promise<void>).then(() => order.push(2))
-    s.release()
-    await w1
-    expect(order).toEqual([1])
-    s.release()
-    await w2
-    expect(order).toEqual([1, 2])
-    s.release()
-    s.release()
-    expect(s.inUse).toBe(0)
   })
 })

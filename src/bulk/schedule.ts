@@ -65,33 +65,5 @@ export function buildLanes(count: number, groupOf: ((i: number) => string | null
   return { order, next: () => lanes[l++] }
 }
 
-/** A counting semaphore with FIFO waiters: bounds the lookups in flight across all jobs. */
-export class Semaphore {
-  private available: number
-  private readonly waiters: Array<() => void> = []
-
-  constructor(readonly size: number) {
-    this.available = size
-  }
-
-  /** Resolves when a slot is free; call {@link release} once after. */
-  acquire(): Promise<void> | void {
-    if (this.available > 0) {
-      this.available--
-      return
-    }
-    return new Promise<void>((resolve) => this.waiters.push(resolve))
-  }
-
-  /** Frees a slot (hands it to the longest waiter). */
-  release(): void {
-    const next = this.waiters.shift()
-    if (next) next()
-    else this.available++
-  }
-
-  /** Slots in use. */
-  get inUse(): number {
-    return this.size - this.available
-  }
-}
+/** The bound on lookups in flight across all jobs (re-exported for the engine). */
+export { Semaphore } from '../semaphore.js'

@@ -133,7 +133,7 @@ export interface BulkJobPage {
 export interface BulkEngine {
   /**
    * Folds, reserves credits and queues a job; resolves to the job object (status `queued`).
-   * Rejects: INVALID_REQUEST / MISSING_FIELD (bad parameters), INPUT_LIMIT_EXCEEDED (0 or too many inputs),
+   * Rejects: INVALID_REQUEST / MISSING_FIELD (bad parameters), INVALID_INPUT (no inputs), INPUT_LIMIT_EXCEEDED (too many inputs),
    * INSUFFICIENT_CREDITS (nothing starts).
    */
   create(params: BulkCreateParams): Promise<BulkJob>

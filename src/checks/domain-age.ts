@@ -115,11 +115,11 @@ const TEST_DOMAINS: Record<string, { answer: (now: Date, domain: string) => Rdap
     answer: (_now, d) => emptyAnswer(d, 'not_found'),
   },
   'rdap-timeout': {
-    note: 'RDAP does not answer in time: partial, domain_age_unknown → unknown, approve',
+    note: 'RDAP does not answer in time: partial, domain_age_unknown → unknown, approve (free of charge)',
     answer: (_now, d) => ({ ...emptyAnswer(d, 'timeout'), error: 'RDAP lookup timeout (test mode)' }),
   },
   'rdap-error': {
-    note: 'RDAP fails (e.g. HTTP 500 / malformed answer): partial, domain_age_unknown → unknown, approve',
+    note: 'RDAP fails (e.g. HTTP 500 / malformed answer): partial, domain_age_unknown → unknown, approve (free of charge)',
     answer: (_now, d) => ({ ...emptyAnswer(d, 'error'), error: 'RDAP error (test mode)' }),
   },
 }
@@ -176,7 +176,7 @@ export const domainAgeCheck: CheckDefinition<DomainAgeInput, DomainAgeOptions, D
     ...Object.entries(TEST_DOMAINS).map(([label, t]) => ({ input: `${label}.example`, note: t.note })),
     { input: 'https://www.new-domain.example/signup', note: 'a URL: its registrable domain new-domain.example is looked up' },
     { input: 'someone@mail.old-domain.example', note: 'an email address: old-domain.example is looked up' },
-    { input: 'localhost', note: 'no registrable domain: not registered → invalid, block (no RDAP query)' },
+    { input: 'localhost', note: 'no registrable domain: not registered → invalid, block (no RDAP query, free of charge)' },
     { input: 'any-other.example', note: 'any other domain answers like old-domain.example' },
     { input: 'not a domain', note: 'no parsable host: rejected with INVALID_INPUT' },
   ],

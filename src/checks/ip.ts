@@ -336,7 +336,7 @@ function testOutcome(ip: ParsedIp, n: number, country: 'US' | 'GB' | 'DE'): Chec
 
 /** Documented magic inputs of test mode. */
 const TEST_INPUTS = [
-  ...Object.entries(TEST_SCENARIOS).map(([n, s]) => ({ input: `192.0.2.${n}`, note: `${s.note}; located in the US` })),
+  ...Object.entries(TEST_SCENARIOS).map(([n, s]) => ({ input: `192.0.2.${n}`, note: s.unavailable ? s.note : `${s.note}; located in the US` })),
   { input: '198.51.100.1', note: 'like 192.0.2.1 (198.51.100.N mirrors 192.0.2.N) but located in GB' },
   { input: '203.0.113.8', note: 'like 192.0.2.8 (203.0.113.N mirrors 192.0.2.N) but located in DE' },
   { input: '2001:db8::1', note: 'IPv6 (2001:db8::N mirrors 192.0.2.N, N = 1…13, hex): clean, version 6 → valid, approve' },

@@ -233,10 +233,9 @@ describe('phone lookup: live carrier source (US/CA)', () => {
   })
 
   it('turns a timeout into partial', async () => {
+    // The source never answers: only the 80 ms limit can end the lookup (a hang fails the test by its timeout).
     const src = fakeSource('hang')
-    const t0 = performance.now()
     const { outcome, assessment } = await lookup(phoneContext({ carrierSource: src, carrierTimeoutMs: 80 }), '+1 201 555 0123')
-    expect(performance.now() - t0).toBeLessThan(2000)
     expect(outcome.partial).toBe(true)
     expect(outcome.factors).toContain('phone_carrier_unavailable')
     expect(assessment.reason).toMatch(/did not answer in time/)

@@ -15,8 +15,7 @@
  * Every command takes --db PATH (default ./riskcheck.sqlite) and --json.
  */
 import { parseArgs } from 'node:util'
-import type { CliCommand } from './commands.js'
-import type { CliIO } from './main.js'
+import { EXIT, messageOf, printError, UsageError, type CliCommand, type CliIO } from './shared.js'
 import type { Scope } from '../schema.js'
 import type { StoredEndpoint } from '../server/store/delivery-store.js'
 import { endpointView } from '../server/routes/webhooks.js'
@@ -48,7 +47,6 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
 Exit codes: 0 done · 1 not found / refused · 64 bad usage
 `
 
-class UsageError extends Error {}
 class NotFound extends Error {}
 
 function wholeNumber(flag: string, v: unknown, min: number): number | undefined {
@@ -340,8 +338,8 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
       strict: true,
     }) as { values: Record<string, unknown>; positionals: string[] }
   } catch (e) {
-    io.stderr.write(`riskcheck admin: ${(e as Error).message}\n`)
-    return 64
+    printError(io, 'riskcheck admin', e)
+    return EXIT.usage
   }
   const { values, positionals } = parsed
   const [group, action, ...rest] = positionals
@@ -356,19 +354,20 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
   const { createSqliteStore } = await import('../server/store/sqlite.js')
   let store: Store
   try {
-    store = createSqliteStore((values.db as string | undefined) ?? './riskcheck.sqlite')
+    // The same database setting as `serve`: --db, else RISKCHECK_DB, else ./riskcheck.sqlite.
+    store = createSqliteStore((values.db as string | undefined) ?? ((io.env ?? process.env).RISKCHECK_DB || './riskcheck.sqlite'))
   } catch (e) {
-    io.stderr.write(`riskcheck admin: cannot open the database: ${(e as Error).message}\n`)
-    return 1
+    io.stderr.write(`riskcheck admin: cannot open the database: ${messageOf(e)}\n`)
+    return EXIT.failed
   }
   try {
     const out = await run(store, group, action, rest, values, (options.now ?? Date.now)())
     io.stdout.write(values.json ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`)
     return 0
   } catch (e) {
-    io.stderr.write(`riskcheck admin: ${(e as Error).message}\n`)
-    if (e instanceof UsageError) return 64
-    if (e instanceof NotFound || e instanceof RangeError) return 1
+    printError(io, 'riskcheck admin', e)
+    if (e instanceof UsageError) return EXIT.usage
+    if (e instanceof NotFound || e instanceof RangeError) return EXIT.failed
     throw e
   } finally {
     await store.close()

@@ -29,8 +29,7 @@ import type { BulkEngine } from '../bulk/types.js'
 import { isRiskcheckError } from '../errors.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { BULK_TYPES, type BulkJob, type BulkType } from '../schema.js'
-import type { CliCommand } from './commands.js'
-import { GLOBAL_FLAGS, optionsFromFlags, policyFromFlags, stderrWarning, type CliIO } from './main.js'
+import { EXIT, exitCodeOf, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'
 
 /** The CLI's streams, plus where Ctrl-C comes from (default `process`); tests pass an EventEmitter. */
 export type BulkCliIO = CliIO & { signals?: Pick<EventEmitter, 'once' | 'removeListener'> }
@@ -50,8 +49,6 @@ const BULK_FLAGS: Options = {
 
 const POLL_MS = 200
 const DEFAULT_CONCURRENCY = 32
-
-class UsageError extends Error {}
 
 /** The help text of `riskcheck bulk`. */
 export function bulkHelpText(): string {
@@ -227,18 +224,11 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
     const f = values.format ?? (out && /\.csv$/i.test(out) ? 'csv' : 'jsonl')
     if (f !== 'csv' && f !== 'jsonl') throw new UsageError(`--format must be csv or jsonl (got ${String(f)})`)
     format = f
-    const num = (flag: string, def: number, min: number) => {
-      const v = values[flag]
-      if (v === undefined) return def
-      const n = Number(v)
-      if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be a whole number of at least ${min} (got ${String(v)})`)
-      return n
-    }
-    concurrency = Math.min(1024, num('concurrency', DEFAULT_CONCURRENCY, 1))
-    interval = num('progress-interval', 2000, 0)
+    concurrency = Math.min(1024, wholeNumber('concurrency', values.concurrency, 1) ?? DEFAULT_CONCURRENCY)
+    interval = wholeNumber('progress-interval', values['progress-interval'], 0) ?? 2000
   } catch (e) {
-    io.stderr.write(`riskcheck bulk: ${(e as Error).message}\n`)
-    return 64
+    printError(io, 'riskcheck bulk', e)
+    return EXIT.usage
   }
 
   const policy = await policyFromFlags(values, io, 'riskcheck bulk')
@@ -253,8 +243,8 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
     if (source === io.stdin && io.stdin.isTTY) throw new UsageError('no input file given and stdin is a terminal (see riskcheck bulk --help)')
     inputs = await readInputs(source, csv, values.column as string | undefined, type)
   } catch (e) {
-    io.stderr.write(`riskcheck bulk: ${(e as Error).message}\n`)
-    return 64
+    printError(io, 'riskcheck bulk', e)
+    return EXIT.usage
   }
 
   // Open the output file first, so a bad path fails before any lookup runs.
@@ -263,8 +253,8 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
     try {
       outFile = await open(values.out as string, 'w')
     } catch (e) {
-      io.stderr.write(`riskcheck bulk: cannot write ${String(values.out)}: ${(e as Error).message}\n`)
-      return 64
+      io.stderr.write(`riskcheck bulk: cannot write ${String(values.out)}: ${messageOf(e)}\n`)
+      return EXIT.usage
     }
   }
 
@@ -275,8 +265,8 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
     engine = createBulkEngine(rc.env, { concurrency })
   } catch (e) {
     await outFile?.close()
-    io.stderr.write(`riskcheck bulk: ${(e as Error).message}\n`)
-    return 64
+    printError(io, 'riskcheck bulk', e)
+    return EXIT.usage
   }
 
   const signals = io.signals ?? process
@@ -300,9 +290,9 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
         ...(values['no-smtp'] ? { smtp: false } : {}),
       })
     } catch (e) {
-      const error = isRiskcheckError(e) ? { code: e.code, message: e.message } : { code: 'INTERNAL_ERROR', message: (e as Error).message }
+      const error = isRiskcheckError(e) ? { code: e.code, message: e.message } : { code: 'INTERNAL_ERROR', message: messageOf(e) }
       io.stderr.write(JSON.stringify({ error }) + '\n')
-      return isRiskcheckError(e) ? 2 : 1
+      return exitCodeOf(e)
     }
     jobId = job.id
     inputs = [] // the engine holds what it needs
@@ -335,11 +325,11 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
       await writeResults(engine, final, format, io.stdout)
     }
     io.stderr.write(summary(final, progress.seconds()))
-    if (final.status === 'cancelled') return 130
-    return final.status === 'completed' ? 0 : 1
+    if (final.status === 'cancelled') return EXIT.interrupted
+    return final.status === 'completed' ? EXIT.ok : EXIT.failed
   } catch (e) {
-    io.stderr.write(`riskcheck bulk: ${(e as Error).message}\n`)
-    return 1
+    printError(io, 'riskcheck bulk', e)
+    return EXIT.failed
   } finally {
     await outFile?.close()
     if (poll) clearInterval(poll)

@@ -3,14 +3,9 @@
  * the CLI core dispatches to them without knowing what they do. A command module is loaded only when its command
  * runs, so `riskcheck email …` never loads the HTTP server or SQLite.
  */
-import type { CliIO } from './main.js'
+import type { CliCommand } from './shared.js'
 
-/** A CLI command. `run` gets the arguments after the command name and returns the exit code. */
-export interface CliCommand {
-  name: string
-  summary: string
-  run(args: string[], io: CliIO): Promise<number>
-}
+export type { CliCommand } from './shared.js'
 
 const lazy = (name: string, summary: string, load: () => Promise<CliCommand>): CliCommand => ({
   name,

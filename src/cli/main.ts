@@ -13,156 +13,15 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { CHECKS, type SingleLookupType } from '../checks/registry.js'
 import type { CliFlag } from '../checks/types.js'
 import { isRiskcheckError } from '../errors.js'
-import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
-import { SMTP_DEFAULTS } from '../sources/smtp/defaults.js'
-import { formatPolicyIssues, loadPolicyFile, PolicyFileError, type PolicyFile } from '../scoring/policy-file.js'
-import { COMMANDS } from './commands.js'
 import { VERSION } from '../version.js'
+import { COMMANDS } from './commands.js'
+import { EXIT, exitCodeOf, GLOBAL_FLAGS, GLOBAL_HELP, messageOf, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliIO } from './shared.js'
 
-/** Where the CLI reads and writes; `process` fits. */
-export interface CliIO {
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean }
-  stdout: NodeJS.WritableStream & { isTTY?: boolean }
-  stderr: NodeJS.WritableStream
-  env?: Record<string, string | undefined>
-}
+// Kept importable from here for code written against earlier versions; new commands import ./shared.js.
+export { GLOBAL_FLAGS, optionsFromFlags, policyFromFlags, stderrWarning, type CliIO } from './shared.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
-
-/** Flags every lookup accepts: they build the riskcheck options. */
-export const GLOBAL_FLAGS: Options = {
-  mode: { type: 'string' },
-  offline: { type: 'boolean' },
-  'dns-server': { type: 'string', multiple: true },
-  'dns-timeout': { type: 'string' },
-  now: { type: 'string' },
-  'smtp-port': { type: 'string' },
-  'smtp-timeout': { type: 'string' },
-  'smtp-total-timeout': { type: 'string' },
-  'smtp-max-rejections': { type: 'string' },
-  'smtp-proxy': { type: 'string', multiple: true },
-  helo: { type: 'string' },
-  'mail-from': { type: 'string' },
-  'smtp-allow-private-hosts': { type: 'boolean' },
-  'city-db': { type: 'string' },
-  'country-db': { type: 'string' },
-  'asn-db': { type: 'string' },
-  'isp-db': { type: 'string' },
-  'anonymous-db': { type: 'string' },
-  'connection-type-db': { type: 'string' },
-  'data-dir': { type: 'string' },
-  'rdap-bootstrap-url': { type: 'string' },
-  'rdap-timeout': { type: 'string' },
-  'no-rdap': { type: 'boolean' },
-  'bypass-cache': { type: 'boolean' },
-  policy: { type: 'string' },
-  compact: { type: 'boolean' },
-  concurrency: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-}
-
-const GLOBAL_HELP: Array<[string, string]> = [
-  ['--mode live|test', 'test: deterministic answers for the documented magic inputs, no network, no credits'],
-  ['--offline', 'no network at all (local data only; network fields null, results partial)'],
-  ['--dns-server HOST[:PORT]', 'DNS resolver to use (repeatable); default: the system resolvers'],
-  ['--dns-timeout MS', 'timeout of one DNS query try (default 3000)'],
-  ['--now ISO-8601', 'fix the clock (reproducible ages and timestamps)'],
-  ['--smtp-port N', 'port of the receiving mail servers (default 25)'],
-  ['--smtp-timeout MS', `SMTP connect/reply timeout (default ${SMTP_DEFAULTS.timeoutMs})`],
-  ['--smtp-total-timeout MS', `time budget of one mailbox check, all MX hosts together (default ${SMTP_DEFAULTS.totalTimeoutMs})`],
-  ['--smtp-max-rejections N', `rejected recipients before a fresh SMTP session (default ${SMTP_DEFAULTS.maxRejectionsPerSession})`],
-  ['--smtp-proxy URL', 'socks5://[user:pass@]host[:port] for the mailbox check (repeatable: used in turn)'],
-  ['--helo NAME / --mail-from ADDR', 'EHLO name and MAIL FROM address of the mailbox check'],
-  ['--smtp-allow-private-hosts', 'allow MX hosts on private/loopback addresses (local testing only)'],
-  ['--city-db, --country-db, --asn-db, --isp-db, --anonymous-db, --connection-type-db PATH', 'MaxMind-schema MMDB files (defaults: bundled open data)'],
-  ['--data-dir DIR', 'answer from the data set that "riskcheck data update" keeps fresh in DIR (default: $RISKCHECK_DATA_DIR, else the bundled data)'],
-  ['--rdap-bootstrap-url URL, --rdap-timeout MS', 'RDAP bootstrap file and timeout'],
-  ['--no-rdap', 'do not ask RDAP (domain age unknown; email domain_age_days null)'],
-  ['--bypass-cache', 'skip the result cache'],
-  ['--policy FILE', 'scoring policy file (JSON or YAML: weights, thresholds, actions, rules, contexts; see riskcheck policy)'],
-  ['--compact', 'one-line JSON (default when reading stdin)'],
-  ['--concurrency N', 'lookups at once when reading stdin (default 8)'],
-]
-
-class UsageError extends Error {}
-
-function int(flag: string, v: unknown): number | undefined {
-  if (v === undefined) return undefined
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} must be a whole number (got ${String(v)})`)
-  return n
-}
-
-/** Prints a riskcheck warning (broken resolver, blocked port 25) on stderr, once each. */
-export function stderrWarning(io: Pick<CliIO, 'stderr'>): (w: RiskcheckWarning) => void {
-  return (w) => io.stderr.write(`riskcheck: warning: ${w.message}\n`)
-}
-
-/**
- * Builds riskcheck options from parsed global flags; `env` supplies `RISKCHECK_DATA_DIR` when `--data-dir` is not
- * given.
- */
-export function optionsFromFlags(values: Record<string, unknown>, env: Record<string, string | undefined> = {}): RiskcheckOptions {
-  const o: RiskcheckOptions = {}
-  const dataDir = (values['data-dir'] as string | undefined) ?? env['RISKCHECK_DATA_DIR']
-  if (dataDir !== undefined && dataDir.trim() !== '') o.dataDir = dataDir
-  if (values.mode !== undefined) o.mode = values.mode as 'live' | 'test'
-  if (values.offline) o.offline = true
-  const dnsServers = values['dns-server'] as string[] | undefined
-  const dnsTimeout = int('dns-timeout', values['dns-timeout'])
-  if (dnsServers || dnsTimeout !== undefined) o.dns = { ...(dnsServers ? { servers: dnsServers } : {}), ...(dnsTimeout !== undefined ? { timeoutMs: dnsTimeout } : {}) }
-  const smtpPort = int('smtp-port', values['smtp-port'])
-  const smtpTimeout = int('smtp-timeout', values['smtp-timeout'])
-  const smtpTotal = int('smtp-total-timeout', values['smtp-total-timeout'])
-  const smtpRejections = int('smtp-max-rejections', values['smtp-max-rejections'])
-  const smtpProxy = values['smtp-proxy'] as string[] | undefined
-  const smtpFlags = [smtpPort, smtpTimeout, smtpTotal, smtpRejections, smtpProxy, values.helo, values['mail-from'], values['smtp-allow-private-hosts']]
-  if (smtpFlags.some((v) => v !== undefined))
-    o.smtp = {
-      ...(values['smtp-allow-private-hosts'] ? { allowPrivateHosts: true } : {}),
-      ...(smtpPort !== undefined ? { port: smtpPort } : {}),
-      ...(smtpTimeout !== undefined ? { timeoutMs: smtpTimeout } : {}),
-      ...(smtpTotal !== undefined ? { totalTimeoutMs: smtpTotal } : {}),
-      ...(smtpRejections !== undefined ? { maxRejectionsPerSession: smtpRejections } : {}),
-      ...(smtpProxy ? { proxy: smtpProxy } : {}),
-      ...(values.helo ? { heloName: values.helo as string } : {}),
-      ...(values['mail-from'] ? { mailFrom: values['mail-from'] as string } : {}),
-    }
-  const ipMap = { 'city-db': 'cityDb', 'country-db': 'countryDb', 'asn-db': 'asnDb', 'isp-db': 'ispDb', 'anonymous-db': 'anonymousDb', 'connection-type-db': 'connectionTypeDb' } as const
-  for (const [flag, key] of Object.entries(ipMap)) if (values[flag]) (o.ip ??= {})[key] = values[flag] as string
-  const rdapTimeout = int('rdap-timeout', values['rdap-timeout'])
-  if (values['rdap-bootstrap-url'] || rdapTimeout !== undefined || values['no-rdap'])
-    o.rdap = {
-      ...(values['no-rdap'] ? { enabled: false } : {}),
-      ...(values['rdap-bootstrap-url'] ? { bootstrapUrl: values['rdap-bootstrap-url'] as string } : {}),
-      ...(rdapTimeout !== undefined ? { timeoutMs: rdapTimeout } : {}),
-    }
-  if (values.now !== undefined) {
-    const t = new Date(values.now as string)
-    if (Number.isNaN(t.getTime())) throw new UsageError(`--now must be an ISO 8601 date (got ${String(values.now)})`)
-    o.now = () => new Date(t)
-  }
-  return o
-}
-
-/**
- * The policy file of `--policy`, loaded and validated; undefined without the flag. A file that cannot be used is
- * reported on stderr, every problem with its path and line, and gives null (exit 64).
- */
-export async function policyFromFlags(values: Record<string, unknown>, io: Pick<CliIO, 'stderr'>, prefix = 'riskcheck'): Promise<PolicyFile | null | undefined> {
-  const path = values.policy
-  if (path === undefined) return undefined
-  try {
-    return await loadPolicyFile(String(path))
-  } catch (e) {
-    if (e instanceof PolicyFileError) {
-      io.stderr.write(`${prefix}: --policy ${String(path)} is not a valid policy (${e.issues.length} error${e.issues.length === 1 ? '' : 's'}):\n`)
-      for (const l of formatPolicyIssues(e.issues)) io.stderr.write(`  ${l}\n`)
-    } else io.stderr.write(`${prefix}: --policy: cannot read ${String(path)}: ${(e as Error).message}\n`)
-    return null
-  }
-}
 
 function lookupByCommand(command: string): SingleLookupType | undefined {
   return (Object.keys(CHECKS) as SingleLookupType[]).find((k) => CHECKS[k].cli.command === command)
@@ -190,6 +49,9 @@ export function helpText(): string {
     '  riskcheck <lookup> <input> [flags]      check one input, print the result as JSON',
     '  riskcheck <lookup> [flags] < file       check one input per line from stdin, print JSON lines',
     '  riskcheck check --email E --ip I --phone P [--country CC] [--context signup|lead|checkout]',
+    '  riskcheck <command> --help              help of a command (bulk, serve, admin)',
+    '  riskcheck --version | -v                print the version',
+    '  riskcheck --help | -h                   this text',
     '',
     'Lookups:',
   ]
@@ -204,26 +66,36 @@ export function helpText(): string {
   }
   lines.push('', 'Flags of every lookup:')
   for (const [f, d] of GLOBAL_HELP) lines.push(`  ${f}\n      ${d}`)
-  lines.push('', 'Exit codes: 0 done · 1 a lookup failed · 2 an input was rejected (error JSON printed) · 64 bad usage')
+  lines.push(
+    '',
+    'Exit codes: 0 every input answered · 1 a lookup failed (with stdin: at least one) · 2 an input was rejected',
+    '(with stdin: at least one, none failed; its error JSON is printed in its place) · 64 bad usage',
+  )
   return lines.join('\n') + '\n'
 }
 
+/** The short usage of one lookup command, printed when it is run without an input on a terminal. */
+function lookupUsage(command: string): string {
+  return [
+    `Usage: riskcheck ${command} <input> [flags]     check one input`,
+    `       riskcheck ${command} [flags] < file      one input per line`,
+    'See riskcheck --help for the flags.',
+    '',
+  ].join('\n')
+}
+
 function errorJson(e: unknown, input?: unknown): Record<string, unknown> {
-  const error = isRiskcheckError(e)
-    ? { code: e.code, message: e.message }
-    : { code: 'INTERNAL_ERROR', message: e instanceof Error ? e.message : String(e) }
+  const error = isRiskcheckError(e) ? { code: e.code, message: e.message } : { code: 'INTERNAL_ERROR', message: messageOf(e) }
   return input === undefined ? { error } : { input, error }
 }
 
-async function runLines(
-  io: CliIO,
-  run: (input: string) => Promise<unknown>,
-  concurrency: number,
-): Promise<number> {
+/** Runs one lookup per stdin line; results in input order. Exit code: the worst outcome (1 failed > 2 rejected > 0). */
+async function runLines(io: CliIO, run: (input: string) => Promise<unknown>, concurrency: number): Promise<number> {
   const rl = createInterface({ input: io.stdin, crlfDelay: Infinity })
   // Results are written in input order; at most `concurrency` lookups are in flight.
   const pending: Array<Promise<string>> = []
-  let failures = 0
+  let failed = false
+  let rejected = false
   const flush = async (all: boolean) => {
     while (pending.length > (all ? 0 : concurrency - 1)) io.stdout.write((await pending.shift()!) + '\n')
   }
@@ -234,7 +106,8 @@ async function runLines(
       run(input).then(
         (r) => JSON.stringify(r),
         (e) => {
-          failures++
+          if (exitCodeOf(e) === EXIT.rejected) rejected = true
+          else failed = true
           return JSON.stringify(errorJson(e, input))
         },
       ),
@@ -242,11 +115,11 @@ async function runLines(
     await flush(false)
   }
   await flush(true)
-  return failures > 0 ? 1 : 0
+  return failed ? EXIT.failed : rejected ? EXIT.rejected : EXIT.ok
 }
 
 /**
- * Runs the CLI with `argv` (without `node` and the script) and returns the exit code.
+ * Runs the CLI with `argv` (without `node` and the script) and returns the exit code (see {@link EXIT}).
  *
  * @example await runCli(['email', 'jane@example.org', '--mode', 'test'], process)
  */
@@ -254,11 +127,11 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   const [command, ...rest] = argv
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     io.stdout.write(helpText())
-    return command === undefined ? 64 : 0
+    return command === undefined ? EXIT.usage : EXIT.ok
   }
   if (command === '--version' || command === '-v') {
     io.stdout.write(`${VERSION}\n`)
-    return 0
+    return EXIT.ok
   }
   const extra = COMMANDS.find((c) => c.name === command)
   if (extra) return extra.run(rest, io)
@@ -266,7 +139,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   const lookupType = lookupByCommand(command)
   if (!lookupType && command !== 'check') {
     io.stderr.write(`riskcheck: unknown command "${command}" (see riskcheck --help)\n`)
-    return 64
+    return EXIT.usage
   }
   const def = lookupType ? CHECKS[lookupType] : undefined
   const checkFlags: Options = {
@@ -279,6 +152,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   }
   let parsed: ReturnType<typeof parseArgs>
   let rc: Riskcheck | undefined
+  let concurrency = 8
   try {
     parsed = parseArgs({
       args: rest,
@@ -288,16 +162,21 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     })
     if (parsed.values.help) {
       io.stdout.write(helpText())
-      return 0
+      return EXIT.ok
     }
     if (parsed.positionals.length > 1) throw new UsageError(`${command} takes one input (got ${parsed.positionals.length}); quote it or use stdin`)
-    const options = optionsFromFlags(parsed.values, io.env)
+    if (def && parsed.positionals.length === 0 && io.stdin.isTTY) {
+      // Nothing to read: a terminal would wait silently for lines nobody knows to type.
+      io.stderr.write(lookupUsage(command))
+      return EXIT.usage
+    }
+    concurrency = Math.max(1, wholeNumber('concurrency', (parsed.values as Record<string, unknown>).concurrency, 1) ?? 8)
     const policy = await policyFromFlags(parsed.values, io)
-    if (policy === null) return 64
-    rc = createRiskcheck({ ...options, ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })
+    if (policy === null) return EXIT.usage
+    rc = createRiskcheck({ ...optionsFromFlags(parsed.values, io.env), ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })
   } catch (e) {
-    io.stderr.write(`riskcheck: ${(e as Error).message}\n`)
-    return 64
+    printError(io, 'riskcheck', e)
+    return EXIT.usage
   }
   const values = parsed.values as Record<string, unknown>
   const pretty = !values.compact
@@ -313,21 +192,20 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
         ...(values['no-smtp'] ? { smtp: false } : {}),
       })
       io.stdout.write(JSON.stringify(result, null, pretty ? 2 : undefined) + '\n')
-      return 0
+      return EXIT.ok
     }
     const opts = lookupOptions(def.cli.flags, values)
     const input = parsed.positionals[0]
     if (input !== undefined) {
       const result = await rc.lookup(lookupType!, input, opts as never)
       io.stdout.write(JSON.stringify(result, null, pretty ? 2 : undefined) + '\n')
-      return 0
+      return EXIT.ok
     }
-    const concurrency = int('concurrency', values.concurrency) ?? 8
-    return await runLines(io, (line) => rc!.lookup(lookupType!, line, opts as never), Math.max(1, concurrency))
+    return await runLines(io, (line) => rc!.lookup(lookupType!, line, opts as never), concurrency)
   } catch (e) {
     io.stdout.write(JSON.stringify(errorJson(e), null, pretty ? 2 : undefined) + '\n')
-    io.stderr.write(`riskcheck: ${(e as Error).message}\n`)
-    return isRiskcheckError(e) ? 2 : 1
+    printError(io, 'riskcheck', e)
+    return exitCodeOf(e)
   } finally {
     await rc.close()
   }

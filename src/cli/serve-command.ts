@@ -1,45 +1,46 @@
 /**
  * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then shuts down gracefully (in-flight requests finish,
- * then the riskcheck instance and the database are closed).
+ * then the riskcheck instance and the database are closed). Every flag can also be set by an environment variable
+ * (./serve-settings.ts); flags win.
  *
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level info]
- *                   [--policy FILE] [--unsafe-allow-loopback-webhooks]
- *                   [the lookup flags: --offline, --dns-server HOST:PORT, --smtp-port N, --city-db PATH, …]
+ *                   [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
+ *                   [--unsafe-allow-loopback-webhooks] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
  *
  * `--policy FILE` applies a scoring policy file (JSON or YAML) to every request of every org; its version id is
- * printed with the listening address.
+ * printed with the listening address. `--refresh-data EVERY` runs `riskcheck data update` inside the server.
  */
 import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
-import type { CliCommand } from './commands.js'
-import { GLOBAL_FLAGS, optionsFromFlags, policyFromFlags, type CliIO } from './main.js'
+import { resolveOptions } from '../options.js'
+import { SERVE_FLAGS, withEnvironment } from './serve-settings.js'
+import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
-                       [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
-                       [lookup flags: --offline, --dns-server HOST[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
+                       [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
+                       [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
                         --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
 Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age, /v1/domain/email-auth,
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
 /v1/pricing, /v1/openapi.json) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
 Create an org and a key first: riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
-  --host HOST        address to listen on (default 127.0.0.1)
-  --port N           port (default 8080; 0 picks a free one)
-  --db PATH          SQLite database (default ./riskcheck.sqlite; created and migrated on start)
-  --json             print the listening address as one JSON line
-  --log-level LEVEL  fatal, error, warn, info (default), debug, trace or silent; logs go to stderr
-  --policy FILE      scoring policy file (JSON or YAML; check it with riskcheck policy check FILE) for every
-                     request; its version id is printed at start
+
+  flag                environment variable           meaning
+  --host HOST         RISKCHECK_HOST (or HOST)       address to listen on (default 127.0.0.1)
+  --port N            RISKCHECK_PORT (or PORT)       port (default 8080; 0 picks a free one)
+  --db PATH           RISKCHECK_DB                   SQLite database (default ./riskcheck.sqlite; created and migrated on start)
+  --json              RISKCHECK_JSON=1               print the listening address as one JSON line
+  --log-level LEVEL   RISKCHECK_LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent; logs go to stderr
   --unsafe-allow-loopback-webhooks
-                     let webhook endpoints and deliveries use http://127.0.0.1 (tests and local development
-                     only; never in production)
-  --data-dir DIR     answer from the data set "riskcheck data update" installs in DIR (default $RISKCHECK_DATA_DIR,
-                     else the bundled data); a newly installed set is picked up without a restart
-  --refresh-data EVERY
-                     run "riskcheck data update" in this process every EVERY (e.g. 6h, 30m; at least 1m), and at
-                     start when the data is stale; needs --data-dir
-  --data-source NAME=URL|FILE
-                     a mirror or local file for one source of the scheduled update (repeatable)
+                      RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS=1
+                                                     let webhook endpoints and deliveries use http://127.0.0.1 (tests and
+                                                     local development only; never in production)
+  lookup flags        RISKCHECK_<FLAG>               e.g. RISKCHECK_OFFLINE=1, RISKCHECK_DNS_SERVER=1.1.1.1,9.9.9.9,
+                                                     RISKCHECK_SMTP_PORT=2525, RISKCHECK_HELO=mx.example.org
+A flag wins over its variable. Booleans read 1/true/yes/on or 0/false/no/off.
 `
 
 /** Options of {@link runServe} for embedding and tests. */
@@ -51,6 +52,47 @@ export interface RunServeOptions {
 }
 
 /**
+ * Resolves when the server should stop: `signal` aborts, or SIGINT/SIGTERM arrives, or — when npm started the
+ * process (`npx riskcheck serve`, `npm start`) — npm is gone. Listens from the moment it is called, before the
+ * server starts, so a signal sent as soon as the address is printed is never missed.
+ *
+ * Why the npm case: npm passes a SIGTERM on to the shell it runs the command in, and that shell dies of it without
+ * passing it to the server, which would keep its port as an orphan. So under npm the server watches its parent and
+ * shuts down gracefully once it changes. (Outside npm it does not: `riskcheck serve &` outlives its shell by design.)
+ */
+function stopRequested(signal: AbortSignal | undefined, env: Record<string, string | undefined>): { stopped: Promise<void>; dispose(): void } {
+  if (signal) {
+    return {
+      stopped: signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+      dispose: () => undefined,
+    }
+  }
+  let stop = () => undefined as void
+  const stopped = new Promise<void>((resolve) => (stop = resolve))
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+  let watch: NodeJS.Timeout | undefined
+  if (env.npm_lifecycle_event !== undefined) {
+    const parent = process.ppid
+    watch = setInterval(() => {
+      if (process.ppid !== parent) stop()
+    }, PARENT_CHECK_MS)
+    watch.unref()
+  }
+  return {
+    stopped,
+    dispose() {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      if (watch) clearInterval(watch)
+    },
+  }
+}
+
+/** How often a server started by npm checks that npm is still there. */
+const PARENT_CHECK_MS = 500
+
+/**
  * Runs `riskcheck serve` with `args` (after the command name) until `signal` aborts (or SIGINT/SIGTERM). Returns
  * the exit code: 0 after a clean shutdown, 64 for bad usage, 1 when the server cannot start.
  */
@@ -58,103 +100,85 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let values: Record<string, unknown>
   let port: number
   let riskcheck: ReturnType<typeof optionsFromFlags>
+  let origin: (flag: string) => string = (flag) => `--${flag}`
   let refreshEvery: number | null = null
   const dataSources: Partial<Record<DataSourceName, string>> = {}
   try {
-    values = parseArgs({
-      args,
-      options: {
-        ...GLOBAL_FLAGS,
-        host: { type: 'string' },
-        port: { type: 'string' },
-        db: { type: 'string' },
-        json: { type: 'boolean' },
-        'log-level': { type: 'string' },
-        'unsafe-allow-loopback-webhooks': { type: 'boolean' },
-        'refresh-data': { type: 'string' },
-        'data-source': { type: 'string', multiple: true },
-      },
-      allowPositionals: false,
-      strict: true,
-    }).values as Record<string, unknown>
-    if (values.help) {
+    const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
+    if (flags.help) {
       io.stdout.write(SERVE_HELP)
-      return 0
+      return EXIT.ok
     }
-    if (values.mode !== undefined) throw new Error('--mode is decided per request by the key: svc_test_ keys get test answers, svc_live_ keys live ones')
+    if (flags.mode !== undefined) throw new UsageError('--mode is decided per request by the key: svc_test_ keys get test answers, svc_live_ keys live ones')
+    ;({ values, origin } = withEnvironment(flags, io.env ?? process.env))
     port = values.port === undefined ? 8080 : Number(values.port)
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0–65535 (got ${String(values.port)})`)
+    if (!/^[0-9]{1,5}$/.test(String(values.port ?? '8080')) || port > 65535) throw new UsageError(`${origin('port')} must be 0–65535 (got ${String(values.port)})`)
     const level = (values['log-level'] as string | undefined) ?? 'info'
-    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) throw new Error(`--log-level must be fatal, error, warn, info, debug, trace or silent (got ${level})`)
+    if (!LOG_LEVELS.includes(level)) throw new UsageError(`${origin('log-level')} must be ${LOG_LEVELS.slice(0, -1).join(', ')} or silent (got ${level})`)
     values['log-level'] = level
-    riskcheck = optionsFromFlags(values, io.env)
+    riskcheck = optionsFromFlags(values, io.env ?? process.env)
+    resolveOptions(riskcheck) // a bad option (--dns-server nope::) is a usage error, not a failed start
     if (values['refresh-data'] !== undefined) {
       refreshEvery = parseDuration(String(values['refresh-data']))
-      if (refreshEvery === null || refreshEvery < 60_000) throw new Error(`--refresh-data must be a duration of at least 1m, e.g. 6h or 30m (got ${String(values['refresh-data'])})`)
-      if (!riskcheck.dataDir) throw new Error('--refresh-data needs --data-dir DIR (or RISKCHECK_DATA_DIR)')
+      if (refreshEvery === null || refreshEvery < 60_000) throw new UsageError(`--refresh-data must be a duration of at least 1m, e.g. 6h or 30m (got ${String(values['refresh-data'])})`)
+      if (!riskcheck.dataDir) throw new UsageError('--refresh-data needs --data-dir DIR (or RISKCHECK_DATA_DIR)')
     }
     for (const item of (values['data-source'] as string[] | undefined) ?? []) {
       const eq = item.indexOf('=')
       const name = eq > 0 ? item.slice(0, eq) : ''
-      if (!isDataSourceName(name) || eq === item.length - 1) throw new Error(`--data-source must be NAME=URL|FILE with NAME one of ${DATA_SOURCE_NAMES.join(', ')}`)
+      if (!isDataSourceName(name) || eq === item.length - 1) throw new UsageError(`--data-source must be NAME=URL|FILE with NAME one of ${DATA_SOURCE_NAMES.join(', ')}`)
       dataSources[name] = item.slice(eq + 1)
     }
   } catch (e) {
-    io.stderr.write(`riskcheck serve: ${(e as Error).message}\n`)
-    return 64
+    // A value from the environment is named by its variable, not by the flag the message speaks of.
+    const message = messageOf(e).replace(/^--([a-z-]+)/, (whole, flag: string) => (origin(flag) === whole ? whole : origin(flag)))
+    io.stderr.write(`riskcheck serve: ${message}\n`)
+    return EXIT.usage
   }
   const policy = await policyFromFlags(values, io, 'riskcheck serve')
-  if (policy === null) return 64
+  if (policy === null) return EXIT.usage
   if (policy) riskcheck.scoring = policy.overrides
 
-  const host = (values.host as string | undefined) ?? '127.0.0.1'
-  const db = (values.db as string | undefined) ?? './riskcheck.sqlite'
-  // Loaded on demand so the lookup commands never load Fastify or SQLite.
-  const { createServer } = await import('../server/app.js')
-  let app: Awaited<ReturnType<typeof createServer>>
+  const stop = stopRequested(options.signal, io.env ?? process.env)
   try {
-    app = createServer({
-      db,
-      riskcheck,
-      ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
-      logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
-    })
-    await app.listen({ host, port })
-  } catch (e) {
-    io.stderr.write(`riskcheck serve: cannot start: ${(e as Error).message}\n`)
-    return 1
+    const host = (values.host as string | undefined) ?? '127.0.0.1'
+    const db = (values.db as string | undefined) ?? './riskcheck.sqlite'
+    // Loaded on demand so the lookup commands never load Fastify or SQLite.
+    const { createServer } = await import('../server/app.js')
+    let app: Awaited<ReturnType<typeof createServer>>
+    try {
+      app = createServer({
+        db,
+        riskcheck,
+        ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
+        logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
+      })
+      await app.listen({ host, port })
+    } catch (e) {
+      io.stderr.write(`riskcheck serve: cannot start: ${messageOf(e)}\n`)
+      return EXIT.failed
+    }
+
+    const address = app.server.address()
+    const actualPort = typeof address === 'object' && address ? address.port : port
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
+    const policyInfo = policy ? { version: policy.version, file: values.policy as string } : null
+    io.stdout.write(
+      values.json
+        ? `${JSON.stringify({ url, db, ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
+        : `riskcheck API listening on ${url} (db ${db}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})\n`,
+    )
+    const refresh = refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, refreshEvery, dataSources) : null
+    options.onListening?.(url)
+
+    await stop.stopped
+    if (!values.json) io.stdout.write('riskcheck API shutting down: finishing in-flight requests…\n')
+    await refresh?.stop()
+    await app.close()
+    return EXIT.ok
+  } finally {
+    stop.dispose()
   }
-
-  const address = app.server.address()
-  const actualPort = typeof address === 'object' && address ? address.port : port
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
-  const policyInfo = policy ? { version: policy.version, file: values.policy as string } : null
-  io.stdout.write(
-    values.json
-      ? `${JSON.stringify({ url, db, ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
-      : `riskcheck API listening on ${url} (db ${db}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})\n`,
-  )
-  const refresh = refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, refreshEvery, dataSources) : null
-  options.onListening?.(url)
-
-  await new Promise<void>((resolve) => {
-    if (options.signal) {
-      if (options.signal.aborted) return resolve()
-      options.signal.addEventListener('abort', () => resolve(), { once: true })
-      return
-    }
-    const stop = () => {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
-      resolve()
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
-  })
-  if (!values.json) io.stdout.write('riskcheck API shutting down: finishing in-flight requests…\n')
-  await refresh?.stop()
-  await app.close()
-  return 0
 }
 
 /**
@@ -186,6 +210,7 @@ async function startServerDataRefresh(
 /** The `serve` command (registered by the CLI). */
 export const serveCommand: CliCommand = {
   name: 'serve',
-  summary: 'run the HTTP API (keys, credits, rate limits) on SQLite: serve [--host] [--port] [--db PATH] [lookup flags]',
+  summary: 'run the HTTP API (keys, credits, rate limits) on SQLite: serve [--host] [--port] [--db PATH] [lookup flags]; env RISKCHECK_*',
   run: (args, io) => runServe(args, io),
 }
+

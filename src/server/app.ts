@@ -4,7 +4,9 @@
  * Request path: onRequest (shutdown check → authentication → rate limit → suspension → scope) → body parsing and
  * schema validation → preHandler (Idempotency-Key) → handler (the library's lookup with the caller's environment) →
  * serialization by the response schema → onSend (idempotent answer stored). Every failure on the way becomes the
- * error envelope, including malformed JSON, unknown paths and methods and oversized bodies.
+ * error envelope with a request id, including malformed HTTP caught on the socket, malformed or too deeply nested
+ * JSON, bodies that are not JSON or are compressed, unknown paths, wrong methods and oversized requests
+ * (./request-guards.ts). Logs never carry keys or secrets (./log-redaction.ts).
  */
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
@@ -18,6 +20,15 @@ import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { ErrorEnvelopeSchema, type Scope } from '../schema.js'
 import { authenticate, authorize, type RequestAuth } from './auth.js'
 import { DEFAULT_DOCS_URL, errorEnvelope, mapError } from './envelope.js'
+import { redactingLoggerOptions } from './log-redaction.js'
+import {
+  createClientErrorHandler,
+  createMethodTable,
+  MAX_HEADER_BYTES,
+  methodNotAllowed,
+  refuseEncodedBody,
+  registerJsonBodyParser,
+} from './request-guards.js'
 import { bodyFingerprint, IDEMPOTENCY_TTL_MS, isReplayable, parseIdempotencyKey } from './idempotency.js'
 import { createOrgLedger } from './ledger.js'
 import type { DeliverFunction } from '../webhooks/queue.js'
@@ -26,7 +37,7 @@ import { buildOpenApi } from './openapi.js'
 import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from './plans.js'
 import { createRateLimiter, rateLimitHeaders, type RateLimitState } from './rate-limit.js'
 import { ROUTES } from './routes/index.js'
-import type { NamedSchema, RouteDef, ServerContext } from './routes/types.js'
+import { EmptyBody, type NamedSchema, type RouteDef, type ServerContext } from './routes/types.js'
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
@@ -56,8 +67,13 @@ export interface ServerOptions {
   docsUrl?: string
   /** `servers[0].url` of the OpenAPI document (default `/`). */
   publicUrl?: string
-  /** Fastify logger option (default off). */
+  /**
+   * Fastify logger option (default off). Whatever is configured, query values, Authorization headers and anything
+   * shaped like an API key or a webhook secret are redacted from every line.
+   */
   logger?: FastifyServerOptions['logger']
+  /** Time a client has to send a whole request (headers and body), in ms (default 60,000); slower → 408. */
+  requestTimeoutMs?: number
   /** Fastify trustProxy (client addresses from X-Forwarded-For behind a proxy); default false. */
   trustProxy?: FastifyServerOptions['trustProxy']
   /** How often expired cache entries and idempotency records are deleted, in ms (default 10 minutes; 0 = never). */
@@ -127,6 +143,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const anonRate = positiveInt('anonymousRatePerSecond', options.anonymousRatePerSecond, 20)
   const purgeEvery = positiveInt('purgeIntervalMs', options.purgeIntervalMs, 10 * 60 * 1000, 0)
   const webhookEvery = positiveInt('webhookIntervalMs', options.webhookIntervalMs, 1000, 0)
+  const requestTimeout = positiveInt('requestTimeoutMs', options.requestTimeoutMs, 60_000)
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
   const docsUrl = options.docsUrl ?? DEFAULT_DOCS_URL
 
@@ -203,19 +220,28 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   }
 
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: redactingLoggerOptions(options.logger),
     bodyLimit,
+    requestTimeout,
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: Math.min(60_000, requestTimeout),
+      // How often Node looks for requests past their time (its default, 30 s, would let a short limit run long).
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeout / 2))),
+    },
+    clientErrorHandler: createClientErrorHandler(docsUrl, () => appRef?.log),
     genReqId: () => newRequestId(),
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     frameworkErrors(error, request, reply) {
       const m = mapError(error)
-      void (reply as FastifyReply).code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl))
+      void (reply as FastifyReply).header('Cache-Control', 'no-store').code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl))
     },
   })
 
   appRef = app
+  registerJsonBodyParser(app)
   const sendError = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const m = mapError(error)
     if (m.internal) request.log.error({ err: error }, 'internal error')
@@ -297,7 +323,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.addHook('onResponse', async (request) => finishIdempotent(request, 500, undefined))
   app.addHook('onRequestAbort', async (request) => finishIdempotent(request, 500, undefined))
 
-  const methodsByPattern = new Map<string, { re: RegExp; methods: string[] }>()
+  const methods = createMethodTable()
   for (const route of ROUTES) {
     const config: RouteConfig = { scope: route.scope }
     const payload = isNamed(route.response) ? route.response.schema : route.response
@@ -313,6 +339,16 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         ...(route.params ? { params: route.params } : {}),
         response: { [route.status]: success, '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
       },
+      // Before the body is read: a compressed body is refused, whatever its size.
+      preParsing: async (request: FastifyRequest) => refuseEncodedBody(request),
+      // A route that takes no fields accepts no body at all as well as `{}`.
+      ...(route.body === EmptyBody
+        ? {
+            preValidation: async (request: FastifyRequest) => {
+              if (request.body === undefined) request.body = {}
+            },
+          }
+        : {}),
       ...(route.method === 'POST' ? { preHandler: idempotency } : {}),
       handler: async (request, reply) => {
         const data = await route.handler({
@@ -328,23 +364,13 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         return route.envelope === false ? data : { success: true, data }
       },
     })
-    const pattern = `^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`
-    const entry = methodsByPattern.get(pattern) ?? { re: new RegExp(pattern), methods: [] }
-    entry.methods.push(route.method, ...(route.method === 'GET' ? ['HEAD'] : []))
-    methodsByPattern.set(pattern, entry)
+    methods.add(route.url, route.method)
   }
 
   app.setNotFoundHandler((request, reply) => {
     const path = (request.url.split('?')[0] ?? '/').slice(0, 2048)
-    const allowed = [...methodsByPattern.values()].find((e) => e.re.test(path))?.methods
-    if (allowed) {
-      void reply.header('Allow', allowed.join(', '))
-      return sendError(
-        new RiskcheckError('NOT_FOUND', `${request.method} is not supported on ${path}; use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}.`),
-        request,
-        reply,
-      )
-    }
+    const allowed = methods.allowed(path)
+    if (allowed) return sendError(methodNotAllowed(request.method, path, allowed), request, reply)
     return sendError(new RiskcheckError('NOT_FOUND', `No such endpoint: ${request.method} ${path}.`), request, reply)
   })
 

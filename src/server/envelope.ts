@@ -4,9 +4,10 @@
  *   success: { "success": true, "data": … }
  *   failure: { "success": false, "error": { "code", "message", "docs_url", "request_id" } }
  *
- * A RiskcheckError keeps its code and status; framework errors (malformed JSON, schema validation, body too large,
- * unsupported media type) get the matching code of the spec; anything else is a 500 INTERNAL_ERROR whose message
- * never carries internals.
+ * A RiskcheckError keeps its code and status; an {@link HttpRejection} carries a code with a more precise HTTP status
+ * (405 wrong method, 415 not JSON or compressed, 431 headers too large …); framework errors (malformed JSON, schema
+ * validation, body too large, unsupported media type) get the matching code; anything else is a 500 INTERNAL_ERROR
+ * whose message never carries internals. The statuses are listed in docs/api.md.
  */
 import { ERROR_STATUS, RiskcheckError, type ErrorCode } from '../errors.js'
 import type { ErrorEnvelope } from '../schema.js'
@@ -17,6 +18,23 @@ export const DEFAULT_DOCS_URL = 'https://riskcheck.dev/docs/errors'
 /** Builds the failure body. */
 export function errorEnvelope(code: ErrorCode, message: string, requestId: string, docsUrl: string = DEFAULT_DOCS_URL): ErrorEnvelope {
   return { success: false, error: { code, message, docs_url: `${docsUrl}#${code.toLowerCase()}`, request_id: requestId } }
+}
+
+/**
+ * A request refused for its form rather than its content, with the HTTP status that says so precisely and one of the
+ * documented codes: 405 + `Allow` (wrong method), 408 (too slow), 415 (not JSON, or a Content-Encoding the server does
+ * not decode), 431 (request line and headers over 16 KB).
+ */
+export class HttpRejection extends Error {
+  override readonly name = 'HttpRejection'
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message)
+  }
 }
 
 /** A failure ready to send: status, body and extra headers. */
@@ -55,10 +73,38 @@ function fieldName(issue: ValidationIssue, context: string | undefined): string 
   return path || context || 'body'
 }
 
+/**
+ * What a value failing an enum, a const or a union may be, from the issues Ajv reports for it (a union of literals
+ * reports one `const` issue per branch, then `anyOf`): "must be one of a, b, c" or "must be of type boolean or null".
+ */
+function allowedOf(issues: ValidationIssue[], path: string): string {
+  const at = issues.filter((i) => (i.instancePath ?? '') === path)
+  const values: unknown[] = []
+  const types: string[] = []
+  for (const i of at) {
+    if (i.keyword === 'const') values.push(i.params?.allowedValue)
+    else if (i.keyword === 'enum' && Array.isArray(i.params?.allowedValues)) values.push(...i.params.allowedValues)
+    else if (i.keyword === 'type' && typeof i.params?.type === 'string') types.push(i.params.type)
+  }
+  const literal = values.filter((v) => v !== null).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
+  if (literal.length > 0) return `must be one of ${literal.join(', ')}${values.includes(null) || types.includes('null') ? ' (or null)' : ''}`
+  if (types.length > 0) return `must be of type ${[...new Set(types)].join(' or ')}`
+  return 'has a value that is not allowed'
+}
+
 function validationMessage(issues: ValidationIssue[], context: string | undefined): { code: ErrorCode; message: string } {
   const missing = issues.find((i) => i.keyword === 'required')
   if (missing) return { code: 'MISSING_FIELD', message: `\`${fieldName(missing, context)}\` is required.` }
-  const issue = issues[0] ?? {}
+  let issue = issues[0] ?? {}
+  // A union (`anyOf`) reports each failing branch first: name what the value may be, unless a branch of the right
+  // type failed on something more specific (a length, a pattern), which is then the message.
+  const union = issues.find((i) => i.keyword === 'anyOf')
+  if (union) {
+    const path = union.instancePath ?? ''
+    const specific = issues.find((i) => (i.instancePath ?? '') === path && !['type', 'const', 'enum', 'anyOf'].includes(i.keyword ?? ''))
+    if (!specific) return { code: 'INVALID_REQUEST', message: `\`${fieldName(union, context)}\` ${allowedOf(issues, path)}.` }
+    issue = specific
+  }
   const field = fieldName(issue, context)
   switch (issue.keyword) {
     case 'additionalProperties':
@@ -73,14 +119,20 @@ function validationMessage(issues: ValidationIssue[], context: string | undefine
     case 'enum':
     case 'const':
     case 'anyOf':
-      return { code: 'INVALID_REQUEST', message: `\`${field}\` has a value that is not allowed.` }
+      return { code: 'INVALID_REQUEST', message: `\`${field}\` ${allowedOf(issues, issue.instancePath ?? '')}.` }
     default:
       return { code: 'INVALID_REQUEST', message: `\`${field}\` ${issue.message ?? 'is invalid'}.` }
   }
 }
 
+/** The message of a 415: the body is not JSON. */
+export const UNSUPPORTED_MEDIA_TYPE = 'The request body must be JSON: send it with Content-Type: application/json.'
+
 /** Maps any thrown value to the envelope's code, status and message. */
 export function mapError(error: unknown): MappedError {
+  if (error instanceof HttpRejection) {
+    return { status: error.status, code: error.code, message: error.message, internal: false, ...(error.headers ? { headers: error.headers } : {}) }
+  }
   if (error instanceof RiskcheckError) {
     const headers = error.code === 'MAINTENANCE' || error.code === 'UPSTREAM_UNAVAILABLE' ? { 'Retry-After': '30' } : undefined
     return { status: error.status, code: error.code, message: error.message, internal: false, ...(headers ? { headers } : {}) }
@@ -94,12 +146,14 @@ export function mapError(error: unknown): MappedError {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, code: 'INPUT_LIMIT_EXCEEDED', message: 'The request body is too large.', internal: false }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 400, code: 'INVALID_REQUEST', message: 'The request body must be JSON (Content-Type: application/json).', internal: false }
+      return { status: 415, code: 'INVALID_REQUEST', message: UNSUPPORTED_MEDIA_TYPE, headers: { 'Accept-Post': 'application/json' }, internal: false }
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, code: 'INVALID_REQUEST', message: 'The request body is empty; send a JSON object.', internal: false }
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_INVALID_URL':
       return { status: 400, code: 'INVALID_REQUEST', message: 'The URL is malformed.', internal: false }
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { status: 404, code: 'NOT_FOUND', message: 'Not found: the id in the path is too long to exist.', internal: false }
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { status: 400, code: 'INVALID_REQUEST', message: 'The Content-Length does not match the body.', internal: false }
     default:

@@ -32,16 +32,71 @@ export function parseIdempotencyKey(value: string | string[] | undefined): strin
   return v
 }
 
-function canonical(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  const keys = Object.keys(value).sort()
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`
+/** Deepest nesting of arrays and objects a request body may have (the API's bodies have 2 levels). */
+export const MAX_BODY_DEPTH = 32
+
+const tooDeep = () =>
+  new RiskcheckError('INVALID_REQUEST', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`)
+
+/**
+ * Writes the canonical JSON of `value` (object keys sorted, no whitespace) to `emit`, with an explicit stack instead
+ * of recursion, so no body can overflow the call stack; nesting deeper than {@link MAX_BODY_DEPTH} is an
+ * INVALID_REQUEST. Linear in the size of the value (plus the key sorting).
+ */
+function writeCanonical(value: unknown, emit: (chunk: string) => void): void {
+  const stack: Array<string | { v: unknown; depth: number }> = [{ v: value, depth: 0 }]
+  while (stack.length > 0) {
+    const task = stack.pop()!
+    if (typeof task === 'string') {
+      emit(task)
+      continue
+    }
+    const { v, depth } = task
+    if (v === null || typeof v !== 'object') {
+      emit(JSON.stringify(v) ?? 'null')
+      continue
+    }
+    if (depth >= MAX_BODY_DEPTH) throw tooDeep()
+    // Pushed in reverse, so they pop in order: `[` v0 `,` v1 … `]` and `{` "k0": v0 `,` "k1": v1 … `}`.
+    if (Array.isArray(v)) {
+      stack.push(']')
+      for (let i = v.length - 1; i >= 0; i--) {
+        stack.push({ v: v[i], depth: depth + 1 })
+        if (i > 0) stack.push(',')
+      }
+      emit('[')
+    } else {
+      const keys = Object.keys(v).sort()
+      stack.push('}')
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ v: (v as Record<string, unknown>)[keys[i]!], depth: depth + 1 })
+        stack.push(`${JSON.stringify(keys[i])}:`)
+        if (i > 0) stack.push(',')
+      }
+      emit('{')
+    }
+  }
 }
 
-/** SHA-256 of the canonical JSON of a body (key order does not matter). */
+/** The canonical JSON text of a body (what {@link bodyFingerprint} hashes). Throws INVALID_REQUEST when too deep. */
+export function canonicalJson(body: unknown): string {
+  const parts: string[] = []
+  writeCanonical(body ?? null, (c) => parts.push(c))
+  return parts.join('')
+}
+
+/** SHA-256 of the canonical JSON of a body (key order does not matter). Throws INVALID_REQUEST when too deep. */
 export function bodyFingerprint(body: unknown): string {
-  return createHash('sha256').update(canonical(body ?? null), 'utf8').digest('hex')
+  const hash = createHash('sha256')
+  let buffered = ''
+  writeCanonical(body ?? null, (c) => {
+    buffered += c
+    if (buffered.length >= 65_536) {
+      hash.update(buffered, 'utf8')
+      buffered = ''
+    }
+  })
+  return hash.update(buffered, 'utf8').digest('hex')
 }
 
 /** Whether an answer with `status` is stored for replay. */

@@ -4,9 +4,10 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { ERROR_STATUS, type ErrorCode } from '../errors.js'
+import type { HttpRejection } from './envelope.js'
 import { ErrorEnvelopeSchema } from '../schema.js'
 import { VERSION } from '../version.js'
-import type { NamedSchema, RouteDef } from './routes/types.js'
+import { EmptyBody, type NamedSchema, type RouteDef } from './routes/types.js'
 
 /** Codes every route can answer with. */
 const COMMON: ErrorCode[] = ['RATE_LIMITED', 'INTERNAL_ERROR', 'MAINTENANCE']
@@ -26,6 +27,16 @@ export function routeErrorCodes(route: RouteDef): ErrorCode[] {
   }
   if (route.query || route.params) codes.add('INVALID_REQUEST')
   return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => codes.has(c))
+}
+
+/**
+ * Answers of a route with a status other than its code's own (see {@link HttpRejection}): 415 for a body that is not
+ * JSON or is compressed. (405, 408 and 431 can answer any path; docs/api.md lists them once.)
+ */
+export function routeRejections(route: RouteDef): Array<{ status: number; code: ErrorCode; description: string }> {
+  return route.body
+    ? [{ status: 415, code: 'INVALID_REQUEST', description: 'INVALID_REQUEST: the body is not `application/json`, or has a Content-Encoding other than identity.' }]
+    : []
 }
 
 /** The OpenAPI path of a Fastify path (`/a/:id` → `/a/{id}`). */
@@ -129,6 +140,14 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
       }
     }
 
+    for (const r of routeRejections(route)) {
+      responses[String(r.status)] = {
+        description: r.description,
+        headers: RATE_HEADERS,
+        content: { 'application/json': { schema: ref('ErrorEnvelope') } },
+      }
+    }
+
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
@@ -138,7 +157,7 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
       ...(route.scope !== null ? { 'x-required-scope': route.scope } : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } }
+        ? { requestBody: { required: route.body !== EmptyBody, content: { 'application/json': { schema: plain(route.body) } } } }
         : {}),
       responses,
     }

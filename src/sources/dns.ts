@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache'
 import { Resolver } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
+import { Semaphore } from '../semaphore.js'
 
 export type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
 
@@ -154,25 +155,10 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
   // An LRU (not a Map trimmed from its front: V8 makes that O(n) per eviction once deletions pile up).
   const cache = new LRUCache<string, CacheEntry>({ max: Math.max(1, maxCacheEntries) })
   const inFlight = new Map<string, Promise<DnsAnswer<unknown>>>()
-  const queue: Array<() => void> = []
   const timers = new Set<NodeJS.Timeout>()
-  let active = 0
+  const slots = new Semaphore(maxInFlight)
   let closed = false
   const stats: DnsStats = { queries: 0, cacheHits: 0, deduplicated: 0, timeouts: 0 }
-
-  function acquire(): Promise<void> {
-    if (active < maxInFlight) {
-      active++
-      return Promise.resolve()
-    }
-    return new Promise((resolve) => queue.push(resolve))
-  }
-
-  function release(): void {
-    const next = queue.shift()
-    if (next) next()
-    else active--
-  }
 
   function clampTtl(seconds: number): number {
     return Math.min(maxTtl, Math.max(minTtl, seconds))
@@ -190,9 +176,9 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
 
   /** Runs one real question with the concurrency limit and the outer timeout. */
   async function send<T>(call: () => Promise<RawResult<T>>): Promise<{ answer: DnsAnswer<T>; ttl: number | null }> {
-    await acquire()
+    await slots.acquire()
     if (closed) {
-      release()
+      slots.release()
       return { answer: { status: 'error', records: [], error: 'DNS source closed' }, ttl: null }
     }
     stats.queries++
@@ -221,7 +207,7 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
         clearTimeout(timer)
         timers.delete(timer)
       }
-      release()
+      slots.release()
     }
   }
 
@@ -306,10 +292,7 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
       timers.clear()
       cache.clear()
       // Waiters in the queue wake up, see `closed` and answer 'error'.
-      while (queue.length > 0) {
-        active++
-        queue.shift()?.()
-      }
+      slots.wakeAll()
     },
   }
 }

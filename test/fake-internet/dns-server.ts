@@ -41,6 +41,12 @@ export interface FakeDnsServer {
   address: string
   /** Every question received (UDP and TCP), in order. */
   queries: Array<{ name: string; type: string; transport?: 'udp' | 'tcp' }>
+  /**
+   * Most delayed questions held at the same time (received, answer not sent yet): how many a client had in flight
+   * at once — concurrency counted, not timed. Reset with `resetPending()`.
+   */
+  maxPending(): number
+  resetPending(): void
   /** Replaces the zones (queries already counted stay). */
   setZones(zones: Zones): void
   close(): Promise<void>
@@ -146,6 +152,8 @@ export async function startDnsServer(options: { zones: Zones; port?: number }): 
   const queries: Array<{ name: string; type: string; transport?: 'udp' | 'tcp' }> = []
   const timers = new Set<NodeJS.Timeout>()
   const sockets = new Set<net.Socket>()
+  let pending = 0
+  let maxPending = 0
 
   /** Builds the response for one query, or null when the server must stay silent. */
   function answer(query: Packet, maxUdp: number | null, respond: (buf: Buffer) => void): void {
@@ -176,8 +184,10 @@ export async function startDnsServer(options: { zones: Zones; port?: number }): 
     }
     const send = (): void => respond(packet)
     if (typeof b === 'object' && b.delayMs > 0) {
+      maxPending = Math.max(maxPending, ++pending)
       const t = setTimeout(() => {
         timers.delete(t)
+        pending--
         send()
       }, b.delayMs)
       timers.add(t)
@@ -239,6 +249,10 @@ export async function startDnsServer(options: { zones: Zones; port?: number }): 
     port,
     address: `127.0.0.1:${port}`,
     queries,
+    maxPending: () => maxPending,
+    resetPending() {
+      maxPending = pending
+    },
     setZones(z) {
       zones = normalizeZones(z)
     },

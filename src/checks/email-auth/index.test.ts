@@ -98,13 +98,10 @@ describe('emailAuthCheck.run', () => {
   it('sends every first-round question at once', async () => {
     const dns = createFakeDns(good, { delayMs: 20 })
     const ctx = ctxWith(dns)
-    const started = performance.now()
     await emailAuthCheck.run(ctx, { host: 'eu.corp.example', orgDomain: 'corp.example' }, {})
-    const elapsed = performance.now() - started
-    // MX + SPF TXT + 2 DMARC + 48 DKIM + 2 BIMI, all before the first answer
+    // MX + SPF TXT + 2 DMARC + 48 DKIM + 2 BIMI, all in flight together before the first answer
     expect(dns.calls).toHaveLength(54)
     expect(dns.maxInFlight()).toBe(54)
-    expect(elapsed).toBeLessThan((54 * 20) / 2) // one after another: ≥ 1080 ms
   })
 
   it('maps facts to factors: +all, no DMARC, softfail, too many lookups, DMARC weak', async () => {

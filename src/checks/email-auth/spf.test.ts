@@ -151,14 +151,11 @@ describe('checkSpf', () => {
       'c.par.example': { TXT: ['v=spf1 ip4:192.0.2.3 -all'] },
     }
     const dns = createFakeDns(zone, { delayMs: 40 })
-    const started = performance.now()
     const r = await checkSpf(dns, 'par.example')
-    const elapsed = performance.now() - started
     expect(r.status).toBe('ok')
     expect(dns.calls).toHaveLength(7) // TXT + 3 include TXT + MX + A + AAAA
+    // two rounds: the record, then its 6 lookups all in flight together (one after another would be 7 rounds)
     expect(dns.maxInFlight()).toBe(6)
-    // two rounds of 40 ms; one after another would take ≥ 7 × 40 = 280 ms
-    expect(elapsed).toBeLessThan(210)
     const level2 = dns.calls.slice(1)
     const firstEnd = Math.min(...level2.map((c) => c.end))
     expect(level2.every((c) => c.start < firstEnd)).toBe(true)

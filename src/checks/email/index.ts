@@ -82,7 +82,7 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
     { input: 'disposable-catchall@example.com', note: 'disposable and catch-all: risky, block (score 85)' },
     { input: 'typo@example.com', note: 'looks like a typo (did_you_mean typo@gmail.com): email_typo_suspected → risky, verify (score 40)' },
     { input: 'newdomain@example.com', note: 'the domain was registered 3 days ago: domain_newly_registered + domain_brand_new → risky, review (score 70)' },
-    { input: 'unknown@example.com', note: 'the server answers "450 greylisted": email_smtp_unknown → unknown, approve (low confidence)' },
+    { input: 'unknown@example.com', note: 'the server answers "450 greylisted": email_smtp_unknown → unknown, approve (medium confidence)' },
     { input: 'unavailable@example.com', note: 'no mail server reachable on port 25: email_smtp_unavailable, partial → unknown, approve (free of charge)' },
     { input: 'dnsfail@example.com', note: 'DNS times out: email_dns_unavailable, partial → unknown, approve (free of charge)' },
     { input: 'nomx@example.com', note: 'the domain has neither MX nor A/AAAA records: email_no_mx → invalid, block' },

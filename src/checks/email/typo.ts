@@ -72,6 +72,17 @@ interface TypoData {
 
 let data: TypoData | undefined
 const cache = new Map<string, string | null>()
+/** Work done so far, counted (for tests that prove the cost per suggestion is bounded, without timing it). */
+const work = { suggestions: 0, comparisons: 0, cells: 0 }
+
+/**
+ * Counters of the work done by {@link suggestDomain} in this process: suggestions computed (cache misses), label
+ * comparisons, and distance-table cells filled. Each suggestion compares at most every typo target once, and each
+ * comparison fills at most 64 × 64 cells, so the cost of one suggestion is bounded whatever the input.
+ */
+export function typoWork(): Readonly<typeof work> {
+  return { ...work }
+}
 
 function load(): TypoData {
   if (data) return data
@@ -138,6 +149,7 @@ export function suggestDomain(domain: string): string | null {
 }
 
 function computeSuggestion(input: string): string | null {
+  work.suggestions++
   const original = input.trim().toLowerCase()
   let d = original
   // a trailing dot is dropped (and so suggested away: `gmail.com.` → `gmail.com`)
@@ -180,6 +192,7 @@ function computeSuggestion(input: string): string | null {
       labelBudget = 0
     } else continue
     if (Math.abs(label.length - t.label.length) > labelBudget) continue
+    if (label !== t.label && labelBudget > 0) work.comparisons++
     const labelCost = label === t.label ? 0 : labelBudget === 0 ? labelBudget + 1 : osaDistance(label, t.label, labelBudget)
     if (labelCost > labelBudget) continue
     const cost = suffixCost + labelCost
@@ -227,6 +240,7 @@ export function osaDistance(a: string, b: string, max: number): number {
   let cur = ROW_C
   for (let j = 0; j <= m; j++) prev[j] = j
   for (let i = 1; i <= n; i++) {
+    work.cells += m
     cur[0] = i
     let rowMin = i
     const ai = a.charCodeAt(i - 1)

@@ -11,7 +11,7 @@ import { RiskcheckError } from '../../errors.js'
 import { ACTIONS, BULK_TYPES, BulkJobSchema, BulkResultRowSchema } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkOwner } from '../store/bulk-store.js'
-import { defineRoute, type RouteDef, type ServerContext } from './types.js'
+import { defineRoute, EmptyBody, type RouteDef, type ServerContext } from './types.js'
 
 /** Largest body of POST /v1/bulk/jobs: 100,000 inputs of up to ~300 characters (only this route). */
 
@@ -38,7 +38,7 @@ const Limit = (def: number, max: number) =>
   Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$', description: `Page size, 1 to ${max} (default ${def}).` }))
 const Cursor = Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The next_cursor of the previous page.' }))
 
-/** Body of POST /v1/bulk/jobs. 1 to 100,000 inputs (more or none → 413 INPUT_LIMIT_EXCEEDED). */
+/** Body of POST /v1/bulk/jobs. 1 to 100,000 inputs (more → 413 INPUT_LIMIT_EXCEEDED, none → 422 INVALID_INPUT). */
 export const BulkCreateBody = Type.Object(
   {
     type: Type.Union(BULK_TYPES.map((t) => Type.Literal(t)), { description: 'The lookup run on every input.' }),
@@ -156,6 +156,7 @@ export const bulkRoutes: RouteDef[] = [
     scope: 'bulk',
     status: 202,
     params: Id,
+    body: EmptyBody,
     response: BulkJob,
     errors: ['NOT_FOUND', 'INSUFFICIENT_CREDITS'],
     handler: async ({ params, auth, ctx }) => {

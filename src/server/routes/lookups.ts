@@ -18,16 +18,23 @@ const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()])
 const BypassCache = Type.Optional(
   Nullable(Type.Boolean({ description: 'Skip the 7-day result cache and run a fresh, billed lookup.' })),
 )
+/** The combined check's country: its validation is the library's (the same code and message either way). */
 const Country = (description: string) =>
   Type.Optional(Nullable(Type.String({ minLength: 2, maxLength: 2, pattern: '^[A-Za-z]{2}$', description })))
-/** Longest domain/URL/email accepted where the spec gives no limit (the body limit applies anyway). */
-const TEXT_LIMIT = 2048
+/**
+ * A single lookup's input string (and its country): the schema checks the type only and the library judges the value,
+ * so an HTTP request gets the answer the library and the CLI give for the same value (`{"email": ""}` is a result
+ * with verdict `invalid`; a 41-character phone number is a 422 INVALID_INPUT). The body limit bounds the size.
+ */
+const Input = (description: string) => Type.String({ description })
+const LookupCountry = (description: string) =>
+  Type.Optional(Nullable(Type.String({ description: `${description} ISO 3166 alpha-2; anything else is a 422 INVALID_INPUT.` })))
 
-/** Request bodies of the lookups (the spec's, closed: an unknown field is a 400 INVALID_REQUEST). */
+/** Request bodies of the lookups (closed: an unknown field is a 400 INVALID_REQUEST). */
 export const LOOKUP_BODIES = {
   email: Type.Object(
     {
-      email: Type.String({ minLength: 1, maxLength: TEXT_LIMIT, description: 'The email address.' }),
+      email: Input('The email address. Anything that is not a usable address is a result with verdict `invalid`.'),
       smtp: Type.Optional(Nullable(Type.Boolean({ description: 'false skips the mailbox check; only the free checks run.' }))),
       bypass_cache: BypassCache,
     },
@@ -35,37 +42,37 @@ export const LOOKUP_BODIES = {
   ),
   phone: Type.Object(
     {
-      phone: Type.String({ minLength: 1, maxLength: 40, description: 'The phone number, E.164 or national.' }),
-      country: Country('ISO 3166 alpha-2 country for numbers without a + prefix (default US).'),
+      phone: Input('The phone number, E.164 or national; 1 to 40 characters (else 422 INVALID_INPUT).'),
+      country: LookupCountry('Country for numbers without a + prefix (default US).'),
       bypass_cache: BypassCache,
     },
     { additionalProperties: false },
   ),
   phone_type: Type.Object(
     {
-      phone: Type.String({ minLength: 1, maxLength: 40, description: 'The phone number, E.164 or national.' }),
-      country: Country('ISO 3166 alpha-2 country for numbers without a + prefix.'),
+      phone: Input('The phone number, E.164 or national; 1 to 40 characters (else 422 INVALID_INPUT).'),
+      country: LookupCountry('Country for numbers without a + prefix.'),
       bypass_cache: BypassCache,
     },
     { additionalProperties: false },
   ),
   ip: Type.Object(
     {
-      ip: Type.String({ minLength: 1, maxLength: 64, description: 'An IPv4 or IPv6 address.' }),
+      ip: Input('An IPv4 or IPv6 address, 1 to 64 characters; anything else is a 422 INVALID_INPUT.'),
       bypass_cache: BypassCache,
     },
     { additionalProperties: false },
   ),
   domain_age: Type.Object(
     {
-      domain: Type.String({ minLength: 1, maxLength: TEXT_LIMIT, description: 'A domain, URL or email address.' }),
+      domain: Input('A domain, URL or email address; one without a parsable host is a 422 INVALID_INPUT.'),
       bypass_cache: BypassCache,
     },
     { additionalProperties: false },
   ),
   email_auth: Type.Object(
     {
-      domain: Type.String({ minLength: 1, maxLength: TEXT_LIMIT, description: 'A domain, URL or email address.' }),
+      domain: Input('A domain, URL or email address; one without a parsable host is a 422 INVALID_INPUT.'),
       bypass_cache: BypassCache,
     },
     { additionalProperties: false },
@@ -159,11 +166,11 @@ export const lookupRoutes: RouteDef[] = [
     value: b.email,
     opts: { ...(typeof b.smtp === 'boolean' ? { smtp: b.smtp } : {}), ...bypass(b) },
   })),
-  single('phone', '/v1/phone', 'Validate a phone number', 'Numbering plan, line type, carrier, region and time zone. 1 credit; invalid numbers are free.', CREDIT_ERRORS, (b) => ({
+  single('phone', '/v1/phone', 'Validate a phone number', 'Numbering plan, line type, carrier, region and time zone. 1 credit; invalid numbers are free.', INPUT_ERRORS, (b) => ({
     value: b.phone,
     opts: { ...country(b), ...bypass(b) },
   })),
-  single('phone_type', '/v1/phone/type', 'Phone line type', 'Line type from the numbering plan, never live. 1 credit, always billed.', CREDIT_ERRORS, (b) => ({
+  single('phone_type', '/v1/phone/type', 'Phone line type', 'Line type from the numbering plan, never live. 1 credit, always billed.', INPUT_ERRORS, (b) => ({
     value: b.phone,
     opts: { ...country(b), ...bypass(b) },
   })),

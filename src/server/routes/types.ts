@@ -3,7 +3,7 @@
  * TypeBox schemas) and the OpenAPI document is generated from the same declaration, so the two cannot drift.
  * A new group of routes (bulk jobs, webhook endpoints) is one module exporting `RouteDef`s, listed in ./index.ts.
  */
-import type { Static, TSchema } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorCode } from '../../errors.js'
 import type { LookupEnv } from '../../lookup.js'
@@ -39,6 +39,12 @@ export interface ServerContext {
   allowLoopbackWebhooks?: boolean
 }
 
+/**
+ * The body of a POST route that takes no fields: `{}` or no body at all. Every POST route declares a body, so a body
+ * is always validated (and bounded) before anything reads it.
+ */
+export const EmptyBody = Type.Object({}, { additionalProperties: false, description: 'No fields: send `{}` or no body.' })
+
 /** A component name for the OpenAPI document, with its schema. */
 export interface NamedSchema {
   name: string
@@ -72,6 +78,7 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   status: 200 | 201 | 202
   /** false: the payload is sent as is (GET /v1/pricing, GET /v1/openapi.json); default true: `{ success, data }`. */
   envelope?: boolean
+  /** The JSON body; every POST route has one ({@link EmptyBody} when it takes no fields). */
   body?: B
   query?: Q
   params?: P

@@ -14,7 +14,7 @@ import { createWebhookSecret, parseEventSubscription } from '../../webhooks/even
 import { defaultFormatForUrl, WEBHOOK_FORMATS, type WebhookFormat } from '../../webhooks/format.js'
 import { validateWebhookUrl } from '../../webhooks/ssrf.js'
 import type { StoredEndpoint } from '../store/delivery-store.js'
-import { defineRoute, type RouteDef, type ServerContext } from './types.js'
+import { defineRoute, EmptyBody, type RouteDef, type ServerContext } from './types.js'
 
 /** Most endpoints of one org (spec: at most 10). */
 export const MAX_WEBHOOK_ENDPOINTS = 10
@@ -118,6 +118,7 @@ export const webhookRoutes: RouteDef[] = [
     scope: 'webhooks',
     status: 200,
     params: Id,
+    body: EmptyBody,
     response: Endpoint,
     errors: ['NOT_FOUND'],
     handler: ({ params, auth, ctx }) => {

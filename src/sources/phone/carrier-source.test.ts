@@ -11,11 +11,9 @@ describe('lookupCarrierSafely', () => {
           signal?.addEventListener('abort', () => (aborted = true))
         }),
     }
-    const t0 = performance.now()
     const out = await lookupCarrierSafely(hung, '+12015550123', 50)
     expect(out).toEqual({ ok: false, source: 'hung', failure: 'timeout', message: 'hung: no answer within 50 ms' })
     expect(aborted).toBe(true)
-    expect(performance.now() - t0).toBeLessThan(1000)
   })
 
   it('turns throws and rejections into failures, keeping a PhoneCarrierError kind', async () => {

@@ -144,13 +144,11 @@ describe('createTwilioCarrierSource against a loopback Twilio Lookup v2', () => 
   })
 
   it('times out a server that never answers', async () => {
-    const t0 = performance.now()
     const err = await source()
       .lookup('+12015550110', { timeoutMs: 150 })
       .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(PhoneCarrierError)
     expect((err as PhoneCarrierError).kind).toBe('timeout')
-    expect(performance.now() - t0).toBeLessThan(2000)
   })
 
   it('turns 4xx and 5xx answers into http errors with Twilio’s code', async () => {

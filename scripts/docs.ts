@@ -1,0 +1,158 @@
+/**
+ * Writes docs/api.md, the HTTP API reference, from the OpenAPI document the server builds from its route
+ * declarations (`npm run docs`); test/docs.test.ts fails when docs/api.md differs from what this would write.
+ */
+import { writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { ERROR_CODES, ERROR_STATUS } from '../src/errors.js'
+import { buildOpenApi } from '../src/server/openapi.js'
+import { MAX_HEADER_BYTES } from '../src/server/request-guards.js'
+import { MAX_BODY_DEPTH } from '../src/server/idempotency.js'
+import { ROUTES } from '../src/server/routes/index.js'
+
+type Json = Record<string, any>
+
+const API_MD = fileURLToPath(new URL('../docs/api.md', import.meta.url))
+
+/** A short type description of a JSON Schema node (`string`, `integer ≥ 0`, `"a" | "b"`, `array of X`, `X | null`). */
+export function typeOf(s: Json | undefined, doc: Json): string {
+  if (!s) return 'any'
+  if (s.$ref) return `[${String(s.$ref).split('/').pop()}](#${String(s.$ref).split('/').pop()!.toLowerCase()})`
+  if (s.const !== undefined) return JSON.stringify(s.const)
+  if (Array.isArray(s.enum)) return s.enum.map((v: unknown) => JSON.stringify(v)).join(' \\| ')
+  if (Array.isArray(s.anyOf)) return [...new Set(s.anyOf.map((x: Json) => typeOf(x, doc)))].join(' \\| ')
+  if (s.type === 'array') return `array of ${typeOf(s.items, doc)}`
+  const limits: string[] = []
+  if (s.minLength !== undefined) limits.push(`≥ ${s.minLength} chars`)
+  if (s.maxLength !== undefined) limits.push(`≤ ${s.maxLength} chars`)
+  if (s.pattern !== undefined) limits.push(`pattern \`${s.pattern}\``)
+  if (s.minimum !== undefined) limits.push(`≥ ${s.minimum}`)
+  if (s.maximum !== undefined) limits.push(`≤ ${s.maximum}`)
+  if (s.format !== undefined) limits.push(s.format)
+  return `${s.type ?? 'any'}${limits.length ? ` (${limits.join(', ')})` : ''}`
+}
+
+const cell = (text: unknown) => String(text ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')
+
+/** A table of an object schema's fields; nested objects are listed with dotted names. */
+function fieldTable(schema: Json, doc: Json): string[] {
+  const rows: string[] = ['| field | type | required | description |', '|---|---|---|---|']
+  const walk = (s: Json, prefix: string, depth: number) => {
+    const required = new Set<string>(s.required ?? [])
+    for (const [name, prop] of Object.entries((s.properties ?? {}) as Record<string, Json>)) {
+      const inner = prop.anyOf?.find((x: Json) => x.type === 'object' && x.properties) ?? (prop.type === 'object' && prop.properties ? prop : undefined)
+      const description = prop.description ?? (prop.anyOf as Json[] | undefined)?.find((x) => x.description)?.description
+      rows.push(`| \`${prefix}${name}\` | ${inner ? 'object' + (prop.anyOf ? ' \\| null' : '') : typeOf(prop, doc)} | ${required.has(name) ? 'yes' : 'no'} | ${cell(description)} |`)
+      if (inner && depth < 3) walk(inner, `${prefix}${name}.`, depth + 1)
+    }
+  }
+  walk(schema, '', 0)
+  return rows.length > 2 ? rows : ['No fields.']
+}
+
+/** The Markdown of docs/api.md. */
+export function renderApiReference(): string {
+  const doc = buildOpenApi(ROUTES) as Json
+  const out: string[] = []
+  out.push(
+    '# HTTP API reference',
+    '',
+    '<!-- Generated from the OpenAPI document (src/server/openapi.ts, built from the route declarations in',
+    '     src/server/routes/) by `npm run docs`. Do not edit by hand: test/docs.test.ts fails when this file drifts. -->',
+    '',
+    `Version ${doc.info.version}. ${doc.info.description}`,
+    '',
+    'The same document is served at `GET /v1/openapi.json`. Start the server with `riskcheck serve` (README, "HTTP API',
+    'server"); design decisions behind these answers are in [decisions.md](decisions.md).',
+    '',
+    '## Conventions',
+    '',
+    '- **Authentication**: `Authorization: Bearer <key>`, a `svc_live_…` key (billed) or a `svc_test_…` key (test answers,',
+    '  free). Each route needs the scope given with it.',
+    '- **Bodies**: JSON only (`Content-Type: application/json`, uncompressed). Every POST route declares its body (`{}` or',
+    `  no body where it takes no fields); unknown fields are refused; bodies nest at most ${MAX_BODY_DEPTH} levels.`,
+    '- **Idempotency**: `Idempotency-Key` on any POST (1–255 printable ASCII characters) makes a retry safe for 24 hours:',
+    '  the same key and body replay the stored answer (`Idempotent-Replayed: true`); another body is a 409.',
+    '- **Rate limits**: every answer carries `RateLimit-Policy`, `RateLimit` and `X-RateLimit-Limit/Remaining/Reset`; a',
+    '  429 carries `Retry-After`.',
+    '- **Envelope**: `{ "success": true, "data": … }`, or for every failure, wherever it happens (also malformed HTTP',
+    '  caught before routing), `{ "success": false, "error": { "code", "message", "docs_url", "request_id" } }`.',
+    '',
+    '## Errors',
+    '',
+    '| code | status | when |',
+    '|---|---|---|',
+  )
+  const when: Record<string, string> = {
+    INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), a malformed Idempotency-Key',
+    INVALID_INPUT: 'a value that cannot be looked up at all (an IP field that is no IP address, a domain with no host, an empty bulk job)',
+    MISSING_FIELD: 'a required field is missing',
+    UNAUTHORIZED: 'no key, a malformed, unknown or revoked key',
+    INSUFFICIENT_CREDITS: 'the balance cannot cover the request; nothing ran',
+    FORBIDDEN_SCOPE: 'the key lacks the route’s scope',
+    ACCOUNT_SUSPENDED: 'the org is suspended',
+    NOT_FOUND: 'unknown path, job or endpoint (another org’s included)',
+    IDEMPOTENCY_CONFLICT: 'an Idempotency-Key reused with another body, or while its first request still runs',
+    INPUT_LIMIT_EXCEEDED: 'a body over the route’s limit (64 KiB; 32 MiB for bulk jobs), more than 100,000 bulk inputs',
+    RATE_LIMITED: 'too many requests in this second',
+    INTERNAL_ERROR: 'a fault of ours; logged, never with internals in the message',
+    UPSTREAM_UNAVAILABLE: 'a part the server needs is missing or down',
+    MAINTENANCE: 'maintenance or shutting down; retry after `Retry-After`',
+  }
+  for (const code of ERROR_CODES) out.push(`| \`${code}\` | ${ERROR_STATUS[code]} | ${when[code] ?? ''} |`)
+  out.push(
+    '',
+    'The HTTP status is more precise than the code in these cases (the envelope is the same):',
+    '',
+    '| status | code | when |',
+    '|---|---|---|',
+    '| 405 | `INVALID_REQUEST` | a known path with another method; `Allow` lists the methods |',
+    '| 408 | `INVALID_REQUEST` | the request did not arrive in time (headers and body; 60 s by default) |',
+    '| 415 | `INVALID_REQUEST` | a body that is not `application/json` (`Accept-Post: application/json`), or has a `Content-Encoding` other than identity (`Accept-Encoding: identity`) |',
+    `| 431 | \`INPUT_LIMIT_EXCEEDED\` | the request line and headers (the query string included) over ${MAX_HEADER_BYTES / 1024} KB |`,
+    '| 400 | `INVALID_REQUEST` | malformed HTTP: a body shorter than its Content-Length, both Content-Length and Transfer-Encoding, a bad header |',
+    '',
+  )
+
+  const byTag = new Map<string, Array<{ path: string; method: string; op: Json }>>()
+  for (const [path, ops] of Object.entries(doc.paths as Json)) {
+    for (const [method, op] of Object.entries(ops as Json)) {
+      for (const tag of (op as Json).tags as string[]) byTag.set(tag, [...(byTag.get(tag) ?? []), { path, method, op: op as Json }])
+    }
+  }
+  for (const tag of doc.tags as Json[]) {
+    const ops = byTag.get(tag.name)
+    if (!ops) continue
+    out.push(`## ${tag.name}`, '', tag.description, '')
+    for (const { path, method, op } of ops) {
+      out.push(`### \`${method.toUpperCase()} ${path}\``, '', `${op.summary}.${op.description ? ` ${op.description}` : ''}`, '')
+      out.push(`- Operation \`${op.operationId}\`; ${op['x-required-scope'] ? `scope \`${op['x-required-scope']}\`` : 'public (no key)'}.`)
+      const params = ((op.parameters ?? []) as Json[]).filter((p) => p.in !== 'header')
+      if (params.length > 0) {
+        out.push(`- Parameters: ${params.map((p) => `\`${p.name}\` (${p.in}${p.required ? ', required' : ''}: ${typeOf(p.schema, doc)}${p.schema?.description ? ` — ${cell(p.schema.description)}` : ''})`).join('; ')}.`)
+      }
+      const [success, ...errors] = Object.entries(op.responses as Json).sort(([a], [b]) => Number(a) - Number(b)).reduce<Array<[string, Json]>>((acc, e) => (Number(e[0]) < 400 ? [e, ...acc] : [...acc, e]), [])
+      const content = Object.entries((success![1] as Json).content as Json)[0] as [string, Json]
+      out.push(`- Success: **${success![0]}** \`${content[0]}\` — ${typeOf(content[1].schema?.properties?.data ?? content[1].schema, doc)}.`)
+      out.push(`- Errors: ${errors.map(([status, r]) => `${status} (${cell((r as Json).description)})`).join(' · ')}.`)
+      if (op.requestBody) {
+        const schema = op.requestBody.content['application/json'].schema as Json
+        out.push('', `Body${op.requestBody.required ? '' : ' (optional)'}${schema.description ? ` — ${schema.description}` : ''}:`, '', ...fieldTable(schema, doc))
+      }
+      out.push('')
+    }
+  }
+
+  out.push('## Schemas', '', 'Result objects share one shape: `request`, `metadata`, `verdict`, `risk`, `details` (per lookup), `recommendation`, `partial`.', '')
+  for (const [name, schema] of Object.entries(doc.components.schemas as Json)) {
+    out.push(`### ${name}`, '')
+    if ((schema as Json).description) out.push(String((schema as Json).description), '')
+    out.push(...((schema as Json).type === 'object' ? fieldTable(schema as Json, doc) : [`${typeOf(schema as Json, doc)}`]), '')
+  }
+  return out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n'
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  writeFileSync(API_MD, renderApiReference())
+  console.log('docs/api.md written')
+}

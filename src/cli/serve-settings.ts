@@ -1,0 +1,82 @@
+/**
+ * The settings of `riskcheck serve`, each a flag and an environment variable (flags win over the environment), so
+ * the server runs the same from a shell, a container or a process manager:
+ *
+ *   --host / RISKCHECK_HOST (or HOST) · --port / RISKCHECK_PORT (or PORT) · --db / RISKCHECK_DB ·
+ *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
+ *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
+ *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
+ *
+ * Booleans read 1/true/yes/on or 0/false/no/off.
+ */
+import type { ParseArgsConfig } from 'node:util'
+import { GLOBAL_FLAGS, UsageError } from './shared.js'
+
+type Options = NonNullable<ParseArgsConfig['options']>
+
+/** Flags of `serve` itself, with their help. */
+export const SERVE_FLAGS: Options = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  db: { type: 'string' },
+  json: { type: 'boolean' },
+  'log-level': { type: 'string' },
+  'unsafe-allow-loopback-webhooks': { type: 'boolean' },
+  'refresh-data': { type: 'string' },
+  'data-source': { type: 'string', multiple: true },
+}
+
+/** Lookup flags that mean nothing to a server (per request, or output formatting) and so have no variable. */
+const NOT_FOR_SERVE = new Set(['help', 'mode', 'compact', 'bypass-cache', 'concurrency'])
+
+/** Conventional names read after the riskcheck one (PaaS platforms set PORT). */
+const ALIASES: Readonly<Record<string, string>> = { host: 'HOST', port: 'PORT' }
+
+/** The environment variable of a flag: `--dns-server` → `RISKCHECK_DNS_SERVER`. */
+export function envNameOf(flag: string): string {
+  return `RISKCHECK_${flag.toUpperCase().replace(/-/g, '_')}`
+}
+
+/** Every flag `serve` reads from the environment, with its variable names (first wins). */
+export function serveEnvironment(): Array<{ flag: string; names: string[]; type: 'string' | 'boolean'; multiple: boolean }> {
+  const all: Options = { ...SERVE_FLAGS, ...GLOBAL_FLAGS }
+  return Object.entries(all)
+    .filter(([flag]) => !NOT_FOR_SERVE.has(flag))
+    .map(([flag, def]) => ({
+      flag,
+      names: [envNameOf(flag), ...(ALIASES[flag] ? [ALIASES[flag]] : [])],
+      type: def.type,
+      multiple: def.multiple === true,
+    }))
+}
+
+function parseBoolean(name: string, value: string): boolean {
+  const v = value.trim().toLowerCase()
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true
+  if (['0', 'false', 'no', 'off', ''].includes(v)) return false
+  throw new UsageError(`${name} must be 1/true/yes/on or 0/false/no/off (got ${JSON.stringify(value.slice(0, 40))})`)
+}
+
+/**
+ * Merges the environment under the parsed flags: a flag given on the command line wins; otherwise the first
+ * non-empty variable of its names applies. Returns the merged values and, per flag, where its value came from
+ * (`--port` or `RISKCHECK_PORT`), for messages.
+ */
+export function withEnvironment(
+  flags: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+): { values: Record<string, unknown>; origin: (flag: string) => string } {
+  const values = { ...flags }
+  const from = new Map<string, string>()
+  for (const { flag, names, type, multiple } of serveEnvironment()) {
+    if (values[flag] !== undefined) continue
+    const name = names.find((n) => (env[n] ?? '').trim() !== '')
+    if (name === undefined) continue
+    const raw = env[name]!
+    from.set(flag, name)
+    if (type === 'boolean') values[flag] = parseBoolean(name, raw)
+    else if (multiple) values[flag] = raw.split(/[\s,]+/).filter((s) => s !== '')
+    else values[flag] = raw.trim()
+  }
+  return { values, origin: (flag) => from.get(flag) ?? `--${flag}` }
+}

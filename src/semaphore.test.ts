@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { Semaphore } from './semaphore.js'
+
+describe('Semaphore', () => {
+  it('admits `size` holders and hands slots to waiters in FIFO order', async () => {
+    const s = new Semaphore(2)
+    expect(s.acquire()).toBeUndefined()
+    expect(s.acquire()).toBeUndefined()
+    expect(s.inUse).toBe(2)
+    const order: number[] = []
+    const w1 = (s.acquire() as Promise<void>).then(() => order.push(1))
+    const w2 = (s.acquire() as Promise<void>).then(() => order.push(2))
+    expect(s.waiting).toBe(2)
+    s.release()
+    await w1
+    expect(order).toEqual([1])
+    s.release()
+    await w2
+    expect(order).toEqual([1, 2])
+    s.release()
+    s.release()
+    expect(s.inUse).toBe(0)
+  })
+
+  it('wakeAll wakes every waiter; their releases balance the count', async () => {
+    const s = new Semaphore(1)
+    s.acquire()
+    const woken = [s.acquire(), s.acquire(), s.acquire()] as Array<Promise<void>>
+    s.wakeAll()
+    await Promise.all(woken)
+    expect(s.waiting).toBe(0)
+    expect(s.inUse).toBe(4)
+    for (let i = 0; i < 4; i++) s.release()
+    expect(s.inUse).toBe(0)
+    expect(s.acquire()).toBeUndefined()
+  })
+
+  it('refuses a size below 1', () => {
+    expect(() => new Semaphore(0)).toThrow(RangeError)
+    expect(() => new Semaphore(1.5)).toThrow(RangeError)
+  })
+})

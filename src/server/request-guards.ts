@@ -1,0 +1,149 @@
+/**
+ * The request's form, checked before any work is done on its content — every refusal is the error envelope with a
+ * request id (docs/api.md lists them):
+ *
+ * - a client error Node's HTTP parser raises before Fastify sees a request (request line and headers over 16 KB →
+ *   431, a body shorter than its Content-Length, both Content-Length and Transfer-Encoding, malformed HTTP → 400, a
+ *   request not received in time → 408) is answered on the socket by {@link createClientErrorHandler};
+ * - a JSON body nested deeper than {@link MAX_BODY_DEPTH} is refused by a linear scan before it is parsed;
+ * - only `application/json` bodies are parsed (anything else, text/plain included, is a 415);
+ * - a body with a Content-Encoding other than identity is a 415 with `Accept-Encoding: identity` (RFC 7694): the
+ *   server does not decompress request bodies, so a compressed body can never pass the body limit unmeasured.
+ */
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
+import type { ErrorCode } from '../errors.js'
+import { RiskcheckError } from '../errors.js'
+import { newRequestId } from '../result.js'
+import { errorEnvelope, HttpRejection } from './envelope.js'
+import { MAX_BODY_DEPTH } from './idempotency.js'
+
+export { MAX_BODY_DEPTH }
+
+/** Largest request line plus headers, in bytes (Node's default `maxHeaderSize`; larger → 431). */
+export const MAX_HEADER_BYTES = 16 * 1024
+
+/**
+ * Whether the JSON text nests arrays/objects deeper than `max`. One pass over the text, constant memory; brackets
+ * inside strings do not count. Malformed JSON is left to the parser.
+ */
+export function jsonNestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return false
+}
+
+/**
+ * Replaces Fastify's body parsers by one: `application/json`, refused when nested too deep, then parsed by Fastify's
+ * own JSON parser (prototype-poisoning protection kept). Any other media type is a 415.
+ */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (jsonNestsDeeperThan(body as string, MAX_BODY_DEPTH)) {
+      done(new RiskcheckError('INVALID_REQUEST', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`), undefined)
+      return
+    }
+    parseJson(request, body as string, done)
+  })
+}
+
+/** Whether the request carries a body (a Content-Length above 0 or a Transfer-Encoding). */
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+/** Throws a 415 when the request's body has a Content-Encoding other than identity (call before parsing). */
+export function refuseEncodedBody(request: FastifyRequest): void {
+  const header = request.headers['content-encoding']
+  if (header === undefined || !hasBody(request)) return
+  const codings = header
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity')
+  if (codings.length === 0) return
+  throw new HttpRejection(
+    415,
+    'INVALID_REQUEST',
+    `Content-Encoding ${JSON.stringify(codings.join(', ').slice(0, 40))} is not accepted: send the JSON body uncompressed.`,
+    { 'Accept-Encoding': 'identity' },
+  )
+}
+
+/** The answer to a client error Node raises on the socket (`reason` is the HTTP parser's own fixed sentence). */
+export function clientErrorAnswer(err: { code?: string; reason?: unknown }): { status: number; code: ErrorCode; message: string } {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'INPUT_LIMIT_EXCEEDED', message: `The request line and headers must be at most ${MAX_HEADER_BYTES / 1024} KB together.` }
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      return { status: 408, code: 'INVALID_REQUEST', message: 'The request was not received in time.' }
+    case 'HPE_INVALID_EOF_STATE':
+      return { status: 400, code: 'INVALID_REQUEST', message: 'The connection ended before the body was complete (shorter than its Content-Length).' }
+    default: {
+      const reason = typeof err.reason === 'string' && /^[\w\s`'.,:-]{1,100}$/.test(err.reason) ? `: ${err.reason}` : ''
+      return { status: 400, code: 'INVALID_REQUEST', message: `The request is not valid HTTP/1.1${reason}.` }
+    }
+  }
+}
+
+/**
+ * Fastify's `clientErrorHandler`: answers a client error on the socket with the error envelope (and a fresh request
+ * id, logged with the error code — never the raw bytes, which may hold an Authorization header), then closes it.
+ */
+export function createClientErrorHandler(docsUrl: string, log: () => FastifyBaseLogger | undefined) {
+  return (err: Error & { code?: string; reason?: unknown }, socket: Socket): void => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return
+    const id = newRequestId()
+    const answer = clientErrorAnswer(err)
+    log()?.info({ reqId: id, clientError: err.code ?? 'unknown', status: answer.status }, 'client error')
+    // A response already started on this connection cannot be followed by another.
+    const started = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
+    if (socket.writable && !started) {
+      const body = JSON.stringify(errorEnvelope(answer.code, answer.message, id, docsUrl))
+      socket.write(
+        `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}\r\n` +
+          'Content-Type: application/json; charset=utf-8\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+          'Cache-Control: no-store\r\nConnection: close\r\n\r\n' +
+          body,
+      )
+    }
+    socket.destroy(err)
+  }
+}
+
+/** A method-to-path table of the routes, answering which methods a path allows (for 405 + Allow). */
+export function createMethodTable(): { add(url: string, method: string): void; allowed(path: string): string[] | undefined } {
+  const byPattern = new Map<string, { re: RegExp; methods: string[] }>()
+  return {
+    add(url, method) {
+      const pattern = `^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`
+      const entry = byPattern.get(pattern) ?? { re: new RegExp(pattern), methods: [] }
+      entry.methods.push(method, ...(method === 'GET' ? ['HEAD'] : []))
+      byPattern.set(pattern, entry)
+    },
+    allowed(path) {
+      return [...byPattern.values()].find((e) => e.re.test(path))?.methods
+    },
+  }
+}
+
+/** The 405 for a known path asked with another method. */
+export function methodNotAllowed(method: string, path: string, allowed: string[]): HttpRejection {
+  const usable = allowed.filter((m) => m !== 'HEAD')
+  return new HttpRejection(405, 'INVALID_REQUEST', `${method.slice(0, 20)} is not allowed on ${path}; use ${usable.join(' or ')}.`, { Allow: allowed.join(', ') })
+}

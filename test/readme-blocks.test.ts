@@ -1,0 +1,203 @@
+/**
+ * Every fenced code block of the README runs as a test (or says, in a `<!-- readme-test: not run (…) -->` comment
+ * just above it, why it cannot):
+ *
+ * - `ts` blocks run as modules, with `riskcheck` in test mode (./readme/riskcheck-shim.ts: no network, the documented
+ *   deterministic answers), and their `expression // value` comments are checked (`…` ends a prefix);
+ * - `sh` blocks run in the checkout, against loopback only: the set-up command with `--offline`, the server walk-
+ *   through with a temporary database, a free port and RISKCHECK_OFFLINE=1;
+ * - `text` blocks are usage synopses, not code.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { signWebhook } from '../src/index.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
+const dir = mkdtempSync(join(tmpdir(), 'riskcheck-readme-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+interface Block {
+  line: number
+  lang: string
+  code: string
+  notRun: string | null
+}
+
+/** The fenced blocks of the README, with the not-run reason written just above each, if any. */
+function blocks(): Block[] {
+  const out: Block[] = []
+  const lines = README.split('\n')
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\S*)$/.exec(lines[i]!)
+    if (!open) continue
+    const end = lines.indexOf('```', i + 1)
+    const marker = /^<!-- readme-test: not run \((.+)\) -->$/.exec(lines[i - 1] ?? '')
+    out.push({ line: i + 1, lang: open[1]!, code: lines.slice(i + 1, end).join('\n'), notRun: marker?.[1] ?? null })
+    i = end
+  }
+  return out
+}
+
+const ALL = blocks()
+const ts = ALL.filter((b) => b.lang === 'ts' && !b.notRun)
+const sh = ALL.filter((b) => b.lang === 'sh' && !b.notRun)
+
+// ── `expression // value` comments ─────────────────────────────────────────────────────────────────────────────
+
+const PREFIX = Symbol('prefix')
+const REST = Symbol('rest')
+
+/** The value a comment states, or undefined when the comment is prose. `'abc …'` is a prefix; `[a, …]` a start. */
+function statedValue(comment: string): { ok: true; value: unknown } | { ok: false } {
+  const text = comment
+    .replace(/'([^'…]*?)\s*…'/g, (_m, p: string) => `{ [PREFIX]: ${JSON.stringify(p)} }`)
+    .replace(/,\s*…\s*\]/g, ', REST]')
+  try {
+    return { ok: true, value: new Function('PREFIX', 'REST', `return (${text})`)(PREFIX, REST) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+function matches(actual: unknown, stated: unknown): boolean {
+  if (stated && typeof stated === 'object' && PREFIX in stated) return typeof actual === 'string' && actual.startsWith((stated as Record<symbol, string>)[PREFIX]!)
+  if (Array.isArray(stated)) {
+    const rest = stated[stated.length - 1] === REST
+    const items = rest ? stated.slice(0, -1) : stated
+    if (!Array.isArray(actual) || (rest ? actual.length < items.length : actual.length !== items.length)) return false
+    return items.every((s, i) => matches(actual[i], s))
+  }
+  if (stated && typeof stated === 'object') {
+    return Boolean(actual) && typeof actual === 'object' && Object.entries(stated).every(([k, v]) => matches((actual as Record<string, unknown>)[k], v))
+  }
+  return Object.is(actual, stated)
+}
+
+/** The block with each `expression // value` line turned into a check; returns the code and how many checks. */
+function withChecks(code: string): { code: string; checks: number } {
+  let checks = 0
+  const lines = code.split('\n').map((line) => {
+    const m = /^(?!\s)(.+?)\s+\/\/ (.+)$/.exec(line)
+    if (!m || /^(const|let|await|import|export|if|return)\b/.test(m[1]!)) return line
+    if (!statedValue(m[2]!).ok) return line
+    checks++
+    return `__readmeCheck(${m[1]}, ${JSON.stringify(m[2])}, ${JSON.stringify(m[1])})`
+  })
+  return { code: lines.join('\n'), checks }
+}
+
+const failures: string[] = []
+;(globalThis as Record<string, unknown>).__readmeCheck = (actual: unknown, comment: string, expr: string) => {
+  const stated = statedValue(comment)
+  if (stated.ok && !matches(actual, stated.value)) failures.push(`${expr} is ${JSON.stringify(actual)}, the README says ${comment}`)
+}
+
+/** Runs a ts block as a module (imports of riskcheck go to the test-mode shim); returns its exports. */
+async function runTs(block: Block): Promise<Record<string, unknown>> {
+  const shim = join(ROOT, 'test', 'readme', 'riskcheck-shim.ts')
+  const { code, checks } = withChecks(block.code)
+  const source = code
+    .replace(/from 'riskcheck'/g, `from ${JSON.stringify(shim)}`)
+    .replace(/from 'riskcheck\/(scoring|server)'/g, (_m, sub: string) => `from ${JSON.stringify(join(ROOT, 'src', sub, 'index.ts'))}`)
+  const file = join(dir, `block-${block.line}.ts`)
+  // Top-level constants are exported too, so the test can look at what the block computed.
+  const names = [...block.code.matchAll(/^const (\w+) =/gm)].map((m) => m[1]!).filter((n) => !new RegExp(`export (const|function) ${n}\\b`).test(block.code))
+  writeFileSync(file, `${source}\nexport const __checks = ${checks}\n${names.length > 0 ? `export { ${names.join(', ')} }\n` : ''}`)
+  return (await import(file)) as Record<string, unknown>
+}
+
+describe('README code blocks', () => {
+  it('every block is ts, sh or text; every ts and sh block runs here unless it says why not', () => {
+    expect(ALL.length).toBeGreaterThan(8)
+    for (const b of ALL) expect(['ts', 'sh', 'text'], `README line ${b.line}`).toContain(b.lang)
+    expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual(['it is the test run itself'])
+    expect(sh.map((b) => b.code.split('\n')[0]!.split(' ').slice(0, 4).join(' '))).toEqual(['npm install', 'npx riskcheck admin org'])
+  })
+
+  it.each(ts.map((b) => [b.line, b] as const))('the ts block at README line %i runs and its stated values hold', async (_line, block) => {
+    failures.length = 0
+    process.env.TWILIO_SID ??= `AC${'0'.repeat(32)}` // the block reads them; no request is made
+    process.env.TWILIO_TOKEN ??= 'test-token'
+    const mod = await runTs(block)
+    const { created } = await import('./readme/riskcheck-shim.js')
+    try {
+      expect(failures).toEqual([])
+      if (block.code.includes('rc.email(')) expect(mod.__checks).toBe(4)
+      if (block.code.includes('createPolicy(')) expect(mod.__checks).toBe(3)
+      if (typeof mod.handleSignup === 'function') {
+        expect(await (mod.handleSignup as (f: object, ip: string) => Promise<{ status: number }>)({ email: 'deliverable@example.com' }, '192.0.2.1')).toMatchObject({ status: 201 })
+      }
+      if (typeof mod.isGenuineWebhook === 'function') {
+        const secret = `whsec_${'k'.repeat(32)}`
+        process.env.RISKCHECK_WHSEC = secret
+        const body = '{"type":"ping"}'
+        const ok = mod.isGenuineWebhook as (b: string, s: string | undefined) => boolean
+        expect(ok(body, signWebhook(body, secret, Math.floor(Date.now() / 1000)))).toBe(true)
+        expect(ok(body.replace('ping', 'pong'), signWebhook(body, secret, Math.floor(Date.now() / 1000)))).toBe(false)
+        expect(ok(body, undefined)).toBe(false)
+      }
+      if (block.code.includes('rc.bulk.create')) {
+        const page = mod.page as { data: Array<{ input: string; action: string }> }
+        expect(page.data.map((r) => r.action)).toEqual(['block', 'block'])
+        expect((mod.job as { unique_inputs: number }).unique_inputs).toBe(3)
+        expect(String(mod.csv).split('\n')[0]).toMatch(/^input,action,status,reason,risk_score/)
+      }
+    } finally {
+      for (const rc of created.splice(0)) await rc.close()
+    }
+  })
+})
+
+/** A free loopback port. */
+async function freePort(): Promise<number> {
+  const s = net.createServer()
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()))
+  const port = (s.address() as net.AddressInfo).port
+  await new Promise((r) => s.close(r))
+  return port
+}
+
+const npmEnv = { ...process.env, npm_config_offline: 'true', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' }
+
+describe('README shell blocks (loopback only)', () => {
+  it('set-up: after `npm install` (done: it set up this test run), the check command answers (here --offline)', () => {
+    const block = sh.find((b) => b.code.startsWith('npm install'))!
+    const command = block.code.split('\n')[1]!
+    expect(command).toMatch(/^npx riskcheck check /)
+    const args = [...command.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!).slice(1)
+    const out = execFileSync('npx', [...args, '--offline', '--compact'], { cwd: ROOT, env: npmEnv, encoding: 'utf8', timeout: 60_000 })
+    const r = JSON.parse(out)
+    expect(r.details.email.did_you_mean).toBe('jane@gmail.com')
+    expect(r.details.phone.country.code).toBe('GB')
+    expect(['approve', 'verify', 'review', 'block']).toContain(r.recommendation.action)
+  }, 90_000)
+
+  it('the server walk-through: an org, a live key, serve, and a lookup with curl', async () => {
+    const block = sh.find((b) => b.code.startsWith('npx riskcheck admin org create'))!
+    const lines = block.code.split('\n').map((l) => l.replace(/\s+# .*$/, ''))
+    const port = await freePort()
+    const env = { ...npmEnv, RISKCHECK_DB: join(dir, 'walk.sqlite'), RISKCHECK_OFFLINE: '1', RISKCHECK_LOG_LEVEL: 'silent' }
+    const bash = (line: string) => execFileSync('bash', ['-c', line], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 })
+    const org = /org_[A-Za-z0-9]+/.exec(bash(lines[0]!))![0]
+    const key = /svc_live_[A-Za-z0-9]+/.exec(bash(lines[1]!.replace('org_…', org)))![0]
+    expect(lines[2]).toBe('npx riskcheck serve --port 8080')
+    const server = spawn('bash', ['-c', `exec ${lines[2]!.replace('8080', String(port))}`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.stdout!.on('data', (d: Buffer) => d.toString().includes('listening on') && resolve())
+        server.on('exit', (code) => reject(new Error(`serve exited ${code}`)))
+      })
+      const answer = JSON.parse(bash(lines[3]!.replace('8080', String(port)).replace('svc_live_…', key)))
+      expect(answer).toMatchObject({ success: true, data: { request: { type: 'ip', input: '8.8.8.8' }, metadata: { credits_used: 1 } } })
+    } finally {
+      server.kill('SIGTERM')
+      await new Promise((r) => server.on('exit', r))
+    }
+  }, 120_000)
+})

@@ -1,0 +1,130 @@
+/**
+ * The shape of the source tree: no module imports itself through others at run time (anywhere in src/), the CLI has
+ * no import loop at all (not even through types: the core and each command share ./shared.ts instead), and what is
+ * written once has one home (`UsageError`, the semaphore).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+
+const SRC = fileURLToPath(new URL('../src', import.meta.url))
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f)
+    if (statSync(p).isDirectory()) return sourceFiles(p)
+    return p.endsWith('.ts') && !p.endsWith('.test.ts') ? [p] : []
+  })
+}
+
+function allFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f)
+    return statSync(p).isDirectory() ? allFiles(p) : [p]
+  })
+}
+
+interface Edge {
+  to: string
+  typeOnly: boolean
+}
+
+/** The relative imports of a file (static, re-exports and dynamic `import()`), marked type-only where they are. */
+function importsOf(file: string): Edge[] {
+  const text = readFileSync(file, 'utf8')
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const edges: Edge[] = []
+  const add = (spec: string, typeOnly: boolean) => {
+    if (spec.startsWith('.')) edges.push({ to: resolve(dirname(file), spec.replace(/\.js$/, '.ts')), typeOnly })
+  }
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined
+      const typeOnly = Boolean(clause?.isTypeOnly || (clause && !clause.name && named && named.length > 0 && named.every((e) => e.isTypeOnly)))
+      add(node.moduleSpecifier.text, typeOnly)
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined
+      add(node.moduleSpecifier.text, node.isTypeOnly || Boolean(named && named.length > 0 && named.every((e) => e.isTypeOnly)))
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      add(node.arguments[0].text, false)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(sf)
+  return edges
+}
+
+/** Every cycle found by a depth-first walk, as `a → b → a` paths relative to src/. */
+function cycles(files: string[], follow: (e: Edge) => boolean): string[] {
+  const graph = new Map(files.map((f) => [f, importsOf(f).filter(follow).map((e) => e.to)]))
+  const state = new Map<string, 'open' | 'done'>()
+  const stack: string[] = []
+  const found: string[] = []
+  const visit = (n: string) => {
+    state.set(n, 'open')
+    stack.push(n)
+    for (const d of graph.get(n) ?? []) {
+      if (!graph.has(d)) continue
+      if (state.get(d) === 'open') found.push([...stack.slice(stack.indexOf(d)), d].map((p) => relative(SRC, p)).join(' → '))
+      else if (!state.has(d)) visit(d)
+    }
+    stack.pop()
+    state.set(n, 'done')
+  }
+  for (const f of files) if (!state.has(f)) visit(f)
+  return found
+}
+
+const definitions = (pattern: RegExp) =>
+  sourceFiles(SRC)
+    .filter((f) => pattern.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(SRC, f))
+
+describe('source structure', () => {
+  it('the cycle finder finds cycles, type-only ones only when asked (so an empty answer means something)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'riskcheck-cycles-'))
+    try {
+      writeFileSync(join(dir, 'a.ts'), "import type { B } from './b.js'\nexport const a = () => import('./c.js')\n")
+      writeFileSync(join(dir, 'b.ts'), "export { a } from './a.js'\nexport type B = 1\n")
+      writeFileSync(join(dir, 'c.ts'), "import { type B } from './b.js'\nexport const c: B = 1\n")
+      const files = ['a.ts', 'b.ts', 'c.ts'].map((f) => join(dir, f))
+      const all = cycles(files, () => true)
+      expect(all).toHaveLength(1)
+      expect(all[0]).toMatch(/a\.ts → \S*b\.ts → \S*a\.ts$/)
+      expect(cycles(files, (e) => !e.typeOnly)).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('no run-time import cycle anywhere in src/', () => {
+    expect(cycles(sourceFiles(SRC), (e) => !e.typeOnly)).toEqual([])
+  })
+
+  it('no import cycle at all in src/cli/ (type imports included)', () => {
+    expect(cycles(sourceFiles(join(SRC, 'cli')), () => true)).toEqual([])
+  })
+
+  it('no test asserts on wall-clock time (timings belong in scripts/bench/)', () => {
+    const ROOT = fileURLToPath(new URL('..', import.meta.url))
+    const tests = [...allFiles(SRC), ...allFiles(join(ROOT, 'test'))].filter((f) => f.endsWith('.test.ts'))
+    expect(tests.length).toBeGreaterThan(50)
+    const clocked = tests.filter((f) => /performance\.now\(\)|Date\.now\(\)\s*-|process\.hrtime/.test(readFileSync(f, 'utf8')))
+    expect(clocked.map((f) => relative(ROOT, f))).toEqual([])
+  })
+
+  it('UsageError is defined once (src/cli/shared.ts)', () => {
+    expect(definitions(/class UsageError\b/)).toEqual(['cli/shared.ts'])
+  })
+
+  it('one semaphore (src/semaphore.ts), used by the DNS source and the bulk engine; no hand-rolled acquire/release', () => {
+    expect(definitions(/class Semaphore\b/)).toEqual(['semaphore.ts'])
+    // (The SMTP source's acquire/release hand out pooled sessions, not slots.)
+    expect(definitions(/function (acquire|release)\s*\(/)).toEqual(['sources/smtp.ts'])
+    expect(definitions(/from '\.\.\/semaphore\.js'/).sort()).toEqual(['bulk/schedule.ts', 'sources/dns.ts'])
+  })
+})
