@@ -16,8 +16,7 @@ import { DataLockedError } from '../data/lock.js'
 import { readDataStatus } from '../data/provider.js'
 import { formatAge, type DataStatus } from '../data/status.js'
 import { rollbackData, updateData, type UpdateEvent } from '../data/update.js'
-import type { CliCommand } from './commands.js'
-import type { CliIO } from './main.js'
+import { EXIT, printError, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 /** The environment variable naming the data directory. */
 export const DATA_DIR_ENV = 'RISKCHECK_DATA_DIR'
@@ -44,8 +43,6 @@ sources   the sources with their upstream, license, change rate and maximum age.
   --now ISO             the time to compute ages at (status)
   --json                print the result as JSON
 `
-
-class UsageError extends Error {}
 
 type Values = Record<string, unknown>
 
@@ -161,7 +158,7 @@ async function runUpdate(values: Values, io: CliIO): Promise<number> {
     if (e instanceof DataLockedError) {
       io.stderr.write(`riskcheck data update: ${e.message}\n`)
       if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'locked', message: e.message } })}\n`)
-      return 75
+      return EXIT.locked
     }
     throw e
   }
@@ -196,7 +193,7 @@ function runStatus(values: Values, io: CliIO): number {
   }
   const s = readDataStatus({ dataDir, now })
   io.stdout.write(values.json === true ? `${JSON.stringify(s, null, 2)}\n` : statusText(s))
-  return s.stale || s.problem ? 1 : 0
+  return s.stale || s.problem ? EXIT.failed : EXIT.ok
 }
 
 async function runRollback(values: Values, io: CliIO): Promise<number> {
@@ -204,7 +201,7 @@ async function runRollback(values: Values, io: CliIO): Promise<number> {
   if (!dataDir) throw new UsageError(`data rollback needs --data-dir DIR (or ${DATA_DIR_ENV})`)
   const r = await rollbackData({ dataDir })
   io.stdout.write(values.json === true ? `${JSON.stringify(r)}\n` : `data set ${r.set} is in force again in ${dataDir} (was ${r.previous})\n`)
-  return 0
+  return EXIT.ok
 }
 
 function runSources(values: Values, io: CliIO): number {
@@ -214,7 +211,7 @@ function runSources(values: Values, io: CliIO): number {
   })
   if (values.json === true) io.stdout.write(`${JSON.stringify(list, null, 2)}\n`)
   else for (const s of list) io.stdout.write(`${s.name} (${s.data_sources_name}@…): ${s.title}\n  upstream: ${s.upstream}\n  license: ${s.license}\n  changes: ${s.changes}; stale after ${formatAge(s.max_age_seconds)}\n  --source ${s.name}=…: ${s.source_override}\n`)
-  return 0
+  return EXIT.ok
 }
 
 /** Runs `riskcheck data <sub> …`; returns the exit code. */
@@ -243,7 +240,7 @@ export async function runDataCommand(args: string[], io: CliIO): Promise<number>
     }).values as Values
     if (values.help) {
       io.stdout.write(HELP)
-      return 0
+      return EXIT.ok
     }
     switch (sub) {
       case 'update':
@@ -259,11 +256,11 @@ export async function runDataCommand(args: string[], io: CliIO): Promise<number>
     }
   } catch (e) {
     if (e instanceof UsageError || (e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.stderr.write(`riskcheck data: ${(e as Error).message}\n`)
-      return 64
+      printError(io, 'riskcheck data', e)
+      return EXIT.usage
     }
-    io.stderr.write(`riskcheck data ${sub}: ${(e as Error).message}\n`)
-    return 1
+    printError(io, `riskcheck data ${sub}`, e)
+    return EXIT.failed
   }
 }
 

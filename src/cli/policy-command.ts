@@ -30,8 +30,7 @@ import {
 } from '../scoring/index.js'
 import { renderBacktestHtml } from './backtest-html.js'
 import { fmtInt, formatBacktestText, type ReportHeading } from './backtest-text.js'
-import type { CliCommand } from './commands.js'
-import type { CliIO } from './main.js'
+import { EXIT, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const HELP = `Usage:
   riskcheck policy check FILE [--json]
@@ -55,8 +54,6 @@ const HELP = `Usage:
 
 Exit codes: 0 done (check: valid) · 64 bad usage, an invalid policy, unreadable results or labels · 1 failure
 `
-
-class UsageError extends Error {}
 
 async function write(out: NodeJS.WritableStream, chunk: string): Promise<void> {
   if (!out.write(chunk)) await once(out, 'drain')
@@ -112,12 +109,12 @@ async function runCheck(args: string[], io: CliIO): Promise<number> {
     positionals = parsed.positionals
     if (values.help) {
       io.stdout.write(HELP)
-      return 0
+      return EXIT.ok
     }
     if (positionals.length !== 1) throw new UsageError(`policy check takes one file (got ${positionals.length})`)
   } catch (e) {
     io.stderr.write(`riskcheck policy check: ${(e as Error).message}\n`)
-    return 64
+    return EXIT.usage
   }
   const path = positionals[0] as string
   let file: PolicyFile
@@ -126,25 +123,25 @@ async function runCheck(args: string[], io: CliIO): Promise<number> {
   } catch (e) {
     if (!(e instanceof PolicyFileError)) {
       io.stderr.write(`riskcheck policy check: cannot read ${path}: ${(e as Error).message}\n`)
-      return 64
+      return EXIT.usage
     }
     if (values.json) io.stdout.write(JSON.stringify({ file: path, valid: false, errors: e.issues, warnings: [] }, null, 2) + '\n')
     else {
       io.stdout.write(`${path}: invalid — ${e.issues.length} error${e.issues.length === 1 ? '' : 's'}\n`)
       for (const l of formatPolicyIssues(e.issues)) io.stdout.write(`  ${l}\n`)
     }
-    return 64
+    return EXIT.usage
   }
   if (values.json) {
     io.stdout.write(
       JSON.stringify({ file: path, valid: true, version: file.version, description: file.description, errors: [], warnings: file.warnings, changes: describePolicy(file) }, null, 2) + '\n',
     )
-    return 0
+    return EXIT.ok
   }
   io.stdout.write(`${path}: valid — version ${file.version}${file.description ? ` — ${file.description}` : ''}\n`)
   for (const l of describePolicy(file)) io.stdout.write(`  ${l}\n`)
   for (const l of formatPolicyIssues(file.warnings)) io.stdout.write(`  warning: ${l}\n`)
-  return 0
+  return EXIT.ok
 }
 
 async function runTest(args: string[], io: CliIO): Promise<number> {
@@ -172,7 +169,7 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
     }).values
     if (values.help) {
       io.stdout.write(HELP)
-      return 0
+      return EXIT.ok
     }
     if (typeof values.policy !== 'string') throw new UsageError('--policy FILE is required (the candidate policy)')
     if (typeof values.results !== 'string') throw new UsageError('--results RESULTS is required (stored answers to re-score)')
@@ -186,10 +183,10 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
     if (values.results === '-' && (io.stdin as { isTTY?: boolean }).isTTY) throw new UsageError('--results - reads stdin, which is a terminal')
   } catch (e) {
     io.stderr.write(`${prefix}: ${(e as Error).message}\n`)
-    return 64
+    return EXIT.usage
   }
   const file = await loadOrReport(values.policy as string, io, prefix)
-  if (!file) return 64
+  if (!file) return EXIT.usage
   for (const l of formatPolicyIssues(file.warnings)) io.stderr.write(`${prefix}: warning: ${values.policy as string}: ${l}\n`)
 
   let labels: Map<string, 'fraud' | 'good'> | null = null
@@ -198,7 +195,7 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
       labels = await readLabels(values.labels as string)
     } catch (e) {
       io.stderr.write(`${prefix}: ${values.labels as string}: ${e instanceof LabelsFileError ? e.message : `cannot read: ${(e as Error).message}`}\n`)
-      return 64
+      return EXIT.usage
     }
   }
 
@@ -241,7 +238,7 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
     if (json) io.stdout.write('\n]}\n')
     if (e instanceof ResultsFileError || (e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'EISDIR') {
       io.stderr.write(`${prefix}: ${values.results as string}: ${(e as Error).message}\n`)
-      return 64
+      return EXIT.usage
     }
     throw e
   }
@@ -260,14 +257,14 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
       await writeFile(values.html as string, renderBacktestHtml(report, heading, file.policy))
     } catch (e) {
       io.stderr.write(`${prefix}: cannot write ${values.html as string}: ${(e as Error).message}\n`)
-      return 64
+      return EXIT.usage
     }
   }
   if (json) {
     const { changes: _, ...rest } = report
     await write(io.stdout, `${firstChange ? '' : '\n'}],${JSON.stringify(rest).slice(1)}\n`)
   } else await write(io.stdout, formatBacktestText(report, heading, shown))
-  return 0
+  return EXIT.ok
 }
 
 async function runPolicy(args: string[], io: CliIO): Promise<number> {
@@ -276,14 +273,14 @@ async function runPolicy(args: string[], io: CliIO): Promise<number> {
   if (sub === 'test') return runTest(rest, io)
   if (sub === 'schema') {
     io.stdout.write(JSON.stringify(policyJsonSchema(), null, 2) + '\n')
-    return 0
+    return EXIT.ok
   }
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
     io.stdout.write(HELP)
     return sub === undefined ? 64 : 0
   }
   io.stderr.write(`riskcheck policy: unknown subcommand "${sub}" (check, test or schema; see riskcheck policy --help)\n`)
-  return 64
+  return EXIT.usage
 }
 
 /** The `riskcheck policy` command (registered in ./commands.ts). */

@@ -27,9 +27,10 @@ export interface CliCommand {
 /**
  * Exit codes, the same for every command (README "CLI"): 0 done · 1 something failed (an internal error, a source or
  * a job that failed — retrying may help) · 2 an input or request was rejected (fix the input) · 64 bad usage
- * (EX_USAGE) · 130 interrupted by Ctrl-C.
+ * (EX_USAGE) · 75 another process holds a lock, try again later (EX_TEMPFAIL: `data update`) · 130 interrupted by
+ * Ctrl-C.
  */
-export const EXIT = { ok: 0, failed: 1, rejected: 2, usage: 64, interrupted: 130 } as const
+export const EXIT = { ok: 0, failed: 1, rejected: 2, usage: 64, locked: 75, interrupted: 130 } as const
 
 /** A command-line mistake: printed with the command's prefix, exit 64. */
 export class UsageError extends Error {

@@ -149,7 +149,11 @@ function parseDomainList(text: string, what: string): unknown[] {
     .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('//'))
 }
 
-function isSingleListFile(location: string): boolean {
+/**
+ * Whether a `--source disposable=` location names one list file (a local file, or a URL whose path ends in .json,
+ * .txt, .conf or .lst) rather than a directory or base URL of the upstream's layout.
+ */
+export function isSingleListFile(location: string): boolean {
   const local = localPathOf(location)
   if (local !== null) {
     try {
@@ -158,7 +162,14 @@ function isSingleListFile(location: string): boolean {
       return false
     }
   }
-  return /\.(json|txt|conf|lst)(\?.*)?$/i.test(location)
+  // An http(s) address: its path (the URL parser drops the query and fragment) names one list file by its extension.
+  let path: string
+  try {
+    path = new URL(location).pathname
+  } catch {
+    return false
+  }
+  return /\.(?:json|txt|conf|lst)$/i.test(path)
 }
 
 async function fetchDisposable(env: FetchEnv): Promise<FetchedSource> {
