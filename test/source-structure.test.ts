@@ -123,8 +123,10 @@ describe('source structure', () => {
 
   it('one semaphore (src/semaphore.ts), used by the DNS source and the bulk engine; no hand-rolled acquire/release', () => {
     expect(definitions(/class Semaphore\b/)).toEqual(['semaphore.ts'])
-    // (The SMTP source's acquire/release hand out pooled sessions, not slots.)
-    expect(definitions(/function (acquire|release)\s*\(/)).toEqual(['sources/smtp.ts'])
+    expect(definitions(/function (acquire|release)\s*\(/)).toEqual([])
+    // Queues of waiters: the semaphore's, and the SMTP session pool's (it hands out pooled sessions per mail-server
+    // address, with idle reuse and abort — not bare slots).
+    expect(definitions(/\bwaiters\s*[:=]/).sort()).toEqual(['semaphore.ts', 'sources/smtp/pool.ts'])
     expect(definitions(/from '\.\.\/semaphore\.js'/).sort()).toEqual(['bulk/schedule.ts', 'sources/dns.ts'])
   })
 })

@@ -11,8 +11,13 @@ describe('the data directory lock', () => {
   it('a second holder is refused while the first runs; the lock is released afterwards', async () => {
     const dir = join(root, 'a')
     let release!: () => void
-    const first = withDataLock(dir, () => new Promise<string>((r) => (release = () => r('first'))))
-    await new Promise((r) => setTimeout(r, 20))
+    let entered!: () => void
+    const held = new Promise<void>((r) => (entered = r))
+    const first = withDataLock(dir, () => {
+      entered()
+      return new Promise<string>((r) => (release = () => r('first')))
+    })
+    await held
     await expect(withDataLock(dir, async () => 'second')).rejects.toBeInstanceOf(DataLockedError)
     release()
     expect(await first).toBe('first')
@@ -22,11 +27,15 @@ describe('the data directory lock', () => {
   it('waits for the holder when asked to', async () => {
     const dir = join(root, 'b')
     const order: string[] = []
+    let entered!: () => void
+    const held = new Promise<void>((r) => (entered = r))
     const first = withDataLock(dir, async () => {
-      await new Promise((r) => setTimeout(r, 300))
+      entered()
+      // Held past the waiter's first try (it retries every 500 ms).
+      await new Promise((r) => setTimeout(r, 700))
       order.push('first')
     })
-    await new Promise((r) => setTimeout(r, 20))
+    await held
     await withDataLock(dir, async () => void order.push('second'), { waitMs: 10_000 })
     await first
     expect(order).toEqual(['first', 'second'])
@@ -35,7 +44,8 @@ describe('the data directory lock', () => {
   it('a lock left by a crashed process (not refreshed) is stale and taken over', async () => {
     const dir = join(root, 'c')
     mkdirSync(join(dir, 'update.lock'), { recursive: true })
-    const old = new Date(Date.now() - 10 * 60_000)
+    // Last refreshed long ago: far beyond any stale limit.
+    const old = new Date('2001-01-01T00:00:00Z')
     utimesSync(join(dir, 'update.lock'), old, old)
     expect(await withDataLock(dir, async () => 'taken over', { staleMs: 2000 })).toBe('taken over')
   })
