@@ -4,18 +4,27 @@
  *
  * - `ts` blocks run as modules, with `riskcheck` in test mode (./readme/riskcheck-shim.ts: no network, the documented
  *   deterministic answers), and their `expression // value` comments are checked (`…` ends a prefix);
+ *   A `ts` block that is a test file (the generated copy of an `examples/` test) runs here too: its `it` cases are
+ *   collected and awaited, with `import.meta.url` at the example's place so its relative files resolve;
  * - `sh` blocks run in the checkout, against loopback only: the set-up command with `--offline`, the server walk-
  *   through with a temporary database, a free port and RISKCHECK_OFFLINE=1;
- * - `text` blocks are usage synopses, not code.
+ * - `yaml` blocks are policy files: each must load with no error and no warning;
+ * - `console` blocks are transcripts (`$ riskcheck …` and what it prints) run in a copy of examples/policy/: the output
+ *   must be what the block shows (a line `…` stands for lines left out; `# exit N` states the exit code);
+ * - `text` blocks are usage synopses, not code: every `riskcheck` command line in them names a real command and only
+ *   flags its `--help` lists.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, relative } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
+import { runCli } from '../src/cli/main.js'
 import { signWebhook } from '../src/index.js'
+import { parsePolicy } from '../src/scoring/index.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
@@ -27,7 +36,14 @@ interface Block {
   lang: string
   code: string
   notRun: string | null
+  /** the `examples/` file this block is the generated copy of, if any */
+  example: string | null
 }
+
+function filesUnder(d: string): string[] {
+  return readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? filesUnder(join(d, f)) : [join(d, f)]))
+}
+const EXAMPLES = filesUnder(join(ROOT, 'examples'))
 
 /** The fenced blocks of the README, with the not-run reason written just above each, if any. */
 function blocks(): Block[] {
@@ -38,7 +54,10 @@ function blocks(): Block[] {
     if (!open) continue
     const end = lines.indexOf('```', i + 1)
     const marker = /^<!-- readme-test: not run \((.+)\) -->$/.exec(lines[i - 1] ?? '')
-    out.push({ line: i + 1, lang: open[1]!, code: lines.slice(i + 1, end).join('\n'), notRun: marker?.[1] ?? null })
+    const code = lines.slice(i + 1, end).join('\n')
+    const generated = /^<!-- generated:\S+ -->$/.test(lines[i - 1] ?? '')
+    const example = generated ? (EXAMPLES.find((f) => readFileSync(f, 'utf8').trimEnd() === code) ?? null) : null
+    out.push({ line: i + 1, lang: open[1]!, code, notRun: marker?.[1] ?? null, example })
     i = end
   }
   return out
@@ -47,6 +66,9 @@ function blocks(): Block[] {
 const ALL = blocks()
 const ts = ALL.filter((b) => b.lang === 'ts' && !b.notRun)
 const sh = ALL.filter((b) => b.lang === 'sh' && !b.notRun)
+const yaml = ALL.filter((b) => b.lang === 'yaml' && !b.notRun)
+const text = ALL.filter((b) => b.lang === 'text')
+const transcripts = ALL.filter((b) => b.lang === 'console' && !b.notRun)
 
 // ── `expression // value` comments ─────────────────────────────────────────────────────────────────────────────
 
@@ -102,9 +124,12 @@ const failures: string[] = []
 async function runTs(block: Block): Promise<Record<string, unknown>> {
   const shim = join(ROOT, 'test', 'readme', 'riskcheck-shim.ts')
   const { code, checks } = withChecks(block.code)
-  const source = code
+  let source = code
     .replace(/from 'riskcheck'/g, `from ${JSON.stringify(shim)}`)
     .replace(/from 'riskcheck\/(scoring|server)'/g, (_m, sub: string) => `from ${JSON.stringify(join(ROOT, 'src', sub, 'index.ts'))}`)
+    .replace(/from 'vitest'/g, `from ${JSON.stringify(join(ROOT, 'test', 'readme', 'vitest-shim.ts'))}`)
+  // A copy of an example resolves its relative files where the example lives.
+  if (block.example) source = source.replace(/\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(block.example).href))
   const file = join(dir, `block-${block.line}.ts`)
   // Top-level constants are exported too, so the test can look at what the block computed.
   const names = [...block.code.matchAll(/^const (\w+) =/gm)].map((m) => m[1]!).filter((n) => !new RegExp(`export (const|function) ${n}\\b`).test(block.code))
@@ -113,9 +138,9 @@ async function runTs(block: Block): Promise<Record<string, unknown>> {
 }
 
 describe('README code blocks', () => {
-  it('every block is ts, sh or text; every ts and sh block runs here unless it says why not', () => {
+  it('every block is ts, sh, yaml, console or text; every one but text runs here unless it says why not', () => {
     expect(ALL.length).toBeGreaterThan(8)
-    for (const b of ALL) expect(['ts', 'sh', 'text'], `README line ${b.line}`).toContain(b.lang)
+    for (const b of ALL) expect(['ts', 'sh', 'yaml', 'console', 'text'], `README line ${b.line}`).toContain(b.lang)
     expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual(['it is the test run itself'])
     expect(sh.map((b) => b.code.split('\n')[0]!.split(' ').slice(0, 4).join(' '))).toEqual(['npm install', 'npx riskcheck admin org'])
   })
@@ -124,10 +149,19 @@ describe('README code blocks', () => {
     failures.length = 0
     process.env.TWILIO_SID ??= `AC${'0'.repeat(32)}` // the block reads them; no request is made
     process.env.TWILIO_TOKEN ??= 'test-token'
+    const { collected } = await import('./readme/vitest-shim.js')
+    collected.length = 0
     const mod = await runTs(block)
     const { created } = await import('./readme/riskcheck-shim.js')
     try {
       expect(failures).toEqual([])
+      // A test file: its cases run now (and it is one of the project's tests too: vitest includes examples/).
+      if (/from 'vitest'/.test(block.code)) {
+        expect(block.example, 'a test block is the copy of an examples/ test').not.toBeNull()
+        expect(relative(ROOT, block.example!)).toMatch(/^examples\/.+\.test\.ts$/)
+        expect(collected.length).toBeGreaterThan(0)
+        for (const c of collected.splice(0)) await c.fn()
+      }
       if (block.code.includes('rc.email(')) expect(mod.__checks).toBe(4)
       if (block.code.includes('createPolicy(')) expect(mod.__checks).toBe(3)
       if (typeof mod.handleSignup === 'function') {
@@ -151,6 +185,90 @@ describe('README code blocks', () => {
     } finally {
       for (const rc of created.splice(0)) await rc.close()
     }
+  })
+})
+
+describe('README policy and synopsis blocks', () => {
+  it.each(yaml.map((b) => [b.line, b] as const))('the yaml block at README line %i is a valid policy file, without warnings', async (_line, block) => {
+    const file = await parsePolicy(block.code, { format: 'yaml' })
+    expect(file.warnings).toEqual([])
+    expect(Object.keys(file.overrides).length).toBeGreaterThan(0)
+  })
+
+  /** Runs the CLI in-process; stdout and stderr together, as a terminal shows them. */
+  async function cli(args: string[]): Promise<{ code: number; output: string }> {
+    let output = ''
+    const out = new PassThrough()
+    out.on('data', (d: Buffer) => (output += d.toString()))
+    const code = await runCli(args, { stdin: new PassThrough(), stdout: out, stderr: out, env: {} })
+    return { code, output }
+  }
+
+  it.each(transcripts.map((b) => [b.line, b] as const))('the transcript at README line %i is what the commands print', async (_line, block) => {
+    const steps: Array<{ command: string; expected: string[] }> = []
+    for (const line of block.code.split('\n')) {
+      if (line.startsWith('$ ')) steps.push({ command: line.slice(2), expected: [] })
+      else steps.at(-1)!.expected.push(line.trimEnd())
+    }
+    expect(steps.length).toBeGreaterThan(0)
+    const work = mkdtempSync(join(dir, 'transcript-'))
+    cpSync(join(ROOT, 'examples', 'policy'), work, { recursive: true })
+    const home = process.cwd()
+    process.chdir(work)
+    try {
+      for (const { command, expected } of steps) {
+        const exit = /#\s*exit (\d+)/.exec(command)
+        const words = command.replace(/\s+#\s.*$/, '').split(/\s+/)
+        expect(words[0]).toBe('riskcheck')
+        const { code, output } = await cli(words.slice(1))
+        expect(code, command).toBe(exit ? Number(exit[1]) : 0)
+        const got = output.split('\n').map((l) => l.trimEnd())
+        const shown = expected.filter((l) => l.trim() !== '…')
+        while (shown.at(-1) === '') shown.pop()
+        while (got.at(-1) === '') got.pop()
+        if (!expected.some((l) => l.trim() === '…')) {
+          expect(got, command).toEqual(shown)
+        } else {
+          // With lines left out: the lines shown appear in this order.
+          let at = 0
+          for (const l of shown) {
+            if (l === '') continue
+            const i = got.indexOf(l, at)
+            expect(i, `${command}: "${l}" in order in\n${got.join('\n')}`).toBeGreaterThanOrEqual(0)
+            at = i + 1
+          }
+        }
+      }
+    } finally {
+      process.chdir(home)
+    }
+  })
+
+  /** The `riskcheck …` command lines of the text blocks (after any `VAR=value` prefix), `<…>` placeholders left out. */
+  const synopses = text.flatMap((b) =>
+    b.code
+      .split('\n')
+      .map((l) => l.replace(/\s+#\s.*$/, '').replace(/^(?:[A-Z_]+=\S+\s+)+/, ''))
+      .filter((l) => /^riskcheck [a-z]/.test(l))
+      .map((l) => [b.line, l] as const),
+  )
+
+  it('the text blocks hold riskcheck command lines', () => {
+    expect(synopses.length).toBeGreaterThan(5)
+  })
+
+  it.each(synopses)('README line %i: %s names a real command and only flags its --help lists', async (_line, l) => {
+    const words = l.split(/\s+/)
+    // `riskcheck data update …`: the sub-command is the second word when the command has sub-commands.
+    const sub = words[1] === 'data' || words[1] === 'policy' || words[1] === 'admin' ? words.slice(1, 3) : words.slice(1, 2)
+    const out = new PassThrough()
+    let help = ''
+    out.on('data', (d: Buffer) => (help += d.toString()))
+    const err = new PassThrough()
+    err.resume()
+    const code = await runCli([...sub, '--help'], { stdin: new PassThrough(), stdout: out, stderr: err, env: {} })
+    expect(code, `riskcheck ${sub.join(' ')} --help`).toBe(0)
+    for (const flag of l.match(/--[a-z][a-z-]*/g) ?? []) expect(help, `riskcheck ${sub.join(' ')} --help lists ${flag}`).toContain(flag)
   })
 })
 
