@@ -24,6 +24,7 @@ import { getSpecialPurposeRange, type SpecialPurposeRange } from '../sources/ip/
 import { emptyIpFlags, type IpLookupResult } from '../sources/ip/index.js'
 import { emptyLocation, type IpLocation } from '../sources/ip/mmdb.js'
 import { MAX_IP_INPUT_LENGTH, parseIp, type ParsedIp } from '../sources/ip/parse.js'
+import { isDnsFailure } from '../sources/dns-types.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js'
 
 /** Options of the IP lookup. */
@@ -156,7 +157,7 @@ async function reverseDns(ctx: CheckContext, ip: ParsedIp): Promise<{ name: stri
   try {
     const a = await ctx.sources.dns.reverse(ip.address)
     if (a.status === 'ok') return { name: a.records[0] ?? null, failed: false }
-    return { name: null, failed: a.status !== 'nxdomain' && a.status !== 'nodata' }
+    return { name: null, failed: isDnsFailure(a.status) }
   } catch {
     return { name: null, failed: true }
   }

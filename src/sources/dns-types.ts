@@ -26,6 +26,16 @@ export type DnsStatus =
   /** any other failure (bad response, connection error, malformed name) */
   | 'error'
 
+/**
+ * True for the statuses that mean "could not tell" — timeout, SERVFAIL, REFUSED, any other error — as opposed to an
+ * answer (`ok`) or a negative finding (`nxdomain`, `nodata`). The one place every check asks this.
+ *
+ * @example isDnsFailure('timeout') // true — isDnsFailure('nxdomain') // false
+ */
+export function isDnsFailure(status: DnsStatus): boolean {
+  return status !== 'ok' && status !== 'nxdomain' && status !== 'nodata'
+}
+
 /** The answer to one DNS question. `records` is empty unless `status` is `'ok'`. */
 export interface DnsAnswer<T> {
   status: DnsStatus

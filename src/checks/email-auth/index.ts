@@ -19,7 +19,7 @@
 import { invalidInput } from '../../errors.js'
 import type { EmailAuthDetails } from '../../schema.js'
 import type { FactorCode } from '../../scoring/factors.js'
-import type { DnsAnswer, DnsSource, MxRecord } from '../../sources/dns-types.js'
+import { isDnsFailure, type DnsAnswer, type DnsSource, type MxRecord } from '../../sources/dns-types.js'
 import { parseDomainInput } from '../domain-input.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
 import { checkBimi, type BimiCheckResult } from './bimi.js'
@@ -83,10 +83,6 @@ export async function inspectEmailAuth(dns: DnsSource, host: string, orgDomain: 
 
 const STRENGTH: Readonly<Record<DmarcPolicy, number>> = { none: 0, quarantine: 1, reject: 2 }
 
-function isFailure(status: string): boolean {
-  return status !== 'ok' && status !== 'nxdomain' && status !== 'nodata'
-}
-
 function mailHosts(records: readonly MxRecord[]): string[] {
   return records.filter((r) => r.exchange !== '').map((r) => r.exchange)
 }
@@ -98,7 +94,7 @@ function factsOf(
   dkim: DkimCheckResult,
   bimi: BimiCheckResult,
 ): GradeFacts {
-  const mxState: Tristate = isFailure(mx.status) ? 'unknown' : mailHosts(mx.records).length > 0 ? 'yes' : 'no'
+  const mxState: Tristate = isDnsFailure(mx.status) ? 'unknown' : mailHosts(mx.records).length > 0 ? 'yes' : 'no'
   return {
     mx: mxState,
     spf: spf.status === 'temperror' ? 'unknown' : spf.status,
@@ -122,7 +118,7 @@ export function outcomeOfReport(report: EmailAuthReport): CheckOutcome<EmailAuth
   const factors: FactorCode[] = []
   let dnsUnavailable = false
   const hosts = mailHosts(report.mx.records)
-  if (isFailure(report.mx.status)) dnsUnavailable = true
+  if (isDnsFailure(report.mx.status)) dnsUnavailable = true
   else if (report.mx.status === 'nxdomain') factors.push('auth_domain_not_found', 'auth_no_mx')
   else if (hosts.length === 0) factors.push('auth_no_mx')
 

@@ -10,7 +10,7 @@ import { getDomain } from 'tldts'
 import { invalidInput, missingField } from '../../errors.js'
 import type { EmailDetails, SmtpCheck } from '../../schema.js'
 import type { FactorCode } from '../../scoring/factors.js'
-import type { DnsAnswer } from '../../sources/dns-types.js'
+import { isDnsFailure, type DnsAnswer } from '../../sources/dns-types.js'
 import type { SmtpVerifyResult } from '../../sources/smtp.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
 import { BRAND_NEW_DAYS, computeDomainAges, lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
@@ -207,12 +207,8 @@ async function lookupMailDns(ctx: CheckContext, domain: string): Promise<DnsFind
   if (a.status === 'ok') return { status: 'ok', hosts: [domain], hasSpf, hasDmarc }
   const aaaa = await guard(() => dns.resolve6(domain))
   if (aaaa.status === 'ok') return { status: 'ok', hosts: [domain], hasSpf, hasDmarc }
-  if (isFailure(a.status) || isFailure(aaaa.status)) return { status: 'unavailable', hosts: [], hasSpf, hasDmarc }
+  if (isDnsFailure(a.status) || isDnsFailure(aaaa.status)) return { status: 'unavailable', hosts: [], hasSpf, hasDmarc }
   return { status: 'no_mx', hosts: [], hasSpf, hasDmarc }
-}
-
-function isFailure(status: DnsAnswer<unknown>['status']): boolean {
-  return status !== 'ok' && status !== 'nodata' && status !== 'nxdomain'
 }
 
 /** true/false when the TXT answer is definite, null when DNS failed. */
