@@ -76,6 +76,8 @@ export interface DnsSource {
   reverse(ip: string): Promise<DnsAnswer<string>>
   /** NS records (names without trailing dot). */
   resolveNs(name: string): Promise<DnsAnswer<string>>
+  /** The servers asked, as `host:port` (optional: a replaced source may not know). For messages only. */
+  servers?(): string[]
   /** Counters so far. */
   stats(): DnsStats
   /** Cancels in-flight queries and drops the cache. */

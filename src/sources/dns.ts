@@ -295,6 +295,9 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
         return { records: recs.map(cleanHost), ttl: null }
       })
     },
+    servers() {
+      return resolver.getServers()
+    },
     stats() {
       return { ...stats }
     },

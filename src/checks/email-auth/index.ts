@@ -20,6 +20,7 @@ import { invalidInput } from '../../errors.js'
 import type { EmailAuthDetails } from '../../schema.js'
 import type { FactorCode } from '../../scoring/factors.js'
 import { isDnsFailure, type DnsAnswer, type DnsSource, type MxRecord } from '../../sources/dns-types.js'
+import { trustNxdomain } from '../../sources/dns-trust.js'
 import { parseDomainInput } from '../domain-input.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
 import { checkBimi, type BimiCheckResult } from './bimi.js'
@@ -394,7 +395,12 @@ export const emailAuthCheck: CheckDefinition<EmailAuthInput, EmailAuthOptions, E
     if (ctx.mode === 'test') return testOutcome(input)
     if (ctx.offline) return unavailableOutcome(input, 'Offline: DNS was not asked, so email authentication is unknown.', [])
     try {
-      return outcomeOfReport(await inspectEmailAuth(ctx.sources.dns, input.host, input.orgDomain))
+      const report = await inspectEmailAuth(ctx.sources.dns, input.host, input.orgDomain)
+      // "The domain does not exist" only from a resolver that resolves the domain's top-level domain.
+      if (report.mx.status === 'nxdomain' && (await trustNxdomain(ctx.sources.dns, input.host, ctx.options.warn)) !== 'trusted') {
+        return unavailableOutcome(input, 'DNS answered that the domain does not exist, but the resolver also denies its top-level domain, so email authentication is unknown.', ['dns'])
+      }
+      return outcomeOfReport(report)
     } catch (e) {
       // the DNS source never rejects; this guards against a replaced one that does
       const why = e instanceof Error ? e.message : String(e)

@@ -4,13 +4,15 @@
  * Steps: syntax (./syntax.ts) → lists, provider and typo suggestion (./lists.ts, ./provider.ts, ./typo.ts; no I/O)
  * → DNS through `ctx.sources.dns` (MX with RFC 7505 null MX and the A/AAAA implicit-MX fallback, SPF and DMARC TXT)
  * → the SMTP mailbox check through `ctx.sources.smtp` → the domain age through the domain-age lookup when RDAP is
- * configured. Every network failure is a partial, `unknown` answer — never `invalid`.
+ * configured. Every network failure is a partial, `unknown` answer — never `invalid`; so is an NXDOMAIN from a resolver
+ * that also denies the domain's top-level domain (../../sources/dns-trust.ts).
  */
 import { getDomain } from 'tldts'
 import { invalidInput, missingField } from '../../errors.js'
 import type { EmailDetails, SmtpCheck } from '../../schema.js'
 import type { FactorCode } from '../../scoring/factors.js'
 import { isDnsFailure, type DnsAnswer } from '../../sources/dns-types.js'
+import { trustNxdomain } from '../../sources/dns-trust.js'
 import type { SmtpVerifyResult } from '../../sources/smtp.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
 import { BRAND_NEW_DAYS, computeDomainAges, lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
@@ -182,7 +184,10 @@ function isSmtpFailure(r: SmtpVerifyResult): boolean {
   return r.smtp_check === 'unavailable' || (r.smtp_check === 'unknown' && r.code === null)
 }
 
-/** MX (null MX, implicit MX fallback), SPF and DMARC of an ASCII domain, asked in parallel. */
+/**
+ * MX (null MX, implicit MX fallback), SPF and DMARC of an ASCII domain, asked in parallel. An NXDOMAIN is believed
+ * only after the resolver has shown that it resolves the domain's top-level domain.
+ */
 async function lookupMailDns(ctx: CheckContext, domain: string): Promise<DnsFindings> {
   const dns = ctx.sources.dns
   const [mx, txt, dmarc] = await Promise.all([
@@ -193,7 +198,12 @@ async function lookupMailDns(ctx: CheckContext, domain: string): Promise<DnsFind
   const hasSpf = txtHas(txt, SPF_RE)
   const hasDmarc = txtHas(dmarc, DMARC_RE)
 
-  if (mx.status === 'nxdomain') return { status: 'nxdomain', hosts: [], hasSpf: false, hasDmarc: hasDmarc ?? false }
+  if (mx.status === 'nxdomain') {
+    if ((await trustNxdomain(dns, domain, ctx.options.warn)) !== 'trusted') {
+      return { status: 'unavailable', hosts: [], hasSpf: null, hasDmarc: null }
+    }
+    return { status: 'nxdomain', hosts: [], hasSpf: false, hasDmarc: hasDmarc ?? false }
+  }
   if (mx.status === 'ok') {
     const hosts = mx.records.filter((r) => r.exchange !== '').map((r) => r.exchange)
     if (hosts.length === 0) return { status: 'null_mx', hosts: [], hasSpf, hasDmarc }
