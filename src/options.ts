@@ -7,6 +7,7 @@ import type { ResultCache } from './cache.js'
 import type { CreditLedger } from './credits.js'
 import type { PhoneCarrierSource } from './sources/phone/carrier-source.js'
 import type { BulkOptions } from './bulk/types.js'
+import { DEFAULT_MAX_IN_FLIGHT } from './sources/dns.js'
 
 /** DNS options (`dns`). */
 export interface DnsOptions {
@@ -18,7 +19,7 @@ export interface DnsOptions {
   tries?: number
   /** TTL used when the server's TTL is not available, in seconds (default 300). */
   cacheTtlSeconds?: number
-  /** Queries in flight at once (default 48). */
+  /** Queries in flight at once (default 64: every question of one lookup goes out in the same round). */
   maxInFlight?: number
 }
 
@@ -262,7 +263,7 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
       timeoutMs: int('dns.timeoutMs', dns.timeoutMs, 3000, 1, 120_000),
       tries: int('dns.tries', dns.tries, 2, 1, 10),
       cacheTtlSeconds: int('dns.cacheTtlSeconds', dns.cacheTtlSeconds, 300, 0, 86_400),
-      maxInFlight: int('dns.maxInFlight', dns.maxInFlight, 48, 1, 10_000),
+      maxInFlight: int('dns.maxInFlight', dns.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 1, 10_000),
     },
     smtp: {
       enabled: bool('smtp.enabled', smtp.enabled, true),

@@ -33,7 +33,10 @@ export interface DnsSourceOptions {
   maxTtlSeconds?: number
   /** TTL of negative answers (`nxdomain`, `nodata`), in seconds (default 60, also clamped). */
   negativeTtlSeconds?: number
-  /** Most questions sent at once (default 48); further ones wait in a FIFO queue. */
+  /**
+   * Most questions sent at once (default {@link DEFAULT_MAX_IN_FLIGHT}: one email-authentication lookup asks up to 54
+   * at once); further ones wait in a FIFO queue, and the wait counts against their time limit.
+   */
   maxInFlight?: number
   /** Most cached answers kept (default 10,000); the oldest entry is dropped first. */
   maxCacheEntries?: number
@@ -55,6 +58,18 @@ interface RawResult<T> {
 }
 
 const MAX_NAME_LENGTH = 253
+
+/** Default of {@link DnsSourceOptions.maxInFlight}: every question of one lookup goes out in the same round. */
+export const DEFAULT_MAX_IN_FLIGHT = 64
+
+/** A question waiting for a slot. */
+interface Waiter {
+  grant: () => void
+  /** set when the slot was handed over */
+  granted: boolean
+  /** set when the question gave up (its time ran out): the slot goes to the next waiter */
+  cancelled: boolean
+}
 
 /** Maps a c-ares error code (as Node reports it) to a {@link DnsStatus}. */
 export function mapDnsErrorCode(code: unknown): DnsStatus {
@@ -115,12 +130,14 @@ function positiveInt(value: number | undefined, fallback: number, name: string, 
 /**
  * Creates a DNS source over Node's `dns.promises.Resolver`.
  *
- * - Per-query timeout: the resolver's own `timeout`/`tries`, plus an outer timer at `timeoutMs × tries` that
- *   answers `timeout` even if c-ares backs off for longer.
+ * - Per-query timeout: the resolver's own `timeout`/`tries`, plus an outer timer at `timeoutMs × tries` from the
+ *   moment the question is asked (time spent waiting for a slot included) that answers `timeout` even if c-ares backs
+ *   off for longer. So a lookup whose questions are asked together waits at most one such round, however busy.
  * - Identical questions in flight are sent once; answers are cached with the record TTL (A/AAAA) or
  *   `cacheTtlSeconds` (other types), clamped; `nxdomain`/`nodata` are cached for `negativeTtlSeconds`;
  *   timeouts and server failures are never cached.
- * - At most `maxInFlight` questions are outstanding; the rest queue.
+ * - At most `maxInFlight` questions are outstanding; the rest queue (a question whose time runs out in the queue
+ *   answers `timeout` without being sent).
  *
  * It does not validate DNSSEC, follow CNAMEs itself (the server does) or resolve through `/etc/hosts`.
  * Throws a `TypeError` at creation for bad options (e.g. an unparsable server).
@@ -136,7 +153,7 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
   const minTtl = positiveInt(opts.minTtlSeconds, 5, 'minTtlSeconds', true)
   const maxTtl = positiveInt(opts.maxTtlSeconds, 3600, 'maxTtlSeconds', true)
   const negativeTtl = positiveInt(opts.negativeTtlSeconds, 60, 'negativeTtlSeconds', true)
-  const maxInFlight = Math.floor(positiveInt(opts.maxInFlight, 48, 'maxInFlight'))
+  const maxInFlight = Math.floor(positiveInt(opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 'maxInFlight'))
   const maxCacheEntries = Math.floor(positiveInt(opts.maxCacheEntries, 10_000, 'maxCacheEntries', true))
   const now = opts.now ?? Date.now
   const cacheEnabled = defaultTtl > 0 && maxCacheEntries > 0
@@ -154,24 +171,32 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
   // An LRU (not a Map trimmed from its front: V8 makes that O(n) per eviction once deletions pile up).
   const cache = new LRUCache<string, CacheEntry>({ max: Math.max(1, maxCacheEntries) })
   const inFlight = new Map<string, Promise<DnsAnswer<unknown>>>()
-  const queue: Array<() => void> = []
+  const queue: Waiter[] = []
   const timers = new Set<NodeJS.Timeout>()
   let active = 0
   let closed = false
   const stats: DnsStats = { queries: 0, cacheHits: 0, deduplicated: 0, timeouts: 0 }
 
-  function acquire(): Promise<void> {
+  /** Takes a slot now (null), or queues for one (the waiter, whose `grant` hands the slot over). */
+  function acquire(onGrant: () => void): Waiter | null {
     if (active < maxInFlight) {
       active++
-      return Promise.resolve()
+      return null
     }
-    return new Promise((resolve) => queue.push(resolve))
+    const waiter: Waiter = { grant: onGrant, granted: false, cancelled: false }
+    queue.push(waiter)
+    return waiter
   }
 
+  /** Hands the slot to the next waiter still waiting, or frees it. */
   function release(): void {
-    const next = queue.shift()
-    if (next) next()
-    else active--
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      if (next.cancelled) continue
+      next.granted = true
+      next.grant()
+      return
+    }
+    active--
   }
 
   function clampTtl(seconds: number): number {
@@ -188,25 +213,46 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
     cache.set(key, { expiresAt: now() + seconds * 1000, answer })
   }
 
-  /** Runs one real question with the concurrency limit and the outer timeout. */
+  /**
+   * Runs one real question with the concurrency limit and the outer timeout. The timeout runs from now, so a question
+   * that waits for a slot has that much less time, and one whose time runs out while queued is never sent.
+   */
   async function send<T>(call: () => Promise<RawResult<T>>): Promise<{ answer: DnsAnswer<T>; ttl: number | null }> {
-    await acquire()
-    if (closed) {
-      release()
-      return { answer: { status: 'error', records: [], error: 'DNS source closed' }, ttl: null }
-    }
-    stats.queries++
+    const timedOut = { answer: { status: 'timeout', records: [], error: `no answer within ${overallTimeoutMs} ms` } as DnsAnswer<T>, ttl: null }
     let timer: NodeJS.Timeout | undefined
     const guard = new Promise<'guard'>((resolve) => {
       timer = setTimeout(() => resolve('guard'), overallTimeoutMs)
       timer.unref?.()
       timers.add(timer)
     })
+    const stopGuard = () => {
+      if (timer) {
+        clearTimeout(timer)
+        timers.delete(timer)
+      }
+    }
+    let granted!: () => void
+    const slot = new Promise<'slot'>((resolve) => (granted = () => resolve('slot')))
+    const waiter = acquire(granted)
+    if (waiter !== null && (await Promise.race([slot, guard])) === 'guard') {
+      // out of time while queued: give the slot back if it was handed over meanwhile, else leave the queue
+      if (waiter.granted) release()
+      else waiter.cancelled = true
+      stopGuard()
+      stats.timeouts++
+      return timedOut
+    }
+    if (closed) {
+      stopGuard()
+      release()
+      return { answer: { status: 'error', records: [], error: 'DNS source closed' }, ttl: null }
+    }
+    stats.queries++
     try {
       const result = await Promise.race([call(), guard])
       if (result === 'guard') {
         stats.timeouts++
-        return { answer: { status: 'timeout', records: [], error: `no answer within ${overallTimeoutMs} ms` }, ttl: null }
+        return timedOut
       }
       if (result.records.length === 0) return { answer: { status: 'nodata', records: [] }, ttl: null }
       return { answer: { status: 'ok', records: result.records }, ttl: result.ttl }
@@ -217,10 +263,7 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
       if (status === 'nxdomain' || status === 'nodata') return { answer: { status, records: [] }, ttl: null }
       return { answer: { status, records: [], error: String(code ?? (err as Error).message) }, ttl: null }
     } finally {
-      if (timer) {
-        clearTimeout(timer)
-        timers.delete(timer)
-      }
+      stopGuard()
       release()
     }
   }
@@ -310,8 +353,11 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
       cache.clear()
       // Waiters in the queue wake up, see `closed` and answer 'error'.
       while (queue.length > 0) {
+        const w = queue.shift() as Waiter
+        if (w.cancelled) continue
         active++
-        queue.shift()?.()
+        w.granted = true
+        w.grant()
       }
     },
   }
