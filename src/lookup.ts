@@ -63,6 +63,19 @@ function billedCredits(type: LookupType, outcome: CheckOutcome<unknown>, ctx: Ch
 }
 
 /**
+ * The result-cache key of a lookup: type, the check's key (normalized input + answer-changing lookup options) and the
+ * instance configuration that changes answers — offline mode and a switched-off RDAP — so an answer of one
+ * configuration is never served to another (e.g. through a cache shared by several instances).
+ *
+ * @example cacheKeyOf('ip', '8.8.8.8', ctx) // 'ip:8.8.8.8', or 'ip:offline:8.8.8.8' offline
+ */
+export function cacheKeyOf(type: LookupType, checkKey: string, ctx: CheckContext): string {
+  if (ctx.offline) return `${type}:offline:${checkKey}`
+  if (ctx.options.rdap?.enabled === false && (type === 'email' || type === 'domain_age')) return `${type}:nordap:${checkKey}`
+  return `${type}:${checkKey}`
+}
+
+/**
  * Runs a prepared check: cache, credits, run, scoring. Returns the outcome and assessment (not yet a result).
  * Rejects with INSUFFICIENT_CREDITS when the ledger cannot cover the lookup; never for data reasons.
  */
@@ -87,7 +100,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     return { outcome, assessment: score(outcome), creditsUsed: 0, cacheHit: false }
   }
 
-  const key = `${def.type}:${cacheKey}`
+  const key = cacheKeyOf(def.type, cacheKey, ctx)
   if (env.cache && !opts.bypassCache) {
     let hit: CacheEntry | undefined
     try {

@@ -97,7 +97,10 @@ export interface RiskcheckWarning {
 export interface RiskcheckOptions {
   /** `test`: deterministic answers for documented magic inputs, no network, no credits. Default `live`. */
   mode?: 'live' | 'test'
-  /** No network at all: network-only fields are null and results partial; nothing billed for skipped parts. */
+  /**
+   * No network at all: network-only fields are null (`smtp_check: 'unavailable'`), nothing is billed for the skipped
+   * parts, and the answers are complete for this configuration (not partial), cached under their own key.
+   */
   offline?: boolean
   dns?: DnsOptions
   smtp?: SmtpOptions

@@ -224,11 +224,11 @@ describe('lookupDomainAge (used by the email lookup)', () => {
     expect(r.details.age_days).toBe(3)
   })
 
-  it('offline: partial with null ages and no request', async () => {
+  it('offline: null ages and no request; not partial (RDAP was not asked, nothing failed)', async () => {
     const offline = createRdapContext({ offline: true, rdap: { bootstrapUrl: server.bootstrapUrl } })
     const before = server.requests.length
     const r = await lookupDomainAge(offline, 'old-domain.test')
-    expect(r.partial).toBe(true)
+    expect(r.partial).toBe(false)
     expect(r.details.age_days).toBeNull()
     expect(r.details.age_band).toBeNull()
     expect(server.requests.length).toBe(before)

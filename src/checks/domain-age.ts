@@ -7,8 +7,8 @@
  * - `domain_newly_registered`: registered less than 30 days ago (`is_newly_registered`)
  * - `domain_recently_registered`: registered 30 to 89 days ago
  * - `domain_expiring_soon`: the registration expires in less than 30 days (or has expired)
- * - `domain_age_unknown`: RDAP timed out / failed / offline (result partial), or the registry publishes no
- *   registration date. An unknown age is never "new".
+ * - `domain_age_unknown`: RDAP timed out / failed (result partial), was not asked (offline, `rdap.enabled: false`:
+ *   not partial — nothing failed), or the registry publishes no registration date. An unknown age is never "new".
  *
  * Age bands (`age_band`, by upper bound; days are whole days elapsed, years are calendar anniversaries):
  * `under_7_days` (< 7 d), `under_30_days` (7–29 d), `under_90_days` (30–89 d), `under_1_year` (90 d up to the
@@ -52,8 +52,8 @@ const DAY_MS = 86_400_000
 /**
  * Ask RDAP about one registrable domain and build the domain-age details. Never rejects.
  *
- * Used by this lookup and by the email lookup (`domain_age_days` = `details.age_days`). Offline, or when RDAP
- * times out or fails, the details carry null dates/ages and `partial` is true. In test mode it answers from the
+ * Used by this lookup and by the email lookup (`domain_age_days` = `details.age_days`). Offline (or with RDAP
+ * switched off) the details carry null dates/ages; when RDAP times out or fails, too, and `partial` is true. In test mode it answers from the
  * documented magic domains ({@link domainAgeCheck}.testInputs) without any network.
  *
  * @example
@@ -198,7 +198,7 @@ async function ageOutcome(ctx: CheckContext, domain: string): Promise<CheckOutco
       reason: ctx.offline
         ? 'Offline: the registry (RDAP) was not asked, so the domain age is unknown.'
         : 'RDAP is switched off (rdap.enabled: false), so the domain age is unknown.',
-      partial: true,
+      partial: false, // not asked by configuration is not a failure
       dataSources: [],
     }
   }

@@ -15,7 +15,7 @@
  * - `ip_source_unavailable`: a local data source could not be read, or a DNSBL zone did not answer (partial).
  *
  * `reverse_dns` is the first PTR name (online only): null when there is none; null and partial when the query timed
- * out or failed, or offline.
+ * out or failed; null offline (not asked, so not partial).
  */
 import { invalidInput } from '../errors.js'
 import type { ConnectionType, IpDetails } from '../schema.js'
@@ -196,9 +196,7 @@ async function runIp(ctx: CheckContext, ip: ParsedIp): Promise<CheckOutcome<IpDe
   const factors = factorsOf(local)
   const dataSources = [BOGON_SOURCE, ...local.dataSources]
   let partial = local.failed.length > 0
-  if (ctx.offline) {
-    partial = true
-  } else {
+  if (!ctx.offline) {
     let zones: readonly string[] = []
     try {
       zones = ctx.sources.ip.dnsblZones

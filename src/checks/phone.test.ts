@@ -261,12 +261,13 @@ describe('phone lookup: live carrier source (US/CA)', () => {
     expect(src.calls).toEqual([])
   })
 
-  it('is skipped offline: partial with phone_carrier_unavailable, never called', async () => {
+  it('is not asked offline: a complete numbering-plan answer (not partial, no unavailable factor), never called', async () => {
     const src = fakeSource({ lineType: 'mobile' })
     const { outcome } = await lookup(phoneContext({ carrierSource: src, offline: true }), '+1 201 555 0123')
     expect(src.calls).toEqual([])
-    expect(outcome.partial).toBe(true)
-    expect(outcome.factors).toContain('phone_carrier_unavailable')
+    expect(outcome.partial).toBe(false)
+    expect(outcome.details.coverage).toBe('numbering_plan')
+    expect(outcome.factors).not.toContain('phone_carrier_unavailable')
     expect(outcome.dataSources).toEqual(['libphonenumber'])
   })
 

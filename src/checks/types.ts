@@ -25,7 +25,7 @@ export interface Sources {
 export interface CheckContext {
   now(): Date
   mode: 'live' | 'test'
-  /** No network at all: network-only fields are null/unavailable and the result is partial. */
+  /** No network at all: network-only fields are null/unavailable; not asked is not failed, so not partial. */
   offline: boolean
   sources: Sources
   options: ResolvedOptions
@@ -41,7 +41,11 @@ export interface CheckOutcome<D> {
   reason?: string
   /** The sentence when no risk factor fired (e.g. "The address is deliverable."). */
   validReason?: string
-  /** True when a source timed out, failed or was offline, so some fields are null/unknown. */
+  /**
+   * True when a source this configuration asks timed out or failed, so some fields are null/unknown. A source the
+   * configuration does not ask (offline, `rdap.enabled: false`, `smtp: false`) never makes an outcome partial.
+   * Partial outcomes are not cached.
+   */
   partial: boolean
   /** Names of the data sources actually consulted (e.g. 'syntax', 'dns', 'smtp', 'rdap', 'dbip-city-lite'). */
   dataSources: string[]

@@ -57,7 +57,7 @@ export const GLOBAL_FLAGS: Options = {
 
 const GLOBAL_HELP: Array<[string, string]> = [
   ['--mode live|test', 'test: deterministic answers for the documented magic inputs, no network, no credits'],
-  ['--offline', 'no network at all (local data only; network fields null, results partial)'],
+  ['--offline', 'no network at all (local data only; network fields null; answers cached under their own key)'],
   ['--dns-server HOST[:PORT]', 'DNS resolver to use (repeatable); default: the system resolvers'],
   ['--dns-timeout MS', 'timeout of one DNS query try (default 3000)'],
   ['--now ISO-8601', 'fix the clock (reproducible ages and timestamps)'],

@@ -181,8 +181,11 @@ function summarize(report: EmailAuthReport): string {
   return parts.length > 0 ? parts.join(', ') : 'no email authentication records'
 }
 
-/** The outcome when DNS cannot be asked at all (offline mode or a source that threw). */
-function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: string[]): CheckOutcome<EmailAuthDetails> {
+/**
+ * The outcome when DNS gives nothing to judge: offline mode (not asked: `partial` false), a broken resolver or a
+ * source that threw (failed: `partial` true).
+ */
+function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: string[], partial = true): CheckOutcome<EmailAuthDetails> {
   const grade = gradeEmailAuth({
     mx: 'unknown',
     spf: 'unknown',
@@ -209,7 +212,7 @@ function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: 
     },
     factors: ['auth_dns_unavailable'],
     reason,
-    partial: true,
+    partial,
     dataSources,
   }
 }
@@ -393,7 +396,7 @@ export const emailAuthCheck: CheckDefinition<EmailAuthInput, EmailAuthOptions, E
 
   async run(ctx: CheckContext, input: EmailAuthInput) {
     if (ctx.mode === 'test') return testOutcome(input)
-    if (ctx.offline) return unavailableOutcome(input, 'Offline: DNS was not asked, so email authentication is unknown.', [])
+    if (ctx.offline) return unavailableOutcome(input, 'Offline: DNS was not asked, so email authentication is unknown.', [], false)
     try {
       const report = await inspectEmailAuth(ctx.sources.dns, input.host, input.orgDomain)
       // "The domain does not exist" only from a resolver that resolves the domain's top-level domain.
