@@ -6,6 +6,7 @@ import { FACTORS, FACTOR_CODES, type FactorGroup } from '../src/scoring/factors.
 import { BLOCKING_FACTORS, DEFAULT_POLICY } from '../src/scoring/rules.js'
 import { CONTEXTS } from '../src/schema.js'
 import { GRADE_RUBRIC } from '../src/checks/email-auth/grade.js'
+import { BILLING_TABLE } from '../src/billing.js'
 
 const GROUP_TITLES: Record<FactorGroup, string> = {
   email: 'email',
@@ -24,6 +25,10 @@ function factorTable(): string {
     rows.push(`| \`${code}\` | ${GROUP_TITLES[f.group]} | ${f.weight} | ${effect} | ${f.description} |`)
   }
   return rows.join('\n')
+}
+
+function creditsTable(): string {
+  return ['| lookup | credits |', '|---|---|', ...BILLING_TABLE.map((r) => `| ${r.lookup} | ${r.credits} |`)].join('\n')
 }
 
 function contextTable(): string {
@@ -74,6 +79,7 @@ export function generatedBlocks(): Record<string, string> {
   return {
     factors: factorTable(),
     contexts: contextTable(),
+    credits: creditsTable(),
     'test-inputs': testInputs(),
     'example-signup': example('signup.ts'),
     'grade-rubric': gradeRubric(),

@@ -76,6 +76,16 @@ export function cacheKeyOf(type: LookupType, checkKey: string, ctx: CheckContext
 }
 
 /**
+ * The most a lookup of `def` can cost with `opts`: the billing table's maximum, lowered by the check's `maxCredits`
+ * (the email lookup with `smtp: false` costs 0). What the pipeline reserves before running, and a cap on the bill.
+ */
+export function maxCreditsOf<O>(def: CheckDefinition<any, O, any>, ctx: CheckContext, opts: O): number {
+  if (def.type === 'check') return 0
+  const max = MAX_CREDITS[def.type]
+  return def.maxCredits ? Math.min(max, def.maxCredits(ctx, opts)) : max
+}
+
+/**
  * Runs a prepared check: cache, credits, run, scoring. Returns the outcome and assessment (not yet a result).
  * Rejects with INSUFFICIENT_CREDITS when the ledger cannot cover the lookup; never for data reasons.
  */
@@ -116,7 +126,8 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     }
   }
 
-  const reserve = runOptions.prepaid || def.type === 'check' ? 0 : MAX_CREDITS[def.type as Exclude<LookupType, 'check'>]
+  const max = maxCreditsOf(def, ctx, opts)
+  const reserve = runOptions.prepaid ? 0 : max
   const reserved = reserve > 0 ? env.ledger.reserve(reserve) : true
   if (!(isPromise(reserved) ? await reserved : reserved)) {
     throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this lookup.')
@@ -128,7 +139,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     if (reserve > 0) await env.ledger.refund(reserve)
     throw e
   }
-  const credits = billedCredits(def.type, outcome as CheckOutcome<unknown>, ctx)
+  const credits = Math.min(max, billedCredits(def.type, outcome as CheckOutcome<unknown>, ctx))
   if (reserve > credits) {
     const r = env.ledger.refund(reserve - credits)
     if (isPromise(r)) await r

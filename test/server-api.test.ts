@@ -247,7 +247,8 @@ const PRODUCE: Record<ErrorCode, ((route: RouteDef) => Promise<Res>) | null> = {
   MISSING_FIELD: (route) => call(route, s.test, {}),
   INVALID_INPUT: (route) => call(route, s.test, UNUSABLE[route.url]),
   UNAUTHORIZED: (route) => call(route, null),
-  INSUFFICIENT_CREDITS: (route) => call(route, keys.broke, { ...GOOD[route.url], bypass_cache: true }),
+  // (an email with smtp false is free, so it is asked with the mailbox check on)
+  INSUFFICIENT_CREDITS: (route) => call(route, keys.broke, { ...GOOD[route.url], ...(route.url === '/v1/email' ? { smtp: true } : {}), bypass_cache: true }),
   FORBIDDEN_SCOPE: (route) => call(route, keys.noScope),
   ACCOUNT_SUSPENDED: (route) => call(route, keys.suspended),
   NOT_FOUND: null, // not a route's answer: unknown paths and methods (tested below)

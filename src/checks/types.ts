@@ -100,6 +100,12 @@ export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
    * dates), so a 7-day cache never reports a stale age.
    */
   revive?(ctx: CheckContext, outcome: CheckOutcome<D>): CheckOutcome<D>
+  /**
+   * Optional: the most this lookup can cost with these options, when less than the billing table's maximum — what is
+   * reserved before it runs and a cap on what it is billed. The email lookup with `smtp: false` returns 0: only free
+   * checks run.
+   */
+  maxCredits?(ctx: CheckContext, opts: Opts): number
   /** The magic inputs of test mode (documented in the README). */
   testInputs: TestInput[]
   cli: { command: string; summary: string; flags?: CliFlag[] }

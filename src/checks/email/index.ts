@@ -75,6 +75,9 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
 
   revive: reviveEmail,
 
+  // `smtp: false` (or `smtp.enabled: false`) skips the mailbox check: only the free checks run, so it costs nothing.
+  maxCredits: (ctx, opts) => (smtpWanted(ctx, opts) ? 1 : 0),
+
   testInputs: [
     { input: 'deliverable@example.com', note: 'mailbox exists, no risk factor → valid, approve' },
     { input: 'undeliverable@example.com', note: 'the server says "550 user unknown": email_undeliverable → invalid, block' },
