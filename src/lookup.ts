@@ -100,7 +100,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
   const { ctx } = env
   const score = (outcome: CheckOutcome<D>) => {
     const options: EvaluateOptions = { policy: env.policy, context: runOptions.context ?? null }
-    if (outcome.reason !== undefined) options.reason = outcome.reason
+    if (outcome.reasons !== undefined) options.reasons = outcome.reasons
     if (outcome.validReason !== undefined) options.validReason = outcome.validReason
     return evaluate(outcome.factors, options)
   }

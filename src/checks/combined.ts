@@ -216,6 +216,8 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   const assessment: Assessment = evaluate(factors, {
     policy: env.policy,
     context: input.context,
+    // each part's sentences by factor: the overall reason is the one of the factor that decides across all parts
+    reasons: Object.assign({}, ...all.map((p) => p.outcome.reasons ?? {})) as Partial<Record<FactorCode, string>>,
     validReason: 'No risk factors found in the email, IP or phone.',
   })
   const details: CheckDetails = {

@@ -195,9 +195,11 @@ async function ageOutcome(ctx: CheckContext, domain: string): Promise<CheckOutco
     return {
       details: unknownDetails(domain),
       factors: ['domain_age_unknown'],
-      reason: ctx.offline
-        ? 'Offline: the registry (RDAP) was not asked, so the domain age is unknown.'
-        : 'RDAP is switched off (rdap.enabled: false), so the domain age is unknown.',
+      reasons: {
+        domain_age_unknown: ctx.offline
+          ? 'Offline: the registry (RDAP) was not asked, so the domain age is unknown.'
+          : 'RDAP is switched off (rdap.enabled: false), so the domain age is unknown.',
+      },
       partial: false, // not asked by configuration is not a failure
       dataSources: [],
     }
@@ -218,10 +220,12 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
     return {
       details: unknownDetails(domain),
       factors: ['domain_age_unknown'],
-      reason:
-        answer.status === 'timeout'
-          ? 'The registry (RDAP) did not answer in time, so the domain age is unknown.'
-          : 'The registry (RDAP) lookup failed, so the domain age is unknown.',
+      reasons: {
+        domain_age_unknown:
+          answer.status === 'timeout'
+            ? 'The registry (RDAP) did not answer in time, so the domain age is unknown.'
+            : 'The registry (RDAP) lookup failed, so the domain age is unknown.',
+      },
       partial: true,
       dataSources: [source],
     }
@@ -230,7 +234,7 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
     return {
       details: { ...unknownDetails(domain) },
       factors: ['domain_not_registered'],
-      reason: `The registry has no registration for ${domain}.`,
+      reasons: { domain_not_registered: `The registry has no registration for ${domain}.` },
       partial: false,
       dataSources: [source],
     }
@@ -265,7 +269,7 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
   }
   const outcome: CheckOutcome<DomainAgeDetails> = { details, factors, partial: false, dataSources: [source] }
   if (ages.ageDays === null) {
-    outcome.reason = 'The registry answered but publishes no registration date, so the domain age is unknown.'
+    outcome.reasons = { domain_age_unknown: 'The registry answered but publishes no registration date, so the domain age is unknown.' }
   } else {
     outcome.validReason = `The domain was registered ${describeAge(ages.ageDays, ages.ageYears)} ago.`
   }
@@ -355,7 +359,7 @@ function notRegistrableOutcome(host: string): CheckOutcome<DomainAgeDetails> {
   return {
     details: unknownDetails(host),
     factors: ['domain_not_registered'],
-    reason: `${host} is a single label or a public suffix, not a domain anyone can register.`,
+    reasons: { domain_not_registered: `${host} is a single label or a public suffix, not a domain anyone can register.` },
     partial: false,
     dataSources: ['public_suffix_list'],
   }

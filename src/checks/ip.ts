@@ -83,7 +83,7 @@ function bogonOutcome(ip: ParsedIp, range: SpecialPurposeRange): CheckOutcome<Ip
   return {
     details,
     factors: ['ip_bogon'],
-    reason: `${ip.address}${inner} is in ${range.cidr}, ${range.name} (${range.rfc}): not routable on the internet.`,
+    reasons: { ip_bogon: `${ip.address}${inner} is in ${range.cidr}, ${range.name} (${range.rfc}): not routable on the internet.` },
     partial: false,
     dataSources: [BOGON_SOURCE],
   }

@@ -13,7 +13,7 @@ async function lookup(ctx: CheckContext, phone: unknown, opts: PhoneLookupOption
   const { input } = phoneCheck.prepare(phone, opts, ctx)
   const outcome = ctx.mode === 'test' ? await phoneCheck.test(ctx, input, opts) : await phoneCheck.run(ctx, input, opts)
   expect(schemaErrors(PhoneDetailsSchema, outcome.details)).toEqual([])
-  return { outcome, assessment: evaluate(outcome.factors, { reason: outcome.reason, validReason: outcome.validReason }) }
+  return { outcome, assessment: evaluate(outcome.factors, { reasons: outcome.reasons, validReason: outcome.validReason }) }
 }
 
 function fakeSource(answer: Partial<LiveCarrierRecord> | Error | 'hang'): PhoneCarrierSource & { calls: string[] } {

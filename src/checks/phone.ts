@@ -212,7 +212,7 @@ export function phoneOutcome(
 ): CheckOutcome<PhoneDetails> {
   let details = numberingPlanDetails(a, info)
   const dataSources = [NUMBERING_PLAN_SOURCE]
-  if (!a.valid) return { details, factors: ['phone_invalid'], reason: invalidReason(a), partial: false, dataSources }
+  if (!a.valid) return { details, factors: ['phone_invalid'], reasons: { phone_invalid: invalidReason(a) }, partial: false, dataSources }
   let partial = false
   let unavailable: string | undefined
   // 'skipped' (offline): the live source was not asked, which is no failure — the numbering-plan answer is complete
@@ -232,9 +232,7 @@ export function phoneOutcome(
   const outcome: CheckOutcome<PhoneDetails> = { details, factors, partial, dataSources }
   if (unavailable !== undefined) {
     factors.push('phone_carrier_unavailable')
-    // The verdict reason names the gap only when nothing riskier fired.
-    if (!factors.some((f) => f === 'phone_voip' || f === 'phone_premium_rate' || f === 'phone_toll_free' || f === 'phone_country_mismatch'))
-      outcome.reason = unavailable
+    outcome.reasons = { phone_carrier_unavailable: unavailable } // the reason only when this factor decides
   }
   outcome.validReason = validPhoneReason(a, details.line_type)
   return outcome

@@ -37,8 +37,12 @@ export interface CheckOutcome<D> {
   details: D
   /** The facts found, as codes of the vocabulary (../scoring/factors.ts). */
   factors: FactorCode[]
-  /** A human sentence for the verdict; by default the strongest factor's description. */
-  reason?: string
+  /**
+   * Sentences more specific than a factor's description, by factor (`email_domain_not_found` → "The domain acme.con
+   * does not exist."). The verdict reason is the sentence of the factor that decided the verdict (strongest effect,
+   * then highest weight), or that factor's description — never the sentence of a weaker factor.
+   */
+  reasons?: Partial<Record<FactorCode, string>>
   /** The sentence when no risk factor fired (e.g. "The address is deliverable."). */
   validReason?: string
   /**

@@ -235,7 +235,12 @@ export interface EvaluateOptions {
   policy?: Policy
   /** Applies the context's overlay of the policy. */
   context?: CheckContextName | null
-  /** The verdict reason to report; by default the description of the strongest factor. */
+  /**
+   * Sentences for particular factors (more specific than their descriptions); the reason is the sentence of the
+   * deciding factor when it has one.
+   */
+  reasons?: Partial<Record<FactorCode, string>>
+  /** Replaces the reason altogether (whatever decided the verdict). */
   reason?: string
   /** The reason when no factor fired. */
   validReason?: string
@@ -243,7 +248,9 @@ export interface EvaluateOptions {
 
 /**
  * The full assessment of a set of fired factors: score, level, confidence, verdict status and reason, action and
- * message, and the rule that decided (if any).
+ * message, and the rule that decided (if any). The reason comes from the factor that decided the verdict — the first
+ * of the factors sorted strongest first (effect, then weight, then vocabulary order): its sentence in `reasons`, else
+ * its description; `validReason` when no factor beyond `info` fired.
  */
 export function evaluate(factors: readonly FactorCode[], options: EvaluateOptions = {}): Assessment {
   const policy = applyContext(options.policy ?? DEFAULT_POLICY, options.context)
@@ -257,7 +264,7 @@ export function evaluate(factors: readonly FactorCode[], options: EvaluateOption
   const reason =
     options.reason ??
     (top !== undefined && policy.effects[top] !== 'info'
-      ? FACTORS[top].description
+      ? (options.reasons?.[top] ?? FACTORS[top].description)
       : (options.validReason ?? 'No risk factors found.'))
   const message = rule?.message ?? policy.messages[action]
   return { score: value, level, confidence, status, reason, action, message, factors: fired, rule: rule ? rule.name : null }

@@ -151,7 +151,7 @@ describe('emailAuthCheck.run', () => {
     const throwing = new Proxy({} as DnsSource, { get: () => () => Promise.reject(new Error('boom')) })
     const o = await emailAuthCheck.run(ctxWith(throwing), { host: 'corp.example', orgDomain: 'corp.example' }, {})
     expect(o).toMatchObject({ partial: true, factors: ['auth_dns_unavailable'] })
-    expect(o.reason).toMatch(/boom/)
+    expect(o.reasons?.auth_dns_unavailable).toMatch(/boom/)
   })
 })
 

@@ -211,7 +211,7 @@ function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: 
       bimi: { found: false, record: null },
     },
     factors: ['auth_dns_unavailable'],
-    reason,
+    reasons: { auth_dns_unavailable: reason },
     partial,
     dataSources,
   }

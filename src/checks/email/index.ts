@@ -122,6 +122,8 @@ interface DnsFindings {
   hosts: string[]
   hasSpf: boolean | null
   hasDmarc: boolean | null
+  /** 'unavailable' because the resolver answered NXDOMAIN but could not back it up (../../sources/dns-trust.ts) */
+  nxdomainNotTrusted?: boolean
 }
 
 /**
@@ -204,7 +206,7 @@ async function lookupMailDns(ctx: CheckContext, domain: string): Promise<DnsFind
 
   if (mx.status === 'nxdomain') {
     if ((await trustNxdomain(dns, domain, ctx.options.warn)) !== 'trusted') {
-      return { status: 'unavailable', hosts: [], hasSpf: null, hasDmarc: null }
+      return { status: 'unavailable', hosts: [], hasSpf: null, hasDmarc: null, nxdomainNotTrusted: true }
     }
     return { status: 'nxdomain', hosts: [], hasSpf: false, hasDmarc: hasDmarc ?? false }
   }
@@ -352,23 +354,29 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
     has_dmarc: f.dns.hasDmarc,
   }
   const factors: FactorCode[] = []
-  let reason: string | undefined
+  // Sentences by factor: the verdict reason is the one of the factor that decides (the scoring engine picks it).
+  const reasons: Partial<Record<FactorCode, string>> = {}
   switch (f.dns.status) {
     case 'nxdomain':
       factors.push('email_domain_not_found')
-      reason = `The domain ${base.domain} does not exist.`
+      reasons.email_domain_not_found = `The domain ${base.domain} does not exist.`
       break
     case 'null_mx':
       factors.push('email_null_mx')
-      reason = `The domain ${base.domain} declares that it accepts no email (null MX).`
+      reasons.email_null_mx = `The domain ${base.domain} declares that it accepts no email (null MX).`
       break
     case 'no_mx':
       factors.push('email_no_mx')
-      reason = `The domain ${base.domain} has no mail server (no MX, A or AAAA record).`
+      reasons.email_no_mx = `The domain ${base.domain} has no mail server (no MX, A or AAAA record).`
       break
     case 'unavailable':
       factors.push('email_dns_unavailable')
-      if (f.offline) reason = 'Offline: DNS and the mail server were not asked, so deliverability is unknown.'
+      if (f.offline) {
+        reasons.email_dns_unavailable = 'Offline: DNS and the mail server were not asked, so deliverability is unknown.'
+        reasons.email_smtp_unavailable = reasons.email_dns_unavailable
+      } else if (f.dns.nxdomainNotTrusted) {
+        reasons.email_dns_unavailable = `DNS answered that ${base.domain} does not exist, but the resolver also denies (or cannot confirm) its top-level domain, so deliverability is unknown.`
+      }
       break
     case 'ok':
       break
@@ -376,7 +384,7 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
   switch (f.smtpCheck) {
     case 'undeliverable':
       factors.push('email_undeliverable')
-      reason = 'The mail server says this mailbox does not exist.'
+      reasons.email_undeliverable = 'The mail server says this mailbox does not exist.'
       break
     case 'unknown':
       factors.push('email_smtp_unknown')
@@ -393,17 +401,15 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
   if (details.did_you_mean !== null) factors.push('email_typo_suspected')
   if (details.is_free_provider) factors.push('email_free_provider')
   factors.push(...ageFactors(f.ageDays))
-  if (details.did_you_mean !== null && reason === undefined && factors[0] === 'email_typo_suspected') {
-    reason = `The domain looks like a typo: did you mean ${details.did_you_mean}?`
-  }
+  if (details.did_you_mean !== null) reasons.email_typo_suspected = `The domain looks like a typo: did you mean ${details.did_you_mean}?`
   const outcome: CheckOutcome<EmailDetails> = {
     details,
     factors,
+    reasons,
     partial: f.partial,
     dataSources: f.dataSources,
     validReason: validReasonOf(details.smtp_check),
   }
-  if (reason !== undefined) outcome.reason = reason
   if (f.domainCreated) outcome.memo = { domain_created: f.domainCreated }
   return outcome
 }
@@ -440,7 +446,7 @@ function invalidSyntaxOutcome(parsed: Extract<ParsedEmail, { ok: false }>): Chec
       has_dmarc: null,
     },
     factors: ['email_invalid_syntax'],
-    reason: describeEmailSyntaxError(parsed.reason),
+    reasons: { email_invalid_syntax: describeEmailSyntaxError(parsed.reason) },
     partial: false,
     dataSources: ['syntax'],
   }
