@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createFakeCheck, createFakeEnv } from '../../test/bulk-fakes.js'
+import { emailCheck } from '../checks/email/index.js'
 import { foldedRows, foldInputs, lookupOptionsFor } from './fold.js'
 
 describe('foldInputs', () => {
@@ -23,6 +24,14 @@ describe('foldInputs', () => {
       [0, 'OK-1', 'ok-1', 'ok-1'],
       [3, 'voip-3', 'voip-3', 'voip-3'],
     ])
+  })
+
+  it('folds email addresses by the whole address lower-cased, as the README promises', async () => {
+    const { env } = createFakeEnv()
+    const inputs = ['Jane@Acme.IO', 'jane@acme.io', 'JANE@acme.io', ' jane@ACME.io ', 'john@acme.io', 'Not An Address', 'not an address']
+    const f = await foldInputs(emailCheck as never, inputs, { country: null, smtp: null }, env.ctx)
+    expect(f.work.map((w) => w.raw)).toEqual(['Jane@Acme.IO', 'john@acme.io', 'Not An Address'])
+    expect(f).toMatchObject({ totalRows: 7, uniqueInputs: 3, skipped: 4 })
   })
 
   it('passes the job options each lookup type understands', () => {

@@ -1,7 +1,8 @@
 /**
  * Folding: turns a job's raw inputs into its rows. Each input goes through its check's `prepare` (the same
- * normalization as a single lookup) and is folded by `type:cacheKey`, so `Jane@Example.com` and `jane@example.com `
- * are one row and one credit. Blank inputs are dropped (counted as skipped); an input the check cannot look up at all
+ * normalization as a single lookup) and is folded by `type:` + its fold key (the check's `foldKey` of the cache key,
+ * by default the cache key), so `Jane@Example.com`, `jane@example.com ` and `JANE@example.com` are one row and one
+ * credit (the email lookup folds the whole address lower-cased). Blank inputs are dropped (counted as skipped); an input the check cannot look up at all
  * (prepare throws INVALID_INPUT) becomes an error row, free of charge, folded with its exact repeats.
  */
 import type { CheckContext, CheckDefinition } from '../checks/types.js'
@@ -113,7 +114,7 @@ export async function foldInputs(
     let failure: unknown = null
     try {
       prepared = def.prepare(raw, opts, ctx)
-      key = `${def.type}:${prepared.cacheKey}`
+      key = `${def.type}:${def.foldKey ? def.foldKey(prepared.cacheKey) : prepared.cacheKey}`
     } catch (e) {
       failure = e
       key = `!${trimmed}`

@@ -105,6 +105,11 @@ export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
    */
   revive?(ctx: CheckContext, outcome: CheckOutcome<D>): CheckOutcome<D>
   /**
+   * Optional: the key bulk jobs fold repeated inputs by, from the cache key (default: the cache key itself). The email
+   * lookup lower-cases the whole address: `Jane@Acme.IO`, `jane@acme.io` and `JANE@acme.io` are one row and one charge.
+   */
+  foldKey?(cacheKey: string): string
+  /**
    * Optional: the most this lookup can cost with these options, when less than the billing table's maximum — what is
    * reserved before it runs and a cap on what it is billed. The email lookup with `smtp: false` returns 0: only free
    * checks run.

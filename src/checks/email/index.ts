@@ -75,6 +75,10 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
 
   revive: reviveEmail,
 
+  // Bulk folding ignores the case of the whole address: mailbox names are case-insensitive in practice (RFC 5321
+  // allows otherwise, but no mail system a sign-up form meets makes `Jane@` and `jane@` two people).
+  foldKey: (cacheKey) => cacheKey.toLowerCase(),
+
   // `smtp: false` (or `smtp.enabled: false`) skips the mailbox check: only the free checks run, so it costs nothing.
   maxCredits: (ctx, opts) => (smtpWanted(ctx, opts) ? 1 : 0),
 
