@@ -1,7 +1,8 @@
 /**
- * `smtp: false` skips the mailbox check and only free checks run: 0 credits — for a single lookup (also with an empty
- * balance), an instance with `smtp.enabled: false`, the combined check, a bulk job and the HTTP API. The rest of the
- * email row of the billing table (README "Caching and billing", generated from src/billing.ts) is checked here too.
+ * `smtp: false` skips the mailbox check and only free checks run: 0 credits — for a single lookup, an instance with
+ * `smtp.enabled: false`, the combined check, a bulk job and the HTTP API. (Like every live lookup it needs a balance
+ * to start: one credit is reserved, then refunded.) The rest of the email row of the billing table (README "Caching
+ * and billing", generated from src/billing.ts) is checked here too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'
@@ -51,15 +52,15 @@ describe('the email row of the billing table', () => {
     expect(r.metadata).toMatchObject({ credits_used: 1, credits_remaining: 4 })
   })
 
-  it('smtp: false costs 0 credits, even with an empty balance', async () => {
-    const rc = client(0)
+  it('smtp: false costs 0 credits (reserved, then refunded); a depleted balance stops it like any live lookup', async () => {
+    const rc = client(1)
     const r = await rc.email('jane@corp-mail.com', { smtp: false })
     expect(r.details).toMatchObject({ smtp_check: 'skipped', mx_found: true, has_spf: true, has_dmarc: true })
-    expect(r.metadata).toMatchObject({ credits_used: 0, credits_remaining: 0 })
+    expect(r.metadata).toMatchObject({ credits_used: 0, credits_remaining: 1 })
     const bad = await rc.email('not an address', { smtp: false })
-    expect(bad.metadata.credits_used).toBe(0)
-    // with the mailbox check on, the empty balance is refused
-    await expect(rc.email('jane@corp-mail.com')).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' })
+    expect(bad.metadata).toMatchObject({ credits_used: 0, credits_remaining: 1 })
+    const empty = client(0)
+    await expect(empty.email('jane@corp-mail.com', { smtp: false })).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' })
   })
 
   it('an instance with smtp.enabled false bills its emails 0; smtp: true per lookup bills again', async () => {
@@ -79,20 +80,21 @@ describe('the email row of the billing table', () => {
 })
 
 describe('smtp: false in the combined check, bulk and the HTTP API', () => {
-  it('combined check: the email part costs nothing and reserves nothing', async () => {
-    const rc = client(1)
+  it('combined check: the email part costs nothing', async () => {
+    const rc = client(2)
     const r = await rc.check({ email: 'jane@corp-mail.com', phone: '+1 415 555 0100', smtp: false })
     expect(r.details.email!.smtp_check).toBe('skipped')
-    expect(r.metadata).toMatchObject({ credits_used: 1, credits_remaining: 0 })
+    expect(r.metadata).toMatchObject({ credits_used: 1, credits_remaining: 1 })
   })
 
-  it('bulk: an email job with smtp false reserves and charges nothing', async () => {
-    const rc = client(0)
+  it('bulk: an email job with smtp false charges nothing (its reservation is refunded)', async () => {
+    const rc = client(3)
     const job = await rc.bulk.create({ type: 'email', inputs: ['jane@corp-mail.com', 'john@corp-mail.com', 'x@'], smtp: false })
     const done = await rc.bulk.waitFor(job.id)
     expect(done).toMatchObject({ status: 'completed', credits_used: 0, processed: 3 })
     const rows = (await rc.bulk.results(job.id)).data
     expect(rows.map((r) => r.credits_used)).toEqual([0, 0, 0])
+    expect(rc.env.ledger.balance()).toBe(3)
   })
 
   it('POST /v1/email with smtp false costs 0 credits', async () => {

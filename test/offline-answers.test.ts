@@ -1,7 +1,9 @@
 /**
  * Offline answers are complete answers: a source that offline mode (or `rdap.enabled: false`, or `smtp: false`) does
- * not ask did not fail, so no result is partial; the answers are cached under a key of their own (the configuration
+ * not ask did not fail, so no result is partial; billed answers are cached under a key of their own (the configuration
  * is part of it), and a repeat is a free cache hit — through the library and through the HTTP server started offline.
+ * An offline answer that cost nothing is not stored (recomputing it from local data is faster than the cache), and
+ * its repeat is free too.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { createMemoryCache } from '../src/cache.js'
@@ -10,11 +12,15 @@ import { startDnsServer } from './fake-internet/dns-server.js'
 import { startTestServer } from './server-helpers.js'
 import { assertValidResult } from './validate.js'
 
-const LOOKUPS = [
-  ['email', 'jane@gmail.com'],
+/** Offline, these answers are billed (local data), so they are cached. */
+const BILLED = [
   ['phone', '+1 415 555 0100'],
   ['phone_type', '+44 20 7946 0958'],
   ['ip', '8.8.8.8'],
+] as const
+/** Offline, these ask nothing billable: free, recomputed each time. */
+const FREE = [
+  ['email', 'jane@gmail.com'],
   ['domain_age', 'corp-mail.com'],
   ['email_auth', 'corp-mail.com'],
 ] as const
@@ -23,23 +29,36 @@ describe('offline answers through the library', () => {
   const rc = createRiskcheck({ offline: true, credits: 100 })
   afterAll(() => rc.close())
 
-  it.each(LOOKUPS)('%s: not partial; the repeat is a free cache hit', async (type, input) => {
+  it.each(BILLED)('%s: not partial; billed once, the repeat is a free cache hit', async (type, input) => {
     const first = await rc.lookup(type, input)
     assertValidResult(first, type)
     expect(first.partial).toBe(false)
-    expect(first.metadata.cache_hit).toBe(false)
+    expect(first.metadata).toMatchObject({ cache_hit: false, credits_used: 1 })
     const again = await rc.lookup(type, input)
     expect(again.metadata).toMatchObject({ cache_hit: true, credits_used: 0, credits_remaining: first.metadata.credits_remaining })
     expect(again.details).toEqual(first.details)
   })
 
-  it('the combined check: not partial; repeated, every part is a free cache hit', async () => {
+  it.each(FREE)('%s: not partial; free, and free again', async (type, input) => {
+    const first = await rc.lookup(type, input)
+    assertValidResult(first, type)
+    expect(first.partial).toBe(false)
+    expect(first.metadata.credits_used).toBe(0)
+    const again = await rc.lookup(type, input)
+    expect(again.metadata).toMatchObject({ credits_used: 0, credits_remaining: first.metadata.credits_remaining })
+    expect(again.details).toEqual(first.details)
+  })
+
+  it('the combined check: not partial; repeated, the billed parts are free cache hits', async () => {
     const input = { email: 'li@corp-mail.com', ip: '1.1.1.1', phone: '+44 7400 123456' }
     const first = await rc.check(input)
     expect(first.partial).toBe(false)
     expect(first.metadata.credits_used).toBe(2) // ip 1, phone 1, email offline free (smtp_check unavailable)
     const again = await rc.check(input)
-    expect(again.metadata).toMatchObject({ cache_hit: true, credits_used: 0 })
+    expect(again.metadata).toMatchObject({ credits_used: 0 })
+    expect(again.metadata.credits_remaining).toBe(first.metadata.credits_remaining)
+    const parts = await rc.check({ ip: '1.1.1.1', phone: '+44 7400 123456' })
+    expect(parts.metadata).toMatchObject({ cache_hit: true, credits_used: 0 })
   })
 
   it('a bulk job offline: no row is partial, so none is retried', async () => {

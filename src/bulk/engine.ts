@@ -3,8 +3,7 @@
  * refund what was not used → completed. Jobs and rows live in a {@link BulkStore}; results are paged and streamed
  * from it, so 100,000 rows are never held twice as full result objects.
  *
- * Billing: one credit per unique runnable input is reserved when the job is created (nothing in test mode, nothing for
- * an email job with `smtp: false`, whose rows are free). Each
+ * Billing: one credit per unique runnable input is reserved when the job is created (nothing in test mode). Each
  * row is billed by the shared pipeline (`runCheck`, prepaid): free answers (invalid phone, unregistered domain,
  * unavailable SMTP) and cache hits cost 0. When the job ends (completed, cancelled or failed) the difference
  * reserved − used is refunded, so rows never reached, error rows and free answers cost nothing.
@@ -16,8 +15,9 @@ import { performance } from 'node:perf_hooks'
 import type { Readable } from 'node:stream'
 import type { CheckDefinition } from '../checks/types.js'
 import { isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '../errors.js'
-import { maxCreditsOf, runCheck, type LookupEnv } from '../lookup.js'
+import { runCheck, type LookupEnv } from '../lookup.js'
 import { ACTIONS, BULK_TYPES, type Action, type BulkJob, type BulkResultRow, type BulkResultsPage, type BulkType } from '../schema.js'
+import { MAX_CREDITS } from '../billing.js'
 import { createResultsCsv } from './csv.js'
 import { decodeListCursor, decodeResultsCursor, encodeListCursor, encodeResultsCursor } from './cursor.js'
 import { errorRow, errorText, foldedRows, foldInputs, lookupOptionsFor, type WorkItem } from './fold.js'
@@ -498,8 +498,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
     const def = defOf(type)
     const folded = await foldInputs(def, inputs, jobOptions, env.ctx)
     if (closed) throw new Error('riskcheck: the bulk engine is closed')
-    const perRow = maxCreditsOf(def, env.ctx, lookupOptionsFor(type, jobOptions)) // 0 for emails with smtp: false
-    const reserved = env.ctx.mode === 'test' ? 0 : folded.work.length * perRow
+    const reserved = env.ctx.mode === 'test' ? 0 : folded.work.length * MAX_CREDITS[type]
     if (reserved > 0 && !(await env.ledger.reserve(reserved))) {
       throw new RiskcheckError(
         'INSUFFICIENT_CREDITS',

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import { RiskcheckError, missingField } from '../errors.js'
-import { maxCreditsOf, runCheck, type LookupEnv, type LookupRun } from '../lookup.js'
+import { runCheck, type LookupEnv, type LookupRun } from '../lookup.js'
 import { buildResult, newRequestId } from '../result.js'
 import {
   CONTEXTS,
@@ -181,12 +181,9 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   const emailIn = input.email === null ? null : emailDef.prepare(input.email, emailOpts, env.ctx)
   const ipIn = input.ip === null ? null : ipDef.prepare(input.ip, common, env.ctx)
   const phoneIn = input.phone === null ? null : phoneDef.prepare(input.phone, phoneOpts, env.ctx)
-  // One credit per part, as the billing table says — none for an email part with `smtp: false` (only free checks).
-  const reserve = !live
-    ? 0
-    : (emailIn === null ? 0 : maxCreditsOf(emailDef, env.ctx, emailOpts)) +
-      (ipIn === null ? 0 : maxCreditsOf(ipDef, env.ctx, common)) +
-      (phoneIn === null ? 0 : maxCreditsOf(phoneDef, env.ctx, phoneOpts))
+  // One credit per part is reserved; each part is then billed by the table (an email part with `smtp: false` costs 0).
+  const parts = [emailIn, ipIn, phoneIn].filter((x) => x !== null).length
+  const reserve = live ? parts : 0
   if (reserve > 0 && !(await env.ledger.reserve(reserve))) {
     throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this check.')
   }

@@ -97,7 +97,7 @@ export interface TestInput {
 export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
   type: LookupType
   prepare(input: unknown, opts: Opts, ctx: CheckContext): Prepared<In>
-  run(ctx: CheckContext, input: In, opts: Opts): Promise<CheckOutcome<D>>
+  run(ctx: CheckContext, input: In, opts: Opts): CheckOutcome<D> | Promise<CheckOutcome<D>>
   test(ctx: CheckContext, input: In, opts: Opts): CheckOutcome<D> | Promise<CheckOutcome<D>>
   /**
    * Optional: brings a cached outcome up to date when it is served from the cache (e.g. recomputes ages from stored
@@ -110,9 +110,9 @@ export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
    */
   foldKey?(cacheKey: string): string
   /**
-   * Optional: the most this lookup can cost with these options, when less than the billing table's maximum — what is
-   * reserved before it runs and a cap on what it is billed. The email lookup with `smtp: false` returns 0: only free
-   * checks run.
+   * Optional: the most this lookup can be billed with these options, when less than the billing table's maximum (the
+   * table's maximum is still reserved before it runs, and the difference refunded). The email lookup with
+   * `smtp: false`, or offline, returns 0: only free checks run.
    */
   maxCredits?(ctx: CheckContext, opts: Opts): number
   /** The magic inputs of test mode (documented in the README). */

@@ -65,7 +65,7 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
     return { input: { parsed }, cacheKey: `${parsed.ok ? parsed.normalized : `!${parsed.normalized}`}|smtp=${smtp ? 1 : 0}` }
   },
 
-  async run(ctx, input, opts) {
+  run(ctx, input, opts) {
     return checkEmail(ctx, input.parsed, smtpWanted(ctx, opts))
   },
 
@@ -79,8 +79,9 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
   // allows otherwise, but no mail system a sign-up form meets makes `Jane@` and `jane@` two people).
   foldKey: (cacheKey) => cacheKey.toLowerCase(),
 
-  // `smtp: false` (or `smtp.enabled: false`) skips the mailbox check: only the free checks run, so it costs nothing.
-  maxCredits: (ctx, opts) => (smtpWanted(ctx, opts) ? 1 : 0),
+  // `smtp: false` (or `smtp.enabled: false`) skips the mailbox check, and offline it cannot run: only the free checks
+  // run, so it costs nothing.
+  maxCredits: (ctx, opts) => (!ctx.offline && smtpWanted(ctx, opts) ? 1 : 0),
 
   testInputs: [
     { input: 'deliverable@example.com', note: 'mailbox exists, no risk factor → valid, approve' },
@@ -131,10 +132,14 @@ interface DnsFindings {
 }
 
 /**
- * Runs the email lookup on a parsed address. Never throws: every source failure is a partial outcome.
- * Exported for the combined check; most callers use {@link emailCheck}.
+ * Runs the email lookup on a parsed address. Never throws: every source failure is a partial outcome. Answers
+ * synchronously when no network is involved (bad syntax, offline), so an offline lookup pays for no promise.
  */
-export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean): Promise<CheckOutcome<EmailDetails>> {
+export function checkEmail(
+  ctx: CheckContext,
+  parsed: ParsedEmail,
+  smtp: boolean,
+): CheckOutcome<EmailDetails> | Promise<CheckOutcome<EmailDetails>> {
   if (!parsed.ok) return invalidSyntaxOutcome(parsed)
   const base = staticFacts(parsed)
   const dataSources = ['syntax', 'lists']
@@ -151,7 +156,17 @@ export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: b
       dataSources,
     })
   }
+  return checkEmailOnline(ctx, parsed, base, dataSources, smtp)
+}
 
+/** The networked part of {@link checkEmail}: DNS, the mailbox check and the domain age. */
+async function checkEmailOnline(
+  ctx: CheckContext,
+  parsed: Extract<ParsedEmail, { ok: true }>,
+  base: EmailDetails,
+  dataSources: string[],
+  smtp: boolean,
+): Promise<CheckOutcome<EmailDetails>> {
   const agePromise = domainAgeDays(ctx, parsed.asciiDomain)
   const dns = await lookupMailDns(ctx, parsed.asciiDomain)
   dataSources.push('dns')

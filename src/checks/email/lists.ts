@@ -59,6 +59,37 @@ export function readEmailDataList(name: string): string[] {
 interface DisposableData {
   exact: Set<string>
   wildcard: Set<string>
+  /** a bit filter over both sets (see {@link mayContain}) */
+  filter: Uint32Array
+}
+
+/** Bits of the disposable-domain filter (2^21 = 256 KB for ~120,000 names: about 1 % false positives). */
+const FILTER_BITS = 1 << 21
+
+/** Two bit positions of a name (FNV-1a 32-bit, and the same hash remixed). */
+function filterHashes(name: string): [number, number] {
+  let h = 0x811c9dc5
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  const h2 = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) ^ (h >>> 12)
+  return [(h >>> 0) & (FILTER_BITS - 1), (h2 >>> 0) & (FILTER_BITS - 1)]
+}
+
+function addToFilter(filter: Uint32Array, name: string): void {
+  const [a, b] = filterHashes(name)
+  filter[a >>> 5]! |= 1 << (a & 31)
+  filter[b >>> 5]! |= 1 << (b & 31)
+}
+
+/**
+ * False when `name` is surely on neither disposable list. Most domains are not listed, and a hash plus two bit reads
+ * in a 256 KB table cost far less than two lookups in a set of 120,000 names.
+ */
+function mayContain(filter: Uint32Array, name: string): boolean {
+  const [a, b] = filterHashes(name)
+  return (filter[a >>> 5]! & (1 << (a & 31))) !== 0 && (filter[b >>> 5]! & (1 << (b & 31))) !== 0
 }
 
 let disposable: DisposableData | undefined
@@ -85,7 +116,12 @@ function loadDisposable(): DisposableData {
     for (const d of allow) set.delete(d)
     return set
   }
-  disposable = { exact: toSet(read('index.json')), wildcard: toSet(read('wildcard.json')) }
+  const exact = toSet(read('index.json'))
+  const wildcard = toSet(read('wildcard.json'))
+  const filter = new Uint32Array(FILTER_BITS / 32)
+  for (const d of exact) addToFilter(filter, d)
+  for (const d of wildcard) addToFilter(filter, d)
+  disposable = { exact, wildcard, filter }
   return disposable
 }
 
@@ -126,11 +162,11 @@ function normalizeDomain(domain: unknown): string {
 export function isDisposableDomain(domain: string): boolean {
   const d = normalizeDomain(domain)
   if (d === '') return false
-  const { exact, wildcard } = loadDisposable()
+  const { exact, wildcard, filter } = loadDisposable()
   let candidate = d
   // Walk up while the candidate still has a dot (a bare TLD is never listed).
   for (;;) {
-    if (exact.has(candidate) || wildcard.has(candidate)) return true
+    if (mayContain(filter, candidate) && (exact.has(candidate) || wildcard.has(candidate))) return true
     const dot = candidate.indexOf('.')
     if (dot === -1) return false
     candidate = candidate.slice(dot + 1)
@@ -225,8 +261,11 @@ function isSeparator(c: number): boolean {
 }
 
 function removeSeparators(s: string): string {
-  let out = ''
-  for (let i = 0; i < s.length; i++) if (!isSeparator(s.charCodeAt(i))) out += s[i]
+  let i = 0
+  while (i < s.length && !isSeparator(s.charCodeAt(i))) i++
+  if (i === s.length) return s // nothing to remove (the usual case): no copy
+  let out = s.slice(0, i)
+  for (; i < s.length; i++) if (!isSeparator(s.charCodeAt(i))) out += s[i]
   return out
 }
 

@@ -1,7 +1,8 @@
 import { parse } from 'tldts'
 import { describe, expect, it } from 'vitest'
 import { readEmailDataList } from './lists.js'
-import { getTypoTargetCount, osaDistance, suggestDomain, suggestEmail, TLD_NEAR_MISSES, TLD_TYPOS } from './typo.js'
+import fc from 'fast-check'
+import { charMask, editDistanceBound, getTypoTargetCount, osaDistance, suggestDomain, suggestEmail, TLD_NEAR_MISSES, TLD_TYPOS } from './typo.js'
 
 describe('suggestEmail', () => {
   it('corrects common typos of popular domains (issue examples and mailcheck spec cases)', () => {
@@ -129,5 +130,19 @@ describe('osaDistance', () => {
   it('stops early and returns max + 1 beyond the bound', () => {
     expect(osaDistance('abcdef', 'uvwxyz', 2)).toBe(3)
     expect(osaDistance('a', 'abcdef', 1)).toBe(2)
+  })
+
+  it('the character-set bound that rules targets out never exceeds the distance (so it changes no suggestion)', () => {
+    const label = fc.stringMatching(/^[a-z0-9-]{0,12}$/)
+    fc.assert(
+      fc.property(label, label, (a, b) => {
+        expect(editDistanceBound(charMask(a), charMask(b))).toBeLessThanOrEqual(osaDistance(a, b, 64))
+      }),
+      { numRuns: 3000 },
+    )
+    // near misses: a few edits of a target
+    for (const [a, b] of [['gmail', 'gmial'], ['hotmail', 'hotmial'], ['yahoo', 'yaho'], ['outlook', 'outlok'], ['gmail', 'gmai1']] as const) {
+      expect(editDistanceBound(charMask(a), charMask(b))).toBeLessThanOrEqual(osaDistance(a, b, 64))
+    }
   })
 })
