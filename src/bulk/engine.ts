@@ -236,7 +236,8 @@ class JobRunner {
             const item = items[pos]
             items[pos] = undefined // release the prepared input as soon as it is taken
             if (!item) continue
-            await this.core.sem.acquire()
+            const slot = this.core.sem.acquire()
+            if (slot) await slot // a free slot is taken synchronously: no extra turn per row
             let row: BulkRowRecord
             try {
               if (this.stop) return
