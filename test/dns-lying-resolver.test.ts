@@ -10,6 +10,7 @@ import { runCli } from '../src/cli/main.js'
 import type { RiskcheckWarning } from '../src/options.js'
 import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
+import { startTestServer } from './server-helpers.js'
 import { assertValidResult } from './validate.js'
 
 let lying: FakeDnsServer
@@ -129,6 +130,29 @@ describe('a resolver that answers NXDOMAIN for everything', () => {
     const lines = err.trim().split('\n')
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/^riskcheck: warning: The DNS resolver .*127\.0\.0\.1:\d+.* NXDOMAIN/)
+  })
+})
+
+describe('the HTTP server on a lying resolver', () => {
+  it('answers unknown (200, free) and logs the warning once', async () => {
+    const lines: Array<{ level: number; warning?: string; msg: string }> = []
+    const stream = { write: (line: string) => void lines.push(JSON.parse(line)) }
+    const s = await startTestServer({
+      logger: { level: 'warn', stream },
+      riskcheck: { offline: false, dns: { servers: [lying.address], timeoutMs: 500, tries: 1 }, rdap: { enabled: false } },
+    })
+    try {
+      for (const email of ['jane@gmail.com', 'john@outlook.com']) {
+        const r = await s.post('/v1/email', { email }, s.live)
+        expect(r.status).toBe(200)
+        expect(r.body.data).toMatchObject({ verdict: { status: 'unknown' }, partial: true, metadata: { credits_used: 0 } })
+      }
+      const warnings = lines.filter((l) => l.warning === 'dns_resolver_broken')
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]!.msg).toContain(lying.address)
+    } finally {
+      await s.close()
+    }
   })
 })
 
