@@ -8,6 +8,7 @@ import { CONTEXTS } from '../src/schema.js'
 import { GRADE_RUBRIC } from '../src/checks/email-auth/grade.js'
 import { DATA_SOURCE_NAMES, DATA_SOURCES } from '../src/data/catalog.js'
 import { formatAge } from '../src/data/status.js'
+import { BILLING_TABLE } from '../src/billing.js'
 
 const GROUP_TITLES: Record<FactorGroup, string> = {
   email: 'email',
@@ -26,6 +27,10 @@ function factorTable(): string {
     rows.push(`| \`${code}\` | ${GROUP_TITLES[f.group]} | ${f.weight} | ${effect} | ${f.description} |`)
   }
   return rows.join('\n')
+}
+
+function creditsTable(): string {
+  return ['| lookup | credits |', '|---|---|', ...BILLING_TABLE.map((r) => `| ${r.lookup} | ${r.credits} |`)].join('\n')
 }
 
 function contextTable(): string {
@@ -88,6 +93,7 @@ export function generatedBlocks(): Record<string, string> {
   return {
     factors: factorTable(),
     contexts: contextTable(),
+    credits: creditsTable(),
     'test-inputs': testInputs(),
     'example-signup': example('signup.ts'),
     'example-policy': example('policy/policy.yaml', 'yaml'),

@@ -3,7 +3,7 @@
  *
  * | lookup | credits |
  * |---|---|
- * | email | 1; free if `smtp_check` is `unavailable` |
+ * | email | 1; free if `smtp_check` is `unavailable`, and with `smtp: false` (only free checks run) |
  * | phone | 1; invalid numbers are free |
  * | phone/type | 1, always |
  * | ip | 1 |
@@ -11,9 +11,24 @@
  * | domain/email-auth | 1 |
  * | check | the sum of the billed parts |
  *
- * Cache hits and test mode cost 0 (decided by the facade, not here).
+ * Cache hits and test mode cost 0 (decided by the facade, not here); so does a lookup whose options make it free
+ * (`maxCredits` of its check definition: the email lookup with `smtp: false`).
  */
 import type { DetailsByType, LookupType } from './schema.js'
+
+/**
+ * The billing table as documented (the README's credits table is generated from it; test/billing.test.ts checks
+ * every rule against the lookups themselves).
+ */
+export const BILLING_TABLE: ReadonlyArray<{ lookup: string; credits: string }> = [
+  { lookup: 'email', credits: '1; free when `smtp_check` is `unavailable` (no mail server answered: none reachable, all timed out or hung up, the check\'s time budget ran out — or offline), and with `smtp: false` (the mailbox check is skipped and only the free checks run)' },
+  { lookup: 'phone', credits: '1; invalid numbers are free' },
+  { lookup: 'phone/type', credits: '1, always' },
+  { lookup: 'ip', credits: '1' },
+  { lookup: 'domain/age', credits: '1; unregistered domains (and registry time-outs) are free' },
+  { lookup: 'domain/email-auth', credits: '1' },
+  { lookup: 'check', credits: 'the sum of the billed parts' },
+]
 
 /** The most a single lookup of `type` can cost (what is reserved before it runs); for `check`, per part. */
 export const MAX_CREDITS: Readonly<Record<Exclude<LookupType, 'check'>, number>> = {

@@ -5,7 +5,7 @@ import { createMemoryCache } from './cache.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './checks/types.js'
 import { createMemoryLedger, UNMETERED } from './credits.js'
 import { RiskcheckError } from './errors.js'
-import { runLookup, type LookupEnv } from './lookup.js'
+import { cacheKeyOf, runLookup, type LookupEnv } from './lookup.js'
 import { resolveOptions } from './options.js'
 import type { PhoneTypeDetails } from './schema.js'
 import { DEFAULT_POLICY } from './scoring/rules.js'
@@ -147,7 +147,7 @@ describe('runLookup: credits', () => {
     const rc = createRiskcheck({ offline: true, credits: 5, cache: false })
     try {
       const auth = await rc.emailAuth('corp.example')
-      expect(auth.partial).toBe(true)
+      expect(auth.partial).toBe(false) // DNS was not asked: nothing failed
       expect(auth.metadata.data_sources).toEqual([])
       expect(auth.metadata.credits_used).toBe(0)
       expect(auth.metadata.credits_remaining).toBe(5)
@@ -228,5 +228,23 @@ describe('runLookup: robustness', () => {
     expect(err).toBeInstanceOf(RiskcheckError)
     expect(err).toMatchObject({ code: 'INTERNAL_ERROR', status: 500, cause: boom })
     expect(ledger.balance()).toBe(3) // the reservation was refunded
+  })
+})
+
+describe('cacheKeyOf', () => {
+  const ctxWith = (offline: boolean, setId: string, rdap = true): CheckContext => {
+    const o = resolveOptions({ offline, ...(rdap ? {} : { rdap: { enabled: false } }) })
+    return { now: o.now, mode: 'live', offline, sources: { data: { current: () => ({ id: setId }) } } as never, options: o }
+  }
+
+  it('names the configuration and, for lookups reading the open data, the data set in force', () => {
+    expect(cacheKeyOf('ip', '8.8.8.8', ctxWith(false, 'bundled'))).toBe('ip:8.8.8.8')
+    expect(cacheKeyOf('ip', '8.8.8.8', ctxWith(true, 'bundled'))).toBe('ip:offline:8.8.8.8')
+    expect(cacheKeyOf('ip', '8.8.8.8', ctxWith(false, '20261122T0612Z-1'))).toBe('ip:20261122T0612Z-1:8.8.8.8')
+    // both at once: an offline answer of one data set is served neither online nor from another set
+    expect(cacheKeyOf('ip', '8.8.8.8', ctxWith(true, '20261122T0612Z-1'))).toBe('ip:offline:20261122T0612Z-1:8.8.8.8')
+    expect(cacheKeyOf('email', 'a@b.c|smtp=1', ctxWith(false, 's2', false))).toBe('email:nordap:s2:a@b.c|smtp=1')
+    // lookups that do not read the open data are not scoped by it
+    expect(cacheKeyOf('phone', '+15550100', ctxWith(false, 's2'))).toBe('phone:+15550100')
   })
 })

@@ -47,6 +47,8 @@ export interface RunCheckOptions {
    * its late answer then does not fill the cache, so unbilled work never becomes a free cache hit.
    */
   abandoned?: { value: boolean }
+  /** The lookup's start (Unix ms) when the caller already read the clock: the cache is asked at that time. */
+  nowMs?: number
 }
 
 /** Lookups whose answer depends on the updatable open data (src/data): their cache key names the data set. */
@@ -80,6 +82,33 @@ function billedCredits(type: LookupType, outcome: CheckOutcome<unknown>, ctx: Ch
 }
 
 /**
+ * The result-cache key of a lookup: type, the check's key (normalized input + answer-changing lookup options), the
+ * instance configuration that changes answers — offline mode and a switched-off RDAP — and, for lookups that read the
+ * updatable open data, the data set in force; so an answer of one configuration or data set is never served to
+ * another (e.g. through a cache shared by several instances, or after `riskcheck data update`).
+ *
+ * @example cacheKeyOf('ip', '8.8.8.8', ctx) // 'ip:8.8.8.8'; 'ip:offline:8.8.8.8' offline; 'ip:<set id>:8.8.8.8' from a data directory
+ */
+export function cacheKeyOf(type: LookupType, checkKey: string, ctx: CheckContext): string {
+  const data = dataScopeOf(ctx, type)
+  if (ctx.offline) return `${type}:offline:${data}${checkKey}`
+  if (ctx.options.rdap?.enabled === false && (type === 'email' || type === 'domain_age')) return `${type}:nordap:${data}${checkKey}`
+  return `${type}:${data}${checkKey}`
+}
+
+/**
+ * The most a lookup of `def` can be billed with `opts`: the billing table's maximum, lowered by the check's
+ * `maxCredits` (the email lookup with `smtp: false`, or offline, costs 0). The pipeline still reserves the table's
+ * maximum before running (so a depleted balance stops every live lookup, as the service's terms say) and refunds the
+ * difference; this is the cap on the bill.
+ */
+export function maxCreditsOf<O>(def: CheckDefinition<any, O, any>, ctx: CheckContext, opts: O): number {
+  if (def.type === 'check') return 0
+  const max = MAX_CREDITS[def.type]
+  return def.maxCredits ? Math.min(max, def.maxCredits(ctx, opts)) : max
+}
+
+/**
  * Runs a prepared check: cache, credits, run, scoring. Returns the outcome and assessment (not yet a result).
  * Rejects with INSUFFICIENT_CREDITS when the ledger cannot cover the lookup; never for data reasons.
  */
@@ -92,23 +121,22 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
   runOptions: RunCheckOptions = {},
 ): Promise<LookupRun<D>> {
   const { ctx } = env
-  const score = (outcome: CheckOutcome<D>) => {
-    const options: EvaluateOptions = { policy: env.policy, context: runOptions.context ?? null }
-    if (outcome.reason !== undefined) options.reason = outcome.reason
-    if (outcome.validReason !== undefined) options.validReason = outcome.validReason
-    return evaluate(outcome.factors, options)
-  }
+  const context = runOptions.context ?? null
 
   if (ctx.mode === 'test') {
     const outcome = await def.test(ctx, input, opts)
-    return { outcome, assessment: score(outcome), creditsUsed: 0, cacheHit: false }
+    return { outcome, assessment: scoreOutcome(env, outcome, context), creditsUsed: 0, cacheHit: false }
   }
 
-  const key = env.cache ? `${def.type}:${dataScopeOf(ctx, def.type)}${cacheKey}` : ''
-  if (env.cache && !opts.bypassCache) {
+  const max = maxCreditsOf(def, ctx, opts)
+  // Offline, a lookup that cannot cost anything is never stored (see below), so there is nothing to look up either;
+  // and without a cache no key is built at all.
+  const cache = env.cache && !(ctx.offline && max === 0) ? env.cache : undefined
+  const key = cache ? cacheKeyOf(def.type, cacheKey, ctx) : ''
+  if (cache && !opts.bypassCache) {
     let hit: CacheEntry | undefined
     try {
-      const got = env.cache.get(key, ctx.now().getTime())
+      const got = cache.get(key, runOptions.nowMs ?? ctx.now().getTime())
       hit = isPromise(got) ? await got : got
     } catch {
       hit = undefined // a failing cache (e.g. its server is down) is a miss, not a failed lookup
@@ -116,36 +144,48 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     if (hit) {
       const cached = hit.outcome as CheckOutcome<D>
       const outcome = def.revive ? def.revive(ctx, cached) : cached
-      return { outcome, assessment: score(outcome), creditsUsed: 0, cacheHit: true }
+      return { outcome, assessment: scoreOutcome(env, outcome, context), creditsUsed: 0, cacheHit: true }
     }
   }
 
-  const reserve = runOptions.prepaid || def.type === 'check' ? 0 : MAX_CREDITS[def.type as Exclude<LookupType, 'check'>]
+  const reserve = runOptions.prepaid || def.type === 'check' ? 0 : MAX_CREDITS[def.type]
   const reserved = reserve > 0 ? env.ledger.reserve(reserve) : true
   if (!(isPromise(reserved) ? await reserved : reserved)) {
     throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this lookup.')
   }
   let outcome: CheckOutcome<D>
   try {
-    outcome = await def.run(ctx, input, opts)
+    const ran = def.run(ctx, input, opts) // a check may answer synchronously (offline, local data)
+    outcome = isPromise(ran) ? await ran : ran
   } catch (e) {
     if (reserve > 0) await env.ledger.refund(reserve)
     throw e
   }
-  const credits = billedCredits(def.type, outcome as CheckOutcome<unknown>, ctx)
+  const credits = Math.min(max, billedCredits(def.type, outcome as CheckOutcome<unknown>, ctx))
   if (reserve > credits) {
     const r = env.ledger.refund(reserve - credits)
     if (isPromise(r)) await r
   }
-  if (env.cache && !outcome.partial && !runOptions.abandoned?.value) {
+  // Offline, an answer that cost nothing is not stored: it came from local data in microseconds (less than a cache
+  // round trip) and a repeat is free anyway. Billed offline answers are stored, so a repeat is a free cache hit.
+  const worthCaching = credits > 0 || !ctx.offline
+  if (cache && worthCaching && !outcome.partial && !runOptions.abandoned?.value) {
     try {
-      const w = env.cache.set(key, { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }, env.cacheTtlMs)
+      const w = cache.set(key, { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }, env.cacheTtlMs)
       if (isPromise(w)) await w
     } catch {
       // not cached this time; the answer itself is good
     }
   }
-  return { outcome, assessment: score(outcome), creditsUsed: credits, cacheHit: false }
+  return { outcome, assessment: scoreOutcome(env, outcome, context), creditsUsed: credits, cacheHit: false }
+}
+
+/** The assessment of an outcome under the environment's policy (and the combined check's context). */
+function scoreOutcome(env: LookupEnv, outcome: CheckOutcome<unknown>, context: CheckContextName | null): Assessment {
+  const options: EvaluateOptions = { policy: env.policy, context }
+  if (outcome.reasons !== undefined) options.reasons = outcome.reasons
+  if (outcome.validReason !== undefined) options.validReason = outcome.validReason
+  return evaluate(outcome.factors, options)
 }
 
 /**
@@ -166,6 +206,7 @@ export async function runLookup<In, Opts extends CommonLookupOptions, D>(
 ): Promise<LookupResult<D>> {
   const t0 = performance.now()
   const startedAt = env.ctx.now()
+  const nowMs = startedAt.getTime()
   const options = (opts ?? {}) as Opts
   if (options === null || typeof options !== 'object') {
     throw new RiskcheckError('INVALID_REQUEST', 'Lookup options must be an object.')
@@ -173,7 +214,7 @@ export async function runLookup<In, Opts extends CommonLookupOptions, D>(
   let run: LookupRun<D>
   try {
     const prepared = def.prepare(rawInput, options, env.ctx)
-    run = await runCheck(env, def, prepared.input, prepared.cacheKey, options)
+    run = await runCheck(env, def, prepared.input, prepared.cacheKey, options, { nowMs })
   } catch (e) {
     throw asRiskcheckError(e)
   }

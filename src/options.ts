@@ -10,6 +10,7 @@ import type { PhoneCarrierSource } from './sources/phone/carrier-source.js'
 import type { BulkOptions } from './bulk/types.js'
 import { SMTP_DEFAULTS } from './sources/smtp/defaults.js'
 import { parseSmtpProxies } from './sources/smtp/proxy.js'
+import { DEFAULT_MAX_IN_FLIGHT } from './sources/dns.js'
 
 /** DNS options (`dns`). */
 export interface DnsOptions {
@@ -21,7 +22,7 @@ export interface DnsOptions {
   tries?: number
   /** TTL used when the server's TTL is not available, in seconds (default 300). */
   cacheTtlSeconds?: number
-  /** Queries in flight at once (default 48). */
+  /** Queries in flight at once (default 64: every question of one lookup goes out in the same round). */
   maxInFlight?: number
 }
 
@@ -118,7 +119,10 @@ export interface RiskcheckWarning {
 export interface RiskcheckOptions {
   /** `test`: deterministic answers for documented magic inputs, no network, no credits. Default `live`. */
   mode?: 'live' | 'test'
-  /** No network at all: network-only fields are null and results partial; nothing billed for skipped parts. */
+  /**
+   * No network at all: network-only fields are null (`smtp_check: 'unavailable'`), nothing is billed for the skipped
+   * parts, and the answers are complete for this configuration (not partial), cached under their own key.
+   */
   offline?: boolean
   dns?: DnsOptions
   smtp?: SmtpOptions
@@ -314,7 +318,7 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
       timeoutMs: int('dns.timeoutMs', dns.timeoutMs, 3000, 1, 120_000),
       tries: int('dns.tries', dns.tries, 2, 1, 10),
       cacheTtlSeconds: int('dns.cacheTtlSeconds', dns.cacheTtlSeconds, 300, 0, 86_400),
-      maxInFlight: int('dns.maxInFlight', dns.maxInFlight, 48, 1, 10_000),
+      maxInFlight: int('dns.maxInFlight', dns.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 1, 10_000),
     },
     smtp: {
       enabled: bool('smtp.enabled', smtp.enabled, true),

@@ -1,6 +1,7 @@
 /**
  * A counting semaphore with FIFO waiters — the one bound on "at most N at once" used by the DNS source (questions in
- * flight) and the bulk engine (lookups in flight across all jobs).
+ * flight; a question whose time runs out while it waits leaves the queue) and the bulk engine (lookups in flight
+ * across all jobs).
  */
 export class Semaphore {
   private available: number
@@ -19,6 +20,33 @@ export class Semaphore {
       return
     }
     return new Promise<void>((resolve) => this.waiters.push(resolve))
+  }
+
+  /**
+   * Takes a slot unless `signal` aborts first (e.g. the caller's time ran out while it waited): true at once or
+   * later holding a slot, false without one (the caller left the queue). A slot handed over in the same turn as the
+   * abort is kept — the caller sees `true` and `signal.aborted`, and releases it.
+   */
+  acquireUnless(signal: AbortSignal): Promise<boolean> | boolean {
+    if (signal.aborted) return false
+    if (this.available > 0) {
+      this.available--
+      return true
+    }
+    return new Promise<boolean>((resolve) => {
+      const waiter = () => {
+        signal.removeEventListener('abort', giveUp)
+        resolve(true)
+      }
+      const giveUp = () => {
+        const i = this.waiters.indexOf(waiter)
+        if (i < 0) return // already handed a slot
+        this.waiters.splice(i, 1)
+        resolve(false)
+      }
+      signal.addEventListener('abort', giveUp, { once: true })
+      this.waiters.push(waiter)
+    })
   }
 
   /** Frees a slot (hands it to the longest waiter). Call once per acquire. */

@@ -90,4 +90,25 @@ describe('bulk email over loopback DNS and SMTP', () => {
     expect(rows.map((r) => (r.details as EmailDetails).smtp_check)).toEqual(['skipped', 'skipped'])
     expect(world.smtpServer.connections).toBe(c0)
   })
+
+  it('folds addresses that differ only in case into one row and one charge (the whole address lower-cased)', async () => {
+    const { createMemoryLedger } = await import('../src/credits.js')
+    const ledger = createMemoryLedger(10)
+    const billed = createBulkEngine({ ...world.env, ledger }, { concurrency: 4 })
+    try {
+      const r0 = world.smtpServer.rcptCount
+      const inputs = ['User7@Alpha-Corp.com', 'user7@alpha-corp.com', 'USER7@alpha-corp.com', ' user7@ALPHA-CORP.COM ']
+      const job = await billed.create({ type: 'email', inputs })
+      expect(job).toMatchObject({ total_rows: 4, unique_inputs: 1 })
+      expect(job.results.skipped).toBe(3)
+      const done = await billed.waitFor(job.id)
+      expect(done.credits_used).toBe(1)
+      expect(ledger.balance()).toBe(9)
+      const rows = (await billed.results(job.id)).data
+      expect(rows.map((r) => [r.input, r.credits_used, (r.details as EmailDetails).smtp_check])).toEqual([['User7@Alpha-Corp.com', 1, 'deliverable']])
+      expect(world.smtpServer.rcptCount - r0).toBeLessThanOrEqual(2) // the address (and at most one catch-all probe)
+    } finally {
+      await billed.close()
+    }
+  })
 })

@@ -113,16 +113,18 @@ describe('folding and billing', () => {
     expect(by['review-7']).toMatchObject({ action: 'review', risk_score: 65 })
   })
 
-  it('serves repeats of earlier lookups from the cache free of charge (partial answers are not cached)', async () => {
+  it('serves repeats of earlier lookups from the cache free of charge (partial answers, and free ones offline, are not cached)', async () => {
     const { engine, ledger } = setup({ credits: 100 })
     await engine.waitFor((await engine.create({ type: 'phone', inputs: INPUTS })).id)
     expect(await ledger.balance()).toBe(96)
     const second = await engine.waitFor((await engine.create({ type: 'phone', inputs: INPUTS })).id)
-    expect(second.results.cache_hits).toBe(4) // ok, voip, invalid, review
+    // ok, voip, review; the invalid row is free and (offline) not stored: it runs again, free again
+    expect(second.results.cache_hits).toBe(3)
     expect(second.credits_used).toBe(1) // the partial row ran again
     expect(await ledger.balance()).toBe(95)
     const { rows } = await allRows(engine, second.id)
-    expect(rows.filter((r) => r.cache_hit).map((r) => r.input)).toEqual(['ok-1', 'voip-2', 'invalid-3', 'review-7'])
+    expect(rows.filter((r) => r.cache_hit).map((r) => r.input)).toEqual(['ok-1', 'voip-2', 'review-7'])
+    expect(rows.find((r) => r.input === 'invalid-3')).toMatchObject({ cache_hit: false, credits_used: 0 })
     expect(rows.filter((r) => r.cache_hit).every((r) => r.credits_used === 0)).toBe(true)
   })
 

@@ -124,7 +124,7 @@ describe('age bands and registration factors at the edges', () => {
     })
     expect(o.factors).toEqual(['domain_age_unknown'])
     expect(o.partial).toBe(false)
-    expect(o.reason).toContain('no registration date')
+    expect(o.reasons?.domain_age_unknown).toContain('no registration date')
   })
 
   it('unparsable dates are unknown, not zero', () => {

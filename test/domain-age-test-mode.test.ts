@@ -23,7 +23,7 @@ async function answer(input: string) {
   const { input: prepared } = domainAgeCheck.prepare(input, {}, ctx)
   const o = await domainAgeCheck.test(ctx, prepared, {})
   expect([...Value.Errors(DomainAgeDetailsSchema, o.details)]).toEqual([])
-  const v = evaluate(o.factors, { ...(o.reason ? { reason: o.reason } : {}), ...(o.validReason ? { validReason: o.validReason } : {}) })
+  const v = evaluate(o.factors, { ...(o.reasons ? { reasons: o.reasons } : {}), ...(o.validReason ? { validReason: o.validReason } : {}) })
   return { o, v }
 }
 

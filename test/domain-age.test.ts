@@ -54,7 +54,7 @@ async function check(input: unknown, c: CheckContext = ctx): Promise<CheckOutcom
 }
 
 const verdict = (o: CheckOutcome<unknown>) =>
-  evaluate(o.factors, { ...(o.reason ? { reason: o.reason } : {}), ...(o.validReason ? { validReason: o.validReason } : {}) })
+  evaluate(o.factors, { ...(o.reasons ? { reasons: o.reasons } : {}), ...(o.validReason ? { validReason: o.validReason } : {}) })
 
 describe('domain age against the loopback RDAP server', () => {
   it('a domain registered years ago: every field, valid → approve', async () => {
@@ -161,7 +161,7 @@ describe('domain age against the loopback RDAP server', () => {
     expect(o.partial).toBe(true)
     expect(o.details).toMatchObject({ found: false, is_newly_registered: false, age_days: null, age_years: null, age_band: null })
     expect(o.factors).toEqual(['domain_age_unknown'])
-    expect(o.reason).toContain('did not answer in time')
+    expect(o.reasons?.domain_age_unknown).toContain('did not answer in time')
     const v = verdict(o)
     expect(v.status).toBe('unknown')
     expect(v.confidence).not.toBe('high')
@@ -172,7 +172,7 @@ describe('domain age against the loopback RDAP server', () => {
       const o = await check(name)
       expect(o.partial, name).toBe(true)
       expect(o.factors, name).toEqual(['domain_age_unknown'])
-      expect(o.reason, name).toContain('failed')
+      expect(o.reasons?.domain_age_unknown, name).toContain('failed')
       expect(o.details.age_band, name).toBeNull()
     }
   })
@@ -222,11 +222,11 @@ describe('lookupDomainAge (used by the email lookup)', () => {
     expect(r.details.age_days).toBe(3)
   })
 
-  it('offline: partial with null ages and no request', async () => {
+  it('offline: null ages and no request; not partial (RDAP was not asked, nothing failed)', async () => {
     const offline = createRdapContext({ offline: true, rdap: { bootstrapUrl: server.bootstrapUrl } })
     const before = server.requests.length
     const r = await lookupDomainAge(offline, 'old-domain.test')
-    expect(r.partial).toBe(true)
+    expect(r.partial).toBe(false)
     expect(r.details.age_days).toBeNull()
     expect(r.details.age_band).toBeNull()
     expect(server.requests.length).toBe(before)

@@ -82,7 +82,7 @@ describe('test mode', () => {
 })
 
 describe('offline mode', () => {
-  it('answers from syntax and lists only: smtp unavailable, DNS fields null, partial, free', async () => {
+  it('answers from syntax and lists only: smtp unavailable, DNS fields null, complete (not partial), free', async () => {
     const r = await offline.email('jane@gmail.com')
     assertValidResult(r, 'email')
     expect(r.details).toMatchObject({
@@ -95,7 +95,7 @@ describe('offline mode', () => {
       is_free_provider: true,
       provider: 'google',
     })
-    expect(r.partial).toBe(true)
+    expect(r.partial).toBe(false)
     expect(r.verdict.status).toBe('unknown')
     expect(r.metadata.credits_used).toBe(0)
   })

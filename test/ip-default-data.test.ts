@@ -116,6 +116,29 @@ describe('default lookups (no configuration)', () => {
     expect(r.flags).toMatchObject({ is_vpn: false, is_proxy: false, is_tor: false, is_datacenter: false, is_cloud: false })
   })
 
+  it('every located address has a time zone (DB-IP Lite carries none: derived), one that covers its country', async () => {
+    const { default: tz } = await import('../data/ip/timezones.json', { with: { type: 'json' } })
+    const zones = tz.zones as unknown as Record<string, string[]>
+    expect(src.lookup(ip('81.2.69.160')).location.timezone).toBe('Europe/London')
+    let seed = 99
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0)
+    let located = 0
+    for (let i = 0; i < 3000; i++) {
+      const a = `${(next() % 223) + 1}.${next() % 256}.${next() % 256}.${next() % 256}`
+      const loc = src.lookup(ip(a)).location
+      if (loc.country_code === null && loc.lat === null) {
+        expect(loc.timezone, a).toBeNull()
+        continue
+      }
+      located++
+      expect(loc.timezone, a).not.toBeNull()
+      if (loc.country_code !== null && tz.countries[loc.country_code as keyof typeof tz.countries]) {
+        expect(zones[loc.timezone!], `${a} ${loc.country_code} → ${loc.timezone}`).toContain(loc.country_code)
+      }
+    }
+    expect(located).toBeGreaterThan(1000)
+  })
+
   it('bundled data is shared: a second source answers without reloading (no file read at all)', () => {
     createIpSource().lookup(ip('52.94.76.10')) // make sure the first one loaded
     createIpSource().lookup(ip('2001:4860:4860::8888'))

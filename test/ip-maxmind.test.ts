@@ -12,6 +12,7 @@ import { createRiskcheck, type RiskcheckOptions } from '../src/index.js'
 import { getSpecialPurposeRange } from '../src/sources/ip/bogon.js'
 import { createIpSource, type IpSourceOptions } from '../src/sources/ip/index.js'
 import { formatIpv4, formatIpv6Words, parseCidr, parseIp, type ParsedCidr, type ParsedIp } from '../src/sources/ip/parse.js'
+import { deriveTimezone } from '../src/sources/ip/timezone.js'
 import { assertValidResult } from './validate.js'
 
 const FIX = join(import.meta.dirname, 'fixtures/maxmind')
@@ -89,7 +90,8 @@ describe('GeoIP2 / GeoLite2 City and Country test databases', () => {
           postal: rec.postal?.code ?? null,
           lat: rec.location?.latitude ?? null,
           lon: rec.location?.longitude ?? null,
-          timezone: rec.location?.time_zone ?? null,
+          // a record without a zone gets one from its coordinates or country
+          timezone: rec.location?.time_zone ?? deriveTimezone(rec.country?.iso_code ?? null, rec.location?.latitude ?? null, rec.location?.longitude ?? null),
           continent: en(rec.continent),
         })
       }
@@ -108,7 +110,7 @@ describe('GeoIP2 / GeoLite2 City and Country test databases', () => {
     }
   })
 
-  it('GeoIP2-Country-Test: country and continent, nothing finer', () => {
+  it('GeoIP2-Country-Test: country and continent, the country’s time zone, nothing finer', () => {
     const src = source({ countryDb: db('GeoIP2-Country-Test') })
     const list = probes(loadJson('GeoIP2-Country-Test'))
     expect(list.length).toBeGreaterThan(100)
@@ -117,7 +119,9 @@ describe('GeoIP2 / GeoLite2 City and Country test databases', () => {
       expect(loc.country_code, ip.address).toBe(rec.country?.iso_code ?? null)
       expect(loc.country, ip.address).toBe(en(rec.country))
       expect(loc.continent, ip.address).toBe(en(rec.continent))
-      expect([loc.city, loc.region, loc.postal, loc.lat, loc.timezone]).toEqual([null, null, null, null, null])
+      expect([loc.city, loc.region, loc.postal, loc.lat]).toEqual([null, null, null, null])
+      expect(loc.timezone, ip.address).toBe(deriveTimezone(loc.country_code, null, null))
+      if (loc.country_code !== null) expect(loc.timezone, ip.address).not.toBeNull()
     }
   })
 
@@ -235,7 +239,7 @@ describe('the full lookup with MaxMind databases as drop-ins', () => {
     expect(r.metadata.data_sources).toEqual(
       expect.arrayContaining(['GeoIP2-City', 'GeoIP2-Connection-Type', 'GeoIP2-ISP', 'GeoLite2-ASN', 'GeoIP2-Anonymous-IP']),
     )
-    expect(r.partial).toBe(true) // offline: no reverse DNS
+    expect(r.partial).toBe(false) // offline: reverse DNS not asked, which is no failure
 
     const isp = await rc.ip('1.128.0.1')
     expect(isp.details.network).toMatchObject({ asn: 1221, as_name: 'Telstra Pty Ltd', isp: 'Telstra Internet' })

@@ -136,9 +136,10 @@ describe('riskcheck serve', () => {
       body: JSON.stringify({ ip: '8.8.8.8' }),
     })
     expect(res.status).toBe(200)
-    const body = (await res.json()) as { data: { metadata: { credits_remaining: number }; partial: boolean } }
+    const body = (await res.json()) as { data: { metadata: { credits_remaining: number; data_sources: string[] }; partial: boolean } }
     expect(body.data.metadata.credits_remaining).toBe(9_999)
-    expect(body.data.partial).toBe(true) // --offline reached the lookups
+    expect(body.data.metadata.data_sources).not.toContain('dns') // --offline reached the lookups: no reverse DNS
+    expect(body.data.partial).toBe(false)
     stop.abort()
     expect(await exit).toBe(0)
     await expect(fetch(`${url}/v1/pricing`)).rejects.toThrow()

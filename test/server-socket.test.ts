@@ -78,7 +78,8 @@ describe('over a real socket', () => {
       expect(body.success).toBe(true)
       expect(resultErrors(body.data, 'email')).toEqual([])
       expect(body.data.details).toMatchObject({ mx_found: true, mx_records: ['mx.shop-example.com'], smtp_check: 'skipped', has_spf: true, has_dmarc: true })
-      expect(body.data.metadata).toMatchObject({ credits_used: 1, credits_remaining: 49_999, test_mode: false, data_sources: ['syntax', 'lists', expect.stringMatching(/^disposable-email-domains@\d/), 'dns'] })
+      // smtp false: only the free checks ran
+      expect(body.data.metadata).toMatchObject({ credits_used: 0, credits_remaining: 50_000, test_mode: false, data_sources: ['syntax', 'lists', expect.stringMatching(/^disposable-email-domains@\d/), 'dns'] })
       expect(body.data.partial).toBe(false)
       expect(dns.queries.some((q) => q.name === 'shop-example.com' && q.type === 'MX')).toBe(true)
 

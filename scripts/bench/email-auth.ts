@@ -16,6 +16,8 @@
  *    - "raw node:dns": only the same number of questions sent with node's own Resolver (Promise.all per domain, no
  *      parsing, no grading; bounded to 48 in flight like the riskcheck DNS source) — the floor of the DNS work.
  *    Timeouts are counted: flooding the single-threaded fake server makes it drop UDP packets.
+ * 5. against a DNS server that never answers, how long one lookup waits: one time-out round (every question of the
+ *    lookup is asked at once and each one's limit runs from when it was asked), not two.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { Resolver } from 'node:dns/promises'
@@ -254,6 +256,23 @@ async function throughput(list: BenchDomain[], title: string): Promise<void> {
 
 await throughput(domains, `3. Lookups per second, ${domains.length} domains, loopback without latency (DNS cache off: every lookup asks all its questions)`)
 await throughput(latDomains, `4. Lookups per second, ${latDomains.length} domains, the server answering after ${LATENCY_MS} ms (DNS cache off)`)
+
+// 5. A DNS server that never answers: one lookup waits one time-out round (its questions are all asked at once and
+// each one's limit runs from when it was asked), not two.
+{
+  const dead = await startDnsServer({ zones: {}, everyName: 'timeout' })
+  const roundMs = 300
+  const dns = createDnsSource({ servers: [dead.address], timeoutMs: roundMs, tries: 1, cacheTtlSeconds: 0 })
+  const rounds: string[] = []
+  for (const [host, org] of [['silent.test', 'silent.test'], ['mail.silent.test', 'silent.test']] as const) {
+    const t0 = performance.now()
+    const r = await inspectEmailAuth(dns, host, org)
+    rounds.push(`${host}: ${(performance.now() - t0).toFixed(0)} ms (grade ${r.grade.grade})`)
+  }
+  dns.close()
+  await dead.close()
+  console.log(`\n5. A DNS server that never answers (one round = ${roundMs} ms): ${rounds.join('; ')}`)
+}
 
 const total = await countQueries()
 child.send('close')

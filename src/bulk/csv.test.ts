@@ -1,7 +1,9 @@
 import { Readable } from 'node:stream'
+import { stringify } from 'csv-stringify/sync'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { pendingRow } from './fold.js'
-import { createResultsCsv, csvColumns, csvRecord, readCsvRecords } from './csv.js'
+import { createResultsCsv, csvColumns, csvField, csvLine, csvRecord, readCsvRecords } from './csv.js'
 import type { BulkRowRecord } from './types.js'
 
 async function text(stream: Readable): Promise<string> {
@@ -104,6 +106,32 @@ describe('results CSV', () => {
       throw new Error('store went away')
     }
     await expect(text(createResultsCsv('ip', broken()))).rejects.toThrow('store went away')
+  })
+})
+
+describe('csvField / csvLine', () => {
+  it('write exactly what csv-stringify writes with escape_formulas (random fields, Unicode, quotes, line breaks, formulas)', () => {
+    const text = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.string({ unit: fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '"', ',', "'", 'a', ' ', '＝', '＋', '－', '＠', 'é') }),
+    )
+    const field = fc.oneof(text, fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null))
+    const oracle = (fields: unknown[]) => stringify([fields], { escape_formulas: true, cast: { boolean: (v: boolean) => (v ? 'true' : 'false') } })
+    fc.assert(
+      fc.property(fc.array(field, { minLength: 1, maxLength: 8 }), (fields) => {
+        expect(csvLine(fields)).toBe(oracle(fields))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('escapes formulas but leaves numbers alone', () => {
+    expect(csvField('=HYPERLINK("x")')).toBe('"\'=HYPERLINK(""x"")"')
+    expect(csvField('+14155550100')).toBe("'+14155550100")
+    expect(csvField(-33.87)).toBe('-33.87')
+    expect(csvField('a,b')).toBe('"a,b"')
+    expect(csvField(null)).toBe('')
+    expect(csvField(false)).toBe('false')
   })
 })
 

@@ -1,5 +1,5 @@
 /**
- * CSV of bulk results (written with csv-stringify, streaming) and a small CSV reader for the CLI's input files.
+ * CSV of bulk results (RFC 4180, a page of rows at a time) and a small CSV reader for the CLI's input files.
  *
  * Columns (README "Bulk jobs"): input, action, status, reason, risk_score, credits_used, cache_hit, error, factors
  * (the fired factor codes joined with `;`, what `riskcheck policy test` re-scores), then the type's details flattened
@@ -8,8 +8,7 @@
  * `-`, `@`, tab or CR (and their full-width forms) is prefixed with `'` so a spreadsheet shows it as text — this also
  * applies to E.164 numbers (`'+14155550100`); numbers themselves (negative latitudes) are left alone.
  */
-import type { Readable } from 'node:stream'
-import { stringify } from 'csv-stringify'
+import { Readable } from 'node:stream'
 import { DETAILS_SCHEMAS, type BulkType } from '../schema.js'
 import type { BulkRowRecord } from './types.js'
 
@@ -67,6 +66,52 @@ export function csvRecord(type: BulkType, row: BulkRowRecord): unknown[] {
 }
 
 /**
+ * One CSV field: null/undefined and '' are empty, booleans `true`/`false`, numbers as JavaScript prints them; text
+ * starting with a formula character (`=`, `+`, `-`, `@`, tab, CR, or their full-width forms) gets a leading `'`
+ * (CSV-injection defence; numbers, negative ones included, are left alone); a field with a comma, a quote or a line
+ * break is quoted, its quotes doubled (RFC 4180). The same output as csv-stringify with `escape_formulas` (a test
+ * checks that on random fields) at a fraction of its cost per field.
+ *
+ * @example csvField('=1+1') // "'=1+1" — csvField('say "hi", ok') // '"say ""hi"", ok"'
+ */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return ''
+  if (typeof value === 'boolean') return value ? 'true' : 'false'
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
+  let s = String(value)
+  if (s === '') return ''
+  switch (s.charCodeAt(0)) {
+    case 0x3d: // =
+    case 0x2b: // +
+    case 0x2d: // -
+    case 0x40: // @
+    case 0x09: // tab
+    case 0x0d: // CR
+    case 0xff1d: // full-width =
+    case 0xff0b: // full-width +
+    case 0xff0d: // full-width -
+    case 0xff20: // full-width @
+      s = `'${s}`
+  }
+  let quote = false
+  let quotes = false
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c === 0x22) quotes = true
+    else if (c === 0x2c || c === 0x0a || c === 0x0d) quote = true
+  }
+  if (quotes) return `"${s.replaceAll('"', '""')}"`
+  return quote ? `"${s}"` : s
+}
+
+/** One CSV line (with its line feed) of fields. */
+export function csvLine(fields: readonly unknown[]): string {
+  let line = ''
+  for (let i = 0; i < fields.length; i++) line += i === 0 ? csvField(fields[i]) : `,${csvField(fields[i])}`
+  return `${line}\n`
+}
+
+/**
  * Streams rows as CSV text (header first), a page of rows at a time with backpressure: the next page is read from
  * `pages` only when the consumer has taken the previous one. An error of `pages` destroys the returned stream;
  * destroying the stream stops reading pages.
@@ -75,36 +120,15 @@ export function csvRecord(type: BulkType, row: BulkRowRecord): unknown[] {
  * createResultsCsv('ip', pagesOf(jobId)).pipe(fs.createWriteStream('results.csv'))
  */
 export function createResultsCsv(type: BulkType, pages: AsyncIterable<readonly BulkRowRecord[]>): Readable {
-  const stringifier = stringify({
-    header: true,
-    columns: csvColumns(type),
-    escape_formulas: true,
-    cast: { boolean: (v: boolean) => (v ? 'true' : 'false') },
-  })
-  const drained = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        stringifier.off('drain', done)
-        stringifier.off('close', done)
-        resolve()
-      }
-      stringifier.on('drain', done)
-      stringifier.on('close', done)
-    })
-  void (async () => {
-    try {
-      for await (const page of pages) {
-        for (const row of page) {
-          if (stringifier.destroyed) return
-          if (!stringifier.write(csvRecord(type, row))) await drained()
-        }
-      }
-      if (!stringifier.destroyed) stringifier.end()
-    } catch (e) {
-      stringifier.destroy(e instanceof Error ? e : new Error(String(e)))
+  async function* text(): AsyncGenerator<string> {
+    yield csvLine(csvColumns(type))
+    for await (const page of pages) {
+      let chunk = ''
+      for (let i = 0; i < page.length; i++) chunk += csvLine(csvRecord(type, page[i] as BulkRowRecord))
+      if (chunk !== '') yield chunk
     }
-  })()
-  return stringifier
+  }
+  return Readable.from(text(), { objectMode: false })
 }
 
 /**

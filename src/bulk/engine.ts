@@ -13,11 +13,11 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { Readable } from 'node:stream'
-import { MAX_CREDITS } from '../billing.js'
 import type { CheckDefinition } from '../checks/types.js'
 import { isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '../errors.js'
 import { runCheck, type LookupEnv } from '../lookup.js'
 import { ACTIONS, BULK_TYPES, type Action, type BulkJob, type BulkResultRow, type BulkResultsPage, type BulkType } from '../schema.js'
+import { MAX_CREDITS } from '../billing.js'
 import { createResultsCsv } from './csv.js'
 import { decodeListCursor, decodeResultsCursor, encodeListCursor, encodeResultsCursor } from './cursor.js'
 import { errorRow, errorText, foldedRows, foldInputs, lookupOptionsFor, type WorkItem } from './fold.js'
@@ -238,7 +238,8 @@ class JobRunner {
             const item = items[pos]
             items[pos] = undefined // release the prepared input as soon as it is taken
             if (!item) continue
-            await this.core.sem.acquire()
+            const slot = this.core.sem.acquire()
+            if (slot) await slot // a free slot is taken synchronously: no extra turn per row
             let row: BulkRowRecord
             try {
               if (this.stop) return

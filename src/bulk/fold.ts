@@ -1,22 +1,15 @@
 /**
  * Folding: turns a job's raw inputs into its rows. Each input goes through its check's `prepare` (the same
- * normalization as a single lookup) and is folded by `type:cacheKey`, so `Jane@Example.com` and `jane@example.com `
- * are one row and one credit. Blank inputs are dropped (counted as skipped); an input the check cannot look up at all
- * (prepare throws INVALID_INPUT) becomes an error row, free of charge, folded with its exact repeats.
+ * normalization as a single lookup) and is folded by its fold key (the check's `foldKey` of the cache key, by default
+ * the cache key; one job has one type). The email lookup folds the whole address lower-cased, so `Jane@Example.com`,
+ * `jane@example.com ` and `JANE@example.com` are one row and one credit. Blank inputs are dropped (counted as
+ * skipped); an input the check cannot look up at all (prepare throws INVALID_INPUT) becomes an error row, free of
+ * charge, folded with its exact repeats.
  */
 import type { CheckContext, CheckDefinition } from '../checks/types.js'
 import { isRiskcheckError } from '../errors.js'
 import type { BulkType } from '../schema.js'
 import type { BulkJobOptions, BulkRowRecord } from './types.js'
-
-/**
- * The folding key of a prepared input. Emails fold with the whole address lower-cased (docs/decisions.md: the answer
- * does not depend on the local part's case in practice), so `Jane@Example.COM` and `jane@example.com` are one row;
- * the single lookup keeps the local part's case (its cache key does too).
- */
-function foldKeyOf(type: string, cacheKey: string): string {
-  return type === 'email' ? cacheKey.toLowerCase() : cacheKey
-}
 
 /** A row that will be looked up: its index and its prepared input. */
 export interface WorkItem {
@@ -104,7 +97,9 @@ export async function foldInputs(
   yieldEvery = 2_000,
 ): Promise<FoldedInputs> {
   const opts = lookupOptionsFor(def.type as BulkType, options)
-  const seen = new Map<string, number>()
+  // Keys of the rows so far: fold keys of looked-up inputs, and (separately) the trimmed text of unusable ones.
+  const seen = new Set<string>()
+  const seenErrors = new Set<string>()
   const errorRows: BulkRowRecord[] = []
   const work: WorkItem[] = []
   let unique = 0
@@ -118,22 +113,21 @@ export async function foldInputs(
       skipped++
       continue
     }
-    let key: string
     let prepared: { input: unknown; cacheKey: string } | null = null
     let failure: unknown = null
     try {
       prepared = def.prepare(raw, opts, ctx)
-      key = `${def.type}:${foldKeyOf(def.type, prepared.cacheKey)}`
     } catch (e) {
       failure = e
-      key = `!${trimmed}`
     }
-    if (seen.has(key)) {
+    const key = prepared ? (def.foldKey ? def.foldKey(prepared.cacheKey) : prepared.cacheKey) : trimmed
+    const keys = prepared ? seen : seenErrors
+    if (keys.has(key)) {
       skipped++
       continue
     }
+    keys.add(key)
     const index = unique++
-    seen.set(key, index)
     if (prepared) work.push({ index, raw, input: prepared.input, cacheKey: prepared.cacheKey })
     else {
       errorRows.push(errorRow(index, raw, errorText(failure), false))

@@ -8,6 +8,7 @@
  */
 import { ACTIONS, type Action, type BulkJob } from '../schema.js'
 import { detailsCodec, type DetailsCodec } from './codec.js'
+import { pendingRow } from './fold.js'
 import type { BulkJobRecord, BulkRowQuery, BulkRowRecord, BulkRowState, BulkStore } from './types.js'
 
 /** Slab size: rows are appended to slabs of this many bytes (a larger row gets a slab of its own). */
@@ -80,23 +81,28 @@ export function createMemoryBulkStore(): BulkStore & { readonly size: number; re
   }
 
   function write(j: MemoryJob, row: BulkRowRecord): void {
-    let details: Serialized[7] = 0
-    for (const _ in row.details) {
-      details = j.codec.pack(row.details)
-      break
+    let text: string
+    if (row.state === 'pending') {
+      text = row.input // a pending row is only its input: kept as plain text, no JSON
+    } else {
+      let details: Serialized[7] = 0
+      for (const _ in row.details) {
+        details = j.codec.pack(row.details)
+        break
+      }
+      const s: Serialized = [
+        row.input,
+        row.status,
+        reasonRef(row.reason),
+        row.risk_score,
+        row.credits_used,
+        row.cache_hit ? 1 : 0,
+        row.error,
+        details,
+        row.factors,
+      ]
+      text = JSON.stringify(s)
     }
-    const s: Serialized = [
-      row.input,
-      row.status,
-      reasonRef(row.reason),
-      row.risk_score,
-      row.credits_used,
-      row.cache_hit ? 1 : 0,
-      row.error,
-      details,
-      row.factors,
-    ]
-    const text = JSON.stringify(s)
     const len = Buffer.byteLength(text)
     let slab = j.slabs[j.slabs.length - 1]
     if (!slab || j.pos + len > slab.length) {
@@ -118,8 +124,10 @@ export function createMemoryBulkStore(): BulkStore & { readonly size: number; re
     const i = index * 3
     const slab = j.slabs[j.loc[i] as number] as Buffer
     const off = j.loc[i + 1] as number
-    const s = JSON.parse(slab.toString('utf8', off, off + (j.loc[i + 2] as number))) as Serialized
+    const text = slab.toString('utf8', off, off + (j.loc[i + 2] as number))
     const flags = j.flags[index] as number
+    if ((flags & 3) === STATE_CODE.pending) return pendingRow(index, text)
+    const s = JSON.parse(text) as Serialized
     const action = j.actions[index] as number
     return {
       index,
@@ -199,7 +207,7 @@ export function createMemoryBulkStore(): BulkStore & { readonly size: number; re
     pendingRows(id) {
       const j = must(id)
       const out: Array<{ index: number; input: string }> = []
-      for (let i = 0; i < j.count; i++) if (((j.flags[i] as number) & 3) === 0) out.push({ index: i, input: read(j, i).input })
+      for (let i = 0; i < j.count; i++) if (((j.flags[i] as number) & 3) === STATE_CODE.pending) out.push({ index: i, input: read(j, i).input })
       return out
     },
     listRows(id, q: BulkRowQuery) {

@@ -181,6 +181,7 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   const emailIn = input.email === null ? null : emailDef.prepare(input.email, emailOpts, env.ctx)
   const ipIn = input.ip === null ? null : ipDef.prepare(input.ip, common, env.ctx)
   const phoneIn = input.phone === null ? null : phoneDef.prepare(input.phone, phoneOpts, env.ctx)
+  // One credit per part is reserved; each part is then billed by the table (an email part with `smtp: false` costs 0).
   const parts = [emailIn, ipIn, phoneIn].filter((x) => x !== null).length
   const reserve = live ? parts : 0
   if (reserve > 0 && !(await env.ledger.reserve(reserve))) {
@@ -212,6 +213,8 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   const assessment: Assessment = evaluate(factors, {
     policy: env.policy,
     context: input.context,
+    // each part's sentences by factor: the overall reason is the one of the factor that decides across all parts
+    reasons: Object.assign({}, ...all.map((p) => p.outcome.reasons ?? {})) as Partial<Record<FactorCode, string>>,
     validReason: 'No risk factors found in the email, IP or phone.',
   })
   const details: CheckDetails = {

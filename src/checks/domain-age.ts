@@ -7,8 +7,8 @@
  * - `domain_newly_registered`: registered less than 30 days ago (`is_newly_registered`)
  * - `domain_recently_registered`: registered 30 to 89 days ago
  * - `domain_expiring_soon`: the registration expires in less than 30 days (or has expired)
- * - `domain_age_unknown`: RDAP timed out / failed / offline (result partial), or the registry publishes no
- *   registration date. An unknown age is never "new".
+ * - `domain_age_unknown`: RDAP timed out / failed (result partial), was not asked (offline, `rdap.enabled: false`:
+ *   not partial — nothing failed), or the registry publishes no registration date. An unknown age is never "new".
  *
  * Age bands (`age_band`, by upper bound; days are whole days elapsed, years are calendar anniversaries):
  * `under_7_days` (< 7 d), `under_30_days` (7–29 d), `under_90_days` (30–89 d), `under_1_year` (90 d up to the
@@ -52,8 +52,8 @@ const DAY_MS = 86_400_000
 /**
  * Ask RDAP about one registrable domain and build the domain-age details. Never rejects.
  *
- * Used by this lookup and by the email lookup (`domain_age_days` = `details.age_days`). Offline, or when RDAP
- * times out or fails, the details carry null dates/ages and `partial` is true. In test mode it answers from the
+ * Used by this lookup and by the email lookup (`domain_age_days` = `details.age_days`). Offline (or with RDAP
+ * switched off) the details carry null dates/ages; when RDAP times out or fails, too, and `partial` is true. In test mode it answers from the
  * documented magic domains ({@link domainAgeCheck}.testInputs) without any network.
  *
  * @example
@@ -195,10 +195,12 @@ async function ageOutcome(ctx: CheckContext, domain: string): Promise<CheckOutco
     return {
       details: unknownDetails(domain),
       factors: ['domain_age_unknown'],
-      reason: ctx.offline
-        ? 'Offline: the registry (RDAP) was not asked, so the domain age is unknown.'
-        : 'RDAP is switched off (rdap.enabled: false), so the domain age is unknown.',
-      partial: true,
+      reasons: {
+        domain_age_unknown: ctx.offline
+          ? 'Offline: the registry (RDAP) was not asked, so the domain age is unknown.'
+          : 'RDAP is switched off (rdap.enabled: false), so the domain age is unknown.',
+      },
+      partial: false, // not asked by configuration is not a failure
       dataSources: [],
     }
   }
@@ -218,10 +220,12 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
     return {
       details: unknownDetails(domain),
       factors: ['domain_age_unknown'],
-      reason:
-        answer.status === 'timeout'
-          ? 'The registry (RDAP) did not answer in time, so the domain age is unknown.'
-          : 'The registry (RDAP) lookup failed, so the domain age is unknown.',
+      reasons: {
+        domain_age_unknown:
+          answer.status === 'timeout'
+            ? 'The registry (RDAP) did not answer in time, so the domain age is unknown.'
+            : 'The registry (RDAP) lookup failed, so the domain age is unknown.',
+      },
       partial: true,
       dataSources: [source],
     }
@@ -230,7 +234,7 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
     return {
       details: { ...unknownDetails(domain) },
       factors: ['domain_not_registered'],
-      reason: `The registry has no registration for ${domain}.`,
+      reasons: { domain_not_registered: `The registry has no registration for ${domain}.` },
       partial: false,
       dataSources: [source],
     }
@@ -265,7 +269,7 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
   }
   const outcome: CheckOutcome<DomainAgeDetails> = { details, factors, partial: false, dataSources: [source] }
   if (ages.ageDays === null) {
-    outcome.reason = 'The registry answered but publishes no registration date, so the domain age is unknown.'
+    outcome.reasons = { domain_age_unknown: 'The registry answered but publishes no registration date, so the domain age is unknown.' }
   } else {
     outcome.validReason = `The domain was registered ${describeAge(ages.ageDays, ages.ageYears)} ago.`
   }
@@ -355,7 +359,7 @@ function notRegistrableOutcome(host: string): CheckOutcome<DomainAgeDetails> {
   return {
     details: unknownDetails(host),
     factors: ['domain_not_registered'],
-    reason: `${host} is a single label or a public suffix, not a domain anyone can register.`,
+    reasons: { domain_not_registered: `${host} is a single label or a public suffix, not a domain anyone can register.` },
     partial: false,
     dataSources: ['public_suffix_list'],
   }

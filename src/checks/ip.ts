@@ -15,7 +15,7 @@
  * - `ip_source_unavailable`: a local data source could not be read, or a DNSBL zone did not answer (partial).
  *
  * `reverse_dns` is the first PTR name (online only): null when there is none; null and partial when the query timed
- * out or failed, or offline.
+ * out or failed; null offline (not asked, so not partial).
  */
 import { invalidInput } from '../errors.js'
 import type { ConnectionType, IpDetails } from '../schema.js'
@@ -24,6 +24,8 @@ import { getSpecialPurposeRange, type SpecialPurposeRange } from '../sources/ip/
 import { emptyIpFlags, type IpLookupResult } from '../sources/ip/index.js'
 import { emptyLocation, type IpLocation } from '../sources/ip/mmdb.js'
 import { MAX_IP_INPUT_LENGTH, parseIp, type ParsedIp } from '../sources/ip/parse.js'
+import { isDnsFailure } from '../sources/dns-types.js'
+import { trustNxdomain } from '../sources/dns-trust.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js'
 
 /** Options of the IP lookup. */
@@ -81,7 +83,7 @@ function bogonOutcome(ip: ParsedIp, range: SpecialPurposeRange): CheckOutcome<Ip
   return {
     details,
     factors: ['ip_bogon'],
-    reason: `${ip.address}${inner} is in ${range.cidr}, ${range.name} (${range.rfc}): not routable on the internet.`,
+    reasons: { ip_bogon: `${ip.address}${inner} is in ${range.cidr}, ${range.name} (${range.rfc}): not routable on the internet.` },
     partial: false,
     dataSources: [BOGON_SOURCE],
   }
@@ -151,22 +153,30 @@ function localLookup(ctx: CheckContext, ip: ParsedIp): IpLookupResult {
   }
 }
 
-/** Reverse DNS: the first PTR name, or null; `failed` when the question got no answer. */
+/**
+ * Reverse DNS: the first PTR name, or null; `failed` when the question got no answer (or an NXDOMAIN from a resolver
+ * that denies `arpa.` itself).
+ */
 async function reverseDns(ctx: CheckContext, ip: ParsedIp): Promise<{ name: string | null; failed: boolean }> {
   try {
     const a = await ctx.sources.dns.reverse(ip.address)
     if (a.status === 'ok') return { name: a.records[0] ?? null, failed: false }
-    return { name: null, failed: a.status !== 'nxdomain' && a.status !== 'nodata' }
+    if (a.status === 'nxdomain') return { name: null, failed: (await trustNxdomain(ctx.sources.dns, 'in-addr.arpa', ctx.options.warn)) !== 'trusted' }
+    return { name: null, failed: isDnsFailure(a.status) }
   } catch {
     return { name: null, failed: true }
   }
 }
 
-/** One DNSBL zone: listed, not listed, or failed (no answer / an error code such as 127.255.255.x). */
+/**
+ * One DNSBL zone: listed, not listed, or failed (no answer / an error code such as 127.255.255.x / an NXDOMAIN from a
+ * resolver that denies the zone's top-level domain).
+ */
 async function queryDnsbl(ctx: CheckContext, ip: ParsedIp, zone: string): Promise<'listed' | 'clean' | 'failed'> {
   try {
     const a = await ctx.sources.dns.resolve4(dnsblQueryName(ip, zone))
-    if (a.status === 'nxdomain' || a.status === 'nodata') return 'clean'
+    if (a.status === 'nxdomain') return (await trustNxdomain(ctx.sources.dns, zone, ctx.options.warn)) === 'trusted' ? 'clean' : 'failed'
+    if (a.status === 'nodata') return 'clean'
     if (a.status !== 'ok') return 'failed'
     const codes = a.records.filter((r) => r.startsWith('127.'))
     if (codes.length === 0) return 'failed'
@@ -186,9 +196,7 @@ async function runIp(ctx: CheckContext, ip: ParsedIp): Promise<CheckOutcome<IpDe
   const factors = factorsOf(local)
   const dataSources = [BOGON_SOURCE, ...local.dataSources]
   let partial = local.failed.length > 0
-  if (ctx.offline) {
-    partial = true
-  } else {
+  if (!ctx.offline) {
     let zones: readonly string[] = []
     try {
       zones = ctx.sources.ip.dnsblZones

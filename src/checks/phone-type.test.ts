@@ -14,7 +14,7 @@ async function lookup(ctx: CheckContext, phone: unknown, opts: PhoneLookupOption
   const { input } = phoneTypeCheck.prepare(phone, opts, ctx)
   const outcome = ctx.mode === 'test' ? await phoneTypeCheck.test(ctx, input, opts) : await phoneTypeCheck.run(ctx, input, opts)
   expect(schemaErrors(PhoneTypeDetailsSchema, outcome.details)).toEqual([])
-  return { outcome, assessment: evaluate(outcome.factors, { reason: outcome.reason, validReason: outcome.validReason }) }
+  return { outcome, assessment: evaluate(outcome.factors, { reasons: outcome.reasons, validReason: outcome.validReason }) }
 }
 
 describe('phone line-type lookup', () => {

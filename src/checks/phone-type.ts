@@ -44,7 +44,7 @@ export function phoneTypeDetails(a: PhoneAnalysis): PhoneTypeDetails {
 export function phoneTypeOutcome(a: PhoneAnalysis, explicitCountry: string | null): CheckOutcome<PhoneTypeDetails> {
   const details = phoneTypeDetails(a)
   const dataSources = [NUMBERING_PLAN_SOURCE]
-  if (!a.valid) return { details, factors: ['phone_invalid'], reason: invalidReason(a), partial: false, dataSources }
+  if (!a.valid) return { details, factors: ['phone_invalid'], reasons: { phone_invalid: invalidReason(a) }, partial: false, dataSources }
   // This lookup's whole answer is the line type: when the plan cannot tell it, its verdict is `unknown`.
   const factors = phoneFactors(a, a.lineType, explicitCountry).map((f) =>
     f === 'phone_line_type_unknown' ? ('phone_line_type_undetermined' as const) : f,

@@ -13,7 +13,7 @@ async function lookup(ctx: CheckContext, phone: unknown, opts: PhoneLookupOption
   const { input } = phoneCheck.prepare(phone, opts, ctx)
   const outcome = ctx.mode === 'test' ? await phoneCheck.test(ctx, input, opts) : await phoneCheck.run(ctx, input, opts)
   expect(schemaErrors(PhoneDetailsSchema, outcome.details)).toEqual([])
-  return { outcome, assessment: evaluate(outcome.factors, { reason: outcome.reason, validReason: outcome.validReason }) }
+  return { outcome, assessment: evaluate(outcome.factors, { reasons: outcome.reasons, validReason: outcome.validReason }) }
 }
 
 function fakeSource(answer: Partial<LiveCarrierRecord> | Error | 'hang'): PhoneCarrierSource & { calls: string[] } {
@@ -260,12 +260,13 @@ describe('phone lookup: live carrier source (US/CA)', () => {
     expect(src.calls).toEqual([])
   })
 
-  it('is skipped offline: partial with phone_carrier_unavailable, never called', async () => {
+  it('is not asked offline: a complete numbering-plan answer (not partial, no unavailable factor), never called', async () => {
     const src = fakeSource({ lineType: 'mobile' })
     const { outcome } = await lookup(phoneContext({ carrierSource: src, offline: true }), '+1 201 555 0123')
     expect(src.calls).toEqual([])
-    expect(outcome.partial).toBe(true)
-    expect(outcome.factors).toContain('phone_carrier_unavailable')
+    expect(outcome.partial).toBe(false)
+    expect(outcome.details.coverage).toBe('numbering_plan')
+    expect(outcome.factors).not.toContain('phone_carrier_unavailable')
     expect(outcome.dataSources).toEqual(['libphonenumber'])
   })
 

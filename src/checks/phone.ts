@@ -25,7 +25,7 @@
  * `phone_country_mismatch` when a `country` was passed explicitly and the valid number belongs to another region
  * (`+44 20 7946 0958` with `country: 'US'`; also a NANP number read with `country: 'US'` whose area code is
  * Canadian or Caribbean — the number is not in the country given); `phone_carrier_unavailable` when the live source
- * applied but failed, timed out, or was skipped because the instance is offline (then `partial: true`).
+ * applied but failed or timed out (then `partial: true`). Offline the live source is not asked: no factor, not partial.
  *
  * Billing: 1 credit; invalid numbers are free (../billing.ts).
  */
@@ -202,7 +202,7 @@ export function applyLiveRecord(details: PhoneDetails, r: LiveCarrierRecord): Ph
 
 /**
  * Builds the outcome from the analysis, the offline info and (when the live source applied) its outcome:
- * `live` undefined = not applicable; `'skipped'` = applicable but offline.
+ * `live` undefined = not applicable; `'skipped'` = applicable but offline (not asked: answered like not applicable).
  */
 export function phoneOutcome(
   input: PhoneInput,
@@ -212,13 +212,12 @@ export function phoneOutcome(
 ): CheckOutcome<PhoneDetails> {
   let details = numberingPlanDetails(a, info)
   const dataSources = [NUMBERING_PLAN_SOURCE]
-  if (!a.valid) return { details, factors: ['phone_invalid'], reason: invalidReason(a), partial: false, dataSources }
+  if (!a.valid) return { details, factors: ['phone_invalid'], reasons: { phone_invalid: invalidReason(a) }, partial: false, dataSources }
   let partial = false
   let unavailable: string | undefined
-  if (live === 'skipped') {
-    partial = true
-    unavailable = 'Offline: the live carrier source was not asked; numbering-plan data only.'
-  } else if (live !== undefined) {
+  // 'skipped' (offline): the live source was not asked, which is no failure — the numbering-plan answer is complete
+  // for this configuration (coverage `numbering_plan`), as without a live source.
+  if (live !== undefined && live !== 'skipped') {
     dataSources.push(live.source)
     if (live.ok) details = applyLiveRecord(details, live.record)
     else {
@@ -233,9 +232,7 @@ export function phoneOutcome(
   const outcome: CheckOutcome<PhoneDetails> = { details, factors, partial, dataSources }
   if (unavailable !== undefined) {
     factors.push('phone_carrier_unavailable')
-    // The verdict reason names the gap only when nothing riskier fired.
-    if (!factors.some((f) => f === 'phone_voip' || f === 'phone_premium_rate' || f === 'phone_toll_free' || f === 'phone_country_mismatch'))
-      outcome.reason = unavailable
+    outcome.reasons = { phone_carrier_unavailable: unavailable } // the reason only when this factor decides
   }
   outcome.validReason = validPhoneReason(a, details.line_type)
   return outcome

@@ -28,7 +28,7 @@ export interface Sources {
 export interface CheckContext {
   now(): Date
   mode: 'live' | 'test'
-  /** No network at all: network-only fields are null/unavailable and the result is partial. */
+  /** No network at all: network-only fields are null/unavailable; not asked is not failed, so not partial. */
   offline: boolean
   sources: Sources
   options: ResolvedOptions
@@ -40,11 +40,19 @@ export interface CheckOutcome<D> {
   details: D
   /** The facts found, as codes of the vocabulary (../scoring/factors.ts). */
   factors: FactorCode[]
-  /** A human sentence for the verdict; by default the strongest factor's description. */
-  reason?: string
+  /**
+   * Sentences more specific than a factor's description, by factor (`email_domain_not_found` → "The domain acme.con
+   * does not exist."). The verdict reason is the sentence of the factor that decided the verdict (strongest effect,
+   * then highest weight), or that factor's description — never the sentence of a weaker factor.
+   */
+  reasons?: Partial<Record<FactorCode, string>>
   /** The sentence when no risk factor fired (e.g. "The address is deliverable."). */
   validReason?: string
-  /** True when a source timed out, failed or was offline, so some fields are null/unknown. */
+  /**
+   * True when a source this configuration asks timed out or failed, so some fields are null/unknown. A source the
+   * configuration does not ask (offline, `rdap.enabled: false`, `smtp: false`) never makes an outcome partial.
+   * Partial outcomes are not cached.
+   */
   partial: boolean
   /** Names of the data sources actually consulted (e.g. 'syntax', 'dns', 'smtp', 'rdap', 'dbip-city-lite'). */
   dataSources: string[]
@@ -92,13 +100,24 @@ export interface TestInput {
 export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
   type: LookupType
   prepare(input: unknown, opts: Opts, ctx: CheckContext): Prepared<In>
-  run(ctx: CheckContext, input: In, opts: Opts): Promise<CheckOutcome<D>>
+  run(ctx: CheckContext, input: In, opts: Opts): CheckOutcome<D> | Promise<CheckOutcome<D>>
   test(ctx: CheckContext, input: In, opts: Opts): CheckOutcome<D> | Promise<CheckOutcome<D>>
   /**
    * Optional: brings a cached outcome up to date when it is served from the cache (e.g. recomputes ages from stored
    * dates), so a 7-day cache never reports a stale age.
    */
   revive?(ctx: CheckContext, outcome: CheckOutcome<D>): CheckOutcome<D>
+  /**
+   * Optional: the key bulk jobs fold repeated inputs by, from the cache key (default: the cache key itself). The email
+   * lookup lower-cases the whole address: `Jane@Acme.IO`, `jane@acme.io` and `JANE@acme.io` are one row and one charge.
+   */
+  foldKey?(cacheKey: string): string
+  /**
+   * Optional: the most this lookup can be billed with these options, when less than the billing table's maximum (the
+   * table's maximum is still reserved before it runs, and the difference refunded). The email lookup with
+   * `smtp: false`, or offline, returns 0: only free checks run.
+   */
+  maxCredits?(ctx: CheckContext, opts: Opts): number
   /** The magic inputs of test mode (documented in the README). */
   testInputs: TestInput[]
   cli: { command: string; summary: string; flags?: CliFlag[] }

@@ -105,7 +105,7 @@ export const GLOBAL_FLAGS: Options = {
 /** Help lines of {@link GLOBAL_FLAGS}. */
 export const GLOBAL_HELP: Array<[string, string]> = [
   ['--mode live|test', 'test: deterministic answers for the documented magic inputs, no network, no credits'],
-  ['--offline', 'no network at all (local data only; network fields null, results partial)'],
+  ['--offline', 'no network at all (local data only; network fields null; answers cached under their own key)'],
   ['--dns-server IP[:PORT]', 'DNS resolver to use (repeatable), e.g. 1.1.1.1 or [::1]:5353; default: the system resolvers'],
   ['--dns-timeout MS', 'timeout of one DNS query try (default 3000)'],
   ['--now ISO-8601', 'fix the clock (reproducible ages and timestamps)'],

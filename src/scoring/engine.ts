@@ -134,22 +134,55 @@ export function levelOf(score: number, thresholds: Thresholds = DEFAULT_POLICY.t
   return 'low'
 }
 
-function distinct(factors: readonly FactorCode[]): FactorCode[] {
+/** What the engine needs of one factor under a policy, looked up once per policy. */
+interface FactorFacts {
+  rank: number
+  weight: number
+  order: number
+  uncertain: boolean
+}
+
+// Per policy (treated as immutable, like the context overlays): one Map lookup per fired factor instead of several
+// lookups in the policy's large records — evaluation runs on every lookup, so it is kept lean.
+const compiled = new WeakMap<Policy, Map<string, FactorFacts>>()
+
+function factsOf(policy: Policy): Map<string, FactorFacts> {
+  let facts = compiled.get(policy)
+  if (!facts) {
+    facts = new Map()
+    for (const code of Object.keys(FACTORS) as FactorCode[]) {
+      facts.set(code, {
+        rank: EFFECT_RANK[policy.effects[code]],
+        weight: policy.weights[code],
+        order: FACTOR_ORDER.get(code) ?? 0,
+        uncertain: (FACTORS[code] as { uncertain?: boolean }).uncertain === true,
+      })
+    }
+    compiled.set(policy, facts)
+  }
+  return facts
+}
+
+/** The distinct factors of the vocabulary, in the order given. */
+function distinct(factors: readonly FactorCode[], facts: Map<string, FactorFacts>): FactorCode[] {
   const out: FactorCode[] = []
-  for (const f of factors) if (isFactorCode(f) && !out.includes(f)) out.push(f)
+  for (let i = 0; i < factors.length; i++) {
+    const f = factors[i] as FactorCode
+    if (facts.has(f) && !out.includes(f)) out.push(f)
+  }
   return out
 }
 
 /** One pass over the distinct known factors: sum of weights, uncertain count, strongest effect. */
-function tally(fired: readonly FactorCode[], policy: Policy): { sum: number; uncertain: number; rank: number } {
+function tally(fired: readonly FactorCode[], facts: Map<string, FactorFacts>): { sum: number; uncertain: number; rank: number } {
   let sum = 0
   let uncertain = 0
   let rank = 0
-  for (const f of fired) {
-    sum += policy.weights[f]
-    if ((FACTORS[f] as { uncertain?: boolean }).uncertain) uncertain++
-    const r = EFFECT_RANK[policy.effects[f]]
-    if (r > rank) rank = r
+  for (let i = 0; i < fired.length; i++) {
+    const f = facts.get(fired[i] as string) as FactorFacts
+    sum += f.weight
+    if (f.uncertain) uncertain++
+    if (f.rank > rank) rank = f.rank
   }
   return { sum, uncertain, rank }
 }
@@ -165,28 +198,45 @@ function scoreOf(t: { sum: number; uncertain: number }, policy: Policy): Score {
  * Score, level and confidence of the fired factors under a policy. Unknown codes are ignored; duplicates count once.
  */
 export function score(factors: readonly FactorCode[], policy: Policy = DEFAULT_POLICY): Score {
-  return scoreOf(tally(distinct(factors), policy), policy)
+  const facts = factsOf(policy)
+  return scoreOf(tally(distinct(factors, facts), facts), policy)
 }
 
 /** The verdict status the fired factors give (invalid > risky > unknown > valid). */
 export function statusOf(factors: readonly FactorCode[], policy: Policy = DEFAULT_POLICY): VerdictStatus {
-  return STATUS_BY_RANK[tally(distinct(factors), policy).rank] as VerdictStatus
+  const facts = factsOf(policy)
+  return STATUS_BY_RANK[tally(distinct(factors, facts), facts).rank] as VerdictStatus
 }
 
-function strongestFirst(factors: FactorCode[], policy: Policy): FactorCode[] {
-  if (factors.length < 2) return factors
-  return factors.sort(
-    (a, b) =>
-      EFFECT_RANK[policy.effects[b]] - EFFECT_RANK[policy.effects[a]] ||
-      policy.weights[b] - policy.weights[a] ||
-      (FACTOR_ORDER.get(a) ?? 0) - (FACTOR_ORDER.get(b) ?? 0),
-  )
+/** True when factor `a` sorts before `b`: stronger effect, then higher weight, then vocabulary order. */
+function before(a: FactorFacts, b: FactorFacts): boolean {
+  if (a.rank !== b.rank) return a.rank > b.rank
+  if (a.weight !== b.weight) return a.weight > b.weight
+  return a.order < b.order
+}
+
+/** Sorts in place, strongest first (an insertion sort: a lookup fires a handful of factors). */
+function strongestFirst(factors: FactorCode[], facts: Map<string, FactorFacts>): FactorCode[] {
+  for (let i = 1; i < factors.length; i++) {
+    const f = factors[i] as FactorCode
+    const ff = facts.get(f) as FactorFacts
+    let j = i - 1
+    while (j >= 0 && before(ff, facts.get(factors[j] as string) as FactorFacts)) {
+      factors[j + 1] = factors[j] as FactorCode
+      j--
+    }
+    factors[j + 1] = f
+  }
+  return factors
 }
 
 function ruleMatches(rule: PolicyRule, fired: readonly FactorCode[]): boolean {
-  const all = rule.when.all ?? []
-  const any = rule.when.any ?? []
-  return all.every((f) => fired.includes(f)) && (any.length === 0 || any.some((f) => fired.includes(f)))
+  const all = rule.when.all
+  if (all) for (let i = 0; i < all.length; i++) if (!fired.includes(all[i] as FactorCode)) return false
+  const any = rule.when.any
+  if (!any || any.length === 0) return true
+  for (let i = 0; i < fired.length; i++) if (any.includes(fired[i] as FactorCode)) return true
+  return false
 }
 
 /** Options of {@link evaluate}. */
@@ -194,7 +244,12 @@ export interface EvaluateOptions {
   policy?: Policy
   /** Applies the context's overlay of the policy. */
   context?: CheckContextName | null
-  /** The verdict reason to report; by default the description of the strongest factor. */
+  /**
+   * Sentences for particular factors (more specific than their descriptions); the reason is the sentence of the
+   * deciding factor when it has one.
+   */
+  reasons?: Partial<Record<FactorCode, string>>
+  /** Replaces the reason altogether (whatever decided the verdict). */
   reason?: string
   /** The reason when no factor fired. */
   validReason?: string
@@ -202,21 +257,32 @@ export interface EvaluateOptions {
 
 /**
  * The full assessment of a set of fired factors: score, level, confidence, verdict status and reason, action and
- * message, and the rule that decided (if any).
+ * message, and the rule that decided (if any). The reason comes from the factor that decided the verdict — the first
+ * of the factors sorted strongest first (effect, then weight, then vocabulary order): its sentence in `reasons`, else
+ * its description; `validReason` when no factor beyond `info` fired.
  */
 export function evaluate(factors: readonly FactorCode[], options: EvaluateOptions = {}): Assessment {
   const policy = applyContext(options.policy ?? DEFAULT_POLICY, options.context)
-  const fired = strongestFirst(distinct(factors), policy)
-  const t = tally(fired, policy)
+  const facts = factsOf(policy)
+  const fired = strongestFirst(distinct(factors, facts), facts)
+  const t = tally(fired, facts)
   const { score: value, level, confidence } = scoreOf(t, policy)
   const status = STATUS_BY_RANK[t.rank] as VerdictStatus
-  const rule = fired.length === 0 ? null : (policy.rules.find((r) => ruleMatches(r, fired)) ?? null)
+  let rule: PolicyRule | null = null
+  if (fired.length > 0) {
+    for (const r of policy.rules) {
+      if (ruleMatches(r, fired)) {
+        rule = r
+        break
+      }
+    }
+  }
   const action = rule ? rule.action : policy.actions[level]
   const top = fired[0]
   const reason =
     options.reason ??
     (top !== undefined && policy.effects[top] !== 'info'
-      ? FACTORS[top].description
+      ? (options.reasons?.[top] ?? FACTORS[top].description)
       : (options.validReason ?? 'No risk factors found.'))
   const message = rule?.message ?? policy.messages[action]
   return { score: value, level, confidence, status, reason, action, message, factors: fired, rule: rule ? rule.name : null }

@@ -26,6 +26,16 @@ export type DnsStatus =
   /** any other failure (bad response, connection error, malformed name) */
   | 'error'
 
+/**
+ * True for the statuses that mean "could not tell" — timeout, SERVFAIL, REFUSED, any other error — as opposed to an
+ * answer (`ok`) or a negative finding (`nxdomain`, `nodata`). The one place every check asks this.
+ *
+ * @example isDnsFailure('timeout') // true — isDnsFailure('nxdomain') // false
+ */
+export function isDnsFailure(status: DnsStatus): boolean {
+  return status !== 'ok' && status !== 'nxdomain' && status !== 'nodata'
+}
+
 /** The answer to one DNS question. `records` is empty unless `status` is `'ok'`. */
 export interface DnsAnswer<T> {
   status: DnsStatus
@@ -66,6 +76,8 @@ export interface DnsSource {
   reverse(ip: string): Promise<DnsAnswer<string>>
   /** NS records (names without trailing dot). */
   resolveNs(name: string): Promise<DnsAnswer<string>>
+  /** The servers asked, as `host:port` (optional: a replaced source may not know). For messages only. */
+  servers?(): string[]
   /** Counters so far. */
   stats(): DnsStats
   /** Cancels in-flight queries and drops the cache. */

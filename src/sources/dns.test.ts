@@ -185,7 +185,8 @@ describe('createDnsSource against the loopback server', () => {
   })
 
   it('bounds concurrency and queues the rest', async () => {
-    const dns = source({ maxInFlight: 2, cacheTtlSeconds: 0 })
+    // the queue wait counts against a question's time limit: a generous one, so all six are answered
+    const dns = source({ maxInFlight: 2, cacheTtlSeconds: 0, timeoutMs: 5000 })
     // six distinct questions, each held 100 ms by the server: the server counts how many it holds at once
     server.setZones({ ...zones, '*.q.com': { A: ['192.0.2.8'], behaviour: { delayMs: 100 } } })
     server.resetPending()
@@ -194,6 +195,25 @@ describe('createDnsSource against the loopback server', () => {
     expect(server.maxPending()).toBe(2)
     server.setZones(zones)
     dns.close()
+  })
+
+  it('a queued question waits at most its own time limit, counted from when it was asked (never a second round)', async () => {
+    const dead = await startDnsServer({ zones: {}, everyName: 'timeout' })
+    const dns = createDnsSource({ servers: [dead.address], timeoutMs: 200, tries: 1, maxInFlight: 1 })
+    try {
+      const order: string[] = []
+      const first = dns.resolve4('first.com').then((a) => order.push(`first ${a.status}`))
+      const queued = dns.resolve4('queued.com').then((a) => order.push(`queued ${a.status}`))
+      // A marker at one and a half rounds: timers fire in order of expiry, however loaded the machine. The queued
+      // question's limit (one round from when it was asked) comes before the marker; a second round would not.
+      const marker = new Promise<void>((resolve) => setTimeout(() => (order.push('marker'), resolve()), 300))
+      await Promise.all([first, queued, marker])
+      expect(order).toEqual(['first timeout', 'queued timeout', 'marker'])
+      expect(dns.stats().timeouts).toBe(2)
+    } finally {
+      dns.close()
+      await dead.close()
+    }
   })
 
   it('close() answers error for later and queued questions', async () => {

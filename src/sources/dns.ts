@@ -34,7 +34,10 @@ export interface DnsSourceOptions {
   maxTtlSeconds?: number
   /** TTL of negative answers (`nxdomain`, `nodata`), in seconds (default 60, also clamped). */
   negativeTtlSeconds?: number
-  /** Most questions sent at once (default 48); further ones wait in a FIFO queue. */
+  /**
+   * Most questions sent at once (default {@link DEFAULT_MAX_IN_FLIGHT}: one email-authentication lookup asks up to 54
+   * at once); further ones wait in a FIFO queue, and the wait counts against their time limit.
+   */
   maxInFlight?: number
   /** Most cached answers kept (default 10,000); the oldest entry is dropped first. */
   maxCacheEntries?: number
@@ -56,6 +59,9 @@ interface RawResult<T> {
 }
 
 const MAX_NAME_LENGTH = 253
+
+/** Default of {@link DnsSourceOptions.maxInFlight}: every question of one lookup goes out in the same round. */
+export const DEFAULT_MAX_IN_FLIGHT = 64
 
 /** Maps a c-ares error code (as Node reports it) to a {@link DnsStatus}. */
 export function mapDnsErrorCode(code: unknown): DnsStatus {
@@ -116,12 +122,14 @@ function positiveInt(value: number | undefined, fallback: number, name: string, 
 /**
  * Creates a DNS source over Node's `dns.promises.Resolver`.
  *
- * - Per-query timeout: the resolver's own `timeout`/`tries`, plus an outer timer at `timeoutMs × tries` that
- *   answers `timeout` even if c-ares backs off for longer.
+ * - Per-query timeout: the resolver's own `timeout`/`tries`, plus an outer timer at `timeoutMs × tries` from the
+ *   moment the question is asked (time spent waiting for a slot included) that answers `timeout` even if c-ares backs
+ *   off for longer. So a lookup whose questions are asked together waits at most one such round, however busy.
  * - Identical questions in flight are sent once; answers are cached with the record TTL (A/AAAA) or
  *   `cacheTtlSeconds` (other types), clamped; `nxdomain`/`nodata` are cached for `negativeTtlSeconds`;
  *   timeouts and server failures are never cached.
- * - At most `maxInFlight` questions are outstanding; the rest queue.
+ * - At most `maxInFlight` questions are outstanding; the rest queue (a question whose time runs out in the queue
+ *   answers `timeout` without being sent).
  *
  * It does not validate DNSSEC, follow CNAMEs itself (the server does) or resolve through `/etc/hosts`.
  * Throws a `TypeError` at creation for bad options (e.g. an unparsable server).
@@ -137,7 +145,7 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
   const minTtl = positiveInt(opts.minTtlSeconds, 5, 'minTtlSeconds', true)
   const maxTtl = positiveInt(opts.maxTtlSeconds, 3600, 'maxTtlSeconds', true)
   const negativeTtl = positiveInt(opts.negativeTtlSeconds, 60, 'negativeTtlSeconds', true)
-  const maxInFlight = Math.floor(positiveInt(opts.maxInFlight, 48, 'maxInFlight'))
+  const maxInFlight = Math.floor(positiveInt(opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 'maxInFlight'))
   const maxCacheEntries = Math.floor(positiveInt(opts.maxCacheEntries, 10_000, 'maxCacheEntries', true))
   const now = opts.now ?? Date.now
   const cacheEnabled = defaultTtl > 0 && maxCacheEntries > 0
@@ -174,25 +182,49 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
     cache.set(key, { expiresAt: now() + seconds * 1000, answer })
   }
 
-  /** Runs one real question with the concurrency limit and the outer timeout. */
+  /**
+   * Runs one real question with the concurrency limit and the outer timeout. The timeout runs from now, so a question
+   * that waits for a slot has that much less time, and one whose time runs out while queued is never sent.
+   */
   async function send<T>(call: () => Promise<RawResult<T>>): Promise<{ answer: DnsAnswer<T>; ttl: number | null }> {
-    await slots.acquire()
+    const timedOut = { answer: { status: 'timeout', records: [], error: `no answer within ${overallTimeoutMs} ms` } as DnsAnswer<T>, ttl: null }
+    // The time limit runs from now: it also ends a wait for a slot (the question then leaves the queue unsent).
+    const outOfTime = new AbortController()
+    let timer: NodeJS.Timeout | undefined
+    const guard = new Promise<'guard'>((resolve) => {
+      timer = setTimeout(() => {
+        outOfTime.abort()
+        resolve('guard')
+      }, overallTimeoutMs)
+      timer.unref?.()
+      timers.add(timer)
+    })
+    const stopGuard = () => {
+      if (timer) {
+        clearTimeout(timer)
+        timers.delete(timer)
+      }
+    }
+    const slot = slots.acquireUnless(outOfTime.signal)
+    const held = typeof slot === 'boolean' ? slot : await slot
+    if (!held || outOfTime.signal.aborted) {
+      // out of time while queued (a slot handed over in that same turn is given back)
+      if (held) slots.release()
+      stopGuard()
+      stats.timeouts++
+      return timedOut
+    }
     if (closed) {
+      stopGuard()
       slots.release()
       return { answer: { status: 'error', records: [], error: 'DNS source closed' }, ttl: null }
     }
     stats.queries++
-    let timer: NodeJS.Timeout | undefined
-    const guard = new Promise<'guard'>((resolve) => {
-      timer = setTimeout(() => resolve('guard'), overallTimeoutMs)
-      timer.unref?.()
-      timers.add(timer)
-    })
     try {
       const result = await Promise.race([call(), guard])
       if (result === 'guard') {
         stats.timeouts++
-        return { answer: { status: 'timeout', records: [], error: `no answer within ${overallTimeoutMs} ms` }, ttl: null }
+        return timedOut
       }
       if (result.records.length === 0) return { answer: { status: 'nodata', records: [] }, ttl: null }
       return { answer: { status: 'ok', records: result.records }, ttl: result.ttl }
@@ -203,10 +235,7 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
       if (status === 'nxdomain' || status === 'nodata') return { answer: { status, records: [] }, ttl: null }
       return { answer: { status, records: [], error: String(code ?? (err as Error).message) }, ttl: null }
     } finally {
-      if (timer) {
-        clearTimeout(timer)
-        timers.delete(timer)
-      }
+      stopGuard()
       slots.release()
     }
   }
@@ -280,6 +309,9 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
         const recs = await resolver.resolveNs(n)
         return { records: recs.map(cleanHost), ttl: null }
       })
+    },
+    servers() {
+      return resolver.getServers()
     },
     stats() {
       return { ...stats }

@@ -1,6 +1,11 @@
 /**
- * A real authoritative DNS server on 127.0.0.1 (UDP and TCP on the same port), built with `dns-packet`,
- * serving declarative test zones. For tests and benchmarks only: no recursion, no DNSSEC, no zone cuts.
+ * A real DNS server on 127.0.0.1 (UDP and TCP on the same port), built with `dns-packet`, serving declarative test
+ * zones. For tests and benchmarks only: no recursion, no DNSSEC, no zone cuts.
+ *
+ * Like a working recursive resolver, it knows the delegation of every top-level domain: a bare TLD (`com`, `io`, …)
+ * that the zones do not define answers NS `a.nic.<tld>`. `everyName` makes it misbehave for every name instead:
+ * `'nxdomain'` is the lying resolver of private networks and sandboxes (NXDOMAIN even for `com.`), `'timeout'` a
+ * server that never answers.
  *
  * @example
  * const dns = await startDnsServer({ zones: { 'example.com': { MX: [{ priority: 10, exchange: 'mx.example.com' }] } } })
@@ -32,6 +37,16 @@ export interface ZoneEntry {
 
 /** Names (lower-case, no trailing dot; `*.example.com` is a wildcard) → records. */
 export type Zones = Record<string, ZoneEntry>
+
+/** Options of {@link startDnsServer}. */
+export interface FakeDnsOptions {
+  zones: Zones
+  port?: number
+  /** Every name (TLDs included) behaves like this instead of its zone entry. */
+  everyName?: DnsBehaviour | 'nxdomain'
+  /** Called for each question as it arrives (before it is answered). */
+  onQuery?: (query: { name: string; type: string }) => void
+}
 
 /** A running fake DNS server. */
 export interface FakeDnsServer {
@@ -118,9 +133,20 @@ interface Resolution {
   behaviour?: DnsBehaviour
 }
 
+/** The delegation of a top-level domain the zones do not define, as a recursive resolver would answer it. */
+function tldDelegation(qname: string, type: string): Resolution | null {
+  if (qname === '' || qname.includes('.')) return null
+  if (type !== 'NS') return { rcode: RCODE_NOERROR, answers: [] }
+  return { rcode: RCODE_NOERROR, answers: [{ name: qname, type: 'NS', ttl: 172_800, class: 'IN', data: `a.nic.${qname}` }] }
+}
+
 function resolveQuestion(zones: Map<string, ZoneEntry>, q: Question): Resolution {
   const qname = normalize(q.name)
   const type = String(q.type)
+  if (!findEntry(zones, qname)) {
+    const tld = tldDelegation(qname, type)
+    if (tld) return tld
+  }
   if (!SUPPORTED.has(type)) {
     const e = findEntry(zones, qname)
     return e ? { rcode: RCODE_NOERROR, answers: [] } : { rcode: RCODE_NXDOMAIN, answers: [] }
@@ -147,7 +173,7 @@ function resolveQuestion(zones: Map<string, ZoneEntry>, q: Question): Resolution
  * Starts the server. `port` 0 (default) picks a free port; UDP and TCP listen on the same one.
  * Names not in `zones` answer NXDOMAIN; names present without the asked type answer NOERROR with no records.
  */
-export async function startDnsServer(options: { zones: Zones; port?: number }): Promise<FakeDnsServer> {
+export async function startDnsServer(options: FakeDnsOptions): Promise<FakeDnsServer> {
   let zones = normalizeZones(options.zones)
   const queries: Array<{ name: string; type: string; transport?: 'udp' | 'tcp' }> = []
   const timers = new Set<NodeJS.Timeout>()
@@ -169,7 +195,14 @@ export async function startDnsServer(options: { zones: Zones; port?: number }): 
     // `transport` is not enumerable, so `queries` compares equal to plain { name, type } objects in tests
     Object.defineProperty(entry, 'transport', { value: transport, enumerable: false })
     queries.push(entry)
-    const res = resolveQuestion(zones, q)
+    options.onQuery?.({ name: entry.name, type: entry.type })
+    const every = options.everyName
+    const res: Resolution =
+      every === 'nxdomain'
+        ? { rcode: RCODE_NXDOMAIN, answers: [] }
+        : every !== undefined
+          ? { rcode: RCODE_NOERROR, answers: [], behaviour: every }
+          : resolveQuestion(zones, q)
     const b = res.behaviour
     if (b === 'timeout') return
     let rcode = res.rcode

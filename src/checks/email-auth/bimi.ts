@@ -4,7 +4,7 @@
  * once. The logo (SVG Tiny-PS) and the mark certificate (`a=`) are not downloaded or validated.
  */
 
-import type { DnsAnswer, DnsSource } from '../../sources/dns-types.js'
+import { isDnsFailure, type DnsSource } from '../../sources/dns-types.js'
 import { parseTagList } from './dmarc.js'
 
 /** A parsed BIMI assertion record. */
@@ -46,10 +46,6 @@ export interface BimiCheckResult {
   queries: number
 }
 
-function isFailure(a: DnsAnswer<unknown>): boolean {
-  return a.status !== 'ok' && a.status !== 'nxdomain' && a.status !== 'nodata'
-}
-
 /**
  * Looks up the BIMI record of `host` (`default._bimi.<host>`, else `default._bimi.<orgDomain>`). Never rejects.
  *
@@ -73,12 +69,12 @@ export async function checkBimi(dns: DnsSource, host: string, orgDomain: string 
     hasAuthority: false,
     queries: orgName === null ? 1 : 2,
   }
-  if (isFailure(hostAnswer)) return { ...base, status: 'unknown' }
+  if (isDnsFailure(hostAnswer.status)) return { ...base, status: 'unknown' }
   const isBimi = (t: string) => t.trimStart().slice(0, 7).toLowerCase() === 'v=bimi1'
   let records = (hostAnswer.status === 'ok' ? hostAnswer.records : []).filter(isBimi)
   let location = hostName
   if (records.length === 0 && orgAnswer !== null && orgName !== null) {
-    if (isFailure(orgAnswer)) return { ...base, status: 'unknown' }
+    if (isDnsFailure(orgAnswer.status)) return { ...base, status: 'unknown' }
     records = (orgAnswer.status === 'ok' ? orgAnswer.records : []).filter(isBimi)
     location = orgName
   }

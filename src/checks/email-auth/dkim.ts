@@ -7,7 +7,7 @@
  */
 
 import selectorData from '../../../data/email-auth/dkim-selectors.json' with { type: 'json' }
-import type { DnsAnswer, DnsSource } from '../../sources/dns-types.js'
+import { isDnsFailure, type DnsAnswer, type DnsSource } from '../../sources/dns-types.js'
 import { parseTagList } from './dmarc.js'
 
 /** One selector of the bundled list. */
@@ -99,7 +99,7 @@ export async function checkDkim(
         selectorsFound.push(selector)
         keys.push({ selector, keyType: live.keyType })
       } else if (parsed.length > 0) revoked.push(selector)
-    } else if (answer.status !== 'nxdomain' && answer.status !== 'nodata') failed.push(selector)
+    } else if (isDnsFailure(answer.status)) failed.push(selector)
   })
   const found = selectorsFound.length > 0
   return {

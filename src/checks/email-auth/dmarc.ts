@@ -6,7 +6,7 @@
  * (`<dom>._report._dmarc.<dest>`), alignment checks (they need a message).
  */
 
-import type { DnsAnswer, DnsSource } from '../../sources/dns-types.js'
+import { isDnsFailure, type DnsSource } from '../../sources/dns-types.js'
 
 /** A DMARC policy value. */
 export type DmarcPolicy = 'none' | 'quarantine' | 'reject'
@@ -251,10 +251,6 @@ export interface DmarcCheckResult {
   queries: number
 }
 
-function isDnsFailure(a: DnsAnswer<unknown>): boolean {
-  return a.status !== 'ok' && a.status !== 'nxdomain' && a.status !== 'nodata'
-}
-
 /**
  * Discovers and parses the DMARC policy of `host` (RFC 7489 §6.6.3): `_dmarc.<host>`, and when that has no DMARC
  * record, `_dmarc.<orgDomain>`. Both questions are sent at once (the second only matters when the first finds
@@ -293,14 +289,14 @@ export async function checkDmarc(dns: DnsSource, host: string, orgDomain: string
     warnings: [],
     queries: orgName === null ? 1 : 2,
   }
-  if (isDnsFailure(hostAnswer)) {
+  if (isDnsFailure(hostAnswer.status)) {
     return { ...base, status: 'temperror', errors: [`TXT lookup of ${hostName} failed (${hostAnswer.status})`] }
   }
   let records = (hostAnswer.status === 'ok' ? hostAnswer.records : []).filter(isDmarcRecord)
   let location = hostName
   let inherited = false
   if (records.length === 0 && orgAnswer !== null && orgName !== null) {
-    if (isDnsFailure(orgAnswer)) {
+    if (isDnsFailure(orgAnswer.status)) {
       return { ...base, status: 'temperror', errors: [`TXT lookup of ${orgName} failed (${orgAnswer.status})`] }
     }
     records = (orgAnswer.status === 'ok' ? orgAnswer.records : []).filter(isDmarcRecord)

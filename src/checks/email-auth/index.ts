@@ -19,7 +19,8 @@
 import { invalidInput } from '../../errors.js'
 import type { EmailAuthDetails } from '../../schema.js'
 import type { FactorCode } from '../../scoring/factors.js'
-import type { DnsAnswer, DnsSource, MxRecord } from '../../sources/dns-types.js'
+import { isDnsFailure, type DnsAnswer, type DnsSource, type MxRecord } from '../../sources/dns-types.js'
+import { trustNxdomain } from '../../sources/dns-trust.js'
 import { parseDomainInput } from '../domain-input.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
 import { checkBimi, type BimiCheckResult } from './bimi.js'
@@ -83,10 +84,6 @@ export async function inspectEmailAuth(dns: DnsSource, host: string, orgDomain: 
 
 const STRENGTH: Readonly<Record<DmarcPolicy, number>> = { none: 0, quarantine: 1, reject: 2 }
 
-function isFailure(status: string): boolean {
-  return status !== 'ok' && status !== 'nxdomain' && status !== 'nodata'
-}
-
 function mailHosts(records: readonly MxRecord[]): string[] {
   return records.filter((r) => r.exchange !== '').map((r) => r.exchange)
 }
@@ -98,7 +95,7 @@ function factsOf(
   dkim: DkimCheckResult,
   bimi: BimiCheckResult,
 ): GradeFacts {
-  const mxState: Tristate = isFailure(mx.status) ? 'unknown' : mailHosts(mx.records).length > 0 ? 'yes' : 'no'
+  const mxState: Tristate = isDnsFailure(mx.status) ? 'unknown' : mailHosts(mx.records).length > 0 ? 'yes' : 'no'
   return {
     mx: mxState,
     spf: spf.status === 'temperror' ? 'unknown' : spf.status,
@@ -122,7 +119,7 @@ export function outcomeOfReport(report: EmailAuthReport): CheckOutcome<EmailAuth
   const factors: FactorCode[] = []
   let dnsUnavailable = false
   const hosts = mailHosts(report.mx.records)
-  if (isFailure(report.mx.status)) dnsUnavailable = true
+  if (isDnsFailure(report.mx.status)) dnsUnavailable = true
   else if (report.mx.status === 'nxdomain') factors.push('auth_domain_not_found', 'auth_no_mx')
   else if (hosts.length === 0) factors.push('auth_no_mx')
 
@@ -184,8 +181,11 @@ function summarize(report: EmailAuthReport): string {
   return parts.length > 0 ? parts.join(', ') : 'no email authentication records'
 }
 
-/** The outcome when DNS cannot be asked at all (offline mode or a source that threw). */
-function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: string[]): CheckOutcome<EmailAuthDetails> {
+/**
+ * The outcome when DNS gives nothing to judge: offline mode (not asked: `partial` false), a broken resolver or a
+ * source that threw (failed: `partial` true).
+ */
+function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: string[], partial = true): CheckOutcome<EmailAuthDetails> {
   const grade = gradeEmailAuth({
     mx: 'unknown',
     spf: 'unknown',
@@ -211,8 +211,8 @@ function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: 
       bimi: { found: false, record: null },
     },
     factors: ['auth_dns_unavailable'],
-    reason,
-    partial: true,
+    reasons: { auth_dns_unavailable: reason },
+    partial,
     dataSources,
   }
 }
@@ -396,9 +396,14 @@ export const emailAuthCheck: CheckDefinition<EmailAuthInput, EmailAuthOptions, E
 
   async run(ctx: CheckContext, input: EmailAuthInput) {
     if (ctx.mode === 'test') return testOutcome(input)
-    if (ctx.offline) return unavailableOutcome(input, 'Offline: DNS was not asked, so email authentication is unknown.', [])
+    if (ctx.offline) return unavailableOutcome(input, 'Offline: DNS was not asked, so email authentication is unknown.', [], false)
     try {
-      return outcomeOfReport(await inspectEmailAuth(ctx.sources.dns, input.host, input.orgDomain))
+      const report = await inspectEmailAuth(ctx.sources.dns, input.host, input.orgDomain)
+      // "The domain does not exist" only from a resolver that resolves the domain's top-level domain.
+      if (report.mx.status === 'nxdomain' && (await trustNxdomain(ctx.sources.dns, input.host, ctx.options.warn)) !== 'trusted') {
+        return unavailableOutcome(input, 'DNS answered that the domain does not exist, but the resolver also denies its top-level domain, so email authentication is unknown.', ['dns'])
+      }
+      return outcomeOfReport(report)
     } catch (e) {
       // the DNS source never rejects; this guards against a replaced one that does
       const why = e instanceof Error ? e.message : String(e)

@@ -11,7 +11,7 @@
  * (a value of `limit + 1` means "more than the limit").
  */
 
-import type { DnsAnswer, DnsSource } from '../../sources/dns-types.js'
+import { isDnsFailure, type DnsAnswer, type DnsSource } from '../../sources/dns-types.js'
 
 /** RFC 7208 §4.6.4: at most 10 DNS-querying terms (include, a, mx, ptr, exists, redirect) per evaluation. */
 export const SPF_LOOKUP_LIMIT = 10
@@ -531,11 +531,6 @@ export function parseSpfRecord(text: string): ParseSpfResult {
     if (redirect !== null) warnings.push('"redirect" is ignored because the record has an "all" mechanism (RFC 7208 §6.1)')
   }
   return { ok: true, record: { terms, all, redirect, exp, warnings } }
-}
-
-/** True for the DNS statuses that mean "could not tell" (not a negative finding). */
-function isDnsFailure(status: DnsAnswer<unknown>['status']): boolean {
-  return status !== 'ok' && status !== 'nxdomain' && status !== 'nodata'
 }
 
 function normalizeName(name: string): string {

@@ -4,13 +4,15 @@
  * Steps: syntax (./syntax.ts) → lists, provider and typo suggestion (./lists.ts, ./provider.ts, ./typo.ts; no I/O)
  * → DNS through `ctx.sources.dns` (MX with RFC 7505 null MX and the A/AAAA implicit-MX fallback, SPF and DMARC TXT)
  * → the SMTP mailbox check through `ctx.sources.smtp` → the domain age through the domain-age lookup when RDAP is
- * configured. Every network failure is a partial, `unknown` answer — never `invalid`.
+ * configured. Every network failure is a partial, `unknown` answer — never `invalid`; so is an NXDOMAIN from a resolver
+ * that also denies the domain's top-level domain (../../sources/dns-trust.ts).
  */
 import { getDomain } from 'tldts'
 import { invalidInput, missingField } from '../../errors.js'
 import type { EmailDetails, SmtpCheck } from '../../schema.js'
 import type { FactorCode } from '../../scoring/factors.js'
-import type { DnsAnswer } from '../../sources/dns-types.js'
+import { isDnsFailure, type DnsAnswer } from '../../sources/dns-types.js'
+import { trustNxdomain } from '../../sources/dns-trust.js'
 import type { SmtpVerifyResult } from '../../sources/smtp/index.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js'
 import { BRAND_NEW_DAYS, computeDomainAges, lookupDomainAge, NEWLY_REGISTERED_DAYS, RECENTLY_REGISTERED_DAYS } from '../domain-age.js'
@@ -63,7 +65,7 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
     return { input: { parsed }, cacheKey: `${parsed.ok ? parsed.normalized : `!${parsed.normalized}`}|smtp=${smtp ? 1 : 0}` }
   },
 
-  async run(ctx, input, opts) {
+  run(ctx, input, opts) {
     return checkEmail(ctx, input.parsed, smtpWanted(ctx, opts))
   },
 
@@ -72,6 +74,14 @@ export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails>
   },
 
   revive: reviveEmail,
+
+  // Bulk folding ignores the case of the whole address: mailbox names are case-insensitive in practice (RFC 5321
+  // allows otherwise, but no mail system a sign-up form meets makes `Jane@` and `jane@` two people).
+  foldKey: (cacheKey) => cacheKey.toLowerCase(),
+
+  // `smtp: false` (or `smtp.enabled: false`) skips the mailbox check, and offline it cannot run: only the free checks
+  // run, so it costs nothing.
+  maxCredits: (ctx, opts) => (!ctx.offline && smtpWanted(ctx, opts) ? 1 : 0),
 
   testInputs: [
     { input: 'deliverable@example.com', note: 'mailbox exists, no risk factor → valid, approve' },
@@ -117,30 +127,47 @@ interface DnsFindings {
   hosts: string[]
   hasSpf: boolean | null
   hasDmarc: boolean | null
+  /** 'unavailable' because the resolver answered NXDOMAIN but could not back it up (../../sources/dns-trust.ts) */
+  nxdomainNotTrusted?: boolean
 }
 
 /**
- * Runs the email lookup on a parsed address. Never throws: every source failure is a partial outcome.
- * Exported for the combined check; most callers use {@link emailCheck}.
+ * Runs the email lookup on a parsed address. Never throws: every source failure is a partial outcome. Answers
+ * synchronously when no network is involved (bad syntax, offline), so an offline lookup pays for no promise.
  */
-export async function checkEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean): Promise<CheckOutcome<EmailDetails>> {
+export function checkEmail(
+  ctx: CheckContext,
+  parsed: ParsedEmail,
+  smtp: boolean,
+): CheckOutcome<EmailDetails> | Promise<CheckOutcome<EmailDetails>> {
   if (!parsed.ok) return invalidSyntaxOutcome(parsed)
   const data = dataSetOf(ctx)
   const base = staticFacts(parsed, data?.email ?? null)
   const dataSources = ['syntax', 'lists', ...(data ? [data.labels.disposable] : [])]
 
   if (ctx.offline) {
+    // Not asked is not failed: the answer is complete for this configuration (not partial), and cached as such.
     return assemble(base, {
       dns: { status: 'unavailable', hosts: [], hasSpf: null, hasDmarc: null },
       smtpCheck: 'unavailable',
       catchAll: false,
       ageDays: null,
-      partial: true,
+      partial: false,
       offline: true,
       dataSources,
     })
   }
+  return checkEmailOnline(ctx, parsed, base, dataSources, smtp)
+}
 
+/** The networked part of {@link checkEmail}: DNS, the mailbox check and the domain age. */
+async function checkEmailOnline(
+  ctx: CheckContext,
+  parsed: Extract<ParsedEmail, { ok: true }>,
+  base: EmailDetails,
+  dataSources: string[],
+  smtp: boolean,
+): Promise<CheckOutcome<EmailDetails>> {
   const agePromise = domainAgeDays(ctx, parsed.asciiDomain)
   const dns = await lookupMailDns(ctx, parsed.asciiDomain)
   dataSources.push('dns')
@@ -183,7 +210,10 @@ function isSmtpFailure(r: SmtpVerifyResult): boolean {
   return r.smtp_check === 'unavailable' || (r.smtp_check === 'unknown' && r.code === null)
 }
 
-/** MX (null MX, implicit MX fallback), SPF and DMARC of an ASCII domain, asked in parallel. */
+/**
+ * MX (null MX, implicit MX fallback), SPF and DMARC of an ASCII domain, asked in parallel. An NXDOMAIN is believed
+ * only after the resolver has shown that it resolves the domain's top-level domain.
+ */
 async function lookupMailDns(ctx: CheckContext, domain: string): Promise<DnsFindings> {
   const dns = ctx.sources.dns
   const [mx, txt, dmarc] = await Promise.all([
@@ -194,7 +224,12 @@ async function lookupMailDns(ctx: CheckContext, domain: string): Promise<DnsFind
   const hasSpf = txtHas(txt, SPF_RE)
   const hasDmarc = txtHas(dmarc, DMARC_RE)
 
-  if (mx.status === 'nxdomain') return { status: 'nxdomain', hosts: [], hasSpf: false, hasDmarc: hasDmarc ?? false }
+  if (mx.status === 'nxdomain') {
+    if ((await trustNxdomain(dns, domain, ctx.options.warn)) !== 'trusted') {
+      return { status: 'unavailable', hosts: [], hasSpf: null, hasDmarc: null, nxdomainNotTrusted: true }
+    }
+    return { status: 'nxdomain', hosts: [], hasSpf: false, hasDmarc: hasDmarc ?? false }
+  }
   if (mx.status === 'ok') {
     const hosts = mx.records.filter((r) => r.exchange !== '').map((r) => r.exchange)
     if (hosts.length === 0) return { status: 'null_mx', hosts: [], hasSpf, hasDmarc }
@@ -208,12 +243,8 @@ async function lookupMailDns(ctx: CheckContext, domain: string): Promise<DnsFind
   if (a.status === 'ok') return { status: 'ok', hosts: [domain], hasSpf, hasDmarc }
   const aaaa = await guard(() => dns.resolve6(domain))
   if (aaaa.status === 'ok') return { status: 'ok', hosts: [domain], hasSpf, hasDmarc }
-  if (isFailure(a.status) || isFailure(aaaa.status)) return { status: 'unavailable', hosts: [], hasSpf, hasDmarc }
+  if (isDnsFailure(a.status) || isDnsFailure(aaaa.status)) return { status: 'unavailable', hosts: [], hasSpf, hasDmarc }
   return { status: 'no_mx', hosts: [], hasSpf, hasDmarc }
-}
-
-function isFailure(status: DnsAnswer<unknown>['status']): boolean {
-  return status !== 'ok' && status !== 'nodata' && status !== 'nxdomain'
 }
 
 /** true/false when the TXT answer is definite, null when DNS failed. */
@@ -350,23 +381,29 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
     has_dmarc: f.dns.hasDmarc,
   }
   const factors: FactorCode[] = []
-  let reason: string | undefined
+  // Sentences by factor: the verdict reason is the one of the factor that decides (the scoring engine picks it).
+  const reasons: Partial<Record<FactorCode, string>> = {}
   switch (f.dns.status) {
     case 'nxdomain':
       factors.push('email_domain_not_found')
-      reason = `The domain ${base.domain} does not exist.`
+      reasons.email_domain_not_found = `The domain ${base.domain} does not exist.`
       break
     case 'null_mx':
       factors.push('email_null_mx')
-      reason = `The domain ${base.domain} declares that it accepts no email (null MX).`
+      reasons.email_null_mx = `The domain ${base.domain} declares that it accepts no email (null MX).`
       break
     case 'no_mx':
       factors.push('email_no_mx')
-      reason = `The domain ${base.domain} has no mail server (no MX, A or AAAA record).`
+      reasons.email_no_mx = `The domain ${base.domain} has no mail server (no MX, A or AAAA record).`
       break
     case 'unavailable':
       factors.push('email_dns_unavailable')
-      if (f.offline) reason = 'Offline: DNS and the mail server were not asked, so deliverability is unknown.'
+      if (f.offline) {
+        reasons.email_dns_unavailable = 'Offline: DNS and the mail server were not asked, so deliverability is unknown.'
+        reasons.email_smtp_unavailable = reasons.email_dns_unavailable
+      } else if (f.dns.nxdomainNotTrusted) {
+        reasons.email_dns_unavailable = `DNS answered that ${base.domain} does not exist, but the resolver also denies (or cannot confirm) its top-level domain, so deliverability is unknown.`
+      }
       break
     case 'ok':
       break
@@ -374,7 +411,7 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
   switch (f.smtpCheck) {
     case 'undeliverable':
       factors.push('email_undeliverable')
-      reason = 'The mail server says this mailbox does not exist.'
+      reasons.email_undeliverable = 'The mail server says this mailbox does not exist.'
       break
     case 'unknown':
       factors.push('email_smtp_unknown')
@@ -391,17 +428,15 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
   if (details.did_you_mean !== null) factors.push('email_typo_suspected')
   if (details.is_free_provider) factors.push('email_free_provider')
   factors.push(...ageFactors(f.ageDays))
-  if (details.did_you_mean !== null && reason === undefined && factors[0] === 'email_typo_suspected') {
-    reason = `The domain looks like a typo: did you mean ${details.did_you_mean}?`
-  }
+  if (details.did_you_mean !== null) reasons.email_typo_suspected = `The domain looks like a typo: did you mean ${details.did_you_mean}?`
   const outcome: CheckOutcome<EmailDetails> = {
     details,
     factors,
+    reasons,
     partial: f.partial,
     dataSources: f.dataSources,
     validReason: validReasonOf(details.smtp_check),
   }
-  if (reason !== undefined) outcome.reason = reason
   if (f.domainCreated) outcome.memo = { domain_created: f.domainCreated }
   return outcome
 }
@@ -438,7 +473,7 @@ function invalidSyntaxOutcome(parsed: Extract<ParsedEmail, { ok: false }>): Chec
       has_dmarc: null,
     },
     factors: ['email_invalid_syntax'],
-    reason: describeEmailSyntaxError(parsed.reason),
+    reasons: { email_invalid_syntax: describeEmailSyntaxError(parsed.reason) },
     partial: false,
     dataSources: ['syntax'],
   }

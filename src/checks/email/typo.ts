@@ -22,15 +22,16 @@
  * Targets marked `!` in the list are known domains that only take TLD fixes (their first label is a common
  * word, so edits would produce false suggestions: `never.com` must not become `naver.com`).
  *
- * Cost: results are memoised per domain (bounded map); a miss compares against ~110 short targets with a
- * length pre-filter and an early-exit distance, a few microseconds.
+ * Cost: the targets are indexed by suffix and first-label length, so a domain is compared only with the few targets
+ * whose suffix and length could match (an early-exit distance on those), and a domain that is already canonical
+ * (lower-case LDH, as the email lookup passes it) is not copied: about a microsecond for a random domain, so no
+ * memo is kept.
  */
 import { isFreeProviderDomain, readEmailDataList } from './lists.js'
 
 /** Longest domain considered (octets); longer input gets no suggestion. */
 const MAX_DOMAIN = 253
 const MAX_LABEL = 63
-const CACHE_MAX = 10_000
 
 /**
  * TLD typos that are NOT delegated TLDs: fixed for any domain. Keys are the typed last label(s).
@@ -60,24 +61,29 @@ interface Target {
   suffix: string
   /** max edits allowed on the first label (0 for short labels and `!` entries) */
   maxLabelEdits: number
+  /** the characters of `label` as a bit set ({@link charMask}) */
+  mask: number
 }
 
 interface TypoData {
   targets: Target[]
+  /** suffix → targets by first-label length (index = length) */
+  bySuffix: Map<string, Target[][]>
   known: Set<string>
   squashed: Map<string, string>
   /** domains on the free-provider list that are typo-squats of a target (still corrected) */
   squats: Set<string>
+  /** lengths of the `squashed` keys (a domain whose dot-less length is none of them needs no squashing) */
+  squashedLengths: Set<number>
 }
 
 let data: TypoData | undefined
-const cache = new Map<string, string | null>()
 /** Work done so far, counted (for tests that prove the cost per suggestion is bounded, without timing it). */
 const work = { suggestions: 0, comparisons: 0, cells: 0 }
 
 /**
- * Counters of the work done by {@link suggestDomain} in this process: suggestions computed (cache misses), label
- * comparisons, and distance-table cells filled. Each suggestion compares at most every typo target once, and each
+ * Counters of the work done by {@link suggestDomain} in this process: suggestions computed, label comparisons
+ * (distance computations), and distance-table cells filled. Each suggestion compares at most every typo target once, and each
  * comparison fills at most 64 × 64 cells, so the cost of one suggestion is bounded whatever the input.
  */
 export function typoWork(): Readonly<typeof work> {
@@ -101,12 +107,18 @@ function load(): TypoData {
     if (dot <= 0) continue
     const label = domain.slice(0, dot)
     const maxLabelEdits = fixedOnly ? 0 : label.length >= 6 ? 2 : label.length === 5 ? 1 : 0
-    targets.push({ domain, label, suffix: domain.slice(dot + 1), maxLabelEdits })
+    targets.push({ domain, label, suffix: domain.slice(dot + 1), maxLabelEdits, mask: charMask(label) })
     known.add(domain)
     const key = domain.replaceAll('.', '')
     if (!squashed.has(key)) squashed.set(key, domain)
   }
-  data = { targets, known, squashed, squats }
+  const bySuffix = new Map<string, Target[][]>()
+  for (const t of targets) {
+    let byLength = bySuffix.get(t.suffix)
+    if (!byLength) bySuffix.set(t.suffix, (byLength = []))
+    ;(byLength[t.label.length] ??= []).push(t)
+  }
+  data = { targets, known, squashed, squats, bySuffix, squashedLengths: new Set([...squashed.keys()].map((k) => k.length)) }
   return data
 }
 
@@ -134,40 +146,55 @@ export function suggestEmail(localPart: string, domain: string): string | null {
 }
 
 /**
- * The corrected domain for {@link suggestEmail} (null when none). Memoised.
+ * The corrected domain for {@link suggestEmail} (null when none).
  *
  * @example suggestDomain('yaho.com') // 'yahoo.com'
  */
 export function suggestDomain(domain: string): string | null {
   if (typeof domain !== 'string' || domain.length === 0 || domain.length > MAX_DOMAIN + 1) return null
-  const cached = cache.get(domain)
-  if (cached !== undefined) return cached
-  const result = computeSuggestion(domain)
-  if (cache.size >= CACHE_MAX) cache.clear()
-  cache.set(domain, result)
-  return result
+  return computeSuggestion(domain)
+}
+
+/** True for a domain that needs no clean-up: lower-case letters, digits, '-' and '.', no trailing dot. */
+function isCanonicalLdh(d: string): boolean {
+  for (let i = 0; i < d.length; i++) {
+    const c = d.charCodeAt(i)
+    if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e)) return false
+  }
+  return d.length > 0 && d.charCodeAt(d.length - 1) !== 0x2e
 }
 
 function computeSuggestion(input: string): string | null {
   work.suggestions++
-  const original = input.trim().toLowerCase()
-  let d = original
-  // a trailing dot is dropped (and so suggested away: `gmail.com.` → `gmail.com`)
-  while (d.endsWith('.')) d = d.slice(0, -1)
-  if (d === '' || d.length > MAX_DOMAIN) return null
-  for (let i = 0; i < d.length; i++) {
-    const c = d.charCodeAt(i)
-    // only plain LDH names (plus the comma, a common slip for the dot) are considered
-    if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x2c)) return null
+  let original = input
+  let d = input
+  let dots = 0
+  if (isCanonicalLdh(input)) {
+    for (let i = 0; i < d.length; i++) if (d.charCodeAt(i) === 0x2e) dots++
+  } else {
+    original = input.trim().toLowerCase()
+    d = original
+    // a trailing dot is dropped (and so suggested away: `gmail.com.` → `gmail.com`)
+    while (d.endsWith('.')) d = d.slice(0, -1)
+    if (d === '' || d.length > MAX_DOMAIN) return null
+    for (let i = 0; i < d.length; i++) {
+      const c = d.charCodeAt(i)
+      // only plain LDH names (plus the comma, a common slip for the dot) are considered
+      if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x2c)) return null
+      if (c === 0x2e || c === 0x2c) dots++
+    }
+    d = d.replaceAll(',', '.')
   }
-  d = d.replaceAll(',', '.')
-  const { targets, known, squashed, squats } = load()
+  if (d.length > MAX_DOMAIN) return null
+  const { known, squashed, squats, bySuffix, squashedLengths } = load()
   if (known.has(d)) return d === original ? null : d
   // A real mailbox domain (free-provider list) is not a typo, unless it is a listed typo-squat.
   if (!squats.has(d) && isFreeProviderDomain(d)) return d === original ? null : d
 
-  const viaDots = squashed.get(d.replaceAll('.', ''))
-  if (viaDots !== undefined) return viaDots
+  if (squashedLengths.has(d.length - dots)) {
+    const viaDots = squashed.get(d.replaceAll('.', ''))
+    if (viaDots !== undefined) return viaDots
+  }
 
   const dot = d.indexOf('.')
   if (dot <= 0 || dot === d.length - 1) return null
@@ -175,38 +202,24 @@ function computeSuggestion(input: string): string | null {
   const suffix = d.slice(dot + 1)
   if (label.length > MAX_LABEL) return null
 
-  let best: string | null = null
-  let bestCost = Number.POSITIVE_INFINITY
-  let tie = false
-  for (const t of targets) {
-    let suffixCost: number
-    let labelBudget: number
-    if (suffix === t.suffix) {
-      suffixCost = 0
-      labelBudget = t.maxLabelEdits
-    } else if (TLD_TYPO_MAP.get(suffix) === t.suffix) {
-      suffixCost = 1
-      labelBudget = Math.min(t.maxLabelEdits, 1)
-    } else if (TLD_NEAR_MISS_MAP.get(suffix) === t.suffix && t.label.length >= 5) {
-      suffixCost = 1
-      labelBudget = 0
-    } else continue
-    if (Math.abs(label.length - t.label.length) > labelBudget) continue
-    if (label !== t.label && labelBudget > 0) work.comparisons++
-    const labelCost = label === t.label ? 0 : labelBudget === 0 ? labelBudget + 1 : osaDistance(label, t.label, labelBudget)
-    if (labelCost > labelBudget) continue
-    const cost = suffixCost + labelCost
-    if (cost === 0 || cost > 2) continue
-    if (cost < bestCost) {
-      bestCost = cost
-      best = t.domain
-      tie = false
-    } else if (cost === bestCost && best !== t.domain) {
-      tie = true
-    }
+  // Candidates: targets with the same suffix (label budget by target), with a suffix this one is a known typo of
+  // (one edit spent on the suffix), or a real TLD that is a common slip (label must match exactly). The three groups
+  // are disjoint (typo keys are not real TLDs; near misses are). A target's label length must be within its budget
+  // (≤ 2) of this label's, so only the index entries of lengths L−2 … L+2 are read.
+  const best: Best = { domain: null, cost: Number.POSITIVE_INFINITY, tie: false, mask: charMask(label) }
+  const typoSuffix = TLD_TYPO_MAP.get(suffix)
+  const nearSuffix = TLD_NEAR_MISS_MAP.get(suffix)
+  const from = Math.max(0, label.length - 2)
+  const to = label.length + 2
+  const same = bySuffix.get(suffix)
+  const typo = typoSuffix === undefined ? undefined : bySuffix.get(typoSuffix)
+  const near = nearSuffix === undefined ? undefined : bySuffix.get(nearSuffix)
+  for (let len = from; len <= to; len++) {
+    for (const t of same?.[len] ?? NONE) consider(best, label, t, 0, t.maxLabelEdits)
+    for (const t of typo?.[len] ?? NONE) consider(best, label, t, 1, Math.min(t.maxLabelEdits, 1))
+    if (len >= 5) for (const t of near?.[len] ?? NONE) consider(best, label, t, 1, 0)
   }
-  if (best !== null && !tie) return best
-  if (best !== null) return null
+  if (best.domain !== null) return best.tie ? null : best.domain
 
   // generic fix of a non-existent TLD typo, for any domain
   const lastDot = d.lastIndexOf('.')
@@ -217,6 +230,68 @@ function computeSuggestion(input: string): string | null {
     return candidate === original ? null : candidate
   }
   return d === original ? null : d
+}
+
+const NONE: readonly Target[] = []
+
+/** The best (cheapest) correction so far; `tie` when two different targets share that cost. */
+interface Best {
+  domain: string | null
+  cost: number
+  tie: boolean
+  /** the characters of the typed label ({@link charMask}) */
+  mask: number
+}
+
+/**
+ * The set of characters of an LDH label as 32 bits: a–z → bits 0–25, digits folded onto bits 26–30, '-' → bit 31.
+ * Each edit removes or brings in at most one character, so the distinct characters one label has and the other lacks
+ * are a lower bound of their edit distance — a cheap test that rules out most targets before the distance is computed
+ * (folding digits onto shared bits only weakens the bound, never breaks it).
+ */
+export function charMask(label: string): number {
+  let m = 0
+  for (let i = 0; i < label.length; i++) {
+    const c = label.charCodeAt(i)
+    if (c >= 0x61 && c <= 0x7a) m |= 1 << (c - 0x61)
+    else if (c >= 0x30 && c <= 0x39) m |= 1 << (26 + ((c - 0x30) % 5))
+    else m |= 1 << 31
+  }
+  return m
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333)
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff
+}
+
+/**
+ * A lower bound of the edit distance of two labels from their {@link charMask}s: the larger number of characters
+ * one has and the other lacks.
+ *
+ * @example editDistanceBound(charMask('gmail'), charMask('gmial')) // 0
+ */
+export function editDistanceBound(a: number, b: number): number {
+  return Math.max(popcount(a & ~b), popcount(b & ~a))
+}
+
+/** Scores one target against the typed first label and keeps it in `best` when it is a confident correction. */
+function consider(best: Best, label: string, t: Target, suffixCost: number, labelBudget: number): void {
+  if (Math.abs(label.length - t.label.length) > labelBudget) return
+  if (editDistanceBound(best.mask, t.mask) > labelBudget) return
+  if (label !== t.label && labelBudget > 0) work.comparisons++
+  const labelCost = label === t.label ? 0 : labelBudget === 0 ? 1 : osaDistance(label, t.label, labelBudget)
+  if (labelCost > labelBudget) return
+  const cost = suffixCost + labelCost
+  if (cost === 0 || cost > 2) return
+  if (cost < best.cost) {
+    best.cost = cost
+    best.domain = t.domain
+    best.tie = false
+  } else if (cost === best.cost && best.domain !== t.domain) {
+    best.tie = true
+  }
 }
 
 // Reused rows for the distance computation (labels are ≤ 63 characters).

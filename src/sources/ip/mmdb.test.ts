@@ -102,7 +102,7 @@ describe('record projections', () => {
     expect(loc.continent).toBe('Asia')
   })
 
-  it('DB-IP Lite schema: flat fields, empty strings → null, names derived, float coordinates rounded', () => {
+  it('DB-IP Lite schema: flat fields, empty strings → null, names derived, float coordinates rounded, zone from the coordinates', () => {
     const loc = readLocation({
       city: 'Mountain View',
       country_code: 'US',
@@ -121,7 +121,7 @@ describe('record projections', () => {
       postal: null,
       lat: 37.422,
       lon: -122.085,
-      timezone: null,
+      timezone: 'America/Los_Angeles',
       continent: 'North America',
     })
     expect(readLocation({ country_code: 'ZZ', city: '' })).toMatchObject({ country_code: null, country: null, continent: null })

@@ -12,6 +12,7 @@ import { Reader } from 'maxmind'
 import type { ConnectionType } from '../../schema.js'
 import { CONTINENT_NAMES, getContinentCode, getCountryName } from './geo-names.js'
 import type { ParsedIp } from './parse.js'
+import { deriveTimezone } from './timezone.js'
 
 /** The kinds of database the IP source accepts, one per option. */
 export type MmdbKind = 'city' | 'country' | 'asn' | 'isp' | 'connection-type' | 'anonymous' | 'flags'
@@ -192,7 +193,8 @@ const round4 = (v: number | null): number | null => (v === null ? null : Math.ro
  * Location from a City/Country record of either schema: MaxMind (`country.names.en`, `subdivisions[0]`,
  * `city.names.en`, `postal.code`, `location.{latitude,longitude,time_zone}`, `continent`) or DB-IP Lite (flat
  * `country_code`, `state1`, `city`, `postcode`, `latitude`, `longitude`, `timezone`; empty strings are null,
- * coordinates are float32 and rounded to 4 decimals; country and continent names derived from the code).
+ * coordinates are float32 and rounded to 4 decimals; country and continent names derived from the code). A record
+ * without a time zone gets one from its coordinates or country (./timezone.ts).
  */
 export function readLocation(record: unknown): IpLocation {
   const r = obj(record)
@@ -208,7 +210,7 @@ export function readLocation(record: unknown): IpLocation {
     loc.postal = str(r['postcode'])
     loc.lat = round4(num(r['latitude']))
     loc.lon = round4(num(r['longitude']))
-    loc.timezone = str(r['timezone'])
+    loc.timezone = str(r['timezone']) ?? deriveTimezone(code, loc.lat, loc.lon) // DB-IP Lite carries none
     const cont = code ? getContinentCode(code) : null
     loc.continent = cont ? (CONTINENT_NAMES[cont] ?? null) : null
     return loc
@@ -223,7 +225,9 @@ export function readLocation(record: unknown): IpLocation {
   const l = obj(r['location'])
   loc.lat = num(l?.['latitude'])
   loc.lon = num(l?.['longitude'])
-  loc.timezone = str(l?.['time_zone'])
+  // Country databases carry no location: the zone then comes from the country (./timezone.ts)
+  const iso = loc.country_code !== null && /^[A-Z]{2}$/.test(loc.country_code) ? loc.country_code : null
+  loc.timezone = str(l?.['time_zone']) ?? deriveTimezone(iso, loc.lat, loc.lon)
   const continent = obj(r['continent'])
   const contCode = str(continent?.['code'])
   loc.continent = nameOf(continent) ?? (contCode ? (CONTINENT_NAMES[contCode] ?? null) : null)
