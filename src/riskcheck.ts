@@ -112,7 +112,9 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
   const lookup = <K extends SingleLookupType>(type: K, input: unknown, opts?: LookupOptionsOf<K>) => {
     if (closed) return Promise.reject(new Error('riskcheck: this instance is closed'))
     const def = CHECKS[type] as unknown as CheckDefinition<unknown, object, DetailsByType[K]>
-    // one data set for the whole lookup, even when a newer one is installed meanwhile
+    // one data set for the whole lookup, even when a newer one is installed meanwhile (the bundled data never
+    // changes: nothing to pin, and no closure per lookup)
+    if (sources.data.dataDir === null) return runLookup(env, def, input, opts as object | undefined)
     return sources.data.run(() => runLookup(env, def, input, opts as object | undefined))
   }
   return {

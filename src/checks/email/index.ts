@@ -142,8 +142,8 @@ export function checkEmail(
 ): CheckOutcome<EmailDetails> | Promise<CheckOutcome<EmailDetails>> {
   if (!parsed.ok) return invalidSyntaxOutcome(parsed)
   const data = dataSetOf(ctx)
-  const base = staticFacts(parsed, data?.email ?? null)
-  const dataSources = ['syntax', 'lists', ...(data ? [data.labels.disposable] : [])]
+  const base = staticFacts(parsed, data === null ? null : data.email)
+  const dataSources = data === null ? ['syntax', 'lists'] : ['syntax', 'lists', data.labels.disposable]
 
   if (ctx.offline) {
     // Not asked is not failed: the answer is complete for this configuration (not partial), and cached as such.
@@ -300,7 +300,11 @@ function isRdapConfigured(ctx: CheckContext): boolean {
 
 /** The data set in force (its email lists and versions), or null when the context has none. */
 function dataSetOf(ctx: CheckContext): ReturnType<CheckContext['sources']['data']['current']> | null {
-  return safe(() => ctx.sources.data.current(), null)
+  try {
+    return ctx.sources.data.current() ?? null
+  } catch {
+    return null
+  }
 }
 
 /** The facts that need no network: lists (of the data set in force; else the bundled ones), provider, typo. */
