@@ -155,15 +155,23 @@ export function createIpData(files: IpDataFiles, names: IpDataNames, contentIds:
     mine.set(part, entry.lazy)
     return entry.lazy
   }
+  // Each part once resolved is kept in its own variable: every IP lookup asks for up to four parts, and a variable
+  // read is cheaper than a Map lookup by part name.
+  let cityV4: Lazy<CityGet> | undefined
+  let cityV6: Lazy<CityGet> | undefined
+  let asnV4: Lazy<AsnTable> | undefined
+  let asnV6: Lazy<AsnTable> | undefined
+  let flags: Lazy<FlagsGet> | undefined
+  let asnFlags: Lazy<AsnFlagData> | undefined
   return {
     files,
     names,
-    cityV4: () => get('cityV4') as Lazy<CityGet>,
-    cityV6: () => get('cityV6') as Lazy<CityGet>,
-    asnV4: () => get('asnV4') as Lazy<AsnTable>,
-    asnV6: () => get('asnV6') as Lazy<AsnTable>,
-    flags: () => get('flags') as Lazy<FlagsGet>,
-    asnFlags: () => get('asnFlags') as Lazy<AsnFlagData>,
+    cityV4: () => (cityV4 ??= get('cityV4') as Lazy<CityGet>),
+    cityV6: () => (cityV6 ??= get('cityV6') as Lazy<CityGet>),
+    asnV4: () => (asnV4 ??= get('asnV4') as Lazy<AsnTable>),
+    asnV6: () => (asnV6 ??= get('asnV6') as Lazy<AsnTable>),
+    flags: () => (flags ??= get('flags') as Lazy<FlagsGet>),
+    asnFlags: () => (asnFlags ??= get('asnFlags') as Lazy<AsnFlagData>),
     loaded: () => PART_NAMES.filter((p) => mine.has(p)),
     async preload(parts) {
       const failures: string[] = []
