@@ -72,14 +72,20 @@ describe('phone lookups on arbitrary input (property)', () => {
   })
 
   it('reading validity from the type (one type match) agrees with libphonenumber-js isValid()', () => {
+    const digits = fc.stringMatching(/^[0-9]{4,13}$/)
     const numbers = fc.oneof(
       phoneish,
-      fc.tuple(fc.constantFrom('1', '7', '33', '44', '49', '52', '55', '61', '81', '86', '91', '234', '800', '882', '979'), fc.stringMatching(/^[0-9]{4,13}$/)).map(([cc, n]) => `+${cc}${n}`),
+      fc.tuple(fc.constantFrom('1', '7', '33', '44', '49', '52', '55', '61', '81', '86', '91', '234', '800', '882', '979'), digits).map(([cc, n]) => `+${cc}${n}`),
+      // `tel:` URIs (RFC 3966) of national and international numbers, e.g. tel:400000000 (a valid AU mobile)
+      fc.tuple(fc.constantFrom('tel:', 'TEL:', ' Tel: ', 'tel:+', 'tel:0'), digits).map(([scheme, n]) => `${scheme}${n}`),
     )
     fc.assert(
       fc.property(numbers, fc.constantFrom('US', 'GB', 'DE', 'IN', 'BR', 'CN', 'AU', 'JP', 'MX', 'NG'), (n, c) => {
         const ours = analyzePhone(n, c as 'US')
-        const theirs = parsePhoneNumberFromString(n.trim(), { defaultCountry: c as 'US', extract: false })
+        // analyzePhone takes a leading `tel:` (documented there) and hands libphonenumber-js the rest; with
+        // `extract: false` libphonenumber-js reads no URI scheme, so the oracle is given that same rest.
+        const text = n.trim().replace(/^tel:/i, '').trim()
+        const theirs = parsePhoneNumberFromString(text, { defaultCountry: c as 'US', extract: false })
         expect(ours.valid).toBe(theirs?.isValid() ?? false)
         if (ours.valid) expect(ours.planType).toBe(theirs!.getType())
       }),

@@ -107,6 +107,17 @@ describe('analyzePhone', () => {
     expect(analyzePhone('tel:+1-201-555-0123;ext=9').extension).toBe('9')
   })
 
+  it('reads a tel: URI (RFC 3966) as the number it names, national or international, any case', () => {
+    // the counterexample a property run found: libphonenumber-js reads no scheme with extract: false, we strip it
+    const plain = analyzePhone('400000000', 'AU')
+    expect(plain).toMatchObject({ valid: true, e164: '+61400000000', planType: 'MOBILE' })
+    for (const uri of ['tel:400000000', 'TEL:400000000', ' tel: 0400000000 ', 'tel:+61400000000']) {
+      expect(analyzePhone(uri, 'AU'), uri).toMatchObject({ valid: true, e164: '+61400000000', planType: 'MOBILE', region: 'AU' })
+    }
+    expect(analyzePhone('tel:', 'AU').valid).toBe(false)
+    expect(analyzePhone('4tel:00000000', 'AU').valid).toBe(false) // only a leading scheme
+  })
+
   it('accepts other Unicode decimal digits', () => {
     expect(analyzePhone('+٤٤٢٠٧٩٤٦٠٩٥٨').e164).toBe('+442079460958')
   })
