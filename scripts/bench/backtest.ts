@@ -31,13 +31,12 @@ import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { csvColumns, csvRecord, readCsvRecords } from '../../src/bulk/csv.js'
+import { csvColumns, csvLine, csvRecord, readCsvRecords } from '../../src/bulk/csv.js'
 import type { BulkRowRecord } from '../../src/bulk/types.js'
 import { CHECKS } from '../../src/checks/registry.js'
 import { createRiskcheck } from '../../src/riskcheck.js'
 import { ACTIONS, CONTEXTS, type Action, type BulkResultRow, type BulkType, type LookupResult } from '../../src/schema.js'
 import { backtest, createPolicy, evaluate, readResults, toStoredAnswer, type FactorCode, type Label, type StoredAnswer } from '../../src/scoring/index.js'
-import { stringify } from 'csv-stringify/sync'
 import { createInterface } from 'node:readline'
 
 const COUNT = Number(process.argv[2] ?? 1_000_000)
@@ -112,7 +111,7 @@ await writeLines(csvPath, COUNT + 1, (i) => {
   if (i === 0) return csvColumns('email').join(',')
   const t = rand() < 0.7 ? pick(approvedEmailRows) : pick(emailRows)
   const row = { ...t.row, input: `${i - 1}-${t.row.input}`, index: i, state: 'done', retryable: false } as BulkRowRecord
-  return stringify([csvRecord('email', row)], { escape_formulas: true, cast: { boolean: (v: boolean) => (v ? 'true' : 'false') } }).trimEnd()
+  return csvLine(csvRecord('email', row)).trimEnd() // what riskcheck writes as results.csv
 })
 const checksPath = join(dir, 'checks.jsonl')
 const CHECKS_COUNT = Math.floor(COUNT / 4)
