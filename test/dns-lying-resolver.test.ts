@@ -4,12 +4,12 @@
  * once, naming the resolver. A genuinely non-existent top-level domain is still invalid, and a domain that resolves
  * normally costs no extra question (counted at the loopback server).
  */
-import { PassThrough, Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../src/cli/main.js'
 import type { RiskcheckWarning } from '../src/options.js'
 import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
+import { memoryIO } from './helpers.js'
 import { startTestServer } from './server-helpers.js'
 import { assertValidResult } from './validate.js'
 
@@ -112,22 +112,13 @@ describe('a resolver that answers NXDOMAIN for everything', () => {
   })
 
   it('CLI: prints the unknown answer and one warning on stderr', async () => {
-    const stdout = new PassThrough()
-    const stderr = new PassThrough()
-    let out = ''
-    let err = ''
-    stdout.on('data', (d) => (out += d))
-    stderr.on('data', (d) => (err += d))
-    const code = await runCli(['email', 'jane@gmail.com', '--dns-server', lying.address, '--dns-timeout', '500', '--no-rdap', '--compact'], {
-      stdin: Readable.from(['']),
-      stdout,
-      stderr,
-    })
+    const io = memoryIO()
+    const code = await runCli(['email', 'jane@gmail.com', '--dns-server', lying.address, '--dns-timeout', '500', '--no-rdap', '--compact'], io)
     expect(code).toBe(0)
-    const r = JSON.parse(out)
+    const r = JSON.parse(io.out())
     expect(r.verdict.status).toBe('unknown')
     expect(r.partial).toBe(true)
-    const lines = err.trim().split('\n')
+    const lines = io.err().trim().split('\n')
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/^riskcheck: warning: The DNS resolver .*127\.0\.0\.1:\d+.* NXDOMAIN/)
   })

@@ -261,12 +261,7 @@ describe('README policy and synopsis blocks', () => {
     const words = l.split(/\s+/)
     // `riskcheck data update …`: the sub-command is the second word when the command has sub-commands.
     const sub = words[1] === 'data' || words[1] === 'policy' || words[1] === 'admin' ? words.slice(1, 3) : words.slice(1, 2)
-    const out = new PassThrough()
-    let help = ''
-    out.on('data', (d: Buffer) => (help += d.toString()))
-    const err = new PassThrough()
-    err.resume()
-    const code = await runCli([...sub, '--help'], { stdin: new PassThrough(), stdout: out, stderr: err, env: {} })
+    const { code, output: help } = await cli([...sub, '--help'])
     expect(code, `riskcheck ${sub.join(' ')} --help`).toBe(0)
     for (const flag of l.match(/--[a-z][a-z-]*/g) ?? []) expect(help, `riskcheck ${sub.join(' ')} --help lists ${flag}`).toContain(flag)
   })
