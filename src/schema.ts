@@ -401,6 +401,13 @@ export const AccountSchema = closed({
     mode: literals(['live', 'test'] as const),
     scopes: Type.Array(literals(SCOPES)),
   }),
+  policy_version: Nullable(
+    Type.String({
+      pattern: '^pol_[0-9a-f]{16}$',
+      description:
+        "Version id of the org's own scoring policy (set by `riskcheck admin policy set`; a content hash of the policy), in force from the next request. null: the org uses the service's policy (`riskcheck serve --policy`, else the built-in default).",
+    }),
+  ),
 })
 export type Account = Static<typeof AccountSchema>
 

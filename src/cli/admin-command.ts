@@ -11,6 +11,8 @@
  *   admin events list [--org ORG_ID] [--limit N]
  *   admin webhook enable ENDPOINT_ID · admin webhook resend ENDPOINT_ID [--since ISO] · admin webhook ping ENDPOINT_ID
  *   admin webhook list --org ORG_ID · admin notices list [--limit N]
+ *   admin policy set --org ORG_ID FILE [--dry-run] [--changes N] · admin policy show --org ORG_ID ·
+ *   admin policy clear --org ORG_ID   (./admin-policy.ts)
  *
  * Every command takes --db PATH (default ./riskcheck.sqlite) and --json.
  */
@@ -43,6 +45,12 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
   webhook resend ENDPOINT_ID [--since ISO]       queue again the events the endpoint missed (same event ids)
   webhook ping ENDPOINT_ID                       queue a ping event to that endpoint (the running server sends it)
   notices list [--limit N]                       operator notices (endpoints disabled after a day of failures), newest first
+  policy set --org ORG_ID FILE [--dry-run] [--changes N]
+                                                 backtest the policy file over the org's answers of the last 7 days
+                                                 (transition matrix, changed inputs), then apply it from the org's
+                                                 next request; --dry-run only prints the backtest
+  policy show --org ORG_ID                       the org's own policy: version id, file, what it changes
+  policy clear --org ORG_ID                      back to the service policy (serve --policy, else the default)
 
 Exit codes: 0 done · 1 not found / refused · 64 bad usage
 `
@@ -197,6 +205,10 @@ async function run(store: Store, group: string, action: string, positionals: str
     }
   }
   if (group === 'webhook') return runWebhook(store as SqliteStore, action, positionals, values, nowMs)
+  if (group === 'policy') {
+    const { runOrgPolicy } = await import('./admin-policy.js')
+    return runOrgPolicy(store, action, positionals, values, nowMs, org)
+  }
   switch (`${group} ${action}`) {
     case 'notices list': {
       const { createSqliteDeliveryStore } = await import('../server/store/delivery-store.js')
@@ -333,6 +345,8 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
         'rate-per-second': { type: 'string' },
         limit: { type: 'string' },
         since: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        changes: { type: 'string' },
       },
       allowPositionals: true,
       strict: true,
@@ -377,6 +391,6 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
 /** The `admin` command (registered by the CLI). */
 export const adminCommand: CliCommand = {
   name: 'admin',
-  summary: 'operator commands: orgs, API keys, credits, plans, suspension, webhook endpoints (admin --help)',
+  summary: 'operator commands: orgs, API keys, credits, plans, suspension, webhook endpoints, org policies (admin --help)',
   run: (args, io) => runAdmin(args, io),
 }

@@ -38,6 +38,8 @@ import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Prod
 import { createRateLimiter, rateLimitHeaders, type RateLimitState } from './rate-limit.js'
 import { ROUTES } from './routes/index.js'
 import { EmptyBody, type NamedSchema, type RouteDef, type ServerContext } from './routes/types.js'
+import { createOrgPolicies } from './org-policies.js'
+import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/org-policy-store.js'
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
@@ -97,6 +99,11 @@ export interface ServerOptions {
   webhookConcurrency?: number
   /** Lookups in flight per org's bulk engine (default 32). */
   bulkConcurrency?: number
+  /**
+   * Where per-org scoring policies and answer logs are kept (`riskcheck admin policy …`). Default: the SQLite
+   * store's tables when `db` is SQLite, else in memory (lost on exit).
+   */
+  orgPolicies?: OrgPolicyStore
 }
 
 /** The server: a Fastify instance plus its store and riskcheck instance. */
@@ -174,6 +181,13 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   // Bulk jobs and webhooks keep their tables in the SQLite database (migration 002).
   const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
+  // Per-org policies (org policy > serve --policy > built-in default) and the answer log their backtests read.
+  const orgPolicies = createOrgPolicies({
+    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db) : createMemoryOrgPolicyStore()),
+    service: rc.env.policy,
+    nowMs,
+    warn: (fields, message) => appRef?.log.warn(fields, message),
+  })
   let bulk: BulkService | undefined
   let webhooks: WebhookService | undefined
   if (sqlite) {
@@ -193,6 +207,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         liveEnv: rc.env,
         testEnv,
         nowMs,
+        policyOf: (orgId) => orgPolicies.current(orgId),
         ...(options.bulkConcurrency ? { concurrency: options.bulkConcurrency } : {}),
       })
     } catch (e) {
@@ -209,10 +224,12 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     products: options.products ?? PRODUCTS,
     nowMs,
     lookupEnv(auth) {
-      if (auth.mode === 'test') return { env: testEnv, ledger: null }
+      const policy = auth.policy ?? rc.env.policy
+      if (auth.mode === 'test') return { env: policy === testEnv.policy ? testEnv : { ...testEnv, policy }, ledger: null }
       const ledger = createOrgLedger(store, auth.orgId, nowMs)
-      return { env: { ...rc.env, ledger }, ledger }
+      return { env: { ...rc.env, ledger, policy }, ledger }
     },
+    recordAnswer: (auth, result) => (auth.mode === 'live' ? orgPolicies.record(auth.orgId, result) : Promise.resolve()),
     openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, options.publicUrl ? { serverUrl: options.publicUrl } : {})),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
@@ -282,6 +299,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     }
     applyLimit(reply, limiter.hit(`key:${auth.key.id}`, auth.ratePerSecond, 'key'))
     authorize(auth, scope)
+    // The org's policy of this request (a change by `riskcheck admin policy` applies from here).
+    const resolved = await orgPolicies.resolve(auth.orgId, auth.policyVersion)
+    auth.policyVersion = resolved.version
+    auth.policy = resolved.policy
     states.set(request, { auth })
     // Last use is recorded at most once a minute per key (no write on every request).
     const t = nowMs()
@@ -377,6 +398,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.addHook('onReady', async () => {
     if (configuredPlans) await store.upsertPlans(configuredPlans)
     ctx.plans = configuredPlans ?? (await store.listPlans())
+    await orgPolicies.preload()
     webhooks?.start()
     // stale open data (README "Data sources and updates") is worth one warning at start; rc.dataStatus() has the detail
     const stale = describeStaleness(rc.dataStatus())
@@ -387,6 +409,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   if (purgeEvery > 0) {
     purgeTimer = setInterval(() => {
       Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => app.log.warn({ err: e }, 'purge failed'))
+      orgPolicies.purge(nowMs()).catch((e: unknown) => app.log.warn({ err: e }, 'answer log purge failed'))
       try {
         bulk?.sweep()
       } catch (e) {

@@ -8,6 +8,7 @@
  */
 import { RiskcheckError } from '../errors.js'
 import type { Scope } from '../schema.js'
+import type { Policy } from '../scoring/rules.js'
 import { bearerToken, parseApiKey, verifyApiKey } from './keys.js'
 import type { ApiKeyRecord, AuthRecord, Store } from './store/types.js'
 
@@ -19,6 +20,13 @@ export interface RequestAuth {
   /** Requests a second of this key: 10 for test keys, the org's plan rate (or override) for live keys. */
   ratePerSecond: number
   suspended: boolean
+  /**
+   * The org's own scoring policy version as the auth read returned it (undefined when the store does not read it
+   * with the key); after the server resolved it, the version in force (null: the service's policy).
+   */
+  policyVersion?: string | null
+  /** The scoring policy of this request (set by the server after authentication; ./org-policies.ts). */
+  policy?: Policy
 }
 
 /**
@@ -47,6 +55,7 @@ export async function authenticate(
     mode: record.key.mode,
     ratePerSecond: record.key.mode === 'test' ? testRatePerSecond : record.org.ratePerSecond,
     suspended: record.org.suspended,
+    ...(record.org.policyVersion !== undefined ? { policyVersion: record.org.policyVersion } : {}),
   }
 }
 

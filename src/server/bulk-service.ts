@@ -10,6 +10,7 @@ import type Database from 'better-sqlite3'
 import { createBulkEngine } from '../bulk/index.js'
 import type { BulkEngine } from '../bulk/types.js'
 import type { LookupEnv } from '../lookup.js'
+import type { Policy } from '../scoring/rules.js'
 import type { BulkJob } from '../schema.js'
 import { buildBulkCompletedEvent } from '../webhooks/events.js'
 import { insertOutboxEvent } from './outbox.js'
@@ -25,6 +26,11 @@ export interface BulkServiceOptions {
   /** The test-mode environment (no ledger). */
   testEnv: LookupEnv
   nowMs: () => number
+  /**
+   * The scoring policy of an org now (its own, else the service's): read by each row as it is scored, so a policy
+   * change applies to rows scored after it (default: the environments' policy).
+   */
+  policyOf?: (orgId: string) => Policy
   /** Lookups in flight per engine (default 32). */
   concurrency?: number
   /** Called after a job's completion was recorded (the server wakes the webhook pump). */
@@ -66,7 +72,9 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     if (engine) return engine
     if (closed) throw new Error('riskcheck server: the bulk service is closed')
     const env: LookupEnv =
-      owner.mode === 'test' ? options.testEnv : { ...options.liveEnv, ledger: createBulkLedger(db, credits, owner.orgId, nowMs) }
+      owner.mode === 'test' ? { ...options.testEnv } : { ...options.liveEnv, ledger: createBulkLedger(db, credits, owner.orgId, nowMs) }
+    const policyOf = options.policyOf
+    if (policyOf) Object.defineProperty(env, 'policy', { get: () => policyOf(owner.orgId), enumerable: true })
     engine = createBulkEngine(env, {
       store: createSqliteBulkStore(db, owner),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),

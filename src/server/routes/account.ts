@@ -1,6 +1,6 @@
 /**
  * GET /v1/account (scope `account:read`): the org, its plan and period, credits by bucket, usage of the period and
- * of all time, and the calling key.
+ * of all time, the calling key, and the version id of the org's own scoring policy (null: the service's applies).
  */
 import { RiskcheckError } from '../../errors.js'
 import { AccountSchema, type Account } from '../../schema.js'
@@ -32,6 +32,7 @@ export function accountOf(org: OrgRecord, auth: RequestAuth, plans: readonly Pla
       all_time: { lookups: org.usage.totalLookups, credits: org.usage.totalCredits },
     },
     key: { id: auth.key.id, name: auth.key.name, mode: auth.key.mode, scopes: auth.key.scopes },
+    policy_version: auth.policyVersion ?? null,
   }
 }
 

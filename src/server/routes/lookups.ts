@@ -91,8 +91,9 @@ export const LOOKUP_BODIES = {
 } as const
 
 /**
- * Runs one lookup for a caller and ends its request on the ledger (usage, credit alerts). The result's request id
- * is the HTTP request's, so an answer and a log line match.
+ * Runs one lookup for a caller and ends its request on the ledger (usage, credit alerts); a live key's answer goes
+ * into its org's answer log (../org-policies.ts). The result's request id is the HTTP request's, so an answer and a
+ * log line match.
  */
 export async function serveLookup<D>(
   ctx: ServerContext,
@@ -106,6 +107,7 @@ export async function serveLookup<D>(
     const result = await run(env)
     served = true
     result.request.id = request.id
+    await ctx.recordAnswer(auth, result)
     return result
   } finally {
     if (ledger) await ledger.settle(served ? 1 : 0)

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorCode } from '../../errors.js'
 import type { LookupEnv } from '../../lookup.js'
 import type { Riskcheck } from '../../riskcheck.js'
-import type { Scope } from '../../schema.js'
+import type { LookupResult, Scope } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkService } from '../bulk-service.js'
 import type { OrgLedger } from '../ledger.js'
@@ -29,6 +29,8 @@ export interface ServerContext {
    * `settle` when the request ends.
    */
   lookupEnv(auth: RequestAuth): { env: LookupEnv; ledger: OrgLedger | null }
+  /** Logs an answer of a live key into its org's answer log (what `admin policy set` backtests; never throws). */
+  recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): Promise<void>
   /** The OpenAPI document (built once). */
   openapi(): Record<string, unknown>
   /** Bulk jobs (absent when the store is not the SQLite one). */

@@ -1,7 +1,8 @@
 /**
  * Schema migrations of the SQLite store, applied in order on start. `PRAGMA user_version` holds how many have run.
  * Append only: never edit a migration that has shipped; add the next one. 002 holds bulk jobs (jobs, rows, credit
- * reservations) and webhooks (endpoints, events, deliveries, attempts) plus operator notices.
+ * reservations) and webhooks (endpoints, events, deliveries, attempts) plus operator notices. 003 holds per-org scoring
+ * policies and the per-org answer log their backtests read (./org-policy-store.ts).
  */
 
 /** One migration: a name (for messages) and its SQL (several statements allowed). */
@@ -216,6 +217,33 @@ CREATE TABLE operator_notices (
   kind        TEXT NOT NULL,
   message     TEXT NOT NULL
 ) STRICT;
+`,
+  },
+  {
+    name: '003_org_policies',
+    sql: `
+CREATE TABLE org_policies (
+  org_id      TEXT PRIMARY KEY REFERENCES orgs(id),
+  version     TEXT NOT NULL,
+  canonical   TEXT NOT NULL,
+  description TEXT,
+  source      TEXT,
+  set_at      INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE org_answers (
+  id      INTEGER PRIMARY KEY,
+  org_id  TEXT NOT NULL,
+  at      INTEGER NOT NULL,
+  type    TEXT NOT NULL,
+  input   TEXT NOT NULL,
+  action  TEXT NOT NULL,
+  score   INTEGER,
+  factors TEXT NOT NULL,
+  context TEXT
+) STRICT;
+CREATE INDEX org_answers_org_at ON org_answers(org_id, at);
+CREATE INDEX org_answers_at ON org_answers(at);
 `,
   },
 ]

@@ -235,8 +235,8 @@ function buildStore(db: Database.Database, path: string): SqliteStore {
     ),
     key: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
     auth: db.prepare(
-      `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate
-       FROM api_keys k JOIN orgs o ON o.id = k.org_id WHERE k.id = ?`,
+      `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy
+       FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org_id = k.org_id WHERE k.id = ?`,
     ),
     keys: db.prepare('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
     revoke: db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
@@ -451,11 +451,11 @@ function buildStore(db: Database.Database, path: string): SqliteStore {
       })
     },
     getAuth(keyId) {
-      const row = q.auth.get(keyId) as (KeyRow & { org_suspended: number; org_rate: number }) | undefined
+      const row = q.auth.get(keyId) as (KeyRow & { org_suspended: number; org_rate: number; org_policy: string | null }) | undefined
       if (!row) return null
       const rec: AuthRecord = {
         key: toKey(row),
-        org: { id: row.org_id, suspended: row.org_suspended === 1, ratePerSecond: row.org_rate },
+        org: { id: row.org_id, suspended: row.org_suspended === 1, ratePerSecond: row.org_rate, policyVersion: row.org_policy },
       }
       return rec
     },

@@ -60,7 +60,16 @@ export interface ApiKeyRecord {
 /** What authentication needs in one read: the key and the few org fields checked on every request. */
 export interface AuthRecord {
   key: ApiKeyRecord
-  org: { id: string; suspended: boolean; ratePerSecond: number }
+  org: {
+    id: string
+    suspended: boolean
+    ratePerSecond: number
+    /**
+     * The version id of the org's own scoring policy (./org-policy-store.ts), null when it has none; undefined when
+     * this store does not read it with the key (the server then asks the org-policy store).
+     */
+    policyVersion?: string | null
+  }
 }
 
 /** Credits taken by one reservation, by bucket, so a refund gives them back where they came from. */

@@ -1,0 +1,123 @@
+/**
+ * Per-org scoring policies in the server (README "HTTP API server" → "Scoring policy"; docs/decisions.md "Per-org
+ * policies"): which policy scores a request, and the answer log `riskcheck admin policy set` backtests over.
+ *
+ * Precedence: the org's own policy (`riskcheck admin policy set`) > the service's (`riskcheck serve --policy FILE`)
+ * > the built-in default. An org policy replaces the service's — both are overrides of the built-in default — so a
+ * policy file means the same wherever it is applied and its backtest shows exactly what the org will get.
+ *
+ * No restart: every authenticated request knows its org's policy version (read with the key, or from the org-policy
+ * store), and compiled policies are cached by version id — a content hash, so a cached policy can never be stale. A
+ * change made by `riskcheck admin` in another process applies from the org's next request. Bulk rows, scored in the
+ * background, use the policy of the org's latest request (all policies are compiled at start, so resumed jobs keep
+ * theirs).
+ */
+import type { LookupResult } from '../schema.js'
+import { policyFromObject } from '../scoring/policy-file.js'
+import type { Policy } from '../scoring/rules.js'
+import { toStoredAnswer } from '../scoring/stored-answer.js'
+import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore } from './store/org-policy-store.js'
+
+/** Compiled policies kept (by version id); more distinct versions than this are compiled again when used. */
+const MAX_COMPILED = 1000
+
+/** The policy of one request. */
+export interface ResolvedPolicy {
+  /** The org's own policy version, or null when the service's applies. */
+  version: string | null
+  policy: Policy
+}
+
+/** Options of {@link createOrgPolicies}. */
+export interface OrgPoliciesOptions {
+  store: OrgPolicyStore
+  /** The service's policy (`serve --policy`, else the built-in default). */
+  service: Policy
+  nowMs: () => number
+  /** Where problems go (a stored policy this riskcheck no longer accepts; a failed answer-log write). */
+  warn: (fields: Record<string, unknown>, message: string) => void
+}
+
+/** The per-org policies of a server. */
+export interface OrgPolicies {
+  /**
+   * The policy of a request of `orgId`. `known` is the version the auth read returned (undefined when the store
+   * does not read it with the key: then the org-policy store is asked).
+   */
+  resolve(orgId: string, known: string | null | undefined): Promise<ResolvedPolicy>
+  /** The policy of the org's latest request (for bulk rows scored in the background). */
+  current(orgId: string): Policy
+  /** Compiles every org's stored policy (at start). */
+  preload(): Promise<void>
+  /** Logs an answer a live key got (never throws: a failed write is logged and the answer still served). */
+  record(orgId: string, result: LookupResult<unknown>): Promise<void>
+  /** Deletes expired and surplus log entries. */
+  purge(nowMs: number): Promise<number>
+}
+
+/** The log entry of a lookup result: what re-scoring needs, or null when it has no action or factors. */
+export function loggedAnswerOf(result: LookupResult<unknown>, at: number): LoggedAnswer | null {
+  const a = toStoredAnswer(result)
+  if (typeof a === 'string' || !a.action || !a.type) return null
+  return { at, type: a.type, input: a.input, action: a.action, score: a.score ?? null, factors: a.factors, context: a.context ?? null }
+}
+
+/** Creates the per-org policies of a server. */
+export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
+  const { store, service, warn } = options
+  const compiled = new Map<string, Policy>()
+  const latest = new Map<string, Policy>()
+
+  const compile = (rec: OrgPolicyRecord): Policy => {
+    const hit = compiled.get(rec.version)
+    if (hit) return hit
+    let policy: Policy
+    try {
+      policy = policyFromObject(JSON.parse(rec.canonical) as unknown, { source: `policy ${rec.version} of ${rec.orgId}` }).policy
+    } catch (e) {
+      // Valid when it was set, refused by this riskcheck (e.g. a factor code that no longer exists): the org is
+      // scored under the service's policy until an operator sets a policy again. Logged once per version.
+      warn({ org_id: rec.orgId, policy_version: rec.version }, `org policy ${rec.version} of ${rec.orgId} cannot be used (${(e as Error).message}); the service policy applies`)
+      policy = service
+    }
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string)
+    compiled.set(rec.version, policy)
+    return policy
+  }
+
+  return {
+    async resolve(orgId, known) {
+      let version = known !== undefined ? known : await store.getOrgPolicyVersion(orgId)
+      let policy: Policy | undefined
+      if (version !== null) {
+        policy = compiled.get(version)
+        if (!policy) {
+          // Not compiled yet: read it. Cleared or replaced since the version was read? What the store holds now applies.
+          const rec = await store.getOrgPolicy(orgId)
+          version = rec?.version ?? null
+          policy = rec ? compile(rec) : undefined
+        }
+      }
+      if (!policy || version === null) {
+        latest.delete(orgId)
+        return { version: null, policy: service }
+      }
+      latest.set(orgId, policy)
+      return { version, policy }
+    },
+    current: (orgId) => latest.get(orgId) ?? service,
+    async preload() {
+      for (const rec of await store.listOrgPolicies()) latest.set(rec.orgId, compile(rec))
+    },
+    async record(orgId, result) {
+      const entry = loggedAnswerOf(result, options.nowMs())
+      if (!entry) return
+      try {
+        await store.appendAnswers(orgId, [entry])
+      } catch (e) {
+        warn({ org_id: orgId, err: e }, `answer log: write failed (${(e as Error).message})`)
+      }
+    },
+    purge: async (nowMs) => store.purgeAnswers(nowMs),
+  }
+}
