@@ -13,10 +13,17 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAdmin } from '../src/cli/admin-command.js'
 import { runServe } from '../src/cli/serve-command.js'
-import { loadPolicyFile } from '../src/scoring/index.js'
-import { ANSWER_LOG_TTL_MS, createSqliteOrgPolicyStore, type LoggedAnswer } from '../src/server/store/org-policy-store.js'
-import { createSqliteStore } from '../src/server/store/sqlite.js'
+import { evaluate, loadPolicyFile, parsePolicy, type PolicyFile } from '../src/scoring/index.js'
+import {
+  ANSWER_LOG_TTL_MS,
+  createSqliteOrgPolicyStore,
+  type LoggedAnswer,
+  type OrgPolicyStore,
+} from '../src/server/store/org-policy-store.js'
+import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
+import type { Store } from '../src/server/store/types.js'
 import { memoryIO } from './helpers.js'
+import { startTestServer, type TestServer } from './server-helpers.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const BAD_POLICY = join(ROOT, 'examples', 'policy', 'bad.yaml')
@@ -229,5 +236,137 @@ describe('per-org policies: riskcheck serve and riskcheck admin policy on one da
     const after = createSqliteStore(file)
     expect(createSqliteOrgPolicyStore(after.db).getOrgPolicy(org.id)).toBeNull()
     after.close()
+  })
+})
+
+/** Applies a policy file to an org the way `admin policy set` does. */
+function setPolicy(policies: OrgPolicyStore, orgId: string, file: PolicyFile, setAt = 0) {
+  return policies.setOrgPolicy({ orgId, version: file.version, canonical: file.canonical, description: file.description, source: null, setAt })
+}
+
+describe('per-org policies in the server', () => {
+  const serviceFile = () => parsePolicy('rules: [unusable_input_blocks, { name: cloud_reviews, when: { any: [ip_cloud] }, action: review }]', { format: 'yaml' })
+  const orgFile = () => loadPolicyFile(blockDatacenters)
+
+  /** A server over its own SQLite store with a `serve --policy` policy, counting reads of the org-policy store. */
+  async function start(wrap: (store: SqliteStore) => Store = (st) => st) {
+    const store = createSqliteStore(':memory:')
+    const policies = createSqliteOrgPolicyStore(store.db)
+    const reads = { policy: 0, version: 0 }
+    const counted: OrgPolicyStore = {
+      ...policies,
+      getOrgPolicy: (orgId) => (reads.policy++, policies.getOrgPolicy(orgId)),
+      getOrgPolicyVersion: (orgId) => (reads.version++, policies.getOrgPolicyVersion(orgId)),
+    }
+    const warnings: string[] = []
+    const s: TestServer = await startTestServer({
+      db: wrap(store),
+      orgPolicies: counted,
+      riskcheck: { scoring: (await serviceFile()).overrides },
+      logger: { level: 'warn', stream: { write: (line: string) => void warnings.push(line) } },
+    })
+    const action = async (ip: string, key = s.live) => (await s.post('/v1/ip', { ip }, key)).body.data.recommendation.action as string
+    const version = async (key = s.live) => (await s.get('/v1/account', key)).body.data.policy_version as string | null
+    return {
+      s,
+      policies,
+      reads,
+      warnings,
+      action,
+      version,
+      async close() {
+        await s.close()
+        store.close()
+      },
+    }
+  }
+
+  it('precedence: the org policy > serve --policy > the built-in default; test keys and bulk rows follow it; compiled once per version', async () => {
+    const t = await start()
+    try {
+      const org = await orgFile()
+      expect(await t.action('8.8.8.8')).toBe('review') // serve --policy (the built-in default says verify)
+      expect(await t.version()).toBeNull()
+
+      setPolicy(t.policies, t.s.org.id, org)
+      for (let i = 0; i < 5; i++) expect(await t.action('8.8.8.8')).toBe('block')
+      expect(await t.action('1.1.1.1')).toBe('approve')
+      expect(await t.version()).toBe(org.version)
+      // The version comes with the key; the policy itself is read and compiled once.
+      expect(t.reads).toEqual({ policy: 1, version: 0 })
+
+      // A test key of the org is scored under it too (its answers are fixtures: the same factors, the org's action).
+      const test = (await t.s.post('/v1/ip', { ip: '8.8.8.8' }, t.s.test)).body.data
+      expect(test.recommendation.action).toBe(evaluate(test.risk.factors, { policy: org.policy }).action)
+      expect(await t.version(t.s.test)).toBe(org.version)
+
+      // Bulk rows of a job created after the change.
+      const job = await t.s.post('/v1/bulk/jobs', { type: 'ip', inputs: ['8.8.8.8', '1.1.1.1'] }, t.s.live)
+      expect(job.status).toBe(202)
+      let rows: Array<{ input: string; action: string }> = []
+      for (let i = 0; i < 400; i++) {
+        const r = await t.s.get(`/v1/bulk/jobs/${job.body.data.id}`)
+        if (r.body.data.status === 'completed') {
+          rows = (await t.s.get(`/v1/bulk/jobs/${job.body.data.id}/results`)).body.data
+          break
+        }
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      expect(rows.map((r) => [r.input, r.action])).toEqual([
+        ['8.8.8.8', 'block'],
+        ['1.1.1.1', 'approve'],
+      ])
+
+      // Replaced: the new version applies at once; cleared: back to serve --policy.
+      const next = await parsePolicy('thresholds: { medium: 30, high: 35, critical: 90 }', { format: 'yaml' })
+      setPolicy(t.policies, t.s.org.id, next)
+      expect(await t.action('8.8.8.8')).toBe('review')
+      expect(await t.version()).toBe(next.version)
+      t.policies.clearOrgPolicy(t.s.org.id)
+      expect(await t.action('8.8.8.8')).toBe('review')
+      expect(await t.version()).toBeNull()
+      setPolicy(t.policies, t.s.org.id, org)
+      expect(await t.action('8.8.8.8')).toBe('block')
+      expect(t.reads.policy).toBe(2) // `org` was still compiled
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('a store that does not read the version with the key: the org-policy store is asked on each request', async () => {
+    const t = await start((store) => ({
+      ...store,
+      getAuth(keyId: string) {
+        const r = store.getAuth(keyId)
+        if (r) delete r.org.policyVersion
+        return r
+      },
+    }))
+    try {
+      const org = await orgFile()
+      expect(await t.action('8.8.8.8')).toBe('review')
+      setPolicy(t.policies, t.s.org.id, org)
+      expect(await t.action('8.8.8.8')).toBe('block')
+      expect(await t.version()).toBe(org.version)
+      expect(t.reads).toEqual({ policy: 1, version: 3 })
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('a stored policy this riskcheck refuses: the service policy applies, one warning, version null', async () => {
+    const t = await start()
+    try {
+      t.policies.setOrgPolicy({ orgId: t.s.org.id, version: 'pol_00000000000000aa', canonical: '{"weights":{"ip_gone":10}}', description: null, source: null, setAt: 0 })
+      expect(await t.action('8.8.8.8')).toBe('review')
+      expect(await t.action('8.8.8.8')).toBe('review')
+      expect(await t.version()).toBeNull()
+      const refused = t.warnings.filter((l) => l.includes('pol_00000000000000aa'))
+      expect(refused).toHaveLength(1)
+      expect(refused[0]).toContain('cannot be used')
+      expect(refused[0]).toContain('weights.ip_gone')
+    } finally {
+      await t.close()
+    }
   })
 })

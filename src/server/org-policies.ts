@@ -23,7 +23,7 @@ const MAX_COMPILED = 1000
 
 /** The policy of one request. */
 export interface ResolvedPolicy {
-  /** The org's own policy version, or null when the service's applies. */
+  /** The org's own policy version in force, or null when the service's applies. */
   version: string | null
   policy: Policy
 }
@@ -65,20 +65,21 @@ export function loggedAnswerOf(result: LookupResult<unknown>, at: number): Logge
 /** Creates the per-org policies of a server. */
 export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
   const { store, service, warn } = options
-  const compiled = new Map<string, Policy>()
+  // By version id; null: a stored policy this riskcheck refuses (the service's applies).
+  const compiled = new Map<string, Policy | null>()
   const latest = new Map<string, Policy>()
 
-  const compile = (rec: OrgPolicyRecord): Policy => {
+  const compile = (rec: OrgPolicyRecord): Policy | null => {
     const hit = compiled.get(rec.version)
-    if (hit) return hit
-    let policy: Policy
+    if (hit !== undefined) return hit
+    let policy: Policy | null
     try {
       policy = policyFromObject(JSON.parse(rec.canonical) as unknown, { source: `policy ${rec.version} of ${rec.orgId}` }).policy
     } catch (e) {
       // Valid when it was set, refused by this riskcheck (e.g. a factor code that no longer exists): the org is
       // scored under the service's policy until an operator sets a policy again. Logged once per version.
       warn({ org_id: rec.orgId, policy_version: rec.version }, `org policy ${rec.version} of ${rec.orgId} cannot be used (${(e as Error).message}); the service policy applies`)
-      policy = service
+      policy = null
     }
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string)
     compiled.set(rec.version, policy)
@@ -90,12 +91,13 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
       let version = known !== undefined ? known : await store.getOrgPolicyVersion(orgId)
       let policy: Policy | undefined
       if (version !== null) {
-        policy = compiled.get(version)
-        if (!policy) {
+        const hit = compiled.get(version)
+        if (hit !== undefined) policy = hit ?? undefined
+        else {
           // Not compiled yet: read it. Cleared or replaced since the version was read? What the store holds now applies.
           const rec = await store.getOrgPolicy(orgId)
           version = rec?.version ?? null
-          policy = rec ? compile(rec) : undefined
+          policy = (rec && compile(rec)) ?? undefined
         }
       }
       if (!policy || version === null) {
@@ -107,7 +109,10 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
     },
     current: (orgId) => latest.get(orgId) ?? service,
     async preload() {
-      for (const rec of await store.listOrgPolicies()) latest.set(rec.orgId, compile(rec))
+      for (const rec of await store.listOrgPolicies()) {
+        const policy = compile(rec)
+        if (policy) latest.set(rec.orgId, policy)
+      }
     },
     async record(orgId, result) {
       const entry = loggedAnswerOf(result, options.nowMs())
