@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminCommand, runAdmin } from '../src/cli/admin-command.js'
 import { runServe, serveCommand } from '../src/cli/serve-command.js'
 import { memoryIO } from './helpers.js'
+import { serveInProcess } from './server-helpers.js'
 
 let dir: string
 let db: string
@@ -116,19 +117,7 @@ describe('riskcheck serve', () => {
   it('serves the API on the database the admin commands prepared, and stops cleanly', async () => {
     const org = (await admin('org', 'create', '--name', 'Served', '--plan', 'starter')).json
     const key = (await admin('key', 'create', '--org', org.id)).json.secret as string
-    const io = memoryIO()
-    const stop = new AbortController()
-    let url = ''
-    let listened: () => void = () => undefined
-    const listening = new Promise<void>((resolve) => (listened = resolve))
-    const exit = runServe(['--port', '0', '--db', db, '--offline', '--json', '--log-level', 'silent'], io, {
-      signal: stop.signal,
-      onListening: (u) => {
-        url = u
-        listened()
-      },
-    })
-    await listening
+    const { url, io, stop, exit } = await serveInProcess(['--port', '0', '--db', db, '--offline', '--json', '--log-level', 'silent'])
     expect(JSON.parse(io.out())).toEqual({ url, db })
     const res = await fetch(`${url}/v1/ip`, {
       method: 'POST',
@@ -140,7 +129,7 @@ describe('riskcheck serve', () => {
     expect(body.data.metadata.credits_remaining).toBe(9_999)
     expect(body.data.metadata.data_sources).not.toContain('dns') // --offline reached the lookups: no reverse DNS
     expect(body.data.partial).toBe(false)
-    stop.abort()
+    stop()
     expect(await exit).toBe(0)
     await expect(fetch(`${url}/v1/pricing`)).rejects.toThrow()
     // The usage is in the database for the operator.

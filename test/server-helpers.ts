@@ -2,10 +2,12 @@
  * Helpers of the server suites: an in-memory server with a fixed clock, an org with a live and a test key, and
  * request shortcuts over `app.inject`.
  */
+import { runServe } from '../src/cli/serve-command.js'
 import { createServer, type RiskcheckServer, type ServerOptions } from '../src/server/app.js'
 import { issueApiKey } from '../src/server/keys.js'
 import type { OrgRecord } from '../src/server/store/types.js'
 import { fakeClock } from './clock.js'
+import { memoryIO } from './helpers.js'
 
 /** Parsed JSON of an injected response. */
 export interface Res {
@@ -88,4 +90,26 @@ export async function startTestServer(
     request,
     close: () => app.close(),
   }
+}
+
+/**
+ * Runs `riskcheck serve args` in this process (on loopback with `--port 0`) until `stop()`; resolves once it listens,
+ * with its URL, its output so far, and `exit` (the exit code once stopped).
+ */
+export async function serveInProcess(args: string[]): Promise<{ url: string; io: ReturnType<typeof memoryIO>; stop(): void; exit: Promise<number> }> {
+  const io = memoryIO()
+  const stop = new AbortController()
+  let url = ''
+  let listened: () => void = () => undefined
+  const listening = new Promise<void>((resolve) => (listened = resolve))
+  const exit = runServe(args, io, {
+    signal: stop.signal,
+    onListening: (u) => {
+      url = u
+      listened()
+    },
+  })
+  // A failed start resolves `exit` without listening.
+  await Promise.race([listening, exit.then((code) => Promise.reject(new Error(`serve exited ${code}: ${io.err()}`)))])
+  return { url, io, stop: () => stop.abort(), exit }
 }

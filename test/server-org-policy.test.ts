@@ -12,7 +12,6 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAdmin } from '../src/cli/admin-command.js'
-import { runServe } from '../src/cli/serve-command.js'
 import { evaluate, loadPolicyFile, parsePolicy, type PolicyFile } from '../src/scoring/index.js'
 import {
   ANSWER_LOG_TTL_MS,
@@ -23,7 +22,7 @@ import {
 import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
 import type { Store } from '../src/server/store/types.js'
 import { memoryIO } from './helpers.js'
-import { startTestServer, type TestServer } from './server-helpers.js'
+import { serveInProcess, startTestServer, type TestServer } from './server-helpers.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const BAD_POLICY = join(ROOT, 'examples', 'policy', 'bad.yaml')
@@ -79,19 +78,7 @@ describe('per-org policies: riskcheck serve and riskcheck admin policy on one da
     const otherKey = (await admin('key', 'create', '--org', other.id, '--json')).json.secret as string
     const { version } = await loadPolicyFile(blockDatacenters)
 
-    const io = memoryIO()
-    const stop = new AbortController()
-    let url = ''
-    let listened: () => void = () => undefined
-    const listening = new Promise<void>((resolve) => (listened = resolve))
-    const exit = runServe(['--port', '0', '--db', db, '--offline', '--json', '--log-level', 'silent'], io, {
-      signal: stop.signal,
-      onListening: (u) => {
-        url = u
-        listened()
-      },
-    })
-    await listening
+    const { url, io, stop, exit } = await serveInProcess(['--port', '0', '--db', db, '--offline', '--json', '--log-level', 'silent'])
     const call = async (path: string, key: string, body?: unknown) => {
       const res = await fetch(`${url}${path}`, {
         method: body === undefined ? 'GET' : 'POST',
@@ -172,7 +159,7 @@ describe('per-org policies: riskcheck serve and riskcheck admin policy on one da
       ])
       expect(log.json.backtest.totals.current).toEqual({ approve: 2, verify: 3, review: 0, block: 1 })
     } finally {
-      stop.abort()
+      stop()
       expect(await exit).toBe(0)
     }
   })
