@@ -236,12 +236,16 @@ describe('per-org policies in the server', () => {
   const orgFile = () => loadPolicyFile(blockDatacenters)
 
   /** A server over its own SQLite store with a `serve --policy` policy, counting reads of the org-policy store. */
-  async function start(wrap: (store: SqliteStore) => Store = (st) => st) {
+  async function start(wrap: (store: SqliteStore) => Store = (st) => st, failWrites = false) {
     const store = createSqliteStore(':memory:')
     const policies = createSqliteOrgPolicyStore(store.db)
     const reads = { policy: 0, version: 0 }
     const counted: OrgPolicyStore = {
       ...policies,
+      appendAnswers: (orgId, answers) => {
+        if (failWrites) throw new Error('disk full')
+        return policies.appendAnswers(orgId, answers)
+      },
       getOrgPolicy: (orgId) => (reads.policy++, policies.getOrgPolicy(orgId)),
       getOrgPolicyVersion: (orgId) => (reads.version++, policies.getOrgPolicyVersion(orgId)),
     }
@@ -256,6 +260,7 @@ describe('per-org policies in the server', () => {
     const version = async (key = s.live) => (await s.get('/v1/account', key)).body.data.policy_version as string | null
     return {
       s,
+      store,
       policies,
       reads,
       warnings,
@@ -354,6 +359,33 @@ describe('per-org policies in the server', () => {
       expect(refused[0]).toContain('weights.ip_gone')
     } finally {
       await t.close()
+    }
+  })
+
+  it('live answers are logged, written by shutdown at the latest; a failing log write is one warning, not a failed request', async () => {
+    const t = await start()
+    await t.action('8.8.8.8')
+    await t.action('8.8.8.8', t.s.test) // test mode: not logged
+    const check = await t.s.post('/v1/check', { email: 'jane@mailinator.com', ip: '8.8.8.8', context: 'signup' })
+    expect(check.status).toBe(200)
+    await t.s.close() // the store stays open: it was passed in
+    const logged = t.policies.listAnswers(t.s.org.id, 0)
+    t.store.close()
+    expect(logged.map((a) => [a.type, a.input, a.action, a.context])).toEqual([
+      ['ip', '8.8.8.8', 'review', null],
+      ['check', 'jane@mailinator.com · 8.8.8.8', check.body.data.recommendation.action, 'signup'],
+    ])
+    expect(logged[1]!.factors).toEqual(check.body.data.risk.factors)
+    expect(logged[1]!.score).toBe(check.body.data.risk.score)
+
+    const failing = await start(undefined, true)
+    try {
+      expect(await failing.action('8.8.8.8')).toBe('review')
+      await new Promise((r) => setImmediate(r))
+      expect(failing.warnings.filter((l) => l.includes('answer log'))).toHaveLength(1)
+      expect(failing.warnings.find((l) => l.includes('answer log'))).toContain('disk full')
+    } finally {
+      await failing.close()
     }
   })
 })

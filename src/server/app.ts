@@ -229,7 +229,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       const ledger = createOrgLedger(store, auth.orgId, nowMs)
       return { env: { ...rc.env, ledger, policy }, ledger }
     },
-    recordAnswer: (auth, result) => (auth.mode === 'live' ? orgPolicies.record(auth.orgId, result) : Promise.resolve()),
+    recordAnswer(auth, result) {
+      if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
+    },
     openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, options.publicUrl ? { serverUrl: options.publicUrl } : {})),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
@@ -426,6 +428,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (purgeTimer) clearInterval(purgeTimer)
     await webhooks?.stop()
     await bulk?.close()
+    await orgPolicies.flush()
     await rc.close()
     if (ownStore) await store.close()
   })

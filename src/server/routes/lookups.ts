@@ -107,7 +107,7 @@ export async function serveLookup<D>(
     const result = await run(env)
     served = true
     result.request.id = request.id
-    await ctx.recordAnswer(auth, result)
+    ctx.recordAnswer(auth, result)
     return result
   } finally {
     if (ledger) await ledger.settle(served ? 1 : 0)

@@ -30,7 +30,7 @@ export interface ServerContext {
    */
   lookupEnv(auth: RequestAuth): { env: LookupEnv; ledger: OrgLedger | null }
   /** Logs an answer of a live key into its org's answer log (what `admin policy set` backtests; never throws). */
-  recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): Promise<void>
+  recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): void
   /** The OpenAPI document (built once). */
   openapi(): Record<string, unknown>
   /** Bulk jobs (absent when the store is not the SQLite one). */
