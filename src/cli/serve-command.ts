@@ -7,8 +7,8 @@
  *                   [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
  *                   [--unsafe-allow-loopback-webhooks] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
  *
- * `--policy FILE` applies a scoring policy file (JSON or YAML) to every request of every org; its version id is
- * printed with the listening address. `--refresh-data EVERY` runs `riskcheck data update` inside the server.
+ * `--policy FILE` applies a scoring policy file (JSON or YAML) to every request of every org without a policy of its
+ * own (`riskcheck admin policy set`, which wins); its version id is printed with the listening address. `--refresh-data EVERY` runs `riskcheck data update` inside the server.
  */
 import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
@@ -27,6 +27,8 @@ Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
 /v1/pricing, /v1/openapi.json) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
 Create an org and a key first: riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
+--policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,
+from the org's next request; no restart).
 
   flag                environment variable           meaning
   --host HOST         RISKCHECK_HOST (or HOST)       address to listen on (default 127.0.0.1)
