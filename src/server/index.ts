@@ -1,7 +1,8 @@
 /**
  * `riskcheck/server`: the documented HTTP API (single lookups, bulk jobs, webhook endpoints, account, pricing,
  * OpenAPI) over the library, with API keys and scopes, credits and plans, rate limits, idempotency and the error
- * envelope, on SQLite by default; bulk jobs resume after a restart and webhook deliveries retry from the database.
+ * envelope, on SQLite by default; bulk jobs resume after a restart and webhook deliveries retry from the database;
+ * per-org scoring policies (`riskcheck admin policy`) with the answer log their backtests read.
  *
  * @example
  * import { createServer } from 'riskcheck/server'
@@ -38,3 +39,14 @@ export { createSqliteBulkStore, createBulkLedger, sweepExpiredBulkJobs, type Bul
 export { createSqliteDeliveryStore, type SqliteDeliveryStore, type StoredEndpoint, type OperatorNotice } from './store/delivery-store.js'
 export { MAX_WEBHOOK_ENDPOINTS } from './routes/webhooks.js'
 export { defineRoute, type RouteDef, type ServerContext, type HandlerArgs, type NamedSchema } from './routes/types.js'
+export {
+  ANSWER_LOG_TTL_MS,
+  MAX_ANSWERS_PER_ORG,
+  createMemoryOrgPolicyStore,
+  createSqliteOrgPolicyStore,
+  type LoggedAnswer,
+  type OrgPolicyRecord,
+  type OrgPolicyStore,
+  type OrgPolicyStoreOptions,
+} from './store/org-policy-store.js'
+export { createOrgPolicies, loggedAnswerOf, type OrgPolicies, type OrgPoliciesOptions, type ResolvedPolicy } from './org-policies.js'
