@@ -41,6 +41,8 @@ import { EmptyBody, type NamedSchema, type RouteDef, type ServerContext } from '
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
+import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
+import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -97,6 +99,8 @@ export interface ServerOptions {
   webhookConcurrency?: number
   /** Lookups in flight per org's bulk engine (default 32). */
   bulkConcurrency?: number
+  /** The team dashboard at /dashboard (README "Dashboard"): its options, or false for none. Default: on. */
+  dashboard?: DashboardOptions | false
 }
 
 /** The server: a Fastify instance plus its store and riskcheck instance. */
@@ -107,6 +111,8 @@ export type RiskcheckServer = FastifyInstance & {
   readonly bulk: BulkService | undefined
   /** Webhook endpoints, outbox and delivery worker (undefined when `db` is a store other than SQLite). */
   readonly webhooks: WebhookService | undefined
+  /** The dashboard at /dashboard (undefined when `dashboard: false`). */
+  readonly dashboard: Dashboard | undefined
 }
 
 interface RequestState {
@@ -367,6 +373,11 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     methods.add(route.url, route.method)
   }
 
+  const dashboard =
+    options.dashboard === false
+      ? undefined
+      : registerDashboard(app, ctx, { ...options.dashboard, ...(sqlite ? { defaultTeamStore: () => createSqliteTeamStore(sqlite.db) } : {}) })
+
   app.setNotFoundHandler((request, reply) => {
     const path = (request.url.split('?')[0] ?? '/').slice(0, 2048)
     const allowed = methods.allowed(path)
@@ -403,6 +414,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (purgeTimer) clearInterval(purgeTimer)
     await webhooks?.stop()
     await bulk?.close()
+    await dashboard?.close()
     await rc.close()
     if (ownStore) await store.close()
   })
@@ -411,6 +423,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.decorate('riskcheck', { getter: () => rc })
   app.decorate('bulk', { getter: () => bulk })
   app.decorate('webhooks', { getter: () => webhooks })
+  app.decorate('dashboard', { getter: () => dashboard })
   return app as unknown as RiskcheckServer
 }
 
