@@ -20,6 +20,7 @@ import { html, layout } from './html.js'
 import { createMailer, type Mailer } from './mail.js'
 import { registerAuthPages } from './pages/auth.js'
 import { registerKeyPages } from './pages/keys.js'
+import { registerWebhookPages } from './pages/webhooks.js'
 import { createMemoryTeamStore } from './store/memory.js'
 import type { TeamStore } from './store/types.js'
 
@@ -216,15 +217,69 @@ export function registerDashboard(
         loginWindowMs: options.loginWindowMs ?? 15 * 60_000,
       })
       registerKeyPages(scope, dash)
+      registerWebhookPages(scope, dash)
     },
     { prefix: '/dashboard' },
   )
 
+  // Endpoint-disabled notices (written by the webhook service) are mailed to the team's owners and admins. The
+  // cursor moves past a notice once its mails were accepted by the relay, so a failed send is retried next round
+  // and a restart does not mail twice what was sent before it.
+  const NOTICE_CURSOR = 'mailed_notice_id'
+  let mailing: Promise<number> | null = null
+  const mailNoticesOnce = async (): Promise<number> => {
+    const wh = svc.webhooks
+    if (!wh || !mailer.configured) return 0
+    const after = await teams.getCursor(NOTICE_CURSOR)
+    const pending = wh.deliveries
+      .listNotices(1000)
+      .filter((n) => n.id > after)
+      .sort((a, b) => a.id - b.id)
+    let sent = 0
+    for (const n of pending) {
+      if (n.kind === 'webhook_endpoint_disabled' && n.orgId) {
+        const org = await svc.store.getOrg(n.orgId, nowMs())
+        const endpoint = wh.deliveries.getStoredEndpoint(n.subject)
+        const to = (await teams.listMembers(n.orgId)).filter((m) => m.role === 'owner' || m.role === 'admin').map((m) => m.email)
+        for (const address of to) {
+          await mailer.send({
+            to: address,
+            subject: `Webhook endpoint disabled: ${endpoint?.url ?? n.subject}`,
+            text:
+              `Hello,\n\nthe webhook endpoint ${endpoint?.url ?? n.subject} (${n.subject}) of your team ${org?.name ?? n.orgId} was disabled on ` +
+              `${new Date(n.at).toISOString()}: its deliveries have failed for a day.\n\n` +
+              `Fix the receiver, then turn the endpoint back on and resend the missed deliveries on its page in the dashboard:\n` +
+              `${options.publicUrl ? options.publicUrl.replace(/\/+$/, '') : ''}/dashboard/t/${n.orgId}/webhooks/${n.subject}\n`,
+          })
+          sent++
+        }
+      }
+      await teams.setCursor(NOTICE_CURSOR, n.id)
+    }
+    return sent
+  }
+  const mailNotices = () => {
+    mailing ??= mailNoticesOnce().finally(() => {
+      mailing = null
+    })
+    return mailing
+  }
+  const noticeEvery = options.noticeIntervalMs ?? 5000
+  let noticeTimer: NodeJS.Timeout | undefined
+  if (noticeEvery > 0) {
+    app.addHook('onReady', async () => {
+      noticeTimer = setInterval(() => void mailNotices().catch((err: unknown) => app.log.warn({ err }, 'dashboard: notice mail failed')), noticeEvery)
+      noticeTimer.unref()
+    })
+  }
+
   return {
     teams,
     mailer,
-    mailNotices: async () => 0,
+    mailNotices,
     async close() {
+      if (noticeTimer) clearInterval(noticeTimer)
+      await mailing?.catch(() => undefined)
       mailer.close()
       await teams.close()
     },

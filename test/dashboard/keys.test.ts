@@ -25,7 +25,7 @@ describe('dashboard: API keys', () => {
     expect(secret).toMatch(/^svc_live_[0-9A-Za-z]{52}$/)
     await page.getByRole('button', { name: 'Copy' }).click()
     await page.getByRole('button', { name: 'Copied' }).waitFor()
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret)
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret)
 
     const row = page.locator('tr[data-key]').first()
     const keyId = (await row.getAttribute('data-key'))!
