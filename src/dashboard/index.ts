@@ -21,6 +21,7 @@ import { createMailer, type Mailer } from './mail.js'
 import { registerAuthPages } from './pages/auth.js'
 import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
+import { registerUsagePages, registerUsageTally } from './pages/usage.js'
 import { createMemoryTeamStore } from './store/memory.js'
 import type { TeamStore } from './store/types.js'
 
@@ -143,6 +144,8 @@ export function registerDashboard(
     },
   }
 
+  registerUsageTally(app, svc, teams)
+
   void app.register(
     async (scope) => {
       await scope.register(cookie)
@@ -218,6 +221,7 @@ export function registerDashboard(
       })
       registerKeyPages(scope, dash)
       registerWebhookPages(scope, dash)
+      registerUsagePages(scope, dash)
     },
     { prefix: '/dashboard' },
   )
