@@ -3,6 +3,7 @@
  * called in-process as the team (the way a key of the team would call them), so a form and an API request are
  * validated, limited and stored by the same code and answer with the same messages.
  */
+import type { FastifyReply } from 'fastify'
 import { RiskcheckError } from '../errors.js'
 import type { RequestAuth } from '../server/auth.js'
 import { ROUTES } from '../server/routes/index.js'
@@ -24,7 +25,7 @@ export async function callApi<T>(
   svc: ServerContext,
   operationId: string,
   orgId: string,
-  input: { mode?: 'live' | 'test'; body?: unknown; params?: Record<string, string>; query?: Record<string, string> } = {},
+  input: { mode?: 'live' | 'test'; body?: unknown; params?: Record<string, string>; query?: Record<string, string>; reply?: FastifyReply } = {},
 ): Promise<T> {
   const route = ROUTES.find((r) => r.operationId === operationId)
   if (!route) throw new Error(`no API route ${operationId}`)
@@ -37,7 +38,7 @@ export async function callApi<T>(
     query: input.query ?? {},
     auth: teamAuth(orgId, input.mode ?? 'live'),
     request: undefined as never,
-    reply: undefined as never,
+    reply: input.reply ?? (undefined as never),
     ctx: svc,
   })) as T
 }

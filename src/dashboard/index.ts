@@ -21,6 +21,7 @@ import { createMailer, type Mailer } from './mail.js'
 import { registerAuthPages } from './pages/auth.js'
 import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
+import { registerBulkPages } from './pages/bulk.js'
 import { registerUsagePages, registerUsageTally } from './pages/usage.js'
 import { createMemoryTeamStore } from './store/memory.js'
 import type { TeamStore } from './store/types.js'
@@ -222,6 +223,7 @@ export function registerDashboard(
       registerKeyPages(scope, dash)
       registerWebhookPages(scope, dash)
       registerUsagePages(scope, dash)
+      registerBulkPages(scope, dash)
     },
     { prefix: '/dashboard' },
   )
