@@ -22,6 +22,7 @@ import { registerAuthPages } from './pages/auth.js'
 import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
 import { registerBulkPages } from './pages/bulk.js'
+import { registerMemberPages } from './pages/members.js'
 import { registerUsagePages, registerUsageTally } from './pages/usage.js'
 import { createMemoryTeamStore } from './store/memory.js'
 import type { TeamStore } from './store/types.js'
@@ -224,6 +225,7 @@ export function registerDashboard(
       registerWebhookPages(scope, dash)
       registerUsagePages(scope, dash)
       registerBulkPages(scope, dash)
+      registerMemberPages(scope, dash)
     },
     { prefix: '/dashboard' },
   )

@@ -46,6 +46,10 @@ export function createMemoryTeamStore(): TeamStore {
     },
     deleteSession: (idHash) => void sessions.delete(idHash),
     createToken: (t) => void tokens.set(t.hash, { ...t }),
+    getToken(hash, kind, nowMs) {
+      const t = tokens.get(hash)
+      return t && t.kind === kind && t.expiresAt > nowMs ? { ...t } : null
+    },
     consumeToken(hash, kind, nowMs) {
       const t = tokens.get(hash)
       if (!t || t.kind !== kind) return null

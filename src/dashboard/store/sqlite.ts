@@ -132,6 +132,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     insertToken: db.prepare(
       'INSERT INTO dashboard_tokens (hash, kind, user_id, org_id, email, role, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
+    token: db.prepare('SELECT * FROM dashboard_tokens WHERE hash = ? AND kind = ? AND expires_at > ?'),
     takeToken: db.prepare('DELETE FROM dashboard_tokens WHERE hash = ? AND kind = ? RETURNING *'),
     invites: db.prepare("SELECT * FROM dashboard_tokens WHERE kind = 'invite' AND org_id = ? AND expires_at > ? ORDER BY created_at"),
     deleteInvite: db.prepare("DELETE FROM dashboard_tokens WHERE kind = 'invite' AND org_id = ? AND hash = ?"),
@@ -178,6 +179,10 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     },
     deleteSession: (idHash) => void q.deleteSession.run(idHash),
     createToken: (t: TokenRecord) => void q.insertToken.run(t.hash, t.kind, t.userId, t.orgId, t.email, t.role, t.createdAt, t.expiresAt),
+    getToken(hash, kind, nowMs) {
+      const r = q.token.get(hash, kind, nowMs) as TokenRow | undefined
+      return r ? toToken(r) : null
+    },
     consumeToken(hash, kind, nowMs) {
       const r = q.takeToken.get(hash, kind) as TokenRow | undefined
       return r && r.expires_at > nowMs ? toToken(r) : null

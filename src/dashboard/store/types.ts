@@ -89,6 +89,8 @@ export interface TeamStore {
   deleteSession(idHash: string): Awaitable<void>
 
   createToken(t: TokenRecord): Awaitable<void>
+  /** A token without taking it; null when unknown, of another kind or expired. */
+  getToken(hash: string, kind: TokenRecord['kind'], nowMs: number): Awaitable<TokenRecord | null>
   /** Takes a token (once): returns it and deletes it; null when unknown, of another kind or expired. */
   consumeToken(hash: string, kind: TokenRecord['kind'], nowMs: number): Awaitable<TokenRecord | null>
   /** Pending (unexpired) invites of a team. */
