@@ -23,6 +23,7 @@ import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
 import { registerBulkPages } from './pages/bulk.js'
 import { registerMemberPages } from './pages/members.js'
+import { registerPlaygroundPages } from './pages/playground.js'
 import { registerUsagePages, registerUsageTally } from './pages/usage.js'
 import { createMemoryTeamStore } from './store/memory.js'
 import type { TeamStore } from './store/types.js'
@@ -226,6 +227,7 @@ export function registerDashboard(
       registerUsagePages(scope, dash)
       registerBulkPages(scope, dash)
       registerMemberPages(scope, dash)
+      registerPlaygroundPages(scope, dash, app)
     },
     { prefix: '/dashboard' },
   )
