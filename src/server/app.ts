@@ -43,6 +43,8 @@ import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyS
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
+import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
+import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -104,6 +106,8 @@ export interface ServerOptions {
    * store's tables when `db` is SQLite, else in memory (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
+  /** The team dashboard at /dashboard (README "Dashboard"): its options, or false for none. Default: on. */
+  dashboard?: DashboardOptions | false
 }
 
 /** The server: a Fastify instance plus its store and riskcheck instance. */
@@ -114,6 +118,8 @@ export type RiskcheckServer = FastifyInstance & {
   readonly bulk: BulkService | undefined
   /** Webhook endpoints, outbox and delivery worker (undefined when `db` is a store other than SQLite). */
   readonly webhooks: WebhookService | undefined
+  /** The dashboard at /dashboard (undefined when `dashboard: false`). */
+  readonly dashboard: Dashboard | undefined
 }
 
 interface RequestState {
@@ -390,6 +396,11 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     methods.add(route.url, route.method)
   }
 
+  const dashboard =
+    options.dashboard === false
+      ? undefined
+      : registerDashboard(app, ctx, { ...options.dashboard, ...(sqlite ? { defaultTeamStore: () => createSqliteTeamStore(sqlite.db) } : {}) })
+
   app.setNotFoundHandler((request, reply) => {
     const path = (request.url.split('?')[0] ?? '/').slice(0, 2048)
     const allowed = methods.allowed(path)
@@ -429,6 +440,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     await webhooks?.stop()
     await bulk?.close()
     await orgPolicies.flush()
+    await dashboard?.close()
     await rc.close()
     if (ownStore) await store.close()
   })
@@ -437,6 +449,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.decorate('riskcheck', { getter: () => rc })
   app.decorate('bulk', { getter: () => bulk })
   app.decorate('webhooks', { getter: () => webhooks })
+  app.decorate('dashboard', { getter: () => dashboard })
   return app as unknown as RiskcheckServer
 }
 
