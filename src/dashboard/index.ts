@@ -40,7 +40,7 @@ export interface DashboardOptions {
   publicUrl?: string
   /** Session lifetime in ms (default 7 days). */
   sessionTtlMs?: number
-  /** Failed sign-ins allowed per email address and per client address in `loginWindowMs` (default 5). */
+  /** Failed sign-ins allowed per email address in `loginWindowMs` (default 5); ten times that per client address. */
   loginAttempts?: number
   /** Window of the sign-in limit (default 15 minutes). */
   loginWindowMs?: number

@@ -123,4 +123,27 @@ describe('dashboard: people and safety', () => {
     await a.context.close()
     await b.context.close()
   })
+
+  it('limits failed sign-ins per client address too (ten times the per-address limit)', async () => {
+    const res0 = await fetch(`${h.base}/dashboard/signin`)
+    const cookie = res0.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await res0.text())![1]!
+    const attempt = (email: string) =>
+      fetch(`${h.base}/dashboard/signin`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: csrf, email, password: 'not the password' }).toString(),
+      })
+    const statuses: number[] = []
+    for (let i = 0; i < 31; i++) {
+      const s = (await attempt(`nobody${i}@example.test`)).status
+      statuses.push(s)
+      if (s === 429) break
+    }
+    // every address failed once only, so the address limit (3) never applied: the client limit (30) did
+    expect(statuses.at(-1)).toBe(429)
+    expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true)
+    expect((await attempt('fresh@example.test')).status).toBe(429)
+  })
 })

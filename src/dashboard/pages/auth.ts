@@ -76,9 +76,11 @@ ${csrfField(pre(request))}
     const next = nextPath(field(request.body, 'next'))
     const t = dash.nowMs()
     const since = t - limits.loginWindowMs
+    // per address, and (looser, since offices share an address) per client address
     const keys = [`email:${email}`, `ip:${request.ip}`]
+    const limitOf = (k: string) => (k.startsWith('ip:') ? limits.loginAttempts * 10 : limits.loginAttempts)
     for (const k of keys) {
-      if ((await dash.teams.loginFailures(k, since)) >= limits.loginAttempts) {
+      if ((await dash.teams.loginFailures(k, since)) >= limitOf(k)) {
         void reply.header('Retry-After', String(Math.ceil(limits.loginWindowMs / 1000)))
         return dash.page(
           reply,
