@@ -54,6 +54,13 @@ describe('dashboard: people and safety', () => {
     expect(body).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/)
     expect(body).not.toMatch(/\son[a-z]+=/i)
     expect(body).not.toMatch(/style=/)
+    // unknown dashboard paths are an HTML 404 page; a form body over the server's limit is a 413 page
+    const missing = await fetch(`${h.base}/dashboard/nope`)
+    expect(missing.status).toBe(404)
+    expect(missing.headers.get('content-type')).toMatch(/^text\/html/)
+    const big = await fetch(`${h.base}/dashboard/signin`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${'a'.repeat(100_000)}` })
+    expect(big.status).toBe(413)
+    expect(big.headers.get('content-type')).toMatch(/^text\/html/)
   })
 
   it('signs out and in; wrong passwords are limited per address (429 even with the right one after the limit)', async () => {

@@ -11,7 +11,8 @@ import { hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from '../pas
 
 /** Verification links stay valid for 2 days. */
 const VERIFY_TTL_MS = 2 * 24 * 3600_000
-const EMAIL = /^[^\s@<>()",;]{1,64}@[^\s@<>()",;]+\.[^\s@<>()",;]+$/
+// local part, then dot-separated labels (disjoint classes around each quantifier keep it linear-time)
+const EMAIL = /^[^\s@<>()",;]{1,64}@[^\s@<>()",;.]+(?:\.[^\s@<>()",;.]+)+$/
 
 /** A plausible email address, lower-cased, or null. */
 export function normalEmail(s: string): string | null {
