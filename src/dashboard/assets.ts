@@ -32,6 +32,7 @@ main:focus { outline:none; }
 h1 { font-size:1.5rem; margin:.2em 0 .8em; } h2 { font-size:1.15rem; margin:1.6em 0 .6em; }
 a { color:var(--accent); }
 :focus-visible { outline:3px solid #f59e0b; outline-offset:2px; }
+.card > h2:first-child, .card > p:first-child { margin-top:0; }
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:16px 18px; margin:0 0 16px; }
 .narrow { max-width:420px; margin:40px auto; }
 form.stack label, form.stack fieldset { display:block; margin:0 0 12px; }

@@ -118,3 +118,10 @@ export function doneFlash(query: unknown): { kind: 'ok'; text: string } | undefi
   const text = typeof code === 'string' ? DONE[code] : undefined
   return text ? { kind: 'ok', text } : undefined
 }
+
+/** `s` without trailing slashes (a loop, not a regex: `/\/+$/` backtracks on long runs of slashes). */
+export function trimSlashes(s: string): string {
+  let end = s.length
+  while (end > 0 && s[end - 1] === '/') end--
+  return s.slice(0, end)
+}

@@ -15,7 +15,7 @@ import formbody from '@fastify/formbody'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ServerContext } from '../server/routes/types.js'
 import { APP_CSS, APP_JS } from './assets.js'
-import { DashboardError, PRE_COOKIE, SESSION_COOKIE, randomToken, sameToken, sha256, type Dash, type TeamView, type Viewer } from './context.js'
+import { DashboardError, PRE_COOKIE, SESSION_COOKIE, randomToken, sameToken, sha256, trimSlashes, type Dash, type TeamView, type Viewer } from './context.js'
 import { html, layout } from './html.js'
 import { createMailer, type Mailer } from './mail.js'
 import { registerAuthPages } from './pages/auth.js'
@@ -40,7 +40,7 @@ export interface DashboardOptions {
   publicUrl?: string
   /** Session lifetime in ms (default 7 days). */
   sessionTtlMs?: number
-  /** Failed sign-ins allowed per email address and per client address in `loginWindowMs` (default 5). */
+  /** Failed sign-ins allowed per email address in `loginWindowMs` (default 5); ten times that per client address. */
   loginAttempts?: number
   /** Window of the sign-in limit (default 15 minutes). */
   loginWindowMs?: number
@@ -129,7 +129,7 @@ export function registerDashboard(
       }
     },
     origin(request) {
-      if (options.publicUrl) return options.publicUrl.replace(/\/+$/, '')
+      if (options.publicUrl) return trimSlashes(options.publicUrl)
       return `${request.protocol}://${request.host}`
     },
     async signIn(reply, request, userId) {
@@ -152,7 +152,8 @@ export function registerDashboard(
   void app.register(
     async (scope) => {
       await scope.register(cookie)
-      await scope.register(formbody, { bodyLimit: 32 * 1024 * 1024 })
+      // Forms get the server's body limit (64 KiB by default); the bulk job form alone takes up to 32 MiB.
+      await scope.register(formbody)
 
       scope.addHook('onRequest', async (request, reply) => {
         void reply.headers({
@@ -199,6 +200,10 @@ export function registerDashboard(
 <p><a href="/dashboard">Back to the dashboard</a></p></div>`,
           status,
         )
+      })
+
+      scope.setNotFoundHandler(async (request) => {
+        throw new DashboardError(404, `No page ${request.url.split('?')[0]!.slice(0, 200)}.`)
       })
 
       scope.get('/assets/app.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(APP_CSS))
@@ -259,7 +264,7 @@ export function registerDashboard(
               `Hello,\n\nthe webhook endpoint ${endpoint?.url ?? n.subject} (${n.subject}) of your team ${org?.name ?? n.orgId} was disabled on ` +
               `${new Date(n.at).toISOString()}: its deliveries have failed for a day.\n\n` +
               `Fix the receiver, then turn the endpoint back on and resend the missed deliveries on its page in the dashboard:\n` +
-              `${options.publicUrl ? options.publicUrl.replace(/\/+$/, '') : ''}/dashboard/t/${n.orgId}/webhooks/${n.subject}\n`,
+              `${options.publicUrl ? trimSlashes(options.publicUrl) : ''}/dashboard/t/${n.orgId}/webhooks/${n.subject}\n`,
           })
           sent++
         }

@@ -54,6 +54,13 @@ describe('dashboard: people and safety', () => {
     expect(body).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/)
     expect(body).not.toMatch(/\son[a-z]+=/i)
     expect(body).not.toMatch(/style=/)
+    // unknown dashboard paths are an HTML 404 page; a form body over the server's limit is a 413 page
+    const missing = await fetch(`${h.base}/dashboard/nope`)
+    expect(missing.status).toBe(404)
+    expect(missing.headers.get('content-type')).toMatch(/^text\/html/)
+    const big = await fetch(`${h.base}/dashboard/signin`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${'a'.repeat(100_000)}` })
+    expect(big.status).toBe(413)
+    expect(big.headers.get('content-type')).toMatch(/^text\/html/)
   })
 
   it('signs out and in; wrong passwords are limited per address (429 even with the right one after the limit)', async () => {
@@ -122,5 +129,28 @@ describe('dashboard: people and safety', () => {
     expect((await h.app.store.getKey(keyId!))?.revokedAt).toBeNull()
     await a.context.close()
     await b.context.close()
+  })
+
+  it('limits failed sign-ins per client address too (ten times the per-address limit)', async () => {
+    const res0 = await fetch(`${h.base}/dashboard/signin`)
+    const cookie = res0.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await res0.text())![1]!
+    const attempt = (email: string) =>
+      fetch(`${h.base}/dashboard/signin`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: csrf, email, password: 'not the password' }).toString(),
+      })
+    const statuses: number[] = []
+    for (let i = 0; i < 31; i++) {
+      const s = (await attempt(`nobody${i}@example.test`)).status
+      statuses.push(s)
+      if (s === 429) break
+    }
+    // every address failed once only, so the address limit (3) never applied: the client limit (30) did
+    expect(statuses.at(-1)).toBe(429)
+    expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true)
+    expect((await attempt('fresh@example.test')).status).toBe(429)
   })
 })

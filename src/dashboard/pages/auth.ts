@@ -11,7 +11,8 @@ import { hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from '../pas
 
 /** Verification links stay valid for 2 days. */
 const VERIFY_TTL_MS = 2 * 24 * 3600_000
-const EMAIL = /^[^\s@<>()",;]{1,64}@[^\s@<>()",;]+\.[^\s@<>()",;]+$/
+// local part, then dot-separated labels (disjoint classes around each quantifier keep it linear-time)
+const EMAIL = /^[^\s@<>()",;]{1,64}@[^\s@<>()",;.]+(?:\.[^\s@<>()",;.]+)+$/
 
 /** A plausible email address, lower-cased, or null. */
 export function normalEmail(s: string): string | null {
@@ -76,9 +77,11 @@ ${csrfField(pre(request))}
     const next = nextPath(field(request.body, 'next'))
     const t = dash.nowMs()
     const since = t - limits.loginWindowMs
+    // per address, and (looser, since offices share an address) per client address
     const keys = [`email:${email}`, `ip:${request.ip}`]
+    const limitOf = (k: string) => (k.startsWith('ip:') ? limits.loginAttempts * 10 : limits.loginAttempts)
     for (const k of keys) {
-      if ((await dash.teams.loginFailures(k, since)) >= limits.loginAttempts) {
+      if ((await dash.teams.loginFailures(k, since)) >= limitOf(k)) {
         void reply.header('Retry-After', String(Math.ceil(limits.loginWindowMs / 1000)))
         return dash.page(
           reply,

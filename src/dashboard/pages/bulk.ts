@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RiskcheckError } from '../../errors.js'
 import { BULK_TYPES, type BulkJob } from '../../schema.js'
+import { BULK_BODY_LIMIT } from '../../server/routes/bulk.js'
 import { apiMessage, callApi } from '../api.js'
 import { doneFlash, field, DashboardError, type Dash, type TeamView } from '../context.js'
 import { csrfField, html, when } from '../html.js'
@@ -89,7 +90,7 @@ ${!busy(j) && j.results.errors > 0 ? html`<form method="post" action="${v.base}/
     return reply.type('application/json').send(jobs.map((j) => ({ id: j.id, status: j.status, processed: j.processed, total: progressTotal(j) })))
   })
 
-  app.post('/t/:org/bulk', async (request: Req, reply) => {
+  app.post('/t/:org/bulk', { bodyLimit: BULK_BODY_LIMIT }, async (request: Req, reply) => {
     const v = await dash.team(request, request.params.org)
     const mode: Mode = field(request.body, 'mode') === 'live' ? 'live' : 'test'
     const raw = (request.body as Record<string, unknown>)?.inputs

@@ -62,7 +62,7 @@ export function barChart(days: string[], rows: UsageDay[], metric: 'lookups' | '
   const totals = days.map((d) => [...(byDay.get(d)?.values() ?? [])].reduce((a, b) => a + b, 0))
   const max = Math.max(1, ...totals)
   const step = (W - left - 4) / Math.max(1, days.length)
-  const barW = Math.max(2, step * 0.7)
+  const barW = Math.min(40, Math.max(2, step * 0.7))
   const y = (v: number) => top + (H - top - bottom) * (1 - v / max)
   const bars: Html[] = []
   days.forEach((d, i) => {
@@ -103,7 +103,7 @@ export function registerUsagePages(app: FastifyInstance, dash: Dash): void {
     const v = await dash.team(request, request.params.org)
     const org = v.org
     const plan = dash.svc.plans.find((p) => p.id === org.planId)
-    const end = Math.min(dash.nowMs(), org.periodEnd - 1)
+    const end = org.periodEnd - 1
     const days: string[] = []
     for (let t = Date.parse(`${dayOf(org.periodStart)}T00:00:00Z`); t <= end; t += DAY_MS) days.push(dayOf(t))
     const rows = await dash.teams.listUsage(org.id, days[0] ?? dayOf(org.periodStart), days[days.length - 1] ?? dayOf(end))
