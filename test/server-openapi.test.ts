@@ -113,6 +113,13 @@ describe('the OpenAPI document', () => {
       if (route.scope) expect(op['x-required-scope']).toBe(route.scope)
       expect(Boolean(op.requestBody)).toBe(Boolean(route.body))
       expect(op.responses[String(route.status)].content[route.contentType ?? 'application/json'].schema).toBeDefined()
+      if (route.probe) {
+        // probes: no rate limit, and a 503 with the same body when not ready
+        expect(op.responses[String(route.status)].headers).toBeUndefined()
+        expect(op.responses['503'].content['application/json'].schema).toEqual(op.responses[String(route.status)].content['application/json'].schema)
+        expect(Object.keys(op.responses).sort()).toEqual([String(route.status), '503'])
+        continue
+      }
       expect(op.responses[String(route.status)].headers['RateLimit-Policy']).toBeDefined()
       const statuses = new Set(routeErrorCodes(route).map((c) => String(ERROR_STATUS[c])))
       for (const st of statuses) {

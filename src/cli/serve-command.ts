@@ -25,7 +25,7 @@ const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--d
 
 Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age, /v1/domain/email-auth,
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
-/v1/pricing, /v1/openapi.json) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
+/v1/pricing, /v1/openapi.json; probes GET /healthz and /readyz) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
 The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard. Or create an org and a key with
 riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,

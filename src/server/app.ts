@@ -45,6 +45,7 @@ import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
 import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
 import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
+import { readiness, storeChecks, type ReadinessCheck } from './health.js'
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -106,6 +107,11 @@ export interface ServerOptions {
    * store's tables when `db` is SQLite, else in memory (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
+  /**
+   * Readiness checks GET /readyz runs besides the store's own (`database`, `migrations`): e.g. a queue or cache the
+   * embedding application depends on. Each has a time limit of 2 s.
+   */
+  readinessChecks?: ReadinessCheck[]
   /** The team dashboard at /dashboard (README "Dashboard"): its options, or false for none. Default: on. */
   dashboard?: DashboardOptions | false
 }
@@ -129,6 +135,8 @@ interface RequestState {
 
 interface RouteConfig {
   scope?: Scope | null
+  /** GET /healthz, GET /readyz: no key, no rate limit, answered while draining */
+  probe?: boolean
 }
 
 const isNamed = (r: NamedSchema | RouteDef['response']): r is NamedSchema =>
@@ -223,6 +231,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     }
   }
 
+  const readinessChecks = [...storeChecks(store), ...(options.readinessChecks ?? [])]
   const ctx: ServerContext = {
     store,
     riskcheck: rc,
@@ -239,6 +248,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
     },
     openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, options.publicUrl ? { serverUrl: options.publicUrl } : {})),
+    readiness: () => readiness(readinessChecks, rc.dataStatus(), { draining: closing }),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
@@ -284,7 +294,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('Cache-Control', 'no-store')
-    const scope = (request.routeOptions.config as RouteConfig | undefined)?.scope
+    const config = request.routeOptions.config as RouteConfig | undefined
+    // probes answer whatever the load (no rate limit) and while draining (/readyz then says `draining`)
+    if (config?.probe) return
+    const scope = config?.scope
     if (closing || options.maintenance?.()) {
       void reply.headers(rateLimitHeaders(limiter.hit(`ip:${request.ip}`, anonRate, 'ip')))
       if (closing) void reply.header('Connection', 'close')
@@ -354,7 +367,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   const methods = createMethodTable()
   for (const route of ROUTES) {
-    const config: RouteConfig = { scope: route.scope }
+    const config: RouteConfig = { scope: route.scope, ...(route.probe ? { probe: true } : {}) }
     const payload = isNamed(route.response) ? route.response.schema : route.response
     const success = route.envelope === false ? payload : Type.Object({ success: Type.Literal(true), data: payload })
     app.route({
@@ -366,7 +379,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         ...(route.body ? { body: route.body } : {}),
         ...(route.query ? { querystring: route.query } : {}),
         ...(route.params ? { params: route.params } : {}),
-        response: { [route.status]: success, '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
+        response: { [route.status]: success, ...(route.probe ? { 503: success } : {}), '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
       },
       // Before the body is read: a compressed body is refused, whatever its size.
       preParsing: async (request: FastifyRequest) => refuseEncodedBody(request),
@@ -380,6 +393,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         : {}),
       ...(route.method === 'POST' ? { preHandler: idempotency } : {}),
       handler: async (request, reply) => {
+        void reply.code(route.status) // a handler may answer another status (GET /readyz: 503)
         const data = await route.handler({
           body: request.body,
           query: request.query,
@@ -389,7 +403,6 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
           reply,
           ctx,
         })
-        void reply.code(route.status)
         return route.envelope === false ? data : { success: true, data }
       },
     })
