@@ -107,6 +107,7 @@ const DONE: Record<string, string> = {
   ping: 'A ping event is queued for this endpoint.',
   deleted: 'Deleted.',
   cancelled: 'The job is cancelled.',
+  finished: 'The job had finished before it could be cancelled.',
   retried: 'The failed rows are queued again.',
   created: 'Created.',
   uninvited: 'Invitation withdrawn.',

@@ -287,6 +287,12 @@ export function registerDashboard(
       noticeTimer.unref()
     })
   }
+  // Expired sessions and links, and sign-in failures older than a day, are deleted hourly.
+  const purgeTimer = setInterval(() => {
+    const t = nowMs()
+    Promise.resolve(teams.purgeExpired(t, t - 24 * 3600_000)).catch((err: unknown) => app.log.warn({ err }, 'dashboard: purge failed'))
+  }, 3600_000)
+  purgeTimer.unref()
 
   return {
     teams,
@@ -294,6 +300,7 @@ export function registerDashboard(
     mailNotices,
     async close() {
       if (noticeTimer) clearInterval(noticeTimer)
+      clearInterval(purgeTimer)
       await mailing?.catch(() => undefined)
       mailer.close()
       await teams.close()

@@ -3,7 +3,8 @@
  * through the SMTP relay of `riskcheck serve --mail-url smtp://host:port` (RISKCHECK_MAIL_URL) with nodemailer.
  * `smtps://` uses TLS from the start; `smtp://` upgrades with STARTTLS when the relay offers it. The sender is
  * `?from=` of the URL (default `riskcheck@localhost`). Without a mail URL nothing is sent and the server logs
- * that a message was dropped (sign-up works, but only test keys can be made until the address is verified).
+ * that a message was dropped (sign-up works, but only test keys can be made until the address is verified, e.g.
+ * by an operator with `riskcheck admin user verify EMAIL`).
  */
 import nodemailer from 'nodemailer'
 

@@ -113,15 +113,18 @@ ${!busy(j) && j.results.errors > 0 ? html`<form method="post" action="${v.base}/
     const mode = modeOf(request.params.mode)
     const op = request.params.action === 'cancel' ? 'cancel_bulk_job' : request.params.action === 'retry' ? 'retry_bulk_job' : null
     if (!op) throw new DashboardError(404, 'Not found.')
+    let job: BulkJob
     try {
-      await callApi(dash.svc, op, v.org.id, { mode, params: { id: request.params.id } })
+      job = await callApi<BulkJob>(dash.svc, op, v.org.id, { mode, params: { id: request.params.id } })
     } catch (e) {
       const message = apiMessage(e)
       if (!message) throw e
       if (e instanceof RiskcheckError && e.code === 'NOT_FOUND') throw new DashboardError(404, 'Not found.')
       return page(reply, v, { kind: 'error', text: message }, 409)
     }
-    return reply.redirect(`${v.base}/bulk?done=${op === 'cancel_bulk_job' ? 'cancelled' : 'retried'}`, 303)
+    // cancelling a job that finished meanwhile returns it as it is (the API's rule): say so
+    const done = op === 'retry_bulk_job' ? 'retried' : job.status === 'cancelled' ? 'cancelled' : 'finished'
+    return reply.redirect(`${v.base}/bulk?done=${done}`, 303)
   })
 
   app.get('/t/:org/bulk/:mode/:id/results.csv', async (request: Req, reply) => {

@@ -116,4 +116,22 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       expect(await s.getCursor('mail')).toBe(9)
     }),
   )
+
+  it(
+    'purges expired sessions and tokens and old sign-in failures, nothing else',
+    withStore(async (s) => {
+      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
+      await s.createSession({ idHash: 'old', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 50 })
+      await s.createSession({ idHash: 'new', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 500 })
+      await s.createToken({ hash: 'told', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 60 })
+      await s.createToken({ hash: 'tnew', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 600 })
+      await s.recordLoginFailure('k', 10, 0)
+      await s.recordLoginFailure('k', 90, 0)
+      expect(await s.purgeExpired(100, 50)).toBe(3)
+      expect(await s.purgeExpired(100, 50)).toBe(0)
+      expect(await s.getSession('new', 100)).not.toBeNull()
+      expect(await s.getToken('tnew', 'verify', 100)).not.toBeNull()
+      expect(await s.loginFailures('k', 0)).toBe(1)
+    }),
+  )
 }

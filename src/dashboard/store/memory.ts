@@ -91,6 +91,18 @@ export function createMemoryTeamStore(): TeamStore {
     keyCreators: (orgId) => new Map(creators.get(orgId) ?? []),
     getCursor: (name) => cursors.get(name) ?? 0,
     setCursor: (name, value) => void cursors.set(name, value),
+    purgeExpired(nowMs, failuresBeforeMs) {
+      let n = 0
+      for (const [k, v] of sessions) if (v.expiresAt <= nowMs) n += Number(sessions.delete(k))
+      for (const [k, v] of tokens) if (v.expiresAt <= nowMs) n += Number(tokens.delete(k))
+      for (const [k, list] of failures) {
+        const kept = list.filter((t) => t >= failuresBeforeMs)
+        n += list.length - kept.length
+        if (kept.length === 0) failures.delete(k)
+        else failures.set(k, kept)
+      }
+      return n
+    },
     close: () => undefined,
   }
 }

@@ -262,6 +262,16 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
     async setCursor(name, value) {
       await q('INSERT INTO dashboard_cursors (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, value])
     },
+    async purgeExpired(nowMs, failuresBeforeMs) {
+      const rows = await q<{ n: string }>(
+        `WITH s AS (DELETE FROM dashboard_sessions WHERE expires_at <= $1 RETURNING 1),
+              t AS (DELETE FROM dashboard_tokens WHERE expires_at <= $1 RETURNING 1),
+              f AS (DELETE FROM dashboard_login_failures WHERE at < $2 RETURNING 1)
+         SELECT (SELECT COUNT(*) FROM s) + (SELECT COUNT(*) FROM t) + (SELECT COUNT(*) FROM f) AS n`,
+        [nowMs, failuresBeforeMs],
+      )
+      return num(rows[0]!.n)
+    },
     async close() {
       if (own) await pool.end()
     },

@@ -147,6 +147,9 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     usage: db.prepare('SELECT day, type, lookups, credits FROM dashboard_usage WHERE org_id = ? AND day >= ? AND day <= ? ORDER BY day, type'),
     putCreator: db.prepare('INSERT OR REPLACE INTO dashboard_key_creators (org_id, key_id, user_id) VALUES (?, ?, ?)'),
     creators: db.prepare('SELECT key_id, user_id FROM dashboard_key_creators WHERE org_id = ?'),
+    purgeSessions: db.prepare('DELETE FROM dashboard_sessions WHERE expires_at <= ?'),
+    purgeTokens: db.prepare('DELETE FROM dashboard_tokens WHERE expires_at <= ?'),
+    purgeFailures: db.prepare('DELETE FROM dashboard_login_failures WHERE at < ?'),
     cursor: db.prepare('SELECT value FROM dashboard_cursors WHERE name = ?'),
     setCursor: db.prepare('INSERT INTO dashboard_cursors (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
   }
@@ -198,6 +201,11 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     keyCreators: (orgId) => new Map((q.creators.all(orgId) as Array<{ key_id: string; user_id: string }>).map((r) => [r.key_id, r.user_id])),
     getCursor: (name) => (q.cursor.get(name) as { value: number } | undefined)?.value ?? 0,
     setCursor: (name, value) => void q.setCursor.run(name, value),
+    purgeExpired: (nowMs, failuresBeforeMs) =>
+      db.transaction(
+        () =>
+          q.purgeSessions.run(nowMs).changes + q.purgeTokens.run(nowMs).changes + q.purgeFailures.run(failuresBeforeMs).changes,
+      )(),
     close: () => undefined,
   }
 }

@@ -116,5 +116,8 @@ export interface TeamStore {
   getCursor(name: string): Awaitable<number>
   setCursor(name: string, value: number): Awaitable<void>
 
+  /** Deletes expired sessions and tokens, and sign-in failures older than `failuresBeforeMs`. Returns how many rows went. */
+  purgeExpired(nowMs: number, failuresBeforeMs: number): Awaitable<number>
+
   close(): Awaitable<void>
 }
