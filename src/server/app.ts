@@ -56,7 +56,7 @@ export interface ServerOptions {
    * `cache` is given, the result cache is the store's persistent one (7 days).
    */
   riskcheck?: RiskcheckOptions
-  /** The plan catalogue (default: the store's, seeded with DESIGN.md's defaults). Replaces the stored plans. */
+  /** The plan catalogue (default: the store's, seeded with the default plans of README "HTTP API server"). Replaces the stored plans. */
   plans?: Plan[]
   /** Products listed by GET /v1/pricing (default: every lookup with its credit cost). */
   products?: Product[]

@@ -16,7 +16,7 @@ const AUTHED: ErrorCode[] = ['UNAUTHORIZED', 'ACCOUNT_SUSPENDED', 'FORBIDDEN_SCO
 /** Codes of routes with a JSON body. */
 const WITH_BODY: ErrorCode[] = ['INVALID_REQUEST', 'MISSING_FIELD', 'INPUT_LIMIT_EXCEEDED']
 
-/** Every error code a route can answer with, in the spec's order. */
+/** Every error code a route can answer with, in the order of docs/api.md "Errors". */
 export function routeErrorCodes(route: RouteDef): ErrorCode[] {
   // probes (GET /healthz, /readyz) are never rate limited nor refused while draining
   const codes = new Set<ErrorCode>([...(route.probe ? [] : COMMON), ...route.errors])

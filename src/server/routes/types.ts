@@ -79,7 +79,7 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   tags: string[]
   /** The scope a key needs; null = public (no Authorization). */
   scope: Scope | null
-  /** Success status (DESIGN.md: 200 reads and lookups, 201 created, 202 accepted jobs). */
+  /** Success status (docs/api.md "Conventions": 200 reads and lookups, 201 created, 202 accepted jobs). */
   status: 200 | 201 | 202
   /**
    * A probe for load balancers and orchestrators (GET /healthz, GET /readyz): outside /v1, no key, no rate limit,
