@@ -13,6 +13,17 @@ export interface CreditLedger {
   refund(amount: number): void | Promise<void>
   /** The balance now, or null when unmetered. */
   balance(): number | null | Promise<number | null>
+  /**
+   * A ledger that keeps reservations per bulk job in the job store's database (the server's): takes `amount` for
+   * `jobId`, synchronously, so the job store can run it inside the transaction that inserts the job.
+   */
+  reserveFor?(jobId: string, amount: number): boolean
+  /**
+   * Closes `jobId`'s reservation: gives back `unused` of it (the rest is spent) and forgets it, synchronously (the
+   * job store runs it inside the transaction that writes the job's final status). A second call finds nothing to
+   * close and gives back nothing.
+   */
+  settleFor?(jobId: string, unused: number): void
 }
 
 /** An in-memory ledger starting at `initial` credits. */

@@ -49,6 +49,11 @@ export interface RunCheckOptions {
   abandoned?: { value: boolean }
   /** The lookup's start (Unix ms) when the caller already read the clock: the cache is asked at that time. */
   nowMs?: number
+  /**
+   * Hands the cache write of a billed answer to the caller instead of writing it now (bulk jobs write it once the
+   * row and its charge are saved: an answer lost in a crash must not come back as a free cache hit).
+   */
+  deferCacheWrite?: (write: () => Promise<void>) => void
 }
 
 /** Lookups whose answer depends on the updatable open data (src/data): their cache key names the data set. */
@@ -170,12 +175,17 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
   // round trip) and a repeat is free anyway. Billed offline answers are stored, so a repeat is a free cache hit.
   const worthCaching = credits > 0 || !ctx.offline
   if (cache && worthCaching && !outcome.partial && !runOptions.abandoned?.value) {
-    try {
-      const w = cache.set(key, { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }, env.cacheTtlMs)
-      if (isPromise(w)) await w
-    } catch {
-      // not cached this time; the answer itself is good
+    const entry = { outcome: outcome as CheckOutcome<unknown>, storedAt: ctx.now().getTime() }
+    const write = async () => {
+      try {
+        const w = cache.set(key, entry, env.cacheTtlMs)
+        if (isPromise(w)) await w
+      } catch {
+        // not cached this time; the answer itself is good
+      }
     }
+    if (runOptions.deferCacheWrite) runOptions.deferCacheWrite(write)
+    else await write()
   }
   return { outcome, assessment: scoreOutcome(env, outcome, context), creditsUsed: credits, cacheHit: false }
 }

@@ -18,6 +18,7 @@ import { isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '
 import { runCheck, type LookupEnv } from '../lookup.js'
 import { ACTIONS, BULK_TYPES, type Action, type BulkJob, type BulkResultRow, type BulkResultsPage, type BulkType } from '../schema.js'
 import { MAX_CREDITS } from '../billing.js'
+import type { CreditLedger } from '../credits.js'
 import { createResultsCsv } from './csv.js'
 import { decodeListCursor, decodeResultsCursor, encodeListCursor, encodeResultsCursor } from './cursor.js'
 import { errorRow, errorText, foldedRows, foldInputs, lookupOptionsFor, type WorkItem } from './fold.js'
@@ -176,6 +177,8 @@ class JobRunner {
   private stop: Stop | null = null
   private finalizing: Promise<BulkJob> | null = null
   private buffer: BulkRowRecord[] = []
+  /** Cache writes of answers whose rows are not saved yet (row index → write), done once the row is committed. */
+  private readonly cacheWrites = new Map<number, () => Promise<void>>()
   private chain: Promise<void> = Promise.resolve()
   private timer: NodeJS.Timeout | undefined
   private finished: Uint8Array
@@ -279,7 +282,9 @@ class JobRunner {
 
   private async runRow(item: WorkItem, opts: object): Promise<BulkRowRecord> {
     try {
-      const r = await runCheck(this.core.env, this.def, item.input, item.cacheKey, opts, { prepaid: true })
+      // the answer goes into the cache only once its row (and so its charge) is saved: see flush()
+      const deferCacheWrite = (write: () => Promise<void>) => this.cacheWrites.set(item.index, write)
+      const r = await runCheck(this.core.env, this.def, item.input, item.cacheKey, opts, { prepaid: true, deferCacheWrite })
       const a = r.assessment
       return {
         index: item.index,
@@ -336,7 +341,14 @@ class JobRunner {
         void this.fail(e)
         return
       }
-      for (const r of rows) this.finished[r.index] = 1
+      for (const r of rows) {
+        this.finished[r.index] = 1
+        const write = this.cacheWrites.get(r.index)
+        if (write) {
+          this.cacheWrites.delete(r.index)
+          void write()
+        }
+      }
       this.advance()
     })
     return this.chain
@@ -354,10 +366,8 @@ class JobRunner {
       const { env, store } = this.core
       this.job.status = status
       this.job.completed_at = env.ctx.now().toISOString()
-      const refund = this.record.reserved - this.job.credits_used
       try {
-        if (refund > 0) await env.ledger.refund(refund)
-        await store.updateJob(this.id, copyJob(this.job))
+        await settleJob(store, env.ledger, this.id, this.record.reserved, copyJob(this.job))
       } catch {
         // the job is over either way; a store that cannot write now will show the last committed state
       }
@@ -407,6 +417,22 @@ class JobRunner {
     }
     await this.finalize('cancelled')
   }
+}
+
+/**
+ * Writes a job's final state and gives back what it reserved and did not use. Where the job store and the ledger share
+ * a database, both happen in one transaction and close the job's reservation, so a crash between them — and the
+ * resumed job finishing again — cannot refund twice; elsewhere (in memory) they are two steps.
+ */
+async function settleJob(store: BulkStore, ledger: CreditLedger, id: string, reserved: number, final: BulkJob): Promise<void> {
+  const unused = Math.max(0, reserved - final.credits_used)
+  if (store.finishJob && ledger.settleFor) {
+    const settleFor = ledger.settleFor.bind(ledger)
+    store.finishJob(id, final, () => settleFor(id, unused))
+    return
+  }
+  if (unused > 0) await ledger.refund(unused)
+  await store.updateJob(id, final)
 }
 
 /**
@@ -503,12 +529,16 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
     const folded = await foldInputs(def, inputs, jobOptions, env.ctx)
     if (closed) throw new Error('riskcheck: the bulk engine is closed')
     const reserved = env.ctx.mode === 'test' ? 0 : folded.work.length * MAX_CREDITS[type]
-    if (reserved > 0 && !(await env.ledger.reserve(reserved))) {
-      throw new RiskcheckError(
+    const short = () =>
+      new RiskcheckError(
         'INSUFFICIENT_CREDITS',
         `This job needs ${reserved.toLocaleString('en-US')} credits (one per unique input); the balance is short. Nothing was started.`,
       )
-    }
+    // Where the job store and the ledger share a database, the reservation belongs to the job and is taken in the
+    // transaction that inserts it: a crash in between can neither keep the credits without the job nor the reverse.
+    const { reserveFor } = env.ledger
+    const atomic = reserved > 0 && store.insertJobCharged !== undefined && reserveFor !== undefined
+    if (reserved > 0 && !atomic && !(await env.ledger.reserve(reserved))) throw short()
     let record: BulkJobRecord
     try {
       const created = env.ctx.now()
@@ -527,9 +557,15 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
         expires_at: new Date(created.getTime() + BULK_RETENTION_MS).toISOString(),
       }
       if (closed) throw new Error('riskcheck: the bulk engine is closed')
-      record = await store.insertJob({ job, reserved, options: jobOptions }, foldedRows(folded))
+      if (atomic) {
+        const charged = store.insertJobCharged!({ job, reserved, options: jobOptions }, foldedRows(folded), () => reserveFor!(job.id, reserved))
+        if (!charged) throw short()
+        record = charged
+      } else {
+        record = await store.insertJob({ job, reserved, options: jobOptions }, foldedRows(folded))
+      }
     } catch (e) {
-      if (reserved > 0) await env.ledger.refund(reserved)
+      if (reserved > 0 && !atomic) await env.ledger.refund(reserved)
       throw e
     }
     startRunner(record, folded.work)
@@ -571,10 +607,8 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       if (runner) return runner.cancel()
       if (isFinal(job)) return job
       // queued/running in the store but not run by this engine (e.g. resume disabled): stop it here
-      const refund = record.reserved
       const cancelled: BulkJob = { ...copyJob(job), status: 'cancelled', completed_at: env.ctx.now().toISOString() }
-      if (refund - job.credits_used > 0) await env.ledger.refund(refund - job.credits_used)
-      await store.updateJob(job.id, cancelled)
+      await settleJob(store, env.ledger, job.id, record.reserved, cancelled)
       return cancelled
     },
 

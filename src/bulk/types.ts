@@ -82,6 +82,14 @@ export interface BulkStore {
   listUnfinishedJobs(): MaybePromise<BulkJobRecord[]>
   /** Replaces the job object (status, counts, dates). */
   updateJob(id: string, job: BulkJob): MaybePromise<void>
+  /**
+   * Optional, for stores whose database also holds the credit ledger (the server's SQLite store): `insertJob` with
+   * `charge` (the job's reservation) run in the same transaction — null, and nothing written, when `charge` says the
+   * balance is short.
+   */
+  insertJobCharged?(record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>, charge: () => boolean): BulkJobRecord | null
+  /** Optional, with {@link insertJobCharged}: `updateJob` with `settle` (closing the reservation) in the same transaction. */
+  finishJob?(id: string, job: BulkJob, settle: () => void): void
   /** Writes row results (state, result fields) and replaces the job object, together. */
   commitRows(id: string, rows: readonly BulkRowRecord[], job: BulkJob): MaybePromise<void>
   /** Rows still pending, in index order (to resume). */

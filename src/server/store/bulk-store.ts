@@ -160,6 +160,21 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): 
     return { ...record, job: { ...job, results: { ...job.results } }, options: { ...record.options }, seq }
   })
 
+  const FINAL = new Set(['completed', 'cancelled', 'failed'])
+  /** Thrown inside {@link chargedInsertTx} to roll the insert back when the balance is short. */
+  const SHORT = Symbol('short')
+  const chargedInsertTx = db.transaction((record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>, charge: () => boolean) => {
+    if (!charge()) throw SHORT
+    return insertTx(record, rows)
+  })
+  const finishTx = db.transaction((id: string, job: BulkJob, settle: () => void) => {
+    // a job already final was settled with its final status: settling again would refund twice
+    const now = q.job.get(id, owner.orgId, owner.mode) as JobRow | undefined
+    if (now && FINAL.has((JSON.parse(now.job) as BulkJob).status)) return
+    settle()
+    q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
+  })
+
   const commitTx = db.transaction((id: string, rows: readonly BulkRowRecord[], job: BulkJob) => {
     const { seq, codec } = must(id)
     for (const row of rows) {
@@ -181,6 +196,15 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): 
   return {
     persistent: true,
     insertJob: (record, rows) => insertTx.immediate(record, rows),
+    insertJobCharged(record, rows, charge) {
+      try {
+        return chargedInsertTx.immediate(record, rows, charge)
+      } catch (e) {
+        if (e === SHORT) return null
+        throw e
+      }
+    },
+    finishJob: (id, job, settle) => finishTx.immediate(id, job, settle),
     getJob(id) {
       const r = q.job.get(id, owner.orgId, owner.mode) as JobRow | undefined
       return r ? toRecord(r) : undefined
@@ -256,16 +280,46 @@ export interface CreditOps {
  */
 export function createBulkLedger(db: Database.Database, credits: CreditOps, orgId: string, nowMs: () => number): CreditLedger {
   const insert = db.prepare(
-    'INSERT INTO bulk_reservations (org_id, amount, from_subscription, from_purchased, period_start) VALUES (?, ?, ?, ?, ?)',
+    'INSERT INTO bulk_reservations (org_id, amount, from_subscription, from_purchased, period_start, job_id) VALUES (?, ?, ?, ?, ?, ?)',
   )
-  const latest = db.prepare('SELECT * FROM bulk_reservations WHERE org_id = ? ORDER BY id DESC LIMIT 1')
+  // reservations of jobs created before migration 004 have no job id: they are settled per org, newest first
+  const latest = db.prepare('SELECT * FROM bulk_reservations WHERE org_id = ? AND job_id IS NULL ORDER BY id DESC LIMIT 1')
+  const ofJob = db.prepare('SELECT * FROM bulk_reservations WHERE org_id = ? AND job_id = ? ORDER BY id')
   const shrink = db.prepare('UPDATE bulk_reservations SET amount = ?, from_subscription = ?, from_purchased = ? WHERE id = ?')
   const remove = db.prepare('DELETE FROM bulk_reservations WHERE id = ?')
   const reserveTx = db.transaction((amount: number): boolean => {
     const r = credits.reserveCredits(orgId, amount, nowMs())
     if (!r) return false
-    insert.run(orgId, r.amount, r.fromSubscription, r.fromPurchased, r.periodStart)
+    insert.run(orgId, r.amount, r.fromSubscription, r.fromPurchased, r.periodStart, null)
     return true
+  })
+  type ReservationRow = { id: number; amount: number; from_subscription: number; from_purchased: number; period_start: number }
+  const toReservation = (row: ReservationRow): CreditReservation => ({
+    amount: row.amount,
+    fromSubscription: row.from_subscription,
+    fromPurchased: row.from_purchased,
+    periodStart: row.period_start,
+  })
+  const reserveForTx = db.transaction((jobId: string, amount: number): boolean => {
+    const r = credits.reserveCredits(orgId, amount, nowMs())
+    if (!r) return false
+    insert.run(orgId, r.amount, r.fromSubscription, r.fromPurchased, r.periodStart, jobId)
+    return true
+  })
+  const settleForTx = db.transaction((jobId: string, unused: number) => {
+    const rows = ofJob.all(orgId, jobId) as ReservationRow[]
+    if (rows.length === 0) {
+      // a job created before migration 004 (its reservation has no job id); nothing at all when already settled
+      if (unused > 0) refundTx(unused)
+      return
+    }
+    let left = unused
+    for (const row of rows) {
+      const part = Math.min(left, row.amount)
+      if (part > 0) credits.refundCredits(orgId, toReservation(row), part, nowMs())
+      left -= part
+      remove.run(row.id)
+    }
   })
   const refundTx = db.transaction((amount: number) => {
     let left = amount
@@ -290,6 +344,9 @@ export function createBulkLedger(db: Database.Database, credits: CreditOps, orgI
   })
   return {
     reserve: (amount) => (amount <= 0 ? true : reserveTx.immediate(amount)),
+    // run inside the job store's transactions (nested: a savepoint), or alone
+    reserveFor: (jobId, amount) => (amount <= 0 ? true : reserveForTx.immediate(jobId, amount)),
+    settleFor: (jobId, unused) => settleForTx.immediate(jobId, unused),
     refund(amount) {
       if (amount > 0) refundTx.immediate(amount)
     },

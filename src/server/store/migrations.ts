@@ -246,4 +246,15 @@ CREATE INDEX org_answers_org_at ON org_answers(org_id, at);
 CREATE INDEX org_answers_at ON org_answers(at);
 `,
   },
+  {
+    // A bulk job's credit reservation belongs to the job: taken in the transaction that inserts the job, and closed
+    // (the unused part refunded, the row deleted) in the transaction that writes its final status, so neither a
+    // crash at creation nor one at the end can lose or repeat credits. Rows of jobs created before this migration
+    // keep a null job id and are settled per org, newest first, as before.
+    name: '004_bulk_reservation_job',
+    sql: `
+ALTER TABLE bulk_reservations ADD COLUMN job_id TEXT;
+CREATE INDEX bulk_reservations_job ON bulk_reservations(job_id);
+`,
+  },
 ]
