@@ -109,16 +109,18 @@ describe('the OpenAPI document', () => {
       if (route.scope) expect(op['x-required-scope']).toBe(route.scope)
       expect(Boolean(op.requestBody)).toBe(Boolean(route.body))
       expect(op.responses[String(route.status)].content[route.contentType ?? 'application/json'].schema).toBeDefined()
-      expect(op.responses[String(route.status)].headers['RateLimit-Policy']).toBeDefined()
+      // GET /healthz and /readyz are never rate limited
+      if (!route.unlimited) expect(op.responses[String(route.status)].headers['RateLimit-Policy']).toBeDefined()
       const statuses = new Set(routeErrorCodes(route).map((c) => String(ERROR_STATUS[c])))
       for (const st of statuses) {
         expect(op.responses[st]?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' })
       }
       const rejections = routeRejections(route).map((r) => String(r.status))
       for (const st of rejections) expect(op.responses[st]?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' })
-      expect(Object.keys(op.responses).sort()).toEqual([String(route.status), ...statuses, ...rejections].sort())
+      const notReady = route.notReadyStatus ? [String(route.notReadyStatus)] : []
+      expect(Object.keys(op.responses).sort()).toEqual([String(route.status), ...notReady, ...statuses, ...rejections].sort())
       if (route.method === 'POST') expect(op.parameters.map((p: Json) => p.name)).toContain('Idempotency-Key')
-      expect(op.responses['429'].headers['Retry-After']).toBeDefined()
+      if (!route.unlimited) expect(op.responses['429'].headers['Retry-After']).toBeDefined()
     }
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
   })

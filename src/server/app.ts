@@ -43,6 +43,7 @@ import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyS
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
+import { readiness, sqliteReadinessCheck, type ReadinessCheck } from './health.js'
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -104,6 +105,11 @@ export interface ServerOptions {
    * store's tables when `db` is SQLite, else in memory (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
+  /**
+   * Checks GET /readyz runs besides the built-in ones (the SQLite database when `db` is SQLite; `accepting`, false
+   * while draining). Each resolves when ready and throws with the reason when not (docs/deployment.md).
+   */
+  readinessChecks?: ReadinessCheck[]
 }
 
 /** The server: a Fastify instance plus its store and riskcheck instance. */
@@ -123,6 +129,7 @@ interface RequestState {
 
 interface RouteConfig {
   scope?: Scope | null
+  unlimited?: boolean
 }
 
 const isNamed = (r: NamedSchema | RouteDef['response']): r is NamedSchema =>
@@ -217,6 +224,16 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     }
   }
 
+  const readinessChecks: ReadinessCheck[] = [
+    ...(sqlite ? [sqliteReadinessCheck(sqlite.db)] : []),
+    {
+      name: 'accepting',
+      check: () => {
+        if (closing) throw new Error('draining: the server is shutting down')
+      },
+    },
+    ...(options.readinessChecks ?? []),
+  ]
   const ctx: ServerContext = {
     store,
     riskcheck: rc,
@@ -236,6 +253,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
+    readiness: () => readiness(readinessChecks, rc.dataStatus()),
   }
 
   const app = Fastify({
@@ -278,7 +296,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('Cache-Control', 'no-store')
-    const scope = (request.routeOptions.config as RouteConfig | undefined)?.scope
+    const config = request.routeOptions.config as RouteConfig | undefined
+    // Health routes: no key, no rate limit, answered while draining (GET /readyz then says not ready).
+    if (config?.unlimited) return
+    const scope = config?.scope
     if (closing || options.maintenance?.()) {
       void reply.headers(rateLimitHeaders(limiter.hit(`ip:${request.ip}`, anonRate, 'ip')))
       if (closing) void reply.header('Connection', 'close')
@@ -348,7 +369,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   const methods = createMethodTable()
   for (const route of ROUTES) {
-    const config: RouteConfig = { scope: route.scope }
+    const config: RouteConfig = { scope: route.scope, ...(route.unlimited ? { unlimited: true } : {}) }
     const payload = isNamed(route.response) ? route.response.schema : route.response
     const success = route.envelope === false ? payload : Type.Object({ success: Type.Literal(true), data: payload })
     app.route({
@@ -360,7 +381,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         ...(route.body ? { body: route.body } : {}),
         ...(route.query ? { querystring: route.query } : {}),
         ...(route.params ? { params: route.params } : {}),
-        response: { [route.status]: success, '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
+        response: { [route.status]: success, ...(route.notReadyStatus ? { [route.notReadyStatus]: success } : {}), '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
       },
       // Before the body is read: a compressed body is refused, whatever its size.
       preParsing: async (request: FastifyRequest) => refuseEncodedBody(request),
@@ -383,7 +404,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
           reply,
           ctx,
         })
-        void reply.code(route.status)
+        if (route.notReadyStatus === undefined || reply.statusCode !== route.notReadyStatus) void reply.code(route.status)
         return route.envelope === false ? data : { success: true, data }
       },
     })

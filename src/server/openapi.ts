@@ -26,6 +26,8 @@ export function routeErrorCodes(route: RouteDef): ErrorCode[] {
     codes.add('INVALID_REQUEST') // a malformed Idempotency-Key
   }
   if (route.query || route.params) codes.add('INVALID_REQUEST')
+  // GET /healthz, /readyz: never rate limited, answered while draining.
+  if (route.unlimited) ['RATE_LIMITED', 'MAINTENANCE'].forEach((c) => codes.delete(c as ErrorCode))
   return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => codes.has(c))
 }
 
@@ -123,6 +125,10 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
         content: { [route.contentType ?? 'application/json']: { schema: success } },
       },
     }
+    if (route.notReadyStatus) {
+      responses[String(route.notReadyStatus)] = { description: 'Not ready (the same body; see `checks`).', content: { 'application/json': { schema: success } } }
+    }
+    if (route.unlimited) delete (responses[String(route.status)] as Record<string, unknown>).headers
     const byStatus = new Map<number, ErrorCode[]>()
     for (const code of routeErrorCodes(route)) {
       const status = ERROR_STATUS[code]

@@ -39,6 +39,8 @@ export interface ServerContext {
   webhooks?: WebhookService
   /** Webhook URLs on loopback accepted (tests and local development only). */
   allowLoopbackWebhooks?: boolean
+  /** Runs the readiness checks (GET /readyz). */
+  readiness?(): Promise<import('../health.js').Readiness>
 }
 
 /**
@@ -92,6 +94,10 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   contentType?: string
   /** Largest request body in bytes (default: the server's bodyLimit). */
   bodyLimit?: number
+  /** true: never rate limited and answered while draining (GET /healthz, GET /readyz). */
+  unlimited?: boolean
+  /** A second status answered with the same payload schema (GET /readyz: 503 when not ready). */
+  notReadyStatus?: 503
   handler(args: HandlerArgs<Static<B>, Static<Q>, Static<P>>): Promise<unknown> | unknown
 }
 
