@@ -44,6 +44,7 @@ import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
 import { readiness, sqliteReadinessCheck, type ReadinessCheck } from './health.js'
+import { createServerMetrics, type ServerMetrics } from './metrics.js'
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -110,6 +111,11 @@ export interface ServerOptions {
    * while draining). Each resolves when ready and throws with the reason when not (docs/deployment.md).
    */
   readinessChecks?: ReadinessCheck[]
+  /**
+   * Collects Prometheus metrics (`app.metrics`; `riskcheck serve --metrics-port N` serves them on their own port).
+   * Default off.
+   */
+  metrics?: boolean
 }
 
 /** The server: a Fastify instance plus its store and riskcheck instance. */
@@ -120,6 +126,8 @@ export type RiskcheckServer = FastifyInstance & {
   readonly bulk: BulkService | undefined
   /** Webhook endpoints, outbox and delivery worker (undefined when `db` is a store other than SQLite). */
   readonly webhooks: WebhookService | undefined
+  /** Prometheus metrics (undefined unless `metrics: true`). */
+  readonly metrics: ServerMetrics | undefined
 }
 
 interface RequestState {
@@ -197,6 +205,16 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   })
   let bulk: BulkService | undefined
   let webhooks: WebhookService | undefined
+  const metrics = options.metrics
+    ? createServerMetrics(
+        sqlite
+          ? {
+              bulkQueueDepth: () => (sqlite.db.prepare("SELECT count(*) AS n FROM bulk_jobs WHERE status IN ('queued', 'running')").get() as { n: number }).n,
+              webhookBacklog: () => (sqlite.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }).n,
+            }
+          : {},
+      )
+    : undefined
   if (sqlite) {
     try {
       webhooks = createWebhookService({
@@ -207,6 +225,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         log: () => appRef?.log,
         ...(options.webhookDeliver ? { deliver: options.webhookDeliver } : {}),
         ...(options.webhookConcurrency ? { concurrency: options.webhookConcurrency } : {}),
+        ...(metrics ? { onAttempt: (ok: boolean) => metrics.delivery(ok ? 'succeeded' : 'failed') } : {}),
       })
       bulk = createBulkService({
         db: sqlite.db,
@@ -254,6 +273,14 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ...(webhooks ? { webhooks } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
     readiness: () => readiness(readinessChecks, rc.dataStatus()),
+    ...(metrics
+      ? {
+          observeLookup(mode: 'live' | 'test', result: { request: { type: string }; metadata: { cache_hit: boolean } }, billed: number) {
+            metrics.lookup(result.request.type, result.metadata.cache_hit, mode)
+            if (mode === 'live') metrics.billed(billed)
+          },
+        }
+      : {}),
   }
 
   const app = Fastify({
@@ -364,7 +391,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     await finishIdempotent(request, reply.statusCode, payload)
     return payload
   })
-  app.addHook('onResponse', async (request) => finishIdempotent(request, 500, undefined))
+  app.addHook('onResponse', async (request, reply) => {
+    metrics?.request(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
+    return finishIdempotent(request, 500, undefined)
+  })
   app.addHook('onRequestAbort', async (request) => finishIdempotent(request, 500, undefined))
 
   const methods = createMethodTable()
@@ -458,6 +488,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.decorate('riskcheck', { getter: () => rc })
   app.decorate('bulk', { getter: () => bulk })
   app.decorate('webhooks', { getter: () => webhooks })
+  app.decorate('metrics', { getter: () => metrics })
   return app as unknown as RiskcheckServer
 }
 
