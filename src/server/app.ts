@@ -388,6 +388,8 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     else await store.abandonIdempotent(idem.scope, idem.key)
   }
   app.addHook('onSend', async (request, reply, payload) => {
+    // A response finished while draining closes its connection, so no idle keep-alive socket holds the drain up.
+    if (closing) void reply.header('Connection', 'close')
     await finishIdempotent(request, reply.statusCode, payload)
     return payload
   })
