@@ -1,6 +1,7 @@
 /**
- * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then shuts down gracefully (in-flight requests finish,
- * then the riskcheck instance and the database are closed). Every flag can also be set by an environment variable
+ * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then drains within --drain-timeout (in-flight requests,
+ * webhook deliveries and bulk checkpoints finish, then the riskcheck instance and the database are closed;
+ * docs/deployment.md). `--metrics-port N` serves Prometheus metrics on a separate listener. Every flag can also be set by an environment variable
  * (./serve-settings.ts); flags win.
  *
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level info]
@@ -20,12 +21,14 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
+                       [--metrics-port N] [--drain-timeout 30s]
                        [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
                         --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
 Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age, /v1/domain/email-auth,
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
-/v1/pricing, /v1/openapi.json) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
+/v1/pricing, /v1/openapi.json; GET /healthz and /readyz unauthenticated) until SIGINT or SIGTERM, which drain:
+in-flight requests, webhook deliveries and bulk checkpoints finish, then exit 0 (docs/deployment.md). Webhook deliveries and bulk jobs run in this process.
 Create an org and a key first: riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,
 from the org's next request; no restart).
