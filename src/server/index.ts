@@ -10,6 +10,8 @@
  * await app.listen({ host: '127.0.0.1', port: 8080 })
  */
 export { createServer, type RiskcheckServer, type ServerOptions } from './app.js'
+export { readiness, sqliteReadinessCheck, safeReason, READINESS_CHECK_TIMEOUT_MS, type ReadinessCheck, type Readiness, type CheckResult } from './health.js'
+export { createServerMetrics, type ServerMetrics } from './metrics.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
 export type {
   ApiKeyRecord,
