@@ -21,7 +21,8 @@ let rdapUrl: string
 let dns: FakeDnsServer
 const held: ServerResponse[] = []
 let heldArrived: () => void = () => undefined
-const arrived = new Promise<void>((resolve) => (heldArrived = resolve))
+let arrived = new Promise<void>((resolve) => (heldArrived = resolve))
+const expectHeld = () => (arrived = new Promise<void>((resolve) => (heldArrived = resolve)))
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'riskcheck-drain-'))
@@ -78,15 +79,21 @@ function refused(url: string): Promise<boolean> {
   })
 }
 
+/** A database file with an org and a live key. */
+async function newDatabase(name: string): Promise<{ db: string; key: string }> {
+  const db = join(dir, `${name}.sqlite`)
+  const store = createSqliteStore(db)
+  const now = Date.now()
+  const org = await store.createOrg({ name: 'Drain', planId: 'starter' }, now)
+  const key = (await issueApiKey(store, { orgId: org.id, name: 'drain' }, now)).secret
+  await store.close()
+  return { db, key }
+}
+
 describe('serve drains on SIGTERM', () => {
   it('the in-flight request completes with 200, new connections are refused, exit code 0', { timeout: 60_000 }, async () => {
-    const db = join(dir, 'db.sqlite')
-    const store = createSqliteStore(db)
-    const now = Date.now()
-    const org = await store.createOrg({ name: 'Drain', planId: 'starter' }, now)
-    const key = (await issueApiKey(store, { orgId: org.id, name: 'drain' }, now)).secret
-    await store.close()
-
+    const { db, key } = await newDatabase('a')
+    expectHeld()
     const s = startServe(['--port', '0', '--db', db, '--json', '--log-level', 'silent', '--dns-server', dns.address, '--rdap-bootstrap-url', `${rdapUrl}/dns.json`, '--rdap-timeout', '60000', '--drain-timeout', '30s'])
     const url = await s.url
     const inflight = fetch(`${url}/v1/domain/age`, {
@@ -113,5 +120,25 @@ describe('serve drains on SIGTERM', () => {
     const body = (await res.json()) as { success: boolean; data: { request: { type: string } } }
     expect(body.success).toBe(true)
     expect(await s.exit).toBe(0)
+  })
+
+  it('past --drain-timeout the request is cut off and the exit code is 1', { timeout: 60_000 }, async () => {
+    const { db, key } = await newDatabase('b')
+    expectHeld()
+    const s = startServe(['--port', '0', '--db', db, '--json', '--log-level', 'silent', '--dns-server', dns.address, '--rdap-bootstrap-url', `${rdapUrl}/dns.json`, '--rdap-timeout', '60000', '--drain-timeout', '1s'])
+    const url = await s.url
+    const inflight = fetch(`${url}/v1/domain/age`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ domain: 'never.test' }),
+    }).then(
+      (r) => r.status,
+      () => 'cut',
+    )
+    await arrived
+    s.child.kill('SIGINT')
+    expect(await s.exit).toBe(1)
+    expect(await inflight).toBe('cut')
+    expect(s.err()).toMatch(/drain time \(1000 ms\) ran out/)
   })
 })
