@@ -388,8 +388,6 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     else await store.abandonIdempotent(idem.scope, idem.key)
   }
   app.addHook('onSend', async (request, reply, payload) => {
-    // A response finished while draining closes its connection, so no idle keep-alive socket holds the drain up.
-    if (closing) void reply.header('Connection', 'close')
     await finishIdempotent(request, reply.statusCode, payload)
     return payload
   })
@@ -474,10 +472,17 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     purgeTimer.unref()
   }
 
+  // While draining, connections that go idle after their last in-flight response are closed (Node closes the idle
+  // ones only once, when closing starts; a kept-alive one would otherwise hold the drain up for its keep-alive time).
+  // A request already pipelined on a busy connection still gets its 503 MAINTENANCE first.
+  let idleCloser: NodeJS.Timeout | undefined
   app.addHook('preClose', async () => {
     closing = true
+    idleCloser = setInterval(() => app.server.closeIdleConnections(), 50)
+    idleCloser.unref()
   })
   app.addHook('onClose', async () => {
+    if (idleCloser) clearInterval(idleCloser)
     if (purgeTimer) clearInterval(purgeTimer)
     await webhooks?.stop()
     await bulk?.close()

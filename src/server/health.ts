@@ -50,7 +50,7 @@ export const READINESS_CHECK_TIMEOUT_MS = 2000
 /** Removes `user:password@` from URLs and caps the length, so a driver's error message cannot leak a secret. */
 export function safeReason(e: unknown): string {
   const text = e instanceof Error ? e.message : String(e)
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^@\s/]*@/gi, '$1***@').slice(0, 200)
+  return text.replace(/:\/\/[^@\s/]*@/g, '://***@').slice(0, 200)
 }
 
 async function runCheck(c: ReadinessCheck, timeoutMs: number): Promise<CheckResult> {
