@@ -138,6 +138,8 @@ describe('success of every endpoint', () => {
         'GET /v1/account',
         'GET /v1/pricing',
         'GET /v1/openapi.json',
+        'GET /healthz',
+        'GET /readyz',
         'POST /v1/bulk/jobs',
         'GET /v1/bulk/jobs',
         'GET /v1/bulk/jobs/:id',
@@ -149,8 +151,6 @@ describe('success of every endpoint', () => {
         'GET /v1/webhook-endpoints',
         'POST /v1/webhook-endpoints/:id/rotate-secret',
         'DELETE /v1/webhook-endpoints/:id',
-        'GET /healthz',
-        'GET /readyz',
       ].sort(),
     )
   })
@@ -288,7 +288,8 @@ const PRODUCE: Record<ErrorCode, ((route: RouteDef) => Promise<Res>) | null> = {
 
 describe('every error code of every route', () => {
   // The bulk and webhook routes have their own error suites (test/server-bulk*.test.ts, test/server-webhooks.test.ts).
-  const cases = ROUTES.filter((r) => !r.url.startsWith('/v1/bulk/') && !r.url.startsWith('/v1/webhook-endpoints')).flatMap((route) => routeErrorCodes(route).map((code) => [`${route.method} ${route.url}`, code, route] as const))
+  // GET /healthz and /readyz: test/server-health.test.ts.
+  const cases = ROUTES.filter((r) => !r.url.startsWith('/v1/bulk/') && !r.url.startsWith('/v1/webhook-endpoints') && !r.probe).flatMap((route) => routeErrorCodes(route).map((code) => [`${route.method} ${route.url}`, code, route] as const))
 
   it('has a way to provoke every code a route declares', () => {
     for (const [, code] of cases) expect(PRODUCE[code], code).not.toBeNull()

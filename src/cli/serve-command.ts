@@ -1,6 +1,7 @@
 /**
- * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then shuts down gracefully (in-flight requests finish,
- * then the riskcheck instance and the database are closed). Every flag can also be set by an environment variable
+ * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then drains within --drain-timeout (in-flight requests,
+ * webhook deliveries and bulk checkpoints finish, then the riskcheck instance and the database are closed;
+ * docs/deployment.md). `--metrics-port N` serves Prometheus metrics on a separate listener. Every flag can also be set by an environment variable
  * (./serve-settings.ts); flags win.
  *
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level info]
@@ -20,12 +21,14 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
+                       [--metrics-port N] [--drain-timeout 30s]
                        [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
                         --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
 Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age, /v1/domain/email-auth,
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
-/v1/pricing, /v1/openapi.json; probes GET /healthz and /readyz) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
+/v1/pricing, /v1/openapi.json; GET /healthz and /readyz unauthenticated) until SIGINT or SIGTERM, which drain:
+in-flight requests, webhook deliveries and bulk checkpoints finish, then exit 0 (docs/deployment.md). Webhook deliveries and bulk jobs run in this process.
 The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard. Or create an org and a key with
 riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,
@@ -36,6 +39,11 @@ from the org's next request; no restart).
   --port N            RISKCHECK_PORT (or PORT)       port (default 8080; 0 picks a free one)
   --db PATH           RISKCHECK_DB                   SQLite database (default ./riskcheck.sqlite; created and migrated on start)
   --json              RISKCHECK_JSON=1               print the listening address as one JSON line
+  --metrics-port N    RISKCHECK_METRICS_PORT         serve Prometheus metrics on GET /metrics of this port (same host;
+                                                     off by default; 0 picks a free one). GET /healthz and /readyz are
+                                                     on the API port
+  --drain-timeout D   RISKCHECK_DRAIN_TIMEOUT        on SIGTERM/SIGINT, how long in-flight requests, bulk jobs and
+                                                     webhook deliveries get to finish (default 30s; e.g. 10s, 2m)
   --log-level LEVEL   RISKCHECK_LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent; logs go to stderr
   --unsafe-allow-loopback-webhooks
                       RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS=1
@@ -94,6 +102,60 @@ function stopRequested(signal: AbortSignal | undefined, env: Record<string, stri
   }
 }
 
+/** Default of --drain-timeout. */
+const DEFAULT_DRAIN_MS = 30_000
+
+/**
+ * Graceful stop within `ms`: app.close() stops accepting connections (the listening socket closes, so new
+ * connections are refused), lets in-flight requests finish (requests arriving on kept-alive connections get 503
+ * MAINTENANCE with Connection: close, GET /readyz says not ready), then stops the webhook worker after its in-flight
+ * deliveries, pauses bulk jobs at their next checkpoint (rows done so far are stored; the job resumes at next start)
+ * and closes the store. Past `ms`, open connections are destroyed and this resolves false.
+ */
+async function drain(app: import('../server/app.js').RiskcheckServer, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const closed = app.close().then(() => true)
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => {
+      app.server.closeAllConnections()
+      resolve(false)
+    }, ms)
+    timer.unref()
+  })
+  try {
+    return await Promise.race([closed, late])
+  } finally {
+    if (timer) clearTimeout(timer)
+  }
+}
+
+/** Serves GET /metrics of `metrics` on its own port (Prometheus text format); any other path is 404. */
+async function listenMetrics(
+  metrics: NonNullable<import('../server/app.js').RiskcheckServer['metrics']>,
+  host: string,
+  port: number,
+): Promise<{ server: import('node:http').Server; url: string }> {
+  const { createServer } = await import('node:http')
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n')
+      return
+    }
+    metrics.text().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+      (e: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${messageOf(e)}\n`),
+    )
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve())
+  })
+  server.unref()
+  const address = server.address()
+  const actual = typeof address === 'object' && address ? address.port : port
+  return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}/metrics` }
+}
+
 /** How often a server started by npm checks that npm is still there. */
 const PARENT_CHECK_MS = 500
 
@@ -107,6 +169,8 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let riskcheck: ReturnType<typeof optionsFromFlags>
   let origin: (flag: string) => string = (flag) => `--${flag}`
   let refreshEvery: number | null = null
+  let metricsPort: number | null = null
+  let drainMs = DEFAULT_DRAIN_MS
   const dataSources: Partial<Record<DataSourceName, string>> = {}
   try {
     const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
@@ -121,6 +185,15 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     const level = (values['log-level'] as string | undefined) ?? 'info'
     if (!LOG_LEVELS.includes(level)) throw new UsageError(`${origin('log-level')} must be ${LOG_LEVELS.slice(0, -1).join(', ')} or silent (got ${level})`)
     values['log-level'] = level
+    if (values['metrics-port'] !== undefined) {
+      metricsPort = Number(values['metrics-port'])
+      if (!/^[0-9]{1,5}$/.test(String(values['metrics-port'])) || metricsPort > 65535) throw new UsageError(`--metrics-port must be 0–65535 (got ${String(values['metrics-port'])})`)
+    }
+    if (values['drain-timeout'] !== undefined) {
+      const d = parseDuration(String(values['drain-timeout']))
+      if (d === null || d < 1000) throw new UsageError(`--drain-timeout must be a duration of at least 1s, e.g. 30s or 2m (got ${String(values['drain-timeout'])})`)
+      drainMs = d
+    }
     riskcheck = optionsFromFlags(values, io.env ?? process.env)
     resolveOptions(riskcheck) // a bad option (--dns-server nope::) is a usage error, not a failed start
     if (values['refresh-data'] !== undefined) {
@@ -165,6 +238,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
         riskcheck,
         ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
         ...(values['mail-url'] !== undefined ? { dashboard: { mailUrl: String(values['mail-url']) } } : {}),
+        ...(metricsPort !== null ? { metrics: true } : {}),
         logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
       })
       await app.listen({ host, port })
@@ -177,10 +251,21 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     const actualPort = typeof address === 'object' && address ? address.port : port
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
     const policyInfo = policy ? { version: policy.version, file: values.policy as string } : null
+    let metricsServer: import('node:http').Server | undefined
+    let metricsUrl: string | undefined
+    if (metricsPort !== null && app.metrics) {
+      try {
+        ;({ server: metricsServer, url: metricsUrl } = await listenMetrics(app.metrics, host, metricsPort))
+      } catch (e) {
+        io.stderr.write(`riskcheck serve: cannot start the metrics listener: ${messageOf(e)}\n`)
+        await app.close()
+        return EXIT.failed
+      }
+    }
     io.stdout.write(
       values.json
-        ? `${JSON.stringify({ url, db, ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
-        : `riskcheck API listening on ${url} (db ${db}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})\n`,
+        ? `${JSON.stringify({ url, db, ...(metricsUrl ? { metrics_url: metricsUrl } : {}), ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
+        : `riskcheck API listening on ${url} (db ${db}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})${metricsUrl ? `; metrics on ${metricsUrl}` : ''}\n`,
     )
     const refresh = refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, refreshEvery, dataSources) : null
     options.onListening?.(url)
@@ -188,7 +273,12 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     await stop.stopped
     if (!values.json) io.stdout.write('riskcheck API shutting down: finishing in-flight requests…\n')
     await refresh?.stop()
-    await app.close()
+    const drained = await drain(app, drainMs)
+    metricsServer?.close()
+    if (!drained) {
+      io.stderr.write(`riskcheck serve: drain time (${drainMs} ms) ran out; in-flight requests were cut off\n`)
+      return EXIT.failed
+    }
     return EXIT.ok
   } finally {
     stop.dispose()

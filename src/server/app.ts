@@ -46,6 +46,7 @@ import { createWebhookService, type WebhookService } from './webhook-service.js'
 import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
 import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
 import { readiness, storeChecks, type ReadinessCheck } from './health.js'
+import { createServerMetrics, type ServerMetrics } from './metrics.js'
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -114,6 +115,11 @@ export interface ServerOptions {
   readinessChecks?: ReadinessCheck[]
   /** The team dashboard at /dashboard (README "Dashboard"): its options, or false for none. Default: on. */
   dashboard?: DashboardOptions | false
+  /**
+   * Collects Prometheus metrics (`app.metrics`; `riskcheck serve --metrics-port N` serves them on their own port).
+   * Default off.
+   */
+  metrics?: boolean
 }
 
 /** The server: a Fastify instance plus its store and riskcheck instance. */
@@ -126,6 +132,8 @@ export type RiskcheckServer = FastifyInstance & {
   readonly webhooks: WebhookService | undefined
   /** The dashboard at /dashboard (undefined when `dashboard: false`). */
   readonly dashboard: Dashboard | undefined
+  /** Prometheus metrics (undefined unless `metrics: true`). */
+  readonly metrics: ServerMetrics | undefined
 }
 
 interface RequestState {
@@ -204,6 +212,16 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   })
   let bulk: BulkService | undefined
   let webhooks: WebhookService | undefined
+  const metrics = options.metrics
+    ? createServerMetrics(
+        sqlite
+          ? {
+              bulkQueueDepth: () => (sqlite.db.prepare("SELECT count(*) AS n FROM bulk_jobs WHERE status IN ('queued', 'running')").get() as { n: number }).n,
+              webhookBacklog: () => (sqlite.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }).n,
+            }
+          : {},
+      )
+    : undefined
   if (sqlite) {
     try {
       webhooks = createWebhookService({
@@ -214,6 +232,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         log: () => appRef?.log,
         ...(options.webhookDeliver ? { deliver: options.webhookDeliver } : {}),
         ...(options.webhookConcurrency ? { concurrency: options.webhookConcurrency } : {}),
+        ...(metrics ? { onAttempt: (ok: boolean) => metrics.delivery(ok ? 'succeeded' : 'failed') } : {}),
       })
       bulk = createBulkService({
         db: sqlite.db,
@@ -252,6 +271,14 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
+    ...(metrics
+      ? {
+          observeLookup(mode: 'live' | 'test', result: { request: { type: string }; metadata: { cache_hit: boolean } }, billed: number) {
+            metrics.lookup(result.request.type, result.metadata.cache_hit, mode)
+            if (mode === 'live') metrics.billed(billed)
+          },
+        }
+      : {}),
   }
 
   const app = Fastify({
@@ -362,7 +389,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     await finishIdempotent(request, reply.statusCode, payload)
     return payload
   })
-  app.addHook('onResponse', async (request) => finishIdempotent(request, 500, undefined))
+  app.addHook('onResponse', async (request, reply) => {
+    metrics?.request(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
+    return finishIdempotent(request, 500, undefined)
+  })
   app.addHook('onRequestAbort', async (request) => finishIdempotent(request, 500, undefined))
 
   const methods = createMethodTable()
@@ -445,10 +475,17 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     purgeTimer.unref()
   }
 
+  // While draining, connections that go idle after their last in-flight response are closed (Node closes the idle
+  // ones only once, when closing starts; a kept-alive one would otherwise hold the drain up for its keep-alive time).
+  // A request already pipelined on a busy connection still gets its 503 MAINTENANCE first.
+  let idleCloser: NodeJS.Timeout | undefined
   app.addHook('preClose', async () => {
     closing = true
+    idleCloser = setInterval(() => app.server.closeIdleConnections(), 50)
+    idleCloser.unref()
   })
   app.addHook('onClose', async () => {
+    if (idleCloser) clearInterval(idleCloser)
     if (purgeTimer) clearInterval(purgeTimer)
     await webhooks?.stop()
     await bulk?.close()
@@ -463,6 +500,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.decorate('bulk', { getter: () => bulk })
   app.decorate('webhooks', { getter: () => webhooks })
   app.decorate('dashboard', { getter: () => dashboard })
+  app.decorate('metrics', { getter: () => metrics })
   return app as unknown as RiskcheckServer
 }
 

@@ -10,6 +10,8 @@
  * await app.listen({ host: '127.0.0.1', port: 8080 })
  */
 export { createServer, type RiskcheckServer, type ServerOptions } from './app.js'
+export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type CheckOutcome, type CheckReport, type Readiness } from './health.js'
+export { createServerMetrics, type ServerMetrics } from './metrics.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
 export type {
   ApiKeyRecord,

@@ -27,6 +27,8 @@ export interface WebhookServiceOptions {
   concurrency?: number
   /** Per-attempt timeout (default 10 s). */
   timeoutMs?: number
+  /** Called after each delivery attempt is recorded (metrics). */
+  onAttempt?: (ok: boolean) => void
 }
 
 /** The running webhook service. */
@@ -86,6 +88,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     ...(options.deliver ? { deliver: options.deliver } : {}),
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.onAttempt ? { onAttempt: (attempt: { ok: boolean }) => options.onAttempt!(attempt.ok) } : {}),
     onEndpointDisabled(endpoint, at) {
       notice(
         endpoint.orgId,

@@ -102,15 +102,16 @@ export async function serveLookup<D>(
   run: (env: LookupEnv) => Promise<LookupResult<D>>,
 ): Promise<LookupResult<D>> {
   const { env, ledger } = ctx.lookupEnv(auth)
-  let served = false
+  let served: LookupResult<D> | undefined
   try {
     const result = await run(env)
-    served = true
+    served = result
     result.request.id = request.id
     ctx.recordAnswer(auth, result)
     return result
   } finally {
     if (ledger) await ledger.settle(served ? 1 : 0)
+    if (served) ctx.observeLookup?.(auth.mode, served, ledger?.charged ?? 0)
   }
 }
 

@@ -42,6 +42,8 @@ export interface ServerContext {
   webhooks?: WebhookService
   /** Webhook URLs on loopback accepted (tests and local development only). */
   allowLoopbackWebhooks?: boolean
+  /** Counts an answered lookup and the credits it billed (metrics; absent when metrics are off). */
+  observeLookup?(mode: 'live' | 'test', result: LookupResult<unknown>, billed: number): void
 }
 
 /**
