@@ -103,19 +103,19 @@ describe('GET /readyz', () => {
     expect(r.raw).not.toContain('    at ') // no stack
   })
 
-  it("runs the application's own checks: a failing one makes the server unready, with its first line only", async () => {
+  it("runs the application's own checks: a failing one makes the server unready, with its first line only and no password", async () => {
     let up = false
     const redis: ReadinessCheck = {
       name: 'redis',
       run: () => {
-        if (!up) throw new Error('connect ECONNREFUSED 127.0.0.1:6379\n    at TCPConnectWrap.afterConnect')
+        if (!up) throw new Error('connect ECONNREFUSED 127.0.0.1:6379 (redis://default:hunter2@127.0.0.1:6379)\n    at TCPConnectWrap.afterConnect')
         return { ok: true }
       },
     }
     s = await startTestServer({ readinessChecks: [redis] })
     let r = await s.get('/readyz', null)
     expect(r.status).toBe(503)
-    expect(r.body.checks.find((c: { name: string }) => c.name === 'redis')).toMatchObject({ ok: false, message: 'connect ECONNREFUSED 127.0.0.1:6379' })
+    expect(r.body.checks.find((c: { name: string }) => c.name === 'redis')).toMatchObject({ ok: false, message: 'connect ECONNREFUSED 127.0.0.1:6379 (redis://***@127.0.0.1:6379)' })
     up = true
     r = await s.get('/readyz', null)
     expect(r.status).toBe(200)

@@ -90,8 +90,15 @@ const timeLimit = <T>(p: Promise<T>, ms: number): Promise<T> => {
   return Promise.race([p, limit]).finally(() => clearTimeout(timer))
 }
 
-/** The message of a failed check: the error's first line, without a stack or anything after it. */
-const firstLine = (e: unknown): string => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 200)
+/**
+ * The message of a failed check: the error's first line (no stack), with any `user:password@` of a URL removed (a
+ * driver's message may quote its connection URL), at most 200 characters.
+ */
+const firstLine = (e: unknown): string =>
+  (e instanceof Error ? e.message : String(e))
+    .split('\n')[0]!
+    .replace(/:\/\/[^@\s/]*@/g, '://***@')
+    .slice(0, 200)
 
 /**
  * Runs every check concurrently, each within `timeoutMs`, and adds the data status.
