@@ -35,7 +35,7 @@ import type { DeliverFunction } from '../webhooks/queue.js'
 import { createBulkService, type BulkService } from './bulk-service.js'
 import { buildOpenApi } from './openapi.js'
 import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from './plans.js'
-import { createRateLimiter, rateLimitHeaders, type RateLimitState } from './rate-limit.js'
+import { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitState } from './rate-limit.js'
 import { ROUTES } from './routes/index.js'
 import { EmptyBody, type NamedSchema, type RouteDef, type ServerContext } from './routes/types.js'
 import { createOrgPolicies } from './org-policies.js'
@@ -63,6 +63,8 @@ export interface ServerOptions {
   anonymousRatePerSecond?: number
   /** Clock of the rate limiter in unix ms (default `Date.now`); billing and results use the riskcheck clock. */
   rateLimitNow?: () => number
+  /** The rate limiter (default: in memory, per process); `createRedisRateLimiter` shares limits between instances. */
+  rateLimiter?: RateLimiter
   /** Largest request body in bytes (default 64 KiB). Larger → 413 INPUT_LIMIT_EXCEEDED. */
   bodyLimit?: number
   /** Base of `docs_url` in errors (default https://riskcheck.dev/docs/errors). */
@@ -171,7 +173,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   const clock = rc.env.ctx.now
   const nowMs = () => clock().getTime()
-  const limiter = createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {})
+  const limiter: RateLimiter = options.rateLimiter ?? createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {})
   const secret = Promise.resolve(store.keyHashSecret())
   secret.catch(() => undefined)
   const states = new WeakMap<FastifyRequest, RequestState>()
@@ -280,7 +282,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     void reply.header('Cache-Control', 'no-store')
     const scope = (request.routeOptions.config as RouteConfig | undefined)?.scope
     if (closing || options.maintenance?.()) {
-      void reply.headers(rateLimitHeaders(limiter.hit(`ip:${request.ip}`, anonRate, 'ip')))
+      void reply.headers(rateLimitHeaders(await limiter.hit(`ip:${request.ip}`, anonRate, 'ip')))
       if (closing) void reply.header('Connection', 'close')
       throw new RiskcheckError(
         'MAINTENANCE',
@@ -288,7 +290,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       )
     }
     if (!scope) {
-      applyLimit(reply, limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
+      applyLimit(reply, await limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
       return
     }
     let auth: RequestAuth
@@ -296,10 +298,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       auth = await authenticate(store, request.headers.authorization, await secret, testRate)
     } catch (e) {
       // Failed authentications count against the client address (slows key guessing).
-      applyLimit(reply, limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
+      applyLimit(reply, await limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
       throw e
     }
-    applyLimit(reply, limiter.hit(`key:${auth.key.id}`, auth.ratePerSecond, 'key'))
+    applyLimit(reply, await limiter.hit(`key:${auth.key.id}`, auth.ratePerSecond, 'key'))
     authorize(auth, scope)
     // The org's policy of this request (a change by `riskcheck admin policy` applies from here).
     const resolved = await orgPolicies.resolve(auth.orgId, auth.policyVersion)
