@@ -94,3 +94,17 @@ describe.skipIf(!url)('rate limits shared through Redis', () => {
     expect(errors).toHaveLength(1)
   })
 })
+
+describe.skipIf(!url)('the Redis readiness check', () => {
+  it('is ok while Redis answers, and says why not (no URL, no password) when it does not', async () => {
+    const { redisReadyCheck } = await import('../src/server/queue/redis-health.js')
+    const redis = testRedis(url as string)
+    const check = redisReadyCheck(redis)
+    expect(check.name).toBe('redis')
+    expect(await check.check()).toEqual({ ok: true })
+    await redis.quit()
+    const after = await check.check()
+    expect(after.ok).toBe(false)
+    expect(JSON.stringify(after)).not.toContain('redis://')
+  })
+})
