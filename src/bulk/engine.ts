@@ -52,6 +52,9 @@ const YIELD_EVERY_MS = 10
 const FLUSH_MS = 200
 const SWEEP_EVERY_MS = 60_000
 const SWEEP_TIMER_MS = 60 * 60 * 1000
+/** A cancel of a job a worker runs: how long the API waits for the worker to write it (60 × 250 ms). */
+const REMOTE_CANCEL_POLLS = 60
+const REMOTE_CANCEL_POLL_MS = 250
 const FINAL = new Set(['completed', 'cancelled', 'failed'])
 const TEMPORARY_CODES: readonly ErrorCode[] = ['UPSTREAM_UNAVAILABLE', 'INTERNAL_ERROR', 'RATE_LIMITED', 'MAINTENANCE']
 const CREATE_FIELDS = ['type', 'inputs', 'name', 'country', 'smtp']
@@ -467,7 +470,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
   timer.unref?.()
 
   const ready: Promise<void> =
-    options.resume === false
+    options.resume === false || options.dispatch
       ? Promise.resolve()
       : (async () => {
           try {
@@ -532,6 +535,11 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       if (reserved > 0) await env.ledger.refund(reserved)
       throw e
     }
+    if (options.dispatch) {
+      // Run by a worker (which loads the pending rows from the store): the job is stored and its credits reserved.
+      await options.dispatch(copyJob(record.job))
+      return copyJob(record.job)
+    }
     startRunner(record, folded.work)
     return copyJob(record.job)
   }
@@ -570,6 +578,15 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       const { record, job, runner } = await load(id)
       if (runner) return runner.cancel()
       if (isFinal(job)) return job
+      if (options.cancelRemote && !(await options.cancelRemote(job.id))) {
+        // A worker runs it and was asked to stop: it writes the cancelled job (and refunds) itself.
+        for (let i = 0; i < REMOTE_CANCEL_POLLS; i++) {
+          await new Promise((r) => setTimeout(r, REMOTE_CANCEL_POLL_MS))
+          const now = await store.getJob(job.id)
+          if (!now || isFinal(now.job)) return now ? now.job : job
+        }
+        throw new Error(`riskcheck: bulk job ${job.id} did not stop within ${(REMOTE_CANCEL_POLLS * REMOTE_CANCEL_POLL_MS) / 1000} s`)
+      }
       // queued/running in the store but not run by this engine (e.g. resume disabled): stop it here
       const refund = record.reserved
       const cancelled: BulkJob = { ...copyJob(job), status: 'cancelled', completed_at: env.ctx.now().toISOString() }
@@ -629,6 +646,22 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       await enter()
       const { job, runner } = await load(id)
       return runner ? runner.done : job
+    },
+
+    async runJob(id) {
+      await enter()
+      const running = core.runners.get(id)
+      if (running) return running.done
+      const record = await store.getJob(id)
+      if (!record || isFinal(record.job) || Date.parse(record.job.expires_at) <= nowMs() || !checks[record.job.type]) return null
+      return startRunner(record, null).done
+    },
+
+    async cancelLocal(id) {
+      const runner = core.runners.get(id)
+      if (!runner) return false
+      await runner.cancel()
+      return true
     },
 
     async close() {

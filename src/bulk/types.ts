@@ -106,8 +106,19 @@ export interface BulkOptions {
   onCompleted?: (job: BulkJob) => void
   /** Most inputs of one job (default and maximum 100,000). */
   maxInputs?: number
-  /** Resume the store's queued/running jobs when the engine starts (default true). */
+  /** Resume the store's queued/running jobs when the engine starts (default true; false with `dispatch`). */
   resume?: boolean
+  /**
+   * Jobs run elsewhere (the BullMQ bulk queue of `--redis-url`, `src/server/queue/bulk-queue.ts`): `create` stores
+   * the job, reserves its credits and hands it here instead of running it; a worker runs it with `runJob`.
+   */
+  dispatch?: (job: BulkJob) => MaybePromise<void>
+  /**
+   * Cancels a job this engine does not run (with `dispatch`): true when it was taken off the queue before any worker
+   * started it (the engine then cancels it in the store), false when a worker runs it and was asked to cancel it
+   * (the engine then waits for the store to show the job finished).
+   */
+  cancelRemote?: (id: string) => Promise<boolean>
 }
 
 /** Parameters of {@link BulkEngine.create} (the spec's POST /v1/bulk/jobs body). */
@@ -154,6 +165,13 @@ export interface BulkEngine {
   resultsCsv(id: string): Promise<Readable>
   /** Resolves with the job once it is completed, cancelled or failed. */
   waitFor(id: string): Promise<BulkJob>
+  /**
+   * Runs (or resumes, from its pending rows) a queued or running job of the store here and resolves with it when it
+   * ends or the engine closes; null when there is no such unfinished job. Used by the workers of `--redis-url`.
+   */
+  runJob(id: string): Promise<BulkJob | null>
+  /** Cancels the job if this engine runs it (a worker asked by `cancelRemote`); false when it does not. */
+  cancelLocal(id: string): Promise<boolean>
   /**
    * Stops work and timers. With a persistent store running jobs stay `running` and resume when an engine starts on
    * the store again; with the in-memory store they are cancelled (unused credits refunded).

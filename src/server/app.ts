@@ -43,6 +43,22 @@ import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyS
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
+import { createBulkQueue, type BulkQueue } from './queue/bulk-queue.js'
+import { createRedisRateLimiter } from './queue/redis-rate-limit.js'
+import { Redis } from 'ioredis'
+
+/** The Redis side of a server (`ServerOptions.queue`). */
+export interface ServerQueueOptions {
+  redisUrl: string
+  /** Key prefix of the rate limits and BullMQ queues (default `riskcheck`); instances of one service share it. */
+  prefix?: string
+  /** Run the bulk and delivery workers here (default true). */
+  workers?: boolean
+  /** BullMQ worker tuning (tests). */
+  worker?: { lockDuration?: number; stalledInterval?: number }
+  /** Scaled webhook retry delays (tests). */
+  retryDelaysMs?: readonly number[]
+}
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -63,8 +79,13 @@ export interface ServerOptions {
   anonymousRatePerSecond?: number
   /** Clock of the rate limiter in unix ms (default `Date.now`); billing and results use the riskcheck clock. */
   rateLimitNow?: () => number
-  /** The rate limiter (default: in memory, per process); `createRedisRateLimiter` shares limits between instances. */
+  /** The rate limiter (default: in memory, per process; with `queue`, the shared Redis one). */
   rateLimiter?: RateLimiter
+  /**
+   * `--redis-url` (README "Scaling out"): rate limits counted in Redis, bulk jobs and webhook deliveries distributed
+   * by BullMQ; this process runs workers unless `workers` is false (`serve --no-workers`).
+   */
+  queue?: ServerQueueOptions
   /** Largest request body in bytes (default 64 KiB). Larger → 413 INPUT_LIMIT_EXCEEDED. */
   bodyLimit?: number
   /** Base of `docs_url` in errors (default https://riskcheck.dev/docs/errors). */
@@ -173,7 +194,15 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   const clock = rc.env.ctx.now
   const nowMs = () => clock().getTime()
-  const limiter: RateLimiter = options.rateLimiter ?? createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {})
+  const q = options.queue
+  const qPrefix = q?.prefix ?? 'riskcheck'
+  const redis = q ? new Redis(q.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
+  redis?.on('error', (err) => appRef?.log.warn({ err: { message: err.message } }, 'redis error'))
+  const limiter: RateLimiter =
+    options.rateLimiter ??
+    (redis
+      ? createRedisRateLimiter({ redis, prefix: `${qPrefix}:`, onError: (err) => appRef?.log.warn({ err }, 'rate limiter: Redis failed; request let through') })
+      : createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {}))
   const secret = Promise.resolve(store.keyHashSecret())
   secret.catch(() => undefined)
   const states = new WeakMap<FastifyRequest, RequestState>()
@@ -191,6 +220,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     warn: (fields, message) => appRef?.log.warn(fields, message),
   })
   let bulk: BulkService | undefined
+  let bulkQueue: BulkQueue | undefined
   let webhooks: WebhookService | undefined
   if (sqlite) {
     try {
@@ -202,8 +232,31 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         log: () => appRef?.log,
         ...(options.webhookDeliver ? { deliver: options.webhookDeliver } : {}),
         ...(options.webhookConcurrency ? { concurrency: options.webhookConcurrency } : {}),
+        ...(q
+          ? {
+              queue: {
+                redisUrl: q.redisUrl,
+                prefix: qPrefix,
+                workers: q.workers !== false,
+                ...(q.worker ? { worker: q.worker } : {}),
+                ...(q.retryDelaysMs ? { retryDelaysMs: q.retryDelaysMs } : {}),
+              },
+            }
+          : {}),
       })
+      if (q) {
+        bulkQueue = createBulkQueue({
+          redisUrl: q.redisUrl,
+          prefix: qPrefix,
+          runJob: (owner, id) => (bulk as BulkService).runJob(owner, id),
+          cancelLocal: (owner, id) => (bulk as BulkService).cancelLocal(owner, id),
+          onError: (err) => appRef?.log.error({ err }, 'bulk queue error'),
+          ...(q.worker ? { worker: q.worker } : {}),
+        })
+      }
+      const bq = bulkQueue
       bulk = createBulkService({
+        ...(bq ? { dispatch: bq.dispatch, cancelRemote: bq.cancelRemote } : {}),
         db: sqlite.db,
         credits: sqlite,
         liveEnv: rc.env,
@@ -212,6 +265,11 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         policyOf: (orgId) => orgPolicies.current(orgId),
         ...(options.bulkConcurrency ? { concurrency: options.bulkConcurrency } : {}),
       })
+      if (bq && q?.workers !== false) {
+        bq.startWorker()
+        // Unfinished jobs get their message again (a no-op when it is queued): a lost message loses no job.
+        for (const u of bulk.unfinished()) bq.dispatch(u.owner, { id: u.id }).catch((err: unknown) => appRef?.log.error({ err }, 'bulk queue error'))
+      }
     } catch (e) {
       void rc.close()
       if (ownStore) void store.close()
@@ -429,7 +487,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.addHook('onClose', async () => {
     if (purgeTimer) clearInterval(purgeTimer)
     await webhooks?.stop()
-    await bulk?.close()
+    // The bulk worker's jobs stop with the engines (what is done is written) and give their messages back.
+    if (bulkQueue) await bulkQueue.close({ stopping: bulk?.close() })
+    else await bulk?.close()
+    if (redis) await redis.quit().catch(() => redis.disconnect())
     await orgPolicies.flush()
     await rc.close()
     if (ownStore) await store.close()
