@@ -1,0 +1,174 @@
+/**
+ * Bulk jobs through BullMQ on a real Redis, with every instance on one SQLite store in this process (the store
+ * interface the PostgreSQL store implements too): a job created on an API-only instance (`serve --no-workers`) runs on
+ * a worker; that worker stops mid-run and another finishes the job — every unique input exactly once, credits exact;
+ * a job cancelled on the API instance while a worker runs it is cancelled by that worker, refunded once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Redis } from 'ioredis'
+import { createServer, type RiskcheckServer } from '../src/server/app.js'
+import { issueApiKey } from '../src/server/keys.js'
+import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
+import type { LiveCarrierRecord } from '../src/sources/phone/carrier-source.js'
+import { fakeClock } from './clock.js'
+import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
+
+const url = testRedisUrl('bulk jobs through BullMQ (test/redis-bulk-queue.test.ts)')
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const record: LiveCarrierRecord = {
+  lineType: 'mobile',
+  carrierType: 'mobile',
+  carrierName: 'Example Wireless',
+  ocn: null,
+  mcc: null,
+  mnc: null,
+  ported: false,
+  originalCarrier: null,
+  lrn: null,
+  lata: null,
+  rateCenter: null,
+}
+
+describe.skipIf(!url)('bulk jobs through BullMQ', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'riskcheck-bulk-queue-'))
+  const prefix = uniquePrefix().replace(/:$/, '')
+  const clock = fakeClock('2026-11-22T00:00:00Z')
+  const carrierCalls = new Map<string, number>()
+  let redis: Redis
+  let store: SqliteStore
+  const open = (workers: boolean): RiskcheckServer =>
+    createServer({
+      db: store,
+      purgeIntervalMs: 0,
+      webhookIntervalMs: 0,
+      bulkConcurrency: 4,
+      queue: { redisUrl: url as string, prefix, workers, worker: { lockDuration: 1000, stalledInterval: 250 } },
+      riskcheck: {
+        now: clock.now,
+        cache: false,
+        phone: {
+          carrierSource: {
+            name: 'slow-carrier',
+            async lookup(e164) {
+              carrierCalls.set(e164, (carrierCalls.get(e164) ?? 0) + 1)
+              await sleep(3)
+              return record
+            },
+          },
+        },
+      },
+    })
+
+  beforeAll(() => {
+    redis = testRedis(url as string)
+    store = createSqliteStore(join(dir, 'rc.sqlite'))
+  })
+
+  afterAll(async () => {
+    store?.close()
+    rmSync(dir, { recursive: true, force: true })
+    if (redis) {
+      await deleteKeys(redis, `${prefix}:`)
+      await redis.quit()
+    }
+  })
+
+  async function account(credits: number) {
+    const now = clock.now().getTime()
+    const org = await store.createOrg({ name: 'Scaled', planId: 'free' }, now)
+    await store.setOrgPlan(org.id, { planId: 'free', monthlyCredits: credits, ratePerSecond: 100_000 }, now)
+    const key = (await issueApiKey(store, { orgId: org.id }, now)).secret
+    return async (app: RiskcheckServer, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => {
+      const r = await app.inject({
+        method,
+        url: path,
+        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { payload: JSON.stringify(body) } : {}),
+      })
+      return { status: r.statusCode, body: JSON.parse(r.body) }
+    }
+  }
+
+  it('a worker stops mid-job: another worker finishes it, no row lost or written twice, credits exact', async () => {
+    const call = await account(5000)
+    const api = open(false)
+    const first = open(true)
+    await Promise.all([api.ready(), first.ready()])
+    const inputs = Array.from({ length: 1000 }, (_, i) => `+1201555${String(i).padStart(4, '0')}`)
+    inputs.push('not a phone', inputs[0] as string)
+    const created = await call(api, 'POST', '/v1/bulk/jobs', { type: 'phone', inputs })
+    expect(created.status).toBe(202)
+    const id = created.body.data.id as string
+    expect(created.body.data.unique_inputs).toBe(1001)
+    expect((await call(api, 'GET', '/v1/account')).body.data.credits.total_available).toBe(5000 - 1001)
+
+    // The API instance runs nothing itself: the first worker takes the job.
+    let before: any
+    for (let i = 0; i < 1000; i++) {
+      before = (await call(api, 'GET', `/v1/bulk/jobs/${id}`)).body.data
+      if (before.processed >= 150) break
+      await sleep(10)
+    }
+    expect(before.status).toBe('running')
+    expect(before.processed).toBeLessThan(1001)
+    const second = open(true)
+    await second.ready()
+    await first.close() // writes what it did, gives the message back
+    const callsAtClose = carrierCalls.size
+
+    let job: any
+    for (let i = 0; i < 2000; i++) {
+      job = (await call(api, 'GET', `/v1/bulk/jobs/${id}`)).body.data
+      if (job.status === 'completed') break
+      await sleep(10)
+    }
+    expect(job.status).toBe('completed')
+    expect(job.processed).toBe(1001)
+    expect(carrierCalls.size).toBeGreaterThan(callsAtClose)
+
+    const rows: Array<{ input: string; credits_used: number }> = []
+    let cursor: string | null = null
+    do {
+      const page = await call(api, 'GET', `/v1/bulk/jobs/${id}/results?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
+      rows.push(...page.body.data)
+      cursor = page.body.next_cursor
+    } while (cursor)
+    expect(rows.map((r) => r.input)).toEqual(inputs.slice(0, 1001))
+    expect(rows.reduce((a, r) => a + r.credits_used, 0)).toBe(1000)
+    expect(job.credits_used).toBe(1000)
+    const acct = (await call(api, 'GET', '/v1/account')).body.data
+    expect(acct.credits.total_available).toBe(5000 - 1000)
+    expect(acct.usage.period.credits).toBe(1000)
+    await Promise.all([api.close(), second.close()])
+    // Nothing left in the queue.
+    const counts = await redis.keys(`${prefix}:bulk-jobs:*`)
+    expect(counts.filter((k) => k.endsWith(`:${id}`))).toEqual([])
+  })
+
+  it('a job cancelled on an API instance while a worker runs it: cancelled by the worker, refunded once', async () => {
+    const call = await account(3000)
+    const api = open(false)
+    const worker = open(true)
+    await Promise.all([api.ready(), worker.ready()])
+    const inputs = Array.from({ length: 2000 }, (_, i) => `+1201556${String(i).padStart(4, '0')}`)
+    const id = (await call(api, 'POST', '/v1/bulk/jobs', { type: 'phone', inputs })).body.data.id as string
+    for (let i = 0; i < 1000; i++) {
+      const j = (await call(api, 'GET', `/v1/bulk/jobs/${id}`)).body.data
+      if (j.processed >= 50) break
+      await sleep(10)
+    }
+    const cancelled = await call(api, 'DELETE', `/v1/bulk/jobs/${id}`)
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body.data.status).toBe('cancelled')
+    const used = cancelled.body.data.credits_used as number
+    expect(used).toBeGreaterThan(0)
+    expect(used).toBeLessThan(2000)
+    await sleep(100) // late answers of the worker are neither written nor charged
+    expect((await call(api, 'GET', `/v1/bulk/jobs/${id}`)).body.data).toEqual(cancelled.body.data)
+    expect((await call(api, 'GET', '/v1/account')).body.data.credits.total_available).toBe(3000 - used)
+    await Promise.all([api.close(), worker.close()])
+  })
+})
