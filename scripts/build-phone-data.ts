@@ -26,7 +26,7 @@
  *
  * Usage: npx tsx scripts/build-phone-data.ts [--resources DIR] [--zoneinfo DIR] [--out DIR]
  *   --resources  libphonenumber resources folder holding carrier/, geocoding/, timezones/
- *                (default ../shared/fixtures/libphonenumber-resources/resources)
+ *                (required: the `resources` folder of a checkout of github.com/google/libphonenumber)
  *   --zoneinfo   folder with zone.tab and tzdata.zi (default /usr/share/zoneinfo)
  *   --out        output folder (default data/phone)
  */
@@ -223,7 +223,12 @@ interface KindStats {
 }
 
 function main(): void {
-  const resources = resolve(arg('--resources', join(ROOT, '..', 'shared', 'fixtures', 'libphonenumber-resources', 'resources')))
+  const given = arg('--resources', '')
+  if (given === '') {
+    process.stderr.write('build-phone-data: --resources DIR is required (the resources folder of a github.com/google/libphonenumber checkout)\n')
+    process.exit(64)
+  }
+  const resources = resolve(given)
   const zoneinfo = resolve(arg('--zoneinfo', '/usr/share/zoneinfo'))
   const outDir = resolve(arg('--out', join(ROOT, 'data', 'phone')))
   mkdirSync(outDir, { recursive: true })

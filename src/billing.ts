@@ -1,5 +1,5 @@
 /**
- * Credits per lookup — a pure function of the spec's billing table:
+ * Credits per lookup — a pure function of the billing table (README "Caching and billing"):
  *
  * | lookup | credits |
  * |---|---|

@@ -1,10 +1,10 @@
 /**
- * Errors of the service contract. A lookup rejects only with a {@link RiskcheckError}, and only where the spec has an
+ * Errors of the service contract. A lookup rejects only with a {@link RiskcheckError}, and only where docs/api.md "Errors" has an
  * error for the situation (an input that cannot be looked up at all, a missing field, a limit). An address, number
  * or domain that fails validation is not an error: it is a result with verdict `invalid`.
  */
 
-/** Every error code of the spec, in its order. */
+/** Every error code of docs/api.md "Errors", in its order. */
 export const ERROR_CODES = [
   'INVALID_REQUEST',
   'INVALID_INPUT',
@@ -22,10 +22,10 @@ export const ERROR_CODES = [
   'MAINTENANCE',
 ] as const
 
-/** A machine-readable error code of the spec. */
+/** A machine-readable error code (docs/api.md "Errors"). */
 export type ErrorCode = (typeof ERROR_CODES)[number]
 
-/** HTTP status of each error code (decided in DESIGN.md). */
+/** HTTP status of each error code (docs/api.md "Errors"). */
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_REQUEST: 400,
   MISSING_FIELD: 400,
@@ -44,7 +44,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
 }
 
 /**
- * The one error type lookups reject with. `code` is the spec's error code, `status` its HTTP status; the HTTP
+ * The one error type lookups reject with. `code` is the documented error code, `status` its HTTP status; the HTTP
  * server maps it straight into the error envelope.
  *
  * @example

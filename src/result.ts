@@ -1,5 +1,5 @@
 /**
- * Builds the spec's lookup result (`data` of a single lookup) from a check outcome and its assessment.
+ * Builds the documented lookup result (docs/api.md "Schemas") (`data` of a single lookup) from a check outcome and its assessment.
  */
 import { randomFillSync } from 'node:crypto'
 import type { CheckOutcome } from './checks/types.js'
@@ -50,7 +50,7 @@ export interface ResultMeta {
   testMode: boolean
 }
 
-/** Assembles the result object in the spec's field order. */
+/** Assembles the result object in the documented field order. */
 export function buildResult<D>(outcome: CheckOutcome<D>, assessment: Assessment, meta: ResultMeta): LookupResult<D> {
   return {
     request: {

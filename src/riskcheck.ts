@@ -21,7 +21,7 @@ type Defs = typeof CHECKS
 /** Options of the lookup `K` (e.g. `{ smtp?, bypassCache? }` for email). */
 export type LookupOptionsOf<K extends SingleLookupType> = Defs[K] extends CheckDefinition<any, infer O, any> ? O : never
 
-/** A riskcheck instance. Every lookup resolves to the spec's result object. */
+/** A riskcheck instance. Every lookup resolves to the documented result object (docs/api.md "Schemas"). */
 export interface Riskcheck {
   /** Email address: syntax, MX, SMTP mailbox, disposable/role/free/provider, typo suggestion. */
   email(email: string, options?: LookupOptionsOf<'email'>): Promise<LookupResult<DetailsByType['email']>>

@@ -1,8 +1,8 @@
 /**
- * The documented shapes of the service (spec/service-api.md), as TypeBox schemas — one source for the TypeScript
+ * The documented shapes of the service (docs/api.md), as TypeBox schemas — one source for the TypeScript
  * types, the runtime validation in tests, the HTTP server's validation/serialization and its OpenAPI document.
  *
- * Field names are exactly the spec's (snake_case). Objects are closed (`additionalProperties: false`) so a stray
+ * Field names are exactly the documented ones (snake_case). Objects are closed (`additionalProperties: false`) so a stray
  * field is caught by validation.
  */
 import { Type, type Static, type TSchema, type TObject, type TProperties } from '@sinclair/typebox'
@@ -269,7 +269,7 @@ export interface DetailsByType {
   check: CheckDetails
 }
 
-/** The lookup result schema for one details schema (the spec's `data` of a single lookup). */
+/** The lookup result schema for one details schema (the `data` of a single lookup in docs/api.md). */
 export const lookupResultSchema = <T extends TSchema>(details: T, type?: LookupType) =>
   closed({
     request: closed({
@@ -302,7 +302,7 @@ export const RESULT_SCHEMAS = Object.fromEntries(
   Object.entries(DETAILS_SCHEMAS).map(([t, d]) => [t, lookupResultSchema(d, t as LookupType)]),
 ) as { [K in LookupType]: ReturnType<typeof lookupResultSchema<(typeof DETAILS_SCHEMAS)[K]>> }
 
-/** A lookup result (the spec's `data` of every single lookup). */
+/** A lookup result (the `data` of every single lookup in docs/api.md). */
 export interface LookupResult<D = unknown> {
   request: { id: string; type: LookupType; input: unknown; timestamp: string; processing_time_ms: number }
   metadata: {

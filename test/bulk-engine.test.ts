@@ -161,7 +161,7 @@ describe('folding and billing', () => {
 })
 
 describe('request validation', () => {
-  it('rejects bad parameters with the spec error codes', async () => {
+  it('rejects bad parameters with the documented error codes', async () => {
     const { engine } = setup({ maxInputs: 10 })
     await rejects(engine.create({ type: 'phone', inputs: [] }), 'INVALID_INPUT', 422)
     await rejects(engine.create({ type: 'phone', inputs: Array.from({ length: 11 }, (_, i) => `ok-${i}`) }), 'INPUT_LIMIT_EXCEEDED', 413)

@@ -56,7 +56,7 @@ describe('RFC 7208 test suite (static SPF check)', () => {
   for (const t of suite) {
     const override = STATIC_EXPECTATIONS[t.name]
     const expected = override ? [override.status] : [...new Set(t.results.map((r) => STATIC_STATUS[r]))]
-    it(`${t.scenario} / ${t.name} (spec ${t.spec}): RFC ${t.results.join('|')} → static ${expected.join('|')}`, async () => {
+    it(`${t.scenario} / ${t.name} (RFC 7208 ${t.spec}): RFC ${t.results.join('|')} → static ${expected.join('|')}`, async () => {
       const result = await checkSpf(createFakeDns(t.zone), t.domain)
       expect(expected).toContain(result.status)
     })

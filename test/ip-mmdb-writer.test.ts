@@ -99,7 +99,7 @@ describe('round trip through the maxmind reader', () => {
 })
 
 describe('data section types', () => {
-  it('encodes every type the spec has and the reader decodes them', () => {
+  it('encodes every type the MaxMind DB format has and the reader decodes them', () => {
     const long300 = 'x'.repeat(300)
     const long70k = 'y'.repeat(70_000)
     const rec: MmdbMap = {

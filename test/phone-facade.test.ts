@@ -41,7 +41,7 @@ afterAll(async () => {
 })
 
 describe('rc.phone / rc.phoneType', () => {
-  it('return schema-valid results, billed per the spec', async () => {
+  it('return schema-valid results, billed as documented', async () => {
     const rc = createRiskcheck({ cache: false, credits: 10 })
     const valid = await rc.phone('+44 7400 123456')
     assertValidResult(valid, 'phone')

@@ -142,7 +142,7 @@ describe('README code blocks', () => {
     expect(ALL.length).toBeGreaterThan(8)
     for (const b of ALL) expect(['ts', 'sh', 'yaml', 'console', 'text'], `README line ${b.line}`).toContain(b.lang)
     expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual(['it is the test run itself'])
-    expect(sh.map((b) => b.code.split('\n')[0]!.split(' ').slice(0, 4).join(' '))).toEqual(['npm install', 'npx riskcheck admin org'])
+    expect(sh.map((b) => b.code.split('\n')[0]!.split(' ').slice(0, 4).join(' '))).toEqual(['npm install', 'npx riskcheck admin org', 'npm install'])
   })
 
   it.each(ts.map((b) => [b.line, b] as const))('the ts block at README line %i runs and its stated values hold', async (_line, block) => {
@@ -308,6 +308,27 @@ describe('README shell blocks (loopback only)', () => {
       })
       const answer = JSON.parse(bash(lines[3]!.replace('8080', String(port)).replace('svc_live_…', key)))
       expect(answer).toMatchObject({ success: true, data: { request: { type: 'ip', input: '8.8.8.8' }, metadata: { credits_used: 1 } } })
+    } finally {
+      server.kill('SIGTERM')
+      await new Promise((r) => server.on('exit', r))
+    }
+  }, 120_000)
+
+  it('the dashboard set-up: serve with a mail relay, and /dashboard answers with its sign-in page', async () => {
+    const block = sh.find((b) => b.code.startsWith('npm install\nnpx riskcheck serve --mail-url'))!
+    const line = block.code.split('\n')[1]!.replace(/\s+# .*$/, '')
+    expect(line).toBe('npx riskcheck serve --mail-url smtp://127.0.0.1:1025')
+    const port = await freePort()
+    const env = { ...npmEnv, RISKCHECK_DB: join(dir, 'dashboard.sqlite'), RISKCHECK_OFFLINE: '1', RISKCHECK_LOG_LEVEL: 'silent', RISKCHECK_PORT: String(port) }
+    const server = spawn('bash', ['-c', `exec ${line}`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.stdout!.on('data', (d: Buffer) => d.toString().includes('listening on') && resolve())
+        server.on('exit', (code) => reject(new Error(`serve exited ${code}`)))
+      })
+      const res = await fetch(`http://127.0.0.1:${port}/dashboard`)
+      expect(res.url).toMatch(/\/dashboard\/signin$/)
+      expect(await res.text()).toContain('<h1>Sign in</h1>')
     } finally {
       server.kill('SIGTERM')
       await new Promise((r) => server.on('exit', r))

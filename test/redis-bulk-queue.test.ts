@@ -97,6 +97,10 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
     const api = open(false)
     const first = open(true)
     await Promise.all([api.ready(), first.ready()])
+    // Readiness includes Redis.
+    const ready = await api.inject({ method: 'GET', url: '/readyz' })
+    expect(ready.statusCode).toBe(200)
+    expect(JSON.parse(ready.body).checks).toContainEqual(expect.objectContaining({ name: 'redis', ok: true }))
     const inputs = Array.from({ length: 1000 }, (_, i) => `+1201555${String(i).padStart(4, '0')}`)
     inputs.push('not a phone', inputs[0] as string)
     const created = await call(api, 'POST', '/v1/bulk/jobs', { type: 'phone', inputs })

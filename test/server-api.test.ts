@@ -149,6 +149,8 @@ describe('success of every endpoint', () => {
         'GET /v1/webhook-endpoints',
         'POST /v1/webhook-endpoints/:id/rotate-secret',
         'DELETE /v1/webhook-endpoints/:id',
+        'GET /healthz',
+        'GET /readyz',
       ].sort(),
     )
   })

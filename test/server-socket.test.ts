@@ -91,8 +91,11 @@ describe('over a real socket', () => {
     }
   })
 
-  it('shuts down gracefully: the in-flight request finishes, a newcomer gets 503, then the database closes', async () => {
-    const { app, key, port } = await start('shutdown')
+  it.each([
+    ['an API request gets 503 MAINTENANCE', 'POST /v1/ip'],
+    ['the readiness probe says draining (a load balancer takes this instance out)', 'GET /readyz'],
+  ])('shuts down gracefully: the in-flight request finishes, %s, then the database closes', async (_, newcomer) => {
+    const { app, key, port } = await start(newcomer === 'GET /readyz' ? 'shutdown-probe' : 'shutdown') // a fresh store: no cached answer
     const socket = net.connect(port, '127.0.0.1')
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
     let received = ''
@@ -107,7 +110,8 @@ describe('over a real socket', () => {
     const closing = app.close()
     await new Promise((r) => setTimeout(r, 50))
     // A second request on the same (busy) connection arrives while the server is closing.
-    writeRequest(socket, '/v1/ip', key, { ip: '8.8.8.8' })
+    if (newcomer === 'GET /readyz') socket.write('GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n')
+    else writeRequest(socket, '/v1/ip', key, { ip: '8.8.8.8' })
     await closing
     await closed
 
@@ -118,8 +122,12 @@ describe('over a real socket', () => {
     const firstBody = JSON.parse(first.slice(first.indexOf('\r\n\r\n') + 4)) as { data: { details: { domain: string; mx: { found: boolean } } } }
     expect(firstBody.data.details).toMatchObject({ domain: 'slow-example.com', mx: { found: true } })
     expect(second).toMatch(/^HTTP\/1\.1 503 /)
-    expect(second).toMatch(/\r\nretry-after: \d+\r\n/i)
-    expect(second).toMatch(/"code":"MAINTENANCE"/)
+    if (newcomer === 'GET /readyz') {
+      expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 'draining' })
+    } else {
+      expect(second).toMatch(/\r\nretry-after: \d+\r\n/i)
+      expect(second).toMatch(/"code":"MAINTENANCE"/)
+    }
 
     expect((app.store as SqliteStore).db.open).toBe(false)
     await expect(fetch(`http://127.0.0.1:${port}/v1/pricing`)).rejects.toThrow()

@@ -129,4 +129,20 @@ describe('source structure', () => {
     expect(definitions(/\bwaiters\s*[:=]/).sort()).toEqual(['semaphore.ts', 'sources/smtp/pool.ts'])
     expect(definitions(/from '\.\.\/semaphore\.js'/).sort()).toEqual(['bulk/schedule.ts', 'sources/dns.ts'])
   })
+
+  it('the repository explains itself: no comment or text points at documents outside it (DESIGN.md, the spec)', () => {
+    const ROOT = fileURLToPath(new URL('..', import.meta.url))
+    const files = ['src', 'test', 'scripts', 'examples', 'bin', 'docs']
+      .flatMap((d) => allFiles(join(ROOT, d)))
+      .concat([join(ROOT, 'README.md')])
+      .filter((f) => /\.(ts|js|md|json|yaml)$/.test(f) && !f.includes(`${join('test', 'fixtures')}`) && !f.endsWith('source-structure.test.ts'))
+    expect(files.length).toBeGreaterThan(200)
+    const outside = /DESIGN\.md|service-api\.md|\.\.\/shared\/|\bthe spec\b|\bspec's\b|\(spec(?!: string)[:"\s]/i
+    const hits = files.flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (outside.test(line) ? [`${relative(ROOT, f)}:${i + 1}: ${line.trim()}`] : [])),
+    )
+    expect(hits).toEqual([])
+  })
 })

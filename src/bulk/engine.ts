@@ -37,7 +37,7 @@ import type {
 /** The check of each bulk type. */
 export type BulkChecks = Readonly<Partial<Record<BulkType, CheckDefinition<any, any, any>>>>
 
-/** Most inputs of one job (the spec's limit). */
+/** Most inputs of one job (docs/api.md, POST /v1/bulk/jobs). */
 export const MAX_BULK_INPUTS = 100_000
 /** Default lookups in flight over all jobs. */
 export const DEFAULT_BULK_CONCURRENCY = 32
@@ -65,7 +65,7 @@ const notFound = (id: unknown) =>
   new RiskcheckError('NOT_FOUND', `No bulk job ${typeof id === 'string' ? JSON.stringify(id.slice(0, 64)) : ''} (unknown, or its results expired).`, { field: 'id' })
 const invalid = (message: string, field?: string) => new RiskcheckError('INVALID_REQUEST', message, field === undefined ? {} : { field })
 
-/** True when a thrown error is temporary (worth a retry job): anything but a request error of the spec. */
+/** True when a thrown error is temporary (worth a retry job): anything but a documented request error. */
 function isTemporary(e: unknown): boolean {
   return !isRiskcheckError(e) || TEMPORARY_CODES.includes(e.code)
 }

@@ -2,7 +2,7 @@
  * Types of the bulk engine: the job and row records kept by a {@link BulkStore}, the engine's options and its API.
  *
  * A bulk job is one lookup type run over up to 100,000 inputs. Duplicates (after the check's normalization) and blank
- * inputs are folded; every unique input becomes one row, in input order. The store keeps the job object of the spec
+ * inputs are folded; every unique input becomes one row, in input order. The store keeps the documented job object (docs/api.md "BulkJob")
  * (status, counts, dates) plus what the engine needs to resume it after a restart: the credits reserved, the
  * lookup options, and each row's state.
  */
@@ -22,7 +22,7 @@ export interface BulkJobOptions {
 
 /** A job as a store keeps it. */
 export interface BulkJobRecord {
-  /** The spec's bulk job object (status, counts, dates). */
+  /** The documented bulk job object (status, counts, dates). */
   job: BulkJob
   /** Creation order, assigned by the store on insert (strictly increasing); the job list is newest (highest) first. */
   seq: number
@@ -37,7 +37,7 @@ export interface BulkJobRecord {
  */
 export type BulkRowState = 'pending' | 'done' | 'error'
 
-/** One row (one unique input) as a store keeps it: the spec's row fields plus its state. */
+/** One row (one unique input) as a store keeps it: the documented row fields plus its state. */
 export interface BulkRowRecord extends BulkResultRow {
   /** Position among the job's rows (0-based, input order of the first occurrence). */
   index: number
@@ -121,7 +121,7 @@ export interface BulkOptions {
   cancelRemote?: (id: string) => Promise<boolean>
 }
 
-/** Parameters of {@link BulkEngine.create} (the spec's POST /v1/bulk/jobs body). */
+/** Parameters of {@link BulkEngine.create} (the POST /v1/bulk/jobs body of docs/api.md). */
 export interface BulkCreateParams {
   type: BulkType
   /** 1 to 100,000 strings. */

@@ -22,7 +22,7 @@ import { emailCountry } from './email-country.js'
 import { CHECKS } from './registry.js'
 import type { CheckDefinition, CheckOutcome, Prepared } from './types.js'
 
-/** The combined check's input (the spec's POST /v1/check body, camelCased `bypassCache`). */
+/** The combined check's input (the POST /v1/check body of docs/api.md, camelCased `bypassCache`). */
 export interface CheckInput {
   email?: string | null
   ip?: string | null
@@ -35,7 +35,7 @@ export interface CheckInput {
   smtp?: boolean | null
 }
 
-/** Field limits of the combined check (spec "Limits"). */
+/** Field limits of the combined check (docs/api.md, POST /v1/check). */
 export const CHECK_LIMITS = { email: 320, ip: 64, phone: 40 } as const
 
 const FIELDS = ['email', 'ip', 'phone', 'country', 'context', 'bypassCache', 'bypass_cache', 'smtp'] as const

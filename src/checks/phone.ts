@@ -7,7 +7,7 @@
  * a `country` that is not a 2-letter region with a numbering plan is INVALID_INPUT. Letters, emoji or half a number
  * are a result with `valid: false`, not an error.
  *
- * Field choices (where the spec leaves room):
+ * Field choices (recorded in docs/decisions.md "Results"):
  * - `e164`, `national_format`, `international_format`: null unless the number is valid. Formats keep an extension
  *   (`+1 201 555 0123 ext. 12`); `e164` never has one.
  * - `country_code`: the country *calling* code as digits, without `+` (`"44"`), as E.164 names it; null when no

@@ -36,7 +36,7 @@ export interface CheckContext {
 
 /** What a check reports: facts (details + factor codes), not scores. */
 export interface CheckOutcome<D> {
-  /** Exactly the spec's details shape of the lookup. */
+  /** Exactly the documented details shape (docs/api.md "Schemas") of the lookup. */
   details: D
   /** The facts found, as codes of the vocabulary (../scoring/factors.ts). */
   factors: FactorCode[]

@@ -1,5 +1,5 @@
 /**
- * `riskcheck admin …`: the operator commands for what the spec puts in a dashboard, run against the server's
+ * `riskcheck admin …`: the operator commands for what the team dashboard also does (README "Team dashboard"), run against the server's
  * database (safe while the server runs: SQLite WAL, every change one transaction).
  *
  *   admin org create --name NAME [--plan PLAN_ID]          admin org list · admin org show ORG_ID
@@ -11,6 +11,7 @@
  *   admin events list [--org ORG_ID] [--limit N]
  *   admin webhook enable ENDPOINT_ID · admin webhook resend ENDPOINT_ID [--since ISO] · admin webhook ping ENDPOINT_ID
  *   admin webhook list --org ORG_ID · admin notices list [--limit N]
+ *   admin user list [--org ORG_ID] · admin user verify EMAIL   (dashboard accounts, src/dashboard/admin.ts)
  *   admin policy set --org ORG_ID FILE [--dry-run] [--changes N] · admin policy show --org ORG_ID ·
  *   admin policy clear --org ORG_ID   (./admin-policy.ts)
  *
@@ -45,6 +46,8 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
   webhook resend ENDPOINT_ID [--since ISO]       queue again the events the endpoint missed (same event ids)
   webhook ping ENDPOINT_ID                       queue a ping event to that endpoint (the running server sends it)
   notices list [--limit N]                       operator notices (endpoints disabled after a day of failures), newest first
+  user list [--org ORG_ID]                       dashboard accounts with their teams and roles
+  user verify EMAIL                              mark a dashboard account's address verified (live keys allowed)
   policy set --org ORG_ID FILE [--dry-run] [--changes N]
                                                  backtest the policy file over the org's answers of the last 7 days
                                                  (transition matrix, changed inputs), then apply it from the org's
@@ -205,6 +208,15 @@ async function run(store: Store, group: string, action: string, positionals: str
     }
   }
   if (group === 'webhook') return runWebhook(store as SqliteStore, action, positionals, values, nowMs)
+  if (group === 'user') {
+    const { runDashboardUser } = await import('../dashboard/admin.js')
+    try {
+      return await runDashboardUser(store, action, positionals, values, nowMs)
+    } catch (e) {
+      if (e instanceof TypeError) throw new UsageError(e.message)
+      throw e
+    }
+  }
   if (group === 'policy') {
     const { runOrgPolicy } = await import('./admin-policy.js')
     return runOrgPolicy(store, action, positionals, values, nowMs, org)

@@ -5,7 +5,7 @@
  *
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level info]
  *                   [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
- *                   [--unsafe-allow-loopback-webhooks] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
+ *                   [--unsafe-allow-loopback-webhooks] [--mail-url smtp://HOST:PORT] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
  *
  * `--policy FILE` applies a scoring policy file (JSON or YAML) to every request of every org without a policy of its
  * own (`riskcheck admin policy set`, which wins); its version id is printed with the listening address. `--refresh-data EVERY` runs `riskcheck data update` inside the server.
@@ -25,8 +25,9 @@ const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--d
 
 Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age, /v1/domain/email-auth,
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
-/v1/pricing, /v1/openapi.json) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
-Create an org and a key first: riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
+/v1/pricing, /v1/openapi.json; probes GET /healthz and /readyz) until SIGINT or SIGTERM. Webhook deliveries and bulk jobs run in this process.
+The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard. Or create an org and a key with
+riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,
 from the org's next request; no restart).
 
@@ -40,6 +41,8 @@ from the org's next request; no restart).
                       RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS=1
                                                      let webhook endpoints and deliveries use http://127.0.0.1 (tests and
                                                      local development only; never in production)
+  --mail-url URL      RISKCHECK_MAIL_URL             SMTP relay of the dashboard's mails (smtp://host:port, smtps://user:pass@host,
+                                                     ?from=ADDR); without it verification and invite mails are not sent
   lookup flags        RISKCHECK_<FLAG>               e.g. RISKCHECK_OFFLINE=1, RISKCHECK_DNS_SERVER=1.1.1.1,9.9.9.9,
                                                      RISKCHECK_SMTP_PORT=2525, RISKCHECK_HELO=mx.example.org
 A flag wins over its variable. Booleans read 1/true/yes/on or 0/false/no/off.
@@ -125,6 +128,14 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       if (refreshEvery === null || refreshEvery < 60_000) throw new UsageError(`--refresh-data must be a duration of at least 1m, e.g. 6h or 30m (got ${String(values['refresh-data'])})`)
       if (!riskcheck.dataDir) throw new UsageError('--refresh-data needs --data-dir DIR (or RISKCHECK_DATA_DIR)')
     }
+    if (values['mail-url'] !== undefined) {
+      const { parseMailUrl } = await import('../dashboard/mail.js')
+      try {
+        parseMailUrl(String(values['mail-url']))
+      } catch (e) {
+        throw new UsageError(`--mail-url: ${messageOf(e)}`)
+      }
+    }
     for (const item of (values['data-source'] as string[] | undefined) ?? []) {
       const eq = item.indexOf('=')
       const name = eq > 0 ? item.slice(0, eq) : ''
@@ -153,6 +164,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
         db,
         riskcheck,
         ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
+        ...(values['mail-url'] !== undefined ? { dashboard: { mailUrl: String(values['mail-url']) } } : {}),
         logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
       })
       await app.listen({ host, port })

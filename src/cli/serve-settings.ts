@@ -4,7 +4,7 @@
  *
  *   --host / RISKCHECK_HOST (or HOST) · --port / RISKCHECK_PORT (or PORT) · --db / RISKCHECK_DB ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
- *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
+ *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
  *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
  *
  * Booleans read 1/true/yes/on or 0/false/no/off.
@@ -22,6 +22,7 @@ export const SERVE_FLAGS: Options = {
   json: { type: 'boolean' },
   'log-level': { type: 'string' },
   'unsafe-allow-loopback-webhooks': { type: 'boolean' },
+  'mail-url': { type: 'string' },
   'refresh-data': { type: 'string' },
   'data-source': { type: 'string', multiple: true },
 }

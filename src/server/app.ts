@@ -43,8 +43,12 @@ import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyS
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
+import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
+import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
+import { readiness, storeChecks, type ReadinessCheck } from './health.js'
 import { createBulkQueue, type BulkQueue } from './queue/bulk-queue.js'
 import { createRedisRateLimiter } from './queue/redis-rate-limit.js'
+import { redisReadyCheck } from './queue/redis-health.js'
 import { Redis } from 'ioredis'
 
 /** The Redis side of a server (`ServerOptions.queue`). */
@@ -69,7 +73,7 @@ export interface ServerOptions {
    * `cache` is given, the result cache is the store's persistent one (7 days).
    */
   riskcheck?: RiskcheckOptions
-  /** The plan catalogue (default: the store's, seeded with DESIGN.md's defaults). Replaces the stored plans. */
+  /** The plan catalogue (default: the store's, seeded with the default plans of README "HTTP API server"). Replaces the stored plans. */
   plans?: Plan[]
   /** Products listed by GET /v1/pricing (default: every lookup with its credit cost). */
   products?: Product[]
@@ -127,6 +131,13 @@ export interface ServerOptions {
    * store's tables when `db` is SQLite, else in memory (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
+  /**
+   * Readiness checks GET /readyz runs besides the store's own (`database`, `migrations`): e.g. a queue or cache the
+   * embedding application depends on. Each has a time limit of 2 s.
+   */
+  readinessChecks?: ReadinessCheck[]
+  /** The team dashboard at /dashboard (README "Dashboard"): its options, or false for none. Default: on. */
+  dashboard?: DashboardOptions | false
 }
 
 /** The server: a Fastify instance plus its store and riskcheck instance. */
@@ -137,6 +148,8 @@ export type RiskcheckServer = FastifyInstance & {
   readonly bulk: BulkService | undefined
   /** Webhook endpoints, outbox and delivery worker (undefined when `db` is a store other than SQLite). */
   readonly webhooks: WebhookService | undefined
+  /** The dashboard at /dashboard (undefined when `dashboard: false`). */
+  readonly dashboard: Dashboard | undefined
 }
 
 interface RequestState {
@@ -146,6 +159,8 @@ interface RequestState {
 
 interface RouteConfig {
   scope?: Scope | null
+  /** GET /healthz, GET /readyz: no key, no rate limit, answered while draining */
+  probe?: boolean
 }
 
 const isNamed = (r: NamedSchema | RouteDef['response']): r is NamedSchema =>
@@ -277,6 +292,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     }
   }
 
+  const readinessChecks = [...storeChecks(store), ...(redis ? [redisReadyCheck(redis)] : []), ...(options.readinessChecks ?? [])]
   const ctx: ServerContext = {
     store,
     riskcheck: rc,
@@ -293,6 +309,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
     },
     openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, options.publicUrl ? { serverUrl: options.publicUrl } : {})),
+    readiness: () => readiness(readinessChecks, rc.dataStatus(), { draining: closing }),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
@@ -338,7 +355,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('Cache-Control', 'no-store')
-    const scope = (request.routeOptions.config as RouteConfig | undefined)?.scope
+    const config = request.routeOptions.config as RouteConfig | undefined
+    // probes answer whatever the load (no rate limit) and while draining (/readyz then says `draining`)
+    if (config?.probe) return
+    const scope = config?.scope
     if (closing || options.maintenance?.()) {
       void reply.headers(rateLimitHeaders(await limiter.hit(`ip:${request.ip}`, anonRate, 'ip')))
       if (closing) void reply.header('Connection', 'close')
@@ -408,7 +428,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   const methods = createMethodTable()
   for (const route of ROUTES) {
-    const config: RouteConfig = { scope: route.scope }
+    const config: RouteConfig = { scope: route.scope, ...(route.probe ? { probe: true } : {}) }
     const payload = isNamed(route.response) ? route.response.schema : route.response
     const success = route.envelope === false ? payload : Type.Object({ success: Type.Literal(true), data: payload })
     app.route({
@@ -420,7 +440,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         ...(route.body ? { body: route.body } : {}),
         ...(route.query ? { querystring: route.query } : {}),
         ...(route.params ? { params: route.params } : {}),
-        response: { [route.status]: success, '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
+        response: { [route.status]: success, ...(route.probe ? { 503: success } : {}), '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
       },
       // Before the body is read: a compressed body is refused, whatever its size.
       preParsing: async (request: FastifyRequest) => refuseEncodedBody(request),
@@ -434,6 +454,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         : {}),
       ...(route.method === 'POST' ? { preHandler: idempotency } : {}),
       handler: async (request, reply) => {
+        void reply.code(route.status) // a handler may answer another status (GET /readyz: 503)
         const data = await route.handler({
           body: request.body,
           query: request.query,
@@ -443,12 +464,16 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
           reply,
           ctx,
         })
-        void reply.code(route.status)
         return route.envelope === false ? data : { success: true, data }
       },
     })
     methods.add(route.url, route.method)
   }
+
+  const dashboard =
+    options.dashboard === false
+      ? undefined
+      : registerDashboard(app, ctx, { ...options.dashboard, ...(sqlite ? { defaultTeamStore: () => createSqliteTeamStore(sqlite.db) } : {}) })
 
   app.setNotFoundHandler((request, reply) => {
     const path = (request.url.split('?')[0] ?? '/').slice(0, 2048)
@@ -492,6 +517,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     else await bulk?.close()
     if (redis) await redis.quit().catch(() => redis.disconnect())
     await orgPolicies.flush()
+    await dashboard?.close()
     await rc.close()
     if (ownStore) await store.close()
   })
@@ -500,6 +526,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   app.decorate('riskcheck', { getter: () => rc })
   app.decorate('bulk', { getter: () => bulk })
   app.decorate('webhooks', { getter: () => webhooks })
+  app.decorate('dashboard', { getter: () => dashboard })
   return app as unknown as RiskcheckServer
 }
 

@@ -16,9 +16,10 @@ const AUTHED: ErrorCode[] = ['UNAUTHORIZED', 'ACCOUNT_SUSPENDED', 'FORBIDDEN_SCO
 /** Codes of routes with a JSON body. */
 const WITH_BODY: ErrorCode[] = ['INVALID_REQUEST', 'MISSING_FIELD', 'INPUT_LIMIT_EXCEEDED']
 
-/** Every error code a route can answer with, in the spec's order. */
+/** Every error code a route can answer with, in the order of docs/api.md "Errors". */
 export function routeErrorCodes(route: RouteDef): ErrorCode[] {
-  const codes = new Set<ErrorCode>([...COMMON, ...route.errors])
+  // probes (GET /healthz, /readyz) are never rate limited nor refused while draining
+  const codes = new Set<ErrorCode>([...(route.probe ? [] : COMMON), ...route.errors])
   if (route.scope !== null) AUTHED.forEach((c) => codes.add(c))
   if (route.body) WITH_BODY.forEach((c) => codes.add(c))
   if (route.method === 'POST') {
@@ -116,12 +117,15 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
       })
     }
 
+    const rateHeaders = route.probe ? {} : RATE_HEADERS
     const responses: Record<string, unknown> = {
       [String(route.status)]: {
         description: route.summary,
-        headers: RATE_HEADERS,
+        ...(route.probe ? {} : { headers: RATE_HEADERS }),
         content: { [route.contentType ?? 'application/json']: { schema: success } },
       },
+      // a probe answers 503 with the same body when it is not ready (GET /readyz)
+      ...(route.probe ? { 503: { description: 'Not ready, or draining: the body says which check failed.', content: { 'application/json': { schema: success } } } } : {}),
     }
     const byStatus = new Map<number, ErrorCode[]>()
     for (const code of routeErrorCodes(route)) {
@@ -129,7 +133,7 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
       byStatus.set(status, [...(byStatus.get(status) ?? []), code])
     }
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-      const headers: Record<string, unknown> = { ...RATE_HEADERS }
+      const headers: Record<string, unknown> = { ...rateHeaders }
       if (status === 429 || codes.includes('MAINTENANCE')) {
         headers['Retry-After'] = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } }
       }

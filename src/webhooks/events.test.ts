@@ -48,7 +48,7 @@ describe('event builders', () => {
     for (const e of events) expect(schemaErrors(EventPayloadSchema, e), e.type).toEqual([])
   })
 
-  it('has the spec envelope: evt_ id, type, unix-second created, api_version "1", org_id', () => {
+  it('has the documented envelope: evt_ id, type, unix-second created, api_version "1", org_id', () => {
     for (const e of events) {
       expect(e.id).toMatch(/^evt_[0-9a-f]{24}$/)
       expect(e.created).toBe(Math.floor(now.getTime() / 1000))

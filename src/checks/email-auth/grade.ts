@@ -1,5 +1,5 @@
 /**
- * The email-authentication grade (DESIGN.md, `grade` row): points (DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5) give a
+ * The email-authentication grade (README "Email authentication and its grade"): points (DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5) give a
  * letter, then caps lower it: SPF `+all` → F; no DMARC → at most D; DMARC `p=none` or an SPF permerror → at most C;
  * `p=quarantine` or no DKIM found → at most B; A+ needs `p=reject` at pct 100, SPF `-all`, DKIM and BIMI.
  *
@@ -46,7 +46,7 @@ export interface GradeFacts {
   bimi: Tristate
 }
 
-/** Points of each part (DESIGN.md: DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5). */
+/** Points of each part (README rubric: DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5). */
 export interface GradePoints {
   dmarc: number
   spf: number
@@ -243,7 +243,7 @@ function describe(f: GradeFacts, caps: GradeCapId[]): string[] {
 }
 
 /**
- * Grades the facts with the DESIGN.md rubric. Pure.
+ * Grades the facts with the README rubric. Pure.
  *
  * @example
  * gradeEmailAuth({ mx: 'yes', spf: 'ok', spfRecordValid: true, spfPolicy: 'fail', spfPassAllViaInclude: false,

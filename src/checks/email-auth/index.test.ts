@@ -68,7 +68,7 @@ describe('emailAuthCheck.run', () => {
     'default._bimi.corp.example': { TXT: ['v=BIMI1; l=https://corp.example/logo.svg'] },
   }
 
-  it('produces every field of the spec details, grade A+, no factors', async () => {
+  it('produces every documented field of the details, grade A+, no factors', async () => {
     const o = await run(good, 'corp.example')
     expect(o.details).toEqual({
       domain: 'corp.example',

@@ -1,7 +1,7 @@
 /**
  * The email-authentication lookup (`rc.emailAuth(input)`, `POST /v1/domain/email-auth`, `riskcheck email-auth`):
  * MX, SPF (with RFC 7208 lookup counting), DMARC (with organizational-domain fallback), DKIM (common selectors),
- * BIMI, and a letter grade from the DESIGN.md rubric (./grade.ts).
+ * BIMI, and a letter grade from the rubric of README "Email authentication and its grade" (./grade.ts).
  *
  * The input may be a domain, a URL or an email address; the HOST itself is checked (mail from `x@eu.corp.com` is
  * authenticated at `eu.corp.com`), DMARC and BIMI fall back to the organizational domain (`corp.com`). An input with
@@ -49,7 +49,7 @@ export interface EmailAuthInput {
   orgDomain: string | null
 }
 
-/** Everything one lookup found, beyond the spec's details (for tests, the CLI's verbose mode and benchmarks). */
+/** Everything one lookup found, beyond the documented details (for tests, the CLI's verbose mode and benchmarks). */
 export interface EmailAuthReport {
   host: string
   orgDomain: string | null
@@ -63,7 +63,7 @@ export interface EmailAuthReport {
 
 /**
  * Runs every part of the lookup against a DNS source and grades it. Never rejects for DNS reasons (failures are
- * statuses); use {@link emailAuthCheck} for the spec-shaped outcome.
+ * statuses); use {@link emailAuthCheck} for the documented outcome.
  *
  * @example
  * const report = await inspectEmailAuth(dns, 'eu.corp.com', 'corp.com')
@@ -113,7 +113,7 @@ function factsOf(
   }
 }
 
-/** Turns a report into the spec's details, the factor codes and the partial flag. */
+/** Turns a report into the documented details, the factor codes and the partial flag. */
 export function outcomeOfReport(report: EmailAuthReport): CheckOutcome<EmailAuthDetails> {
   const { spf, dmarc, dkim, bimi, grade } = report
   const factors: FactorCode[] = []

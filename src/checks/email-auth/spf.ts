@@ -257,7 +257,7 @@ function isTopLabel(label: string): boolean {
 
 /**
  * Validates a domain-spec (RFC 7208 §7.1, plus the label rules of §4.3 for names without macros): returns an
- * error message or null, and whether the spec contains a macro.
+ * error message or null, and whether the domain-spec (RFC 7208 section 7.1) contains a macro.
  */
 function checkDomainSpec(spec: string): { error: string | null; hasMacro: boolean } {
   if (spec.length === 0) return { error: 'empty domain-spec', hasMacro: false }

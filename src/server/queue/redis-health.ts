@@ -1,47 +1,26 @@
 /**
- * The Redis check of `GET /readyz` with `--redis-url`: a PING answered within the timeout. It reports only whether
- * Redis answered (and the error code), never the URL or its password.
+ * The `redis` check of `GET /readyz` with `--redis-url` (the server adds it; `./health.ts` runs it with its time
+ * limit): a PING answered. It reports whether Redis answered and the error code, never the URL or its password.
  */
 import type { Redis } from 'ioredis'
-
-/** The outcome of one readiness check. */
-export interface ReadyCheckResult {
-  ok: boolean
-  /** Why not, without secrets (e.g. `timeout`, `ECONNREFUSED`). */
-  error?: string
-}
-
-/** A named readiness check (the shape `/readyz` takes pluggable checks in). */
-export interface ReadyCheck {
-  name: string
-  check(): Promise<ReadyCheckResult>
-}
+import type { ReadinessCheck } from '../health.js'
 
 /**
  * The Redis readiness check over a client of the process.
  *
  * @example
- * const ready = redisReadyCheck(redis) // { name: 'redis', check: () => Promise<{ ok: true }> }
+ * createServer({ readinessChecks: [redisReadyCheck(redis)] })
  */
-export function redisReadyCheck(redis: Redis, timeoutMs = 1000): ReadyCheck {
+export function redisReadyCheck(redis: Redis): ReadinessCheck {
   return {
     name: 'redis',
-    async check() {
-      let timer: NodeJS.Timeout | undefined
-      const timeout = new Promise<ReadyCheckResult>((resolve) => {
-        timer = setTimeout(() => resolve({ ok: false, error: 'timeout' }), timeoutMs)
-        timer.unref?.()
-      })
+    async run() {
       try {
-        return await Promise.race([
-          redis.ping().then((pong): ReadyCheckResult => (pong === 'PONG' ? { ok: true } : { ok: false, error: 'unexpected_reply' })),
-          timeout,
-        ])
+        const pong = await redis.ping()
+        return pong === 'PONG' ? { ok: true } : { ok: false, message: 'unexpected reply to PING' }
       } catch (err) {
         const code = (err as { code?: unknown }).code
-        return { ok: false, error: typeof code === 'string' ? code : 'error' }
-      } finally {
-        clearTimeout(timer)
+        return { ok: false, message: `Redis unreachable (${typeof code === 'string' ? code : 'connection closed'})` }
       }
     },
   }

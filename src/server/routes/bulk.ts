@@ -20,7 +20,7 @@ function pageQuery(query: { cursor?: string; limit?: unknown }): { cursor: strin
   return { cursor: query.cursor ?? null, ...(query.limit !== undefined ? { limit: Number(query.limit) } : {}) }
 }
 
-/** A page as the list envelope of DESIGN.md: `{ success, data, next_cursor }`. */
+/** A page as the list envelope of docs/api.md "Conventions": `{ success, data, next_cursor }`. */
 function listEnvelope<T>(page: { data: T[]; next_cursor: string | null }) {
   return { success: true as const, data: page.data, next_cursor: page.next_cursor }
 }

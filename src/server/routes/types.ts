@@ -13,6 +13,7 @@ import type { RequestAuth } from '../auth.js'
 import type { BulkService } from '../bulk-service.js'
 import type { OrgLedger } from '../ledger.js'
 import type { Plan, Product } from '../plans.js'
+import type { Readiness } from '../health.js'
 import type { Store } from '../store/types.js'
 import type { WebhookService } from '../webhook-service.js'
 
@@ -33,6 +34,8 @@ export interface ServerContext {
   recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): void
   /** The OpenAPI document (built once). */
   openapi(): Record<string, unknown>
+  /** Runs the readiness checks (GET /readyz). */
+  readiness(): Promise<Readiness>
   /** Bulk jobs (absent when the store is not the SQLite one). */
   bulk?: BulkService
   /** Webhook endpoints and deliveries (absent when the store is not the SQLite one). */
@@ -76,8 +79,13 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   tags: string[]
   /** The scope a key needs; null = public (no Authorization). */
   scope: Scope | null
-  /** Success status (DESIGN.md: 200 reads and lookups, 201 created, 202 accepted jobs). */
+  /** Success status (docs/api.md "Conventions": 200 reads and lookups, 201 created, 202 accepted jobs). */
   status: 200 | 201 | 202
+  /**
+   * A probe for load balancers and orchestrators (GET /healthz, GET /readyz): outside /v1, no key, no rate limit,
+   * answered while the server drains; its success schema also describes its 503 answer (not ready).
+   */
+  probe?: boolean
   /** false: the payload is sent as is (GET /v1/pricing, GET /v1/openapi.json); default true: `{ success, data }`. */
   envelope?: boolean
   /** The JSON body; every POST route has one ({@link EmptyBody} when it takes no fields). */

@@ -16,10 +16,10 @@ import { validateWebhookUrl } from '../../webhooks/ssrf.js'
 import type { StoredEndpoint } from '../store/delivery-store.js'
 import { defineRoute, EmptyBody, type RouteDef, type ServerContext } from './types.js'
 
-/** Most endpoints of one org (spec: at most 10). */
+/** Most endpoints of one org (docs/api.md: at most 10). */
 export const MAX_WEBHOOK_ENDPOINTS = 10
 
-/** The endpoint object of the spec; the secret only when given (create and rotate). */
+/** The webhook endpoint object (docs/api.md); the secret only when given (create and rotate). */
 export function endpointView(e: StoredEndpoint, secret?: string): WebhookEndpoint {
   return {
     id: e.id,

@@ -158,12 +158,13 @@ function applyMigrations(db: Database.Database, migrations: Migration[]): void {
  */
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
   const db = new Database(path)
+  const migrations = [...MIGRATIONS, ...(options.migrations ?? [])]
   try {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
-    applyMigrations(db, [...MIGRATIONS, ...(options.migrations ?? [])])
+    applyMigrations(db, migrations)
     db.transaction(() => {
       db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('key_hash_secret', ?)`).run(randomBytes(32).toString('hex'))
       const plans = db.prepare('SELECT COUNT(*) AS n FROM plans').get() as { n: number }
@@ -173,7 +174,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     db.close()
     throw e
   }
-  return buildStore(db, path)
+  return buildStore(db, path, migrations.length)
 }
 
 function insertPlans(db: Database.Database, plans: readonly Plan[]): void {
@@ -185,7 +186,7 @@ function insertPlans(db: Database.Database, plans: readonly Plan[]): void {
   plans.forEach((p, position) => stmt.run({ ...p, position }))
 }
 
-function buildStore(db: Database.Database, path: string): SqliteStore {
+function buildStore(db: Database.Database, path: string, expectedVersion: number): SqliteStore {
   const secret = (db.prepare(`SELECT value FROM meta WHERE key = 'key_hash_secret'`).get() as { value: string }).value
   const q = {
     org: db.prepare('SELECT * FROM orgs WHERE id = ?'),
@@ -514,6 +515,11 @@ function buildStore(db: Database.Database, path: string): SqliteStore {
     },
     purgeExpired(nowMs) {
       return db.transaction(() => q.purgeCache.run(nowMs).changes + q.purgeIdem.run(nowMs).changes).immediate()
+    },
+    probe() {
+      // a real read of the file (not a cached value): throws when the store is closed or the file is unreadable
+      const schemaVersion = db.pragma('user_version', { simple: true }) as number
+      return { schemaVersion, expectedVersion }
     },
     close() {
       if (closed) return

@@ -176,5 +176,18 @@ export interface Store {
 
   /** Deletes expired cache entries and idempotency records. Returns how many rows went. */
   purgeExpired(nowMs: number): Awaitable<number>
+  /**
+   * A readiness probe (GET /readyz): one real round trip to the database and the schema version it holds against
+   * the one this code expects. Throws when the database cannot be reached. Optional for stores that have no schema.
+   */
+  probe?(): Awaitable<StoreProbe>
   close(): Awaitable<void>
+}
+
+/** What {@link Store.probe} found. */
+export interface StoreProbe {
+  /** The schema version the database holds. */
+  schemaVersion: number
+  /** The schema version this code expects (its migrations). */
+  expectedVersion: number
 }

@@ -143,7 +143,7 @@ describe('record projections', () => {
     expect(readNetwork({ traits: { connection_type: 'Cellular', user_type: 'residential' } }).connection_type).toBe('mobile')
   })
 
-  it('connection types map to the spec vocabulary', () => {
+  it('connection types map to the documented vocabulary', () => {
     expect(['Cable/DSL', 'Cellular', 'Corporate', 'Dialup', 'Satellite', 'Other', 42].map(mapConnectionType)).toEqual([
       'residential',
       'mobile',

@@ -14,7 +14,7 @@
  * No regular expressions run on the input: one linear pass over at most {@link MAX_IP_INPUT_LENGTH} characters.
  */
 
-/** Longest input (UTF-16 code units, before trimming) that is parsed at all; the spec allows 1 to 64 characters. */
+/** Longest input (UTF-16 code units, before trimming) that is parsed at all; the API allows 1 to 64 characters (docs/api.md). */
 export const MAX_IP_INPUT_LENGTH = 64
 
 /** An IPv4 address. */

@@ -14,7 +14,7 @@ import type { LineType } from '../../schema.js'
  * `routing.lrn/lata`, `location.rate_center`, and `line_type`.
  */
 export interface LiveCarrierRecord {
-  /** The line type in the spec's vocabulary; null: the source did not tell (the numbering plan's answer stays). */
+  /** The line type in the documented vocabulary; null: the source did not tell (the numbering plan's answer stays). */
   lineType: LineType | null
   /** The source's own word for the line/carrier type (e.g. Twilio's `nonFixedVoip`) → `carrier.type`. */
   carrierType: string | null

@@ -17,14 +17,14 @@ import { invalidInput, missingField } from '../../errors.js'
 import { formatPhone } from './format.js'
 import type { LineType } from '../../schema.js'
 
-/** Longest phone input accepted, in characters (Unicode code points), per the spec (1 to 40 characters). */
+/** Longest phone input accepted, in characters (Unicode code points), as documented (docs/api.md: 1 to 40 characters). */
 export const MAX_PHONE_LENGTH = 40
 
-/** The country used for numbers written without `+` when none is given (spec: default US). */
+/** The country used for numbers written without `+` when none is given (README "Phone and phone line type": default US). */
 export const DEFAULT_PHONE_COUNTRY: CountryCode = 'US'
 
 /**
- * How libphonenumber's numbering-plan types map to the spec's `line_type` vocabulary
+ * How libphonenumber's numbering-plan types map to the documented `line_type` vocabulary (README "Phone and phone line type")
  * (mobile, landline, voip, toll_free, premium, unknown):
  *
  * | libphonenumber type | line_type | why |
@@ -92,7 +92,7 @@ export interface PhoneAnalysis {
   region: CountryCode | null
   /** libphonenumber's type (`MOBILE`, `FIXED_LINE_OR_MOBILE`, …); null unless valid. */
   planType: PhoneNumberType | null
-  /** The type in the spec's vocabulary ({@link LINE_TYPE_BY_PLAN_TYPE}). */
+  /** The type in the documented vocabulary ({@link LINE_TYPE_BY_PLAN_TYPE}). */
   lineType: LineType
 }
 

@@ -1,0 +1,128 @@
+/**
+ * What every dashboard page handler gets: the service context (the same store and services the HTTP API routes
+ * use), the dashboard's own {@link TeamStore}, the mailer, and helpers to authorise a request by team and role.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ServerContext } from '../server/routes/types.js'
+import type { OrgRecord } from '../server/store/types.js'
+import { layout, type Html, type LayoutContext } from './html.js'
+import type { Mailer } from './mail.js'
+import type { MembershipRecord, Role, SessionRecord, TeamStore, UserRecord } from './store/types.js'
+
+/** A refusal rendered as an HTML page with its status (404 for anything outside the caller's teams). */
+export class DashboardError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export const notFound = () => new DashboardError(404, 'Not found.')
+
+/** Role order: an owner may do what an admin may, an admin what a developer may. */
+const RANK: Record<Role, number> = { developer: 1, admin: 2, owner: 3 }
+export const atLeast = (role: Role, min: Role) => RANK[role] >= RANK[min]
+
+/** The signed-in person of a request. */
+export interface Viewer {
+  user: UserRecord
+  session: SessionRecord
+}
+
+/** A signed-in member looking at one of their teams. */
+export interface TeamView extends Viewer {
+  org: OrgRecord
+  member: MembershipRecord
+  teams: Array<{ id: string; name: string }>
+  /** `/dashboard/t/<org id>` */
+  base: string
+}
+
+export interface Dash {
+  svc: ServerContext
+  teams: TeamStore
+  mailer: Mailer
+  nowMs(): number
+  log(): { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void } | undefined
+  /** The session's viewer or null. */
+  viewer(request: FastifyRequest): Promise<Viewer | null>
+  /** The viewer as a member of `orgId` with at least `min`; 404 for a team they are not in, 403 for a lower role. */
+  team(request: FastifyRequest, orgId: string, min?: Role): Promise<TeamView>
+  /** Sends a page. */
+  page(reply: FastifyReply, ctx: LayoutContext, body: Html, status?: number): FastifyReply
+  /** The page context of a team view. */
+  teamLayout(v: TeamView, title: string, nav: string, flash?: LayoutContext['flash']): LayoutContext
+  /** The origin links in mails point at (the configured public URL, else the request's). */
+  origin(request: FastifyRequest): string
+  /** Starts a signed-in session (sets the cookie). */
+  signIn(reply: FastifyReply, request: FastifyRequest, userId: string): Promise<void>
+}
+
+export const SESSION_COOKIE = 'rc_session'
+export const PRE_COOKIE = 'rc_pre'
+
+export const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex')
+export const randomToken = () => randomBytes(32).toString('base64url')
+
+/** Constant-time string equality. */
+export function sameToken(a: string | undefined, b: string | undefined): boolean {
+  if (typeof a !== 'string' || typeof b !== 'string' || a === '' || b === '') return false
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/** A form body as a record of strings (repeated fields as arrays). */
+export type Form = Record<string, string | string[] | undefined>
+
+/** One field of a form as a trimmed string ('' when absent). */
+export function field(body: unknown, name: string): string {
+  const v = (body as Form | undefined)?.[name]
+  const s = Array.isArray(v) ? v[0] : v
+  return typeof s === 'string' ? s.trim() : ''
+}
+
+/** A repeated field (checkboxes) as a list. */
+export function fields(body: unknown, name: string): string[] {
+  const v = (body as Form | undefined)?.[name]
+  return (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((s): s is string => typeof s === 'string')
+}
+
+export { layout }
+
+/** Fixed messages of `?done=` after a redirect (never text from the URL itself). */
+const DONE: Record<string, string> = {
+  signup: 'Your team is ready. We sent a verification link to your email address.',
+  resent: 'We sent a new verification link.',
+  revoked: 'The key is revoked; requests with it fail from now on.',
+  invited: 'Invitation sent.',
+  role: 'Role changed.',
+  removed: 'Member removed.',
+  joined: 'You joined the team.',
+  enabled: 'The endpoint is enabled again.',
+  resend: 'Missed deliveries are queued again.',
+  ping: 'A ping event is queued for this endpoint.',
+  deleted: 'Deleted.',
+  cancelled: 'The job is cancelled.',
+  finished: 'The job had finished before it could be cancelled.',
+  retried: 'The failed rows are queued again.',
+  created: 'Created.',
+  uninvited: 'Invitation withdrawn.',
+}
+
+/** The flash message of a `?done=` code, if it is one of ours. */
+export function doneFlash(query: unknown): { kind: 'ok'; text: string } | undefined {
+  const code = (query as { done?: unknown } | undefined)?.done
+  const text = typeof code === 'string' ? DONE[code] : undefined
+  return text ? { kind: 'ok', text } : undefined
+}
+
+/** `s` without trailing slashes (a loop, not a regex: `/\/+$/` backtracks on long runs of slashes). */
+export function trimSlashes(s: string): string {
+  let end = s.length
+  while (end > 0 && s[end - 1] === '/') end--
+  return s.slice(0, end)
+}

@@ -1,0 +1,140 @@
+/**
+ * Bulk jobs page: upload a CSV or paste inputs, pick the type and mode, watch progress live (app.js polls
+ * jobs.json), cancel, retry, download the results CSV. Every action is the API's bulk route run as the team
+ * (test jobs with test answers and no credits, live jobs billed to the team), so limits and messages are the API's.
+ *
+ * Inputs: one a line; a CSV's first column (quotes removed); a first line that names the column (`email`,
+ * `input` …) is skipped.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { RiskcheckError } from '../../errors.js'
+import { BULK_TYPES, type BulkJob } from '../../schema.js'
+import { BULK_BODY_LIMIT } from '../../server/routes/bulk.js'
+import { apiMessage, callApi } from '../api.js'
+import { doneFlash, field, DashboardError, type Dash, type TeamView } from '../context.js'
+import { csrfField, html, when } from '../html.js'
+
+type Req = FastifyRequest<{ Params: { org: string; mode?: string; id?: string }; Querystring: { done?: string } }>
+type Mode = 'live' | 'test'
+const HEADER = /^(input|inputs|value|email|emails|phone|phones|phone_type|ip|ips|domain|domains|domain_age|email_auth)$/i
+
+/** The inputs of a pasted list or CSV text. */
+export function parseInputs(text: string): string[] {
+  const lines = text.split(/\r?\n/).map((l) => {
+    const t = l.trim()
+    if (t.startsWith('"')) {
+      const end = t.indexOf('"', 1)
+      return end > 0 ? t.slice(1, end) : t.slice(1)
+    }
+    const comma = t.indexOf(',')
+    return (comma >= 0 ? t.slice(0, comma) : t).trim()
+  })
+  if (lines.length > 0 && HEADER.test(lines[0]!)) lines.shift()
+  return lines.filter((l) => l !== '')
+}
+
+const progressTotal = (j: BulkJob) => Math.max(1, j.unique_inputs, j.processed)
+const busy = (j: BulkJob) => j.status === 'queued' || j.status === 'running'
+
+export function registerBulkPages(app: FastifyInstance, dash: Dash): void {
+  const modeOf = (s: string | undefined): Mode => {
+    if (s !== 'live' && s !== 'test') throw new DashboardError(404, 'Not found.')
+    return s
+  }
+  const jobsOf = async (v: TeamView) => {
+    const out: Array<BulkJob & { mode: Mode }> = []
+    for (const mode of ['live', 'test'] as const) {
+      const page = await callApi<{ data: BulkJob[] }>(dash.svc, 'list_bulk_jobs', v.org.id, { mode, query: { limit: '50' } })
+      out.push(...page.data.map((j) => ({ ...j, mode })))
+    }
+    return out.sort((a, b) => b.created_at.localeCompare(a.created_at))
+  }
+
+  const page = async (reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200, values?: { inputs: string; name: string }) => {
+    const jobs = await jobsOf(v)
+    const verified = v.user.emailVerifiedAt !== null
+    const body = html`
+<section class="card" aria-labelledby="new-job"><h2 id="new-job">New bulk job</h2>
+<form method="post" action="${v.base}/bulk" class="stack">${csrfField(v.session.csrf)}
+<label><span>Type</span><select name="type">${BULK_TYPES.map((t) => html`<option value="${t}">${t}</option>`)}</select></label>
+<fieldset><legend>Mode</legend><label><input type="radio" name="mode" value="test" checked> Test (free)</label>
+<label><input type="radio" name="mode" value="live"${verified ? '' : html` disabled`}> Live (uses credits)</label></fieldset>
+<label><span>CSV file</span><input type="file" accept=".csv,.txt,text/csv,text/plain" data-into="bulk-inputs"></label>
+<label><span>Inputs</span><textarea id="bulk-inputs" name="inputs" rows="8" placeholder="one a line, or a CSV whose first column holds them">${values?.inputs ?? ''}</textarea></label>
+<label><span>Name (optional)</span><input type="text" name="name" maxlength="200" value="${values?.name ?? ''}"></label>
+<button type="submit">Start job</button></form></section>
+<h2>Jobs</h2>
+${
+  jobs.length === 0
+    ? html`<p class="muted">No bulk jobs yet.</p>`
+    : html`<div class="table-wrap" data-poll="${v.base}/bulk/jobs.json" data-busy="${jobs.some(busy) ? 'true' : 'false'}"><table>
+<thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Results</th><th scope="col">Actions</th></tr></thead>
+<tbody>${jobs.map(
+        (j) => html`<tr id="job-${j.id}" data-status="${j.status}"><td>${j.name}<br><small class="muted">${j.type} · ${j.mode} · ${when(Date.parse(j.created_at))}</small></td>
+<td><span class="status ${j.status}" data-field="status">${j.status}</span></td>
+<td><progress max="${progressTotal(j)}" value="${j.processed}">${j.processed}</progress> <span data-field="progress">${j.processed} / ${progressTotal(j)}</span></td>
+<td><small>approve ${j.results.approve} · verify ${j.results.verify} · review ${j.results.review} · block ${j.results.block} · errors ${j.results.errors}${j.mode === 'live' ? ` · ${j.credits_used} credits` : ''}</small></td>
+<td class="actions"><a class="button secondary" href="${v.base}/bulk/${j.mode}/${j.id}/results.csv" download>Results CSV</a>
+${busy(j) ? html`<form method="post" action="${v.base}/bulk/${j.mode}/${j.id}/cancel" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="danger">Cancel</button></form>` : ''}
+${!busy(j) && j.results.errors > 0 ? html`<form method="post" action="${v.base}/bulk/${j.mode}/${j.id}/retry" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="secondary">Retry failed rows</button></form>` : ''}</td></tr>`,
+      )}</tbody></table></div>`
+}`
+    return dash.page(reply, dash.teamLayout(v, 'Bulk jobs', 'bulk', flash), body, status)
+  }
+
+  app.get('/t/:org/bulk', async (request: Req, reply) => page(reply, await dash.team(request, request.params.org), doneFlash(request.query)))
+
+  app.get('/t/:org/bulk/jobs.json', async (request: Req, reply) => {
+    const v = await dash.team(request, request.params.org)
+    const jobs = await jobsOf(v)
+    return reply.type('application/json').send(jobs.map((j) => ({ id: j.id, status: j.status, processed: j.processed, total: progressTotal(j) })))
+  })
+
+  app.post('/t/:org/bulk', { bodyLimit: BULK_BODY_LIMIT }, async (request: Req, reply) => {
+    const v = await dash.team(request, request.params.org)
+    const mode: Mode = field(request.body, 'mode') === 'live' ? 'live' : 'test'
+    const raw = (request.body as Record<string, unknown>)?.inputs
+    const text = typeof raw === 'string' ? raw : ''
+    const name = field(request.body, 'name')
+    const fail = (text2: string, status: number) => page(reply, v, { kind: 'error', text: text2 }, status, { inputs: text.slice(0, 100_000), name })
+    if (mode === 'live' && v.user.emailVerifiedAt === null) return fail('Live jobs need a verified email address.', 403)
+    try {
+      await callApi(dash.svc, 'create_bulk_job', v.org.id, { mode, body: { type: field(request.body, 'type'), inputs: parseInputs(text), ...(name ? { name } : {}) } })
+    } catch (e) {
+      const message = apiMessage(e)
+      if (!message) throw e
+      return fail(message, 422)
+    }
+    return reply.redirect(`${v.base}/bulk?done=created`, 303)
+  })
+
+  app.post('/t/:org/bulk/:mode/:id/:action', async (request: FastifyRequest<{ Params: { org: string; mode: string; id: string; action: string } }>, reply) => {
+    const v = await dash.team(request, request.params.org)
+    const mode = modeOf(request.params.mode)
+    const op = request.params.action === 'cancel' ? 'cancel_bulk_job' : request.params.action === 'retry' ? 'retry_bulk_job' : null
+    if (!op) throw new DashboardError(404, 'Not found.')
+    let job: BulkJob
+    try {
+      job = await callApi<BulkJob>(dash.svc, op, v.org.id, { mode, params: { id: request.params.id } })
+    } catch (e) {
+      const message = apiMessage(e)
+      if (!message) throw e
+      if (e instanceof RiskcheckError && e.code === 'NOT_FOUND') throw new DashboardError(404, 'Not found.')
+      return page(reply, v, { kind: 'error', text: message }, 409)
+    }
+    // cancelling a job that finished meanwhile returns it as it is (the API's rule): say so
+    const done = op === 'retry_bulk_job' ? 'retried' : job.status === 'cancelled' ? 'cancelled' : 'finished'
+    return reply.redirect(`${v.base}/bulk?done=${done}`, 303)
+  })
+
+  app.get('/t/:org/bulk/:mode/:id/results.csv', async (request: Req, reply) => {
+    const v = await dash.team(request, request.params.org)
+    const mode = modeOf(request.params.mode)
+    try {
+      return await callApi(dash.svc, 'download_bulk_results', v.org.id, { mode, params: { id: request.params.id ?? '' }, reply })
+    } catch (e) {
+      if (apiMessage(e)) throw new DashboardError(404, 'Not found.')
+      throw e
+    }
+  })
+}

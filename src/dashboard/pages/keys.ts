@@ -1,0 +1,112 @@
+/**
+ * API keys page: create a live or test key with a name and scopes (the secret is shown once, in the answer to the
+ * form, with a copy button), the list with prefix, last four, scopes, last use, and revoke. Keys are the service's
+ * (issueApiKey / Store.listKeys / Store.revokeKey, as `riskcheck admin key …`); revocation holds from the next
+ * request because the API reads the key on every request.
+ *
+ * Who may do what: every member sees the keys and creates keys; only owners and admins grant the `webhooks` scope
+ * and revoke any key; a developer revokes only keys they created. Live keys need a verified email address.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { issueApiKey } from '../../server/keys.js'
+import { SCOPES, type Scope } from '../../schema.js'
+import type { ApiKeyRecord } from '../../server/store/types.js'
+import { atLeast, doneFlash, field, fields, notFound, DashboardError, type Dash, type TeamView } from '../context.js'
+import { csrfField, html, when, type Html } from '../html.js'
+
+type OrgReq = FastifyRequest<{ Params: { org: string; id?: string }; Querystring: { done?: string } }>
+
+const SCOPE_HELP: Record<Scope, string> = {
+  lookup: 'single lookups',
+  bulk: 'bulk jobs',
+  'account:read': 'GET /v1/account',
+  webhooks: 'webhook endpoints (owners and admins grant it)',
+}
+
+/** The non-secret beginning of a key: `svc_live_` + its id part. */
+export const keyPrefix = (k: ApiKeyRecord) => `svc_${k.mode}_${k.id.slice(4)}`
+
+/** Whether the viewer may revoke `key`. */
+function mayRevoke(v: TeamView, key: ApiKeyRecord, creators: Map<string, string>): boolean {
+  return atLeast(v.member.role, 'admin') || creators.get(key.id) === v.user.id
+}
+
+export function registerKeyPages(app: FastifyInstance, dash: Dash): void {
+  const render = async (reply: FastifyReply, v: TeamView, extra: { flash?: { kind: 'ok' | 'error'; text: string } | undefined; created?: { key: ApiKeyRecord; secret: string } }, status = 200) => {
+    const keys = (await dash.svc.store.listKeys(v.org.id)).sort((a, b) => b.createdAt - a.createdAt)
+    const creators = await dash.teams.keyCreators(v.org.id)
+    const members = new Map((await dash.teams.listMembers(v.org.id)).map((m) => [m.userId, m.email]))
+    const verified = v.user.emailVerifiedAt !== null
+    const admin = atLeast(v.member.role, 'admin')
+    const body: Html = html`
+${
+  extra.created
+    ? html`<section class="card" aria-labelledby="new-key"><h2 id="new-key">Your new ${extra.created.key.mode} key “${extra.created.key.name}”</h2>
+<p>Copy it now: it is shown this once and cannot be recovered, only replaced.</p>
+<div class="secret"><code id="new-secret" data-testid="secret">${extra.created.secret}</code><button type="button" class="secondary" data-copy="new-secret" hidden>Copy</button></div></section>`
+    : ''
+}
+<section class="card" aria-labelledby="create-key"><h2 id="create-key">Create a key</h2>
+<form method="post" action="${v.base}/keys" class="stack">
+${csrfField(v.session.csrf)}
+<label><span>Name</span><input type="text" name="name" maxlength="100" required placeholder="e.g. signup form"></label>
+<fieldset><legend>Mode</legend>
+<label><input type="radio" name="mode" value="test" checked> Test (free, canned answers)</label>
+<label><input type="radio" name="mode" value="live"${verified ? '' : html` disabled`}> Live${verified ? '' : html` <span class="muted">(verify your email first)</span>`}</label>
+</fieldset>
+<fieldset><legend>Scopes</legend>
+${SCOPES.map(
+  (s) => html`<label><input type="checkbox" name="scopes" value="${s}"${s === 'webhooks' ? (admin ? '' : html` disabled`) : html` checked`}> <code>${s}</code> <span class="muted hide-narrow">${SCOPE_HELP[s]}</span></label>`,
+)}
+</fieldset>
+<button type="submit">Create key</button>
+</form></section>
+<h2>Keys</h2>
+${
+  keys.length === 0
+    ? html`<p class="muted">No keys yet.</p>`
+    : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="hide-narrow">Action</span></th></tr></thead>
+<tbody>${keys.map(
+        (k) => html`<tr data-key="${k.id}"><td>${k.name}${creators.has(k.id) ? html`<br><small class="muted">by ${members.get(creators.get(k.id)!) ?? 'a former member'}</small>` : ''}</td>
+<td><code>${keyPrefix(k)}…${k.last4}</code></td><td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td>
+<td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td>
+<td>${k.revokedAt === null ? html`<span class="status ok">active</span>` : html`<span class="status revoked">revoked ${when(k.revokedAt)}</span>`}</td>
+<td>${
+          k.revokedAt === null && mayRevoke(v, k, creators)
+            ? html`<form method="post" action="${v.base}/keys/${k.id}/revoke" class="inline" data-confirm="Revoke ${k.name}? Requests with it fail from now on.">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Revoke ${k.name}">Revoke</button></form>`
+            : ''
+        }</td></tr>`,
+      )}</tbody></table></div>`
+}`
+    return dash.page(reply, dash.teamLayout(v, 'API keys', 'keys', extra.flash), body, status)
+  }
+
+  app.get('/t/:org/keys', async (request: OrgReq, reply) => {
+    const v = await dash.team(request, request.params.org)
+    return render(reply, v, { flash: doneFlash(request.query) })
+  })
+
+  app.post('/t/:org/keys', async (request: OrgReq, reply) => {
+    const v = await dash.team(request, request.params.org)
+    const name = field(request.body, 'name').slice(0, 100) || 'unnamed key'
+    const mode = field(request.body, 'mode') === 'live' ? 'live' : 'test'
+    const scopes = fields(request.body, 'scopes').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s))
+    const fail = (text: string, status: number) => render(reply, v, { flash: { kind: 'error', text } }, status)
+    if (mode === 'live' && v.user.emailVerifiedAt === null) return fail('Live keys need a verified email address: follow the link in the mail we sent.', 403)
+    if (scopes.includes('webhooks') && !atLeast(v.member.role, 'admin')) return fail('Only owners and admins grant the webhooks scope.', 403)
+    if (scopes.length === 0) return fail('Pick at least one scope.', 422)
+    const created = await issueApiKey(dash.svc.store, { orgId: v.org.id, mode, scopes, name }, dash.nowMs())
+    await dash.teams.recordKeyCreator(v.org.id, created.key.id, v.user.id)
+    return render(reply, v, { created }, 201)
+  })
+
+  app.post('/t/:org/keys/:id/revoke', async (request: OrgReq, reply) => {
+    const v = await dash.team(request, request.params.org)
+    const key = await dash.svc.store.getKey(request.params.id ?? '')
+    if (!key || key.orgId !== v.org.id) throw notFound()
+    if (!mayRevoke(v, key, await dash.teams.keyCreators(v.org.id))) throw new DashboardError(403, 'Developers revoke only keys they created; ask an owner or admin.')
+    await dash.svc.store.revokeKey(key.id, dash.nowMs())
+    return reply.redirect(`${v.base}/keys?done=revoked`, 303)
+  })
+}

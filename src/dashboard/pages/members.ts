@@ -1,0 +1,175 @@
+/**
+ * Members page and invitations. Owners and admins invite by email with a role (owner, admin, developer), change
+ * roles and remove members; only an owner grants or takes the owner role, and a team always keeps one owner.
+ * An invitation is a one-time link mailed to the address (valid 7 days): following it, a person without an account
+ * sets a password (the link proves the address, so it counts as verified) and joins; a signed-in person with that
+ * address accepts it with one click.
+ */
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { atLeast, DashboardError, doneFlash, field, notFound, PRE_COOKIE, randomToken, sha256, type Dash, type TeamView } from '../context.js'
+import { csrfField, html, when } from '../html.js'
+import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
+import { ROLES, type Role, type TokenRecord } from '../store/types.js'
+import { normalEmail } from './auth.js'
+
+const INVITE_TTL_MS = 7 * 24 * 3600_000
+type Req = FastifyRequest<{ Params: { org: string; user?: string; hash?: string }; Querystring: { done?: string; token?: string } }>
+
+const isRole = (s: string): s is Role => (ROLES as readonly string[]).includes(s)
+
+export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
+  const page = async (reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200) => {
+    const members = await dash.teams.listMembers(v.org.id)
+    const invites = await dash.teams.listInvites(v.org.id, dash.nowMs())
+    const admin = atLeast(v.member.role, 'admin')
+    const owner = v.member.role === 'owner'
+    const grantable = ROLES.filter((r) => owner || r !== 'owner')
+    const body = html`
+${
+  admin
+    ? html`<section class="card" aria-labelledby="invite"><h2 id="invite">Invite a teammate</h2>
+<form method="post" action="${v.base}/members/invite" class="stack">${csrfField(v.session.csrf)}
+<label><span>Email</span><input type="email" name="email" required maxlength="254"></label>
+<label><span>Role</span><select name="role">${grantable.map((r) => html`<option value="${r}"${r === 'developer' ? html` selected` : ''}>${r}</option>`)}</select></label>
+<button type="submit">Send invitation</button></form>
+<p class="muted">Owners and admins manage members and keys; developers see and create keys and revoke only their own.</p></section>`
+    : ''
+}
+<h2>Members</h2>
+<div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th>${admin ? html`<th scope="col">Manage</th>` : ''}</tr></thead>
+<tbody>${members.map((m) => {
+      const manageable = admin && m.userId !== v.user.id && (owner || m.role !== 'owner')
+      return html`<tr data-member="${m.email}"><td>${m.email}${m.userId === v.user.id ? html` <span class="muted">(you)</span>` : ''}</td><td><span class="status">${m.role}</span></td><td>${when(m.createdAt)}</td>
+${
+  admin
+    ? html`<td class="actions">${
+        manageable
+          ? html`<form method="post" action="${v.base}/members/${m.userId}/role" class="inline">${csrfField(v.session.csrf)}
+<label class="inline"><span class="hide-narrow muted">Role </span><select name="role" aria-label="Role of ${m.email}">${grantable.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${r}</option>`)}</select></label>
+<button type="submit" class="secondary">Change</button></form>
+<form method="post" action="${v.base}/members/${m.userId}/remove" class="inline" data-confirm="Remove ${m.email} from the team?">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>`
+          : ''
+      }</td>`
+    : ''
+}</tr>`
+    })}</tbody></table></div>
+${
+  admin && invites.length > 0
+    ? html`<h2>Pending invitations</h2><div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col">Withdraw</th></tr></thead>
+<tbody>${invites.map(
+        (i) => html`<tr data-invite="${i.email}"><td>${i.email}</td><td>${i.role}</td><td>${when(i.expiresAt)}</td><td><form method="post" action="${v.base}/members/invites/${i.hash}/delete" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Withdraw the invitation of ${i.email}">Withdraw</button></form></td></tr>`,
+      )}</tbody></table></div>`
+    : ''
+}`
+    return dash.page(reply, dash.teamLayout(v, 'Members', 'members', flash), body, status)
+  }
+
+  app.get('/t/:org/members', async (request: Req, reply) => page(reply, await dash.team(request, request.params.org), doneFlash(request.query)))
+
+  app.post('/t/:org/members/invite', async (request: Req, reply) => {
+    const v = await dash.team(request, request.params.org, 'admin')
+    const email = normalEmail(field(request.body, 'email'))
+    const role = field(request.body, 'role')
+    if (!email) return page(reply, v, { kind: 'error', text: 'Enter a valid email address.' }, 422)
+    if (!isRole(role) || (role === 'owner' && v.member.role !== 'owner')) throw new DashboardError(403, 'Only owners invite owners.')
+    const existing = await dash.teams.getUserByEmail(email)
+    if (existing && (await dash.teams.getMember(v.org.id, existing.id))) return page(reply, v, { kind: 'error', text: `${email} is a member already.` }, 409)
+    const token = randomToken()
+    const t = dash.nowMs()
+    await dash.teams.createToken({ hash: sha256(token), kind: 'invite', userId: v.user.id, orgId: v.org.id, email, role, createdAt: t, expiresAt: t + INVITE_TTL_MS })
+    await dash.mailer.send({
+      to: email,
+      subject: `${v.user.email} invited you to ${v.org.name} on riskcheck`,
+      text:
+        `Hello,\n\n${v.user.email} invited you to the team ${v.org.name} as ${role === 'admin' ? 'an' : 'a'} ${role}.\n\n` +
+        `Accept the invitation (valid for 7 days):\n\n${dash.origin(request)}/dashboard/invite?token=${token}\n`,
+    })
+    return reply.redirect(`${v.base}/members?done=invited`, 303)
+  })
+
+  app.post('/t/:org/members/:user/:action', async (request: FastifyRequest<{ Params: { org: string; user: string; action: string } }>, reply) => {
+    const v = await dash.team(request, request.params.org, 'admin')
+    const target = await dash.teams.getMember(v.org.id, request.params.user)
+    if (!target) throw notFound()
+    if (target.userId === v.user.id) throw new DashboardError(403, 'You cannot change your own membership here.')
+    if (target.role === 'owner' && v.member.role !== 'owner') throw new DashboardError(403, 'Only owners change owners.')
+    if (request.params.action === 'role') {
+      const role = field(request.body, 'role')
+      if (!isRole(role) || (role === 'owner' && v.member.role !== 'owner')) throw new DashboardError(403, 'Only owners grant the owner role.')
+      await dash.teams.putMember({ ...target, role })
+      return reply.redirect(`${v.base}/members?done=role`, 303)
+    }
+    if (request.params.action === 'remove') {
+      await dash.teams.removeMember(v.org.id, target.userId)
+      return reply.redirect(`${v.base}/members?done=removed`, 303)
+    }
+    throw notFound()
+  })
+
+  app.post('/t/:org/members/invites/:hash/delete', async (request: Req, reply) => {
+    const v = await dash.team(request, request.params.org, 'admin')
+    if (!(await dash.teams.deleteInvite(v.org.id, request.params.hash ?? ''))) throw notFound()
+    return reply.redirect(`${v.base}/members?done=uninvited`, 303)
+  })
+
+  // Following the link: shows the invitation; accepting is a POST (with the CSRF token) that takes the token.
+  const invitation = async (token: string): Promise<TokenRecord> => {
+    const t = token.length > 0 && token.length <= 100 ? await dash.teams.getToken(sha256(token), 'invite', dash.nowMs()) : null
+    if (!t || !t.orgId || !t.role) throw new DashboardError(400, 'This invitation is not valid (it was used, withdrawn or is older than 7 days). Ask for a new one.')
+    return t
+  }
+
+  app.get('/invite', async (request: Req, reply) => {
+    const token = typeof request.query.token === 'string' ? request.query.token : ''
+    const inv = await invitation(token)
+    const org = await dash.svc.store.getOrg(inv.orgId!, dash.nowMs())
+    if (!org) throw notFound()
+    const v = await dash.viewer(request)
+    const who = v ? { user: { email: v.user.email, verified: v.user.emailVerifiedAt !== null }, csrf: v.session.csrf } : {}
+    const csrf = v ? v.session.csrf : request.cookies[PRE_COOKIE]
+    const account = await dash.teams.getUserByEmail(inv.email)
+    const intro = html`<p>You are invited to the team <b>${org.name}</b> as <b>${inv.role}</b> (${inv.email}).</p>`
+    let body
+    if (v && v.user.email === inv.email) {
+      body = html`<div class="card narrow">${intro}<form method="post" action="/dashboard/invite" class="stack">${csrfField(csrf)}<input type="hidden" name="token" value="${token}"><button type="submit">Join ${org.name}</button></form></div>`
+    } else if (v) {
+      body = html`<div class="card narrow">${intro}<p>You are signed in as ${v.user.email}. Sign out, then open the link again to accept it as ${inv.email}.</p></div>`
+    } else if (account) {
+      body = html`<div class="card narrow">${intro}<p><a class="button" href="/dashboard/signin?next=${encodeURIComponent(`/dashboard/invite?token=${token}`)}">Sign in to accept</a></p></div>`
+    } else {
+      body = html`<div class="card narrow">${intro}<form method="post" action="/dashboard/invite" class="stack">${csrfField(csrf)}<input type="hidden" name="token" value="${token}">
+<label><span>Choose a password</span><input type="password" name="password" autocomplete="new-password" minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" required></label>
+<button type="submit">Create account and join</button></form></div>`
+    }
+    return dash.page(reply, { title: 'Invitation', ...who }, body)
+  })
+
+  app.post('/invite', async (request, reply) => {
+    const token = field(request.body, 'token')
+    const inv = await invitation(token)
+    const t = dash.nowMs()
+    const v = await dash.viewer(request)
+    let userId: string
+    if (v) {
+      if (v.user.email !== inv.email) throw new DashboardError(403, `This invitation is for ${inv.email}.`)
+      userId = v.user.id
+    } else {
+      if (await dash.teams.getUserByEmail(inv.email)) throw new DashboardError(403, 'Sign in first to accept this invitation.')
+      const password = (request.body as Record<string, unknown>)?.password
+      if (typeof password !== 'string' || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
+        throw new DashboardError(422, `The password must have ${PASSWORD_MIN} to ${PASSWORD_MAX} characters. Go back and try again.`)
+      }
+      const user = await dash.teams.createUser({ id: `usr_${randomUUID().replace(/-/g, '')}`, email: inv.email, passwordHash: await hashPassword(password) }, t)
+      if (!user) throw new DashboardError(409, 'An account with this address exists; sign in to accept.')
+      userId = user.id
+    }
+    // the token is taken once: two tabs accepting at the same time join once
+    if (!(await dash.teams.consumeToken(inv.hash, 'invite', t))) throw new DashboardError(400, 'This invitation was used already.')
+    // the link reached the address, so it is verified
+    await dash.teams.setEmailVerified(userId, t)
+    await dash.teams.putMember({ orgId: inv.orgId!, userId, role: inv.role!, createdAt: t })
+    if (!v) await dash.signIn(reply, request, userId)
+    return reply.redirect(`/dashboard/t/${encodeURIComponent(inv.orgId!)}/keys?done=joined`, 303)
+  })
+}

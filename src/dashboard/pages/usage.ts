@@ -1,0 +1,132 @@
+/**
+ * Usage & credits page: balance by bucket (subscription, purchased), plan and period, charts of lookups and credits
+ * per day by lookup type for the period (SVG drawn on the server, no script), and the credit events (low,
+ * depleted, added) from the service's event outbox.
+ *
+ * The per-day numbers are the dashboard's own tally (TeamStore.addUsage): every live single lookup answered 200 by
+ * the API is counted by {@link registerUsageTally} with the credits its answer reports. Bulk jobs count in the
+ * period totals of the account (shown above the charts), not per day.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { StoredEvent } from '../../server/store/types.js'
+import { parseApiKey, bearerToken } from '../../server/keys.js'
+import { PRODUCTS } from '../../server/plans.js'
+import type { ServerContext } from '../../server/routes/types.js'
+import { doneFlash, type Dash } from '../context.js'
+import { html, when, type Html } from '../html.js'
+import type { TeamStore, UsageDay } from '../store/types.js'
+
+const DAY_MS = 24 * 3600_000
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+/** Lookup types in chart order (one colour each). */
+const TYPES = PRODUCTS.map((p) => p.id)
+const TYPE_BY_PATH = new Map(PRODUCTS.map((p) => [p.endpoint, p.id]))
+
+/**
+ * Counts live lookups per team, day and type as the API answers them (an onSend hook on the server: a 200 answer
+ * of a lookup route whose metadata says live mode; the key's team is read from the store by the key id).
+ */
+export function registerUsageTally(app: FastifyInstance, svc: ServerContext, teams: TeamStore): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode !== 200 || request.method !== 'POST' || typeof payload !== 'string') return payload
+    const type = TYPE_BY_PATH.get(request.url.split('?')[0] ?? '')
+    if (!type || !payload.includes('"test_mode":false')) return payload
+    const token = bearerToken(request.headers.authorization)
+    const parsed = token ? parseApiKey(token) : undefined
+    if (!parsed || parsed.mode !== 'live') return payload
+    const key = await svc.store.getKey(parsed.id)
+    if (!key) return payload
+    const credits = Number(/"credits_used":(\d+)/.exec(payload)?.[1] ?? 0)
+    try {
+      await teams.addUsage(key.orgId, dayOf(svc.nowMs()), type, 1, credits)
+    } catch (err) {
+      request.log.warn({ err }, 'dashboard: usage tally failed')
+    }
+    return payload
+  })
+}
+
+/** A stacked bar chart (days × types) as inline SVG; classes c0…c6 colour the types (app.css). */
+export function barChart(days: string[], rows: UsageDay[], metric: 'lookups' | 'credits', label: string): Html {
+  const W = 720
+  const H = 220
+  const left = 40
+  const bottom = 24
+  const top = 10
+  const byDay = new Map<string, Map<string, number>>()
+  for (const r of rows) {
+    const m = byDay.get(r.day) ?? new Map<string, number>()
+    m.set(r.type, (m.get(r.type) ?? 0) + r[metric])
+    byDay.set(r.day, m)
+  }
+  const totals = days.map((d) => [...(byDay.get(d)?.values() ?? [])].reduce((a, b) => a + b, 0))
+  const max = Math.max(1, ...totals)
+  const step = (W - left - 4) / Math.max(1, days.length)
+  const barW = Math.min(40, Math.max(2, step * 0.7))
+  const y = (v: number) => top + (H - top - bottom) * (1 - v / max)
+  const bars: Html[] = []
+  days.forEach((d, i) => {
+    let acc = 0
+    const m = byDay.get(d)
+    TYPES.forEach((t, ti) => {
+      const v = m?.get(t) ?? 0
+      if (v === 0) return
+      const y1 = y(acc + v)
+      const y0 = y(acc)
+      acc += v
+      bars.push(
+        html`<rect class="c${ti}" x="${(left + i * step + (step - barW) / 2).toFixed(1)}" y="${y1.toFixed(1)}" width="${barW.toFixed(1)}" height="${Math.max(0.5, y0 - y1).toFixed(1)}"><title>${d} ${t}: ${v} ${metric}</title></rect>`,
+      )
+    })
+  })
+  const ticks = [0, Math.round(max / 2), max].filter((v, i, a) => a.indexOf(v) === i)
+  const labelEvery = Math.max(1, Math.ceil(days.length / 8))
+  return html`<figure class="card chart" data-testid="chart-${metric}"><figcaption><b>${label}</b></figcaption>
+<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}: ${totals.reduce((a, b) => a + b, 0)} in the period" xmlns="http://www.w3.org/2000/svg">
+${ticks.map((t) => html`<line x1="${left}" x2="${W}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}" stroke="#dde1e6"/><text x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" font-size="11" text-anchor="end" fill="#5b6570">${t}</text>`)}
+${bars}
+${days.map((d, i) => (i % labelEvery === 0 ? html`<text x="${(left + i * step + step / 2).toFixed(1)}" y="${H - 6}" font-size="11" text-anchor="middle" fill="#5b6570">${d.slice(5)}</text>` : ''))}
+</svg>
+<div class="legend">${TYPES.map((t, ti) => html`<span><i class="c${ti}"></i>${t}</span>`)}</div></figure>`
+}
+
+function eventText(e: StoredEvent): string {
+  const data = (e.payload as { data?: Record<string, unknown> }).data ?? {}
+  return Object.entries(data)
+    .filter(([, v]) => typeof v !== 'object')
+    .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${String(v)}`)
+    .join(' · ')
+}
+
+export function registerUsagePages(app: FastifyInstance, dash: Dash): void {
+  app.get('/t/:org/usage', async (request: FastifyRequest<{ Params: { org: string }; Querystring: { done?: string } }>, reply) => {
+    const v = await dash.team(request, request.params.org)
+    const org = v.org
+    const plan = dash.svc.plans.find((p) => p.id === org.planId)
+    const end = org.periodEnd - 1
+    const days: string[] = []
+    for (let t = Date.parse(`${dayOf(org.periodStart)}T00:00:00Z`); t <= end; t += DAY_MS) days.push(dayOf(t))
+    const rows = await dash.teams.listUsage(org.id, days[0] ?? dayOf(org.periodStart), days[days.length - 1] ?? dayOf(end))
+    const events = (await dash.svc.store.listEvents({ orgId: org.id, limit: 10_000 })).filter((e) => e.type.startsWith('credits.')).reverse().slice(0, 50)
+    const body = html`
+<div class="stats">
+<div class="stat"><span class="muted">Balance</span><b data-testid="balance">${org.subscriptionCredits + org.purchasedCredits}</b></div>
+<div class="stat"><span class="muted">Subscription credits</span><b data-testid="subscription">${org.subscriptionCredits}</b><small class="muted">of ${org.monthlyCredits} a period</small></div>
+<div class="stat"><span class="muted">Purchased credits</span><b data-testid="purchased">${org.purchasedCredits}</b></div>
+<div class="stat"><span class="muted">Plan</span><b>${plan?.name ?? org.planId}</b><small class="muted">${org.planStatus}${org.suspended ? ' · suspended' : ''}</small></div>
+</div>
+<p>Period <b>${when(org.periodStart)}</b> to <b>${when(org.periodEnd)}</b>: ${org.usage.periodLookups} lookups, ${org.usage.periodCredits} credits (all time ${org.usage.totalLookups} lookups, ${org.usage.totalCredits} credits).</p>
+${barChart(days, rows, 'lookups', 'Live lookups per day by type')}
+${barChart(days, rows, 'credits', 'Credits per day by type')}
+<details class="card"><summary>The numbers of the charts</summary><div class="table-wrap"><table><thead><tr><th scope="col">Day</th><th scope="col">Type</th><th scope="col">Lookups</th><th scope="col">Credits</th></tr></thead>
+<tbody>${rows.length === 0 ? html`<tr><td colspan="4" class="muted">No live lookups in this period yet.</td></tr>` : rows.map((r) => html`<tr><td>${r.day}</td><td>${r.type}</td><td>${r.lookups}</td><td>${r.credits}</td></tr>`)}</tbody></table></div></details>
+<h2>Credit events</h2>
+${
+  events.length === 0
+    ? html`<p class="muted">No credit events yet.</p>`
+    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Details</th></tr></thead>
+<tbody data-testid="credit-events">${events.map((e) => html`<tr><td>${when(e.created * 1000)}</td><td><span class="status ${e.type === 'credits.added' ? 'ok' : 'error'}">${e.type}</span></td><td>${eventText(e)}</td></tr>`)}</tbody></table></div>`
+}`
+    return dash.page(reply, dash.teamLayout(v, 'Usage & credits', 'usage', doneFlash(request.query)), body)
+  })
+}

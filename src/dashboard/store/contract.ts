@@ -1,0 +1,137 @@
+/**
+ * The contract every {@link TeamStore} passes (run by ./store.test.ts against each implementation).
+ */
+import { expect, it } from 'vitest'
+import type { TeamStore } from './types.js'
+
+export function teamStoreContract(make: () => Promise<{ store: TeamStore; done(): Promise<void> | void }>): void {
+  const withStore = (fn: (s: TeamStore) => Promise<void>) => async () => {
+    const { store, done } = await make()
+    try {
+      await fn(store)
+    } finally {
+      await done()
+    }
+  }
+
+  it(
+    'users: unique lower-cased email, verification once',
+    withStore(async (s) => {
+      const u = await s.createUser({ id: 'usr_1', email: 'a@x.test', passwordHash: 'h' }, 10)
+      expect(u).toEqual({ id: 'usr_1', email: 'a@x.test', passwordHash: 'h', emailVerifiedAt: null, createdAt: 10 })
+      expect(await s.createUser({ id: 'usr_2', email: 'a@x.test', passwordHash: 'h2' }, 11)).toBeNull()
+      expect((await s.getUserByEmail('a@x.test'))?.id).toBe('usr_1')
+      expect(await s.getUser('usr_2')).toBeNull()
+      await s.setEmailVerified('usr_1', 20)
+      await s.setEmailVerified('usr_1', 30)
+      expect((await s.getUser('usr_1'))?.emailVerifiedAt).toBe(20)
+    }),
+  )
+
+  it(
+    'members: put, change role, list with email, memberships per user, remove',
+    withStore(async (s) => {
+      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
+      await s.createUser({ id: 'u2', email: 'two@x.test', passwordHash: 'h' }, 1)
+      await s.putMember({ orgId: 'org_a', userId: 'u1', role: 'owner', createdAt: 1 })
+      await s.putMember({ orgId: 'org_a', userId: 'u2', role: 'developer', createdAt: 2 })
+      await s.putMember({ orgId: 'org_b', userId: 'u2', role: 'admin', createdAt: 3 })
+      await s.putMember({ orgId: 'org_a', userId: 'u2', role: 'admin', createdAt: 9 })
+      expect(await s.listMembers('org_a')).toEqual([
+        { orgId: 'org_a', userId: 'u1', role: 'owner', createdAt: 1, email: 'one@x.test' },
+        { orgId: 'org_a', userId: 'u2', role: 'admin', createdAt: 2, email: 'two@x.test' },
+      ])
+      expect((await s.listMemberships('u2')).map((m) => m.orgId)).toEqual(['org_a', 'org_b'])
+      expect(await s.getMember('org_b', 'u1')).toBeNull()
+      expect(await s.removeMember('org_a', 'u2')).toBe(true)
+      expect(await s.removeMember('org_a', 'u2')).toBe(false)
+      expect((await s.listMembers('org_a')).length).toBe(1)
+    }),
+  )
+
+  it(
+    'sessions expire and can be deleted',
+    withStore(async (s) => {
+      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
+      await s.createSession({ idHash: 'sh', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 100 })
+      expect((await s.getSession('sh', 99))?.csrf).toBe('c')
+      expect(await s.getSession('sh', 100)).toBeNull()
+      await s.deleteSession('sh')
+      expect(await s.getSession('sh', 50)).toBeNull()
+    }),
+  )
+
+  it(
+    'tokens are taken once, by kind, not after expiry; invites listed per team',
+    withStore(async (s) => {
+      await s.createToken({ hash: 't1', kind: 'verify', userId: 'u1', orgId: null, email: 'a@x.test', role: null, createdAt: 1, expiresAt: 100 })
+      expect(await s.consumeToken('t1', 'invite', 5)).toBeNull()
+      expect((await s.getToken('t1', 'verify', 5))?.email).toBe('a@x.test')
+      expect(await s.getToken('t1', 'verify', 100)).toBeNull()
+      expect(await s.getToken('t1', 'invite', 5)).toBeNull()
+      expect((await s.consumeToken('t1', 'verify', 5))?.email).toBe('a@x.test')
+      expect(await s.consumeToken('t1', 'verify', 5)).toBeNull()
+      await s.createToken({ hash: 't2', kind: 'verify', userId: 'u1', orgId: null, email: 'a@x.test', role: null, createdAt: 1, expiresAt: 100 })
+      expect(await s.consumeToken('t2', 'verify', 100)).toBeNull()
+      await s.createToken({ hash: 'i1', kind: 'invite', userId: 'u1', orgId: 'org_a', email: 'b@x.test', role: 'developer', createdAt: 2, expiresAt: 100 })
+      await s.createToken({ hash: 'i2', kind: 'invite', userId: 'u1', orgId: 'org_b', email: 'c@x.test', role: 'admin', createdAt: 3, expiresAt: 100 })
+      expect((await s.listInvites('org_a', 5)).map((t) => [t.email, t.role])).toEqual([['b@x.test', 'developer']])
+      expect(await s.listInvites('org_a', 100)).toEqual([])
+      expect(await s.deleteInvite('org_a', 'i2')).toBe(false)
+      expect(await s.deleteInvite('org_b', 'i2')).toBe(true)
+    }),
+  )
+
+  it(
+    'login failures count within the window and clear',
+    withStore(async (s) => {
+      expect(await s.recordLoginFailure('k', 10, 0)).toBe(1)
+      expect(await s.recordLoginFailure('k', 20, 0)).toBe(2)
+      expect(await s.recordLoginFailure('k', 30, 15)).toBe(2)
+      expect(await s.loginFailures('k', 25)).toBe(1)
+      expect(await s.loginFailures('other', 0)).toBe(0)
+      await s.clearLoginFailures('k')
+      expect(await s.loginFailures('k', 0)).toBe(0)
+    }),
+  )
+
+  it(
+    'usage adds up per team, day and type; key creators; cursors',
+    withStore(async (s) => {
+      await s.addUsage('org_a', '2026-11-02', 'email', 1, 1)
+      await s.addUsage('org_a', '2026-11-02', 'email', 2, 0)
+      await s.addUsage('org_a', '2026-11-01', 'ip', 1, 1)
+      await s.addUsage('org_b', '2026-11-01', 'ip', 5, 5)
+      await s.addUsage('org_a', '2026-12-01', 'ip', 1, 1)
+      expect(await s.listUsage('org_a', '2026-11-01', '2026-11-30')).toEqual([
+        { day: '2026-11-01', type: 'ip', lookups: 1, credits: 1 },
+        { day: '2026-11-02', type: 'email', lookups: 3, credits: 1 },
+      ])
+      await s.recordKeyCreator('org_a', 'key_1', 'u1')
+      await s.recordKeyCreator('org_b', 'key_2', 'u2')
+      expect([...(await s.keyCreators('org_a'))]).toEqual([['key_1', 'u1']])
+      expect(await s.getCursor('mail')).toBe(0)
+      await s.setCursor('mail', 7)
+      await s.setCursor('mail', 9)
+      expect(await s.getCursor('mail')).toBe(9)
+    }),
+  )
+
+  it(
+    'purges expired sessions and tokens and old sign-in failures, nothing else',
+    withStore(async (s) => {
+      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
+      await s.createSession({ idHash: 'old', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 50 })
+      await s.createSession({ idHash: 'new', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 500 })
+      await s.createToken({ hash: 'told', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 60 })
+      await s.createToken({ hash: 'tnew', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 600 })
+      await s.recordLoginFailure('k', 10, 0)
+      await s.recordLoginFailure('k', 90, 0)
+      expect(await s.purgeExpired(100, 50)).toBe(3)
+      expect(await s.purgeExpired(100, 50)).toBe(0)
+      expect(await s.getSession('new', 100)).not.toBeNull()
+      expect(await s.getToken('tnew', 'verify', 100)).not.toBeNull()
+      expect(await s.loginFailures('k', 0)).toBe(1)
+    }),
+  )
+}

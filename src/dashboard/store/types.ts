@@ -1,0 +1,123 @@
+/**
+ * The dashboard's own storage: people, their password hashes, sessions, team memberships and roles, invites, email
+ * verification tokens, failed sign-ins (for the sign-in rate limit), the daily usage tally and the mail cursor.
+ *
+ * Teams themselves are the service's orgs, and keys, credits, bulk jobs and webhook endpoints stay in the service's
+ * store: the dashboard reaches them only through the service functions the HTTP API uses. This store never holds a
+ * secret in clear: session ids and one-time tokens are kept as SHA-256 hashes, passwords as scrypt hashes.
+ *
+ * Implementations: in memory (./memory.ts), SQLite (./sqlite.ts, own migration ledger `dashboard_migrations`). All
+ * pass the contract suite (./contract.ts). Times are unix ms passed in by the caller.
+ */
+
+/** A value or a promise of it. */
+export type Awaitable<T> = T | Promise<T>
+
+/** Roles of a team member (README "Dashboard"): owners and admins manage members and keys; developers use them. */
+export const ROLES = ['owner', 'admin', 'developer'] as const
+export type Role = (typeof ROLES)[number]
+
+export interface UserRecord {
+  id: string
+  /** Lower-cased. */
+  email: string
+  passwordHash: string
+  emailVerifiedAt: number | null
+  createdAt: number
+}
+
+export interface MembershipRecord {
+  orgId: string
+  userId: string
+  role: Role
+  createdAt: number
+}
+
+export interface SessionRecord {
+  /** SHA-256 (hex) of the session id in the cookie. */
+  idHash: string
+  userId: string
+  /** The session's CSRF token (sent in every form). */
+  csrf: string
+  createdAt: number
+  expiresAt: number
+}
+
+/** A one-time token: email verification, or an invitation to a team. */
+export interface TokenRecord {
+  /** SHA-256 (hex) of the token in the link. */
+  hash: string
+  kind: 'verify' | 'invite'
+  /** Verification: the user. Invite: the inviting user. */
+  userId: string
+  /** Invite: the team and role offered to `email`. */
+  orgId: string | null
+  email: string
+  role: Role | null
+  createdAt: number
+  expiresAt: number
+}
+
+/** One day of one lookup type of a team (live lookups made through the API). */
+export interface UsageDay {
+  /** `YYYY-MM-DD` (UTC). */
+  day: string
+  type: string
+  lookups: number
+  credits: number
+}
+
+export interface TeamStore {
+  /** Creates a user; null when the email is taken. */
+  createUser(input: { id: string; email: string; passwordHash: string }, nowMs: number): Awaitable<UserRecord | null>
+  getUser(id: string): Awaitable<UserRecord | null>
+  getUserByEmail(email: string): Awaitable<UserRecord | null>
+  setEmailVerified(userId: string, nowMs: number): Awaitable<void>
+
+  /** Adds (or changes the role of) a member. */
+  putMember(m: MembershipRecord): Awaitable<void>
+  getMember(orgId: string, userId: string): Awaitable<MembershipRecord | null>
+  /** Members of a team with their email, oldest first. */
+  listMembers(orgId: string): Awaitable<Array<MembershipRecord & { email: string }>>
+  /** Teams of a user, oldest membership first. */
+  listMemberships(userId: string): Awaitable<MembershipRecord[]>
+  removeMember(orgId: string, userId: string): Awaitable<boolean>
+
+  createSession(s: SessionRecord): Awaitable<void>
+  /** The session, or null when unknown or expired at `nowMs`. */
+  getSession(idHash: string, nowMs: number): Awaitable<SessionRecord | null>
+  deleteSession(idHash: string): Awaitable<void>
+
+  createToken(t: TokenRecord): Awaitable<void>
+  /** A token without taking it; null when unknown, of another kind or expired. */
+  getToken(hash: string, kind: TokenRecord['kind'], nowMs: number): Awaitable<TokenRecord | null>
+  /** Takes a token (once): returns it and deletes it; null when unknown, of another kind or expired. */
+  consumeToken(hash: string, kind: TokenRecord['kind'], nowMs: number): Awaitable<TokenRecord | null>
+  /** Pending (unexpired) invites of a team. */
+  listInvites(orgId: string, nowMs: number): Awaitable<TokenRecord[]>
+  deleteInvite(orgId: string, hash: string): Awaitable<boolean>
+
+  /** Records a failed sign-in under `key`; returns how many failures `key` has since `sinceMs`. */
+  recordLoginFailure(key: string, nowMs: number, sinceMs: number): Awaitable<number>
+  loginFailures(key: string, sinceMs: number): Awaitable<number>
+  clearLoginFailures(key: string): Awaitable<void>
+
+  /** Adds lookups and credits to a team's day of a lookup type. */
+  addUsage(orgId: string, day: string, type: string, lookups: number, credits: number): Awaitable<void>
+  /** Usage days of a team in [fromDay, toDay], by day then type. */
+  listUsage(orgId: string, fromDay: string, toDay: string): Awaitable<UsageDay[]>
+
+  /** Remembers who created an API key (developers may revoke only their own). */
+  recordKeyCreator(orgId: string, keyId: string, userId: string): Awaitable<void>
+  /** Creator of each key of a team that was made in the dashboard: key id → user id. */
+  keyCreators(orgId: string): Awaitable<Map<string, string>>
+
+  /** A named cursor (e.g. the last operator notice mailed); 0 when never set. */
+  getCursor(name: string): Awaitable<number>
+  setCursor(name: string, value: number): Awaitable<void>
+
+  /** Deletes expired sessions and tokens, and sign-in failures older than `failuresBeforeMs`. Returns how many rows went. */
+  purgeExpired(nowMs: number, failuresBeforeMs: number): Awaitable<number>
+
+  close(): Awaitable<void>
+}

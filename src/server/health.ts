@@ -1,0 +1,144 @@
+/**
+ * Liveness and readiness of the server (GET /healthz, GET /readyz; README "Health and readiness" and
+ * docs/deployment.md).
+ *
+ * - Liveness says the process answers; it reads nothing else, so a slow database never gets a healthy process
+ *   restarted.
+ * - Readiness runs named checks — the store (one real round trip, and its schema version against the one this code
+ *   expects), plus any the embedding application adds (`createServer({ readinessChecks })`) — each within a time
+ *   limit, concurrently, so /readyz answers in bounded time even when a database hangs. It also reports the age of
+ *   the open data: stale data is shown (and warned about at start) but does not make the server unready, because
+ *   every instance would turn unready at the same moment while the answers are still served; alert on `data.stale`.
+ */
+import type { DataStatus } from '../data/status.js'
+import type { Store } from './store/types.js'
+
+/** One named readiness check. `run` throws or returns `{ ok: false }` when the dependency is not usable. */
+export interface ReadinessCheck {
+  /** Shown in the /readyz body (`database`, `migrations`, `redis`, …). */
+  name: string
+  run(): Promise<CheckOutcome> | CheckOutcome
+}
+
+/** The outcome of a check: `message` says what is wrong (or a short fact when ok). */
+export interface CheckOutcome {
+  ok: boolean
+  message?: string
+}
+
+/** A check's line in the /readyz body. */
+export interface CheckReport {
+  name: string
+  ok: boolean
+  message?: string
+  duration_ms: number
+}
+
+/** The /readyz body. */
+export interface Readiness {
+  status: 'ready' | 'not_ready' | 'draining'
+  checks: CheckReport[]
+  data: {
+    /** `bundled` or the id of the installed set in use */
+    set: string
+    /** a problem reading the data directory (an older or the bundled set answers), else null */
+    problem: string | null
+    stale: boolean
+    stale_sources: string[]
+    sources: Array<{ name: string; version: string; age_seconds: number | null; max_age_seconds: number; stale: boolean }>
+  }
+}
+
+/** Time each check may take before it counts as failed (default of {@link readiness}). */
+export const CHECK_TIMEOUT_MS = 2000
+
+/**
+ * The store's checks: `database` (reachable) and `migrations` (the schema is the one this code expects — older means
+ * `riskcheck admin migrate` has not run, newer means a newer riskcheck migrated it and this one must be upgraded).
+ * A store without a probe gets a `database` check that reads the plan catalogue.
+ */
+export function storeChecks(store: Store): ReadinessCheck[] {
+  if (!store.probe) {
+    return [{ name: 'database', run: async () => ((await store.listPlans()), { ok: true }) }]
+  }
+  const probe = async () => store.probe!()
+  return [
+    { name: 'database', run: async () => ((await probe()), { ok: true }) },
+    {
+      name: 'migrations',
+      run: async () => {
+        const { schemaVersion, expectedVersion } = await probe()
+        if (schemaVersion === expectedVersion) return { ok: true, message: `schema version ${schemaVersion}` }
+        return {
+          ok: false,
+          message:
+            schemaVersion < expectedVersion
+              ? `schema version ${schemaVersion}, this server needs ${expectedVersion}: run riskcheck admin migrate`
+              : `schema version ${schemaVersion} is newer than this server's ${expectedVersion}: upgrade riskcheck`,
+        }
+      },
+    },
+  ]
+}
+
+const timeLimit = <T>(p: Promise<T>, ms: number): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+    timer.unref()
+  })
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer))
+}
+
+/** The message of a failed check: the error's first line, without a stack or anything after it. */
+const firstLine = (e: unknown): string => (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 200)
+
+/**
+ * Runs every check concurrently, each within `timeoutMs`, and adds the data status.
+ *
+ * @example
+ * const r = await readiness(storeChecks(store), rc.dataStatus(), { draining: false })
+ * r.status // 'ready'
+ */
+export async function readiness(
+  checks: readonly ReadinessCheck[],
+  data: DataStatus,
+  options: { draining: boolean; timeoutMs?: number; now?: () => number },
+): Promise<Readiness> {
+  const now = options.now ?? (() => performance.now())
+  const reports = await Promise.all(
+    checks.map(async (c): Promise<CheckReport> => {
+      const started = now()
+      let outcome: CheckOutcome
+      try {
+        outcome = await timeLimit(Promise.resolve().then(() => c.run()), options.timeoutMs ?? CHECK_TIMEOUT_MS)
+      } catch (e) {
+        outcome = { ok: false, message: firstLine(e) }
+      }
+      return {
+        name: c.name,
+        ok: outcome.ok,
+        ...(outcome.message ? { message: outcome.message } : {}),
+        duration_ms: Math.round((now() - started) * 10) / 10,
+      }
+    }),
+  )
+  const ok = reports.every((r) => r.ok)
+  return {
+    status: options.draining ? 'draining' : ok ? 'ready' : 'not_ready',
+    checks: reports,
+    data: {
+      set: data.set,
+      problem: data.problem,
+      stale: data.stale,
+      stale_sources: [...data.stale_sources],
+      sources: data.sources.map((s) => ({
+        name: s.name,
+        version: s.version,
+        age_seconds: s.age_seconds,
+        max_age_seconds: s.max_age_seconds,
+        stale: s.stale,
+      })),
+    },
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * Shared set-up of the dashboard's browser tests: one API server on loopback (SQLite in a temp file, offline
+ * lookups), a loopback SMTP server that keeps every mail it receives, and one headless Chromium (Debian's
+ * `chromium`, driven by playwright-core) per test file.
+ */
+import { mkdtempSync, rmSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { SMTPServer } from 'smtp-server'
+import { createServer, type RiskcheckServer, type ServerOptions } from '../../src/server/app.js'
+
+export const CHROMIUM = '/usr/bin/chromium'
+
+export interface Mail {
+  to: string[]
+  raw: string
+  subject: string
+  text: string
+}
+
+export interface Harness {
+  app: RiskcheckServer
+  base: string
+  mails: Mail[]
+  smtpPort: number
+  browser: Browser
+  /** Waits for a mail to `to` whose subject matches, and returns it. */
+  mailTo(to: string, subject: RegExp): Promise<Mail>
+  /** A fresh browser context (own cookies) and page, collecting console errors and off-site requests. */
+  newPage(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; errors: string[]; offsite: string[] }>
+  close(): Promise<void>
+}
+
+/** Decodes the text body of a simple (quoted-printable or plain) nodemailer message. */
+function textOf(raw: string): { subject: string; text: string } {
+  const [head = '', ...rest] = raw.split(/\r?\n\r?\n/)
+  const unfolded = head.replace(/\r?\n[ \t]+/g, ' ')
+  const subject = /^Subject: (.*)$/im.exec(unfolded)?.[1] ?? ''
+  let body = rest.join('\n\n')
+  if (/Content-Transfer-Encoding: quoted-printable/i.test(head)) {
+    body = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)))
+    body = Buffer.from(body, 'latin1').toString('utf8')
+  }
+  return { subject, text: body }
+}
+
+export async function startHarness(options: Partial<ServerOptions> = {}): Promise<Harness> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`)
+  const mails: Mail[] = []
+  const waiters: Array<() => void> = []
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (c: Buffer) => chunks.push(c))
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8')
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw, ...textOf(raw) })
+        for (const w of waiters.splice(0)) w()
+        callback()
+      })
+    },
+  })
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()))
+  const smtpPort = (smtp.server.address() as AddressInfo).port
+
+  const dir = mkdtempSync(join(tmpdir(), 'riskcheck-dashboard-'))
+  const app = createServer({
+    db: join(dir, 'db.sqlite'),
+    riskcheck: { offline: true },
+    purgeIntervalMs: 0,
+    webhookIntervalMs: 0,
+    anonymousRatePerSecond: 1000,
+    unsafeAllowLoopbackWebhooks: true,
+    ...options,
+    dashboard: { mailUrl: `smtp://127.0.0.1:${smtpPort}?from=dashboard@riskcheck.test`, noticeIntervalMs: 0, ...(options.dashboard || {}) },
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    timeout: 60_000,
+  })
+
+  return {
+    app,
+    base,
+    mails,
+    smtpPort,
+    browser,
+    async mailTo(to, subject) {
+      for (let i = 0; i < 200; i++) {
+        const m = mails.find((x) => x.to.includes(to) && subject.test(x.subject))
+        if (m) return m
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve)
+          setTimeout(resolve, 100)
+        })
+      }
+      throw new Error(`no mail to ${to} matching ${subject}; got ${mails.map((m) => `${m.to.join(',')}: ${m.subject}`).join(' | ')}`)
+    },
+    async newPage(viewport = { width: 1280, height: 900 }) {
+      const context = await browser.newContext({ viewport })
+      context.setDefaultTimeout(8000)
+      const page = await context.newPage()
+      const errors: string[] = []
+      const offsite: string[] = []
+      page.on('console', (m) => {
+        if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) errors.push(m.text())
+      })
+      page.on('pageerror', (e) => errors.push(e.message))
+      page.on('dialog', (d) => void d.accept())
+      page.on('request', (r) => {
+        if (!r.url().startsWith(base) && !r.url().startsWith('data:')) offsite.push(r.url())
+      })
+      return { context, page, errors, offsite }
+    },
+    async close() {
+      await browser.close().catch(() => undefined)
+      await app.close()
+      await new Promise<void>((resolve) => smtp.close(() => resolve()))
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Signs up through the form and follows the verification link; returns the team page URL. */
+export async function signUp(h: Harness, page: Page, email: string, team: string, password = 'correct horse battery', verify = true): Promise<string> {
+  await page.goto(`${h.base}/dashboard/signup`)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByLabel('Team name').fill(team)
+  await page.getByRole('button', { name: 'Create team' }).click()
+  await page.waitForURL(/\/dashboard\/t\/[^/]+\/keys/)
+  const teamUrl = page.url().replace(/\/keys.*$/, '')
+  if (verify) {
+    const mail = await h.mailTo(email, /Verify your email/)
+    const link = /https?:\/\/\S+\/dashboard\/verify\?token=[A-Za-z0-9_-]+/.exec(mail.text)![0]
+    await page.goto(link)
+    await page.getByText('is verified').waitFor()
+    await page.goto(`${teamUrl}/keys`)
+  }
+  return teamUrl
+}
