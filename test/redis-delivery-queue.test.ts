@@ -1,10 +1,16 @@
 /**
  * Webhook deliveries through BullMQ on a real Redis, over the SQLite delivery store: the documented retry schedule
  * (scaled down 60,000× so 23 h 51 min take 1.4 s) carried by BullMQ's backoff, the attempt count kept by the store;
- * a worker that dies mid-delivery → another worker delivers it (same event and delivery id, valid signature); a
+ * a worker that dies mid-delivery (closed at once in this process, or a child process SIGKILLed while its request is
+ * in flight) → another worker delivers it (same event and delivery id, valid signature); a
  * repeated message neither adds an attempt nor sends twice.
  */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Redis } from 'ioredis'
@@ -18,6 +24,8 @@ import { verifyWebhook } from '../src/webhooks/signature.js'
 import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
 
 const url = testRedisUrl('webhook deliveries through BullMQ (test/redis-delivery-queue.test.ts)')
+const here = dirname(fileURLToPath(import.meta.url))
+const dir = mkdtempSync(join(tmpdir(), 'riskcheck-delivery-queue-'))
 const SCALED = RETRY_DELAYS_MS.map((d) => d / 60_000) // 1 ms … 420 ms
 
 /** Resolves when `check` holds, polling the store (the queue works asynchronously). */
@@ -70,6 +78,7 @@ describe.skipIf(!url)('webhook deliveries through BullMQ', () => {
   afterAll(async () => {
     await new Promise((r) => receiver.close(r))
     store?.close()
+    rmSync(dir, { recursive: true, force: true })
     if (redis) {
       await deleteKeys(redis, `${prefix}:`)
       await redis.quit()
@@ -165,6 +174,73 @@ describe.skipIf(!url)('webhook deliveries through BullMQ', () => {
     expect(received[0]).toEqual({ eventId: event.id, deliveryId: delivery.id, signatureOk: true })
     expect(deliveries.getDelivery(delivery.id)).toMatchObject({ status: 'succeeded', attempts: 1 })
     expect(started).toBe(1)
+  })
+
+  it('a worker process SIGKILLed while its request is in flight: another process delivers it (at least once)', async () => {
+    // The delivery store of a file both processes open.
+    const file = join(dir, 'kill.sqlite')
+    const fileStore = createSqliteStore(file)
+    const fileDeliveries = createSqliteDeliveryStore(fileStore.db)
+    let child: ChildProcess | undefined
+    const hits: Array<{ eventId: string; deliveryId: string; signatureOk: boolean }> = []
+    let killed!: () => void
+    const killedNow = new Promise<void>((r) => (killed = r))
+    const hook = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        hits.push({
+          eventId: String(req.headers['svc-event-id']),
+          deliveryId: String(req.headers['svc-delivery-id']),
+          signatureOk: verifyWebhook(Buffer.concat(chunks).toString('utf8'), req.headers['svc-signature'] as string, secret).ok,
+        })
+        if (hits.length === 1) {
+          // The first request arrives from the child: kill it before answering.
+          child?.kill('SIGKILL')
+          child?.once('exit', () => {
+            res.destroy()
+            killed()
+          })
+          return
+        }
+        res.end('ok')
+      })
+    })
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r))
+    try {
+      const endpoint = fileDeliveries.createEndpoint(
+        { orgId: 'org_kill', url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`, description: null, events: ['*'], format: 'json', secret },
+        Date.now(),
+      )
+      const event = buildPingEvent({ orgId: 'org_kill', now: new Date(), endpointId: endpoint.id })
+      const [delivery] = await enqueueEvent({ store: fileDeliveries, now: () => new Date(), event, endpointId: endpoint.id })
+      child = spawn(process.execPath, ['--import', 'tsx', join(here, 'children', 'delivery-worker.ts'), file, url as string, prefix], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
+      await killedNow
+      expect(child.signalCode).toBe('SIGKILL')
+      // The attempt of the dead process was never recorded; the delivery is still pending, leased to its job.
+      expect(fileDeliveries.getDelivery(delivery!.id)).toMatchObject({ status: 'pending', attempts: 0 })
+      const survivor = createDeliveryQueue({
+        redisUrl: url as string,
+        prefix,
+        store: fileDeliveries,
+        allowLoopback: true,
+        worker: { lockDuration: 1000, stalledInterval: 250 },
+      })
+      queues.push(survivor)
+      survivor.startWorker() // no sweep: the job reaches it through BullMQ's stalled-job check
+      await until(() => fileDeliveries.getDelivery(delivery!.id)?.status === 'succeeded', 'the surviving process to deliver')
+      expect(hits).toEqual([
+        { eventId: event.id, deliveryId: delivery!.id, signatureOk: true },
+        { eventId: event.id, deliveryId: delivery!.id, signatureOk: true },
+      ])
+      expect(fileDeliveries.getDelivery(delivery!.id)).toMatchObject({ status: 'succeeded', attempts: 1, lastStatus: 200 })
+    } finally {
+      child?.kill('SIGKILL')
+      await new Promise((r) => hook.close(r))
+      fileStore.close()
+    }
   })
 
   it('a repeated message for a finished delivery sends nothing and adds no attempt', async () => {
