@@ -118,6 +118,11 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
     }
     expect(before.status).toBe('running')
     expect(before.processed).toBeLessThan(1001)
+    // The API instance shows the rows the worker has written so far, in input order.
+    const partial = await call(api, 'GET', `/v1/bulk/jobs/${id}/results?limit=1000`)
+    expect(partial.body.data.length).toBeGreaterThan(0)
+    expect(partial.body.data.map((r: { input: string }) => r.input)).toEqual(inputs.slice(0, partial.body.data.length))
+    expect(partial.body.next_cursor).not.toBeNull()
     const second = open(true)
     await second.ready()
     await first.close() // writes what it did, gives the message back

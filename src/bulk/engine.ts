@@ -488,6 +488,12 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
     if (nowMs() - lastSweep >= SWEEP_EVERY_MS) await sweep()
   }
 
+  /** How far the rows of an unfinished job run elsewhere are written (rows below the first pending one). */
+  async function remoteWatermark(job: BulkJob): Promise<number> {
+    if (!store.firstPendingIndex) return 0
+    return (await store.firstPendingIndex(job.id)) ?? job.unique_inputs
+  }
+
   /** The job (live when running here); NOT_FOUND when unknown or expired. */
   async function load(id: unknown): Promise<{ record: BulkJobRecord; job: BulkJob; runner: JobRunner | undefined }> {
     if (typeof id !== 'string' || id.length === 0 || id.length > 100) throw notFound(id)
@@ -614,7 +620,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       const { job, runner } = await load(id)
       const from = query.cursor === undefined || query.cursor === null ? 0 : decodeResultsCursor(query.cursor, job.id, action)
       const final = isFinal(job)
-      const toIndex = final ? null : (runner?.watermark ?? 0)
+      const toIndex = final ? null : runner ? runner.watermark : await remoteWatermark(job)
       const rows = await store.listRows(job.id, { fromIndex: from, toIndex, action, limit: limit + 1 })
       const data = rows.slice(0, limit)
       const last = data[data.length - 1]
@@ -627,7 +633,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
     async resultsCsv(id): Promise<Readable> {
       await enter()
       const { job, runner } = await load(id)
-      const toIndex = isFinal(job) ? null : (runner?.watermark ?? 0)
+      const toIndex = isFinal(job) ? null : runner ? runner.watermark : await remoteWatermark(job)
       async function* pages() {
         const PAGE = 250
         for (let from = 0; ; ) {

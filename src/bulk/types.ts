@@ -86,6 +86,11 @@ export interface BulkStore {
   commitRows(id: string, rows: readonly BulkRowRecord[], job: BulkJob): MaybePromise<void>
   /** Rows still pending, in index order (to resume). */
   pendingRows(id: string): MaybePromise<Array<{ index: number; input: string }>>
+  /**
+   * The lowest index of a pending row, null when none: how far results of a job run by another process (a worker of
+   * `--redis-url`) can be shown. Without it such a job shows its rows once it has finished.
+   */
+  firstPendingIndex?(id: string): MaybePromise<number | null>
   /** Rows in state `done` or `error`, in index order, matching the query. */
   listRows(id: string, query: BulkRowQuery): MaybePromise<BulkRowRecord[]>
   /** Inputs of the rows marked retryable, in index order. */
