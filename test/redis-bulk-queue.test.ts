@@ -2,11 +2,14 @@
  * Bulk jobs through BullMQ on a real Redis, with every instance on one SQLite store in this process (the store
  * interface the PostgreSQL store implements too): a job created on an API-only instance (`serve --no-workers`) runs on
  * a worker; that worker stops mid-run and another finishes the job — every unique input exactly once, credits exact;
+ * the same with the first worker a separate process SIGKILLed mid-job;
  * a job cancelled on the API instance while a worker runs it is cancelled by that worker, refunded once.
  */
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Redis } from 'ioredis'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
@@ -16,6 +19,7 @@ import type { LiveCarrierRecord } from '../src/sources/phone/carrier-source.js'
 import { fakeClock } from './clock.js'
 import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
 
+const here = dirname(fileURLToPath(import.meta.url))
 const url = testRedisUrl('bulk jobs through BullMQ (test/redis-bulk-queue.test.ts)')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const record: LiveCarrierRecord = {
@@ -155,6 +159,63 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
     // Nothing left in the queue.
     const counts = await redis.keys(`${prefix}:bulk-jobs:*`)
     expect(counts.filter((k) => k.endsWith(`:${id}`))).toEqual([])
+  })
+
+  it('a worker process SIGKILLed mid-job: a worker in another process finishes it, rows once, credits exact', async () => {
+    const call = await account(5000)
+    const api = open(false)
+    await api.ready()
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'children', 'bulk-worker.ts'), join(dir, 'rc.sqlite'), url as string, prefix], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout?.on('data', (c: Buffer) => c.toString().includes('ready') && resolve())
+        child.once('exit', (code) => reject(new Error(`the worker process exited (${code})`)))
+      })
+      const inputs = Array.from({ length: 1000 }, (_, i) => `+1201557${String(i).padStart(4, '0')}`)
+      const id = (await call(api, 'POST', '/v1/bulk/jobs', { type: 'phone', inputs })).body.data.id as string
+      let before: any
+      for (let i = 0; i < 2000; i++) {
+        before = (await call(api, 'GET', `/v1/bulk/jobs/${id}`)).body.data
+        if (before.processed >= 150) break
+        await sleep(10)
+      }
+      expect(before.status).toBe('running')
+      child.kill('SIGKILL')
+      await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', r)))
+      const killedAt = (await call(api, 'GET', `/v1/bulk/jobs/${id}`)).body.data
+      expect(killedAt.status).toBe('running')
+      expect(killedAt.processed).toBeLessThan(1000)
+
+      const survivor = open(true) // gets the job through BullMQ's stalled-job check
+      await survivor.ready()
+      let job: any
+      for (let i = 0; i < 3000; i++) {
+        job = (await call(api, 'GET', `/v1/bulk/jobs/${id}`)).body.data
+        if (job.status === 'completed') break
+        await sleep(10)
+      }
+      expect(job.status).toBe('completed')
+      expect(job.processed).toBe(1000)
+      const rows: Array<{ input: string; credits_used: number }> = []
+      let cursor: string | null = null
+      do {
+        const page = await call(api, 'GET', `/v1/bulk/jobs/${id}/results?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
+        rows.push(...page.body.data)
+        cursor = page.body.next_cursor
+      } while (cursor)
+      expect(rows.map((r) => r.input)).toEqual(inputs)
+      expect(rows.reduce((a, r) => a + r.credits_used, 0)).toBe(1000)
+      expect(job.credits_used).toBe(1000)
+      const acct = (await call(api, 'GET', '/v1/account')).body.data
+      expect(acct.credits.total_available).toBe(5000 - 1000)
+      expect(acct.usage.period.credits).toBe(1000)
+      await survivor.close()
+    } finally {
+      child.kill('SIGKILL')
+      await api.close()
+    }
   })
 
   it('a job cancelled on an API instance while a worker runs it: cancelled by the worker, refunded once', async () => {
