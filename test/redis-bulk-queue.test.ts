@@ -1,6 +1,6 @@
 /**
- * Bulk jobs through BullMQ on a real Redis, with every instance on one SQLite store in this process (the store
- * interface the PostgreSQL store implements too): a job created on an API-only instance (`serve --no-workers`) runs on
+ * Bulk jobs through BullMQ on a real Redis, with every instance on one SQLite file (in this process, and one worker
+ * in a child process; through the store interface the PostgreSQL store implements too): a job created on an API-only instance (`serve --no-workers`) runs on
  * a worker; that worker stops mid-run and another finishes the job — every unique input exactly once, credits exact;
  * the same with the first worker a separate process SIGKILLed mid-job;
  * a job cancelled on the API instance while a worker runs it is cancelled by that worker, refunded once.
@@ -43,13 +43,14 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
   const carrierCalls = new Map<string, number>()
   let redis: Redis
   let store: SqliteStore
-  const open = (workers: boolean): RiskcheckServer =>
+  /** A server on the shared store; `lockMs` short where a dead worker's job must be recovered quickly. */
+  const open = (workers: boolean, lockMs = 1000): RiskcheckServer =>
     createServer({
       db: store,
       purgeIntervalMs: 0,
       webhookIntervalMs: 0,
       bulkConcurrency: 4,
-      queue: { redisUrl: url as string, prefix, workers, worker: { lockDuration: 1000, stalledInterval: 250 } },
+      queue: { redisUrl: url as string, prefix, workers, worker: { lockDuration: lockMs, stalledInterval: 250 } },
       riskcheck: {
         now: clock.now,
         cache: false,
@@ -98,8 +99,10 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
 
   it('a worker stops mid-job: another worker finishes it, no row lost or written twice, credits exact', async () => {
     const call = await account(5000)
+    // Two workers live at once here: a lock long enough that a busy machine never lets the second take the job
+    // from a first that is still running it (the handover here is the message the first gives back).
     const api = open(false)
-    const first = open(true)
+    const first = open(true, 10_000)
     await Promise.all([api.ready(), first.ready()])
     // Readiness includes Redis.
     const ready = await api.inject({ method: 'GET', url: '/readyz' })
@@ -127,7 +130,7 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
     expect(partial.body.data.length).toBeGreaterThan(0)
     expect(partial.body.data.map((r: { input: string }) => r.input)).toEqual(inputs.slice(0, partial.body.data.length))
     expect(partial.body.next_cursor).not.toBeNull()
-    const second = open(true)
+    const second = open(true, 10_000)
     await second.ready()
     await first.close() // writes what it did, gives the message back
     const callsAtClose = carrierCalls.size
