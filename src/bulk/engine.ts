@@ -670,6 +670,13 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       return true
     },
 
+    async releaseLocal(id) {
+      const runner = core.runners.get(id)
+      if (!runner) return false
+      await runner.close()
+      return true
+    },
+
     async close() {
       if (closed) return
       closed = true

@@ -177,6 +177,8 @@ export interface BulkEngine {
   runJob(id: string): Promise<BulkJob | null>
   /** Cancels the job if this engine runs it (a worker asked by `cancelRemote`); false when it does not. */
   cancelLocal(id: string): Promise<boolean>
+  /** Stops running the job here without finishing it (what is done is written; another worker resumes it). */
+  releaseLocal(id: string): Promise<boolean>
   /**
    * Stops work and timers. With a persistent store running jobs stay `running` and resume when an engine starts on
    * the store again; with the in-memory store they are cancelled (unused credits refunded).

@@ -265,6 +265,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
           prefix: qPrefix,
           runJob: (owner, id) => (bulk as BulkService).runJob(owner, id),
           cancelLocal: (owner, id) => (bulk as BulkService).cancelLocal(owner, id),
+          releaseLocal: (owner, id) => (bulk as BulkService).releaseLocal(owner, id),
           onError: (err) => appRef?.log.error({ err }, 'bulk queue error'),
           ...(q.worker ? { worker: q.worker } : {}),
         })

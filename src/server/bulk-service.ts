@@ -53,6 +53,8 @@ export interface BulkService {
   runJob(owner: BulkOwner, id: string): Promise<BulkJob | null>
   /** Cancels a job if this process runs it; false when it does not. */
   cancelLocal(owner: BulkOwner, id: string): Promise<boolean>
+  /** Stops running a job here without finishing it (its queue lock was lost: another worker resumes it). */
+  releaseLocal(owner: BulkOwner, id: string): Promise<boolean>
   /** The queued and running jobs of every owner (re-queued at worker start, so a lost message loses no job). */
   unfinished(): Array<{ owner: BulkOwner; id: string }>
   /** Stops every engine: running jobs stay `running` in the database and resume with the next service. */
@@ -113,6 +115,7 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     sweep: () => sweepExpiredBulkJobs(db, nowMs()),
     runJob: (owner, id) => engineFor(owner).runJob(id),
     cancelLocal: (owner, id) => engineFor(owner).cancelLocal(id),
+    releaseLocal: (owner, id) => engineFor(owner).releaseLocal(id),
     unfinished: () =>
       listOwnersWithUnfinishedJobs(db).flatMap((owner) =>
         (createSqliteBulkStore(db, owner).listUnfinishedJobs() as Array<{ job: BulkJob }>).map((r) => ({ owner, id: r.job.id })),

@@ -35,6 +35,8 @@ export interface BulkQueueOptions {
   runJob(owner: BulkOwner, id: string): Promise<BulkJob | null>
   /** Cancels a job if this process runs it. */
   cancelLocal(owner: BulkOwner, id: string): Promise<boolean>
+  /** Stops running a job here without finishing it (called when this worker lost the job's lock). */
+  releaseLocal?(owner: BulkOwner, id: string): Promise<boolean>
   /** Jobs one worker runs at once (default 2; each runs its lookups with the bulk concurrency). */
   concurrency?: number
   onError?: (err: unknown) => void
@@ -130,6 +132,16 @@ export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
         maxStalledCount: 1000,
       })
       worker.on('error', onError)
+      // A worker that could not renew a job's lock (e.g. its event loop was blocked past the lock duration) may see
+      // the job handed to another worker: it stops running it here at once, so one worker at a time writes its rows.
+      worker.on('lockRenewalFailed', (ids: string[]) => {
+        for (const id of ids) {
+          void (async () => {
+            const job = await queue.getJob(id)
+            if (job && options.releaseLocal) await options.releaseLocal({ orgId: job.data.orgId, mode: job.data.mode }, id)
+          })().catch(onError)
+        }
+      })
     },
     async depth() {
       const c = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')
