@@ -9,7 +9,7 @@
  * const app = createServer({ db: './riskcheck.sqlite' })
  * await app.listen({ host: '127.0.0.1', port: 8080 })
  */
-export { createServer, type RiskcheckServer, type ServerOptions } from './app.js'
+export { createServer, type RiskcheckServer, type ServerOptions, type ServerQueueOptions } from './app.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
 export type {
   ApiKeyRecord,
@@ -30,6 +30,9 @@ export { alertLevelOf, buildEvent, createOrgLedger, dueAlerts, periodAt, type Or
 export { createRateLimiter, rateLimitHeaders, type MemoryRateLimiter, type RateLimiter, type RateLimitState } from './rate-limit.js'
 export { createRedisRateLimiter, type RedisRateLimiter, type RedisRateLimiterOptions } from './queue/redis-rate-limit.js'
 export { resolveDeployment, type Deployment, type DeploymentResult, type DeploymentSettings } from './queue/deployment.js'
+export { createDeliveryQueue, DELIVERY_QUEUE_NAME, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
+export { createBulkQueue, BULK_QUEUE_NAME, type BulkQueue, type BulkQueueOptions } from './queue/bulk-queue.js'
+export { redisReadyCheck } from './queue/redis-health.js'
 export { IDEMPOTENCY_TTL_MS, bodyFingerprint, parseIdempotencyKey } from './idempotency.js'
 export { buildOpenApi, routeErrorCodes } from './openapi.js'
 export { errorEnvelope, mapError, DEFAULT_DOCS_URL } from './envelope.js'
