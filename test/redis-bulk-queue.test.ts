@@ -15,26 +15,13 @@ import type { Redis } from 'ioredis'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { issueApiKey } from '../src/server/keys.js'
 import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
-import type { LiveCarrierRecord } from '../src/sources/phone/carrier-source.js'
+import { MOBILE_RECORD } from './children/slow-carrier.js'
 import { fakeClock } from './clock.js'
 import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const url = testRedisUrl('bulk jobs through BullMQ (test/redis-bulk-queue.test.ts)')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const record: LiveCarrierRecord = {
-  lineType: 'mobile',
-  carrierType: 'mobile',
-  carrierName: 'Example Wireless',
-  ocn: null,
-  mcc: null,
-  mnc: null,
-  ported: false,
-  originalCarrier: null,
-  lrn: null,
-  lata: null,
-  rateCenter: null,
-}
 
 describe.skipIf(!url)('bulk jobs through BullMQ', () => {
   const dir = mkdtempSync(join(tmpdir(), 'riskcheck-bulk-queue-'))
@@ -60,7 +47,7 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
             async lookup(e164) {
               carrierCalls.set(e164, (carrierCalls.get(e164) ?? 0) + 1)
               await sleep(3)
-              return record
+              return MOBILE_RECORD
             },
           },
         },
@@ -80,6 +67,20 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
       await redis.quit()
     }
   })
+
+  type Call = Awaited<ReturnType<typeof account>>
+
+  /** Every result row of a finished job, page by page. */
+  async function allRows(call: Call, app: RiskcheckServer, id: string): Promise<Array<{ input: string; credits_used: number }>> {
+    const rows: Array<{ input: string; credits_used: number }> = []
+    let cursor: string | null = null
+    do {
+      const page = await call(app, 'GET', `/v1/bulk/jobs/${id}/results?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
+      rows.push(...page.body.data)
+      cursor = page.body.next_cursor
+    } while (cursor)
+    return rows
+  }
 
   async function account(credits: number) {
     const now = clock.now().getTime()
@@ -145,13 +146,7 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
     expect(job.processed).toBe(1001)
     expect(carrierCalls.size).toBeGreaterThan(callsAtClose)
 
-    const rows: Array<{ input: string; credits_used: number }> = []
-    let cursor: string | null = null
-    do {
-      const page = await call(api, 'GET', `/v1/bulk/jobs/${id}/results?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
-      rows.push(...page.body.data)
-      cursor = page.body.next_cursor
-    } while (cursor)
+    const rows = await allRows(call, api, id)
     expect(rows.map((r) => r.input)).toEqual(inputs.slice(0, 1001))
     expect(rows.reduce((a, r) => a + r.credits_used, 0)).toBe(1000)
     expect(job.credits_used).toBe(1000)
@@ -201,13 +196,7 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
       }
       expect(job.status).toBe('completed')
       expect(job.processed).toBe(1000)
-      const rows: Array<{ input: string; credits_used: number }> = []
-      let cursor: string | null = null
-      do {
-        const page = await call(api, 'GET', `/v1/bulk/jobs/${id}/results?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)
-        rows.push(...page.body.data)
-        cursor = page.body.next_cursor
-      } while (cursor)
+      const rows = await allRows(call, api, id)
       expect(rows.map((r) => r.input)).toEqual(inputs)
       expect(rows.reduce((a, r) => a + r.credits_used, 0)).toBe(1000)
       expect(job.credits_used).toBe(1000)

@@ -4,6 +4,7 @@
  * lookups take 3 ms each (a slow carrier source), so a job of 1,000 runs long enough to be killed in the middle.
  */
 import { createServer } from '../../src/server/app.js'
+import { MOBILE_RECORD } from './slow-carrier.js'
 
 const [file, redisUrl, prefix] = process.argv.slice(2) as [string, string, string]
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -21,19 +22,7 @@ const app = createServer({
         name: 'slow-carrier',
         async lookup() {
           await sleep(3)
-          return {
-            lineType: 'mobile',
-            carrierType: 'mobile',
-            carrierName: 'Example Wireless',
-            ocn: null,
-            mcc: null,
-            mnc: null,
-            ported: false,
-            originalCarrier: null,
-            lrn: null,
-            lata: null,
-            rateCenter: null,
-          }
+          return MOBILE_RECORD
         },
       },
     },

@@ -12,7 +12,7 @@
  * otherwise it publishes the cancel on a Redis channel and the worker running the job cancels it (and refunds).
  */
 import { Queue, Worker, type Job } from 'bullmq'
-import { Redis } from 'ioredis'
+import { redisConnections } from './connections.js'
 import type { BulkJob } from '../../schema.js'
 import type { BulkOwner } from '../store/bulk-store.js'
 
@@ -71,13 +71,8 @@ export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
   const prefix = options.prefix ?? 'riskcheck'
   const onError = options.onError ?? (() => undefined)
   const channel = `${prefix}:bulk-cancel`
-  const connections: Redis[] = []
-  const connect = () => {
-    const c = new Redis(options.redisUrl, { maxRetriesPerRequest: null })
-    c.on('error', onError)
-    connections.push(c)
-    return c
-  }
+  const connections = redisConnections(options.redisUrl, onError)
+  const connect = connections.connect
   const publisher = connect()
   const queue = new Queue<BulkMessage>(BULK_QUEUE_NAME, { connection: publisher, prefix })
   queue.on('error', onError)
@@ -151,7 +146,7 @@ export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
       if (worker) await Promise.all([worker.close(o.force === true), o.stopping])
       else await o.stopping
       await queue.close()
-      await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())))
+      await connections.closeAll()
     },
   }
 }

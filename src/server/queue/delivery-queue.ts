@@ -18,7 +18,7 @@
  *   so a lost or repeated message neither loses nor adds an attempt.
  */
 import { DelayedError, Queue, Worker, type Job } from 'bullmq'
-import { Redis } from 'ioredis'
+import { redisConnections } from './connections.js'
 import { DEFAULT_DELIVERY_TIMEOUT_MS } from '../../webhooks/deliver.js'
 import { attemptDelivery, type AttemptContext, type DeliverFunction, type DeliveryStore, type DeliveryWorkerOptions, type TickResult } from '../../webhooks/queue.js'
 import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_MS } from '../../webhooks/schedule.js'
@@ -102,13 +102,8 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const leaseMs = options.leaseMs ?? 10 * 60_000
   const sweepLimit = options.sweepLimit ?? 500
   const onError = options.onError ?? (() => undefined)
-  const connections: Redis[] = []
-  const connect = () => {
-    const c = new Redis(options.redisUrl, { maxRetriesPerRequest: null })
-    c.on('error', onError)
-    connections.push(c)
-    return c
-  }
+  const connections = redisConnections(options.redisUrl, onError)
+  const connect = connections.connect
   const queue = new Queue(DELIVERY_QUEUE_NAME, { connection: connect(), prefix })
   queue.on('error', onError)
   const ctx: AttemptContext = {
@@ -195,7 +190,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     async close(force = false) {
       if (worker) await worker.close(force)
       await queue.close()
-      await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())))
+      await connections.closeAll()
     },
   }
 }
