@@ -53,6 +53,9 @@ const YIELD_EVERY_MS = 10
 const FLUSH_MS = 200
 const SWEEP_EVERY_MS = 60_000
 const SWEEP_TIMER_MS = 60 * 60 * 1000
+/** A cancel of a job a worker runs: how long the API waits for the worker to write it (60 × 250 ms). */
+const REMOTE_CANCEL_POLLS = 60
+const REMOTE_CANCEL_POLL_MS = 250
 const FINAL = new Set(['completed', 'cancelled', 'failed'])
 const TEMPORARY_CODES: readonly ErrorCode[] = ['UPSTREAM_UNAVAILABLE', 'INTERNAL_ERROR', 'RATE_LIMITED', 'MAINTENANCE']
 const CREATE_FIELDS = ['type', 'inputs', 'name', 'country', 'smtp']
@@ -493,7 +496,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
   timer.unref?.()
 
   const ready: Promise<void> =
-    options.resume === false
+    options.resume === false || options.dispatch
       ? Promise.resolve()
       : (async () => {
           try {
@@ -509,6 +512,12 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
     if (closed) throw new Error('riskcheck: the bulk engine is closed')
     await ready
     if (nowMs() - lastSweep >= SWEEP_EVERY_MS) await sweep()
+  }
+
+  /** How far the rows of an unfinished job run elsewhere are written (rows below the first pending one). */
+  async function remoteWatermark(job: BulkJob): Promise<number> {
+    if (!store.firstPendingIndex) return 0
+    return (await store.firstPendingIndex(job.id)) ?? job.unique_inputs
   }
 
   /** The job (live when running here); NOT_FOUND when unknown or expired. */
@@ -568,6 +577,11 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       if (reserved > 0 && !atomic) await env.ledger.refund(reserved)
       throw e
     }
+    if (options.dispatch) {
+      // Run by a worker (which loads the pending rows from the store): the job is stored and its credits reserved.
+      await options.dispatch(copyJob(record.job))
+      return copyJob(record.job)
+    }
     startRunner(record, folded.work)
     return copyJob(record.job)
   }
@@ -606,6 +620,15 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       const { record, job, runner } = await load(id)
       if (runner) return runner.cancel()
       if (isFinal(job)) return job
+      if (options.cancelRemote && !(await options.cancelRemote(job.id))) {
+        // A worker runs it and was asked to stop: it writes the cancelled job (and refunds) itself.
+        for (let i = 0; i < REMOTE_CANCEL_POLLS; i++) {
+          await new Promise((r) => setTimeout(r, REMOTE_CANCEL_POLL_MS))
+          const now = await store.getJob(job.id)
+          if (!now || isFinal(now.job)) return now ? now.job : job
+        }
+        throw new Error(`riskcheck: bulk job ${job.id} did not stop within ${(REMOTE_CANCEL_POLLS * REMOTE_CANCEL_POLL_MS) / 1000} s`)
+      }
       // queued/running in the store but not run by this engine (e.g. resume disabled): stop it here
       const cancelled: BulkJob = { ...copyJob(job), status: 'cancelled', completed_at: env.ctx.now().toISOString() }
       await settleJob(store, env.ledger, job.id, record.reserved, cancelled)
@@ -631,7 +654,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       const { job, runner } = await load(id)
       const from = query.cursor === undefined || query.cursor === null ? 0 : decodeResultsCursor(query.cursor, job.id, action)
       const final = isFinal(job)
-      const toIndex = final ? null : (runner?.watermark ?? 0)
+      const toIndex = final ? null : runner ? runner.watermark : await remoteWatermark(job)
       const rows = await store.listRows(job.id, { fromIndex: from, toIndex, action, limit: limit + 1 })
       const data = rows.slice(0, limit)
       const last = data[data.length - 1]
@@ -644,7 +667,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
     async resultsCsv(id): Promise<Readable> {
       await enter()
       const { job, runner } = await load(id)
-      const toIndex = isFinal(job) ? null : (runner?.watermark ?? 0)
+      const toIndex = isFinal(job) ? null : runner ? runner.watermark : await remoteWatermark(job)
       async function* pages() {
         const PAGE = 250
         for (let from = 0; ; ) {
@@ -663,6 +686,29 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       await enter()
       const { job, runner } = await load(id)
       return runner ? runner.done : job
+    },
+
+    async runJob(id) {
+      await enter()
+      const running = core.runners.get(id)
+      if (running) return running.done
+      const record = await store.getJob(id)
+      if (!record || isFinal(record.job) || Date.parse(record.job.expires_at) <= nowMs() || !checks[record.job.type]) return null
+      return startRunner(record, null).done
+    },
+
+    async cancelLocal(id) {
+      const runner = core.runners.get(id)
+      if (!runner) return false
+      await runner.cancel()
+      return true
+    },
+
+    async releaseLocal(id) {
+      const runner = core.runners.get(id)
+      if (!runner) return false
+      await runner.close()
+      return true
     },
 
     async close() {

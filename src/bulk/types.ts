@@ -94,6 +94,11 @@ export interface BulkStore {
   commitRows(id: string, rows: readonly BulkRowRecord[], job: BulkJob): MaybePromise<void>
   /** Rows still pending, in index order (to resume). */
   pendingRows(id: string): MaybePromise<Array<{ index: number; input: string }>>
+  /**
+   * The lowest index of a pending row, null when none: how far results of a job run by another process (a worker of
+   * `--redis-url`) can be shown. Without it such a job shows its rows once it has finished.
+   */
+  firstPendingIndex?(id: string): MaybePromise<number | null>
   /** Rows in state `done` or `error`, in index order, matching the query. */
   listRows(id: string, query: BulkRowQuery): MaybePromise<BulkRowRecord[]>
   /** Inputs of the rows marked retryable, in index order. */
@@ -114,8 +119,19 @@ export interface BulkOptions {
   onCompleted?: (job: BulkJob) => void
   /** Most inputs of one job (default and maximum 100,000). */
   maxInputs?: number
-  /** Resume the store's queued/running jobs when the engine starts (default true). */
+  /** Resume the store's queued/running jobs when the engine starts (default true; false with `dispatch`). */
   resume?: boolean
+  /**
+   * Jobs run elsewhere (the BullMQ bulk queue of `--redis-url`, `src/server/queue/bulk-queue.ts`): `create` stores
+   * the job, reserves its credits and hands it here instead of running it; a worker runs it with `runJob`.
+   */
+  dispatch?: (job: BulkJob) => MaybePromise<void>
+  /**
+   * Cancels a job this engine does not run (with `dispatch`): true when it was taken off the queue before any worker
+   * started it (the engine then cancels it in the store), false when a worker runs it and was asked to cancel it
+   * (the engine then waits for the store to show the job finished).
+   */
+  cancelRemote?: (id: string) => Promise<boolean>
 }
 
 /** Parameters of {@link BulkEngine.create} (the POST /v1/bulk/jobs body of docs/api.md). */
@@ -162,6 +178,15 @@ export interface BulkEngine {
   resultsCsv(id: string): Promise<Readable>
   /** Resolves with the job once it is completed, cancelled or failed. */
   waitFor(id: string): Promise<BulkJob>
+  /**
+   * Runs (or resumes, from its pending rows) a queued or running job of the store here and resolves with it when it
+   * ends or the engine closes; null when there is no such unfinished job. Used by the workers of `--redis-url`.
+   */
+  runJob(id: string): Promise<BulkJob | null>
+  /** Cancels the job if this engine runs it (a worker asked by `cancelRemote`); false when it does not. */
+  cancelLocal(id: string): Promise<boolean>
+  /** Stops running the job here without finishing it (what is done is written; another worker resumes it). */
+  releaseLocal(id: string): Promise<boolean>
   /**
    * Stops work and timers. With a persistent store running jobs stay `running` and resume when an engine starts on
    * the store again; with the in-memory store they are cancelled (unused credits refunded).

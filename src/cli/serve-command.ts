@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
 import { resolveOptions } from '../options.js'
 import { SERVE_FLAGS, withEnvironment } from './serve-settings.js'
+import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -29,6 +30,8 @@ Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
 /v1/pricing, /v1/openapi.json; GET /healthz and /readyz unauthenticated) until SIGINT or SIGTERM, which drain:
 in-flight requests, webhook deliveries and bulk checkpoints finish, then exit 0 (docs/deployment.md). Webhook deliveries and bulk jobs run in this process.
+Supported: SQLite alone (--db, the default); PostgreSQL + Redis for many instances once the PostgreSQL store lands
+(README "Scaling out").
 The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard. Or create an org and a key with
 riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,
@@ -38,6 +41,11 @@ from the org's next request; no restart).
   --host HOST         RISKCHECK_HOST (or HOST)       address to listen on (default 127.0.0.1)
   --port N            RISKCHECK_PORT (or PORT)       port (default 8080; 0 picks a free one)
   --db PATH           RISKCHECK_DB                   SQLite database (default ./riskcheck.sqlite; created and migrated on start)
+  --redis-url URL     RISKCHECK_REDIS_URL (or REDIS_URL)
+                                                     redis://… : rate limits shared by every instance, bulk jobs and
+                                                     webhook deliveries distributed by BullMQ (needs PostgreSQL)
+  --no-workers        RISKCHECK_NO_WORKERS=1         API only: bulk jobs and webhook deliveries run on other processes
+                                                     (riskcheck worker); needs --redis-url
   --json              RISKCHECK_JSON=1               print the listening address as one JSON line
   --metrics-port N    RISKCHECK_METRICS_PORT         serve Prometheus metrics on GET /metrics of this port (same host;
                                                      off by default; 0 picks a free one). GET /healthz and /readyz are
@@ -73,7 +81,7 @@ export interface RunServeOptions {
  * passing it to the server, which would keep its port as an orphan. So under npm the server watches its parent and
  * shuts down gracefully once it changes. (Outside npm it does not: `riskcheck serve &` outlives its shell by design.)
  */
-function stopRequested(signal: AbortSignal | undefined, env: Record<string, string | undefined>): { stopped: Promise<void>; dispose(): void } {
+export function stopRequested(signal: AbortSignal | undefined, env: Record<string, string | undefined>): { stopped: Promise<void>; dispose(): void } {
   if (signal) {
     return {
       stopped: signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
@@ -171,6 +179,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let refreshEvery: number | null = null
   let metricsPort: number | null = null
   let drainMs = DEFAULT_DRAIN_MS
+  let deployment: Deployment
   const dataSources: Partial<Record<DataSourceName, string>> = {}
   try {
     const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
@@ -194,6 +203,14 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       if (d === null || d < 1000) throw new UsageError(`--drain-timeout must be a duration of at least 1s, e.g. 30s or 2m (got ${String(values['drain-timeout'])})`)
       drainMs = d
     }
+    const resolved = resolveDeployment({
+      db: values.db as string | undefined,
+      databaseUrl: values['database-url'] as string | undefined,
+      redisUrl: values['redis-url'] as string | undefined,
+      workers: values['no-workers'] !== true,
+    })
+    if (!resolved.ok) throw new UsageError(resolved.error)
+    deployment = resolved.deployment
     riskcheck = optionsFromFlags(values, io.env ?? process.env)
     resolveOptions(riskcheck) // a bad option (--dns-server nope::) is a usage error, not a failed start
     if (values['refresh-data'] !== undefined) {
@@ -237,6 +254,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
         db,
         riskcheck,
         ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
+        ...(deployment.mode === 'scaled' ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers } } : {}),
         ...(values['mail-url'] !== undefined ? { dashboard: { mailUrl: String(values['mail-url']) } } : {}),
         ...(metricsPort !== null ? { metrics: true } : {}),
         logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },

@@ -3,6 +3,7 @@
  * the server runs the same from a shell, a container or a process manager:
  *
  *   --host / RISKCHECK_HOST (or HOST) · --port / RISKCHECK_PORT (or PORT) · --db / RISKCHECK_DB ·
+ *   --redis-url / RISKCHECK_REDIS_URL (or REDIS_URL) · --no-workers / RISKCHECK_NO_WORKERS ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --metrics-port / RISKCHECK_METRICS_PORT ·
  *   --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
@@ -20,6 +21,8 @@ export const SERVE_FLAGS: Options = {
   host: { type: 'string' },
   port: { type: 'string' },
   db: { type: 'string' },
+  'redis-url': { type: 'string' },
+  'no-workers': { type: 'boolean' },
   json: { type: 'boolean' },
   'log-level': { type: 'string' },
   'unsafe-allow-loopback-webhooks': { type: 'boolean' },
@@ -34,7 +37,7 @@ export const SERVE_FLAGS: Options = {
 const NOT_FOR_SERVE = new Set(['help', 'mode', 'compact', 'bypass-cache', 'concurrency'])
 
 /** Conventional names read after the riskcheck one (PaaS platforms set PORT). */
-const ALIASES: Readonly<Record<string, string>> = { host: 'HOST', port: 'PORT' }
+const ALIASES: Readonly<Record<string, string>> = { host: 'HOST', port: 'PORT', 'redis-url': 'REDIS_URL' }
 
 /** The environment variable of a flag: `--dns-server` → `RISKCHECK_DNS_SERVER`. */
 export function envNameOf(flag: string): string {

@@ -35,7 +35,7 @@ import type { DeliverFunction } from '../webhooks/queue.js'
 import { createBulkService, type BulkService } from './bulk-service.js'
 import { buildOpenApi } from './openapi.js'
 import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from './plans.js'
-import { createRateLimiter, rateLimitHeaders, type RateLimitState } from './rate-limit.js'
+import { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitState } from './rate-limit.js'
 import { ROUTES } from './routes/index.js'
 import { EmptyBody, type NamedSchema, type RouteDef, type ServerContext } from './routes/types.js'
 import { createOrgPolicies } from './org-policies.js'
@@ -47,6 +47,23 @@ import { registerDashboard, type Dashboard, type DashboardOptions } from '../das
 import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
 import { readiness, storeChecks, type ReadinessCheck } from './health.js'
 import { createServerMetrics, type ServerMetrics } from './metrics.js'
+import { createBulkQueue, type BulkQueue } from './queue/bulk-queue.js'
+import { createRedisRateLimiter } from './queue/redis-rate-limit.js'
+import { redisReadyCheck } from './queue/redis-health.js'
+import { Redis } from 'ioredis'
+
+/** The Redis side of a server (`ServerOptions.queue`). */
+export interface ServerQueueOptions {
+  redisUrl: string
+  /** Key prefix of the rate limits and BullMQ queues (default `riskcheck`); instances of one service share it. */
+  prefix?: string
+  /** Run the bulk and delivery workers here (default true). */
+  workers?: boolean
+  /** BullMQ worker tuning (tests). */
+  worker?: { lockDuration?: number; stalledInterval?: number }
+  /** Scaled webhook retry delays (tests). */
+  retryDelaysMs?: readonly number[]
+}
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
@@ -67,6 +84,13 @@ export interface ServerOptions {
   anonymousRatePerSecond?: number
   /** Clock of the rate limiter in unix ms (default `Date.now`); billing and results use the riskcheck clock. */
   rateLimitNow?: () => number
+  /** The rate limiter (default: in memory, per process; with `queue`, the shared Redis one). */
+  rateLimiter?: RateLimiter
+  /**
+   * `--redis-url` (README "Scaling out"): rate limits counted in Redis, bulk jobs and webhook deliveries distributed
+   * by BullMQ; this process runs workers unless `workers` is false (`serve --no-workers`).
+   */
+  queue?: ServerQueueOptions
   /** Largest request body in bytes (default 64 KiB). Larger → 413 INPUT_LIMIT_EXCEEDED. */
   bodyLimit?: number
   /** Base of `docs_url` in errors (default https://riskcheck.dev/docs/errors). */
@@ -193,7 +217,15 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   const clock = rc.env.ctx.now
   const nowMs = () => clock().getTime()
-  const limiter = createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {})
+  const q = options.queue
+  const qPrefix = q?.prefix ?? 'riskcheck'
+  const redis = q ? new Redis(q.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
+  redis?.on('error', (err) => appRef?.log.warn({ err: { message: err.message } }, 'redis error'))
+  const limiter: RateLimiter =
+    options.rateLimiter ??
+    (redis
+      ? createRedisRateLimiter({ redis, prefix: `${qPrefix}:`, onError: (err) => appRef?.log.warn({ err }, 'rate limiter: Redis failed; request let through') })
+      : createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {}))
   const secret = Promise.resolve(store.keyHashSecret())
   secret.catch(() => undefined)
   const states = new WeakMap<FastifyRequest, RequestState>()
@@ -211,6 +243,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     warn: (fields, message) => appRef?.log.warn(fields, message),
   })
   let bulk: BulkService | undefined
+  let bulkQueue: BulkQueue | undefined
   let webhooks: WebhookService | undefined
   const metrics = options.metrics
     ? createServerMetrics(
@@ -233,8 +266,32 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         ...(options.webhookDeliver ? { deliver: options.webhookDeliver } : {}),
         ...(options.webhookConcurrency ? { concurrency: options.webhookConcurrency } : {}),
         ...(metrics ? { onAttempt: (ok: boolean) => metrics.delivery(ok ? 'succeeded' : 'failed') } : {}),
+        ...(q
+          ? {
+              queue: {
+                redisUrl: q.redisUrl,
+                prefix: qPrefix,
+                workers: q.workers !== false,
+                ...(q.worker ? { worker: q.worker } : {}),
+                ...(q.retryDelaysMs ? { retryDelaysMs: q.retryDelaysMs } : {}),
+              },
+            }
+          : {}),
       })
+      if (q) {
+        bulkQueue = createBulkQueue({
+          redisUrl: q.redisUrl,
+          prefix: qPrefix,
+          runJob: (owner, id) => (bulk as BulkService).runJob(owner, id),
+          cancelLocal: (owner, id) => (bulk as BulkService).cancelLocal(owner, id),
+          releaseLocal: (owner, id) => (bulk as BulkService).releaseLocal(owner, id),
+          onError: (err) => appRef?.log.error({ err }, 'bulk queue error'),
+          ...(q.worker ? { worker: q.worker } : {}),
+        })
+      }
+      const bq = bulkQueue
       bulk = createBulkService({
+        ...(bq ? { dispatch: bq.dispatch, cancelRemote: bq.cancelRemote } : {}),
         db: sqlite.db,
         credits: sqlite,
         liveEnv: rc.env,
@@ -243,6 +300,11 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         policyOf: (orgId) => orgPolicies.current(orgId),
         ...(options.bulkConcurrency ? { concurrency: options.bulkConcurrency } : {}),
       })
+      if (bq && q?.workers !== false) {
+        bq.startWorker()
+        // Unfinished jobs get their message again (a no-op when it is queued): a lost message loses no job.
+        for (const u of bulk.unfinished()) bq.dispatch(u.owner, { id: u.id }).catch((err: unknown) => appRef?.log.error({ err }, 'bulk queue error'))
+      }
     } catch (e) {
       void rc.close()
       if (ownStore) void store.close()
@@ -250,7 +312,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     }
   }
 
-  const readinessChecks = [...storeChecks(store), ...(options.readinessChecks ?? [])]
+  const readinessChecks = [...storeChecks(store), ...(redis ? [redisReadyCheck(redis)] : []), ...(options.readinessChecks ?? [])]
   const ctx: ServerContext = {
     store,
     riskcheck: rc,
@@ -326,7 +388,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (config?.probe) return
     const scope = config?.scope
     if (closing || options.maintenance?.()) {
-      void reply.headers(rateLimitHeaders(limiter.hit(`ip:${request.ip}`, anonRate, 'ip')))
+      void reply.headers(rateLimitHeaders(await limiter.hit(`ip:${request.ip}`, anonRate, 'ip')))
       if (closing) void reply.header('Connection', 'close')
       throw new RiskcheckError(
         'MAINTENANCE',
@@ -334,7 +396,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       )
     }
     if (!scope) {
-      applyLimit(reply, limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
+      applyLimit(reply, await limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
       return
     }
     let auth: RequestAuth
@@ -342,10 +404,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       auth = await authenticate(store, request.headers.authorization, await secret, testRate)
     } catch (e) {
       // Failed authentications count against the client address (slows key guessing).
-      applyLimit(reply, limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
+      applyLimit(reply, await limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
       throw e
     }
-    applyLimit(reply, limiter.hit(`key:${auth.key.id}`, auth.ratePerSecond, 'key'))
+    applyLimit(reply, await limiter.hit(`key:${auth.key.id}`, auth.ratePerSecond, 'key'))
     authorize(auth, scope)
     // The org's policy of this request (a change by `riskcheck admin policy` applies from here).
     const resolved = await orgPolicies.resolve(auth.orgId, auth.policyVersion)
@@ -488,7 +550,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (idleCloser) clearInterval(idleCloser)
     if (purgeTimer) clearInterval(purgeTimer)
     await webhooks?.stop()
-    await bulk?.close()
+    // The bulk worker's jobs stop with the engines (what is done is written) and give their messages back.
+    if (bulkQueue) await bulkQueue.close({ stopping: bulk?.close() })
+    else await bulk?.close()
+    if (redis) await redis.quit().catch(() => redis.disconnect())
     await orgPolicies.flush()
     await dashboard?.close()
     await rc.close()

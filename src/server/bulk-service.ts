@@ -35,6 +35,10 @@ export interface BulkServiceOptions {
   concurrency?: number
   /** Called after a job's completion was recorded (the server wakes the webhook pump). */
   onCompleted?: (owner: BulkOwner, job: BulkJob) => void
+  /** With `--redis-url`: jobs are handed to the BullMQ bulk queue instead of running here (`./queue/bulk-queue.ts`). */
+  dispatch?: (owner: BulkOwner, job: BulkJob) => void | Promise<void>
+  /** With `--redis-url`: cancels a job a worker may run (see `BulkOptions.cancelRemote`). */
+  cancelRemote?: (owner: BulkOwner, id: string) => Promise<boolean>
 }
 
 /** The bulk jobs of the server. */
@@ -45,6 +49,14 @@ export interface BulkService {
   settle(owner: BulkOwner, lookups: number): void
   /** Deletes every job whose results expired (7 days after creation). Returns the ids. */
   sweep(): string[]
+  /** Runs or resumes an unfinished job here (a worker of the BullMQ bulk queue); null when there is none. */
+  runJob(owner: BulkOwner, id: string): Promise<BulkJob | null>
+  /** Cancels a job if this process runs it; false when it does not. */
+  cancelLocal(owner: BulkOwner, id: string): Promise<boolean>
+  /** Stops running a job here without finishing it (its queue lock was lost: another worker resumes it). */
+  releaseLocal(owner: BulkOwner, id: string): Promise<boolean>
+  /** The queued and running jobs of every owner (re-queued at worker start, so a lost message loses no job). */
+  unfinished(): Array<{ owner: BulkOwner; id: string }>
   /** Stops every engine: running jobs stay `running` in the database and resume with the next service. */
   close(): Promise<void>
 }
@@ -75,8 +87,11 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
       owner.mode === 'test' ? { ...options.testEnv } : { ...options.liveEnv, ledger: createBulkLedger(db, credits, owner.orgId, nowMs) }
     const policyOf = options.policyOf
     if (policyOf) Object.defineProperty(env, 'policy', { get: () => policyOf(owner.orgId), enumerable: true })
+    const { dispatch, cancelRemote } = options
     engine = createBulkEngine(env, {
       store: createSqliteBulkStore(db, owner),
+      ...(dispatch ? { dispatch: (job: BulkJob) => dispatch(owner, job) } : {}),
+      ...(cancelRemote ? { cancelRemote: (id: string) => cancelRemote(owner, id) } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       onCompleted(job) {
         try {
@@ -98,6 +113,13 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     engineFor,
     settle,
     sweep: () => sweepExpiredBulkJobs(db, nowMs()),
+    runJob: (owner, id) => engineFor(owner).runJob(id),
+    cancelLocal: (owner, id) => engineFor(owner).cancelLocal(id),
+    releaseLocal: (owner, id) => engineFor(owner).releaseLocal(id),
+    unfinished: () =>
+      listOwnersWithUnfinishedJobs(db).flatMap((owner) =>
+        (createSqliteBulkStore(db, owner).listUnfinishedJobs() as Array<{ job: BulkJob }>).map((r) => ({ owner, id: r.job.id })),
+      ),
     async close() {
       closed = true
       await Promise.all([...engines.values()].map((e) => e.close()))

@@ -9,7 +9,7 @@
  * const app = createServer({ db: './riskcheck.sqlite' })
  * await app.listen({ host: '127.0.0.1', port: 8080 })
  */
-export { createServer, type RiskcheckServer, type ServerOptions } from './app.js'
+export { createServer, type RiskcheckServer, type ServerOptions, type ServerQueueOptions } from './app.js'
 export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type CheckOutcome, type CheckReport, type Readiness } from './health.js'
 export { createServerMetrics, type ServerMetrics } from './metrics.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
@@ -29,7 +29,12 @@ export { MIGRATIONS, type Migration } from './store/migrations.js'
 export { DEFAULT_PLANS, DEFAULT_PLAN_ID, PRODUCTS, TEST_KEY_RATE_PER_SECOND, pricingOf, validatePlans, type Plan, type Product } from './plans.js'
 export { DEFAULT_SCOPES, generateApiKey, hashApiKey, issueApiKey, parseApiKey, parseScopes, verifyApiKey, type IssueKeyOptions } from './keys.js'
 export { alertLevelOf, buildEvent, createOrgLedger, dueAlerts, periodAt, type OrgLedger } from './ledger.js'
-export { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitState } from './rate-limit.js'
+export { createRateLimiter, rateLimitHeaders, type MemoryRateLimiter, type RateLimiter, type RateLimitState } from './rate-limit.js'
+export { createRedisRateLimiter, type RedisRateLimiter, type RedisRateLimiterOptions } from './queue/redis-rate-limit.js'
+export { resolveDeployment, type Deployment, type DeploymentResult, type DeploymentSettings } from './queue/deployment.js'
+export { createDeliveryQueue, DELIVERY_QUEUE_NAME, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
+export { createBulkQueue, BULK_QUEUE_NAME, type BulkQueue, type BulkQueueOptions } from './queue/bulk-queue.js'
+export { redisReadyCheck } from './queue/redis-health.js'
 export { IDEMPOTENCY_TTL_MS, bodyFingerprint, parseIdempotencyKey } from './idempotency.js'
 export { buildOpenApi, routeErrorCodes } from './openapi.js'
 export { errorEnvelope, mapError, DEFAULT_DOCS_URL } from './envelope.js'

@@ -1,7 +1,7 @@
 /**
  * Per-key request rate limits: a fixed one-second window per bucket (an API key, or the client address for requests
- * without a valid key), held in memory. Several server instances each count their own requests; put a shared limiter
- * in front for a hard global limit.
+ * without a valid key), held in memory. Several server instances each count their own requests; with `--redis-url`
+ * they share the Redis limiter of `./queue/redis-rate-limit.ts` instead.
  *
  * Headers (IETF draft-ietf-httpapi-ratelimit-headers-10, plus the common legacy triple):
  *
@@ -25,10 +25,18 @@ export interface RateLimitState {
 
 /** A rate limiter over fixed windows. */
 export interface RateLimiter {
-  /** Counts one request in `bucket` against `limit` requests per window; returns the state. */
-  hit(bucket: string, limit: number, policy: string): RateLimitState
+  /**
+   * Counts one request in `bucket` against `limit` requests per window; returns the state (a promise for a shared
+   * limiter such as the Redis one in `./queue/redis-rate-limit.ts`).
+   */
+  hit(bucket: string, limit: number, policy: string): RateLimitState | Promise<RateLimitState>
   /** Forgets every bucket. */
   reset(): void
+}
+
+/** The in-memory limiter: answers synchronously. */
+export interface MemoryRateLimiter extends RateLimiter {
+  hit(bucket: string, limit: number, policy: string): RateLimitState
 }
 
 /**
@@ -38,7 +46,9 @@ export interface RateLimiter {
  * const limiter = createRateLimiter()
  * limiter.hit('key_abc', 10, 'key').allowed // true for the first 10 hits of each second
  */
-export function createRateLimiter(options: { windowMs?: number; now?: () => number; maxBuckets?: number } = {}): RateLimiter {
+export function createRateLimiter(
+  options: { windowMs?: number; now?: () => number; maxBuckets?: number } = {},
+): MemoryRateLimiter {
   const windowMs = options.windowMs ?? 1000
   const now = options.now ?? Date.now
   const maxBuckets = options.maxBuckets ?? 100_000

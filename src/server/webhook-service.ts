@@ -6,8 +6,9 @@
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { buildPingEvent } from '../webhooks/events.js'
-import { createDeliveryWorker, pruneDeliveryLog, resendDeliveries, type DeliverFunction, type DeliveryWorker, type TickResult } from '../webhooks/queue.js'
+import { createDeliveryWorker, pruneDeliveryLog, type WebhookEndpointRecord, resendDeliveries, type DeliverFunction, type DeliveryWorker, type TickResult } from '../webhooks/queue.js'
 import { insertOutboxEvent, pumpOutbox } from './outbox.js'
+import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
 import { createSqliteDeliveryStore, type SqliteDeliveryStore, type StoredEndpoint } from './store/delivery-store.js'
 
 /** Options of {@link createWebhookService}. */
@@ -29,12 +30,19 @@ export interface WebhookServiceOptions {
   timeoutMs?: number
   /** Called after each delivery attempt is recorded (metrics). */
   onAttempt?: (ok: boolean) => void
+  /**
+   * With `--redis-url`: deliveries go through BullMQ (`./queue/delivery-queue.ts`) — each round hands the due ones to
+   * the queue instead of sending them here; this process sends only when `workers` is true.
+   */
+  queue?: Pick<DeliveryQueueOptions, 'redisUrl' | 'prefix' | 'worker' | 'retryDelaysMs' | 'onError'> & { workers: boolean }
 }
 
 /** The running webhook service. */
 export interface WebhookService {
   readonly deliveries: SqliteDeliveryStore
   readonly worker: DeliveryWorker
+  /** The BullMQ delivery queue (with `queue`). */
+  readonly queue: DeliveryQueue | undefined
   /** Fans out new outbox events, then sends what is due. Resolves with the worker's tick result. */
   runOnce(): Promise<TickResult & { events: number }>
   /** Writes an operator notice and logs it. */
@@ -81,6 +89,17 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     log.warn({ notice: kind, subject, org_id: orgId }, message)
   }
 
+  const onEndpointDisabled = (endpoint: WebhookEndpointRecord, at: Date) => {
+    notice(
+      endpoint.orgId,
+      endpoint.id,
+      'webhook_endpoint_disabled',
+      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
+        'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
+        `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
+    )
+  }
+
   const worker = createDeliveryWorker({
     store: deliveries,
     now,
@@ -89,18 +108,28 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.onAttempt ? { onAttempt: (attempt: { ok: boolean }) => options.onAttempt!(attempt.ok) } : {}),
-    onEndpointDisabled(endpoint, at) {
-      notice(
-        endpoint.orgId,
-        endpoint.id,
-        'webhook_endpoint_disabled',
-        `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
-          'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
-          `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
-      )
-    },
+    onEndpointDisabled,
     onError: (err) => log.error({ err }, 'webhook delivery store error'),
   })
+
+  const queue = options.queue
+    ? createDeliveryQueue({
+        ...options.queue,
+        store: deliveries,
+        now,
+        allowLoopback: options.allowLoopback,
+        ...(options.deliver ? { deliver: options.deliver } : {}),
+        ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+        ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+        onEndpointDisabled,
+        onError: options.queue.onError ?? ((err) => log.error({ err }, 'webhook queue error')),
+      })
+    : undefined
+  if (queue && options.queue?.workers) queue.startWorker()
+  const dispatch = async (): Promise<TickResult> => {
+    const leased = queue ? await queue.sweep() : 0
+    return { leased, succeeded: 0, retrying: 0, failed: 0, skipped: 0, disabledEndpoints: [] }
+  }
 
   let running: Promise<TickResult & { events: number }> | null = null
   let lastPrune = Number.NEGATIVE_INFINITY
@@ -108,7 +137,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
 
   async function round(): Promise<TickResult & { events: number }> {
     const events = await pumpOutbox(db, deliveries, now)
-    const result = await worker.tick()
+    const result = queue ? await dispatch() : await worker.tick()
     if (nowMs() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = nowMs()
       await prune()
@@ -142,6 +171,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
   return {
     deliveries,
     worker,
+    queue,
     runOnce,
     notice,
     prune,
@@ -155,6 +185,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
       if (timer) clearTimeout(timer)
       timer = null
       if (running) await running.catch(() => undefined)
+      await queue?.close()
     },
   }
 }

@@ -98,6 +98,10 @@ export function createMemoryDeliveryStore(): MemoryDeliveryStore {
         deliveries.set(d.id, cloneDelivery(d))
       }
     },
+    getDelivery(id) {
+      const d = deliveries.get(id)
+      return d ? cloneDelivery(d) : null
+    },
     leaseDue(now, limit, leaseUntil) {
       const t = now.getTime()
       const due = [...deliveries.values()]

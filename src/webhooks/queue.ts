@@ -142,6 +142,11 @@ export interface DeliveryStore {
   markEndpointSuccess(endpointId: string, at: Date): MaybePromise<void>
   /** Disables an enabled endpoint (`status = disabled`, `disabledReason = reason`); true when it changed. */
   disableEndpoint(endpointId: string, reason: 'failing', at: Date): MaybePromise<boolean>
+  /**
+   * One delivery by id, or null. Needed by the BullMQ delivery worker (`src/server/queue/delivery-queue.ts`), whose
+   * jobs carry only the delivery id; the timer worker does not use it.
+   */
+  getDelivery?(deliveryId: string): MaybePromise<DeliveryRecord | null>
   /** Deliveries of an endpoint created at or after `since` (all when omitted), oldest first. */
   listDeliveries(filter: { endpointId: string; since?: Date }): MaybePromise<DeliveryRecord[]>
   /**
@@ -311,6 +316,125 @@ export interface DeliveryWorker {
   stop(): Promise<void>
 }
 
+/** What {@link attemptDelivery} needs: the store, clock and sender, and the worker options it reads. */
+export interface AttemptContext {
+  store: DeliveryStore
+  now: () => Date
+  deliver: DeliverFunction
+  timeoutMs: number
+  allowLoopback: boolean
+  options: Pick<DeliveryWorkerOptions, 'jitterRatio' | 'onEndpointDisabled' | 'onAttempt'>
+  /** The retry delays (default the documented schedule of ./schedule.ts; tests scale it down). */
+  retryDelaysMs?: readonly number[]
+}
+
+async function skipDelivery(store: DeliveryStore, d: DeliveryRecord, reason: string): Promise<void> {
+  await store.completeDelivery(
+    d.id,
+    {
+      status: 'skipped',
+      attempts: d.attempts,
+      nextAttemptAt: null,
+      lastAttemptAt: d.lastAttemptAt,
+      lastStatus: d.lastStatus,
+      lastError: reason,
+    },
+    null,
+  )
+}
+
+/**
+ * One attempt of a delivery the caller holds (leased by the timer worker, or the job of the BullMQ worker in
+ * `src/server/queue/`): skip it (no attempt) when the endpoint is gone, or disabled and the event is not a ping;
+ * otherwise sign and send it, append the attempt, and finish it or schedule the next attempt; disable the endpoint
+ * when the last retry failed and nothing succeeded for a day. Counts the outcome into `result`.
+ */
+export async function attemptDelivery(ctx: AttemptContext, d: DeliveryRecord, result: TickResult): Promise<void> {
+  const { store, now, deliver, timeoutMs, allowLoopback, options } = ctx
+  const jitter = { ...(options.jitterRatio ? { jitterRatio: options.jitterRatio } : {}), ...(ctx.retryDelaysMs ? { delaysMs: ctx.retryDelaysMs } : {}) }
+  const [endpoint, event] = await Promise.all([store.getEndpoint(d.endpointId), store.getEvent(d.eventId)])
+  if (!endpoint) {
+    await skipDelivery(store, d, 'endpoint_deleted')
+    result.skipped++
+    return
+  }
+  if (!event) {
+    await skipDelivery(store, d, 'event_missing')
+    result.skipped++
+    return
+  }
+  if (endpoint.status !== 'enabled' && event.type !== 'ping') {
+    await skipDelivery(store, d, 'endpoint_disabled')
+    result.skipped++
+    return
+  }
+  const at = now()
+  const request = buildDelivery(event, endpoint, { deliveryId: d.id, now: at })
+  let res: DeliveryResult
+  try {
+    res = await deliver({ url: endpoint.url, body: request.body, headers: request.headers, timeoutMs, allowLoopback })
+  } catch (err) {
+    res = {
+      ok: false,
+      status: null,
+      durationMs: 0,
+      responseBody: '',
+      error: 'network',
+      errorDetail: err instanceof Error ? err.message : String(err),
+      address: null,
+    }
+  }
+  const ended = now()
+  const attemptNo = d.attempts + 1
+  const attempt: DeliveryAttemptRecord = {
+    deliveryId: d.id,
+    eventId: d.eventId,
+    endpointId: d.endpointId,
+    attempt: attemptNo,
+    at,
+    ok: res.ok,
+    status: res.status,
+    durationMs: res.durationMs,
+    responseBody: res.responseBody,
+    error: res.error,
+    errorDetail: res.errorDetail,
+  }
+  const base = { attempts: attemptNo, lastAttemptAt: at, lastStatus: res.status, lastError: res.error }
+  if (res.ok) {
+    await store.completeDelivery(d.id, { ...base, status: 'succeeded', nextAttemptAt: null }, attempt)
+    await store.markEndpointSuccess(endpoint.id, ended)
+    result.succeeded++
+  } else {
+    const next = nextAttemptAt(attemptNo, ended, jitter)
+    if (next) {
+      await store.completeDelivery(d.id, { ...base, status: 'pending', nextAttemptAt: next }, attempt)
+      result.retrying++
+    } else {
+      await store.completeDelivery(d.id, { ...base, status: 'failed', nextAttemptAt: null }, attempt)
+      result.failed++
+      const fresh = await store.getEndpoint(endpoint.id)
+      if (
+        fresh &&
+        fresh.status === 'enabled' &&
+        shouldDisable({
+          lastAttemptFailedFinal: true,
+          lastSuccessAt: fresh.lastSuccessAt,
+          endpointCreatedAt: fresh.createdAt,
+          enabledAt: fresh.enabledAt,
+          now: ended,
+        })
+      ) {
+        if (await store.disableEndpoint(fresh.id, 'failing', ended)) {
+          result.disabledEndpoints.push(fresh.id)
+          const disabled = (await store.getEndpoint(fresh.id)) ?? { ...fresh, status: 'disabled', disabledReason: 'failing' }
+          await options.onEndpointDisabled?.(disabled, ended)
+        }
+      }
+    }
+  }
+  options.onAttempt?.(attempt, d)
+}
+
 /**
  * The worker the server runs (one per process; several processes may share a store thanks to leases).
  *
@@ -333,110 +457,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
   const leaseGraceMs = options.leaseGraceMs ?? 60_000
   const allowLoopback = options.allowLoopback === true
-  const jitter = options.jitterRatio ? { jitterRatio: options.jitterRatio } : {}
 
   let running: Promise<TickResult> | null = null
   let timer: NodeJS.Timeout | null = null
   let stopped = true
 
-  async function skip(d: DeliveryRecord, reason: string): Promise<void> {
-    await store.completeDelivery(
-      d.id,
-      {
-        status: 'skipped',
-        attempts: d.attempts,
-        nextAttemptAt: null,
-        lastAttemptAt: d.lastAttemptAt,
-        lastStatus: d.lastStatus,
-        lastError: reason,
-      },
-      null,
-    )
-  }
-
-  async function processOne(d: DeliveryRecord, result: TickResult): Promise<void> {
-    const [endpoint, event] = await Promise.all([store.getEndpoint(d.endpointId), store.getEvent(d.eventId)])
-    if (!endpoint) {
-      await skip(d, 'endpoint_deleted')
-      result.skipped++
-      return
-    }
-    if (!event) {
-      await skip(d, 'event_missing')
-      result.skipped++
-      return
-    }
-    if (endpoint.status !== 'enabled' && event.type !== 'ping') {
-      await skip(d, 'endpoint_disabled')
-      result.skipped++
-      return
-    }
-    const at = now()
-    const request = buildDelivery(event, endpoint, { deliveryId: d.id, now: at })
-    let res: DeliveryResult
-    try {
-      res = await deliver({ url: endpoint.url, body: request.body, headers: request.headers, timeoutMs, allowLoopback })
-    } catch (err) {
-      res = {
-        ok: false,
-        status: null,
-        durationMs: 0,
-        responseBody: '',
-        error: 'network',
-        errorDetail: err instanceof Error ? err.message : String(err),
-        address: null,
-      }
-    }
-    const ended = now()
-    const attemptNo = d.attempts + 1
-    const attempt: DeliveryAttemptRecord = {
-      deliveryId: d.id,
-      eventId: d.eventId,
-      endpointId: d.endpointId,
-      attempt: attemptNo,
-      at,
-      ok: res.ok,
-      status: res.status,
-      durationMs: res.durationMs,
-      responseBody: res.responseBody,
-      error: res.error,
-      errorDetail: res.errorDetail,
-    }
-    const base = { attempts: attemptNo, lastAttemptAt: at, lastStatus: res.status, lastError: res.error }
-    if (res.ok) {
-      await store.completeDelivery(d.id, { ...base, status: 'succeeded', nextAttemptAt: null }, attempt)
-      await store.markEndpointSuccess(endpoint.id, ended)
-      result.succeeded++
-    } else {
-      const next = nextAttemptAt(attemptNo, ended, jitter)
-      if (next) {
-        await store.completeDelivery(d.id, { ...base, status: 'pending', nextAttemptAt: next }, attempt)
-        result.retrying++
-      } else {
-        await store.completeDelivery(d.id, { ...base, status: 'failed', nextAttemptAt: null }, attempt)
-        result.failed++
-        const fresh = await store.getEndpoint(endpoint.id)
-        if (
-          fresh &&
-          fresh.status === 'enabled' &&
-          shouldDisable({
-            lastAttemptFailedFinal: true,
-            lastSuccessAt: fresh.lastSuccessAt,
-            endpointCreatedAt: fresh.createdAt,
-            enabledAt: fresh.enabledAt,
-            now: ended,
-          })
-        ) {
-          if (await store.disableEndpoint(fresh.id, 'failing', ended)) {
-            result.disabledEndpoints.push(fresh.id)
-            const disabled = (await store.getEndpoint(fresh.id)) ?? { ...fresh, status: 'disabled', disabledReason: 'failing' }
-            await options.onEndpointDisabled?.(disabled, ended)
-          }
-        }
-      }
-    }
-    options.onAttempt?.(attempt, d)
-  }
+  const ctx: AttemptContext = { store, now, deliver, timeoutMs, allowLoopback, options }
+  const processOne = (d: DeliveryRecord, result: TickResult) => attemptDelivery(ctx, d, result)
 
   async function runTick(): Promise<TickResult> {
     const result: TickResult = { leased: 0, succeeded: 0, retrying: 0, failed: 0, skipped: 0, disabledEndpoints: [] }

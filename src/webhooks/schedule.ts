@@ -48,6 +48,8 @@ export interface RetryJitterOptions {
   jitterRatio?: number
   /** random source in [0, 1) for the jitter (default Math.random) */
   random?: () => number
+  /** the retry delays (default {@link RETRY_DELAYS_MS}; tests scale them down) */
+  delaysMs?: readonly number[]
 }
 
 /**
@@ -62,7 +64,7 @@ export interface RetryJitterOptions {
 export function nextAttemptAt(attemptsMade: number, from: Date, options: RetryJitterOptions = {}): Date | null {
   if (!Number.isInteger(attemptsMade) || attemptsMade < 0) throw new TypeError('attemptsMade must be a non-negative integer')
   if (attemptsMade === 0) return new Date(from.getTime())
-  const delay = RETRY_DELAYS_MS[attemptsMade - 1]
+  const delay = (options.delaysMs ?? RETRY_DELAYS_MS)[attemptsMade - 1]
   if (delay === undefined) return null
   const ratio = options.jitterRatio ?? 0
   let jittered = delay

@@ -109,6 +109,8 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): 
     update: db.prepare('UPDATE bulk_jobs SET job = ?, status = ? WHERE id = ? AND org_id = ? AND mode = ?'),
     commitRow: db.prepare('UPDATE bulk_rows SET state = ?, retryable = ?, action = ?, result = ? WHERE job_seq = ? AND idx = ?'),
     pending: db.prepare('SELECT idx, input FROM bulk_rows WHERE job_seq = ? AND state = 0 ORDER BY idx'),
+    // In primary-key order, stopping at the first pending row (rows below it are done).
+    firstPending: db.prepare('SELECT idx FROM bulk_rows WHERE job_seq = ? AND state = 0 ORDER BY idx LIMIT 1'),
     rows: db.prepare(
       `SELECT idx, state, retryable, action, input, result FROM bulk_rows
        WHERE job_seq = ? AND idx >= ? AND idx < ? AND state <> 0 ORDER BY idx LIMIT ?`,
@@ -221,6 +223,9 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): 
     commitRows: (id, rows, job) => commitTx.immediate(id, rows, job),
     pendingRows(id) {
       return (q.pending.all(must(id).seq) as Array<{ idx: number; input: string }>).map((r) => ({ index: r.idx, input: r.input }))
+    },
+    firstPendingIndex(id) {
+      return (q.firstPending.get(must(id).seq) as { idx: number } | undefined)?.idx ?? null
     },
     listRows(id, query) {
       const { seq, codec } = must(id)

@@ -41,6 +41,7 @@ export interface OperatorNotice {
 
 /** The SQLite delivery store plus endpoint management. */
 export interface SqliteDeliveryStore extends DeliveryStore {
+  getDelivery(deliveryId: string): DeliveryRecord | null
   createEndpoint(input: NewEndpointInput, nowMs: number): StoredEndpoint
   /** Endpoints of an org, oldest first. */
   listOrgEndpoints(orgId: string): StoredEndpoint[]
@@ -194,6 +195,7 @@ export function createSqliteDeliveryStore(db: Database.Database, now: () => numb
        ORDER BY next_attempt_at LIMIT ?`,
     ),
     lease: db.prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE id = ?'),
+    delivery: db.prepare('SELECT * FROM webhook_deliveries WHERE id = ?'),
     complete: db.prepare(
       `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?,
          last_error = ?, lease_until = NULL WHERE id = ?`,
@@ -283,6 +285,10 @@ export function createSqliteDeliveryStore(db: Database.Database, now: () => numb
     insertDeliveries: (list) => insertDeliveriesTx.immediate(list),
     leaseDue: (at, limit, until) => leaseTx.immediate(at.getTime(), limit, until.getTime()),
     completeDelivery: (id, update, attempt) => completeTx.immediate(id, update, attempt),
+    getDelivery(id) {
+      const r = q.delivery.get(id) as DeliveryRow | undefined
+      return r ? toDelivery(r) : null
+    },
     markEndpointSuccess(id, at) {
       q.success.run(at.getTime(), id, at.getTime())
     },

@@ -1,0 +1,152 @@
+/**
+ * Bulk jobs distributed by BullMQ on Redis (`--redis-url`; README "Scaling out"). The store stays the system of
+ * record — the job, its rows, its counters and its credit reservation — and BullMQ carries one message per job:
+ * "run bulk job `bulk_…` of org X" (job id = bulk job id). An API instance stores the job and reserves its credits,
+ * then adds the message; one worker at a time holds it and runs the job there (`runJob`: the pending rows of the
+ * store, written with the job's counters in one transaction per batch). A worker that dies mid-run stops renewing
+ * its lock; BullMQ's stalled-job check hands the message to another worker, which resumes from the rows still
+ * pending: no row lost, none written twice, and the credits are settled once, by the worker that finishes the job.
+ * A worker that shuts down (SIGTERM) writes what it has done and gives the message back (a failed run is retried).
+ *
+ * Cancelling: when no worker runs the job yet, the API takes the message off the queue and cancels the job itself;
+ * otherwise it publishes the cancel on a Redis channel and the worker running the job cancels it (and refunds).
+ */
+import { Queue, Worker, type Job } from 'bullmq'
+import { redisConnections } from './connections.js'
+import type { BulkJob } from '../../schema.js'
+import type { BulkOwner } from '../store/bulk-store.js'
+
+/** The BullMQ queue name of bulk jobs. */
+export const BULK_QUEUE_NAME = 'bulk-jobs'
+
+interface BulkMessage {
+  id: string
+  orgId: string
+  mode: 'live' | 'test'
+}
+
+/** Options of {@link createBulkQueue}. */
+export interface BulkQueueOptions {
+  /** `--redis-url`. */
+  redisUrl: string
+  /** BullMQ key prefix (default `riskcheck`); tests use a unique one. */
+  prefix?: string
+  /** Runs or resumes a job here; resolves with it when it ends or this process stops (then it is not final). */
+  runJob(owner: BulkOwner, id: string): Promise<BulkJob | null>
+  /** Cancels a job if this process runs it. */
+  cancelLocal(owner: BulkOwner, id: string): Promise<boolean>
+  /** Stops running a job here without finishing it (called when this worker lost the job's lock). */
+  releaseLocal?(owner: BulkOwner, id: string): Promise<boolean>
+  /** Jobs one worker runs at once (default 2; each runs its lookups with the bulk concurrency). */
+  concurrency?: number
+  onError?: (err: unknown) => void
+  /** BullMQ worker tuning (tests shorten the lock so a dead worker's job is recovered quickly). */
+  worker?: { lockDuration?: number; stalledInterval?: number }
+}
+
+/** The bulk queue of one process. */
+export interface BulkQueue {
+  readonly queue: Queue
+  /** Adds the message of a stored job (a no-op when it is queued already). */
+  dispatch(owner: BulkOwner, job: Pick<BulkJob, 'id'>): Promise<void>
+  /** See `BulkOptions.cancelRemote`: true when the message was taken off the queue before a worker started it. */
+  cancelRemote(owner: BulkOwner, id: string): Promise<boolean>
+  /** Starts this process's worker (idempotent). */
+  startWorker(): void
+  /** Jobs waiting, delayed or active (queue depth). */
+  depth(): Promise<number>
+  /** Closes the worker (after `stopping`, which makes the jobs it runs give their messages back), queue, connections. */
+  close(options?: { force?: boolean; stopping?: Promise<unknown> }): Promise<void>
+}
+
+const isFinal = (j: BulkJob) => j.status === 'completed' || j.status === 'cancelled' || j.status === 'failed'
+
+/**
+ * Creates the queue (and, on `startWorker()`, the worker and its cancel subscription).
+ *
+ * @example
+ * const q = createBulkQueue({ redisUrl, runJob: bulk.runJob, cancelLocal: bulk.cancelLocal })
+ */
+export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
+  const prefix = options.prefix ?? 'riskcheck'
+  const onError = options.onError ?? (() => undefined)
+  const channel = `${prefix}:bulk-cancel`
+  const connections = redisConnections(options.redisUrl, onError)
+  const connect = connections.connect
+  const publisher = connect()
+  const queue = new Queue<BulkMessage>(BULK_QUEUE_NAME, { connection: publisher, prefix })
+  queue.on('error', onError)
+  let worker: Worker<BulkMessage> | null = null
+
+  async function process(job: Job<BulkMessage>): Promise<string> {
+    const { id, orgId, mode } = job.data
+    const result = await options.runJob({ orgId, mode }, id)
+    if (result && !isFinal(result)) throw new Error(`bulk job ${id} stopped with this worker; another worker resumes it`)
+    return result ? result.status : 'none'
+  }
+
+  return {
+    queue,
+    async dispatch(owner, job) {
+      await queue.add(
+        'run',
+        { id: job.id, orgId: owner.orgId, mode: owner.mode },
+        { jobId: job.id, attempts: 1000, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: true, removeOnFail: true },
+      )
+    },
+    async cancelRemote(owner, id) {
+      const job = await queue.getJob(id)
+      if (!job) return true
+      try {
+        await job.remove()
+        return true
+      } catch {
+        // locked: a worker runs it
+        await publisher.publish(channel, JSON.stringify({ id, orgId: owner.orgId, mode: owner.mode }))
+        return false
+      }
+    },
+    startWorker() {
+      if (worker) return
+      const subscriber = connect()
+      void subscriber.subscribe(channel).catch(onError)
+      subscriber.on('message', (_ch: string, text: string) => {
+        try {
+          const m = JSON.parse(text) as BulkMessage
+          options.cancelLocal({ orgId: m.orgId, mode: m.mode }, m.id).catch(onError)
+        } catch (e) {
+          onError(e)
+        }
+      })
+      worker = new Worker<BulkMessage>(BULK_QUEUE_NAME, process, {
+        connection: connect(),
+        prefix,
+        concurrency: options.concurrency ?? 2,
+        ...(options.worker?.lockDuration ? { lockDuration: options.worker.lockDuration } : {}),
+        ...(options.worker?.stalledInterval ? { stalledInterval: options.worker.stalledInterval } : {}),
+        maxStalledCount: 1000,
+      })
+      worker.on('error', onError)
+      // A worker that could not renew a job's lock (e.g. its event loop was blocked past the lock duration) may see
+      // the job handed to another worker: it stops running it here at once, so one worker at a time writes its rows.
+      worker.on('lockRenewalFailed', (ids: string[]) => {
+        for (const id of ids) {
+          void (async () => {
+            const job = await queue.getJob(id)
+            if (job && options.releaseLocal) await options.releaseLocal({ orgId: job.data.orgId, mode: job.data.mode }, id)
+          })().catch(onError)
+        }
+      })
+    },
+    async depth() {
+      const c = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')
+      return Object.values(c).reduce((a, b) => a + b, 0)
+    },
+    async close(o = {}) {
+      if (worker) await Promise.all([worker.close(o.force === true), o.stopping])
+      else await o.stopping
+      await queue.close()
+      await connections.closeAll()
+    },
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * Webhook deliveries distributed by BullMQ on Redis (`--redis-url`; README "Scaling out"). The store stays the
+ * system of record — each delivery is a row with its status, attempt count and next due time, each attempt a line of
+ * the log — and BullMQ carries one message per delivery: "deliver `dlv_…`" (job id = delivery id, so a delivery has
+ * at most one job at a time).
+ *
+ * - {@link DeliveryQueue.sweep} (run every second by every process): leases due pending deliveries in the store (the
+ *   store's atomic `leaseDue`, for `leaseMs`) and adds their jobs. New deliveries, retries whose job was lost and
+ *   deliveries a worker never finished are all picked up this way; adding a job that exists is a no-op.
+ * - The worker (`startWorker`, run by `serve` and `riskcheck worker`, not by `serve --no-workers`): reads the
+ *   delivery; does nothing when it is no longer pending (a repeated message); waits (BullMQ delay) when it is not due
+ *   yet; else makes one attempt (`attemptDelivery`: sign with the endpoint's current secret, send, log, schedule).
+ *   A failed attempt with retries left fails the job so BullMQ retries it, with the backoff of the documented
+ *   schedule (1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 3 h, 4 h, 6 h, 7 h; `src/webhooks/schedule.ts`) taken from the
+ *   row's next due time. A worker that dies mid-delivery stops renewing its job lock; BullMQ's stalled-job check
+ *   hands the job to another worker, which sends the delivery again: at least once, same event id and delivery id,
+ *   signed afresh. The attempt count and the final `failed` status come from the store, never from BullMQ's counters,
+ *   so a lost or repeated message neither loses nor adds an attempt.
+ */
+import { DelayedError, Queue, Worker, type Job } from 'bullmq'
+import { redisConnections } from './connections.js'
+import { DEFAULT_DELIVERY_TIMEOUT_MS } from '../../webhooks/deliver.js'
+import { attemptDelivery, type AttemptContext, type DeliverFunction, type DeliveryStore, type DeliveryWorkerOptions, type TickResult } from '../../webhooks/queue.js'
+import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_MS } from '../../webhooks/schedule.js'
+import { deliverWebhook } from '../../webhooks/deliver.js'
+
+/** The BullMQ queue name of webhook deliveries. */
+export const DELIVERY_QUEUE_NAME = 'webhook-deliveries'
+
+/** Options of {@link createDeliveryQueue}. */
+export interface DeliveryQueueOptions {
+  /** `--redis-url`. */
+  redisUrl: string
+  /** BullMQ key prefix (default `riskcheck`); tests use a unique one. */
+  prefix?: string
+  /** The delivery store (needs `getDelivery`). */
+  store: DeliveryStore
+  /** The clock (default the system clock; BullMQ's delays run on it). */
+  now?: () => Date
+  /** The sender (default `deliverWebhook`); tests pass a fake. */
+  deliver?: DeliverFunction
+  allowLoopback?: boolean
+  /** Per-attempt timeout (default 10 s). */
+  timeoutMs?: number
+  /** Deliveries one worker sends at once (default 8). */
+  concurrency?: number
+  /** Deliveries leased per sweep (default 500). */
+  sweepLimit?: number
+  /** How long a swept delivery stays leased to its job before a sweep adds it again (default 10 min). */
+  leaseMs?: number
+  /** The retry delays (default the documented schedule); tests scale them down. */
+  retryDelaysMs?: readonly number[]
+  jitterRatio?: number
+  onEndpointDisabled?: DeliveryWorkerOptions['onEndpointDisabled']
+  onAttempt?: DeliveryWorkerOptions['onAttempt']
+  /** Store or Redis failures of the worker and the sweep. */
+  onError?: (err: unknown) => void
+  /** BullMQ worker tuning (tests shorten the lock so a dead worker's job is recovered quickly). */
+  worker?: { lockDuration?: number; stalledInterval?: number; maxStalledCount?: number }
+}
+
+/** The delivery queue of one process. */
+export interface DeliveryQueue {
+  readonly queue: Queue
+  /** Leases due deliveries and adds their jobs; resolves with the number leased. */
+  sweep(): Promise<number>
+  /** Starts this process's BullMQ worker (idempotent). */
+  startWorker(): void
+  /** Jobs waiting, delayed or active (the queue depth of GET /metrics). */
+  depth(): Promise<number>
+  /** Closes the worker (waiting for the attempts in flight unless `force`), the queue and their connections. */
+  close(force?: boolean): Promise<void>
+}
+
+/** Thrown by the job of a failed attempt with retries left: BullMQ's backoff waits `delayMs` (until the row is due). */
+class RetryLater extends Error {
+  constructor(
+    readonly delayMs: number,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'RetryLater'
+  }
+}
+
+const emptyTick = (): TickResult => ({ leased: 0, succeeded: 0, retrying: 0, failed: 0, skipped: 0, disabledEndpoints: [] })
+
+/**
+ * Creates the queue (and, on `startWorker()`, the worker) over `options.store`.
+ *
+ * @example
+ * const q = createDeliveryQueue({ redisUrl: process.env.REDIS_URL!, store: deliveries })
+ * q.startWorker(); setInterval(() => void q.sweep(), 1000)
+ */
+export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue {
+  const { store } = options
+  const getDelivery = store.getDelivery?.bind(store)
+  if (!getDelivery) throw new TypeError('createDeliveryQueue: the delivery store has no getDelivery')
+  const now = options.now ?? (() => new Date())
+  const prefix = options.prefix ?? 'riskcheck'
+  const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS
+  const leaseMs = options.leaseMs ?? 10 * 60_000
+  const sweepLimit = options.sweepLimit ?? 500
+  const onError = options.onError ?? (() => undefined)
+  const connections = redisConnections(options.redisUrl, onError)
+  const connect = connections.connect
+  const queue = new Queue(DELIVERY_QUEUE_NAME, { connection: connect(), prefix })
+  queue.on('error', onError)
+  const ctx: AttemptContext = {
+    store,
+    now,
+    deliver: options.deliver ?? deliverWebhook,
+    timeoutMs: options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS,
+    allowLoopback: options.allowLoopback === true,
+    options: {
+      ...(options.jitterRatio ? { jitterRatio: options.jitterRatio } : {}),
+      ...(options.onEndpointDisabled ? { onEndpointDisabled: options.onEndpointDisabled } : {}),
+      ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+    },
+    retryDelaysMs: delays,
+  }
+
+  async function process(job: Job<{ deliveryId: string }>, token?: string): Promise<string> {
+    const id = job.data.deliveryId
+    const d = await getDelivery!(id)
+    if (!d || d.status !== 'pending') return 'done'
+    const due = d.nextAttemptAt?.getTime() ?? 0
+    if (due > now().getTime()) {
+      await job.moveToDelayed(due, token)
+      throw new DelayedError()
+    }
+    const result = emptyTick()
+    await attemptDelivery(ctx, d, result)
+    if (result.retrying > 0) {
+      const after = await getDelivery!(id)
+      const next = after?.nextAttemptAt?.getTime() ?? now().getTime()
+      throw new RetryLater(Math.max(0, next - now().getTime()), `attempt ${d.attempts + 1} failed: ${after?.lastError ?? 'error'}`)
+    }
+    return result.succeeded ? 'succeeded' : result.failed ? 'failed' : 'skipped'
+  }
+
+  let worker: Worker | null = null
+  // Retries of store or Redis failures (not attempts): the schedule by BullMQ's count, capped at its last delay.
+  const fallbackDelay = (attemptsMade: number) => delays[Math.min(Math.max(0, attemptsMade - 1), delays.length - 1)] ?? 60_000
+
+  return {
+    queue,
+    async sweep() {
+      const at = now()
+      const due = await store.leaseDue(at, sweepLimit, new Date(at.getTime() + leaseMs))
+      if (due.length === 0) return 0
+      await queue.addBulk(
+        due.map((d) => ({
+          name: 'deliver',
+          data: { deliveryId: d.id },
+          opts: {
+            jobId: d.id,
+            // The store decides the delivery's final failure; BullMQ's count only bounds retries of a broken store.
+            attempts: MAX_DELIVERY_ATTEMPTS * 2,
+            backoff: { type: 'riskcheck' },
+            removeOnComplete: true,
+            removeOnFail: true,
+          },
+        })),
+      )
+      return due.length
+    },
+    startWorker() {
+      if (worker) return
+      worker = new Worker(DELIVERY_QUEUE_NAME, process, {
+        connection: connect(),
+        prefix,
+        concurrency: options.concurrency ?? 8,
+        ...(options.worker?.lockDuration ? { lockDuration: options.worker.lockDuration } : {}),
+        ...(options.worker?.stalledInterval ? { stalledInterval: options.worker.stalledInterval } : {}),
+        maxStalledCount: options.worker?.maxStalledCount ?? 10,
+        settings: {
+          backoffStrategy: (attemptsMade, _type, err) => (err instanceof RetryLater ? err.delayMs : fallbackDelay(attemptsMade)),
+        },
+      })
+      worker.on('error', onError)
+      worker.on('failed', (_job, err) => {
+        if (!(err instanceof RetryLater)) onError(err)
+      })
+    },
+    async depth() {
+      const c = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized')
+      return Object.values(c).reduce((a, b) => a + b, 0)
+    },
+    async close(force = false) {
+      if (worker) await worker.close(force)
+      await queue.close()
+      await connections.closeAll()
+    },
+  }
+}
