@@ -100,7 +100,8 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     )
   }
 
-  const worker = createDeliveryWorker({
+  // What the timer worker and the BullMQ worker share: the store, clock, sender, limits and callbacks.
+  const sending = {
     store: deliveries,
     now,
     allowLoopback: options.allowLoopback,
@@ -109,21 +110,10 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.onAttempt ? { onAttempt: (attempt: { ok: boolean }) => options.onAttempt!(attempt.ok) } : {}),
     onEndpointDisabled,
-    onError: (err) => log.error({ err }, 'webhook delivery store error'),
-  })
-
+  }
+  const worker = createDeliveryWorker({ ...sending, onError: (err) => log.error({ err }, 'webhook delivery store error') })
   const queue = options.queue
-    ? createDeliveryQueue({
-        ...options.queue,
-        store: deliveries,
-        now,
-        allowLoopback: options.allowLoopback,
-        ...(options.deliver ? { deliver: options.deliver } : {}),
-        ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-        ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
-        onEndpointDisabled,
-        onError: options.queue.onError ?? ((err) => log.error({ err }, 'webhook queue error')),
-      })
+    ? createDeliveryQueue({ ...options.queue, ...sending, onError: options.queue.onError ?? ((err) => log.error({ err }, 'webhook queue error')) })
     : undefined
   if (queue && options.queue?.workers) queue.startWorker()
   const dispatch = async (): Promise<TickResult> => {
