@@ -21,6 +21,9 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createServer, type RiskcheckServer } from '../src/server/app.js'
+import { lookupsOf } from '../src/server/bulk-service.js'
+import { issueApiKey } from '../src/server/keys.js'
 import { createWebhookService, webhookOperator } from '../src/server/webhook-service.js'
 import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
 import type { StoredEndpoint } from '../src/server/store/delivery-store.js'
@@ -28,6 +31,7 @@ import { createWebhookSecret } from '../src/webhooks/events.js'
 import { DELIVERY_CRASH_POINTS, type DeliveryCrashPoint } from '../src/webhooks/queue.js'
 import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_MS } from '../src/webhooks/schedule.js'
 import { verifyWebhook } from '../src/webhooks/signature.js'
+import { MOBILE_RECORD } from './children/slow-carrier.js'
 import { startReceiver, type Receiver } from './webhooks-helpers.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -273,4 +277,95 @@ describe('delivery crash points (SQLite, a child process SIGKILLed at each bound
       s.store.close()
     })
   }
+})
+
+describe('an event and its cause are one write (SQLite)', () => {
+  it('credits.added: a failure at the event insert leaves neither the credits nor the event; written again, it is delivered once per endpoint', async () => {
+    rx.requests.length = 0
+    failing = false
+    const db = setup(2, false)
+    const store = createSqliteStore(db.file)
+    const balance = () => store.balance(db.org.id, T0)
+    const before = balance()
+    store.db.exec(`CREATE TEMP TRIGGER crash BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'crash at the event'); END`)
+    expect(() => store.addCredits(db.org.id, 7, 'top_up', T0)).toThrow('crash at the event')
+    expect(balance()).toBe(before)
+    expect(snapshotMoney(store)).toEqual(db.money)
+    store.db.exec('DROP TRIGGER temp.crash')
+    store.addCredits(db.org.id, 7, 'top_up', T0)
+    expect(balance()).toBe(before + 7)
+    store.close()
+    const s = restart(db.file, T0)
+    await s.run()
+    const rows = s.deliveries()
+    expect(rows).toHaveLength(4) // (the setup's top-up + this one) × 2 endpoints
+    expect(new Set(rows.map((d) => `${d.event_id} ${d.endpoint_id}`)).size).toBe(4)
+    expect([...copiesOf(rows, db.endpoints, T0).values()]).toEqual([1, 1, 1, 1])
+    const added = s.store.db.prepare("SELECT payload FROM events WHERE type = 'credits.added' ORDER BY seq").all() as Array<{ payload: string }>
+    expect(added.map((e) => JSON.parse(e.payload).data.amount)).toEqual([5, 7])
+    await s.service.stop()
+    s.store.close()
+  })
+
+  it("bulk.completed: a failure at the event insert rolls back the job's final status, refund and usage; the resumed job writes them once", async () => {
+    rx.requests.length = 0
+    failing = false
+    const file = join(dir, `bulk-${++n}.sqlite`)
+    const open = () =>
+      createServer({
+        db: file,
+        purgeIntervalMs: 0,
+        webhookIntervalMs: 0,
+        unsafeAllowLoopbackWebhooks: true,
+        riskcheck: { now: () => new Date(T0), cache: false, phone: { carrierSource: { name: 'fake-carrier', lookup: async () => MOBILE_RECORD } } },
+      })
+    let app: RiskcheckServer = open()
+    await app.ready()
+    const sqlite = () => (app.store as SqliteStore).db
+    const org = await app.store.createOrg({ name: 'Bulk', planId: 'starter' }, T0)
+    const key = (await issueApiKey(app.store, { orgId: org.id }, T0)).secret
+    const secret = createWebhookSecret()
+    const ep = app.webhooks!.deliveries.createEndpoint({ orgId: org.id, url: `${rx.url}/bulk`, description: null, events: ['bulk.completed'], format: 'json', secret }, T0)
+    const usage = () => sqlite().prepare('SELECT period_lookups AS p, total_lookups AS t FROM orgs WHERE id = ?').get(org.id)
+    const balance = async () => app.store.balance(org.id, T0)
+    const before = await balance()
+    const completedEvents = () => (sqlite().prepare("SELECT COUNT(*) AS c FROM events WHERE type = 'bulk.completed'").get() as { c: number }).c
+    // the first process's final write fails at the bulk.completed insert (a function records that it got there)
+    let tried = 0
+    sqlite().function('crash_seen', () => ++tried)
+    sqlite().exec(
+      `CREATE TEMP TRIGGER crash BEFORE INSERT ON events WHEN NEW.type = 'bulk.completed' BEGIN SELECT crash_seen(); SELECT RAISE(ABORT, 'crash at bulk.completed'); END`,
+    )
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/bulk/jobs',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ type: 'phone', inputs: ['+12015550100', '+12015550101', '+12015550102', 'not a phone'] }),
+    })
+    expect(created.statusCode).toBe(202)
+    const id = JSON.parse(created.body).data.id as string
+    for (let i = 0; i < 2000 && tried === 0; i++) await new Promise((r) => setTimeout(r, 5))
+    expect(tried).toBe(1)
+    await app.close()
+    // nothing of the finish is written: not final, no event, no usage, the reservation still held
+    app = open()
+    const job = () => JSON.parse((sqlite().prepare('SELECT job FROM bulk_jobs WHERE id = ?').get(id) as { job: string }).job)
+    expect(completedEvents()).toBe(0)
+    expect(usage()).toEqual({ p: 0, t: 0 })
+    await app.ready() // the restarted server resumes the job and finishes it
+    for (let i = 0; i < 2000 && job().status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 5))
+    expect([job().status, job().credits_used]).toEqual(['completed', 3])
+    expect(completedEvents()).toBe(1)
+    expect(usage()).toEqual({ p: lookupsOf(job()), t: lookupsOf(job()) }) // counted once
+    expect(lookupsOf(job())).toBeGreaterThan(0)
+    expect(await balance()).toBe(before - 3)
+    expect(sqlite().prepare('SELECT COUNT(*) AS c FROM bulk_reservations').get()).toEqual({ c: 0 })
+    await app.webhooks!.runOnce()
+    expect(rx.requests).toHaveLength(1)
+    expect(rx.requests[0]!.headers['svc-event-type']).toBe('bulk.completed')
+    expect(JSON.parse(rx.requests[0]!.rawBody.toString('utf8')).data.id).toBe(id)
+    expect(verifyWebhook(rx.requests[0]!.rawBody, rx.requests[0]!.headers['svc-signature'] as string, secret, { now: () => T0 }).ok).toBe(true)
+    expect(sqlite().prepare('SELECT COUNT(*) AS c FROM webhook_deliveries WHERE endpoint_id = ?').get(ep.id)).toEqual({ c: 1 })
+    await app.close()
+  })
 })
