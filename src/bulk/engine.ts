@@ -427,7 +427,8 @@ async function settleJob(store: BulkStore, ledger: CreditLedger, id: string, res
     return
   }
   if (unused > 0) await ledger.refund(unused)
-  await store.updateJob(id, final)
+  if (store.finishJob) store.finishJob(id, final, () => undefined)
+  else await store.updateJob(id, final)
 }
 
 /**

@@ -88,7 +88,10 @@ export interface BulkStore {
    * balance is short.
    */
   insertJobCharged?(record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>, charge: () => boolean): BulkJobRecord | null
-  /** Optional, with {@link insertJobCharged}: `updateJob` with `settle` (closing the reservation) in the same transaction. */
+  /**
+   * Optional: the final `updateJob` with `settle` (closing the reservation, with {@link insertJobCharged}) in the same
+   * transaction, once (a job already final is left alone). A store may add its own writes of a finished job there.
+   */
   finishJob?(id: string, job: BulkJob, settle: () => void): void
   /** Writes row results (state, result fields) and replaces the job object, together. */
   commitRows(id: string, rows: readonly BulkRowRecord[], job: BulkJob): MaybePromise<void>

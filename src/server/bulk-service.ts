@@ -89,18 +89,17 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     if (policyOf) Object.defineProperty(env, 'policy', { get: () => policyOf(owner.orgId), enumerable: true })
     const { dispatch, cancelRemote } = options
     engine = createBulkEngine(env, {
-      store: createSqliteBulkStore(db, owner),
+      // Usage and the bulk.completed event commit with the final status (a cancel is settled by its route).
+      store: createSqliteBulkStore(db, owner, (job) => {
+        if (job.status === 'cancelled') return
+        settle(owner, lookupsOf(job))
+        insertOutboxEvent(db, buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job }))
+      }),
       ...(dispatch ? { dispatch: (job: BulkJob) => dispatch(owner, job) } : {}),
       ...(cancelRemote ? { cancelRemote: (id: string) => cancelRemote(owner, id) } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       onCompleted(job) {
-        try {
-          settle(owner, lookupsOf(job))
-          insertOutboxEvent(db, buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job }))
-          options.onCompleted?.(owner, job)
-        } catch {
-          // the database is closing; the job itself is recorded
-        }
+        options.onCompleted?.(owner, job)
       },
     })
     engines.set(key, engine)

@@ -8,7 +8,7 @@
  */
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../schema.js'
-import { enqueueEvent } from '../webhooks/queue.js'
+import { enqueueEvent, type DeliveryCrashHook } from '../webhooks/queue.js'
 import type { SqliteDeliveryStore } from './store/delivery-store.js'
 
 const CURSOR_KEY = 'webhook_outbox_seq'
@@ -26,13 +26,15 @@ export function insertOutboxEvent(db: Database.Database, event: EventPayload): v
 
 /**
  * Fans out the outbox events written since the last pump (up to `limit`, oldest first). Returns how many events were
- * taken. A ping goes to the endpoint named in its data only (skipped when that endpoint is gone).
+ * taken. A ping goes to the endpoint named in its data only (skipped when that endpoint is gone). `crashHook`: crash
+ * tests only.
  */
 export async function pumpOutbox(
   db: Database.Database,
   deliveries: SqliteDeliveryStore,
   now: () => Date,
   limit = 500,
+  crashHook?: DeliveryCrashHook,
 ): Promise<number> {
   const cursorRow = db.prepare('SELECT value FROM meta WHERE key = ?').get(CURSOR_KEY) as { value: string } | undefined
   const after = cursorRow ? Number(cursorRow.value) : 0
@@ -60,7 +62,9 @@ export async function pumpOutbox(
         if (!(e instanceof TypeError)) throw e
       }
     }
+    crashHook?.('pump.fanned-out')
     save.run(CURSOR_KEY, String(row.seq))
+    crashHook?.('pump.advanced')
   }
   return rows.length
 }

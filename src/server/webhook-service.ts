@@ -6,7 +6,16 @@
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { buildPingEvent } from '../webhooks/events.js'
-import { createDeliveryWorker, pruneDeliveryLog, type WebhookEndpointRecord, resendDeliveries, type DeliverFunction, type DeliveryWorker, type TickResult } from '../webhooks/queue.js'
+import {
+  createDeliveryWorker,
+  pruneDeliveryLog,
+  type WebhookEndpointRecord,
+  resendDeliveries,
+  type DeliverFunction,
+  type DeliveryCrashHook,
+  type DeliveryWorker,
+  type TickResult,
+} from '../webhooks/queue.js'
 import { insertOutboxEvent, pumpOutbox } from './outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
 import { createSqliteDeliveryStore, type SqliteDeliveryStore, type StoredEndpoint } from './store/delivery-store.js'
@@ -35,6 +44,8 @@ export interface WebhookServiceOptions {
    * the queue instead of sending them here; this process sends only when `workers` is true.
    */
   queue?: Pick<DeliveryQueueOptions, 'redisUrl' | 'prefix' | 'worker' | 'retryDelaysMs' | 'onError'> & { workers: boolean }
+  /** Crash tests only: called at each boundary of a delivery's life (pump and timer worker). */
+  crashHook?: DeliveryCrashHook
 }
 
 /** The running webhook service. */
@@ -82,7 +93,18 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
   const { db, nowMs } = options
   const log = { warn: (o: object, m: string) => options.log?.()?.warn(o, m), error: (o: object, m: string) => options.log?.()?.error(o, m) }
   const now = () => new Date(nowMs())
-  const deliveries = createSqliteDeliveryStore(db, nowMs)
+  const disabledNotice = (endpoint: WebhookEndpointRecord, at: Date) => ({
+    at: at.getTime(),
+    orgId: endpoint.orgId,
+    subject: endpoint.id,
+    kind: 'webhook_endpoint_disabled',
+    message:
+      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
+      'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
+      `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
+  })
+  // The notice row is written by the store with the delivery's last failure; only the log line is written here.
+  const deliveries = createSqliteDeliveryStore(db, nowMs, { disabledNotice })
 
   const notice = (orgId: string | null, subject: string, kind: string, message: string) => {
     deliveries.addNotice({ at: nowMs(), orgId, subject, kind, message })
@@ -90,14 +112,8 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
   }
 
   const onEndpointDisabled = (endpoint: WebhookEndpointRecord, at: Date) => {
-    notice(
-      endpoint.orgId,
-      endpoint.id,
-      'webhook_endpoint_disabled',
-      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
-        'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
-        `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
-    )
+    const n = disabledNotice(endpoint, at)
+    log.warn({ notice: n.kind, subject: n.subject, org_id: n.orgId }, n.message)
   }
 
   // What the timer worker and the BullMQ worker share: the store, clock, sender, limits and callbacks.
@@ -111,7 +127,11 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     ...(options.onAttempt ? { onAttempt: (attempt: { ok: boolean }) => options.onAttempt!(attempt.ok) } : {}),
     onEndpointDisabled,
   }
-  const worker = createDeliveryWorker({ ...sending, onError: (err) => log.error({ err }, 'webhook delivery store error') })
+  const worker = createDeliveryWorker({
+    ...sending,
+    onError: (err) => log.error({ err }, 'webhook delivery store error'),
+    ...(options.crashHook ? { crashHook: options.crashHook } : {}),
+  })
   const queue = options.queue
     ? createDeliveryQueue({ ...options.queue, ...sending, onError: options.queue.onError ?? ((err) => log.error({ err }, 'webhook queue error')) })
     : undefined
@@ -126,7 +146,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
   const prune = () => pruneDeliveryLog({ store: deliveries, now })
 
   async function round(): Promise<TickResult & { events: number }> {
-    const events = await pumpOutbox(db, deliveries, now)
+    const events = await pumpOutbox(db, deliveries, now, undefined, options.crashHook)
     const result = queue ? await dispatch() : await worker.tick()
     if (nowMs() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = nowMs()

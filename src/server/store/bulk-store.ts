@@ -85,12 +85,14 @@ function unpackRow(codec: DetailsCodec, r: RowRow): BulkRowRecord {
 
 /**
  * The bulk store of one owner over `db` (a store opened by `createSqliteStore`, migration 002 applied). Persistent:
- * the engine leaves running jobs to be resumed by the next engine on this owner.
+ * the engine leaves running jobs to be resumed by the next engine on this owner. `onFinished` runs inside the
+ * transaction that writes a job's final status (never twice for one job): the server counts the job's usage and
+ * writes its bulk.completed event there, so a crash cannot finish a job without them.
  *
  * @example
  * const engine = createBulkEngine(env, { store: createSqliteBulkStore(store.db, { orgId, mode: 'live' }) })
  */
-export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): BulkStore {
+export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, onFinished?: (job: BulkJob) => void): BulkStore {
   const q = {
     insertJob: db.prepare(
       `INSERT INTO bulk_jobs (id, org_id, mode, status, job, reserved, options, created_at, expires_at)
@@ -175,6 +177,7 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): 
     if (now && FINAL.has((JSON.parse(now.job) as BulkJob).status)) return
     settle()
     q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
+    onFinished?.(job)
   })
 
   const commitTx = db.transaction((id: string, rows: readonly BulkRowRecord[], job: BulkJob) => {
