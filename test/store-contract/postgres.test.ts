@@ -7,9 +7,14 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createPostgresOrgPolicyStore } from '../../src/server/store/org-policy-postgres.js'
-import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres.js'
-import { migratePostgres, POSTGRES_MIGRATIONS, postgresSchemaStatus } from '../../src/server/store/postgres/migrations.js'
+import {
+  createPostgresOrgPolicyStore,
+  createPostgresStore,
+  migratePostgres,
+  POSTGRES_MIGRATIONS,
+  postgresSchemaStatus,
+  type PostgresStore,
+} from '../../src/server/index.js'
 import { policySetter, storeContract } from './store-contract.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
@@ -90,6 +95,12 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     expect([o.usage.periodCredits, o.usage.periodLookups]).toEqual([50, 50])
     // the alerts of the fall, once each, whichever process saw it
     expect((await a.listEvents({ orgId: org.id })).map((e) => e.type)).toEqual(['credits.added', 'credits.low', 'credits.low', 'credits.depleted'])
+    // the next period: both processes find it ended at once; it is renewed once and its 30 credits spent once
+    const next = Date.parse('2026-12-22T00:00:00Z')
+    const renewed = await Promise.all(Array.from({ length: 100 }, async (_, i) => (i % 2 ? a : b).reserveCredits(org.id, 1, next)))
+    expect(renewed.filter((r) => r !== null)).toHaveLength(30)
+    expect((await a.listEvents({ orgId: org.id })).map((e) => e.type).slice(4)).toEqual(['credits.added'])
+    expect(await a.balance(org.id, next)).toBe(0)
   })
 
   it('one Idempotency-Key given to two processes at once runs once', async () => {

@@ -25,20 +25,24 @@ interface CreditRow {
 const CREDIT_COLUMNS = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits, alert_level'
 
 /**
- * Takes `$2` credits, subscription first. The CTE locks the row and keeps its values before the update, so the
- * split between the buckets is returned with the update that made it. No row: no org. A null `from_sub`: the
- * balance is short or the period has ended (told by `period_end`).
+ * Takes `$2` credits, subscription first. The CTE locks the row and reads it as it is now (after any update that
+ * committed while it waited); the UPDATE then writes values computed from that locked row only. (Computing them from
+ * the updated row itself would be wrong here: PostgreSQL evaluates the CHECK constraints on a version computed from
+ * the statement's snapshot before it notices a concurrent update and recomputes, so a row renewed meanwhile would
+ * fail `subscription_credits >= 0` spuriously.) No row: no org. A null `from_sub`: the balance is short or the period
+ * has ended (told by `period_end`).
  */
 const RESERVE = {
   name: 'riskcheck_reserve',
   text: `WITH cur AS (
-  SELECT id, subscription_credits AS sub, purchased_credits AS pur, period_start, period_end FROM orgs WHERE id = $1 FOR UPDATE
+  SELECT id, subscription_credits AS sub, purchased_credits AS pur, period_credits, total_credits, period_start, period_end,
+    LEAST(subscription_credits, $2::bigint) AS take_sub
+  FROM orgs WHERE id = $1 FOR UPDATE
 ), took AS (
-  UPDATE orgs o SET subscription_credits = o.subscription_credits - LEAST(cur.sub, $2::bigint),
-    purchased_credits = o.purchased_credits - ($2::bigint - LEAST(cur.sub, $2::bigint)),
-    period_credits = o.period_credits + $2::bigint, total_credits = o.total_credits + $2::bigint
+  UPDATE orgs o SET subscription_credits = cur.sub - cur.take_sub, purchased_credits = cur.pur - ($2::bigint - cur.take_sub),
+    period_credits = cur.period_credits + $2::bigint, total_credits = cur.total_credits + $2::bigint
   FROM cur WHERE o.id = cur.id AND cur.period_end > $3::bigint AND cur.sub + cur.pur >= $2::bigint
-  RETURNING LEAST(cur.sub, $2::bigint) AS from_sub
+  RETURNING cur.take_sub AS from_sub
 )
 SELECT cur.period_start, cur.period_end, took.from_sub FROM cur LEFT JOIN took ON TRUE`,
 }
