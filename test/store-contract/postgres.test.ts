@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import {
   createPostgresOrgPolicyStore,
   createPostgresStore,
+  DEFAULT_PLANS,
   migratePostgres,
   POSTGRES_MIGRATIONS,
   postgresSchemaStatus,
@@ -149,14 +150,20 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     expect(await store.probe()).toEqual({ schemaVersion: 999, expectedVersion: POSTGRES_MIGRATIONS.length })
   })
 
-  it('keeps its key-hash secret and catalogue across restarts; refuses a pool that points elsewhere or a bad schema name', async () => {
+  it('seeds one key-hash secret and catalogue, kept across restarts; refuses a pool that points elsewhere or a bad schema name', async () => {
     const schema = schemaForCase()
-    const first = await createPostgresStore({ connectionString: url!, schema })
-    const secret = await first.keyHashSecret()
-    await first.upsertPlans([{ id: 'gold', name: 'Gold', monthly_price: 1, monthly_credits: 5, rate_per_second: 1 }])
-    const org = await first.createOrg({ name: 'Kept', planId: 'gold' }, T0)
-    await first.close()
-    await first.close() // twice is fine
+    // instances starting at once on an empty database agree on one secret and seed the catalogue once
+    const [first, ...others] = await Promise.all(Array.from({ length: 3 }, () => createPostgresStore({ connectionString: url!, schema })))
+    const secret = await first!.keyHashSecret()
+    for (const other of others) {
+      expect(await other.keyHashSecret()).toBe(secret)
+      await other.close()
+    }
+    expect(await first!.listPlans()).toEqual(DEFAULT_PLANS)
+    await first!.upsertPlans([{ id: 'gold', name: 'Gold', monthly_price: 1, monthly_credits: 5, rate_per_second: 1 }])
+    const org = await first!.createOrg({ name: 'Kept', planId: 'gold' }, T0)
+    await first!.close()
+    await first!.close() // twice is fine
     const again = await openStore({ connectionString: url!, schema })
     expect(await again.keyHashSecret()).toBe(secret)
     expect((await again.listPlans()).map((p) => p.id)).toContain('gold')
