@@ -37,7 +37,7 @@ import { buildOpenApi } from './openapi.js'
 import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from './plans.js'
 import { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitState } from './rate-limit.js'
 import { ROUTES } from './routes/index.js'
-import { EmptyBody, type NamedSchema, type RouteDef, type ServerContext } from './routes/types.js'
+import { EmptyBody, type NamedSchema, type RouteDef, type LookupListener, type ServerContext } from './routes/types.js'
 import { createOrgPolicies } from './org-policies.js'
 import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/org-policy-store.js'
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
@@ -309,6 +309,12 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   }
 
   const readinessChecks = [...storeChecks(store), ...(redis ? [redisReadyCheck(redis)] : []), ...(options.readinessChecks ?? [])]
+  const lookupListeners: LookupListener[] = []
+  if (metrics)
+    lookupListeners.push((auth, result, billed) => {
+      metrics.lookup(result.request.type, result.metadata.cache_hit, auth.mode)
+      if (auth.mode === 'live') metrics.billed(billed)
+    })
   const ctx: ServerContext = {
     store,
     riskcheck: rc,
@@ -319,7 +325,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       const policy = auth.policy ?? rc.env.policy
       if (auth.mode === 'test') return { env: policy === testEnv.policy ? testEnv : { ...testEnv, policy }, ledger: null }
       const ledger = createOrgLedger(store, auth.orgId, nowMs)
-      return { env: { ...rc.env, ledger, policy }, ledger }
+      // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.
+      const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
+      return { env: { ...rc.env, ledger, policy, cache }, ledger }
     },
     recordAnswer(auth, result) {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
@@ -329,14 +337,16 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
-    ...(metrics
-      ? {
-          observeLookup(mode: 'live' | 'test', result: { request: { type: string }; metadata: { cache_hit: boolean } }, billed: number) {
-            metrics.lookup(result.request.type, result.metadata.cache_hit, mode)
-            if (mode === 'live') metrics.billed(billed)
-          },
+    observeLookup(auth, result, billed) {
+      for (const listener of lookupListeners) {
+        try {
+          listener(auth, result, billed)
+        } catch (err) {
+          appRef?.log.warn({ err }, 'lookup listener failed')
         }
-      : {}),
+      }
+    },
+    onLookup: (listener) => void lookupListeners.push(listener),
   }
 
   const app = Fastify({

@@ -162,7 +162,7 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
         withStore(async (store) => {
           const orgId = await orgWith(store, 100, 10)
           const r = await store.reserveCredits(orgId, 105, T0)
-          expect(r).toEqual({ amount: 105, fromSubscription: 100, fromPurchased: 5, periodStart: T0 })
+          expect(r).toEqual({ amount: 105, fromSubscription: 100, fromPurchased: 5, periodStart: T0, balanceAfter: 5 })
           expect(await store.reserveCredits(orgId, 6, T0)).toBeNull()
           expect(await store.balance(orgId, T0)).toBe(5)
           expect(await store.reserveCredits('org_missing', 1, T0)).toBeNull()
@@ -386,6 +386,24 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
           expect(await store.purgeExpired(T0 + DAY)).toBe(0)
           expect(await cache.get('ip:new', T0 + DAY)).toEqual({ ...entry, storedAt: T0 + DAY })
           expect(await store.beginIdempotent(SCOPE, 'new', 'other', T0 + DAY, DAY)).toEqual({ state: 'mismatch' })
+        }),
+      )
+
+      it(
+        "settleCredits stores the request's cache entries with the settlement (the last of one key wins)",
+        withStore(async (store) => {
+          const orgId = await orgWith(store, 10, 0)
+          const newer = { outcome: { ...entry.outcome, details: { a: 3 } }, storedAt: T0 + 1 }
+          await store.settleCredits(orgId, 1, T0, [
+            { key: 'ip:a', entry, ttlMs: DAY },
+            { key: 'ip:b', entry, ttlMs: DAY },
+            { key: 'ip:a', entry: newer, ttlMs: DAY },
+          ])
+          expect(await store.resultCache.get('ip:a', T0 + 2)).toEqual(newer)
+          expect(await store.resultCache.get('ip:b', T0 + 2)).toEqual(entry)
+          expect((await store.getOrg(orgId, T0))!.usage.periodLookups).toBe(1)
+          await store.settleCredits(orgId, 1, T0, [])
+          expect((await store.getOrg(orgId, T0))!.usage.periodLookups).toBe(2)
         }),
       )
     })
