@@ -53,7 +53,7 @@ export interface SqliteStore extends Synchronous<Store> {
  * Every promise settles after the commit — an answer never goes out before its credits are written. Under load, one
  * commit then serves many requests; alone, a write waits for nothing but the current turn to end.
  */
-function groupCommit(db: Database.Database): <T>(write: () => T) => Promise<T> {
+export function groupCommit(db: Database.Database): <T>(write: () => T) => Promise<T> {
   type Item = { write: () => unknown; resolve: (v: any) => void; reject: (e: unknown) => void; ok?: boolean; value?: unknown }
   let queue: Item[] = []
   const flush = () => {
