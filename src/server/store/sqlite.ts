@@ -35,14 +35,10 @@ import {
   type PlanChange,
   type StoredEvent,
   type Store,
+  type Synchronous,
 } from './types.js'
 
-export { IDEMPOTENCY_STALE_MS }
-
-/** A store type whose methods answer synchronously (better-sqlite3 is synchronous). */
-export type Synchronous<S> = {
-  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
-}
+export { IDEMPOTENCY_STALE_MS, type Synchronous }
 
 /** The SQLite store; `db` is exposed so later modules (bulk, webhooks) can add their tables and statements. */
 export interface SqliteStore extends Synchronous<Store> {
