@@ -150,11 +150,10 @@ function eventOutbox() {
   }
 }
 
-/** Orgs, their credits and keys: the account and ledger half of the store. */
+/** Plans, orgs, their keys, credits and events: the account and ledger half of the store. */
 function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicyStore>) {
   const plans = planCatalogue(initialPlans)
   const orgs = new Map<string, OrgState>()
-  const keys = new Map<string, ApiKeyRecord>()
   const outbox = eventOutbox()
 
   /** The org, its period renewed first when it has ended (the lazy roll-over every read and credit operation does). */
@@ -163,7 +162,11 @@ function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicy
     if (!o) return null
     if (nowMs >= o.periodEnd) {
       const r = renewal(o.periodAnchor, o.monthlyCredits, o.purchasedCredits, nowMs)
-      Object.assign(o, { periodStart: r.start, periodEnd: r.end, subscriptionCredits: o.monthlyCredits, periodLookups: 0, periodCredits: 0 })
+      o.periodStart = r.start
+      o.periodEnd = r.end
+      o.subscriptionCredits = o.monthlyCredits
+      o.periodLookups = 0
+      o.periodCredits = 0
       o.alertLevel = r.alertLevel
       if (r.granted > 0) outbox.emit(orgId, [creditsAddedEvent(r.granted, r.balance, 'period_renewal')], nowMs)
     }
@@ -177,10 +180,6 @@ function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicy
     const plan = plans.get(id)
     if (!plan) throw new RangeError(`unknown plan ${id}`)
     return plan
-  }
-  const keyOrNull = (keyId: string) => {
-    const k = keys.get(keyId)
-    return k ? copyKey(k) : null
   }
 
   return {
@@ -221,10 +220,11 @@ function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicy
       const o = load(orgId, nowMs)
       if (!o) return null
       const plan = planOf(change.planId)
-      const c = planChangeOf(o, plan, change)
-      Object.assign(o, { planId: plan.id, monthlyOverride: c.monthlyOverride, rateOverride: c.rateOverride, monthlyCredits: c.monthlyCredits })
-      Object.assign(o, { ratePerSecond: c.ratePerSecond, subscriptionCredits: c.subscriptionCredits, alertLevel: c.alertLevel })
-      if (c.granted > 0) outbox.emit(orgId, [creditsAddedEvent(c.granted, c.balance, 'upgrade')], nowMs)
+      const { granted, balance, ...fields } = planChangeOf(o, plan, change)
+      // Every field of the change is a field of the org (checked by the type).
+      const next: Pick<OrgState, 'planId' | keyof typeof fields> = { planId: plan.id, ...fields }
+      Object.assign(o, next)
+      if (granted > 0) outbox.emit(orgId, [creditsAddedEvent(granted, balance, 'upgrade')], nowMs)
       return toOrg(o)
     },
     setOrgSuspended(orgId: string, suspended: boolean, nowMs: number) {
@@ -234,7 +234,20 @@ function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicy
       o.planStatus = suspended ? 'suspended' : 'active'
       return readOrg(orgId, nowMs)
     },
+    ...apiKeys(orgs, policies),
+    ...credits(load, outbox),
+    listEvents: outbox.list,
+  }
+}
 
+/** API keys: kept with their org, handed out as copies. */
+function apiKeys(orgs: ReadonlyMap<string, OrgState>, policies: Synchronous<OrgPolicyStore>) {
+  const keys = new Map<string, ApiKeyRecord>()
+  const keyOrNull = (keyId: string) => {
+    const k = keys.get(keyId)
+    return k ? copyKey(k) : null
+  }
+  return {
     insertKey(k: ApiKeyRecord) {
       if (!orgs.has(k.orgId)) throw new Error(`riskcheck store: foreign key: no org ${k.orgId} for key ${k.id}`)
       if (keys.has(k.id)) throw new Error(`riskcheck store: unique: a key ${k.id} exists already`)
@@ -263,7 +276,12 @@ function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicy
       // Writes closer than a minute apart are skipped, as the databases skip them.
       if (k && (k.lastUsedAt === null || k.lastUsedAt < nowMs - 60_000)) k.lastUsedAt = nowMs
     },
+  }
+}
 
+/** Credits of an org (../ledger.ts rules), over `load`: the org with its period renewed when due. */
+function credits(load: (orgId: string, nowMs: number) => OrgState | null, outbox: ReturnType<typeof eventOutbox>) {
+  return {
     reserveCredits(orgId: string, amount: number, nowMs: number) {
       const o = load(orgId, nowMs)
       const split = o && reserveSplit(o.subscriptionCredits, o.purchasedCredits, amount)
@@ -307,7 +325,6 @@ function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicy
       outbox.emit(orgId, [creditsAddedEvent(amount, balance, reason)], nowMs)
       return toOrg(o)
     },
-    listEvents: outbox.list,
   }
 }
 
@@ -353,12 +370,16 @@ function requests() {
       if (r.status !== null && r.body !== null) return { state: 'replay', status: r.status, body: r.body }
       // No request runs this long: the one that started this record was interrupted; the retry takes it over.
       if (nowMs - r.createdAt < IDEMPOTENCY_STALE_MS) return { state: 'in_progress' }
-      Object.assign(r, { createdAt: nowMs, expiresAt: nowMs + ttlMs })
+      r.createdAt = nowMs
+      r.expiresAt = nowMs + ttlMs
       return { state: 'new' }
     },
     completeIdempotent(scope: string, key: string, status: number, body: string) {
       const r = idempotency.get(idOf(scope, key))
-      if (r) Object.assign(r, { status, body })
+      if (r) {
+        r.status = status
+        r.body = body
+      }
     },
     abandonIdempotent(scope: string, key: string) {
       const id = idOf(scope, key)
