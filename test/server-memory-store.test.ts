@@ -107,6 +107,14 @@ describe('createServer over a memory store', () => {
     await app.close()
   })
 
+  it('starts from the catalogue it is given, checked like createServer checks one', () => {
+    const gold = { id: 'gold', name: 'Gold', monthly_price: 10, monthly_credits: 5, rate_per_second: 3 }
+    const store = createMemoryStore({ plans: [gold] })
+    expect(store.listPlans()).toEqual([gold])
+    expect(store.createOrg({ name: 'G', planId: 'gold' }, 0).subscriptionCredits).toBe(5)
+    expect(() => createMemoryStore({ plans: [{ ...gold, rate_per_second: 0 }] })).toThrow(TypeError)
+  })
+
   it('outlives the server it was given to: a second server over it finds the org, its keys and credits', async () => {
     const { s, store, now } = await serve()
     expect((await s.post('/v1/ip', { ip: '8.8.8.8', bypass_cache: true }, s.live)).status).toBe(200)
