@@ -39,6 +39,7 @@ import { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitSt
 import { ROUTES } from './routes/index.js'
 import { EmptyBody, type NamedSchema, type RouteDef, type LookupListener, type ServerContext } from './routes/types.js'
 import { createOrgPolicies } from './org-policies.js'
+import type { MemoryStore } from './store/memory.js'
 import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/org-policy-store.js'
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
@@ -68,7 +69,10 @@ export interface ServerQueueOptions {
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
-  /** A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store) or a {@link Store}. */
+  /**
+   * A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store) or a {@link Store}, e.g.
+   * `createMemoryStore()` in an application's unit tests or `createPostgresStore(…)`.
+   */
   db?: string | Store
   /**
    * Options of the one riskcheck instance behind every lookup (DNS, SMTP, RDAP, IP data, offline, clock …). Unless
@@ -130,7 +134,8 @@ export interface ServerOptions {
   bulkConcurrency?: number
   /**
    * Where per-org scoring policies and answer logs are kept (`riskcheck admin policy …`). Default: the SQLite
-   * store's tables when `db` is SQLite, else in memory (lost on exit).
+   * store's tables when `db` is SQLite, the memory store's own when it is one (`createMemoryStore`), else in memory
+   * (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
   /**
@@ -233,7 +238,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
   // Per-org policies (org policy > serve --policy > built-in default) and the answer log their backtests read.
   const orgPolicies = createOrgPolicies({
-    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db) : createMemoryOrgPolicyStore()),
+    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db) : ((store as Partial<MemoryStore>).orgPolicies ?? createMemoryOrgPolicyStore())),
     service: rc.env.policy,
     nowMs,
     warn: (fields, message) => appRef?.log.warn(fields, message),

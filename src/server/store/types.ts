@@ -26,6 +26,11 @@ export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>
 
+/** A store type whose methods answer synchronously (SQLite through better-sqlite3, the in-memory store). */
+export type Synchronous<S> = {
+  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
+}
+
 /** An organisation (team): owns keys, a plan and credits. */
 export interface OrgRecord {
   id: string

@@ -8,9 +8,19 @@
  * operator's top-up or plan change.
  */
 import type pg from 'pg'
-import { alertLevelOf, buildEvent, creditsAddedEvent, dueAlerts, periodAt, type AlertLevel, type PendingEvent } from '../../ledger.js'
+import {
+  alertLevelOf,
+  buildEvent,
+  creditsAddedEvent,
+  dueAlerts,
+  planChangeOf,
+  refundSplit,
+  renewal,
+  type AlertLevel,
+  type PendingEvent,
+} from '../../ledger.js'
 import type { CacheWrite, CreditReason, CreditReservation, OrgRecord, PlanChange } from '../types.js'
-import { inTransaction, toOrg, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
+import { inTransaction, toOrg, toPlan, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
 
 interface CreditRow {
   period_anchor: Num
@@ -118,15 +128,13 @@ async function recordCredit(q: Queryable, orgId: string, amount: number, reason:
 /** Renews the period of a locked row when due (subscription reset, period usage reset, credits.added). */
 async function rollOver(q: Queryable, orgId: string, row: CreditRow, nowMs: number): Promise<CreditRow> {
   if (nowMs < Number(row.period_end)) return row
-  const monthly = Number(row.monthly_credits)
-  const { start, end } = periodAt(Number(row.period_anchor), nowMs)
-  const balance = monthly + Number(row.purchased_credits)
+  const r = renewal(Number(row.period_anchor), Number(row.monthly_credits), Number(row.purchased_credits), nowMs)
   const { rows } = await q.query<CreditRow>(
     `UPDATE orgs SET period_start = $2, period_end = $3, subscription_credits = monthly_credits, period_lookups = 0,
        period_credits = 0, alert_level = $4 WHERE id = $1 RETURNING ${CREDIT_COLUMNS}`,
-    [orgId, start, end, alertLevelOf(balance, monthly)],
+    [orgId, r.start, r.end, r.alertLevel],
   )
-  if (monthly > 0) await recordCredit(q, orgId, monthly, 'period_renewal', balance, nowMs)
+  if (r.granted > 0) await recordCredit(q, orgId, r.granted, 'period_renewal', r.balance, nowMs)
   return rows[0]!
 }
 
@@ -150,9 +158,8 @@ export function createPostgresCredits(pool: pg.Pool) {
   }
 
   const refundOn = async (q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<boolean> => {
-    const pur = Math.min(amount, res.fromPurchased)
-    const sub = Math.min(amount - pur, res.fromSubscription)
-    const { rowCount } = await q.query({ ...REFUND, values: [orgId, nowMs, res.periodStart, sub, pur] })
+    const { fromSubscription, fromPurchased } = refundSplit(res, amount)
+    const { rowCount } = await q.query({ ...REFUND, values: [orgId, nowMs, res.periodStart, fromSubscription, fromPurchased] })
     return rowCount === 1
   }
 
@@ -234,20 +241,19 @@ export function createPostgresCredits(pool: pg.Pool) {
       withOrg(orgId, nowMs, async (c, row) => {
         const plan = (await c.query<PlanRow>('SELECT * FROM plans WHERE id = $1', [change.planId])).rows[0]
         if (!plan) throw new RangeError(`unknown plan ${change.planId}`)
-        const mco = change.monthlyCredits ?? null
-        const ro = change.ratePerSecond ?? null
-        const monthly = mco ?? Number(plan.monthly_credits)
-        const diff = monthly - Number(row.monthly_credits)
-        // An increase grants the difference now; a decrease only caps what is left of this period.
-        const sub = diff > 0 ? Number(row.subscription_credits) + diff : Math.min(Number(row.subscription_credits), monthly)
-        const balance = sub + Number(row.purchased_credits)
-        const alertLevel = diff > 0 ? alertLevelOf(balance, monthly) : row.alert_level
+        const current = {
+          monthlyCredits: Number(row.monthly_credits),
+          subscriptionCredits: Number(row.subscription_credits),
+          purchasedCredits: Number(row.purchased_credits),
+          alertLevel: row.alert_level as AlertLevel,
+        }
+        const p = planChangeOf(current, toPlan(plan), change)
         const { rows } = await c.query<OrgRow>(
           `UPDATE orgs SET plan_id = $2, monthly_credits_override = $3, rate_override = $4, monthly_credits = $5, rate_per_second = $6,
              subscription_credits = $7, alert_level = $8 WHERE id = $1 RETURNING *`,
-          [orgId, plan.id, mco, ro, monthly, ro ?? plan.rate_per_second, sub, alertLevel],
+          [orgId, plan.id, p.monthlyOverride, p.rateOverride, p.monthlyCredits, p.ratePerSecond, p.subscriptionCredits, p.alertLevel],
         )
-        if (diff > 0) await recordCredit(c, orgId, diff, 'upgrade', balance, nowMs)
+        if (p.granted > 0) await recordCredit(c, orgId, p.granted, 'upgrade', p.balance, nowMs)
         return toOrg(rows[0]!)
       }),
   }
