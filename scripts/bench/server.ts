@@ -120,19 +120,26 @@ async function main(): Promise<void> {
   // PostgreSQL: a schema of its own; every query of the store's pool is counted (round trips).
   const schema = `rc_bench_${process.pid}`
   let queries = 0
+  const byName = new Map<string, number>()
+  const countQuery = (args: unknown[]) => {
+    queries++
+    const q = args[0] as string | { name?: string; text: string }
+    const name = typeof q === 'string' ? q.slice(0, 40) : (q.name ?? q.text.slice(0, 40))
+    byName.set(name, (byName.get(name) ?? 0) + 1)
+  }
   let pgStore: PostgresStore | undefined
   if (DATABASE_URL) {
     pgStore = await createPostgresStore({ connectionString: DATABASE_URL, schema })
     const pool = pgStore.pool
     const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => unknown
     ;(pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-      queries++
+      countQuery(a)
       return poolQuery(...a)
     }
     pool.on('connect', (client) => {
       const clientQuery = client.query.bind(client) as (...a: unknown[]) => unknown
       ;(client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-        queries++
+        countQuery(a)
         return clientQuery(...a)
       }
     })
@@ -203,9 +210,14 @@ async function main(): Promise<void> {
       for (let round = 0; round < ROUNDS; round++) {
         const f = await loadTest(`${bareBase}${s.path}`, s.body, secret)
         const before = queries
+        byName.clear()
+        // requests answered, as the store counted them (autocannon's totals leave out some of the run)
+        const lookupsBefore = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups
         const h = await loadTest(`${base}${s.path}`, s.body, secret)
-        trips += queries - before
-        served += h.requests
+        const answered = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups - lookupsBefore
+        trips += queries - before - 2
+        served += answered
+        if (pgStore) console.log(`  ${s.name}: ${[...byName].map(([n, c]) => `${n} ${(c / Math.max(1, answered)).toFixed(2)}`).join(', ')} per request`)
         if (!floor || f.rps > floor.rps) floor = f
         if (!http || h.rps > http.rps) http = h
       }
