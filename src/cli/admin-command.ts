@@ -389,6 +389,9 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
       if (!/^postgres(ql)?:\/\//.test(target.url)) throw new UsageError(`${merged.origin('database-url')} must start with postgres:// or postgresql://`)
       postgresLocation(target.url)
     }
+    if (target.kind === 'sqlite' && values['no-migrate'] === true) {
+      throw new UsageError(`${merged.origin('no-migrate')} is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened`)
+    }
     if (group === 'migrate' && action !== undefined) throw new UsageError(`admin migrate takes no action (got "${action}"); --check only checks`)
     if (values.check !== undefined && group !== 'migrate') throw new UsageError('--check is an option of admin migrate')
   } catch (e) {

@@ -265,7 +265,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   const stop = stopRequested(options.signal, io.env ?? process.env)
   try {
     const host = (values.host as string | undefined) ?? '127.0.0.1'
-    const db = deployment.mode === 'sqlite' ? (deployment.db ?? DEFAULT_DB) : DEFAULT_DB
+    const db = (deployment.mode === 'sqlite' && deployment.db) || DEFAULT_DB
     // Loaded on demand so the lookup commands never load Fastify, SQLite or pg.
     const { createServer } = await import('../server/app.js')
     let app: Awaited<ReturnType<typeof createServer>>
