@@ -113,6 +113,26 @@ describe('riskcheck admin', () => {
   })
 })
 
+describe('riskcheck admin migrate on SQLite', () => {
+  it('--check reads the file without changing it (exit 1 while behind); migrate applies every version once', async () => {
+    const { MIGRATIONS } = await import('../src/server/store/migrations.js')
+    const file = join(dir, 'migrate.sqlite')
+    const run = async (...args: string[]) => {
+      const io = memoryIO({ RISKCHECK_DB: file })
+      const code = await runAdmin(['migrate', ...args, '--json'], io)
+      return { code, json: JSON.parse(io.out()) }
+    }
+    expect(await run('--check')).toEqual({ code: 1, json: { db: file, current: 0, expected: MIGRATIONS.length, up_to_date: false } })
+    expect(await run()).toEqual({ code: 0, json: { db: file, applied: MIGRATIONS.map((_, i) => i + 1), current: MIGRATIONS.length } })
+    expect((await run()).json.applied).toEqual([])
+    expect((await run('--check')).code).toBe(0)
+    const io = memoryIO()
+    expect(await runAdmin(['migrate', 'now', '--db', file], io)).toBe(64)
+    expect(await runAdmin(['org', 'list', '--check', '--db', file], io)).toBe(64)
+    expect(await runAdmin(['org', 'list', '--no-migrate', '--db', file], io)).toBe(64)
+  })
+})
+
 describe('riskcheck serve', () => {
   it('serves the API on the database the admin commands prepared, and stops cleanly', async () => {
     const org = (await admin('org', 'create', '--name', 'Served', '--plan', 'starter')).json

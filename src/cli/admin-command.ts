@@ -1,6 +1,6 @@
 /**
  * `riskcheck admin …`: the operator commands for what the team dashboard also does (README "Team dashboard"), run against the server's
- * database (safe while the server runs: SQLite WAL, every change one transaction).
+ * database (safe while the server runs: SQLite WAL or PostgreSQL, every change one transaction; ./admin-database.ts).
  *
  *   admin org create --name NAME [--plan PLAN_ID]          admin org list · admin org show ORG_ID
  *   admin org suspend ORG_ID · admin org unsuspend ORG_ID
@@ -14,18 +14,22 @@
  *   admin user list [--org ORG_ID] · admin user verify EMAIL   (dashboard accounts, src/dashboard/admin.ts)
  *   admin policy set --org ORG_ID FILE [--dry-run] [--changes N] · admin policy show --org ORG_ID ·
  *   admin policy clear --org ORG_ID   (./admin-policy.ts)
+ *   admin migrate [--check]   (PostgreSQL: apply pending migrations; --check: exit 1 unless current)
  *
- * Every command takes --db PATH (default ./riskcheck.sqlite) and --json.
+ * Every command takes --db PATH (default ./riskcheck.sqlite) or --database-url postgres://… (the variables of
+ * `serve`: RISKCHECK_DB, RISKCHECK_DATABASE_URL or DATABASE_URL, RISKCHECK_NO_MIGRATE), and --json.
  */
 import { parseArgs } from 'node:util'
 import { EXIT, messageOf, printError, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'
 import type { Scope } from '../schema.js'
 import type { StoredEndpoint } from '../server/store/delivery-store.js'
 import { endpointView } from '../server/routes/webhooks.js'
-import type { SqliteStore } from '../server/store/sqlite.js'
-import type { ApiKeyRecord, CreditReason, OrgRecord, Store } from '../server/store/types.js'
+import type { ApiKeyRecord, CreditReason, OrgRecord } from '../server/store/types.js'
+import { openAdminDatabase, runMigrate, Unavailable, type AdminDatabase } from './admin-database.js'
+import { databaseTarget, databaseVariables, DEFAULT_DB, postgresLocation, type DatabaseTarget } from './database.js'
+import { withEnvironment } from './serve-settings.js'
 
-const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskcheck.sqlite] [--json]
+const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskcheck.sqlite | --database-url postgres://…] [--json]
 
   org create --name NAME [--plan PLAN_ID]        create an org (default plan: free)
   org list | org show ORG_ID                     orgs with plan, credits and usage
@@ -54,8 +58,15 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
                                                  next request; --dry-run only prints the backtest
   policy show --org ORG_ID                       the org's own policy: version id, file, what it changes
   policy clear --org ORG_ID                      back to the service policy (serve --policy, else the default)
+  migrate [--check]                              PostgreSQL: apply pending schema migrations and print the versions
+                                                 applied; --check changes nothing and exits 1 unless the schema is
+                                                 current (prints current and expected versions)
 
-Exit codes: 0 done · 1 not found / refused · 64 bad usage
+The database is the server's: --db PATH (RISKCHECK_DB; default ./riskcheck.sqlite) or --database-url URL
+(RISKCHECK_DATABASE_URL or DATABASE_URL; ?schema=NAME picks the schema). On PostgreSQL pending migrations are applied
+first unless --no-migrate (RISKCHECK_NO_MIGRATE=1), which refuses a schema that is behind.
+
+Exit codes: 0 done · 1 not found / refused (migrate --check: not current) · 64 bad usage
 `
 
 class NotFound extends Error {}
@@ -137,42 +148,40 @@ function endpointLine(e: ReturnType<typeof endpointAdminView>): string {
   return `${e.id}  ${e.status}${e.disabled_reason ? ` (${e.disabled_reason})` : ''}  ${e.format}  ${e.url}  [${e.events.join(', ')}]  last success ${e.last_success_at ?? 'never'}`
 }
 
-async function runWebhook(store: SqliteStore, action: string, positionals: string[], values: Record<string, unknown>, nowMs: number) {
-  const { createSqliteDeliveryStore } = await import('../server/store/delivery-store.js')
-  const { webhookOperator } = await import('../server/webhook-service.js')
-  const deliveries = createSqliteDeliveryStore(store.db, () => nowMs)
-  const endpoint = (id: string) => {
-    const e = deliveries.getStoredEndpoint(id)
+async function runWebhook(database: AdminDatabase, action: string, positionals: string[], values: Record<string, unknown>, nowMs: number) {
+  const deliveries = await database.deliveries(nowMs)
+  const endpoint = async (id: string) => {
+    const e = await deliveries.getStoredEndpoint(id)
     if (!e) throw new NotFound(`no webhook endpoint ${id}`)
     return e
   }
   switch (action) {
     case 'list': {
-      const list = deliveries.listOrgEndpoints(need(values, 'org')).map(endpointAdminView)
+      const list = (await deliveries.listOrgEndpoints(need(values, 'org'))).map(endpointAdminView)
       return { json: list, text: list.map(endpointLine).join('\n') || '(no webhook endpoints)' }
     }
     case 'enable': {
       const id = onePositional(positionals, 'ENDPOINT_ID')
-      endpoint(id)
-      const v = endpointAdminView(webhookOperator.enable(deliveries, id, nowMs)!)
+      await endpoint(id)
+      const v = endpointAdminView((await deliveries.enable(id, nowMs))!)
       return { json: v, text: `${endpointLine(v)}\nEnabled. Resend what it missed with: riskcheck admin webhook resend ${id}` }
     }
     case 'resend': {
       const id = onePositional(positionals, 'ENDPOINT_ID')
-      const e = endpoint(id)
+      const e = await endpoint(id)
       if (e.status !== 'enabled') throw new NotFound(`webhook endpoint ${id} is disabled; enable it first (riskcheck admin webhook enable ${id})`)
       let since: Date | undefined
       if (values.since !== undefined) {
         since = new Date(String(values.since))
         if (Number.isNaN(since.getTime())) throw new UsageError(`--since must be an ISO date (got ${String(values.since)})`)
       }
-      const created = await webhookOperator.resend(deliveries, id, nowMs, since)
+      const created = await deliveries.resend(id, nowMs, since)
       const json = created.map((d) => ({ delivery_id: d.id, event_id: d.eventId, resend_of: d.resendOf }))
       return { json, text: `${created.length} deliveries queued for ${id}${created.length ? `:\n${json.map((d) => `  ${d.delivery_id}  event ${d.event_id}`).join('\n')}` : ''}` }
     }
     case 'ping': {
-      const e = endpoint(onePositional(positionals, 'ENDPOINT_ID'))
-      const event = webhookOperator.ping(store.db, e, nowMs)
+      const e = await endpoint(onePositional(positionals, 'ENDPOINT_ID'))
+      const event = await deliveries.ping(e, nowMs)
       return { json: event, text: `ping ${event.id} queued for ${e.id} (${e.url}); the running server delivers it within seconds` }
     }
     default:
@@ -180,7 +189,8 @@ async function runWebhook(store: SqliteStore, action: string, positionals: strin
   }
 }
 
-async function run(store: Store, group: string, action: string, positionals: string[], values: Record<string, unknown>, nowMs: number) {
+async function run(database: AdminDatabase, group: string, action: string, positionals: string[], values: Record<string, unknown>, nowMs: number) {
+  const { store } = database
   const { parseScopes, issueApiKey } = await import('../server/keys.js')
   const { DEFAULT_PLAN_ID } = await import('../server/plans.js')
   const scopesOf = (flag: string): Scope[] => {
@@ -200,11 +210,11 @@ async function run(store: Store, group: string, action: string, positionals: str
       throw new UsageError(`unknown plan ${id} (known: ${(await store.listPlans()).map((p) => p.id).join(', ')})`)
     }
   }
-  if (group === 'webhook') return runWebhook(store as SqliteStore, action, positionals, values, nowMs)
+  if (group === 'webhook') return runWebhook(database, action, positionals, values, nowMs)
   if (group === 'user') {
     const { runDashboardUser } = await import('../dashboard/admin.js')
     try {
-      return await runDashboardUser(store, action, positionals, values, nowMs)
+      return await runDashboardUser(store, await database.teams(), action, positionals, values, nowMs)
     } catch (e) {
       if (e instanceof TypeError) throw new UsageError(e.message)
       throw e
@@ -212,13 +222,12 @@ async function run(store: Store, group: string, action: string, positionals: str
   }
   if (group === 'policy') {
     const { runOrgPolicy } = await import('./admin-policy.js')
-    return runOrgPolicy(store, action, positionals, values, nowMs, org)
+    return runOrgPolicy(database.policies, action, positionals, values, nowMs, org)
   }
   switch (`${group} ${action}`) {
     case 'notices list': {
-      const { createSqliteDeliveryStore } = await import('../server/store/delivery-store.js')
       const limit = wholeNumber('limit', values.limit, 1) ?? 100
-      const notices = createSqliteDeliveryStore((store as SqliteStore).db).listNotices(limit)
+      const notices = await (await database.deliveries(nowMs)).listNotices(limit)
       const json = notices.map((n) => ({ id: n.id, at: iso(n.at), org_id: n.orgId, subject: n.subject, kind: n.kind, message: n.message }))
       return { json, text: json.map((n) => `${n.at}  ${n.kind}  ${n.message}`).join('\n') || '(no notices)' }
     }
@@ -337,6 +346,9 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
       args,
       options: {
         db: { type: 'string' },
+        'database-url': { type: 'string' },
+        'no-migrate': { type: 'boolean' },
+        check: { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         name: { type: 'string' },
@@ -360,36 +372,65 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
     printError(io, 'riskcheck admin', e)
     return EXIT.usage
   }
-  const { values, positionals } = parsed
+  const { positionals } = parsed
   const [group, action, ...rest] = positionals
-  if (values.help || group === undefined || group === 'help') {
+  if (parsed.values.help || group === undefined || group === 'help') {
     io.stdout.write(ADMIN_HELP)
-    return values.help || group === 'help' ? 0 : 64
+    return parsed.values.help || group === 'help' ? 0 : 64
+  }
+  let values: Record<string, unknown>
+  let target: DatabaseTarget
+  try {
+    // The same database settings as `serve`: a flag, else its variable, else ./riskcheck.sqlite.
+    const merged = withEnvironment(parsed.values, io.env ?? process.env, databaseVariables())
+    values = merged.values
+    target = databaseTarget(values, merged.origin) ?? { kind: 'sqlite', path: DEFAULT_DB }
+    if (target.kind === 'postgres') {
+      if (!/^postgres(ql)?:\/\//.test(target.url)) throw new UsageError(`${merged.origin('database-url')} must start with postgres:// or postgresql://`)
+      postgresLocation(target.url)
+    }
+    if (target.kind === 'sqlite' && values['no-migrate'] === true) {
+      throw new UsageError(`${merged.origin('no-migrate')} is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened`)
+    }
+    if (group === 'migrate' && action !== undefined) throw new UsageError(`admin migrate takes no action (got "${action}"); --check only checks`)
+    if (values.check !== undefined && group !== 'migrate') throw new UsageError('--check is an option of admin migrate')
+  } catch (e) {
+    printError(io, 'riskcheck admin', e)
+    return EXIT.usage
+  }
+  const nowMs = (options.now ?? Date.now)()
+  const print = (out: { json: unknown; text: string }) => io.stdout.write(values.json ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`)
+  if (group === 'migrate') {
+    try {
+      const out = await runMigrate(target, values.check === true)
+      print(out)
+      return out.code
+    } catch (e) {
+      io.stderr.write(`riskcheck admin: migrate failed: ${messageOf(e)}\n`)
+      return EXIT.failed
+    }
   }
   if (action === undefined) {
     io.stderr.write(`riskcheck admin: missing action after "${group}" (see riskcheck admin --help)\n`)
     return 64
   }
-  const { createSqliteStore } = await import('../server/store/sqlite.js')
-  let store: Store
+  let database: AdminDatabase
   try {
-    // The same database setting as `serve`: --db, else RISKCHECK_DB, else ./riskcheck.sqlite.
-    store = createSqliteStore((values.db as string | undefined) ?? ((io.env ?? process.env).RISKCHECK_DB || './riskcheck.sqlite'))
+    database = await openAdminDatabase(target, { migrate: values['no-migrate'] !== true })
   } catch (e) {
     io.stderr.write(`riskcheck admin: cannot open the database: ${messageOf(e)}\n`)
     return EXIT.failed
   }
   try {
-    const out = await run(store, group, action, rest, values, (options.now ?? Date.now)())
-    io.stdout.write(values.json ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`)
+    print(await run(database, group, action, rest, values, nowMs))
     return 0
   } catch (e) {
     printError(io, 'riskcheck admin', e)
     if (e instanceof UsageError) return EXIT.usage
-    if (e instanceof NotFound || e instanceof RangeError) return EXIT.failed
+    if (e instanceof NotFound || e instanceof RangeError || e instanceof Unavailable) return EXIT.failed
     throw e
   } finally {
-    await store.close()
+    await database.close()
   }
 }
 

@@ -10,8 +10,8 @@
  * `serve --policy` > the built-in default.
  */
 import { formatPolicyIssues, loadPolicyFile, PolicyFileError, policyFromObject, createBacktest, type BacktestReport, type PolicyFile } from '../scoring/index.js'
-import type { SqliteStore } from '../server/store/sqlite.js'
-import type { OrgRecord, Store } from '../server/store/types.js'
+import { ANSWER_LOG_TTL_MS, type OrgPolicyStore } from '../server/store/org-policy-store.js'
+import type { OrgRecord } from '../server/store/types.js'
 import { formatBacktestText } from './backtest-text.js'
 import { describePolicy } from './policy-command.js'
 import { UsageError } from './shared.js'
@@ -41,18 +41,17 @@ async function loadForOrg(path: string): Promise<PolicyFile> {
 }
 
 /**
- * Runs `admin policy <action>`. `findOrg` throws the admin's not-found error for an unknown org.
+ * Runs `admin policy <action>` on the policy store of the service's database (SQLite or PostgreSQL). `findOrg`
+ * throws the admin's not-found error for an unknown org.
  */
 export async function runOrgPolicy(
-  store: Store,
+  policies: OrgPolicyStore,
   action: string,
   positionals: string[],
   values: Record<string, unknown>,
   nowMs: number,
   findOrg: (id: string) => Promise<OrgRecord>,
 ): Promise<AdminOutput> {
-  const { createSqliteOrgPolicyStore, ANSWER_LOG_TTL_MS } = await import('../server/store/org-policy-store.js')
-  const policies = createSqliteOrgPolicyStore((store as SqliteStore).db)
   const orgFlag = values.org
   if (typeof orgFlag !== 'string' || orgFlag === '') throw new UsageError('--org ORG_ID is required')
   switch (action) {
@@ -63,16 +62,16 @@ export async function runOrgPolicy(
       if (!Number.isSafeInteger(shown) || shown < 0) throw new UsageError(`--changes must be a whole number (got ${String(values.changes)})`)
       const file = await loadForOrg(path)
       const org = await findOrg(orgFlag)
-      const previous = policies.getOrgPolicy(org.id)
+      const previous = await policies.getOrgPolicy(org.id)
       const since = nowMs - ANSWER_LOG_TTL_MS
       const json = values.json === true
       const run = createBacktest(file.policy, { maxChanges: json ? Number.MAX_SAFE_INTEGER : shown })
-      for (const answer of policies.listAnswers(org.id, since)) run.add(answer)
+      for (const answer of await policies.listAnswers(org.id, since)) run.add(answer)
       const report: BacktestReport = run.report()
       const dryRun = values['dry-run'] === true
       const unchanged = previous?.version === file.version
       if (!dryRun) {
-        policies.setOrgPolicy({ orgId: org.id, version: file.version, canonical: file.canonical, description: file.description, source: path, setAt: nowMs })
+        await policies.setOrgPolicy({ orgId: org.id, version: file.version, canonical: file.canonical, description: file.description, source: path, setAt: nowMs })
       }
       const was = previous ? `policy ${previous.version}` : 'the service policy'
       const results = `the answers of ${org.id} in the last 7 days (since ${iso(since)})`
@@ -104,7 +103,7 @@ export async function runOrgPolicy(
     case 'show': {
       if (positionals.length > 0) throw new UsageError('policy show takes no arguments besides --org')
       const org = await findOrg(orgFlag)
-      const rec = policies.getOrgPolicy(org.id)
+      const rec = await policies.getOrgPolicy(org.id)
       if (!rec) {
         return {
           json: { org: org.id, policy: null },
@@ -130,7 +129,7 @@ export async function runOrgPolicy(
     case 'clear': {
       if (positionals.length > 0) throw new UsageError('policy clear takes no arguments besides --org')
       const org = await findOrg(orgFlag)
-      const removed = policies.clearOrgPolicy(org.id)
+      const removed = await policies.clearOrgPolicy(org.id)
       return {
         json: { org: org.id, cleared: removed?.version ?? null },
         text: removed

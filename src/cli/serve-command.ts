@@ -4,7 +4,8 @@
  * docs/deployment.md). `--metrics-port N` serves Prometheus metrics on a separate listener. Every flag can also be set by an environment variable
  * (./serve-settings.ts); flags win.
  *
- *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level info]
+ *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite | --database-url postgres://… --redis-url redis://…]
+ *                   [--no-migrate] [--no-workers] [--json] [--log-level info]
  *                   [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
  *                   [--unsafe-allow-loopback-webhooks] [--mail-url smtp://HOST:PORT] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
  *
@@ -15,12 +16,14 @@ import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
 import { resolveOptions } from '../options.js'
 import { SERVE_FLAGS, withEnvironment } from './serve-settings.js'
+import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
+                       [--database-url postgres://… --redis-url redis://… [--no-migrate] [--no-workers]]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
                        [--metrics-port N] [--drain-timeout 30s]
                        [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
@@ -29,9 +32,10 @@ const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--d
 Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain/age, /v1/domain/email-auth,
 /v1/check; bulk jobs under /v1/bulk/jobs; webhook endpoints under /v1/webhook-endpoints; GET /v1/account,
 /v1/pricing, /v1/openapi.json; GET /healthz and /readyz unauthenticated) until SIGINT or SIGTERM, which drain:
-in-flight requests, webhook deliveries and bulk checkpoints finish, then exit 0 (docs/deployment.md). Webhook deliveries and bulk jobs run in this process.
-Supported: SQLite alone (--db, the default); PostgreSQL + Redis for many instances once the PostgreSQL store lands
-(README "Scaling out").
+in-flight requests, webhook deliveries and bulk checkpoints finish, then exit 0 (docs/deployment.md).
+Supported: SQLite alone (--db, the default: one process runs the API, bulk jobs and webhook deliveries), or
+PostgreSQL + Redis (--database-url and --redis-url: any number of API instances and riskcheck worker processes;
+README "Scaling out"). On PostgreSQL pending migrations run at start unless --no-migrate.
 The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard. Or create an org and a key with
 riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,
@@ -41,6 +45,12 @@ from the org's next request; no restart).
   --host HOST         RISKCHECK_HOST (or HOST)       address to listen on (default 127.0.0.1)
   --port N            RISKCHECK_PORT (or PORT)       port (default 8080; 0 picks a free one)
   --db PATH           RISKCHECK_DB                   SQLite database (default ./riskcheck.sqlite; created and migrated on start)
+  --database-url URL  RISKCHECK_DATABASE_URL (or DATABASE_URL)
+                                                     postgres://… : the PostgreSQL database shared by every instance
+                                                     (needs --redis-url); ?schema=NAME or
+                                                     ?options=-c%20search_path%3DNAME picks the schema
+  --no-migrate        RISKCHECK_NO_MIGRATE=1         PostgreSQL: do not migrate at start; refuse to start when the
+                                                     schema is behind (run riskcheck admin migrate in a release step)
   --redis-url URL     RISKCHECK_REDIS_URL (or REDIS_URL)
                                                      redis://… : rate limits shared by every instance, bulk jobs and
                                                      webhook deliveries distributed by BullMQ (needs PostgreSQL)
@@ -164,6 +174,15 @@ async function listenMetrics(
   return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}/metrics` }
 }
 
+/**
+ * Opens the PostgreSQL stores of a scaled deployment (`riskcheck serve` and `riskcheck worker`): migrated at start
+ * unless `migrate` is false, in which case a schema that is not current is refused (exit 1) with what to run.
+ */
+export async function openPostgres(databaseUrl: string, migrate: boolean) {
+  const { openPostgresServerStores } = await import('../server/store/postgres-server.js')
+  return openPostgresServerStores(postgresLocation(databaseUrl), { migrate })
+}
+
 /** How often a server started by npm checks that npm is still there. */
 const PARENT_CHECK_MS = 500
 
@@ -204,13 +223,14 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       drainMs = d
     }
     const resolved = resolveDeployment({
-      db: values.db as string | undefined,
-      databaseUrl: values['database-url'] as string | undefined,
+      ...pickDatabase(values, origin),
       redisUrl: values['redis-url'] as string | undefined,
       workers: values['no-workers'] !== true,
     })
     if (!resolved.ok) throw new UsageError(resolved.error)
     deployment = resolved.deployment
+    if (deployment.mode === 'scaled') postgresLocation(deployment.databaseUrl)
+    else if (values['no-migrate'] === true) throw new UsageError('--no-migrate is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened')
     riskcheck = optionsFromFlags(values, io.env ?? process.env)
     resolveOptions(riskcheck) // a bad option (--dns-server nope::) is a usage error, not a failed start
     if (values['refresh-data'] !== undefined) {
@@ -245,23 +265,29 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   const stop = stopRequested(options.signal, io.env ?? process.env)
   try {
     const host = (values.host as string | undefined) ?? '127.0.0.1'
-    const db = (values.db as string | undefined) ?? './riskcheck.sqlite'
-    // Loaded on demand so the lookup commands never load Fastify or SQLite.
+    const db = (deployment.mode === 'sqlite' && deployment.db) || DEFAULT_DB
+    // Loaded on demand so the lookup commands never load Fastify, SQLite or pg.
     const { createServer } = await import('../server/app.js')
     let app: Awaited<ReturnType<typeof createServer>>
+    let stores: import('../server/store/postgres-server.js').PostgresServerStores | undefined
+    let created: typeof app | undefined
     try {
+      if (deployment.mode === 'scaled') stores = await openPostgres(deployment.databaseUrl, values['no-migrate'] !== true)
+      const mail = values['mail-url'] !== undefined ? { mailUrl: String(values['mail-url']) } : {}
       app = createServer({
-        db,
+        ...(stores ? { db: stores.store, orgPolicies: stores.orgPolicies, dashboard: { ...mail, teamStore: await stores.teamStore() } } : { db, dashboard: mail }),
         riskcheck,
         ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
         ...(deployment.mode === 'scaled' ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers } } : {}),
-        ...(values['mail-url'] !== undefined ? { dashboard: { mailUrl: String(values['mail-url']) } } : {}),
         ...(metricsPort !== null ? { metrics: true } : {}),
         logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
       })
+      created = app
       await app.listen({ host, port })
     } catch (e) {
       io.stderr.write(`riskcheck serve: cannot start: ${messageOf(e)}\n`)
+      await created?.close().catch(() => undefined)
+      await stores?.close().catch(() => undefined)
       return EXIT.failed
     }
 
@@ -277,13 +303,15 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       } catch (e) {
         io.stderr.write(`riskcheck serve: cannot start the metrics listener: ${messageOf(e)}\n`)
         await app.close()
+        await stores?.close()
         return EXIT.failed
       }
     }
+    const where = deployment.mode === 'scaled' ? { database_url: safeUrl(deployment.databaseUrl) } : { db }
     io.stdout.write(
       values.json
-        ? `${JSON.stringify({ url, db, ...(metricsUrl ? { metrics_url: metricsUrl } : {}), ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
-        : `riskcheck API listening on ${url} (db ${db}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})${metricsUrl ? `; metrics on ${metricsUrl}` : ''}\n`,
+        ? `${JSON.stringify({ url, ...where, ...(metricsUrl ? { metrics_url: metricsUrl } : {}), ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
+        : `riskcheck API listening on ${url} (${'db' in where ? `db ${where.db}` : `database ${where.database_url}`}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})${metricsUrl ? `; metrics on ${metricsUrl}` : ''}\n`,
     )
     const refresh = refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, refreshEvery, dataSources) : null
     options.onListening?.(url)
@@ -293,6 +321,9 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     await refresh?.stop()
     const drained = await drain(app, drainMs)
     metricsServer?.close()
+    // After the server: its shutdown (bulk checkpoints, deliveries in flight) still writes to the database.
+    if (drained) await stores?.close()
+    else void stores?.close().catch(() => undefined)
     if (!drained) {
       io.stderr.write(`riskcheck serve: drain time (${drainMs} ms) ran out; in-flight requests were cut off\n`)
       return EXIT.failed
@@ -332,7 +363,7 @@ async function startServerDataRefresh(
 /** The `serve` command (registered by the CLI). */
 export const serveCommand: CliCommand = {
   name: 'serve',
-  summary: 'run the HTTP API (keys, credits, rate limits) on SQLite: serve [--host] [--port] [--db PATH] [lookup flags]; env RISKCHECK_*',
+  summary: 'run the HTTP API (keys, credits, rate limits) on SQLite, or on PostgreSQL + Redis: serve [--host] [--port] [--db PATH | --database-url URL --redis-url URL] [lookup flags]; env RISKCHECK_*',
   run: (args, io) => runServe(args, io),
 }
 

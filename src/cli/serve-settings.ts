@@ -3,6 +3,7 @@
  * the server runs the same from a shell, a container or a process manager:
  *
  *   --host / RISKCHECK_HOST (or HOST) · --port / RISKCHECK_PORT (or PORT) · --db / RISKCHECK_DB ·
+ *   --database-url / RISKCHECK_DATABASE_URL (or DATABASE_URL) · --no-migrate / RISKCHECK_NO_MIGRATE ·
  *   --redis-url / RISKCHECK_REDIS_URL (or REDIS_URL) · --no-workers / RISKCHECK_NO_WORKERS ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --metrics-port / RISKCHECK_METRICS_PORT ·
@@ -21,6 +22,8 @@ export const SERVE_FLAGS: Options = {
   host: { type: 'string' },
   port: { type: 'string' },
   db: { type: 'string' },
+  'database-url': { type: 'string' },
+  'no-migrate': { type: 'boolean' },
   'redis-url': { type: 'string' },
   'no-workers': { type: 'boolean' },
   json: { type: 'boolean' },
@@ -42,15 +45,23 @@ export function serveReads(flag: string): boolean {
 }
 
 /** Conventional names read after the riskcheck one (PaaS platforms set PORT). */
-const ALIASES: Readonly<Record<string, string>> = { host: 'HOST', port: 'PORT', 'redis-url': 'REDIS_URL' }
+const ALIASES: Readonly<Record<string, string>> = { host: 'HOST', port: 'PORT', 'database-url': 'DATABASE_URL', 'redis-url': 'REDIS_URL' }
 
 /** The environment variable of a flag: `--dns-server` → `RISKCHECK_DNS_SERVER`. */
 export function envNameOf(flag: string): string {
   return `RISKCHECK_${flag.toUpperCase().replace(/-/g, '_')}`
 }
 
+/** A flag read from the environment: its variable names (first non-empty wins) and how the value is read. */
+export interface Variable {
+  flag: string
+  names: readonly string[]
+  type: 'string' | 'boolean'
+  multiple: boolean
+}
+
 /** Every flag `serve` reads from the environment, with its variable names (first wins). */
-export function serveEnvironment(): Array<{ flag: string; names: string[]; type: 'string' | 'boolean'; multiple: boolean }> {
+export function serveEnvironment(): Variable[] {
   const all: Options = { ...SERVE_FLAGS, ...GLOBAL_FLAGS }
   return Object.entries(all)
     .filter(([flag]) => serveReads(flag))
@@ -72,15 +83,17 @@ function parseBoolean(name: string, value: string): boolean {
 /**
  * Merges the environment under the parsed flags: a flag given on the command line wins; otherwise the first
  * non-empty variable of its names applies. Returns the merged values and, per flag, where its value came from
- * (`--port` or `RISKCHECK_PORT`), for messages.
+ * (`--port` or `RISKCHECK_PORT`), for messages. `variables` defaults to serve's; `riskcheck worker` and
+ * `riskcheck admin` pass the few they read.
  */
 export function withEnvironment(
   flags: Record<string, unknown>,
   env: Record<string, string | undefined>,
+  variables: readonly Variable[] = serveEnvironment(),
 ): { values: Record<string, unknown>; origin: (flag: string) => string } {
   const values = { ...flags }
   const from = new Map<string, string>()
-  for (const { flag, names, type, multiple } of serveEnvironment()) {
+  for (const { flag, names, type, multiple } of variables) {
     if (values[flag] !== undefined) continue
     const name = names.find((n) => (env[n] ?? '').trim() !== '')
     if (name === undefined) continue

@@ -4,19 +4,23 @@
  * did and hand their messages back; deliveries in flight finish). No HTTP port. README "Scaling out".
  */
 import { parseArgs } from 'node:util'
+import type { RiskcheckOptions } from '../options.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
-import { stopRequested } from './serve-command.js'
+import { databaseVariables, pickDatabase, postgresLocation, safeUrl } from './database.js'
+import { openPostgres, stopRequested } from './serve-command.js'
+import { withEnvironment, type Variable } from './serve-settings.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
-const WORKER_HELP = `Usage: riskcheck worker --database-url postgres://… --redis-url redis://… [--log-level LEVEL] [lookup flags]
+const WORKER_HELP = `Usage: riskcheck worker --database-url postgres://… --redis-url redis://… [--no-migrate] [--log-level LEVEL] [lookup flags]
 
 Runs bulk jobs and webhook deliveries taken from the shared queue (BullMQ on Redis) until SIGINT or SIGTERM, then
 finishes what it holds. Start as many as needed next to API instances (riskcheck serve --no-workers, or serve,
 which runs workers too). Supported: PostgreSQL + Redis only; a SQLite store runs its workers inside riskcheck serve.
 
   flag                  environment variable                  meaning
-  --database-url URL    RISKCHECK_DATABASE_URL (or DATABASE_URL)  the PostgreSQL store (postgres://…)
+  --database-url URL    RISKCHECK_DATABASE_URL (or DATABASE_URL)  the PostgreSQL store (postgres://…; ?schema=NAME picks the schema)
   --redis-url URL       RISKCHECK_REDIS_URL (or REDIS_URL)        the Redis of the queue (redis://… or rediss://…)
+  --no-migrate          RISKCHECK_NO_MIGRATE=1                    do not migrate at start; refuse a schema that is behind
   --log-level LEVEL     RISKCHECK_LOG_LEVEL                       fatal, error, warn, info (default), debug, trace, silent
   lookup flags          RISKCHECK_<FLAG>                          as for riskcheck serve
 `
@@ -24,27 +28,51 @@ which runs workers too). Supported: PostgreSQL + Redis only; a SQLite store runs
 const WORKER_FLAGS = {
   'database-url': { type: 'string' },
   'redis-url': { type: 'string' },
+  'no-migrate': { type: 'boolean' },
   db: { type: 'string' },
   'log-level': { type: 'string' },
 } as const
 
 /** The variables of the worker's own flags (first non-empty wins; a flag wins over all). */
-const ENV: Record<string, string[]> = {
-  'database-url': ['RISKCHECK_DATABASE_URL', 'DATABASE_URL'],
-  'redis-url': ['RISKCHECK_REDIS_URL', 'REDIS_URL'],
-  db: ['RISKCHECK_DB'],
-  'log-level': ['RISKCHECK_LOG_LEVEL'],
-}
+const VARIABLES: readonly Variable[] = [
+  ...databaseVariables(),
+  { flag: 'redis-url', names: ['RISKCHECK_REDIS_URL', 'REDIS_URL'], type: 'string', multiple: false },
+  { flag: 'log-level', names: ['RISKCHECK_LOG_LEVEL'], type: 'string', multiple: false },
+]
 
 /**
- * Opens the server of a scaled deployment without a port. Set by the PostgreSQL store module (`--database-url`);
- * until a build has it, a worker cannot start and says so.
+ * Opens the server of a scaled deployment without a port: the PostgreSQL stores, and `createServer` with the queue's
+ * workers and no dashboard. `app.ready()` starts what runs in the background (the webhook pump, the bulk worker).
  */
-let openWorkerServer: ((deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: object; logLevel: string; io: CliIO }) => Promise<{ close(): Promise<void> }>) | null = null
-
-/** Lets the PostgreSQL store module provide {@link openWorkerServer}. */
-export function setWorkerServerOpener(open: NonNullable<typeof openWorkerServer>): void {
-  openWorkerServer = open
+async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; io: CliIO }) {
+  const stores = await openPostgres(deployment.databaseUrl, options.migrate)
+  try {
+    const { createServer } = await import('../server/app.js')
+    const app = createServer({
+      db: stores.store,
+      orgPolicies: stores.orgPolicies,
+      riskcheck: options.riskcheck,
+      queue: { redisUrl: deployment.redisUrl, workers: true },
+      dashboard: false,
+      logger: { level: options.logLevel, stream: options.io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
+    })
+    try {
+      await app.ready()
+    } catch (e) {
+      await app.close().catch(() => undefined)
+      throw e
+    }
+    return {
+      app,
+      async close() {
+        await app.close()
+        await stores.close()
+      },
+    }
+  } catch (e) {
+    await stores.close().catch(() => undefined)
+    throw e
+  }
 }
 
 /** Runs `riskcheck worker`; exit 0 after a clean stop, 64 for bad usage (or an unsupported combination), 1 when it cannot start. */
@@ -59,39 +87,43 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
       io.stdout.write(WORKER_HELP)
       return EXIT.ok
     }
-    for (const [flag, names] of Object.entries(ENV)) {
-      if (values[flag] !== undefined) continue
-      const name = names.find((n) => (env[n] ?? '').trim() !== '')
-      if (name) values[flag] = (env[name] as string).trim()
-    }
+    const merged = withEnvironment(values, env, VARIABLES)
+    values = merged.values
     const resolved = resolveDeployment({
-      db: values.db as string | undefined,
-      databaseUrl: values['database-url'] as string | undefined,
+      ...pickDatabase(values, merged.origin),
       redisUrl: values['redis-url'] as string | undefined,
       workers: true,
       api: false,
     })
     if (!resolved.ok) throw new UsageError(resolved.error)
     deployment = resolved.deployment as Extract<Deployment, { mode: 'scaled' }>
+    postgresLocation(deployment.databaseUrl)
     riskcheck = optionsFromFlags(values, env)
   } catch (e) {
     io.stderr.write(`riskcheck worker: ${messageOf(e)}\n`)
     return EXIT.usage
   }
-  if (!openWorkerServer) {
-    io.stderr.write('riskcheck worker: cannot start: this build has no PostgreSQL store (--database-url)\n')
-    return EXIT.failed
-  }
   const stop = stopRequested(options.signal, env)
   try {
-    let server: { close(): Promise<void> }
+    let server: Awaited<ReturnType<typeof openWorkerServer>>
     try {
-      server = await openWorkerServer(deployment, { riskcheck, logLevel: (values['log-level'] as string | undefined) ?? 'info', io })
+      server = await openWorkerServer(deployment, {
+        riskcheck,
+        logLevel: (values['log-level'] as string | undefined) ?? 'info',
+        migrate: values['no-migrate'] !== true,
+        io,
+      })
     } catch (e) {
       io.stderr.write(`riskcheck worker: cannot start: ${messageOf(e)}\n`)
       return EXIT.failed
     }
-    io.stdout.write('riskcheck worker running (bulk jobs, webhook deliveries)\n')
+    const runs = [...(server.app.bulk ? ['bulk jobs'] : []), ...(server.app.webhooks ? ['webhook deliveries'] : [])]
+    if (runs.length < 2) {
+      io.stderr.write(
+        `riskcheck worker: warning: this build runs no ${['bulk jobs', 'webhook deliveries'].filter((r) => !runs.includes(r)).join(' and ')} on PostgreSQL\n`,
+      )
+    }
+    io.stdout.write(`riskcheck worker running (${runs.join(', ') || 'nothing'}) on ${safeUrl(deployment.databaseUrl)}\n`)
     await stop.stopped
     io.stdout.write('riskcheck worker shutting down: finishing the jobs it holds…\n')
     await server.close()

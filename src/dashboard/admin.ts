@@ -5,32 +5,30 @@
  *   admin user list [--org ORG_ID]      people with their teams and roles (never password hashes)
  *   admin user verify EMAIL             mark an address as verified (its teams may then create live keys)
  */
-import type { SqliteStore } from '../server/store/sqlite.js'
 import type { Store } from '../server/store/types.js'
-import { createSqliteTeamStore } from './store/sqlite.js'
+import type { TeamStore } from './store/types.js'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
-/** Runs `admin user ACTION`. Throws a RangeError for an unknown person or team, a TypeError for bad usage. */
+/**
+ * Runs `admin user ACTION` over the service's store and the dashboard's (SQLite or PostgreSQL, whichever the service
+ * runs on). Throws a RangeError for an unknown person or team, a TypeError for bad usage.
+ */
 export async function runDashboardUser(
   store: Store,
+  teams: TeamStore,
   action: string,
   positionals: string[],
   values: Record<string, unknown>,
   nowMs: number,
 ): Promise<{ json: unknown; text: string }> {
-  const db = (store as Partial<SqliteStore>).db
-  if (!db) throw new RangeError('dashboard accounts live in the SQLite database; this store has none')
-  const teams = createSqliteTeamStore(db)
   switch (action) {
     case 'list': {
       const org = values.org as string | undefined
       if (org !== undefined && !(await store.getOrg(org, nowMs))) throw new RangeError(`no org ${org}`)
-      const rows = (db.prepare('SELECT id FROM dashboard_users ORDER BY created_at, rowid').all() as Array<{ id: string }>).map((r) => r.id)
       const out = []
-      for (const id of rows) {
-        const user = (await teams.getUser(id))!
-        const memberships = (await teams.listMemberships(id)).filter((m) => org === undefined || m.orgId === org)
+      for (const user of await teams.listUsers()) {
+        const memberships = (await teams.listMemberships(user.id)).filter((m) => org === undefined || m.orgId === org)
         if (org !== undefined && memberships.length === 0) continue
         out.push({
           id: user.id,

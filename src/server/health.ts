@@ -73,7 +73,7 @@ export function storeChecks(store: Store): ReadinessCheck[] {
           ok: false,
           message:
             schemaVersion < expectedVersion
-              ? `schema version ${schemaVersion}, this server needs ${expectedVersion}: run riskcheck admin migrate`
+              ? `schema version ${schemaVersion} is behind this server's ${expectedVersion}: run riskcheck admin migrate`
               : `schema version ${schemaVersion} is newer than this server's ${expectedVersion}: upgrade riskcheck`,
         }
       },

@@ -25,6 +25,11 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       await s.setEmailVerified('usr_1', 20)
       await s.setEmailVerified('usr_1', 30)
       expect((await s.getUser('usr_1'))?.emailVerifiedAt).toBe(20)
+      await s.createUser({ id: 'usr_0', email: 'b@x.test', passwordHash: 'h0' }, 5)
+      expect((await s.listUsers()).map((u) => [u.id, u.emailVerifiedAt])).toEqual([
+        ['usr_0', null],
+        ['usr_1', 20],
+      ])
     }),
   )
 

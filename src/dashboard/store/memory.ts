@@ -21,6 +21,7 @@ export function createMemoryTeamStore(): TeamStore {
     },
     getUser: (id) => copy(users.get(id)),
     getUserByEmail: (email) => copy([...users.values()].find((u) => u.email === email)),
+    listUsers: () => [...users.values()].sort((a, b) => a.createdAt - b.createdAt).map((u) => ({ ...u })),
     setEmailVerified(userId, nowMs) {
       const u = users.get(userId)
       if (u && u.emailVerifiedAt === null) u.emailVerifiedAt = nowMs

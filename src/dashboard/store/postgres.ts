@@ -162,6 +162,7 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
     },
     getUser: async (id) => toUser((await q<UserRow>('SELECT * FROM dashboard_users WHERE id = $1', [id]))[0]),
     getUserByEmail: async (email) => toUser((await q<UserRow>('SELECT * FROM dashboard_users WHERE email = $1', [email]))[0]),
+    listUsers: async () => (await q<UserRow>('SELECT * FROM dashboard_users ORDER BY created_at, id')).map((r) => toUser(r)!),
     async setEmailVerified(userId, nowMs) {
       await q('UPDATE dashboard_users SET email_verified_at = $1 WHERE id = $2 AND email_verified_at IS NULL', [nowMs, userId])
     },

@@ -116,6 +116,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     insertUser: db.prepare('INSERT INTO dashboard_users (id, email, password_hash, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(email) DO NOTHING'),
     user: db.prepare('SELECT * FROM dashboard_users WHERE id = ?'),
     userByEmail: db.prepare('SELECT * FROM dashboard_users WHERE email = ?'),
+    users: db.prepare('SELECT * FROM dashboard_users ORDER BY created_at, rowid'),
     verify: db.prepare('UPDATE dashboard_users SET email_verified_at = ? WHERE id = ? AND email_verified_at IS NULL'),
     putMember: db.prepare(
       'INSERT INTO dashboard_members (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(org_id, user_id) DO UPDATE SET role = excluded.role',
@@ -166,6 +167,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     },
     getUser: (id) => toUser(q.user.get(id) as UserRow | undefined),
     getUserByEmail: (email) => toUser(q.userByEmail.get(email) as UserRow | undefined),
+    listUsers: () => (q.users.all() as UserRow[]).map((r) => toUser(r)!),
     setEmailVerified: (userId, nowMs) => void q.verify.run(nowMs, userId),
     putMember: (m) => void q.putMember.run(m.orgId, m.userId, m.role, m.createdAt),
     getMember(orgId, userId) {

@@ -73,6 +73,8 @@ export interface TeamStore {
   getUser(id: string): Awaitable<UserRecord | null>
   getUserByEmail(email: string): Awaitable<UserRecord | null>
   setEmailVerified(userId: string, nowMs: number): Awaitable<void>
+  /** Every user, oldest first (`riskcheck admin user list`). */
+  listUsers(): Awaitable<UserRecord[]>
 
   /** Adds (or changes the role of) a member. */
   putMember(m: MembershipRecord): Awaitable<void>

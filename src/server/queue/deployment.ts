@@ -33,7 +33,7 @@ export type Deployment =
 /** The outcome of {@link resolveDeployment}: the deployment, or a usage error (print it, exit 64). */
 export type DeploymentResult = { ok: true; deployment: Deployment } | { ok: false; error: string }
 
-const SUPPORTED = 'Supported: SQLite alone (--db, the default) or PostgreSQL + Redis (--database-url and --redis-url).' // the PostgreSQL store is not in this version yet (README "Scaling out")
+const SUPPORTED = 'Supported: SQLite alone (--db, the default) or PostgreSQL + Redis (--database-url and --redis-url).'
 
 function checkUrl(value: string, schemes: readonly string[], flag: string): string | null {
   let url: URL

@@ -1,0 +1,241 @@
+/**
+ * The command line on PostgreSQL + Redis: `riskcheck serve --database-url … --redis-url …` answers billed lookups
+ * while `riskcheck admin … --database-url …` changes the same database (the running server sees each change on its
+ * next request), `riskcheck admin migrate [--check]`, `--no-migrate` on a schema that is behind, /readyz when the
+ * schema falls behind, and `riskcheck worker`. Needs RISKCHECK_TEST_DATABASE_URL and RISKCHECK_TEST_REDIS_URL; every
+ * case gets a fresh schema of its own (named in the URL, as operators do), dropped afterwards.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { runAdmin } from '../src/cli/admin-command.js'
+import { runServe } from '../src/cli/serve-command.js'
+import { runWorker } from '../src/cli/worker-command.js'
+import { POSTGRES_MIGRATIONS } from '../src/server/store/postgres/migrations.js'
+import { PG_DASHBOARD_MIGRATIONS } from '../src/dashboard/store/postgres.js'
+import { memoryIO } from './helpers.js'
+import { testRedisUrl } from './redis-env.js'
+
+const url = process.env.RISKCHECK_TEST_DATABASE_URL
+const redisUrl = testRedisUrl('PostgreSQL command line')
+if (!url) console.log('[skipped] PostgreSQL command line: set RISKCHECK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it')
+
+const CORE = POSTGRES_MIGRATIONS.length
+const DASHBOARD = PG_DASHBOARD_MIGRATIONS.length
+
+let dir: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'riskcheck-pg-cli-'))
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const drops: string[] = []
+afterEach(async () => {
+  const admin = new pg.Pool({ connectionString: url })
+  for (const s of drops.splice(0)) await admin.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`)
+  await admin.end()
+})
+
+/** A fresh schema (dropped after the case) and the database URL naming it. */
+function freshSchema(): { schema: string; databaseUrl: string } {
+  const schema = `rc_cli_${randomBytes(6).toString('hex')}`
+  drops.push(schema)
+  const u = new URL(url!)
+  u.searchParams.set('schema', schema)
+  return { schema, databaseUrl: u.toString() }
+}
+
+async function admin(args: string[], env: Record<string, string> = {}) {
+  const io = memoryIO(env)
+  const code = await runAdmin([...args, '--json'], io)
+  return { code, json: code === 0 ? JSON.parse(io.out()) : undefined, out: io.out(), err: io.err() }
+}
+
+async function serve(args: string[], env: Record<string, string> = {}) {
+  const io = memoryIO(env)
+  const stop = new AbortController()
+  let base = ''
+  let listened = () => undefined as void
+  const listening = new Promise<void>((resolve) => (listened = resolve))
+  const exit = runServe(['--port', '0', '--offline', '--json', '--log-level', 'silent', ...args], io, {
+    signal: stop.signal,
+    onListening: (u) => {
+      base = u
+      listened()
+    },
+  })
+  await Promise.race([listening, exit.then((code) => Promise.reject(new Error(`serve exited ${code}: ${io.err()}`)))])
+  return { url: base, io, exit, stop: () => stop.abort() }
+}
+
+async function lookupIp(base: string, key: string, ip = '1.1.1.1') {
+  const res = await fetch(`${base}/v1/ip`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ip }),
+  })
+  return { status: res.status, body: (await res.json()) as any }
+}
+
+async function sql(schema: string, text: string) {
+  const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}` })
+  try {
+    return (await pool.query(text)).rows
+  } finally {
+    await pool.end()
+  }
+}
+
+describe.skipIf(!url || !redisUrl)('riskcheck on PostgreSQL + Redis', () => {
+  it('serve answers billed lookups while admin --database-url creates the org and key, adds credits, sets a policy and revokes the key', async () => {
+    const { databaseUrl } = freshSchema()
+    const s = await serve(['--database-url', databaseUrl, '--redis-url', redisUrl!])
+    try {
+      expect(JSON.parse(s.io.out())).toEqual({ url: s.url, database_url: databaseUrl })
+      const org = await admin(['org', 'create', '--name', 'Pg', '--database-url', databaseUrl])
+      expect(org.code).toBe(0)
+      expect(org.json).toMatchObject({ plan: 'free', credits: { total_available: 100 } })
+      // The variables work as the flags do.
+      const key = await admin(['key', 'create', '--org', org.json.id], { DATABASE_URL: databaseUrl })
+      expect(key.code).toBe(0)
+
+      const first = await lookupIp(s.url, key.json.secret)
+      expect(first.status).toBe(200)
+      expect(first.body.data.metadata.credits_remaining).toBe(99)
+      expect(first.body.data.recommendation.action).toBe('approve')
+
+      expect((await admin(['credits', 'add', '--org', org.json.id, '--amount', '50'], { RISKCHECK_DATABASE_URL: databaseUrl })).code).toBe(0)
+      expect((await lookupIp(s.url, key.json.secret, '1.0.0.1')).body.data.metadata.credits_remaining).toBe(148) // a new input: not a cache hit
+
+      // An org policy set through PostgreSQL applies from the org's next request (8.8.8.8 is a datacenter address).
+      const policy = join(dir, 'block-datacenters.yaml')
+      writeFileSync(policy, 'rules:\n  - { name: datacenter_blocks, when: { any: [ip_datacenter] }, action: block }\n')
+      const set = await admin(['policy', 'set', '--org', org.json.id, policy, '--database-url', databaseUrl])
+      expect(set.code).toBe(0)
+      expect(set.json).toMatchObject({ applied: true, answers: { read: 2 } })
+      expect((await lookupIp(s.url, key.json.secret, '8.8.8.8')).body.data.recommendation.action).toBe('block')
+
+      const shown = await admin(['org', 'show', org.json.id, '--database-url', databaseUrl])
+      expect(shown.json.usage.all_time).toEqual({ lookups: 3, credits: 3 })
+
+      expect((await admin(['key', 'revoke', key.json.id, '--database-url', databaseUrl])).code).toBe(0)
+      expect((await lookupIp(s.url, key.json.secret)).status).toBe(401)
+
+      const ready = await fetch(`${s.url}/readyz`)
+      expect(ready.status).toBe(200)
+      const checks = ((await ready.json()) as any).checks.map((c: { name: string; ok: boolean }) => [c.name, c.ok])
+      expect(checks).toEqual([
+        ['database', true],
+        ['migrations', true],
+        ['redis', true],
+      ])
+    } finally {
+      s.stop()
+    }
+    expect(await s.exit).toBe(0)
+  }, 60_000)
+
+  it('admin migrate applies the pending versions once and prints them; --check exits 1 while behind', async () => {
+    const { databaseUrl } = freshSchema()
+    const behind = await admin(['migrate', '--check', '--database-url', databaseUrl])
+    expect(behind.code).toBe(1)
+    expect(JSON.parse(behind.out)).toMatchObject({ current: 0, expected: CORE, dashboard: { current: 0, expected: DASHBOARD }, up_to_date: false })
+    const text = memoryIO()
+    expect(await runAdmin(['migrate', '--check', '--database-url', databaseUrl], text)).toBe(1)
+    expect(text.out()).toContain(`version 0 (dashboard 0); this riskcheck expects ${CORE} (dashboard ${DASHBOARD}): behind: run riskcheck admin migrate`)
+
+    const first = await admin(['migrate', '--database-url', databaseUrl])
+    expect(first.code).toBe(0)
+    expect(first.json).toMatchObject({
+      applied: POSTGRES_MIGRATIONS.map((m) => m.version),
+      dashboard_applied: PG_DASHBOARD_MIGRATIONS.map((m) => m.version),
+      current: CORE,
+    })
+    expect((await admin(['migrate', '--database-url', databaseUrl])).json).toMatchObject({ applied: [], dashboard_applied: [] })
+    const current = await admin(['migrate', '--check', '--database-url', databaseUrl])
+    expect(current.code).toBe(0)
+    expect(current.json).toMatchObject({ current: CORE, expected: CORE, up_to_date: true })
+  }, 60_000)
+
+  it("--no-migrate refuses a schema that is behind (exit 1, what to run); after admin migrate it starts; libpq's options=-c search_path names the same schema", async () => {
+    const { schema, databaseUrl } = freshSchema()
+    const io = memoryIO({ RISKCHECK_NO_MIGRATE: '1' })
+    expect(await runServe(['--port', '0', '--database-url', databaseUrl, '--redis-url', redisUrl!, '--log-level', 'silent'], io)).toBe(1)
+    expect(io.err()).toContain('riskcheck serve: cannot start: the PostgreSQL schema is behind: version 0 of')
+    expect(io.err()).toContain('run riskcheck admin migrate')
+    const worker = memoryIO()
+    expect(await runWorker(['--database-url', databaseUrl, '--redis-url', redisUrl!, '--no-migrate'], worker)).toBe(1)
+    expect(worker.err()).toContain('riskcheck worker: cannot start: the PostgreSQL schema is behind')
+    const adminRefused = await admin(['org', 'list', '--no-migrate', '--database-url', databaseUrl])
+    expect(adminRefused.code).toBe(1)
+    expect(adminRefused.err).toContain('the PostgreSQL schema is behind')
+    expect(await sql('public', `SELECT schema_name FROM information_schema.schemata WHERE schema_name = '${schema}'`)).toEqual([])
+
+    const libpq = new URL(url!)
+    libpq.searchParams.set('options', `-c search_path=${schema}`)
+    expect((await admin(['migrate', '--database-url', libpq.toString()])).code).toBe(0)
+    const s = await serve(['--no-migrate', '--database-url', databaseUrl, '--redis-url', redisUrl!])
+    s.stop()
+    expect(await s.exit).toBe(0)
+  }, 60_000)
+
+  it('/readyz says the schema is behind when the database holds an older version than the server', async () => {
+    const { schema, databaseUrl } = freshSchema()
+    const s = await serve(['--database-url', databaseUrl, '--redis-url', redisUrl!])
+    try {
+      await sql(schema, `DELETE FROM riskcheck_migrations WHERE version = ${CORE}`)
+      const res = await fetch(`${s.url}/readyz`)
+      expect(res.status).toBe(503)
+      const body = (await res.json()) as any
+      expect(body.status).toBe('not_ready')
+      expect(body.checks.find((c: { name: string }) => c.name === 'migrations')).toMatchObject({
+        ok: false,
+        message: `schema version ${CORE - 1} is behind this server's ${CORE}: run riskcheck admin migrate`,
+      })
+    } finally {
+      s.stop()
+    }
+    expect(await s.exit).toBe(0)
+  }, 60_000)
+
+  it('admin user list reads the dashboard accounts from PostgreSQL; webhook commands say this build keeps no endpoints there', async () => {
+    const { databaseUrl } = freshSchema()
+    const users = await admin(['user', 'list', '--database-url', databaseUrl])
+    expect(users.code).toBe(0)
+    expect(users.json).toEqual([])
+    const notices = await admin(['notices', 'list', '--database-url', databaseUrl])
+    expect(notices.code).toBe(1)
+    expect(notices.err).toContain('webhook endpoints and notices are not stored in PostgreSQL by this build')
+  }, 60_000)
+
+  it('riskcheck worker opens the store and the queue without a port, and stops cleanly', async () => {
+    const { databaseUrl } = freshSchema()
+    const io = memoryIO({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl! })
+    const stop = new AbortController()
+    const exit = runWorker(['--log-level', 'silent'], io, { signal: stop.signal })
+    for (let i = 0; i < 200 && !io.out().includes('riskcheck worker running'); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(io.out()).toContain(`riskcheck worker running`)
+    expect(io.out()).toContain(databaseUrl)
+    expect(await sql('public', `SELECT 1 FROM information_schema.tables WHERE table_schema = '${new URL(databaseUrl).searchParams.get('schema')}' AND table_name = 'orgs'`)).toHaveLength(1)
+    stop.abort()
+    expect(await exit).toBe(0)
+  }, 60_000)
+
+  it('refuses a schema that is not a plain identifier, and --db with --database-url (usage, exit 64)', async () => {
+    const bad = new URL(url!)
+    bad.searchParams.set('schema', 'Robert"; DROP')
+    const io = memoryIO()
+    expect(await runServe(['--database-url', bad.toString(), '--redis-url', redisUrl!], io)).toBe(64)
+    expect(io.err()).toContain('the schema must be a plain lower-case identifier')
+    expect((await admin(['org', 'list', '--database-url', bad.toString()])).code).toBe(64)
+    const both = await admin(['org', 'list', '--db', join(dir, 'x.sqlite'), '--database-url', url!])
+    expect(both.code).toBe(64)
+    expect(both.err).toContain('--db and --database-url exclude each other')
+    // A flag beats the other database's variable: RISKCHECK_DB in the environment does not stop --database-url.
+    const { databaseUrl } = freshSchema()
+    expect((await admin(['org', 'list', '--database-url', databaseUrl], { RISKCHECK_DB: join(dir, 'y.sqlite') })).json).toEqual([])
+  }, 60_000)
+})
