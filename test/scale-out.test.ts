@@ -12,14 +12,15 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/server/keys.js'
 import { createPostgresStore, type PostgresStore } from '../src/server/store/postgres.js'
-import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
+import { deleteKeys, testRedis, testRedisUrl } from './redis-env.js'
 
 const databaseUrl = process.env.RISKCHECK_TEST_DATABASE_URL
 if (!databaseUrl) console.log('[skipped] scale-out: needs PostgreSQL. Run it with RISKCHECK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test (or .ci/run).')
 const redisUrl = testRedisUrl('scale-out')
 
 const schema = `rc_scale_${randomBytes(5).toString('hex')}`
-const prefix = uniquePrefix()
+/** This run's Redis key prefix (`--redis-prefix`): its keys and queues are its own, deleted after. */
+const redisPrefix = `rc-scale-${randomBytes(5).toString('hex')}`
 /** The database URL the instances get: this run's schema through the connection's search_path. */
 const instanceDbUrl = () => {
   const u = new URL(databaseUrl!)
@@ -38,7 +39,7 @@ function startInstance(extraEnv: Record<string, string> = {}): Promise<Instance>
   const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
   const child = spawn(process.execPath, ['--import', 'tsx', bin, 'serve', '--port', '0', '--json', '--offline', '--log-level', 'warn'], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, RISKCHECK_DATABASE_URL: instanceDbUrl(), RISKCHECK_REDIS_URL: redisUrl!, RISKCHECK_REDIS_PREFIX: prefix.slice(0, -1), ...extraEnv },
+    env: { ...process.env, RISKCHECK_DATABASE_URL: instanceDbUrl(), RISKCHECK_REDIS_URL: redisUrl!, RISKCHECK_REDIS_PREFIX: redisPrefix, ...extraEnv },
   })
   let out = ''
   let err = ''
@@ -77,7 +78,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('two instances on one PostgreSQL and 
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
     await admin.end()
     const redis = testRedis(redisUrl!)
-    await deleteKeys(redis, prefix)
+    await deleteKeys(redis, `${redisPrefix}:`)
     redis.disconnect()
   })
 

@@ -15,7 +15,7 @@
 import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
 import { resolveOptions } from '../options.js'
-import { SERVE_FLAGS, withEnvironment } from './serve-settings.js'
+import { redisPrefixOf, SERVE_FLAGS, withEnvironment } from './serve-settings.js'
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
@@ -54,6 +54,8 @@ from the org's next request; no restart).
   --redis-url URL     RISKCHECK_REDIS_URL (or REDIS_URL)
                                                      redis://… : rate limits shared by every instance, bulk jobs and
                                                      webhook deliveries distributed by BullMQ (needs PostgreSQL)
+  --redis-prefix NAME RISKCHECK_REDIS_PREFIX         prefix of this deployment's Redis keys and queues (default riskcheck):
+                                                     deployments sharing one Redis use one each
   --no-workers        RISKCHECK_NO_WORKERS=1         API only: bulk jobs and webhook deliveries run on other processes
                                                      (riskcheck worker); needs --redis-url
   --json              RISKCHECK_JSON=1               print the listening address as one JSON line
@@ -199,6 +201,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let metricsPort: number | null = null
   let drainMs = DEFAULT_DRAIN_MS
   let deployment: Deployment
+  let redisPrefix = 'riskcheck'
   const dataSources: Partial<Record<DataSourceName, string>> = {}
   try {
     const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
@@ -229,6 +232,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     })
     if (!resolved.ok) throw new UsageError(resolved.error)
     deployment = resolved.deployment
+    redisPrefix = redisPrefixOf(values)
     if (deployment.mode === 'scaled') postgresLocation(deployment.databaseUrl)
     else if (values['no-migrate'] === true) throw new UsageError('--no-migrate is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened')
     riskcheck = optionsFromFlags(values, io.env ?? process.env)
@@ -278,7 +282,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
         ...(stores ? { db: stores.store, orgPolicies: stores.orgPolicies, dashboard: { ...mail, teamStore: await stores.teamStore() } } : { db, dashboard: mail }),
         riskcheck,
         ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
-        ...(deployment.mode === 'scaled' ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers } } : {}),
+        ...(deployment.mode === 'scaled' ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers, prefix: redisPrefix } } : {}),
         ...(metricsPort !== null ? { metrics: true } : {}),
         logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
       })

@@ -25,6 +25,7 @@ export const SERVE_FLAGS: Options = {
   'database-url': { type: 'string' },
   'no-migrate': { type: 'boolean' },
   'redis-url': { type: 'string' },
+  'redis-prefix': { type: 'string' },
   'no-workers': { type: 'boolean' },
   json: { type: 'boolean' },
   'log-level': { type: 'string' },
@@ -46,6 +47,13 @@ export function serveReads(flag: string): boolean {
 
 /** Conventional names read after the riskcheck one (PaaS platforms set PORT). */
 const ALIASES: Readonly<Record<string, string>> = { host: 'HOST', port: 'PORT', 'database-url': 'DATABASE_URL', 'redis-url': 'REDIS_URL' }
+
+/** The Redis key prefix of `--redis-prefix` (default `riskcheck`); a UsageError when it is not a plain name. */
+export function redisPrefixOf(values: Record<string, unknown>): string {
+  const prefix = (values['redis-prefix'] as string | undefined) ?? 'riskcheck'
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(prefix)) throw new UsageError(`--redis-prefix must be 1–64 letters, digits, _ . or - (got ${JSON.stringify(prefix.slice(0, 80))})`)
+  return prefix
+}
 
 /** The environment variable of a flag: `--dns-server` → `RISKCHECK_DNS_SERVER`. */
 export function envNameOf(flag: string): string {

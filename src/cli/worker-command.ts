@@ -8,7 +8,7 @@ import type { RiskcheckOptions } from '../options.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { databaseVariables, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { openPostgres, stopRequested } from './serve-command.js'
-import { withEnvironment, type Variable } from './serve-settings.js'
+import { redisPrefixOf, withEnvironment, type Variable } from './serve-settings.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const WORKER_HELP = `Usage: riskcheck worker --database-url postgres://… --redis-url redis://… [--no-migrate] [--log-level LEVEL] [lookup flags]
@@ -20,6 +20,7 @@ which runs workers too). Supported: PostgreSQL + Redis only; a SQLite store runs
   flag                  environment variable                  meaning
   --database-url URL    RISKCHECK_DATABASE_URL (or DATABASE_URL)  the PostgreSQL store (postgres://…; ?schema=NAME picks the schema)
   --redis-url URL       RISKCHECK_REDIS_URL (or REDIS_URL)        the Redis of the queue (redis://… or rediss://…)
+  --redis-prefix NAME   RISKCHECK_REDIS_PREFIX                    prefix of the deployment's Redis keys and queues (default riskcheck)
   --no-migrate          RISKCHECK_NO_MIGRATE=1                    do not migrate at start; refuse a schema that is behind
   --log-level LEVEL     RISKCHECK_LOG_LEVEL                       fatal, error, warn, info (default), debug, trace, silent
   lookup flags          RISKCHECK_<FLAG>                          as for riskcheck serve
@@ -28,6 +29,7 @@ which runs workers too). Supported: PostgreSQL + Redis only; a SQLite store runs
 const WORKER_FLAGS = {
   'database-url': { type: 'string' },
   'redis-url': { type: 'string' },
+  'redis-prefix': { type: 'string' },
   'no-migrate': { type: 'boolean' },
   db: { type: 'string' },
   'log-level': { type: 'string' },
@@ -37,6 +39,7 @@ const WORKER_FLAGS = {
 const VARIABLES: readonly Variable[] = [
   ...databaseVariables(),
   { flag: 'redis-url', names: ['RISKCHECK_REDIS_URL', 'REDIS_URL'], type: 'string', multiple: false },
+  { flag: 'redis-prefix', names: ['RISKCHECK_REDIS_PREFIX'], type: 'string', multiple: false },
   { flag: 'log-level', names: ['RISKCHECK_LOG_LEVEL'], type: 'string', multiple: false },
 ]
 
@@ -44,7 +47,7 @@ const VARIABLES: readonly Variable[] = [
  * Opens the server of a scaled deployment without a port: the PostgreSQL stores, and `createServer` with the queue's
  * workers and no dashboard. `app.ready()` starts what runs in the background (the webhook pump, the bulk worker).
  */
-async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; io: CliIO }) {
+async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; io: CliIO }) {
   const stores = await openPostgres(deployment.databaseUrl, options.migrate)
   try {
     const { createServer } = await import('../server/app.js')
@@ -52,7 +55,7 @@ async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled'
       db: stores.store,
       orgPolicies: stores.orgPolicies,
       riskcheck: options.riskcheck,
-      queue: { redisUrl: deployment.redisUrl, workers: true },
+      queue: { redisUrl: deployment.redisUrl, workers: true, prefix: options.redisPrefix },
       dashboard: false,
       logger: { level: options.logLevel, stream: options.io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })
@@ -79,6 +82,7 @@ async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled'
 export async function runWorker(args: string[], io: CliIO, options: { signal?: AbortSignal } = {}): Promise<number> {
   const env = io.env ?? process.env
   let deployment: Extract<Deployment, { mode: 'scaled' }>
+  let redisPrefix = 'riskcheck'
   let values: Record<string, unknown>
   let riskcheck: ReturnType<typeof optionsFromFlags>
   try {
@@ -97,6 +101,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
     })
     if (!resolved.ok) throw new UsageError(resolved.error)
     deployment = resolved.deployment as Extract<Deployment, { mode: 'scaled' }>
+    redisPrefix = redisPrefixOf(values)
     postgresLocation(deployment.databaseUrl)
     riskcheck = optionsFromFlags(values, env)
   } catch (e) {
@@ -111,6 +116,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
         riskcheck,
         logLevel: (values['log-level'] as string | undefined) ?? 'info',
         migrate: values['no-migrate'] !== true,
+        redisPrefix,
         io,
       })
     } catch (e) {
