@@ -431,7 +431,7 @@ async function settleJob(store: BulkStore, ledger: CreditLedger, id: string, res
   const unused = Math.max(0, reserved - final.credits_used)
   if (store.finishJob && ledger.settleFor) {
     const settleFor = ledger.settleFor.bind(ledger)
-    store.finishJob(id, final, () => settleFor(id, unused))
+    await store.finishJob(id, final, (tx) => settleFor(id, unused, tx))
     return
   }
   if (unused > 0) await ledger.refund(unused)
@@ -567,7 +567,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       }
       if (closed) throw new Error('riskcheck: the bulk engine is closed')
       if (atomic) {
-        const charged = store.insertJobCharged!({ job, reserved, options: jobOptions }, foldedRows(folded), () => reserveFor!(job.id, reserved))
+        const charged = await store.insertJobCharged!({ job, reserved, options: jobOptions }, foldedRows(folded), (tx) => reserveFor!(job.id, reserved, tx))
         if (!charged) throw short()
         record = charged
       } else {

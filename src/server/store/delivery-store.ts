@@ -12,35 +12,14 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../../schema.js'
 import type { WebhookFormat } from '../../webhooks/format.js'
-import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, WebhookEndpointRecord } from '../../webhooks/queue.js'
+import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore } from '../../webhooks/queue.js'
+import { insertOutboxEvent, pumpOutbox } from '../outbox.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
 
-/** An endpoint row as the routes see it. */
-export interface StoredEndpoint extends WebhookEndpointRecord {
-  description: string | null
-}
+export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
 
-/** Fields of a new endpoint. */
-export interface NewEndpointInput {
-  orgId: string
-  url: string
-  description: string | null
-  events: string[]
-  format: WebhookFormat
-  secret: string
-}
-
-/** An operator notice (e.g. an endpoint auto-disabled). */
-export interface OperatorNotice {
-  id: number
-  at: number
-  orgId: string | null
-  subject: string
-  kind: string
-  message: string
-}
-
-/** The SQLite delivery store plus endpoint management. */
-export interface SqliteDeliveryStore extends DeliveryStore {
+/** The SQLite delivery store plus endpoint management: {@link EndpointDeliveryStore}, synchronous. */
+export interface SqliteDeliveryStore extends EndpointDeliveryStore {
   getDelivery(deliveryId: string): DeliveryRecord | null
   createEndpoint(input: NewEndpointInput, nowMs: number): StoredEndpoint
   /** Endpoints of an org, oldest first. */
@@ -333,5 +312,17 @@ export function createSqliteDeliveryStore(db: Database.Database, now: () => numb
     listAttempts(endpointId, limit = 100) {
       return (q.attempts.all(endpointId, limit) as AttemptRow[]).map(toAttempt)
     },
+  }
+}
+
+/** The webhook service's storage on the server's SQLite file (migration 002): deliveries and the `events` outbox. */
+export function createSqliteDeliveryStorage(db: Database.Database, now: () => number = Date.now): DeliveryServiceStorage & { deliveries: SqliteDeliveryStore } {
+  const deliveries = createSqliteDeliveryStore(db, now)
+  const pending = db.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)
+  return {
+    deliveries,
+    insertEvent: (event) => insertOutboxEvent(db, event),
+    pumpOutbox: (clock, limit) => pumpOutbox(db, deliveries, clock, limit),
+    pendingCount: () => (pending.get() as { n: number }).n,
   }
 }
