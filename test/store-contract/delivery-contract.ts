@@ -27,7 +27,7 @@ export async function addEndpoint(h: ServiceHarness, org: string, events: string
 function fakeSender(status: () => number) {
   const sent: Array<{ url: string; eventId: string | undefined }> = []
   const deliver: DeliverFunction = async (req) => {
-    sent.push({ url: req.url, eventId: req.headers['SVC-Event-Id'] })
+    sent.push({ url: String(req.url), eventId: req.headers['SVC-Event-Id'] })
     const s = status()
     return { ok: s < 300, status: s, durationMs: 3, responseBody: 'ok', error: s < 300 ? null : 'http_status', errorDetail: null, address: null }
   }

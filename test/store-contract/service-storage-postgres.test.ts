@@ -5,7 +5,9 @@
  * (e.g. postgres://postgres@127.0.0.1:5432/test); every case gets a fresh schema of its own, dropped afterwards.
  */
 import { describe, expect, it } from 'vitest'
+import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
 import { POSTGRES_BULK_MIGRATIONS } from '../../src/server/store/postgres-service-schema.js'
+import type { Store } from '../../src/server/store/types.js'
 import { bulkStorageContract, jobRecord, pendingRows } from './bulk-contract.js'
 import { addEndpoint, creditsEvent, deliveryStorageContract } from './delivery-contract.js'
 import { freshSchema, pgHarness, url } from './pg-service-env.js'
@@ -35,6 +37,26 @@ describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processe
     expect(versions[0]).toBe(100)
     expect(versions).toEqual([...versions].sort((x, y) => x - y))
     expect(new Set(versions).size).toBe(versions.length)
+  })
+
+  it('the server picks the PostgreSQL storage from a store that exposes its pool, and bills through its settlement', async () => {
+    const s = await freshSchema()
+    const h = pgHarness(s.pool, s.drop)
+    try {
+      const settled: Array<[string, number]> = []
+      const store = { pool: s.pool, settleCredits: (orgId: string, lookups: number) => void settled.push([orgId, lookups]) } as unknown as Store
+      const picked = serviceStorageOf(store)!
+      const org = await h.createOrg({ subscription: 0, purchased: 0 })
+      await picked.webhooks.deliveries.createEndpoint({ orgId: org, url: 'https://hooks.example.test/in', description: null, events: ['*'], format: 'json', secret: 'whsec_x' }, NOW)
+      await picked.bulk.insertEvent(creditsEvent(org))
+      expect(await picked.webhooks.pumpOutbox(() => new Date(NOW))).toBe(1)
+      expect(await h.count('webhook_deliveries')).toBe(1)
+      await picked.bulk.settleCredits(org, 3, NOW)
+      expect(settled).toEqual([[org, 3]])
+      expect(serviceStorageOf({} as Store)).toBeUndefined()
+    } finally {
+      await h.done()
+    }
   })
 
   it('two pools claiming due deliveries at once never take the same one, and together take them all', async () => {
