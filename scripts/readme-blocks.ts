@@ -9,6 +9,8 @@ import { GRADE_RUBRIC } from '../src/checks/email-auth/grade.js'
 import { DATA_SOURCE_NAMES, DATA_SOURCES } from '../src/data/catalog.js'
 import { formatAge } from '../src/data/status.js'
 import { BILLING_TABLE } from '../src/billing.js'
+import { defaultLabel, SETTINGS } from '../src/settings.js'
+import { envNameOf, serveReads } from '../src/cli/serve-settings.js'
 
 const GROUP_TITLES: Record<FactorGroup, string> = {
   email: 'email',
@@ -88,6 +90,29 @@ function example(file: string, lang = 'ts'): string {
   return ['```' + lang, code.trimEnd(), '```'].join('\n')
 }
 
+/** Markdown table cell text: pipes escaped. */
+const cell = (text: string) => text.replace(/\|/g, '\\|')
+
+/** The options of `createRiskcheck`, one row per setting (src/settings.ts), with its CLI flag and serve variable. */
+function optionsTable(): string {
+  const rows = SETTINGS.map((s) => {
+    const flag = s.flag ? `\`--${s.flag}\`${serveReads(s.flag) ? `<br>\`${envNameOf(s.flag)}\`` : ''}` : ''
+    const bounds = s.kind === 'integer' ? ` (${s.min}–${s.max})` : s.kind === 'enum' ? ` (${s.values!.map((v) => `\`'${v}'\``).join(', ')})` : ''
+    return `| \`${s.path}\` | ${cell(defaultLabel(s))} | ${flag} | ${cell(s.description)}${bounds} |`
+  })
+  return ['| option | default | CLI flag, `serve` variable | meaning |', '|---|---|---|---|', ...rows].join('\n')
+}
+
+/** The rows of docs/deployment.md's variable table for the lookup settings `riskcheck serve` reads. */
+function serveLookupVariables(): string {
+  const rows = SETTINGS.filter((s) => s.flag && serveReads(s.flag)).map((s) => {
+    const dflt = s.kind === 'boolean' ? '' : ` (default: ${defaultLabel(s)})`
+    const list = s.kind === 'list' ? ' — comma-separated' : ''
+    return `| \`${envNameOf(s.flag!)}\` | \`--${s.flag}\` | \`${s.path}\`: ${cell(s.description)}${cell(dflt)}${list} |`
+  })
+  return rows.join('\n')
+}
+
 /** Block name → Markdown. */
 export function generatedBlocks(): Record<string, string> {
   return {
@@ -100,5 +125,7 @@ export function generatedBlocks(): Record<string, string> {
     'example-policy-test': example('policy/policy.test.ts'),
     'grade-rubric': gradeRubric(),
     'data-sources': dataSourceTable(),
+    options: optionsTable(),
+    'serve-lookup-variables': serveLookupVariables(),
   }
 }

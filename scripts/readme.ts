@@ -1,5 +1,5 @@
 /**
- * Regenerates the README's generated blocks (factor vocabulary, context adjustments, test-mode inputs …) from the
+ * Regenerates the generated blocks of README.md and docs/deployment.md (factor vocabulary, context adjustments, test-mode inputs …) from the
  * code, so the documentation cannot drift: `npx tsx scripts/readme.ts` rewrites them, and test/readme.test.ts fails
  * when README.md differs from what this script would write.
  *
@@ -9,7 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { generatedBlocks } from './readme-blocks.js'
 
-const README = fileURLToPath(new URL('../README.md', import.meta.url))
+/** The documents with generated blocks. */
+export const GENERATED_DOCS = [fileURLToPath(new URL('../README.md', import.meta.url)), fileURLToPath(new URL('../docs/deployment.md', import.meta.url))]
 
 /** README text with every generated block replaced by its current content. */
 export function renderReadme(text: string): string {
@@ -22,8 +23,10 @@ export function renderReadme(text: string): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const before = readFileSync(README, 'utf8')
-  const after = renderReadme(before)
-  writeFileSync(README, after)
-  console.log(before === after ? 'README.md is up to date' : 'README.md regenerated')
+  for (const file of GENERATED_DOCS) {
+    const before = readFileSync(file, 'utf8')
+    const after = renderReadme(before)
+    writeFileSync(file, after)
+    console.log(`${file}: ${before === after ? 'up to date' : 'regenerated'}`)
+  }
 }

@@ -2,15 +2,14 @@
  * Options of `createRiskcheck`, their validation and their defaults. Bad options throw a TypeError naming the option,
  * at construction — never later, at lookup time.
  */
-import { isIP, isIPv4, isIPv6 } from 'node:net'
 import type { PolicyOverrides } from './scoring/engine.js'
 import type { ResultCache } from './cache.js'
 import type { CreditLedger } from './credits.js'
 import type { PhoneCarrierSource } from './sources/phone/carrier-source.js'
 import type { BulkOptions } from './bulk/types.js'
-import { SMTP_DEFAULTS } from './sources/smtp/defaults.js'
 import { parseSmtpProxies } from './sources/smtp/proxy.js'
-import { DEFAULT_MAX_IN_FLIGHT } from './sources/dns.js'
+import { badOption } from './option-checks.js'
+import { readSetting } from './settings.js'
 
 /** DNS options (`dns`). */
 export interface DnsOptions {
@@ -180,7 +179,7 @@ const KNOWN = new Set([
 ])
 
 function bad(option: string, why: string): never {
-  throw new TypeError(`riskcheck: option \`${option}\` ${why}`)
+  return badOption(option, why)
 }
 
 function obj(name: string, v: unknown, keys: readonly string[]): Record<string, unknown> {
@@ -190,89 +189,38 @@ function obj(name: string, v: unknown, keys: readonly string[]): Record<string, 
   return v as Record<string, unknown>
 }
 
-function int(name: string, v: unknown, def: number, min: number, max: number): number {
-  if (v === undefined) return def
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) bad(name, `must be an integer from ${min} to ${max}`)
-  return v
-}
-
-function bool(name: string, v: unknown, def: boolean): boolean {
-  if (v === undefined) return def
-  if (typeof v !== 'boolean') bad(name, 'must be a boolean')
-  return v
-}
-
-function str(name: string, v: unknown, def: string, maxLength = 255): string {
-  if (v === undefined) return def
-  if (typeof v !== 'string' || v.length === 0 || v.length > maxLength) bad(name, `must be a non-empty string of at most ${maxLength} characters`)
-  return v
-}
-
-/**
- * Whether `s` is a DNS server address Node's resolver takes: an IP address, optionally with a port 1–65535 (`1.1.1.1`,
- * `1.1.1.1:53`, `::1`, `[::1]:53`). Checked here because Node's own parser takes host names only to fail at the first
- * query, and aborts the process on port 0.
- */
-function isDnsServer(s: string): boolean {
-  if (s.length > 64) return false
-  const portOk = (p: string | undefined) => p === undefined || (/^[1-9][0-9]{0,4}$/.test(p) && Number(p) <= 65535)
-  const bracketed = /^\[([^\]]+)\](?::([0-9]+))?$/.exec(s)
-  if (bracketed) return isIP(bracketed[1]!) !== 0 && portOk(bracketed[2])
-  if (isIPv6(s)) return true
-  const v4 = /^([^:]+)(?::([0-9]+))?$/.exec(s)
-  return v4 !== null && isIPv4(v4[1]!) && portOk(v4[2])
-}
+/** The value of the setting at `path` (./settings.ts), read from the object `from` holding its last key. */
+const read = <T>(path: string, from: Record<string, unknown>): T => readSetting<T>(path, from[path.slice(path.lastIndexOf('.') + 1)])
 
 /** Validates options and fills in defaults. Throws a TypeError naming the first bad option. */
 export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) bad('options', 'must be an object')
   for (const k of Object.keys(options)) if (!KNOWN.has(k)) bad(k, `is not an option (known: ${[...KNOWN].join(', ')})`)
-
-  const mode = options.mode ?? 'live'
-  if (mode !== 'live' && mode !== 'test') bad('mode', "must be 'live' or 'test'")
-  const offline = bool('offline', options.offline, false)
+  const top = options as Record<string, unknown>
 
   const dns = obj('dns', options.dns, ['servers', 'timeoutMs', 'tries', 'cacheTtlSeconds', 'maxInFlight'])
-  let servers: string[] | null = null
-  if (dns.servers !== undefined) {
-    if (!Array.isArray(dns.servers) || dns.servers.length === 0) bad('dns.servers', 'must be a non-empty array of host[:port] strings')
-    servers = dns.servers.map((s, i) => {
-      if (typeof s !== 'string' || !isDnsServer(s)) {
-        bad(`dns.servers[${i}]`, `must be an IP address with an optional port: 1.1.1.1, 1.1.1.1:53, ::1 or [::1]:53 (got ${JSON.stringify(String(s).slice(0, 80))})`)
-      }
-      return s
-    })
-  }
-
   const smtp = obj('smtp', options.smtp, [
     'enabled', 'port', 'heloName', 'mailFrom', 'timeoutMs', 'totalTimeoutMs', 'maxConnectionsPerHost', 'maxRejectionsPerSession', 'proxy', 'allowPrivateHosts',
   ])
-  const heloName = str('smtp.heloName', smtp.heloName, SMTP_DEFAULTS.heloName)
+  const heloName = read<string>('smtp.heloName', smtp)
+  const mailFrom = readSetting<string | null>('smtp.mailFrom', smtp.mailFrom) ?? `verify@${heloName}`
   parseSmtpProxies(smtp.proxy, 'smtp.proxy') // throws a TypeError naming the entry (never echoing credentials)
   const smtpProxy = smtp.proxy === undefined ? [] : typeof smtp.proxy === 'string' ? [smtp.proxy] : [...(smtp.proxy as string[])]
+
   const rdap = obj('rdap', options.rdap, ['enabled', 'bootstrapUrl', 'bootstrapData', 'fetch', 'timeoutMs'])
-  if (rdap.bootstrapUrl !== undefined) {
-    try {
-      new URL(str('rdap.bootstrapUrl', rdap.bootstrapUrl, '', 2048))
-    } catch {
-      bad('rdap.bootstrapUrl', 'must be an absolute URL')
-    }
-  }
   if (rdap.fetch !== undefined && typeof rdap.fetch !== 'function') bad('rdap.fetch', 'must be a function')
   if (rdap.bootstrapData !== undefined && (rdap.bootstrapData === null || typeof rdap.bootstrapData !== 'object'))
     bad('rdap.bootstrapData', 'must be an object (IANA dns.json shape)')
 
   const ip = obj('ip', options.ip, ['cityDb', 'countryDb', 'asnDb', 'ispDb', 'anonymousDb', 'connectionTypeDb', 'blocklists', 'dnsbl', 'defaults'])
-  for (const k of ['cityDb', 'countryDb', 'asnDb', 'ispDb', 'anonymousDb', 'connectionTypeDb'] as const)
-    if (ip[k] !== undefined) str(`ip.${k}`, ip[k], '', 4096)
+  for (const k of ['cityDb', 'countryDb', 'asnDb', 'ispDb', 'anonymousDb', 'connectionTypeDb'] as const) read(`ip.${k}`, ip)
   if (ip.blocklists !== undefined) {
     if (ip.blocklists === null || typeof ip.blocklists !== 'object' || Array.isArray(ip.blocklists)) bad('ip.blocklists', 'must be an object of name → CIDR list or file path')
     for (const [name, list] of Object.entries(ip.blocklists))
       if (!(typeof list === 'string' || (Array.isArray(list) && list.every((x) => typeof x === 'string'))))
         bad(`ip.blocklists.${name}`, 'must be an array of CIDR strings or a file path')
   }
-  if (ip.dnsbl !== undefined && !(Array.isArray(ip.dnsbl) && ip.dnsbl.every((z) => typeof z === 'string' && z.length > 0)))
-    bad('ip.dnsbl', 'must be an array of DNS zone names')
+  read('ip.dnsbl', ip)
 
   const phone = obj('phone', options.phone, ['carrierSource', 'carrierTimeoutMs'])
   if (phone.carrierSource !== undefined) {
@@ -291,14 +239,15 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     if (c === null || typeof c !== 'object') bad('cache', 'must be a ResultCache, false, or { maxEntries, ttlSeconds }')
     if (!(typeof c.get === 'function' && typeof c.set === 'function')) {
       obj('cache', c, ['maxEntries', 'ttlSeconds'])
-      int('cache.maxEntries', c.maxEntries, 10_000, 1, 10_000_000)
-      int('cache.ttlSeconds', c.ttlSeconds, 604_800, 1, 31_536_000)
+      read('cache.maxEntries', c)
+      read('cache.ttlSeconds', c)
     }
   }
   if (options.credits !== undefined) {
     const c = options.credits as unknown
-    if (typeof c === 'number') int('credits', c, 0, 0, Number.MAX_SAFE_INTEGER)
-    else if (
+    if (typeof c === 'number') {
+      if (!Number.isSafeInteger(c) || c < 0) bad('credits', 'must be a whole number ≥ 0 or a ledger')
+    } else if (
       !(
         c &&
         typeof c === 'object' &&
@@ -311,44 +260,44 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
   }
 
   return {
-    mode,
-    offline,
+    mode: readSetting('mode', options.mode),
+    offline: readSetting('offline', options.offline),
     dns: {
-      servers,
-      timeoutMs: int('dns.timeoutMs', dns.timeoutMs, 3000, 1, 120_000),
-      tries: int('dns.tries', dns.tries, 2, 1, 10),
-      cacheTtlSeconds: int('dns.cacheTtlSeconds', dns.cacheTtlSeconds, 300, 0, 86_400),
-      maxInFlight: int('dns.maxInFlight', dns.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 1, 10_000),
+      servers: read('dns.servers', dns),
+      timeoutMs: read('dns.timeoutMs', dns),
+      tries: read('dns.tries', dns),
+      cacheTtlSeconds: read('dns.cacheTtlSeconds', dns),
+      maxInFlight: read('dns.maxInFlight', dns),
     },
     smtp: {
-      enabled: bool('smtp.enabled', smtp.enabled, true),
-      port: int('smtp.port', smtp.port, SMTP_DEFAULTS.port, 1, 65_535),
+      enabled: read('smtp.enabled', smtp),
+      port: read('smtp.port', smtp),
       heloName,
-      mailFrom: str('smtp.mailFrom', smtp.mailFrom, `verify@${heloName}`, 320),
-      timeoutMs: int('smtp.timeoutMs', smtp.timeoutMs, SMTP_DEFAULTS.timeoutMs, 1, 300_000),
-      totalTimeoutMs: int('smtp.totalTimeoutMs', smtp.totalTimeoutMs, SMTP_DEFAULTS.totalTimeoutMs, 1, 600_000),
-      maxConnectionsPerHost: int('smtp.maxConnectionsPerHost', smtp.maxConnectionsPerHost, SMTP_DEFAULTS.maxConnectionsPerHost, 1, 100),
-      maxRejectionsPerSession: int('smtp.maxRejectionsPerSession', smtp.maxRejectionsPerSession, SMTP_DEFAULTS.maxRejectionsPerSession, 1, 1_000),
+      mailFrom,
+      timeoutMs: read('smtp.timeoutMs', smtp),
+      totalTimeoutMs: read('smtp.totalTimeoutMs', smtp),
+      maxConnectionsPerHost: read('smtp.maxConnectionsPerHost', smtp),
+      maxRejectionsPerSession: read('smtp.maxRejectionsPerSession', smtp),
       proxy: smtpProxy,
-      allowPrivateHosts: bool('smtp.allowPrivateHosts', smtp.allowPrivateHosts, false),
+      allowPrivateHosts: read('smtp.allowPrivateHosts', smtp),
     },
     rdap: {
-      enabled: bool('rdap.enabled', rdap.enabled, true),
-      bootstrapUrl: (rdap.bootstrapUrl as string | undefined) ?? null,
+      enabled: read('rdap.enabled', rdap),
+      bootstrapUrl: read('rdap.bootstrapUrl', rdap),
       bootstrapData: rdap.bootstrapData ?? null,
       fetch: (rdap.fetch as typeof fetch | undefined) ?? null,
-      timeoutMs: int('rdap.timeoutMs', rdap.timeoutMs, 8000, 1, 120_000),
+      timeoutMs: read('rdap.timeoutMs', rdap),
     },
-    ip: { ...(ip as IpOptions), defaults: bool('ip.defaults', ip.defaults, true) },
+    ip: { ...(ip as IpOptions), defaults: read('ip.defaults', ip) },
     phone: {
       carrierSource: phone.carrierSource ?? null,
-      carrierTimeoutMs: int('phone.carrierTimeoutMs', phone.carrierTimeoutMs, 5000, 1, 120_000),
+      carrierTimeoutMs: read('phone.carrierTimeoutMs', phone),
     },
     now: options.now ?? (() => new Date()),
-    partTimeoutMs: int('partTimeoutMs', options.partTimeoutMs, 15_000, 1, 600_000),
+    partTimeoutMs: readSetting('partTimeoutMs', top.partTimeoutMs),
     warn: warnOnce(options.onWarning ?? emitProcessWarning),
-    dataDir: options.dataDir === undefined ? null : str('dataDir', options.dataDir, '', 4096),
-    dataCheckIntervalMs: int('dataCheckIntervalMs', options.dataCheckIntervalMs, 60_000, 0, 86_400_000),
+    dataDir: readSetting('dataDir', top.dataDir),
+    dataCheckIntervalMs: readSetting('dataCheckIntervalMs', top.dataCheckIntervalMs),
   }
 }
 

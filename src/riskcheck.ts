@@ -2,7 +2,8 @@
  * The facade: `createRiskcheck(options)` validates options, builds the context (clock, cache, sources, credits,
  * mode, scoring policy) and returns the lookups. Data flows one way: facade → check → sources.
  */
-import { createMemoryCache, CACHE_TTL_MS, type ResultCache } from './cache.js'
+import { createMemoryCache, type ResultCache } from './cache.js'
+import { readSetting } from './settings.js'
 import { CHECKS, type SingleLookupType } from './checks/registry.js'
 import type { CheckContext, CheckDefinition } from './checks/types.js'
 import { createMemoryLedger, UNMETERED, type CreditLedger } from './credits.js'
@@ -77,7 +78,7 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
       ? null
       : options.cache && typeof (options.cache as ResultCache).get === 'function'
         ? (options.cache as ResultCache)
-        : createMemoryCache({ maxEntries: (options.cache as { maxEntries?: number } | undefined)?.maxEntries ?? 10_000 })
+        : createMemoryCache({ maxEntries: readSetting<number>('cache.maxEntries', (options.cache as { maxEntries?: number } | undefined)?.maxEntries) })
   const ttlSeconds = (options.cache as { ttlSeconds?: number } | undefined)?.ttlSeconds
   const ledger: CreditLedger =
     typeof options.credits === 'number' ? createMemoryLedger(options.credits) : (options.credits ?? UNMETERED)
@@ -97,7 +98,7 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
   const env: LookupEnv = {
     ctx,
     cache,
-    cacheTtlMs: ttlSeconds !== undefined ? ttlSeconds * 1000 : CACHE_TTL_MS,
+    cacheTtlMs: readSetting<number>('cache.ttlSeconds', ttlSeconds) * 1000,
     ledger,
     policy,
   }

@@ -24,6 +24,8 @@ import { decodeListCursor, decodeResultsCursor, encodeListCursor, encodeResultsC
 import { errorRow, errorText, foldedRows, foldInputs, lookupOptionsFor, type WorkItem } from './fold.js'
 import { createMemoryBulkStore } from './memory-store.js'
 import { buildLanes, Semaphore } from './schedule.js'
+import { DEFAULT_BULK_CONCURRENCY, MAX_BULK_INPUTS } from './limits.js'
+import { readSetting } from '../settings.js'
 import type {
   BulkCreateParams,
   BulkEngine,
@@ -38,10 +40,7 @@ import type {
 /** The check of each bulk type. */
 export type BulkChecks = Readonly<Partial<Record<BulkType, CheckDefinition<any, any, any>>>>
 
-/** Most inputs of one job (docs/api.md, POST /v1/bulk/jobs). */
-export const MAX_BULK_INPUTS = 100_000
-/** Default lookups in flight over all jobs. */
-export const DEFAULT_BULK_CONCURRENCY = 32
+export { DEFAULT_BULK_CONCURRENCY, MAX_BULK_INPUTS }
 /** Results are deleted this long after the job was created. */
 export const BULK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
 /** Longest job name. */
@@ -88,13 +87,6 @@ function publicRow(r: BulkRowRecord): BulkResultRow {
 
 function validateOptions(options: BulkOptions): { concurrency: number; maxInputs: number } {
   if (options === null || typeof options !== 'object') throw new TypeError('riskcheck: option `bulk` must be an object')
-  const int = (name: string, v: unknown, def: number, max: number) => {
-    if (v === undefined) return def
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) {
-      throw new TypeError(`riskcheck: option \`bulk.${name}\` must be an integer from 1 to ${max}`)
-    }
-    return v
-  }
   const s = options.store as unknown as Record<string, unknown> | undefined
   if (s !== undefined) {
     for (const m of ['insertJob', 'getJob', 'listJobs', 'listUnfinishedJobs', 'updateJob', 'commitRows', 'pendingRows', 'listRows', 'listRetryableInputs', 'deleteExpired']) {
@@ -105,8 +97,8 @@ function validateOptions(options: BulkOptions): { concurrency: number; maxInputs
     throw new TypeError('riskcheck: option `bulk.onCompleted` must be a function')
   }
   return {
-    concurrency: int('concurrency', options.concurrency, DEFAULT_BULK_CONCURRENCY, 1024),
-    maxInputs: int('maxInputs', options.maxInputs, MAX_BULK_INPUTS, MAX_BULK_INPUTS),
+    concurrency: readSetting<number>('bulk.concurrency', options.concurrency),
+    maxInputs: readSetting<number>('bulk.maxInputs', options.maxInputs),
   }
 }
 
@@ -435,7 +427,8 @@ async function settleJob(store: BulkStore, ledger: CreditLedger, id: string, res
     return
   }
   if (unused > 0) await ledger.refund(unused)
-  await store.updateJob(id, final)
+  if (store.finishJob) await store.finishJob(id, final, () => undefined)
+  else await store.updateJob(id, final)
 }
 
 /**

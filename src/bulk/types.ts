@@ -94,8 +94,9 @@ export interface BulkStore {
     charge: (tx: unknown) => MaybePromise<boolean>,
   ): MaybePromise<BulkJobRecord | null>
   /**
-   * Optional, with {@link insertJobCharged}: `updateJob` with `settle` (closing the reservation) in the same
-   * transaction; nothing at all when the stored job is final already (settling again would refund twice).
+   * Optional: the final `updateJob` with `settle` (closing the reservation, with {@link insertJobCharged}) in the same
+   * transaction, once: nothing at all when the stored job is final already (settling again would refund twice). A
+   * store may add its own writes of a finished job there.
    */
   finishJob?(id: string, job: BulkJob, settle: (tx: unknown) => MaybePromise<void>): MaybePromise<void>
   /** Writes row results (state, result fields) and replaces the job object, together. */

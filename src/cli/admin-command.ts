@@ -18,7 +18,7 @@
  * Every command takes --db PATH (default ./riskcheck.sqlite) and --json.
  */
 import { parseArgs } from 'node:util'
-import { EXIT, messageOf, printError, UsageError, type CliCommand, type CliIO } from './shared.js'
+import { EXIT, messageOf, printError, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'
 import type { Scope } from '../schema.js'
 import type { StoredEndpoint } from '../server/store/delivery-store.js'
 import { endpointView } from '../server/routes/webhooks.js'
@@ -59,13 +59,6 @@ Exit codes: 0 done · 1 not found / refused · 64 bad usage
 `
 
 class NotFound extends Error {}
-
-function wholeNumber(flag: string, v: unknown, min: number): number | undefined {
-  if (v === undefined) return undefined
-  const n = Number(v)
-  if (!Number.isSafeInteger(n) || n < min || String(v).trim() === '') throw new UsageError(`--${flag} must be a whole number ≥ ${min} (got ${String(v)})`)
-  return n
-}
 
 function need(values: Record<string, unknown>, flag: string): string {
   const v = values[flag]

@@ -36,6 +36,11 @@ export const SERVE_FLAGS: Options = {
 /** Lookup flags that mean nothing to a server (per request, or output formatting) and so have no variable. */
 const NOT_FOR_SERVE = new Set(['help', 'mode', 'compact', 'bypass-cache', 'concurrency'])
 
+/** Whether `serve` reads this lookup flag from the environment (per-request and output flags it does not). */
+export function serveReads(flag: string): boolean {
+  return !NOT_FOR_SERVE.has(flag)
+}
+
 /** Conventional names read after the riskcheck one (PaaS platforms set PORT). */
 const ALIASES: Readonly<Record<string, string>> = { host: 'HOST', port: 'PORT', 'redis-url': 'REDIS_URL' }
 
@@ -48,7 +53,7 @@ export function envNameOf(flag: string): string {
 export function serveEnvironment(): Array<{ flag: string; names: string[]; type: 'string' | 'boolean'; multiple: boolean }> {
   const all: Options = { ...SERVE_FLAGS, ...GLOBAL_FLAGS }
   return Object.entries(all)
-    .filter(([flag]) => !NOT_FOR_SERVE.has(flag))
+    .filter(([flag]) => serveReads(flag))
     .map(([flag, def]) => ({
       flag,
       names: [envNameOf(flag), ...(ALIASES[flag] ? [ALIASES[flag]] : [])],

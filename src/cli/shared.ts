@@ -7,7 +7,7 @@ import type { ParseArgsConfig } from 'node:util'
 import { isRiskcheckError } from '../errors.js'
 import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
 import { formatPolicyIssues, loadPolicyFile, PolicyFileError, type PolicyFile } from '../scoring/policy-file.js'
-import { SMTP_DEFAULTS } from '../sources/smtp/defaults.js'
+import { defaultLabel, flaggedSettings, settingProblem, type Setting } from '../settings.js'
 
 /** Where the CLI reads and writes; `process` fits. */
 export interface CliIO {
@@ -70,107 +70,88 @@ export function stderrWarning(io: Pick<CliIO, 'stderr'>): (w: RiskcheckWarning) 
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
-/** Flags every lookup accepts: they build the riskcheck options. */
+/** Lookup flags of the CLI itself (not riskcheck settings), with their help. */
+const CLI_ONLY_FLAGS: Array<{ flag: string; def: Options[string]; help: [string, string] }> = [
+  { flag: 'bypass-cache', def: { type: 'boolean' }, help: ['--bypass-cache', 'skip the result cache'] },
+  {
+    flag: 'policy',
+    def: { type: 'string' },
+    help: ['--policy FILE', 'scoring policy file (JSON or YAML: weights, thresholds, actions, rules, contexts; see riskcheck policy)'],
+  },
+  { flag: 'compact', def: { type: 'boolean' }, help: ['--compact', 'one-line JSON (default when reading stdin)'] },
+  { flag: 'concurrency', def: { type: 'string' }, help: ['--concurrency N', 'lookups at once when reading stdin (default 8)'] },
+]
+
+/** The parseArgs shape of a setting's flag. */
+function flagDefinition(s: Setting): Options[string] {
+  if (s.kind === 'boolean') return { type: 'boolean' }
+  return s.kind === 'list' ? { type: 'string', multiple: true } : { type: 'string' }
+}
+
+/**
+ * Flags every lookup accepts: one per riskcheck setting that has a flag (src/settings.ts), and the CLI's own.
+ */
 export const GLOBAL_FLAGS: Options = {
-  mode: { type: 'string' },
-  offline: { type: 'boolean' },
-  'dns-server': { type: 'string', multiple: true },
-  'dns-timeout': { type: 'string' },
-  now: { type: 'string' },
-  'smtp-port': { type: 'string' },
-  'smtp-timeout': { type: 'string' },
-  'smtp-total-timeout': { type: 'string' },
-  'smtp-max-rejections': { type: 'string' },
-  'smtp-proxy': { type: 'string', multiple: true },
-  helo: { type: 'string' },
-  'mail-from': { type: 'string' },
-  'smtp-allow-private-hosts': { type: 'boolean' },
-  'city-db': { type: 'string' },
-  'country-db': { type: 'string' },
-  'asn-db': { type: 'string' },
-  'isp-db': { type: 'string' },
-  'anonymous-db': { type: 'string' },
-  'connection-type-db': { type: 'string' },
-  'data-dir': { type: 'string' },
-  'rdap-bootstrap-url': { type: 'string' },
-  'rdap-timeout': { type: 'string' },
-  'no-rdap': { type: 'boolean' },
-  'bypass-cache': { type: 'boolean' },
-  policy: { type: 'string' },
-  compact: { type: 'boolean' },
-  concurrency: { type: 'string' },
+  ...Object.fromEntries(flaggedSettings().map((s) => [s.flag!, flagDefinition(s)])),
+  ...Object.fromEntries(CLI_ONLY_FLAGS.map((f) => [f.flag, f.def])),
   help: { type: 'boolean', short: 'h' },
 }
 
-/** Help lines of {@link GLOBAL_FLAGS}. */
+/** Help lines of {@link GLOBAL_FLAGS}: each setting's description and default, from src/settings.ts. */
 export const GLOBAL_HELP: Array<[string, string]> = [
-  ['--mode live|test', 'test: deterministic answers for the documented magic inputs, no network, no credits'],
-  ['--offline', 'no network at all (local data only; network fields null; answers cached under their own key)'],
-  ['--dns-server IP[:PORT]', 'DNS resolver to use (repeatable), e.g. 1.1.1.1 or [::1]:5353; default: the system resolvers'],
-  ['--dns-timeout MS', 'timeout of one DNS query try (default 3000)'],
-  ['--now ISO-8601', 'fix the clock (reproducible ages and timestamps)'],
-  ['--smtp-port N', 'port of the receiving mail servers (default 25)'],
-  ['--smtp-timeout MS', `SMTP connect/reply timeout (default ${SMTP_DEFAULTS.timeoutMs})`],
-  ['--smtp-total-timeout MS', `time budget of one mailbox check, all MX hosts together (default ${SMTP_DEFAULTS.totalTimeoutMs})`],
-  ['--smtp-max-rejections N', `rejected recipients before a fresh SMTP session (default ${SMTP_DEFAULTS.maxRejectionsPerSession})`],
-  ['--smtp-proxy URL', 'socks5://[user:pass@]host[:port] for the mailbox check (repeatable: used in turn)'],
-  ['--helo NAME / --mail-from ADDR', 'EHLO name and MAIL FROM address of the mailbox check'],
-  ['--smtp-allow-private-hosts', 'allow MX hosts on private/loopback addresses (local testing only)'],
-  ['--city-db, --country-db, --asn-db, --isp-db, --anonymous-db, --connection-type-db PATH', 'MaxMind-schema MMDB files (defaults: bundled open data)'],
-  ['--data-dir DIR', 'answer from the data set that "riskcheck data update" keeps fresh in DIR (default: $RISKCHECK_DATA_DIR, else the bundled data)'],
-  ['--rdap-bootstrap-url URL, --rdap-timeout MS', 'RDAP bootstrap file and timeout'],
-  ['--no-rdap', 'do not ask RDAP (domain age unknown; email domain_age_days null)'],
-  ['--bypass-cache', 'skip the result cache'],
-  ['--policy FILE', 'scoring policy file (JSON or YAML: weights, thresholds, actions, rules, contexts; see riskcheck policy)'],
-  ['--compact', 'one-line JSON (default when reading stdin)'],
-  ['--concurrency N', 'lookups at once when reading stdin (default 8)'],
+  ...flaggedSettings().map((s): [string, string] => {
+    const name = `--${s.flag}${s.flagValue ? ` ${s.flagValue}` : ''}${s.kind === 'list' ? ' (repeatable)' : ''}`
+    const plain = (text: string) => text.replace(/`/g, '')
+    const dflt = s.kind === 'boolean' ? '' : ` (default: ${plain(defaultLabel(s))})`
+    return [name, `${plain(s.description)}${dflt}`]
+  }),
+  ...CLI_ONLY_FLAGS.map((f) => f.help),
 ]
 
+/** Sets `value` at a dotted option path: `dns.timeoutMs` → `o.dns.timeoutMs`. */
+function setPath(o: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.')
+  let at = o
+  for (const k of keys.slice(0, -1)) at = (at[k] ??= {}) as Record<string, unknown>
+  at[keys[keys.length - 1]!] = value
+}
+
+/** The option value of a setting's flag, checked as the library would; a UsageError naming the flag otherwise. */
+function flagValue(s: Setting, raw: unknown): unknown {
+  const name = `--${s.flag}`
+  if (s.kind === 'boolean') return s.flagSets ?? true
+  if (s.path === 'now') {
+    const t = new Date(String(raw))
+    if (Number.isNaN(t.getTime())) throw new UsageError(`${name} must be an ISO 8601 date (got ${String(raw)})`)
+    return () => new Date(t)
+  }
+  const value = s.kind === 'integer' ? wholeNumber(s.flag!, raw, s.min ?? 0) : raw
+  const fail = (why: string, got: unknown): never => {
+    throw new UsageError(`${name} ${why} (got ${JSON.stringify(String(got).slice(0, 80))})`)
+  }
+  const problem = settingProblem(s, value)
+  if (problem) fail(problem, raw)
+  for (const item of s.kind === 'list' ? (value as string[]) : s.kind === 'string' ? [value as string] : []) {
+    const why = s.item ? s.item(item) : item === '' ? 'must not be empty' : null
+    if (why) fail(why, item)
+  }
+  return value
+}
+
 /**
- * Builds riskcheck options from parsed global flags (UsageError for a malformed number or date); `env` supplies
- * `RISKCHECK_DATA_DIR` when `--data-dir` is not given.
+ * Builds riskcheck options from parsed global flags, each checked as `createRiskcheck` would check its setting (a
+ * UsageError naming the flag otherwise); `env` supplies `RISKCHECK_DATA_DIR` when `--data-dir` is not given.
  */
 export function optionsFromFlags(values: Record<string, unknown>, env: Record<string, string | undefined> = {}): RiskcheckOptions {
-  const o: RiskcheckOptions = {}
-  const dataDir = (values['data-dir'] as string | undefined) ?? env['RISKCHECK_DATA_DIR']
-  if (dataDir !== undefined && dataDir.trim() !== '') o.dataDir = dataDir
-  if (values.mode !== undefined) o.mode = values.mode as 'live' | 'test'
-  if (values.offline) o.offline = true
-  const dnsServers = values['dns-server'] as string[] | undefined
-  const dnsTimeout = wholeNumber('dns-timeout', values['dns-timeout'])
-  if (dnsServers || dnsTimeout !== undefined) o.dns = { ...(dnsServers ? { servers: dnsServers } : {}), ...(dnsTimeout !== undefined ? { timeoutMs: dnsTimeout } : {}) }
-  const smtpPort = wholeNumber('smtp-port', values['smtp-port'])
-  const smtpTimeout = wholeNumber('smtp-timeout', values['smtp-timeout'])
-  const smtpTotal = wholeNumber('smtp-total-timeout', values['smtp-total-timeout'])
-  const smtpRejections = wholeNumber('smtp-max-rejections', values['smtp-max-rejections'])
-  const smtpProxy = values['smtp-proxy'] as string[] | undefined
-  const smtpFlags = [smtpPort, smtpTimeout, smtpTotal, smtpRejections, smtpProxy, values.helo, values['mail-from'], values['smtp-allow-private-hosts']]
-  if (smtpFlags.some((v) => v !== undefined))
-    o.smtp = {
-      ...(values['smtp-allow-private-hosts'] ? { allowPrivateHosts: true } : {}),
-      ...(smtpPort !== undefined ? { port: smtpPort } : {}),
-      ...(smtpTimeout !== undefined ? { timeoutMs: smtpTimeout } : {}),
-      ...(smtpTotal !== undefined ? { totalTimeoutMs: smtpTotal } : {}),
-      ...(smtpRejections !== undefined ? { maxRejectionsPerSession: smtpRejections } : {}),
-      ...(smtpProxy ? { proxy: smtpProxy } : {}),
-      ...(values.helo ? { heloName: values.helo as string } : {}),
-      ...(values['mail-from'] ? { mailFrom: values['mail-from'] as string } : {}),
-    }
-  const ipMap = { 'city-db': 'cityDb', 'country-db': 'countryDb', 'asn-db': 'asnDb', 'isp-db': 'ispDb', 'anonymous-db': 'anonymousDb', 'connection-type-db': 'connectionTypeDb' } as const
-  for (const [flag, key] of Object.entries(ipMap)) if (values[flag]) (o.ip ??= {})[key] = values[flag] as string
-  const rdapTimeout = wholeNumber('rdap-timeout', values['rdap-timeout'])
-  if (values['rdap-bootstrap-url'] || rdapTimeout !== undefined || values['no-rdap'])
-    o.rdap = {
-      ...(values['no-rdap'] ? { enabled: false } : {}),
-      ...(values['rdap-bootstrap-url'] ? { bootstrapUrl: values['rdap-bootstrap-url'] as string } : {}),
-      ...(rdapTimeout !== undefined ? { timeoutMs: rdapTimeout } : {}),
-    }
-  if (values.now !== undefined) {
-    const t = new Date(values.now as string)
-    if (Number.isNaN(t.getTime())) throw new UsageError(`--now must be an ISO 8601 date (got ${String(values.now)})`)
-    o.now = () => new Date(t)
+  const o: Record<string, unknown> = {}
+  const given = { ...values }
+  if (given['data-dir'] === undefined && (env['RISKCHECK_DATA_DIR'] ?? '').trim() !== '') given['data-dir'] = env['RISKCHECK_DATA_DIR']
+  for (const s of flaggedSettings()) {
+    const raw = given[s.flag!]
+    if (raw === undefined || raw === false) continue
+    setPath(o, s.path, flagValue(s, raw))
   }
-  return o
+  return o as RiskcheckOptions
 }
 
 /**

@@ -52,6 +52,7 @@ import { createBulkQueue, type BulkQueue } from './queue/bulk-queue.js'
 import { createRedisRateLimiter } from './queue/redis-rate-limit.js'
 import { redisReadyCheck } from './queue/redis-health.js'
 import { Redis } from 'ioredis'
+import { numberOption } from '../option-checks.js'
 
 /** The Redis side of a server (`ServerOptions.queue`). */
 export interface ServerQueueOptions {
@@ -175,11 +176,6 @@ interface RouteConfig {
 const isNamed = (r: NamedSchema | RouteDef['response']): r is NamedSchema =>
   typeof (r as NamedSchema).name === 'string' && typeof (r as NamedSchema).schema === 'object'
 
-function positiveInt(name: string, v: number | undefined, def: number, min = 1): number {
-  if (v === undefined) return def
-  if (!Number.isSafeInteger(v) || v < min) throw new TypeError(`riskcheck server: option \`${name}\` must be a whole number ≥ ${min}`)
-  return v
-}
 
 /**
  * Creates the API server. Throws a TypeError for bad options. Call `await app.listen({ port })` (or use
@@ -192,12 +188,12 @@ function positiveInt(name: string, v: number | undefined, def: number, min = 1):
  * await app.listen({ host: '127.0.0.1', port: 8080 })
  */
 export function createServer(options: ServerOptions = {}): RiskcheckServer {
-  const bodyLimit = positiveInt('bodyLimit', options.bodyLimit, 64 * 1024)
-  const testRate = positiveInt('testKeyRatePerSecond', options.testKeyRatePerSecond, TEST_KEY_RATE_PER_SECOND)
-  const anonRate = positiveInt('anonymousRatePerSecond', options.anonymousRatePerSecond, 20)
-  const purgeEvery = positiveInt('purgeIntervalMs', options.purgeIntervalMs, 10 * 60 * 1000, 0)
-  const webhookEvery = positiveInt('webhookIntervalMs', options.webhookIntervalMs, 1000, 0)
-  const requestTimeout = positiveInt('requestTimeoutMs', options.requestTimeoutMs, 60_000)
+  const bodyLimit = numberOption('bodyLimit', options.bodyLimit, 64 * 1024, {}, 'riskcheck server')
+  const testRate = numberOption('testKeyRatePerSecond', options.testKeyRatePerSecond, TEST_KEY_RATE_PER_SECOND, {}, 'riskcheck server')
+  const anonRate = numberOption('anonymousRatePerSecond', options.anonymousRatePerSecond, 20, {}, 'riskcheck server')
+  const purgeEvery = numberOption('purgeIntervalMs', options.purgeIntervalMs, 10 * 60 * 1000, { min: 0 }, 'riskcheck server')
+  const webhookEvery = numberOption('webhookIntervalMs', options.webhookIntervalMs, 1000, { min: 0 }, 'riskcheck server')
+  const requestTimeout = numberOption('requestTimeoutMs', options.requestTimeoutMs, 60_000, {}, 'riskcheck server')
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
   const docsUrl = options.docsUrl ?? DEFAULT_DOCS_URL
 

@@ -89,18 +89,19 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     if (policyOf) Object.defineProperty(env, 'policy', { get: () => policyOf(owner.orgId), enumerable: true })
     const { dispatch, cancelRemote } = options
     engine = createBulkEngine(env, {
-      store: storage.jobStore(owner),
+      // Usage and the bulk.completed event commit with the final status (a cancel is settled by its route).
+      store: storage.jobStore(owner, (job, tx) => {
+        if (job.status === 'cancelled') return
+        const event = buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job })
+        const counted = owner.mode === 'live' ? storage.settleCredits(owner.orgId, lookupsOf(job), nowMs(), tx) : undefined
+        // synchronous on SQLite (inside its transaction), a promise on PostgreSQL
+        return counted instanceof Promise ? counted.then(() => storage.insertEvent(event, tx)) : storage.insertEvent(event, tx)
+      }),
       ...(dispatch ? { dispatch: (job: BulkJob) => dispatch(owner, job) } : {}),
       ...(cancelRemote ? { cancelRemote: (id: string) => cancelRemote(owner, id) } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-      async onCompleted(job) {
-        try {
-          await settle(owner, lookupsOf(job))
-          await storage.insertEvent(buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job }))
-          options.onCompleted?.(owner, job)
-        } catch {
-          // the database is closing; the job itself is recorded
-        }
+      onCompleted(job) {
+        options.onCompleted?.(owner, job)
       },
     })
     engines.set(key, engine)

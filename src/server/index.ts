@@ -1,8 +1,9 @@
 /**
  * `riskcheck/server`: the documented HTTP API (single lookups, bulk jobs, webhook endpoints, account, pricing,
  * OpenAPI) over the library, with API keys and scopes, credits and plans, rate limits, idempotency and the error
- * envelope, on SQLite by default; bulk jobs resume after a restart and webhook deliveries retry from the database;
- * per-org scoring policies (`riskcheck admin policy`) with the answer log their backtests read.
+ * envelope, on SQLite by default (or PostgreSQL, `createPostgresStore`, for several instances); bulk jobs resume after
+ * a restart and webhook deliveries retry from the database; per-org scoring policies (`riskcheck admin policy`) with
+ * the answer log their backtests read.
  *
  * @example
  * import { createServer } from 'riskcheck/server'
@@ -13,6 +14,14 @@ export { createServer, type RiskcheckServer, type ServerOptions, type ServerQueu
 export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type CheckOutcome, type CheckReport, type Readiness } from './health.js'
 export { createServerMetrics, type ServerMetrics } from './metrics.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
+export { createPostgresStore, type PostgresStore, type PostgresStoreOptions, type Promised } from './store/postgres.js'
+export {
+  migratePostgres,
+  postgresSchemaStatus,
+  POSTGRES_MIGRATIONS,
+  type PostgresMigrateOptions,
+  type PostgresMigration,
+} from './store/postgres/migrations.js'
 export type {
   ApiKeyRecord,
   AuthRecord,
@@ -24,7 +33,9 @@ export type {
   PlanChange,
   Store,
   StoredEvent,
+  StoreProbe,
 } from './store/types.js'
+export { IDEMPOTENCY_STALE_MS } from './store/types.js'
 export { MIGRATIONS, type Migration } from './store/migrations.js'
 export { DEFAULT_PLANS, DEFAULT_PLAN_ID, PRODUCTS, TEST_KEY_RATE_PER_SECOND, pricingOf, validatePlans, type Plan, type Product } from './plans.js'
 export { DEFAULT_SCOPES, generateApiKey, hashApiKey, issueApiKey, parseApiKey, parseScopes, verifyApiKey, type IssueKeyOptions } from './keys.js'
@@ -56,4 +67,5 @@ export {
   type OrgPolicyStore,
   type OrgPolicyStoreOptions,
 } from './store/org-policy-store.js'
+export { createPostgresOrgPolicyStore, ORG_POLICY_POSTGRES_SCHEMA, type PgQueryable } from './store/org-policy-postgres.js'
 export { createOrgPolicies, loggedAnswerOf, type OrgPolicies, type OrgPoliciesOptions, type ResolvedPolicy } from './org-policies.js'

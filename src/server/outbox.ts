@@ -8,7 +8,7 @@
  */
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../schema.js'
-import { enqueueEvent, type DeliveryStore } from '../webhooks/queue.js'
+import { enqueueEvent, type DeliveryCrashHook, type DeliveryStore } from '../webhooks/queue.js'
 import type { Awaitable } from './store/service-storage.js'
 
 /** The key of the pump's cursor (the seq of the last event fanned out) in the `meta` table. */
@@ -39,9 +39,15 @@ export interface OutboxSource {
  * Fans out the outbox events of `source` written since the last pump (up to `limit`, oldest first) to `deliveries`.
  * Returns how many events were taken. A ping goes to the endpoint named in its data only (skipped when that
  * endpoint is gone). The cursor moves past each event once its deliveries are written, so a crash repeats at most
- * the event in hand, whose fan-out is idempotent.
+ * the event in hand, whose fan-out is idempotent. `crashHook`: crash tests only.
  */
-export async function pumpEvents(source: OutboxSource, deliveries: DeliveryStore, now: () => Date, limit = 500): Promise<number> {
+export async function pumpEvents(
+  source: OutboxSource,
+  deliveries: DeliveryStore,
+  now: () => Date,
+  limit = 500,
+  crashHook?: DeliveryCrashHook,
+): Promise<number> {
   const rows = await source.after(limit)
   for (const row of rows) {
     let event: EventPayload | null = null
@@ -60,7 +66,9 @@ export async function pumpEvents(source: OutboxSource, deliveries: DeliveryStore
         if (!(e instanceof TypeError)) throw e
       }
     }
+    crashHook?.('pump.fanned-out')
     await source.advance(row.seq)
+    crashHook?.('pump.advanced')
   }
   return rows.length
 }
@@ -84,6 +92,6 @@ export function sqliteOutbox(db: Database.Database): OutboxSource {
 }
 
 /** {@link pumpEvents} over the server's SQLite file. */
-export function pumpOutbox(db: Database.Database, deliveries: DeliveryStore, now: () => Date, limit = 500): Promise<number> {
-  return pumpEvents(sqliteOutbox(db), deliveries, now, limit)
+export function pumpOutbox(db: Database.Database, deliveries: DeliveryStore, now: () => Date, limit = 500, crashHook?: DeliveryCrashHook): Promise<number> {
+  return pumpEvents(sqliteOutbox(db), deliveries, now, limit, crashHook)
 }

@@ -8,15 +8,28 @@ import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import type { EventPayload } from '../schema.js'
 import { buildPingEvent } from '../webhooks/events.js'
-import { createDeliveryWorker, pruneDeliveryLog, type WebhookEndpointRecord, resendDeliveries, type DeliverFunction, type DeliveryStore, type DeliveryWorker, type TickResult } from '../webhooks/queue.js'
+import {
+  createDeliveryWorker,
+  pruneDeliveryLog,
+  type WebhookEndpointRecord,
+  resendDeliveries,
+  type DeliverFunction,
+  type DeliveryCrashHook,
+  type DeliveryStore,
+  type DeliveryWorker,
+  type TickResult,
+} from '../webhooks/queue.js'
 import { insertOutboxEvent } from './outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
+import { createSqliteDeliveryStorage, disabledEndpointNotice, type SqliteDeliveryStore } from './store/delivery-store.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/service-storage.js'
 
 /** Options of {@link createWebhookService}. */
 export interface WebhookServiceOptions {
   /** Where endpoints, deliveries and the outbox live (`createSqliteDeliveryStorage`, `createPostgresDeliveryStorage`). */
-  storage: DeliveryServiceStorage
+  storage?: DeliveryServiceStorage
+  /** Instead of `storage`: the SQLite database of the server (its delivery storage is created over it). */
+  db?: Database.Database
   /** The server clock (unix ms). */
   nowMs: () => number
   /** Deliveries to loopback allowed (tests, local development). Production never sets it. */
@@ -38,11 +51,13 @@ export interface WebhookServiceOptions {
    * the queue instead of sending them here; this process sends only when `workers` is true.
    */
   queue?: Pick<DeliveryQueueOptions, 'redisUrl' | 'prefix' | 'worker' | 'retryDelaysMs' | 'onError'> & { workers: boolean }
+  /** Crash tests only: called at each boundary of a delivery's life (pump and timer worker). */
+  crashHook?: DeliveryCrashHook
 }
 
-/** The running webhook service. */
-export interface WebhookService {
-  readonly deliveries: EndpointDeliveryStore
+/** The running webhook service; `D`: its delivery store (synchronous over SQLite's `db`). */
+export interface WebhookService<D extends EndpointDeliveryStore = EndpointDeliveryStore> {
+  readonly deliveries: D
   readonly worker: DeliveryWorker
   /** The BullMQ delivery queue (with `queue`). */
   readonly queue: DeliveryQueue | undefined
@@ -89,10 +104,14 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000
 /**
  * Creates the webhook service over the server's database (migration 002 applied). Call `start()` to run the timer.
  */
+export function createWebhookService(options: WebhookServiceOptions & { db: Database.Database; storage?: undefined }): WebhookService<SqliteDeliveryStore>
+export function createWebhookService(options: WebhookServiceOptions): WebhookService
 export function createWebhookService(options: WebhookServiceOptions): WebhookService {
-  const { storage, nowMs } = options
+  const { nowMs } = options
+  if (!options.storage && !options.db) throw new TypeError('createWebhookService: give `storage` (or `db`, a SQLite database)')
   const log = { warn: (o: object, m: string) => options.log?.()?.warn(o, m), error: (o: object, m: string) => options.log?.()?.error(o, m) }
   const now = () => new Date(nowMs())
+  const storage = options.storage ?? createSqliteDeliveryStorage(options.db!, nowMs)
   const deliveries = storage.deliveries
 
   const notice = async (orgId: string | null, subject: string, kind: string, message: string) => {
@@ -100,15 +119,11 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     log.warn({ notice: kind, subject, org_id: orgId }, message)
   }
 
-  const onEndpointDisabled = (endpoint: WebhookEndpointRecord, at: Date) =>
-    notice(
-      endpoint.orgId,
-      endpoint.id,
-      'webhook_endpoint_disabled',
-      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
-        'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
-        `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
-    )
+  // The notice row is written by the store with the delivery's last failure; only the log line is written here.
+  const onEndpointDisabled = (endpoint: WebhookEndpointRecord, at: Date) => {
+    const n = disabledEndpointNotice(endpoint, at)
+    log.warn({ notice: n.kind, subject: n.subject, org_id: n.orgId }, n.message)
+  }
 
   // What the timer worker and the BullMQ worker share: the store, clock, sender, limits and callbacks.
   const sending = {
@@ -121,7 +136,11 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     ...(options.onAttempt ? { onAttempt: (attempt: { ok: boolean }) => options.onAttempt!(attempt.ok) } : {}),
     onEndpointDisabled,
   }
-  const worker = createDeliveryWorker({ ...sending, onError: (err) => log.error({ err }, 'webhook delivery store error') })
+  const worker = createDeliveryWorker({
+    ...sending,
+    onError: (err) => log.error({ err }, 'webhook delivery store error'),
+    ...(options.crashHook ? { crashHook: options.crashHook } : {}),
+  })
   const queue = options.queue
     ? createDeliveryQueue({ ...options.queue, ...sending, onError: options.queue.onError ?? ((err) => log.error({ err }, 'webhook queue error')) })
     : undefined
@@ -136,7 +155,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
   const prune = () => pruneDeliveryLog({ store: deliveries, now })
 
   async function round(): Promise<TickResult & { events: number }> {
-    const events = await storage.pumpOutbox(now)
+    const events = await storage.pumpOutbox(now, undefined, options.crashHook)
     const result = queue ? await dispatch() : await worker.tick()
     if (nowMs() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = nowMs()

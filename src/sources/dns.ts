@@ -9,6 +9,7 @@ import { Resolver } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
 import { Semaphore } from '../semaphore.js'
+import { numberOption } from '../option-checks.js'
 
 export type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
 
@@ -63,6 +64,17 @@ const MAX_NAME_LENGTH = 253
 /** Default of {@link DnsSourceOptions.maxInFlight}: every question of one lookup goes out in the same round. */
 export const DEFAULT_MAX_IN_FLIGHT = 64
 
+/** Defaults of the DNS source, defined once: `createRiskcheck`'s settings (src/settings.ts) use these. */
+export const DNS_DEFAULTS = {
+  /** Timeout of one try of one query, in ms. */
+  timeoutMs: 3000,
+  /** Tries per query. */
+  tries: 2,
+  /** TTL of answers whose own TTL is not available (MX, TXT …), in seconds. */
+  cacheTtlSeconds: 300,
+  maxInFlight: DEFAULT_MAX_IN_FLIGHT,
+} as const
+
 /** Maps a c-ares error code (as Node reports it) to a {@link DnsStatus}. */
 export function mapDnsErrorCode(code: unknown): DnsStatus {
   switch (code) {
@@ -111,13 +123,6 @@ function validateServers(servers: string[]): string[] {
   })
 }
 
-function positiveInt(value: number | undefined, fallback: number, name: string, allowZero = false): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < (allowZero ? 0 : 1)) {
-    throw new TypeError(`dns.${name} must be a ${allowZero ? 'non-negative' : 'positive'} number`)
-  }
-  return value
-}
 
 /**
  * Creates a DNS source over Node's `dns.promises.Resolver`.
@@ -139,14 +144,14 @@ function positiveInt(value: number | undefined, fallback: number, name: string, 
  * const mx = await dns.resolveMx('example.com') // { status: 'ok', records: [{ exchange: 'mx.example.com', priority: 10 }] }
  */
 export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
-  const timeoutMs = positiveInt(opts.timeoutMs, 3000, 'timeoutMs')
-  const tries = Math.floor(positiveInt(opts.tries, 2, 'tries'))
-  const defaultTtl = positiveInt(opts.cacheTtlSeconds, 300, 'cacheTtlSeconds', true)
-  const minTtl = positiveInt(opts.minTtlSeconds, 5, 'minTtlSeconds', true)
-  const maxTtl = positiveInt(opts.maxTtlSeconds, 3600, 'maxTtlSeconds', true)
-  const negativeTtl = positiveInt(opts.negativeTtlSeconds, 60, 'negativeTtlSeconds', true)
-  const maxInFlight = Math.floor(positiveInt(opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 'maxInFlight'))
-  const maxCacheEntries = Math.floor(positiveInt(opts.maxCacheEntries, 10_000, 'maxCacheEntries', true))
+  const timeoutMs = numberOption('dns.timeoutMs', opts.timeoutMs, DNS_DEFAULTS.timeoutMs, { integer: false })
+  const tries = Math.floor(numberOption('dns.tries', opts.tries, DNS_DEFAULTS.tries, { integer: false }))
+  const defaultTtl = numberOption('dns.cacheTtlSeconds', opts.cacheTtlSeconds, DNS_DEFAULTS.cacheTtlSeconds, { min: 0, integer: false })
+  const minTtl = numberOption('dns.minTtlSeconds', opts.minTtlSeconds, 5, { min: 0, integer: false })
+  const maxTtl = numberOption('dns.maxTtlSeconds', opts.maxTtlSeconds, 3600, { min: 0, integer: false })
+  const negativeTtl = numberOption('dns.negativeTtlSeconds', opts.negativeTtlSeconds, 60, { min: 0, integer: false })
+  const maxInFlight = Math.floor(numberOption('dns.maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT, { integer: false }))
+  const maxCacheEntries = Math.floor(numberOption('dns.maxCacheEntries', opts.maxCacheEntries, 10_000, { min: 0, integer: false }))
   const now = opts.now ?? Date.now
   const cacheEnabled = defaultTtl > 0 && maxCacheEntries > 0
 

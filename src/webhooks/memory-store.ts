@@ -30,6 +30,8 @@ export interface MemoryDeliveryStore extends DeliveryStore {
   addEndpoint(endpoint: NewEndpoint): WebhookEndpointRecord
   /** Replaces the secret (the old one stops working at once; queued deliveries use the new one). */
   rotateSecret(endpointId: string, secret: string): void
+  /** Disables an enabled endpoint with `reason`; true when it changed. */
+  disableEndpoint(endpointId: string, reason: 'failing'): boolean
   /** Operator re-enable: status enabled, reason cleared, `enabledAt = at`. */
   enableEndpoint(endpointId: string, at: Date): void
   deleteEndpoint(endpointId: string): void
@@ -70,6 +72,14 @@ export function createMemoryDeliveryStore(): MemoryDeliveryStore {
   const events = new Map<string, EventPayload>()
   const deliveries = new Map<string, DeliveryRecord>()
   let attempts: DeliveryAttemptRecord[] = []
+
+  const disable = (id: string, reason: string): boolean => {
+    const e = endpoints.get(id)
+    if (!e || e.status !== 'enabled') return false
+    e.status = 'disabled'
+    e.disabledReason = reason
+    return true
+  }
 
   const mustEndpoint = (id: string): WebhookEndpointRecord => {
     const e = endpoints.get(id)
@@ -129,18 +139,12 @@ export function createMemoryDeliveryStore(): MemoryDeliveryStore {
       d.lastError = update.lastError
       d.leaseUntil = null
       if (attempt) attempts.push(cloneAttempt(attempt))
+      const e = endpoints.get(d.endpointId)
+      const success = update.endpointSuccessAt
+      if (e && success && (!e.lastSuccessAt || e.lastSuccessAt.getTime() < success.getTime())) e.lastSuccessAt = new Date(success.getTime())
+      return { endpointDisabled: update.disableEndpoint ? disable(d.endpointId, update.disableEndpoint.reason) : false }
     },
-    markEndpointSuccess(id, at) {
-      const e = endpoints.get(id)
-      if (e && (!e.lastSuccessAt || e.lastSuccessAt.getTime() < at.getTime())) e.lastSuccessAt = new Date(at.getTime())
-    },
-    disableEndpoint(id, reason) {
-      const e = endpoints.get(id)
-      if (!e || e.status !== 'enabled') return false
-      e.status = 'disabled'
-      e.disabledReason = reason
-      return true
-    },
+    disableEndpoint: (id, reason) => disable(id, reason),
     listDeliveries(filter) {
       const since = filter.since?.getTime() ?? -Infinity
       return [...deliveries.values()]

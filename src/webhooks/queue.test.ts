@@ -88,7 +88,7 @@ describe('enqueueEvent (fan-out)', () => {
     add('low', ['credits.low'])
     add('off', ['credits.low'])
     add('other', ['*'], { orgId: 'org_2' })
-    await store.disableEndpoint('off', 'failing', clock.now())
+    await store.disableEndpoint('off', 'failing')
     const e = lowEvent(clock)
     const ds = await enqueueEvent({ store, now: clock.now, event: e, createId })
     expect(ds.map((d) => [d.endpointId, d.status, d.eventId])).toEqual([

@@ -105,6 +105,18 @@ export interface DeliveryUpdate {
   lastAttemptAt: Date | null
   lastStatus: number | null
   lastError: string | null
+  /** A success: the endpoint's `lastSuccessAt` becomes this time (if later) in the same write. */
+  endpointSuccessAt?: Date
+  /**
+   * A last failure that meets the auto-disable rule: the endpoint, if still enabled, is disabled with this reason in
+   * the same write (a store may record its operator notice there too).
+   */
+  disableEndpoint?: { reason: 'failing'; at: Date }
+}
+
+/** What {@link DeliveryStore.completeDelivery} did beyond the delivery: whether it disabled the endpoint. */
+export interface DeliveryCompletion {
+  endpointDisabled: boolean
 }
 
 /**
@@ -136,12 +148,12 @@ export interface DeliveryStore {
    * lease expired), oldest due first, and sets their `leaseUntil`. Returns them as they were before the lease.
    */
   leaseDue(now: Date, limit: number, leaseUntil: Date): MaybePromise<DeliveryRecord[]>
-  /** Applies `update`, clears the lease, and appends `attempt` to the log when given (null for a skip). */
-  completeDelivery(deliveryId: string, update: DeliveryUpdate, attempt: DeliveryAttemptRecord | null): MaybePromise<void>
-  /** Records a success for the endpoint (`lastSuccessAt = at`, only if later than the stored one). */
-  markEndpointSuccess(endpointId: string, at: Date): MaybePromise<void>
-  /** Disables an enabled endpoint (`status = disabled`, `disabledReason = reason`); true when it changed. */
-  disableEndpoint(endpointId: string, reason: 'failing', at: Date): MaybePromise<boolean>
+  /**
+   * Applies `update`, clears the lease, appends `attempt` to the log when given (null for a skip), and applies the
+   * update's endpoint changes (last success, auto-disable) — all in one write, so a crash cannot record an outcome
+   * without its effect on the endpoint.
+   */
+  completeDelivery(deliveryId: string, update: DeliveryUpdate, attempt: DeliveryAttemptRecord | null): MaybePromise<DeliveryCompletion | void>
   /**
    * One delivery by id, or null. Needed by the BullMQ delivery worker (`src/server/queue/delivery-queue.ts`), whose
    * jobs carry only the delivery id; the timer worker does not use it.
@@ -155,6 +167,24 @@ export interface DeliveryStore {
    */
   pruneBefore(cutoff: Date): MaybePromise<{ attempts: number; deliveries: number; events: number }>
 }
+
+/**
+ * The boundaries of a delivery's life where a process may die, in order: the outbox pump has written an event's
+ * deliveries (`pump.fanned-out`) and then moved its cursor past the event (`pump.advanced`); a worker has leased due
+ * deliveries (`worker.leased`), had the endpoint's answer to one (`worker.sent`) and recorded that attempt and its
+ * outcome (`worker.recorded`). test/delivery-crash-points.test.ts kills a process at each one and checks that a
+ * restart loses and repeats nothing but the at-least-once resend of a POST whose outcome was not recorded.
+ */
+export const DELIVERY_CRASH_POINTS = ['pump.fanned-out', 'pump.advanced', 'worker.leased', 'worker.sent', 'worker.recorded'] as const
+
+/** One of {@link DELIVERY_CRASH_POINTS}. */
+export type DeliveryCrashPoint = (typeof DELIVERY_CRASH_POINTS)[number]
+
+/**
+ * A test seam called right after each of {@link DELIVERY_CRASH_POINTS} (crash tests kill the process there). Unset in
+ * production: one undefined check per boundary.
+ */
+export type DeliveryCrashHook = (point: DeliveryCrashPoint) => void
 
 /** Options common to the queue functions. */
 export interface QueueBase {
@@ -291,6 +321,8 @@ export interface DeliveryWorkerOptions {
   jitterRatio?: number
   /** reported by `tick()` through `onError` instead of throwing: store failures */
   onError?: (err: unknown) => void
+  /** crash tests only: called at each boundary ({@link DeliveryCrashHook}) */
+  crashHook?: DeliveryCrashHook
 }
 
 /** What one `tick()` did. */
@@ -323,7 +355,7 @@ export interface AttemptContext {
   deliver: DeliverFunction
   timeoutMs: number
   allowLoopback: boolean
-  options: Pick<DeliveryWorkerOptions, 'jitterRatio' | 'onEndpointDisabled' | 'onAttempt'>
+  options: Pick<DeliveryWorkerOptions, 'jitterRatio' | 'onEndpointDisabled' | 'onAttempt' | 'crashHook'>
   /** The retry delays (default the documented schedule of ./schedule.ts; tests scale it down). */
   retryDelaysMs?: readonly number[]
 }
@@ -384,6 +416,7 @@ export async function attemptDelivery(ctx: AttemptContext, d: DeliveryRecord, re
       address: null,
     }
   }
+  options.crashHook?.('worker.sent')
   const ended = now()
   const attemptNo = d.attempts + 1
   const attempt: DeliveryAttemptRecord = {
@@ -401,20 +434,19 @@ export async function attemptDelivery(ctx: AttemptContext, d: DeliveryRecord, re
   }
   const base = { attempts: attemptNo, lastAttemptAt: at, lastStatus: res.status, lastError: res.error }
   if (res.ok) {
-    await store.completeDelivery(d.id, { ...base, status: 'succeeded', nextAttemptAt: null }, attempt)
-    await store.markEndpointSuccess(endpoint.id, ended)
+    await store.completeDelivery(d.id, { ...base, status: 'succeeded', nextAttemptAt: null, endpointSuccessAt: ended }, attempt)
+    options.crashHook?.('worker.recorded')
     result.succeeded++
   } else {
     const next = nextAttemptAt(attemptNo, ended, jitter)
     if (next) {
       await store.completeDelivery(d.id, { ...base, status: 'pending', nextAttemptAt: next }, attempt)
+      options.crashHook?.('worker.recorded')
       result.retrying++
     } else {
-      await store.completeDelivery(d.id, { ...base, status: 'failed', nextAttemptAt: null }, attempt)
-      result.failed++
       const fresh = await store.getEndpoint(endpoint.id)
-      if (
-        fresh &&
+      const disable =
+        fresh !== null &&
         fresh.status === 'enabled' &&
         shouldDisable({
           lastAttemptFailedFinal: true,
@@ -423,12 +455,14 @@ export async function attemptDelivery(ctx: AttemptContext, d: DeliveryRecord, re
           enabledAt: fresh.enabledAt,
           now: ended,
         })
-      ) {
-        if (await store.disableEndpoint(fresh.id, 'failing', ended)) {
-          result.disabledEndpoints.push(fresh.id)
-          const disabled = (await store.getEndpoint(fresh.id)) ?? { ...fresh, status: 'disabled', disabledReason: 'failing' }
-          await options.onEndpointDisabled?.(disabled, ended)
-        }
+      const update: DeliveryUpdate = { ...base, status: 'failed', nextAttemptAt: null, ...(disable ? { disableEndpoint: { reason: 'failing', at: ended } } : {}) }
+      const done = await store.completeDelivery(d.id, update, attempt)
+      options.crashHook?.('worker.recorded')
+      result.failed++
+      if (done?.endpointDisabled && fresh) {
+        result.disabledEndpoints.push(fresh.id)
+        const disabled = (await store.getEndpoint(fresh.id)) ?? { ...fresh, status: 'disabled', disabledReason: 'failing' }
+        await options.onEndpointDisabled?.(disabled, ended)
       }
     }
   }
@@ -470,6 +504,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     const at = now()
     const leased = await store.leaseDue(at, batchSize, new Date(at.getTime() + timeoutMs + leaseGraceMs))
     result.leased = leased.length
+    if (leased.length > 0) options.crashHook?.('worker.leased')
     let next = 0
     const lane = async (): Promise<void> => {
       while (next < leased.length) {

@@ -167,6 +167,36 @@ export function bulkStorageContract(open: OpenHarness): void {
   )
 
   it(
+    "a finished job's usage and event (onFinished) commit with its final status, once; a crash there rolls them back with it",
+    withHarness(async (h) => {
+      const org = await h.createOrg({ subscription: 30, purchased: 0 })
+      let crash: Error | null = new Error('crash after the usage was counted')
+      let calls = 0
+      const then = (v: MaybePromise<void>, f: () => MaybePromise<void>) => (v instanceof Promise ? v.then(f) : f())
+      const store = h.bulk.jobStore({ orgId: org, mode: 'live' }, (job, tx) => {
+        calls++
+        const event = { id: `evt_done_${job.id}`, type: 'bulk.completed' as const, created: Math.floor(NOW / 1000), api_version: '1' as const, org_id: org, data: { id: job.id } }
+        return then(h.bulk.settleCredits(org, 4, NOW, tx), () =>
+          then(h.bulk.insertEvent(event, tx), () => {
+            if (crash) throw crash
+          }),
+        )
+      })
+      const ledger = h.bulk.ledger(org, () => NOW)
+      const rec = jobRecord(6, 6)
+      await store.insertJobCharged!(rec, pendingRows(6), (tx) => ledger.reserveFor!(rec.job.id, 6, tx))
+      const done = final(rec.job, 'completed', 4)
+      await expect(Promise.resolve().then(() => store.finishJob!(rec.job.id, done, (tx) => ledger.settleFor!(rec.job.id, 2, tx)))).rejects.toBe(crash)
+      const usage = `id = '${org}' AND period_lookups = 4`
+      expect([await h.count('orgs', usage), await h.count('events', "type = 'bulk.completed'"), await h.balance(org)]).toEqual([0, 0, 24])
+      crash = null
+      await store.finishJob!(rec.job.id, done, (tx) => ledger.settleFor!(rec.job.id, 2, tx))
+      await store.finishJob!(rec.job.id, done, (tx) => ledger.settleFor!(rec.job.id, 2, tx))
+      expect([await h.count('orgs', usage), await h.count('events', "type = 'bulk.completed'"), await h.balance(org), calls]).toEqual([1, 1, 26, 2])
+    }),
+  )
+
+  it(
     'rows and counters are committed together and read back by any view of the owner; other owners see nothing',
     withHarness(async (h) => {
       const org = await h.createOrg({ subscription: 100, purchased: 0 })

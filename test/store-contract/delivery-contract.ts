@@ -23,6 +23,20 @@ export async function addEndpoint(h: ServiceHarness, org: string, events: string
   return h.webhooks.deliveries.createEndpoint({ orgId: org, url, description: null, events, format: 'json', secret: 'whsec_contract' }, NOW)
 }
 
+/**
+ * Disables `endpoint` as the worker does: the last failure of a delivery (created a day before {@link NOW}, so a
+ * resend `since` NOW leaves it out) that meets the auto-disable rule. True when the endpoint changed.
+ */
+export async function autoDisable(h: ServiceHarness, endpoint: { id: string; orgId: string }): Promise<boolean> {
+  const id = `dlv_disable_${++n}`
+  const day = new Date(NOW - 86_400_000)
+  await h.webhooks.deliveries.insertDeliveries([
+    { id, eventId: `evt_disable_${n}`, endpointId: endpoint.id, orgId: endpoint.orgId, status: 'pending', attempts: 10, nextAttemptAt: day, leaseUntil: null, createdAt: day, lastAttemptAt: null, lastStatus: null, lastError: null, resendOf: null },
+  ])
+  const update = { status: 'failed' as const, attempts: 11, nextAttemptAt: null, lastAttemptAt: new Date(NOW), lastStatus: 500, lastError: 'http_status', disableEndpoint: { reason: 'failing' as const, at: new Date(NOW) } }
+  return (await h.webhooks.deliveries.completeDelivery(id, update, null))?.endpointDisabled === true
+}
+
 /** A sender that answers `status` and records what it was asked to send. */
 function fakeSender(status: () => number) {
   const sent: Array<{ url: string; eventId: string | undefined }> = []
@@ -64,9 +78,11 @@ export function deliveryStorageContract(open: OpenHarness): void {
       expect(await d.deleteEndpoint(b.id, other)).toBe(false)
       expect(await d.deleteEndpoint(b.id, org)).toBe(true)
       expect(await d.getStoredEndpoint(b.id)).toBeNull()
-      expect(await d.disableEndpoint(a.id, 'failing', new Date(NOW))).toBe(true)
-      expect(await d.disableEndpoint(a.id, 'failing', new Date(NOW))).toBe(false)
+      // the auto-disable and its operator notice are written with the delivery's last failure, once
+      expect(await autoDisable(h, a)).toBe(true)
+      expect(await autoDisable(h, a)).toBe(false)
       expect(await d.getStoredEndpoint(a.id)).toMatchObject({ status: 'disabled', disabledReason: 'failing' })
+      expect((await d.listNotices()).map((x) => [x.kind, x.subject, x.orgId, x.at])).toEqual([['webhook_endpoint_disabled', a.id, org, NOW]])
       expect(await d.enableEndpoint(a.id, NOW + MIN)).toMatchObject({ status: 'enabled', disabledReason: null, enabledAt: new Date(NOW + MIN) })
       expect(await d.enableEndpoint('we_missing', NOW)).toBeNull()
     }),
@@ -80,7 +96,7 @@ export function deliveryStorageContract(open: OpenHarness): void {
       const credits = await addEndpoint(h, org, ['credits.low'])
       const bulkOnly = await addEndpoint(h, org, ['bulk.completed'])
       const off = await addEndpoint(h, org, ['*'])
-      await h.webhooks.deliveries.disableEndpoint(off.id, 'failing', new Date(NOW))
+      await autoDisable(h, off)
       const first = creditsEvent(org)
       const second = creditsEvent(org)
       await h.webhooks.insertEvent(first)
@@ -97,7 +113,7 @@ export function deliveryStorageContract(open: OpenHarness): void {
         }
         expect(Object.fromEntries(byEndpoint)).toEqual({ [all.id]: 'pending', [credits.id]: 'pending', [off.id]: 'skipped' })
       }
-      expect(await h.count('webhook_deliveries')).toBe(6)
+      expect(await h.count('webhook_deliveries', "event_id NOT LIKE 'evt_disable_%'")).toBe(6)
       expect(await h.webhooks.pendingCount()).toBe(4)
       expect(await h.webhooks.deliveries.getEvent(first.id)).toEqual(first)
     }),
@@ -110,14 +126,14 @@ export function deliveryStorageContract(open: OpenHarness): void {
       const target = await addEndpoint(h, org)
       const bystander = await addEndpoint(h, org)
       const gone = await addEndpoint(h, org)
-      await h.webhooks.deliveries.disableEndpoint(target.id, 'failing', new Date(NOW))
+      await autoDisable(h, target)
       await h.webhooks.insertEvent(buildPingEvent({ orgId: org, now: new Date(NOW), endpointId: target.id }))
       await h.webhooks.insertEvent(buildPingEvent({ orgId: org, now: new Date(NOW), endpointId: gone.id }))
       await h.webhooks.deliveries.deleteEndpoint(gone.id)
       expect(await h.webhooks.pumpOutbox(clockAt(NOW))).toBe(2)
-      expect((await h.webhooks.deliveries.listDeliveries({ endpointId: target.id })).map((d) => d.status)).toEqual(['pending'])
+      expect((await h.webhooks.deliveries.listDeliveries({ endpointId: target.id, since: new Date(NOW) })).map((d) => d.status)).toEqual(['pending'])
       expect(await h.webhooks.deliveries.listDeliveries({ endpointId: bystander.id })).toEqual([])
-      expect(await h.count('webhook_deliveries')).toBe(1)
+      expect(await h.count('webhook_deliveries', "event_id NOT LIKE 'evt_disable_%'")).toBe(1)
     }),
   )
 
@@ -190,24 +206,24 @@ export function deliveryStorageContract(open: OpenHarness): void {
     withHarness(async (h) => {
       const org = await h.createOrg({ subscription: 0, purchased: 0 })
       const ep = await addEndpoint(h, org)
-      await h.webhooks.deliveries.disableEndpoint(ep.id, 'failing', new Date(NOW))
+      await autoDisable(h, ep)
       const missed = creditsEvent(org)
       await h.webhooks.insertEvent(missed)
       await h.webhooks.pumpOutbox(clockAt(NOW))
       await h.webhooks.deliveries.enableEndpoint(ep.id, NOW + MIN)
-      const created = await resendDeliveries({ store: h.webhooks.deliveries, now: clockAt(NOW + MIN), endpointId: ep.id })
+      const created = await resendDeliveries({ store: h.webhooks.deliveries, now: clockAt(NOW + MIN), endpointId: ep.id, since: new Date(NOW) })
       expect(created).toHaveLength(1)
       expect(created[0]).toMatchObject({ eventId: missed.id, status: 'pending' })
-      expect(await resendDeliveries({ store: h.webhooks.deliveries, now: clockAt(NOW + MIN), endpointId: ep.id })).toEqual([])
-      expect((await h.webhooks.deliveries.listDeliveries({ endpointId: ep.id })).map((d) => [d.status, d.resendOf !== null])).toEqual([
+      expect(await resendDeliveries({ store: h.webhooks.deliveries, now: clockAt(NOW + MIN), endpointId: ep.id, since: new Date(NOW) })).toEqual([])
+      expect((await h.webhooks.deliveries.listDeliveries({ endpointId: ep.id, since: new Date(NOW) })).map((d) => [d.status, d.resendOf !== null])).toEqual([
         ['skipped', false],
         ['pending', true],
       ])
 
-      expect(await h.webhooks.deliveries.pruneBefore(new Date(NOW + 2 * MIN))).toEqual({ attempts: 0, deliveries: 1, events: 0 })
-      await h.webhooks.deliveries.addNotice({ at: NOW, orgId: org, subject: ep.id, kind: 'webhook_endpoint_disabled', message: 'first' })
+      expect(await h.webhooks.deliveries.pruneBefore(new Date(NOW + 2 * MIN))).toEqual({ attempts: 0, deliveries: 2, events: 0 })
+      await h.webhooks.deliveries.addNotice({ at: NOW, orgId: org, subject: ep.id, kind: 'other', message: 'first' })
       await h.webhooks.deliveries.addNotice({ at: NOW + 1, orgId: null, subject: 'x', kind: 'other', message: 'second' })
-      expect((await h.webhooks.deliveries.listNotices(10)).map((x) => x.message)).toEqual(['second', 'first'])
+      expect((await h.webhooks.deliveries.listNotices(10)).map((x) => x.message.slice(0, 6))).toEqual(['second', 'first', 'Webhoo'])
       expect((await h.webhooks.deliveries.listNotices(1)).map((x) => x.message)).toEqual(['second'])
     }),
   )

@@ -19,13 +19,13 @@ if (!url) {
 
 const open = async () => {
   const s = await freshSchema()
-  return pgHarness(s.pool, s.drop)
+  return pgHarness(s.store, s.drop)
 }
 
 /** Two "processes" on one fresh schema: a harness per pool. */
 async function twoProcesses() {
   const s = await freshSchema()
-  return { a: pgHarness(s.pool, s.drop), b: pgHarness(s.poolIn(), async () => undefined), drop: s.drop }
+  return { a: pgHarness(s.store, s.drop), b: pgHarness(s.store, async () => undefined, s.poolIn()), drop: s.drop }
 }
 
 describe.skipIf(!url)('bulk storage on PostgreSQL', () => bulkStorageContract(open))
@@ -41,7 +41,7 @@ describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processe
 
   it('the server picks the PostgreSQL storage from a store that exposes its pool, and bills through its settlement', async () => {
     const s = await freshSchema()
-    const h = pgHarness(s.pool, s.drop)
+    const h = pgHarness(s.store, s.drop)
     try {
       const settled: Array<[string, number]> = []
       const store = { pool: s.pool, settleCredits: (orgId: string, lookups: number) => void settled.push([orgId, lookups]) } as unknown as Store
@@ -107,7 +107,7 @@ describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processe
 
   it('an event committed after a later one was pumped is still pumped (no cursor to skip it)', async () => {
     const s = await freshSchema()
-    const h = pgHarness(s.pool, s.drop)
+    const h = pgHarness(s.store, s.drop)
     try {
       const org = await h.createOrg({ subscription: 0, purchased: 0 })
       const ep = await addEndpoint(h, org)

@@ -95,12 +95,14 @@ function inline<T>(value: MaybePromise<T>): T {
 
 /**
  * The bulk store of one owner over `db` (a store opened by `createSqliteStore`, migration 002 applied). Persistent:
- * the engine leaves running jobs to be resumed by the next engine on this owner.
+ * the engine leaves running jobs to be resumed by the next engine on this owner. `onFinished` runs inside the
+ * transaction that writes a job's final status (never twice for one job): the server counts the job's usage and
+ * writes its bulk.completed event there, so a crash cannot finish a job without them.
  *
  * @example
  * const engine = createBulkEngine(env, { store: createSqliteBulkStore(store.db, { orgId, mode: 'live' }) })
  */
-export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): BulkStore {
+export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, onFinished?: (job: BulkJob) => void): BulkStore {
   const q = {
     insertJob: db.prepare(
       `INSERT INTO bulk_jobs (id, org_id, mode, status, job, reserved, options, created_at, expires_at)
@@ -185,6 +187,7 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner): 
     if (now && FINAL.has((JSON.parse(now.job) as BulkJob).status)) return
     inline(settle(undefined))
     q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
+    onFinished?.(job)
   })
 
   const commitTx = db.transaction((id: string, rows: readonly BulkRowRecord[], job: BulkJob) => {
@@ -379,7 +382,8 @@ export function createSqliteBulkStorage(
 ): BulkServiceStorage {
   const unfinished = db.prepare(`SELECT count(*) AS n FROM bulk_jobs WHERE status IN ('queued', 'running')`)
   return {
-    jobStore: (owner) => createSqliteBulkStore(db, owner),
+    // the store's transactions belong to the connection: `onFinished` runs inside them as it is
+    jobStore: (owner, onFinished) => createSqliteBulkStore(db, owner, onFinished && ((job) => inline(onFinished(job, undefined)))),
     ledger: (orgId, nowMs) => createBulkLedger(db, credits, orgId, nowMs),
     settleCredits: (orgId, lookups, nowMs) => credits.settleCredits(orgId, lookups, nowMs),
     insertEvent: (event: EventPayload) => insertOutboxEvent(db, event),

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../../schema.js'
 import type { WebhookFormat } from '../../webhooks/format.js'
-import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore } from '../../webhooks/queue.js'
+import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../webhooks/queue.js'
 import { insertOutboxEvent, pumpOutbox } from '../outbox.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
 
@@ -143,13 +143,43 @@ export function newEndpointId(): string {
 }
 
 /**
+ * The operator notice of an endpoint auto-disabled at `at` (`riskcheck admin notices list`, the dashboard mails it):
+ * what every delivery storage writes in the transaction that disables the endpoint.
+ */
+export function disabledEndpointNotice(endpoint: WebhookEndpointRecord, at: Date): Omit<OperatorNotice, 'id'> {
+  return {
+    at: at.getTime(),
+    orgId: endpoint.orgId,
+    subject: endpoint.id,
+    kind: 'webhook_endpoint_disabled',
+    message:
+      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
+      'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
+      `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
+  }
+}
+
+/** Options of {@link createSqliteDeliveryStore}. */
+export interface SqliteDeliveryStoreOptions {
+  /**
+   * The operator notice of an endpoint auto-disabled at `at`, written in the transaction that disables it (with the
+   * delivery's last failure), so a crash cannot disable an endpoint without telling the operator.
+   */
+  disabledNotice?: (endpoint: StoredEndpoint, at: Date) => Omit<OperatorNotice, 'id'>
+}
+
+/**
  * The delivery store over `db` (a store opened by `createSqliteStore`). `now` stamps stored events.
  *
  * @example
  * const deliveries = createSqliteDeliveryStore(store.db)
  * const worker = createDeliveryWorker({ store: deliveries, now: () => new Date() })
  */
-export function createSqliteDeliveryStore(db: Database.Database, now: () => number = Date.now): SqliteDeliveryStore {
+export function createSqliteDeliveryStore(
+  db: Database.Database,
+  now: () => number = Date.now,
+  options: SqliteDeliveryStoreOptions = {},
+): SqliteDeliveryStore {
   const q = {
     insertEvent: db.prepare('INSERT OR IGNORE INTO webhook_events (id, org_id, type, created, payload, stored_at) VALUES (?, ?, ?, ?, ?, ?)'),
     event: db.prepare('SELECT payload FROM webhook_events WHERE id = ?'),
@@ -183,6 +213,7 @@ export function createSqliteDeliveryStore(db: Database.Database, now: () => numb
       `INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, event_id, endpoint_id, at, ok, status, duration_ms,
          response_body, error, error_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    endpointOf: db.prepare('SELECT endpoint_id FROM webhook_deliveries WHERE id = ?').pluck(),
     success: db.prepare(
       'UPDATE webhook_endpoints SET last_success_at = ? WHERE id = ? AND (last_success_at IS NULL OR last_success_at < ?)',
     ),
@@ -201,7 +232,7 @@ export function createSqliteDeliveryStore(db: Database.Database, now: () => numb
     for (const r of rows) q.lease.run(until, r.id)
     return rows.map(toDelivery)
   })
-  const completeTx = db.transaction((id: string, u: Parameters<DeliveryStore['completeDelivery']>[1], a: DeliveryAttemptRecord | null) => {
+  const completeTx = db.transaction((id: string, u: DeliveryUpdate, a: DeliveryAttemptRecord | null): { endpointDisabled: boolean } => {
     q.complete.run(u.status, u.attempts, ms(u.nextAttemptAt), ms(u.lastAttemptAt), u.lastStatus, u.lastError, id)
     if (a) {
       q.insertAttempt.run(
@@ -218,6 +249,15 @@ export function createSqliteDeliveryStore(db: Database.Database, now: () => numb
         a.errorDetail,
       )
     }
+    const endpointId = q.endpointOf.get(id) as string | undefined
+    if (endpointId === undefined) return { endpointDisabled: false }
+    if (u.endpointSuccessAt) q.success.run(u.endpointSuccessAt.getTime(), endpointId, u.endpointSuccessAt.getTime())
+    if (!u.disableEndpoint || q.disable.run(u.disableEndpoint.reason, endpointId).changes !== 1) return { endpointDisabled: false }
+    if (options.disabledNotice) {
+      const n = options.disabledNotice(toEndpoint(q.endpoint.get(endpointId) as EndpointRow), u.disableEndpoint.at)
+      q.insertNotice.run(n.at, n.orgId, n.subject, n.kind, n.message)
+    }
+    return { endpointDisabled: true }
   })
   const insertDeliveriesTx = db.transaction((list: DeliveryRecord[]) => {
     for (const d of list) {
@@ -268,10 +308,6 @@ export function createSqliteDeliveryStore(db: Database.Database, now: () => numb
       const r = q.delivery.get(id) as DeliveryRow | undefined
       return r ? toDelivery(r) : null
     },
-    markEndpointSuccess(id, at) {
-      q.success.run(at.getTime(), id, at.getTime())
-    },
-    disableEndpoint: (id, reason) => q.disable.run(reason, id).changes === 1,
     listDeliveries(filter) {
       return (q.deliveries.all(filter.endpointId, filter.since?.getTime() ?? Number.MIN_SAFE_INTEGER) as DeliveryRow[]).map(toDelivery)
     },
@@ -315,14 +351,17 @@ export function createSqliteDeliveryStore(db: Database.Database, now: () => numb
   }
 }
 
-/** The webhook service's storage on the server's SQLite file (migration 002): deliveries and the `events` outbox. */
+/**
+ * The webhook service's storage on the server's SQLite file (migration 002): deliveries and the `events` outbox. An
+ * endpoint auto-disabled gets its operator notice ({@link disabledEndpointNotice}) in the same transaction.
+ */
 export function createSqliteDeliveryStorage(db: Database.Database, now: () => number = Date.now): DeliveryServiceStorage & { deliveries: SqliteDeliveryStore } {
-  const deliveries = createSqliteDeliveryStore(db, now)
+  const deliveries = createSqliteDeliveryStore(db, now, { disabledNotice: disabledEndpointNotice })
   const pending = db.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)
   return {
     deliveries,
     insertEvent: (event) => insertOutboxEvent(db, event),
-    pumpOutbox: (clock, limit) => pumpOutbox(db, deliveries, clock, limit),
+    pumpOutbox: (clock, limit, crashHook) => pumpOutbox(db, deliveries, clock, limit, crashHook),
     pendingCount: () => (pending.get() as { n: number }).n,
   }
 }

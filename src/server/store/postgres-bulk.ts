@@ -9,6 +9,7 @@
  *   client against `orgs`, the org's row locked for the transaction.
  * - Rows are written in batches: one multi-row INSERT per batch of a new job, one UPDATE … FROM unnest(…) per flush
  *   of the engine (with the job's counters, in one transaction).
+ * - A finished job's usage and bulk.completed event are written in its final transaction (`onFinished`).
  * - Rows keep the SQLite encoding (the result column is the bulk codec's compact JSON), so both stores read alike.
  */
 import type pg from 'pg'
@@ -16,7 +17,7 @@ import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
 import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../bulk/types.js'
 import type { CreditLedger } from '../../credits.js'
 import type { BulkJob, BulkType, EventPayload } from '../../schema.js'
-import { alertLevelOf, buildEvent, creditsAddedEvent, periodAt } from '../ledger.js'
+import { alertLevelOf, buildEvent, creditsAddedEvent, dueAlerts, periodAt, type AlertLevel } from '../ledger.js'
 import { packResult, STATE_CODE, unpackRow, type RowRow } from './bulk-store.js'
 import { num, withTransaction, type Queryable } from './postgres-service-schema.js'
 import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
@@ -53,6 +54,8 @@ export interface PgBulkCredits {
   reserve(q: Queryable, orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null>
   /** Gives back `amount` of a reservation (purchased part first; subscription only within the period it came from). */
   refund(q: Queryable, orgId: string, reservation: CreditReservation, amount: number, nowMs: number): Promise<void>
+  /** Counts `lookups` into the usage and writes the credit alerts the balance calls for (the core store's settlement). */
+  settle(q: Queryable, orgId: string, lookups: number, nowMs: number): Promise<void>
 }
 
 interface CreditRow {
@@ -62,11 +65,12 @@ interface CreditRow {
   monthly_credits: string
   subscription_credits: string
   purchased_credits: string
+  alert_level: number
 }
 
 /** Locks the org's credit row and renews its period when due (the credit transaction and credits.added event with it). */
 async function lockCredits(q: Queryable, orgId: string, nowMs: number): Promise<CreditRow | null> {
-  const cols = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits'
+  const cols = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits, alert_level'
   const row = (await q.query<CreditRow>(`SELECT ${cols} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])).rows[0]
   if (!row || nowMs < num(row.period_end)) return row ?? null
   const { start, end } = periodAt(num(row.period_anchor), nowMs)
@@ -119,6 +123,15 @@ export const PG_BULK_CREDITS: PgBulkCredits = {
       [orgId, sub, pur, samePeriod ? pur + subPart : 0, pur + subPart],
     )
   },
+  async settle(q, orgId, lookups, nowMs) {
+    const row = await lockCredits(q, orgId, nowMs)
+    if (!row) return
+    if (lookups > 0) await q.query('UPDATE orgs SET period_lookups = period_lookups + $2, total_lookups = total_lookups + $2 WHERE id = $1', [orgId, lookups])
+    const level = row.alert_level as AlertLevel
+    const due = dueAlerts(num(row.subscription_credits) + num(row.purchased_credits), num(row.monthly_credits), level)
+    if (due.level !== level) await q.query('UPDATE orgs SET alert_level = $2 WHERE id = $1', [orgId, due.level])
+    for (const e of due.events) await insertEvent(q, buildEvent(orgId, e, nowMs))
+  },
 }
 
 /** Writes an event into the core outbox (`events`); a repeated id is ignored. */
@@ -144,8 +157,11 @@ function rowArrays(codec: DetailsCodec, rows: readonly BulkRowRecord[]) {
   ]
 }
 
-/** The job store of one owner on `pool`. */
-export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner): BulkStore {
+/**
+ * The job store of one owner on `pool`. `onFinished` runs inside the transaction that writes a job's final status
+ * (with the transaction's client), once per job.
+ */
+export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinished?: (job: BulkJob, tx: unknown) => MaybePromise<void>): BulkStore {
   const { orgId, mode } = owner
   /** Codec and seq of jobs seen (a job's type and seq never change). */
   const known = new Map<string, { seq: number; codec: DetailsCodec }>()
@@ -217,6 +233,7 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner): BulkSt
         if (now && FINAL.has(now.status)) return
         await settle(client)
         await updateOn(client, id, job)
+        await onFinished?.(job, client)
       })
     },
     async getJob(id) {
@@ -366,7 +383,7 @@ export function createPostgresBulkLedger(pool: pg.Pool, credits: PgBulkCredits, 
 export interface PostgresBulkStorageOptions {
   /** The core store's pool (its schema holds `orgs` and `events`). */
   pool: pg.Pool
-  /** The core store's settlement (usage counters and credit alerts). */
+  /** The core store's settlement (usage counters and credit alerts), used outside a job's final transaction. */
   settleCredits(orgId: string, lookups: number, nowMs: number): MaybePromise<void>
   /** The credit statements (default {@link PG_BULK_CREDITS}). */
   credits?: PgBulkCredits
@@ -377,10 +394,11 @@ export function createPostgresBulkStorage(options: PostgresBulkStorageOptions): 
   const { pool } = options
   const credits = options.credits ?? PG_BULK_CREDITS
   return {
-    jobStore: (owner) => createPostgresBulkStore(pool, owner),
+    jobStore: (owner, onFinished) => createPostgresBulkStore(pool, owner, onFinished),
     ledger: (orgId, nowMs) => createPostgresBulkLedger(pool, credits, orgId, nowMs),
-    settleCredits: (orgId, lookups, nowMs) => options.settleCredits(orgId, lookups, nowMs),
-    insertEvent: (event) => insertEvent(pool, event),
+    // inside a job's final transaction: the same settlement on its client; else the core store's
+    settleCredits: (orgId, lookups, nowMs, tx) => (tx ? credits.settle(tx as Queryable, orgId, lookups, nowMs) : options.settleCredits(orgId, lookups, nowMs)),
+    insertEvent: (event, tx) => insertEvent((tx as Queryable | undefined) ?? pool, event),
     async ownersWithUnfinishedJobs() {
       const { rows } = await pool.query<{ org_id: string; mode: 'live' | 'test' }>(`SELECT DISTINCT org_id, mode FROM bulk_jobs WHERE status IN ('queued', 'running')`)
       return rows.map((r) => ({ orgId: r.org_id, mode: r.mode }))

@@ -11,14 +11,15 @@
  * - Pump: events not fanned out yet (`pumped_at IS NULL`) are taken with `FOR UPDATE SKIP LOCKED` in a transaction
  *   that marks them once their deliveries are written: several pumps share the work, each event is fanned out by
  *   one, and a pump that dies leaves its events to the next.
- * - An attempt and the delivery's new state are one statement.
+ * - A delivery's outcome, its attempt, the endpoint's last success and an auto-disable with its operator notice are
+ *   one transaction.
  */
 import type pg from 'pg'
 import type { EventPayload } from '../../schema.js'
 import type { WebhookFormat } from '../../webhooks/format.js'
 import type { DeliveryAttemptRecord, DeliveryRecord } from '../../webhooks/queue.js'
 import { pumpEvents } from '../outbox.js'
-import { newEndpointId } from './delivery-store.js'
+import { disabledEndpointNotice, newEndpointId } from './delivery-store.js'
 import { insertEvent } from './postgres-bulk.js'
 import { num, numOrNull, withTransaction } from './postgres-service-schema.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from './service-storage.js'
@@ -194,47 +195,46 @@ export function createPostgresDeliveryStore(pool: pg.Pool, now: () => number = D
         .map((r) => ({ ...toDelivery(r), leaseUntil: date(r.prev_lease) }))
         .sort((a, b) => (a.nextAttemptAt?.getTime() ?? 0) - (b.nextAttemptAt?.getTime() ?? 0))
     },
-    async completeDelivery(id, u, a) {
-      const update = `UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_attempt_at = $5, last_status = $6,
-        last_error = $7, lease_until = NULL WHERE id = $1`
-      const values = [id, u.status, u.attempts, ms(u.nextAttemptAt), ms(u.lastAttemptAt), u.lastStatus, u.lastError]
-      if (!a) {
-        await pool.query(update, values)
-        return
-      }
-      await pool.query(
-        `WITH done AS (${update} RETURNING id)
-         INSERT INTO webhook_attempts (delivery_id, attempt, event_id, endpoint_id, at, ok, status, duration_ms, response_body, error, error_detail)
-         VALUES ($8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-         ON CONFLICT (delivery_id, attempt) DO UPDATE SET event_id = excluded.event_id, endpoint_id = excluded.endpoint_id, at = excluded.at,
-           ok = excluded.ok, status = excluded.status, duration_ms = excluded.duration_ms, response_body = excluded.response_body,
-           error = excluded.error, error_detail = excluded.error_detail`,
-        [
-          ...values,
-          a.deliveryId,
-          a.attempt,
-          a.eventId,
-          a.endpointId,
-          a.at.getTime(),
-          a.ok,
-          a.status,
-          Math.max(0, Math.round(a.durationMs)),
-          a.responseBody,
-          a.error,
-          a.errorDetail,
-        ],
-      )
-    },
+    completeDelivery: (id, u, a) =>
+      withTransaction(pool, async (q) => {
+        const done = await q.query<{ endpoint_id: string }>(
+          `UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_attempt_at = $5, last_status = $6,
+             last_error = $7, lease_until = NULL WHERE id = $1 RETURNING endpoint_id`,
+          [id, u.status, u.attempts, ms(u.nextAttemptAt), ms(u.lastAttemptAt), u.lastStatus, u.lastError],
+        )
+        if (a) {
+          await q.query(
+            `INSERT INTO webhook_attempts (delivery_id, attempt, event_id, endpoint_id, at, ok, status, duration_ms, response_body, error, error_detail)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+             ON CONFLICT (delivery_id, attempt) DO UPDATE SET event_id = excluded.event_id, endpoint_id = excluded.endpoint_id, at = excluded.at,
+               ok = excluded.ok, status = excluded.status, duration_ms = excluded.duration_ms, response_body = excluded.response_body,
+               error = excluded.error, error_detail = excluded.error_detail`,
+            [a.deliveryId, a.attempt, a.eventId, a.endpointId, a.at.getTime(), a.ok, a.status, Math.max(0, Math.round(a.durationMs)), a.responseBody, a.error, a.errorDetail],
+          )
+        }
+        const endpointId = done.rows[0]?.endpoint_id
+        if (endpointId === undefined) return { endpointDisabled: false }
+        if (u.endpointSuccessAt) {
+          await q.query('UPDATE webhook_endpoints SET last_success_at = $1 WHERE id = $2 AND (last_success_at IS NULL OR last_success_at < $1)', [
+            u.endpointSuccessAt.getTime(),
+            endpointId,
+          ])
+        }
+        if (!u.disableEndpoint) return { endpointDisabled: false }
+        const disabled = (
+          await q.query<EndpointRow>(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $1 WHERE id = $2 AND status = 'enabled' RETURNING *`, [
+            u.disableEndpoint.reason,
+            endpointId,
+          ])
+        ).rows[0]
+        if (!disabled) return { endpointDisabled: false }
+        const n = disabledEndpointNotice(toEndpoint(disabled), u.disableEndpoint.at)
+        await q.query('INSERT INTO operator_notices (at, org_id, subject, kind, message) VALUES ($1, $2, $3, $4, $5)', [n.at, n.orgId, n.subject, n.kind, n.message])
+        return { endpointDisabled: true }
+      }),
     async getDelivery(id) {
       const r = (await pool.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = $1`, [id])).rows[0]
       return r ? toDelivery(r) : null
-    },
-    async markEndpointSuccess(id, at) {
-      await pool.query('UPDATE webhook_endpoints SET last_success_at = $1 WHERE id = $2 AND (last_success_at IS NULL OR last_success_at < $1)', [at.getTime(), id])
-    },
-    async disableEndpoint(id, reason) {
-      const r = await pool.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $1 WHERE id = $2 AND status = 'enabled'`, [reason, id])
-      return r.rowCount === 1
     },
     async listDeliveries(filter) {
       const { rows } = await pool.query<DeliveryRow>(
@@ -318,7 +318,7 @@ export function createPostgresDeliveryStorage(options: PostgresDeliveryStorageOp
   return {
     deliveries,
     insertEvent: (event) => insertEvent(pool, event),
-    pumpOutbox: (clock, limit = 500) =>
+    pumpOutbox: (clock, limit = 500, crashHook) =>
       withTransaction(pool, async (client) => {
         let taken: number[] = []
         const count = await pumpEvents(
@@ -337,6 +337,7 @@ export function createPostgresDeliveryStorage(options: PostgresDeliveryStorageOp
           deliveries,
           clock,
           limit,
+          crashHook,
         )
         if (taken.length > 0) await client.query('UPDATE events SET pumped_at = $1 WHERE seq = ANY($2::bigint[])', [clock().getTime(), taken])
         taken = []

@@ -10,8 +10,12 @@
  *   ledger's `reserveFor`), and the reservation is closed — unused credits given back — in ONE transaction with the
  *   job's final status (`BulkStore.finishJob` running `settleFor`): a crash can neither keep credits without a job,
  *   nor refund twice, nor refund out of another job's reservation.
+ * - A finished job's usage and its bulk.completed event are written in that same final transaction (`onFinished` of
+ *   {@link BulkServiceStorage.jobStore}), so a crash cannot finish a job without them, nor write them twice.
  * - The outbox pump creates at most one first delivery per event and subscribed endpoint, however often it runs
  *   and however many processes run it.
+ * - A delivery's outcome, its attempt, the endpoint's last success and an auto-disable (with its operator notice)
+ *   are one write (`completeDelivery`).
  * - A delivery is held by one worker at a time (a lease); a lease that expires (its worker died) lets another worker
  *   take the delivery.
  *
@@ -19,8 +23,8 @@
  */
 import type { BulkStore } from '../../bulk/types.js'
 import type { CreditLedger } from '../../credits.js'
-import type { EventPayload } from '../../schema.js'
-import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, MaybePromise } from '../../webhooks/queue.js'
+import type { BulkJob, EventPayload } from '../../schema.js'
+import type { DeliveryAttemptRecord, DeliveryCrashHook, DeliveryRecord, DeliveryStore, MaybePromise } from '../../webhooks/queue.js'
 import type { WebhookFormat } from '../../webhooks/format.js'
 import type { WebhookEndpointRecord } from '../../webhooks/queue.js'
 
@@ -37,19 +41,24 @@ export interface BulkOwner {
 export interface BulkServiceStorage {
   /**
    * The job store of one owner: sees (lists, resumes, sweeps) only that owner's jobs. It implements
-   * `insertJobCharged` and `finishJob`, whose transactions run the {@link ledger}'s `reserveFor` and `settleFor`.
+   * `insertJobCharged` and `finishJob`, whose transactions run the {@link ledger}'s `reserveFor` and `settleFor`;
+   * `onFinished` runs in `finishJob`'s transaction too (`tx`, as for the ledger), once per job, after the final
+   * status is written. A synchronous store needs a synchronous `onFinished`.
    */
-  jobStore(owner: BulkOwner): BulkStore
+  jobStore(owner: BulkOwner, onFinished?: (job: BulkJob, tx: unknown) => MaybePromise<void>): BulkStore
   /**
    * The credit ledger of an org's live bulk engine: reservations are kept per job in the database (they survive a
    * restart, so a resumed job refunds exactly what it did not use) and taken from / given back to the org's
    * buckets (subscription first; purchased first when given back).
    */
   ledger(orgId: string, nowMs: () => number): CreditLedger
-  /** Counts `lookups` into the org's usage and writes the credit alerts its balance calls for (the core store's). */
-  settleCredits(orgId: string, lookups: number, nowMs: number): Awaitable<void>
-  /** Writes an event (bulk.completed) into the outbox; a repeated id is ignored. */
-  insertEvent(event: EventPayload): Awaitable<void>
+  /**
+   * Counts `lookups` into the org's usage and writes the credit alerts its balance calls for (the core store's
+   * settlement), inside the transaction `tx` of `onFinished` when given.
+   */
+  settleCredits(orgId: string, lookups: number, nowMs: number, tx?: unknown): Awaitable<void>
+  /** Writes an event (bulk.completed) into the outbox, inside `tx` when given; a repeated id is ignored. */
+  insertEvent(event: EventPayload, tx?: unknown): Awaitable<void>
   /** Owners with queued or running jobs: the engines to start (or the jobs to queue again) at start. */
   ownersWithUnfinishedJobs(): Awaitable<BulkOwner[]>
   /** Deletes every job (any owner) whose results expired (`expires_at <= nowMs`), with its rows. Returns the ids. */
@@ -118,7 +127,7 @@ export interface DeliveryServiceStorage {
    * endpoint, exactly once however often and wherever it runs — and moves the pump's cursor past them. Returns how
    * many events were taken.
    */
-  pumpOutbox(now: () => Date, limit?: number): Promise<number>
+  pumpOutbox(now: () => Date, limit?: number, crashHook?: DeliveryCrashHook): Promise<number>
   /** Deliveries pending (the backlog of GET /metrics). */
   pendingCount(): Awaitable<number>
 }

@@ -19,22 +19,22 @@ import {
 } from '../ledger.js'
 import { DEFAULT_PLANS, type Plan } from '../plans.js'
 import { MIGRATIONS, type Migration } from './migrations.js'
-import type {
-  ApiKeyRecord,
-  AuthRecord,
-  CreditReason,
-  CreditReservation,
-  IdempotencyBegin,
-  OrgRecord,
-  PlanChange,
-  StoredEvent,
-  Store,
+import {
+  IDEMPOTENCY_STALE_MS,
+  type ApiKeyRecord,
+  type AuthRecord,
+  type CreditReason,
+  type CreditReservation,
+  type IdempotencyBegin,
+  type OrgRecord,
+  type PlanChange,
+  type StoredEvent,
+  type Store,
 } from './types.js'
 
-/** A store type whose methods answer synchronously (better-sqlite3 is synchronous). */
+export { IDEMPOTENCY_STALE_MS }
 
-/** An idempotent request still "in progress" after this long was interrupted (its process stopped); 2 minutes. */
-export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
+/** A store type whose methods answer synchronously (better-sqlite3 is synchronous). */
 export type Synchronous<S> = {
   [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
 }

@@ -17,6 +17,12 @@ import type { ResultCache } from '../../cache.js'
 import type { EventPayload, EventType, PlanStatus, Scope } from '../../schema.js'
 import type { Plan } from '../plans.js'
 
+/**
+ * An idempotent request still "in progress" after this long was interrupted (its process stopped), and a retry may
+ * take the record over; 2 minutes, longer than any request runs.
+ */
+export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
+
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>
 

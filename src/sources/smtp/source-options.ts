@@ -1,6 +1,7 @@
 /** Options of the SMTP source, their validation (a TypeError at creation) and their defaults. */
 import { isSendable, randomLocalPart as defaultRandomLocalPart } from './address.js'
 import { SMTP_DEFAULTS } from './defaults.js'
+import { numberOption } from '../../option-checks.js'
 import { parseSmtpProxies, type SmtpProxy } from './proxy.js'
 import { resolveWithSystem, type ResolveHost } from './resolve-host.js'
 import type { SmtpWarning } from './types.js'
@@ -89,11 +90,6 @@ export interface SmtpSettings {
   now: () => number
 }
 
-function num(value: number | undefined, fallback: number, name: string, min = 1): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) throw new TypeError(`smtp.${name} must be a number ≥ ${min}`)
-  return value
-}
 
 /** Validates the source options and fills in defaults; throws a TypeError naming the first bad one. */
 export function resolveSmtpSettings(opts: SmtpSourceOptions): SmtpSettings {
@@ -102,24 +98,24 @@ export function resolveSmtpSettings(opts: SmtpSourceOptions): SmtpSettings {
   const mailFrom = opts.mailFrom ?? `verify@${heloName}`
   if (mailFrom !== '' && !isSendable(mailFrom)) throw new TypeError('smtp.mailFrom must be an address or ""')
   return {
-    port: num(opts.port, SMTP_DEFAULTS.port, 'port'),
+    port: numberOption('smtp.port', opts.port, SMTP_DEFAULTS.port, { integer: false }),
     heloName,
     mailFrom,
-    connectTimeoutMs: num(opts.connectTimeoutMs, SMTP_DEFAULTS.timeoutMs, 'connectTimeoutMs'),
-    replyTimeoutMs: num(opts.replyTimeoutMs, SMTP_DEFAULTS.timeoutMs, 'replyTimeoutMs'),
-    totalTimeoutMs: num(opts.totalTimeoutMs, SMTP_DEFAULTS.totalTimeoutMs, 'totalTimeoutMs'),
-    maxPerHost: Math.floor(num(opts.maxConnectionsPerHost, SMTP_DEFAULTS.maxConnectionsPerHost, 'maxConnectionsPerHost')),
-    maxRejections: Math.floor(num(opts.maxRejectionsPerSession, SMTP_DEFAULTS.maxRejectionsPerSession, 'maxRejectionsPerSession')),
-    maxRecipients: Math.floor(num(opts.maxRecipientsPerSession, SMTP_DEFAULTS.maxRecipientsPerSession, 'maxRecipientsPerSession')),
-    idleMs: num(opts.idleMs, SMTP_DEFAULTS.idleMs, 'idleMs', 0),
-    maxMxHosts: Math.floor(num(opts.maxMxHosts, SMTP_DEFAULTS.maxMxHosts, 'maxMxHosts')),
-    catchAllTtlMs: num(opts.catchAllTtlMs, SMTP_DEFAULTS.catchAllTtlMs, 'catchAllTtlMs', 0),
-    hostFailureTtlMs: num(opts.hostFailureTtlMs, SMTP_DEFAULTS.hostFailureTtlMs, 'hostFailureTtlMs', 0),
+    connectTimeoutMs: numberOption('smtp.connectTimeoutMs', opts.connectTimeoutMs, SMTP_DEFAULTS.timeoutMs, { integer: false }),
+    replyTimeoutMs: numberOption('smtp.replyTimeoutMs', opts.replyTimeoutMs, SMTP_DEFAULTS.timeoutMs, { integer: false }),
+    totalTimeoutMs: numberOption('smtp.totalTimeoutMs', opts.totalTimeoutMs, SMTP_DEFAULTS.totalTimeoutMs, { integer: false }),
+    maxPerHost: Math.floor(numberOption('smtp.maxConnectionsPerHost', opts.maxConnectionsPerHost, SMTP_DEFAULTS.maxConnectionsPerHost, { integer: false })),
+    maxRejections: Math.floor(numberOption('smtp.maxRejectionsPerSession', opts.maxRejectionsPerSession, SMTP_DEFAULTS.maxRejectionsPerSession, { integer: false })),
+    maxRecipients: Math.floor(numberOption('smtp.maxRecipientsPerSession', opts.maxRecipientsPerSession, SMTP_DEFAULTS.maxRecipientsPerSession, { integer: false })),
+    idleMs: numberOption('smtp.idleMs', opts.idleMs, SMTP_DEFAULTS.idleMs, { min: 0, integer: false }),
+    maxMxHosts: Math.floor(numberOption('smtp.maxMxHosts', opts.maxMxHosts, SMTP_DEFAULTS.maxMxHosts, { integer: false })),
+    catchAllTtlMs: numberOption('smtp.catchAllTtlMs', opts.catchAllTtlMs, SMTP_DEFAULTS.catchAllTtlMs, { min: 0, integer: false }),
+    hostFailureTtlMs: numberOption('smtp.hostFailureTtlMs', opts.hostFailureTtlMs, SMTP_DEFAULTS.hostFailureTtlMs, { min: 0, integer: false }),
     randomLocalPart: opts.randomLocalPart ?? defaultRandomLocalPart,
     resolveHost: opts.resolveHost ?? resolveWithSystem,
     allowPrivateHosts: opts.allowPrivateHosts === true,
     proxies: parseSmtpProxies(opts.proxy, 'smtp.proxy'),
-    portBlockedAfterDomains: Math.floor(num(opts.portBlockedAfterDomains, SMTP_DEFAULTS.portBlockedAfterDomains, 'portBlockedAfterDomains')),
+    portBlockedAfterDomains: Math.floor(numberOption('smtp.portBlockedAfterDomains', opts.portBlockedAfterDomains, SMTP_DEFAULTS.portBlockedAfterDomains, { integer: false })),
     onWarning: opts.onWarning ?? (() => undefined),
     now: opts.now ?? Date.now,
   }

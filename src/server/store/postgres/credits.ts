@@ -1,0 +1,226 @@
+/**
+ * Credits of the PostgreSQL store. Every billed request runs a reservation, perhaps a refund, and a settlement; each
+ * is ONE statement (one round trip) holding the whole decision — a conditional UPDATE whose WHERE refuses to take a
+ * balance below zero — so any number of server processes can share one org's credits without overspending and
+ * without a BEGIN/SELECT/UPDATE/COMMIT dance. Only what is rare takes a transaction: the month's roll-over (the
+ * statements above refuse to run past the period end and the transaction renews first, rules of ../../ledger.ts),
+ * an alert (its level change and its outbox events are one statement, so an alert is written once), and an
+ * operator's top-up or plan change.
+ */
+import type pg from 'pg'
+import { alertLevelOf, buildEvent, creditsAddedEvent, dueAlerts, periodAt, type AlertLevel, type PendingEvent } from '../../ledger.js'
+import type { CreditReason, CreditReservation, OrgRecord, PlanChange } from '../types.js'
+import { inTransaction, toOrg, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
+
+interface CreditRow {
+  period_anchor: Num
+  period_start: Num
+  period_end: Num
+  monthly_credits: Num
+  subscription_credits: Num
+  purchased_credits: Num
+  alert_level: number
+}
+
+const CREDIT_COLUMNS = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits, alert_level'
+
+/**
+ * Takes `$2` credits, subscription first. The CTE locks the row and reads it as it is now (after any update that
+ * committed while it waited); the UPDATE then writes values computed from that locked row only. (Computing them from
+ * the updated row itself would be wrong here: PostgreSQL evaluates the CHECK constraints on a version computed from
+ * the statement's snapshot before it notices a concurrent update and recomputes, so a row renewed meanwhile would
+ * fail `subscription_credits >= 0` spuriously.) No row: no org. A null `from_sub`: the balance is short or the period
+ * has ended (told by `period_end`).
+ */
+const RESERVE = {
+  name: 'riskcheck_reserve',
+  text: `WITH cur AS (
+  SELECT id, subscription_credits AS sub, purchased_credits AS pur, period_credits, total_credits, period_start, period_end,
+    LEAST(subscription_credits, $2::bigint) AS take_sub
+  FROM orgs WHERE id = $1 FOR UPDATE
+), took AS (
+  UPDATE orgs o SET subscription_credits = cur.sub - cur.take_sub, purchased_credits = cur.pur - ($2::bigint - cur.take_sub),
+    period_credits = cur.period_credits + $2::bigint, total_credits = cur.total_credits + $2::bigint
+  FROM cur WHERE o.id = cur.id AND cur.period_end > $3::bigint AND cur.sub + cur.pur >= $2::bigint
+  RETURNING cur.take_sub AS from_sub
+)
+SELECT cur.period_start, cur.period_end, took.from_sub FROM cur LEFT JOIN took ON TRUE`,
+}
+
+/** Gives back `$4` subscription (only to the period they were taken in, `$3`) and `$5` purchased credits. */
+const REFUND = {
+  name: 'riskcheck_refund',
+  text: `UPDATE orgs SET
+  subscription_credits = subscription_credits + CASE WHEN period_start = $3::bigint THEN $4::bigint ELSE 0 END,
+  purchased_credits = purchased_credits + $5::bigint,
+  period_credits = GREATEST(0, period_credits - CASE WHEN period_start = $3::bigint THEN $4::bigint + $5::bigint ELSE 0 END),
+  total_credits = GREATEST(0, total_credits - ($4::bigint + $5::bigint))
+WHERE id = $1 AND period_end > $2::bigint RETURNING 1`,
+}
+
+/** Counts the lookups and returns what the alert decision needs. */
+const SETTLE = {
+  name: 'riskcheck_settle',
+  text: `UPDATE orgs SET period_lookups = period_lookups + $2::bigint, total_lookups = total_lookups + $2::bigint
+WHERE id = $1 AND period_end > $3::bigint
+RETURNING subscription_credits + purchased_credits AS balance, monthly_credits, alert_level`,
+}
+
+/** Moves the alert level from `$2` to `$3` and writes the alerts it calls for; nothing when another request moved it first. */
+const MOVE_ALERT = {
+  name: 'riskcheck_move_alert',
+  text: `WITH moved AS (
+  UPDATE orgs SET alert_level = $3 WHERE id = $1 AND alert_level = $2 RETURNING id
+), written AS (
+  INSERT INTO events (id, org_id, type, created, payload)
+  SELECT e.id, moved.id, e.type, e.created, e.payload
+  FROM moved, unnest($4::text[], $5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY AS e(id, type, created, payload, n) ORDER BY e.n
+)
+SELECT COUNT(*)::int AS n FROM moved`,
+}
+
+type AlertState = { balance: Num; monthly_credits: Num; alert_level: number }
+
+/** Writes a credit transaction and its credits.added event (one statement). */
+async function recordCredit(q: Queryable, orgId: string, amount: number, reason: CreditReason, balance: number, nowMs: number): Promise<void> {
+  const event = buildEvent(orgId, creditsAddedEvent(amount, balance, reason), nowMs)
+  await q.query(
+    `WITH t AS (INSERT INTO credit_transactions (org_id, amount, reason, balance_after, created_at) VALUES ($1, $2, $3, $4, $5))
+     INSERT INTO events (id, org_id, type, created, payload) VALUES ($6, $1, $7, $8, $9)`,
+    [orgId, amount, reason, balance, nowMs, event.id, event.type, event.created, JSON.stringify(event)],
+  )
+}
+
+/** Renews the period of a locked row when due (subscription reset, period usage reset, credits.added). */
+async function rollOver(q: Queryable, orgId: string, row: CreditRow, nowMs: number): Promise<CreditRow> {
+  if (nowMs < Number(row.period_end)) return row
+  const monthly = Number(row.monthly_credits)
+  const { start, end } = periodAt(Number(row.period_anchor), nowMs)
+  const balance = monthly + Number(row.purchased_credits)
+  const { rows } = await q.query<CreditRow>(
+    `UPDATE orgs SET period_start = $2, period_end = $3, subscription_credits = monthly_credits, period_lookups = 0,
+       period_credits = 0, alert_level = $4 WHERE id = $1 RETURNING ${CREDIT_COLUMNS}`,
+    [orgId, start, end, alertLevelOf(balance, monthly)],
+  )
+  if (monthly > 0) await recordCredit(q, orgId, monthly, 'period_renewal', balance, nowMs)
+  return rows[0]!
+}
+
+/** The credit operations over a pool. */
+export function createPostgresCredits(pool: pg.Pool) {
+  /** Runs `fn` in a transaction holding the org's row, renewed first when its period has ended; null when there is no org. */
+  const withOrg = <T>(orgId: string, nowMs: number, fn: (c: pg.PoolClient, row: CreditRow) => Promise<T>): Promise<T | null> =>
+    inTransaction(pool, async (c) => {
+      const { rows } = await c.query<CreditRow>(`SELECT ${CREDIT_COLUMNS} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])
+      return rows[0] ? fn(c, await rollOver(c, orgId, rows[0], nowMs)) : null
+    })
+
+  const reserveOn = async (q: Queryable, orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null | 'due'> => {
+    const { rows } = await q.query<{ period_start: Num; period_end: Num; from_sub: Num | null }>({ ...RESERVE, values: [orgId, amount, nowMs] })
+    const r = rows[0]
+    if (!r) return null
+    if (Number(r.period_end) <= nowMs) return 'due'
+    if (r.from_sub === null) return null
+    const fromSubscription = Number(r.from_sub)
+    return { amount, fromSubscription, fromPurchased: amount - fromSubscription, periodStart: Number(r.period_start) }
+  }
+
+  const refundOn = async (q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<boolean> => {
+    const pur = Math.min(amount, res.fromPurchased)
+    const sub = Math.min(amount - pur, res.fromSubscription)
+    const { rowCount } = await q.query({ ...REFUND, values: [orgId, nowMs, res.periodStart, sub, pur] })
+    return rowCount === 1
+  }
+
+  /** Emits the alerts the state calls for; when another request moved the level first, decides again on the fresh row. */
+  const alert = async (q: Queryable, orgId: string, state: AlertState, nowMs: number): Promise<void> => {
+    for (let s: AlertState | undefined = state; s; ) {
+      const level = s.alert_level as AlertLevel
+      const due = dueAlerts(Number(s.balance), Number(s.monthly_credits), level)
+      if (due.level === level) return
+      const events = due.events.map((e: PendingEvent) => buildEvent(orgId, e, nowMs))
+      const { rows } = await q.query<{ n: number }>({
+        ...MOVE_ALERT,
+        values: [orgId, level, due.level, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.created), events.map((e) => JSON.stringify(e))],
+      })
+      if (rows[0]!.n === 1) return
+      s = (await q.query<AlertState>('SELECT subscription_credits + purchased_credits AS balance, monthly_credits, alert_level FROM orgs WHERE id = $1', [orgId])).rows[0]
+    }
+  }
+
+  const settleOn = async (q: Queryable, orgId: string, lookups: number, nowMs: number): Promise<boolean> => {
+    const { rows } = await q.query<AlertState>({ ...SETTLE, values: [orgId, lookups, nowMs] })
+    if (!rows[0]) return false
+    await alert(q, orgId, rows[0], nowMs)
+    return true
+  }
+
+  const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
+    const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })
+    if (!rows[0]) return null
+    if (nowMs < Number(rows[0].period_end)) return toOrg(rows[0])
+    return withOrg(orgId, nowMs, async (c) => toOrg((await c.query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [orgId])).rows[0]!))
+  }
+
+  return {
+    readOrg,
+    async reserve(orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> {
+      const r = await reserveOn(pool, orgId, amount, nowMs)
+      if (r !== 'due') return r
+      return withOrg(orgId, nowMs, async (c) => {
+        const again = await reserveOn(c, orgId, amount, nowMs)
+        return again === 'due' ? null : again
+      })
+    },
+    async refund(orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<void> {
+      if (await refundOn(pool, orgId, res, amount, nowMs)) return
+      await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))
+    },
+    async settle(orgId: string, lookups: number, nowMs: number): Promise<void> {
+      if (await settleOn(pool, orgId, lookups, nowMs)) return
+      await withOrg(orgId, nowMs, (c) => settleOn(c, orgId, lookups, nowMs))
+    },
+    async balance(orgId: string, nowMs: number): Promise<number> {
+      const { rows } = await pool.query<{ balance: Num; period_end: Num }>({
+        name: 'riskcheck_balance',
+        text: 'SELECT subscription_credits + purchased_credits AS balance, period_end FROM orgs WHERE id = $1',
+        values: [orgId],
+      })
+      if (!rows[0]) return 0
+      if (nowMs < Number(rows[0].period_end)) return Number(rows[0].balance)
+      const org = await readOrg(orgId, nowMs)
+      return org ? org.subscriptionCredits + org.purchasedCredits : 0
+    },
+    add: (orgId: string, amount: number, reason: CreditReason, nowMs: number): Promise<OrgRecord | null> =>
+      withOrg(orgId, nowMs, async (c, row) => {
+        const balance = Number(row.subscription_credits) + Number(row.purchased_credits) + amount
+        const { rows } = await c.query<OrgRow>('UPDATE orgs SET purchased_credits = purchased_credits + $2, alert_level = $3 WHERE id = $1 RETURNING *', [
+          orgId,
+          amount,
+          alertLevelOf(balance, Number(row.monthly_credits)),
+        ])
+        await recordCredit(c, orgId, amount, reason, balance, nowMs)
+        return toOrg(rows[0]!)
+      }),
+    setPlan: (orgId: string, change: PlanChange, nowMs: number): Promise<OrgRecord | null> =>
+      withOrg(orgId, nowMs, async (c, row) => {
+        const plan = (await c.query<PlanRow>('SELECT * FROM plans WHERE id = $1', [change.planId])).rows[0]
+        if (!plan) throw new RangeError(`unknown plan ${change.planId}`)
+        const mco = change.monthlyCredits ?? null
+        const ro = change.ratePerSecond ?? null
+        const monthly = mco ?? Number(plan.monthly_credits)
+        const diff = monthly - Number(row.monthly_credits)
+        // An increase grants the difference now; a decrease only caps what is left of this period.
+        const sub = diff > 0 ? Number(row.subscription_credits) + diff : Math.min(Number(row.subscription_credits), monthly)
+        const balance = sub + Number(row.purchased_credits)
+        const alertLevel = diff > 0 ? alertLevelOf(balance, monthly) : row.alert_level
+        const { rows } = await c.query<OrgRow>(
+          `UPDATE orgs SET plan_id = $2, monthly_credits_override = $3, rate_override = $4, monthly_credits = $5, rate_per_second = $6,
+             subscription_credits = $7, alert_level = $8 WHERE id = $1 RETURNING *`,
+          [orgId, plan.id, mco, ro, monthly, ro ?? plan.rate_per_second, sub, alertLevel],
+        )
+        if (diff > 0) await recordCredit(c, orgId, diff, 'upgrade', balance, nowMs)
+        return toOrg(rows[0]!)
+      }),
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Idempotency records and the persistent result cache of the PostgreSQL store, one statement each. Starting an
+ * idempotent request is an upsert that only takes a record over when it is expired or stale (IDEMPOTENCY_STALE_MS of
+ * ../types.ts), read together with the record as it was, so the answer — new, replay, mismatch, in progress
+ * — costs one round trip and two processes given the same key at once never both run it.
+ */
+import type pg from 'pg'
+import type { CacheEntry, ResultCache } from '../../../cache.js'
+import { IDEMPOTENCY_STALE_MS, type IdempotencyBegin } from '../types.js'
+import type { Num } from './rows.js'
+
+const BEGIN = {
+  name: 'riskcheck_idempotency_begin',
+  text: `WITH taken AS (
+  INSERT INTO idempotency (scope, idem_key, fingerprint, status, body, created_at, expires_at)
+  VALUES ($1, $2, $3, NULL, NULL, $4::bigint, $5::bigint)
+  ON CONFLICT (scope, idem_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, status = NULL, body = NULL,
+    created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+  WHERE idempotency.expires_at <= EXCLUDED.created_at
+     OR (idempotency.fingerprint = EXCLUDED.fingerprint AND (idempotency.status IS NULL OR idempotency.body IS NULL)
+         AND EXCLUDED.created_at - idempotency.created_at >= $6::bigint)
+  RETURNING 1
+)
+SELECT (SELECT COUNT(*) FROM taken)::int AS taken, e.fingerprint, e.status, e.body, e.expires_at
+FROM (SELECT 1) AS one LEFT JOIN idempotency e ON e.scope = $1 AND e.idem_key = $2`,
+}
+
+interface BeginRow {
+  taken: number
+  fingerprint: string | null
+  status: number | null
+  body: string | null
+  expires_at: Num | null
+}
+
+/**
+ * The answer of a begin statement, or undefined when the record changed between the statement's snapshot and its
+ * upsert (another process replaced it at that instant): the statement is then simply run again.
+ */
+function beginAnswer(r: BeginRow, fingerprint: string, nowMs: number): IdempotencyBegin | undefined {
+  if (r.taken === 1) return { state: 'new' }
+  if (r.fingerprint === null || Number(r.expires_at) <= nowMs) return undefined
+  if (r.fingerprint !== fingerprint) return { state: 'mismatch' }
+  if (r.status === null || r.body === null) return { state: 'in_progress' }
+  return { state: 'replay', status: r.status, body: r.body }
+}
+
+/** The idempotency and cache operations over a pool. */
+export function createPostgresRequests(pool: pg.Pool) {
+  const resultCache: ResultCache = {
+    async get(key, nowMs) {
+      const { rows } = await pool.query<{ value: string; stored_at: Num }>({
+        name: 'riskcheck_cache_get',
+        text: 'SELECT value, stored_at FROM result_cache WHERE key = $1 AND expires_at > $2::bigint',
+        values: [key, nowMs],
+      })
+      if (!rows[0]) return undefined
+      try {
+        return { outcome: JSON.parse(rows[0].value) as CacheEntry['outcome'], storedAt: Number(rows[0].stored_at) }
+      } catch {
+        return undefined
+      }
+    },
+    async set(key, entry, ttlMs) {
+      await pool.query({
+        name: 'riskcheck_cache_set',
+        text: `INSERT INTO result_cache (key, value, stored_at, expires_at) VALUES ($1, $2, $3, $4)
+ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at`,
+        values: [key, JSON.stringify(entry.outcome), entry.storedAt, entry.storedAt + ttlMs],
+      })
+    },
+    async clear() {
+      await pool.query('DELETE FROM result_cache')
+    },
+    // The store owns the pool; closing the riskcheck instance must not close it.
+    close() {},
+  }
+
+  return {
+    resultCache,
+    async beginIdempotent(scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number): Promise<IdempotencyBegin> {
+      for (;;) {
+        const { rows } = await pool.query<BeginRow>({ ...BEGIN, values: [scope, key, fingerprint, nowMs, nowMs + ttlMs, IDEMPOTENCY_STALE_MS] })
+        const answer = beginAnswer(rows[0]!, fingerprint, nowMs)
+        if (answer) return answer
+      }
+    },
+    async completeIdempotent(scope: string, key: string, status: number, body: string): Promise<void> {
+      await pool.query({
+        name: 'riskcheck_idempotency_complete',
+        text: 'UPDATE idempotency SET status = $3, body = $4 WHERE scope = $1 AND idem_key = $2',
+        values: [scope, key, status, body],
+      })
+    },
+    async abandonIdempotent(scope: string, key: string): Promise<void> {
+      await pool.query('DELETE FROM idempotency WHERE scope = $1 AND idem_key = $2 AND status IS NULL', [scope, key])
+    },
+    async purgeExpired(nowMs: number): Promise<number> {
+      const { rows } = await pool.query<{ n: number }>(
+        `WITH c AS (DELETE FROM result_cache WHERE expires_at <= $1 RETURNING 1), i AS (DELETE FROM idempotency WHERE expires_at <= $1 RETURNING 1)
+         SELECT ((SELECT COUNT(*) FROM c) + (SELECT COUNT(*) FROM i))::int AS n`,
+        [nowMs],
+      )
+      return rows[0]!.n
+    },
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * The Store contract (./store-contract.ts) on PostgreSQL, and what only a networked store has to show: several
+ * processes (pools) sharing one org's credits, several instances migrating at once, the schema checks on open, and
+ * how many round trips the hot path costs. Needs RISKCHECK_TEST_DATABASE_URL (e.g.
+ * postgres://postgres@127.0.0.1:5432/test); every case gets a fresh schema of its own, dropped afterwards.
+ */
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  createPostgresOrgPolicyStore,
+  createPostgresStore,
+  DEFAULT_PLANS,
+  migratePostgres,
+  POSTGRES_MIGRATIONS,
+  postgresSchemaStatus,
+  type PostgresStore,
+} from '../../src/server/index.js'
+import { policySetter, storeContract } from './store-contract.js'
+
+const url = process.env.RISKCHECK_TEST_DATABASE_URL
+if (!url) {
+  console.log('PostgreSQL Store contract suite skipped: set RISKCHECK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it')
+}
+
+const T0 = Date.parse('2026-11-22T00:00:00Z')
+
+/** A fresh schema name and how to drop it. */
+const freshSchema = () => {
+  const schema = `rc_store_${randomBytes(6).toString('hex')}`
+  const drop = async () => {
+    const admin = new pg.Pool({ connectionString: url })
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await admin.end()
+  }
+  return { schema, drop }
+}
+
+/** A pool whose connections use `schema` (as a second server process would open one). */
+const poolIn = (schema: string, max = 10) => new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max })
+
+describe.skipIf(!url)('Store on PostgreSQL', () => {
+  storeContract('PostgreSQL', async () => {
+    const { schema, drop } = freshSchema()
+    const store = await createPostgresStore({ connectionString: url!, schema })
+    return {
+      store,
+      setPolicyVersion: policySetter(createPostgresOrgPolicyStore(store.pool)),
+      async done() {
+        await store.close()
+        await drop()
+      },
+    }
+  })
+
+  const cleanups: Array<() => Promise<void>> = []
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c()
+  })
+  const schemaForCase = () => {
+    const s = freshSchema()
+    cleanups.push(s.drop)
+    return s.schema
+  }
+  const openStore = async (options: Parameters<typeof createPostgresStore>[0]) => {
+    const store = await createPostgresStore(options)
+    cleanups.push(() => store.close())
+    return store
+  }
+  const openPool = (schema: string, max?: number) => {
+    const pool = poolIn(schema, max)
+    cleanups.push(() => pool.end())
+    return pool
+  }
+
+  it('two processes (two pools) racing on one org never overspend its credits', async () => {
+    const schema = schemaForCase()
+    const a = await openStore({ pool: openPool(schema), schema })
+    const b = await openStore({ pool: openPool(schema), schema })
+    const org = await a.createOrg({ name: 'Race', planId: 'free' }, T0)
+    await a.setOrgPlan(org.id, { planId: 'free', monthlyCredits: 30 }, T0)
+    await b.addCredits(org.id, 20, 'top_up', T0)
+    const results = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const store = i % 2 ? a : b
+        const r = await store.reserveCredits(org.id, 1, T0)
+        await store.settleCredits(org.id, r ? 1 : 0, T0)
+        return r
+      }),
+    )
+    const granted = results.filter((r) => r !== null)
+    expect(granted).toHaveLength(50)
+    expect(granted.reduce((n, r) => n + r!.fromPurchased, 0)).toBe(20)
+    expect(await b.balance(org.id, T0)).toBe(0)
+    const o = (await a.getOrg(org.id, T0))!
+    expect([o.usage.periodCredits, o.usage.periodLookups]).toEqual([50, 50])
+    // the alerts of the fall, once each, whichever process saw it
+    expect((await a.listEvents({ orgId: org.id })).map((e) => e.type)).toEqual(['credits.added', 'credits.low', 'credits.low', 'credits.depleted'])
+    // the next period: both processes find it ended at once; it is renewed once and its 30 credits spent once
+    const next = Date.parse('2026-12-22T00:00:00Z')
+    const renewed = await Promise.all(Array.from({ length: 100 }, async (_, i) => (i % 2 ? a : b).reserveCredits(org.id, 1, next)))
+    expect(renewed.filter((r) => r !== null)).toHaveLength(30)
+    expect((await a.listEvents({ orgId: org.id })).map((e) => e.type).slice(4)).toEqual(['credits.added'])
+    expect(await a.balance(org.id, next)).toBe(0)
+  })
+
+  it('one Idempotency-Key given to two processes at once runs once', async () => {
+    const schema = schemaForCase()
+    const a = await openStore({ pool: openPool(schema), schema })
+    const b = await openStore({ pool: openPool(schema), schema })
+    const answers = await Promise.all(Array.from({ length: 40 }, async (_, i) => (i % 2 ? a : b).beginIdempotent('s', 'k', 'fp', T0, 60_000)))
+    expect(answers.filter((x) => x.state === 'new')).toHaveLength(1)
+  })
+
+  it('four instances migrating at once migrate once; the status then matches', async () => {
+    const schema = schemaForCase()
+    const pools = Array.from({ length: 4 }, () => openPool(schema))
+    expect(await postgresSchemaStatus(pools[0]!, { schema })).toEqual({ current: 0, expected: POSTGRES_MIGRATIONS.length })
+    const applied = await Promise.all(pools.map((p) => migratePostgres(p, { schema, nowMs: 7 })))
+    expect(applied.flat()).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version))
+    const { rows } = await pools[1]!.query('SELECT version, name, applied_at FROM riskcheck_migrations ORDER BY version')
+    expect(rows).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: '7' })))
+    expect(await postgresSchemaStatus(pools[2]!, { schema })).toEqual({ current: POSTGRES_MIGRATIONS.length, expected: POSTGRES_MIGRATIONS.length })
+    expect(await migratePostgres(pools[3]!, { schema })).toEqual([])
+  })
+
+  it('a later module appends a version; a list out of order is refused', async () => {
+    const schema = schemaForCase()
+    const pool = openPool(schema)
+    const next = [...POSTGRES_MIGRATIONS, { version: POSTGRES_MIGRATIONS.length + 1, name: 'extra', sql: 'CREATE TABLE extra_things (id TEXT PRIMARY KEY)' }]
+    expect(await migratePostgres(pool, { schema })).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version))
+    expect(await migratePostgres(pool, { schema, migrations: next })).toEqual([next.length])
+    await expect(migratePostgres(pool, { schema })).rejects.toThrow(/newer than this server/)
+    const skipping = [...POSTGRES_MIGRATIONS, { version: 9, name: 'skips', sql: 'SELECT 1' }]
+    await expect(migratePostgres(pool, { schema, migrations: skipping })).rejects.toThrow(/has version 9, expected/)
+  })
+
+  it('with migrate: false it opens a current schema and refuses one that is behind or newer, saying what to do', async () => {
+    const schema = schemaForCase()
+    await expect(createPostgresStore({ connectionString: url!, schema, migrate: false })).rejects.toThrow(
+      /schema is at version 0, this server needs \d+: run riskcheck admin migrate --database-url/,
+    )
+    const pool = openPool(schema)
+    await migratePostgres(pool, { schema })
+    const store = await openStore({ connectionString: url!, schema, migrate: false })
+    expect(await store.probe()).toEqual({ schemaVersion: POSTGRES_MIGRATIONS.length, expectedVersion: POSTGRES_MIGRATIONS.length })
+    await pool.query('INSERT INTO riskcheck_migrations (version, name, applied_at) VALUES (999, $1, 0)', ['from the future'])
+    await expect(createPostgresStore({ connectionString: url!, schema, migrate: false })).rejects.toThrow(/newer than this server/)
+    await expect(createPostgresStore({ connectionString: url!, schema })).rejects.toThrow(/newer than this server/)
+    expect(await store.probe()).toEqual({ schemaVersion: 999, expectedVersion: POSTGRES_MIGRATIONS.length })
+  })
+
+  it('seeds one key-hash secret and catalogue, kept across restarts; refuses a pool that points elsewhere or a bad schema name', async () => {
+    const schema = schemaForCase()
+    // instances starting at once on an empty database agree on one secret and seed the catalogue once
+    const [first, ...others] = await Promise.all(Array.from({ length: 3 }, () => createPostgresStore({ connectionString: url!, schema })))
+    const secret = await first!.keyHashSecret()
+    for (const other of others) {
+      expect(await other.keyHashSecret()).toBe(secret)
+      await other.close()
+    }
+    expect(await first!.listPlans()).toEqual(DEFAULT_PLANS)
+    await first!.upsertPlans([{ id: 'gold', name: 'Gold', monthly_price: 1, monthly_credits: 5, rate_per_second: 1 }])
+    const org = await first!.createOrg({ name: 'Kept', planId: 'gold' }, T0)
+    await first!.close()
+    await first!.close() // twice is fine
+    const again = await openStore({ connectionString: url!, schema })
+    expect(await again.keyHashSecret()).toBe(secret)
+    expect((await again.listPlans()).map((p) => p.id)).toContain('gold')
+    expect(await again.getOrg(org.id, T0)).toEqual(org)
+    const elsewhere = new pg.Pool({ connectionString: url })
+    cleanups.push(() => elsewhere.end())
+    await expect(createPostgresStore({ pool: elsewhere, schema })).rejects.toThrow(/use schema public, not rc_store_/)
+    await expect(createPostgresStore({ connectionString: url!, schema: 'Bad-Name' })).rejects.toThrow(/plain lower-case identifier/)
+  })
+
+  it('the hot path is one round trip per operation', async () => {
+    const schema = schemaForCase()
+    const pool = openPool(schema)
+    const store: PostgresStore = await openStore({ pool, schema })
+    const org = await store.createOrg({ name: 'Trips', planId: 'starter' }, T0)
+    await store.insertKey({ id: 'key_t', orgId: org.id, name: 'n', mode: 'live', scopes: ['lookup'], hash: 'h', last4: 'abcd', createdAt: T0, revokedAt: null, lastUsedAt: null })
+    let statements = 0
+    for (const client of await Promise.all(Array.from({ length: 3 }, () => pool.connect()))) client.release()
+    pool.on('acquire', (client: pg.PoolClient & { counted?: boolean }) => {
+      if (client.counted) return
+      client.counted = true
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown
+      ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => (statements++, query(...args))
+    })
+    const trips = async (op: () => Promise<unknown>) => {
+      statements = 0
+      await op()
+      return statements
+    }
+    const entry = { outcome: { details: {}, factors: [], partial: false, dataSources: [] }, storedAt: T0 }
+    const counted = {
+      getAuth: await trips(() => store.getAuth('key_t')),
+      reserve: await trips(() => store.reserveCredits(org.id, 1, T0)),
+      refund: await trips(() => store.refundCredits(org.id, { amount: 1, fromSubscription: 1, fromPurchased: 0, periodStart: T0 }, 1, T0)),
+      settle: await trips(() => store.settleCredits(org.id, 1, T0)),
+      touchKey: await trips(() => store.touchKey('key_t', T0)),
+      cacheGet: await trips(async () => store.resultCache.get('k', T0)),
+      cacheSet: await trips(async () => store.resultCache.set('k', entry, 1000)),
+      beginIdempotent: await trips(() => store.beginIdempotent('s', 'k', 'f', T0, 1000)),
+      completeIdempotent: await trips(() => store.completeIdempotent('s', 'k', 200, '{}')),
+    }
+    expect(counted).toEqual({ getAuth: 1, reserve: 1, refund: 1, settle: 1, touchKey: 1, cacheGet: 1, cacheSet: 1, beginIdempotent: 1, completeIdempotent: 1 })
+    // a settle that crosses an alert threshold writes the alert in one more statement
+    await store.reserveCredits(org.id, 9_000, T0)
+    expect(await trips(() => store.settleCredits(org.id, 1, T0))).toBe(2)
+  })
+})

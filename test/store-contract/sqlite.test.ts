@@ -1,0 +1,15 @@
+/** The Store contract (./store-contract.ts) on the embedded SQLite store, a fresh in-memory database per case. */
+import { createSqliteOrgPolicyStore } from '../../src/server/store/org-policy-store.js'
+import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { policySetter, storeContract } from './store-contract.js'
+
+storeContract('SQLite', async () => {
+  const store = createSqliteStore(':memory:')
+  return {
+    store,
+    setPolicyVersion: policySetter(createSqliteOrgPolicyStore(store.db)),
+    async done() {
+      store.close()
+    },
+  }
+})
