@@ -2,7 +2,10 @@
  * Benchmark of the HTTP API against the same lookups called in-process, so the cost of HTTP + auth + credits
  * (+ the persistent SQLite cache write) is a measured ratio.
  *
- *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2]
+ *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2] [--database-url postgres://…]
+ *
+ * With `--database-url` the server runs on the PostgreSQL store (a fresh schema, dropped at the end) instead of SQLite,
+ * and the benchmark also counts the database round trips (queries sent) per request of each scenario.
  *
  * - Server: createServer on a temporary SQLite file, DNS pointed at the loopback fake DNS server, a live key of an
  *   org with plenty of credits and a rate limit out of the way, listening on 127.0.0.1.
@@ -28,9 +31,14 @@ import { parseArgs } from 'node:util'
 import { createRiskcheck } from '../../src/riskcheck.js'
 import { createServer } from '../../src/server/app.js'
 import { issueApiKey } from '../../src/server/keys.js'
+import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres.js'
+import pg from 'pg'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' } } })
+const { values } = parseArgs({
+  options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' }, 'database-url': { type: 'string' } },
+})
+const DATABASE_URL = values['database-url']
 const SECONDS = Number(values.seconds ?? 4)
 const CONNECTIONS = Number(values.connections ?? 16)
 /** HTTP runs alternate server/bare this many times; the best run of each counts (the least disturbed by other load). */
@@ -109,7 +117,27 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'riskcheck-bench-'))
   // No SMTP, no RDAP: every answer comes from local data and the loopback DNS server (no internet).
   const riskcheck = { dns: { servers: [dns.address] }, smtp: { enabled: false }, rdap: { enabled: false } }
-  const app = createServer({ db: join(dir, 'bench.sqlite'), riskcheck, purgeIntervalMs: 0 })
+  // PostgreSQL: a schema of its own; every query of the store's pool is counted (round trips).
+  const schema = `rc_bench_${process.pid}`
+  let queries = 0
+  let pgStore: PostgresStore | undefined
+  if (DATABASE_URL) {
+    pgStore = await createPostgresStore({ connectionString: DATABASE_URL, schema })
+    const pool = pgStore.pool
+    const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => unknown
+    ;(pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      queries++
+      return poolQuery(...a)
+    }
+    pool.on('connect', (client) => {
+      const clientQuery = client.query.bind(client) as (...a: unknown[]) => unknown
+      ;(client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+        queries++
+        return clientQuery(...a)
+      }
+    })
+  }
+  const app = createServer({ db: pgStore ?? join(dir, 'bench.sqlite'), riskcheck, purgeIntervalMs: 0 })
   const rc = createRiskcheck({ ...riskcheck, cache: { maxEntries: 100_000 } })
   const bare = Fastify()
   bare.post('/v1/ip', async (req) => {
@@ -160,19 +188,24 @@ async function main(): Promise<void> {
     }
 
     console.log(`riskcheck server benchmark — ${SECONDS} s per run, best of ${ROUNDS} alternating HTTP runs, ${CONNECTIONS} connections / in-process callers, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs`)
-    console.log('HTTP: autocannon in a separate process → loopback server (live key, SQLite ledger + cache, DNS on a loopback fake)')
+    console.log(`HTTP: autocannon in a separate process → loopback server (live key, ${pgStore ? 'PostgreSQL' : 'SQLite'} ledger + cache, DNS on a loopback fake)`)
     console.log('bare HTTP: the same library calls behind a minimal Fastify route (no auth, credits, SQLite or schemas)')
     console.log('in-process: createRiskcheck().ip()/.email() with the same options (memory cache, unmetered)\n')
     const rows: string[][] = [
-      ['scenario', 'server req/s', 'p50 ms', 'p99 ms', 'bare HTTP req/s', 'p99 ms', 'in-process/s', 'p99 ms', 'in-proc ÷ server', 'bare ÷ server'],
+      ['scenario', 'server req/s', 'p50 ms', 'p99 ms', 'bare HTTP req/s', 'p99 ms', 'in-process/s', 'p99 ms', 'in-proc ÷ server', 'server ÷ bare', ...(pgStore ? ['db trips/req'] : [])],
     ]
     for (const s of scenarios) {
       const local = await inProcess(s.call)
       let floor: Run | undefined
       let http: Run | undefined
+      let trips = 0
+      let served = 0
       for (let round = 0; round < ROUNDS; round++) {
         const f = await loadTest(`${bareBase}${s.path}`, s.body, secret)
+        const before = queries
         const h = await loadTest(`${base}${s.path}`, s.body, secret)
+        trips += queries - before
+        served += h.requests
         if (!floor || f.rps > floor.rps) floor = f
         if (!http || h.rps > http.rps) http = h
       }
@@ -188,7 +221,8 @@ async function main(): Promise<void> {
         local.rps.toFixed(0),
         local.p99.toFixed(2),
         `${(local.rps / http.rps).toFixed(1)}×`,
-        `${(floor.rps / http.rps).toFixed(2)}×`,
+        `${((100 * http.rps) / floor.rps).toFixed(0)} %`,
+        ...(pgStore ? [(trips / Math.max(1, served)).toFixed(2)] : []),
       ])
     }
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
@@ -198,6 +232,12 @@ async function main(): Promise<void> {
     console.log(`\ncredits spent over HTTP: ${account!.usage.totalCredits} for ${account!.usage.totalLookups} lookups (cache hits are free)`)
   } finally {
     await app.close()
+    if (pgStore) {
+      await pgStore.close()
+      const admin = new pg.Pool({ connectionString: DATABASE_URL })
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await admin.end()
+    }
     await bare.close()
     await rc.close()
     await dns.close()

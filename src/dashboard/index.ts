@@ -147,7 +147,7 @@ export function registerDashboard(
     },
   }
 
-  registerUsageTally(app, svc, teams)
+  const tally = registerUsageTally(svc, teams, app.log)
 
   void app.register(
     async (scope) => {
@@ -229,7 +229,7 @@ export function registerDashboard(
       })
       registerKeyPages(scope, dash)
       registerWebhookPages(scope, dash)
-      registerUsagePages(scope, dash)
+      registerUsagePages(scope, dash, tally)
       registerBulkPages(scope, dash)
       registerMemberPages(scope, dash)
       registerPlaygroundPages(scope, dash, app)
@@ -302,6 +302,7 @@ export function registerDashboard(
       clearInterval(purgeTimer)
       await mailing?.catch(() => undefined)
       mailer.close()
+      await tally.close()
       await teams.close()
     },
   }

@@ -37,8 +37,9 @@ import { buildOpenApi } from './openapi.js'
 import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from './plans.js'
 import { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitState } from './rate-limit.js'
 import { ROUTES } from './routes/index.js'
-import { EmptyBody, type NamedSchema, type RouteDef, type ServerContext } from './routes/types.js'
+import { EmptyBody, type NamedSchema, type RouteDef, type LookupListener, type ServerContext } from './routes/types.js'
 import { createOrgPolicies } from './org-policies.js'
+import type { MemoryStore } from './store/memory.js'
 import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/org-policy-store.js'
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import { serviceStorageOf } from './store/pick-storage.js'
@@ -69,7 +70,10 @@ export interface ServerQueueOptions {
 
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
-  /** A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store) or a {@link Store}. */
+  /**
+   * A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store) or a {@link Store}, e.g.
+   * `createMemoryStore()` in an application's unit tests or `createPostgresStore(…)`.
+   */
   db?: string | Store
   /**
    * Options of the one riskcheck instance behind every lookup (DNS, SMTP, RDAP, IP data, offline, clock …). Unless
@@ -131,7 +135,8 @@ export interface ServerOptions {
   bulkConcurrency?: number
   /**
    * Where per-org scoring policies and answer logs are kept (`riskcheck admin policy …`). Default: the SQLite
-   * store's tables when `db` is SQLite, else in memory (lost on exit).
+   * store's tables when `db` is SQLite, the memory store's own when it is one (`createMemoryStore`), else in memory
+   * (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
   /**
@@ -235,7 +240,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const serviceStorage = serviceStorageOf(store, nowMs)
   // Per-org policies (org policy > serve --policy > built-in default) and the answer log their backtests read.
   const orgPolicies = createOrgPolicies({
-    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db) : createMemoryOrgPolicyStore()),
+    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db) : ((store as Partial<MemoryStore>).orgPolicies ?? createMemoryOrgPolicyStore())),
     service: rc.env.policy,
     nowMs,
     warn: (fields, message) => appRef?.log.warn(fields, message),
@@ -310,6 +315,12 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   }
 
   const readinessChecks = [...storeChecks(store), ...(redis ? [redisReadyCheck(redis)] : []), ...(options.readinessChecks ?? [])]
+  const lookupListeners: LookupListener[] = []
+  if (metrics)
+    lookupListeners.push((auth, result, billed) => {
+      metrics.lookup(result.request.type, result.metadata.cache_hit, auth.mode)
+      if (auth.mode === 'live') metrics.billed(billed)
+    })
   const ctx: ServerContext = {
     store,
     riskcheck: rc,
@@ -320,7 +331,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       const policy = auth.policy ?? rc.env.policy
       if (auth.mode === 'test') return { env: policy === testEnv.policy ? testEnv : { ...testEnv, policy }, ledger: null }
       const ledger = createOrgLedger(store, auth.orgId, nowMs)
-      return { env: { ...rc.env, ledger, policy }, ledger }
+      // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.
+      const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
+      return { env: { ...rc.env, ledger, policy, cache }, ledger }
     },
     recordAnswer(auth, result) {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
@@ -330,14 +343,16 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
-    ...(metrics
-      ? {
-          observeLookup(mode: 'live' | 'test', result: { request: { type: string }; metadata: { cache_hit: boolean } }, billed: number) {
-            metrics.lookup(result.request.type, result.metadata.cache_hit, mode)
-            if (mode === 'live') metrics.billed(billed)
-          },
+    observeLookup(auth, result, billed) {
+      for (const listener of lookupListeners) {
+        try {
+          listener(auth, result, billed)
+        } catch (err) {
+          appRef?.log.warn({ err }, 'lookup listener failed')
         }
-      : {}),
+      }
+    },
+    onLookup: (listener) => void lookupListeners.push(listener),
   }
 
   const app = Fastify({

@@ -1,9 +1,10 @@
 /**
  * `riskcheck/server`: the documented HTTP API (single lookups, bulk jobs, webhook endpoints, account, pricing,
  * OpenAPI) over the library, with API keys and scopes, credits and plans, rate limits, idempotency and the error
- * envelope, on SQLite by default (or PostgreSQL, `createPostgresStore`, for several instances); bulk jobs resume after
- * a restart and webhook deliveries retry from the database; per-org scoring policies (`riskcheck admin policy`) with
- * the answer log their backtests read.
+ * envelope, on SQLite by default (or PostgreSQL, `createPostgresStore`, for several instances; or in memory,
+ * `createMemoryStore`, for an application's unit tests); bulk jobs resume after a restart and webhook deliveries
+ * retry from the database; per-org scoring policies (`riskcheck admin policy`) with the answer log their backtests
+ * read.
  *
  * @example
  * import { createServer } from 'riskcheck/server'
@@ -14,6 +15,7 @@ export { createServer, type RiskcheckServer, type ServerOptions, type ServerQueu
 export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type CheckOutcome, type CheckReport, type Readiness } from './health.js'
 export { createServerMetrics, type ServerMetrics } from './metrics.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory.js'
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions, type Promised } from './store/postgres.js'
 export {
   migratePostgres,
@@ -34,12 +36,27 @@ export type {
   Store,
   StoredEvent,
   StoreProbe,
+  Synchronous,
 } from './store/types.js'
 export { IDEMPOTENCY_STALE_MS } from './store/types.js'
 export { MIGRATIONS, type Migration } from './store/migrations.js'
 export { DEFAULT_PLANS, DEFAULT_PLAN_ID, PRODUCTS, TEST_KEY_RATE_PER_SECOND, pricingOf, validatePlans, type Plan, type Product } from './plans.js'
 export { DEFAULT_SCOPES, generateApiKey, hashApiKey, issueApiKey, parseApiKey, parseScopes, verifyApiKey, type IssueKeyOptions } from './keys.js'
-export { alertLevelOf, buildEvent, createOrgLedger, dueAlerts, periodAt, type OrgLedger } from './ledger.js'
+export {
+  alertLevelOf,
+  buildEvent,
+  createOrgLedger,
+  dueAlerts,
+  periodAt,
+  planChangeOf,
+  refundSplit,
+  renewal,
+  reserveSplit,
+  type CreditState,
+  type OrgLedger,
+  type PlanChangeResult,
+  type Renewal,
+} from './ledger.js'
 export { createRateLimiter, rateLimitHeaders, type MemoryRateLimiter, type RateLimiter, type RateLimitState } from './rate-limit.js'
 export { createRedisRateLimiter, type RedisRateLimiter, type RedisRateLimiterOptions } from './queue/redis-rate-limit.js'
 export { resolveDeployment, type Deployment, type DeploymentResult, type DeploymentSettings } from './queue/deployment.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { alertLevelOf, buildEvent, dueAlerts, periodAt } from './ledger.js'
+import { alertLevelOf, buildEvent, dueAlerts, periodAt, planChangeOf, refundSplit, renewal, reserveSplit } from './ledger.js'
 
 const t = (iso: string) => Date.parse(iso)
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -63,5 +63,56 @@ describe('credit alerts', () => {
     const e = buildEvent('org_1', { type: 'credits.depleted', data: { balance: 0, monthly_credits: 5 } }, 1_700_000_000_999)
     expect(e).toEqual({ id: e.id, type: 'credits.depleted', created: 1_700_000_000, api_version: '1', org_id: 'org_1', data: { balance: 0, monthly_credits: 5 } })
     expect(e.id).toMatch(/^evt_[0-9a-f]{24}$/)
+  })
+})
+
+describe('credit arithmetic every store shares', () => {
+  it('reserves subscription credits first and refuses when both buckets together are short', () => {
+    expect(reserveSplit(10, 5, 8)).toEqual({ fromSubscription: 8, fromPurchased: 0 })
+    expect(reserveSplit(10, 5, 15)).toEqual({ fromSubscription: 10, fromPurchased: 5 })
+    expect(reserveSplit(10, 5, 16)).toBeNull()
+    expect(reserveSplit(0, 0, 0)).toEqual({ fromSubscription: 0, fromPurchased: 0 })
+  })
+
+  it('gives back the purchased part of a reservation first', () => {
+    const r = { amount: 10, fromSubscription: 6, fromPurchased: 4, periodStart: 0 }
+    expect(refundSplit(r, 3)).toEqual({ fromPurchased: 3, fromSubscription: 0 })
+    expect(refundSplit(r, 7)).toEqual({ fromPurchased: 4, fromSubscription: 3 })
+    expect(refundSplit(r, 10)).toEqual({ fromPurchased: 4, fromSubscription: 6 })
+  })
+
+  it('renews to the period containing now: the whole allowance, purchased kept, alerts re-armed', () => {
+    const anchor = t('2026-01-15T00:00:00Z')
+    const r = renewal(anchor, 100, 7, t('2026-04-20T00:00:00Z'))
+    expect([iso(r.start), iso(r.end)]).toEqual(['2026-04-15T00:00:00.000Z', '2026-05-15T00:00:00.000Z'])
+    expect(r).toMatchObject({ balance: 107, alertLevel: 0, granted: 100 })
+    expect(renewal(anchor, 0, 0, t('2026-02-15T00:00:00Z'))).toMatchObject({ balance: 0, alertLevel: 3, granted: 0 })
+  })
+
+  it('a plan change grants an increase (re-arming alerts), caps on a decrease, and overrides win', () => {
+    const current = { monthlyCredits: 100, subscriptionCredits: 20, purchasedCredits: 5, alertLevel: 1 as const }
+    const starter = { monthly_credits: 10_000, rate_per_second: 20 }
+    expect(planChangeOf(current, starter, { planId: 'starter' })).toEqual({
+      monthlyOverride: null,
+      rateOverride: null,
+      monthlyCredits: 10_000,
+      ratePerSecond: 20,
+      subscriptionCredits: 9_920,
+      balance: 9_925,
+      alertLevel: 0,
+      granted: 9_900,
+    })
+    const down = planChangeOf(current, starter, { planId: 'starter', monthlyCredits: 10, ratePerSecond: 3 })
+    expect(down).toEqual({
+      monthlyOverride: 10,
+      rateOverride: 3,
+      monthlyCredits: 10,
+      ratePerSecond: 3,
+      subscriptionCredits: 10,
+      balance: 15,
+      alertLevel: 1, // a decrease sends nothing and leaves the level where it was
+      granted: 0,
+    })
+    expect(planChangeOf(current, starter, { planId: 'starter', monthlyCredits: 100 })).toMatchObject({ subscriptionCredits: 20, granted: 0 })
   })
 })

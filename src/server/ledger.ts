@@ -11,7 +11,9 @@
 import { randomBytes } from 'node:crypto'
 import type { CreditLedger } from '../credits.js'
 import type { EventPayload, EventType } from '../schema.js'
-import type { CreditReason, CreditReservation, Store } from './store/types.js'
+import type { ResultCache } from '../cache.js'
+import type { Plan } from './plans.js'
+import type { CacheWrite, CreditReason, CreditReservation, PlanChange, Store } from './store/types.js'
 
 /** Alert thresholds in percent of the monthly allowance, highest first. */
 export const LOW_THRESHOLDS = [25, 5] as const
@@ -80,6 +82,99 @@ export function creditsAddedEvent(amount: number, balance: number, reason: Credi
   return { type: 'credits.added', data: { amount, balance, reason } }
 }
 
+/**
+ * How a reservation of `amount` splits between the buckets: subscription credits first (they lapse at the period's
+ * end), the rest from purchased ones. Null when the two together do not cover it (nothing is taken).
+ */
+export function reserveSplit(
+  subscriptionCredits: number,
+  purchasedCredits: number,
+  amount: number,
+): { fromSubscription: number; fromPurchased: number } | null {
+  const fromSubscription = Math.min(subscriptionCredits, amount)
+  const fromPurchased = amount - fromSubscription
+  return fromPurchased > purchasedCredits ? null : { fromSubscription, fromPurchased }
+}
+
+/**
+ * How giving back `amount` of a reservation splits between the buckets: the purchased part first (purchased credits
+ * never lapse, so they are always given back), then subscription credits.
+ */
+export function refundSplit(reservation: CreditReservation, amount: number): { fromSubscription: number; fromPurchased: number } {
+  const fromPurchased = Math.min(amount, reservation.fromPurchased)
+  return { fromPurchased, fromSubscription: Math.min(amount - fromPurchased, reservation.fromSubscription) }
+}
+
+/** What a period roll-over writes. */
+export interface Renewal {
+  /** The new period [start, end). */
+  start: number
+  end: number
+  /** The balance after it: the whole monthly allowance (unused subscription credits lapse) plus the purchased ones. */
+  balance: number
+  /** The alert level that balance sits at (alerts re-armed without re-sending). */
+  alertLevel: AlertLevel
+  /** Subscription credits granted (credits.added `period_renewal` when above 0). */
+  granted: number
+}
+
+/**
+ * The roll-over of an org whose period has ended, to the period containing `nowMs` (periods skipped while nobody
+ * asked are not granted one by one: one renewal, one credits.added). The store also resets the period's usage.
+ */
+export function renewal(periodAnchor: number, monthlyCredits: number, purchasedCredits: number, nowMs: number): Renewal {
+  const { start, end } = periodAt(periodAnchor, nowMs)
+  const balance = monthlyCredits + purchasedCredits
+  return { start, end, balance, alertLevel: alertLevelOf(balance, monthlyCredits), granted: monthlyCredits }
+}
+
+/** An org's credit fields a plan change starts from. */
+export interface CreditState {
+  monthlyCredits: number
+  subscriptionCredits: number
+  purchasedCredits: number
+  alertLevel: AlertLevel
+}
+
+/** What a plan change writes. */
+export interface PlanChangeResult {
+  /** The overrides kept with the org (null: the plan's value applies). */
+  monthlyOverride: number | null
+  rateOverride: number | null
+  /** The effective values. */
+  monthlyCredits: number
+  ratePerSecond: number
+  subscriptionCredits: number
+  balance: number
+  alertLevel: AlertLevel
+  /** Subscription credits granted now (credits.added `upgrade` when above 0). */
+  granted: number
+}
+
+/**
+ * A plan change of an org (`change` states the whole deal; `plan` is the catalogue plan it names). An increase of
+ * the monthly allowance grants the difference now and re-arms the alerts; a decrease only caps what is left of this
+ * period's subscription credits, silently.
+ */
+export function planChangeOf(current: CreditState, plan: Pick<Plan, 'monthly_credits' | 'rate_per_second'>, change: PlanChange): PlanChangeResult {
+  const monthlyOverride = change.monthlyCredits ?? null
+  const rateOverride = change.ratePerSecond ?? null
+  const monthlyCredits = monthlyOverride ?? plan.monthly_credits
+  const diff = monthlyCredits - current.monthlyCredits
+  const subscriptionCredits = diff > 0 ? current.subscriptionCredits + diff : Math.min(current.subscriptionCredits, monthlyCredits)
+  const balance = subscriptionCredits + current.purchasedCredits
+  return {
+    monthlyOverride,
+    rateOverride,
+    monthlyCredits,
+    ratePerSecond: rateOverride ?? plan.rate_per_second,
+    subscriptionCredits,
+    balance,
+    alertLevel: diff > 0 ? alertLevelOf(balance, monthlyCredits) : current.alertLevel,
+    granted: Math.max(0, diff),
+  }
+}
+
 /** A new event id: `evt_` + 24 hex characters. */
 export function newEventId(): string {
   return `evt_${randomBytes(12).toString('hex')}`
@@ -96,6 +191,11 @@ export interface OrgLedger extends CreditLedger {
   settle(lookups: number): Promise<void>
   /** Credits reserved and not refunded so far (what this request is charged). */
   readonly charged: number
+  /**
+   * `cache` (the store's own result cache) with its writes held until {@link settle}, which stores them in the same
+   * write as the settlement: a billed request then costs the database two writes (reserve, settle), not three.
+   */
+  deferWrites(cache: ResultCache): ResultCache
 }
 
 /**
@@ -108,9 +208,13 @@ export interface OrgLedger extends CreditLedger {
  * await ledger.settle(1)
  */
 export function createOrgLedger(store: Store, orgId: string, nowMs: () => number): OrgLedger {
+  const credits = store.grouped ?? store
   const held: CreditReservation[] = []
+  const cacheWrites: CacheWrite[] = []
   let charged = 0
   let touched = false
+  // The balance the last reservation left, while no refund has changed it: credits_remaining without another read.
+  let knownBalance: number | undefined
   return {
     get charged() {
       return charged
@@ -118,23 +222,25 @@ export function createOrgLedger(store: Store, orgId: string, nowMs: () => number
     async reserve(amount) {
       if (amount <= 0) return true
       touched = true
-      const r = await store.reserveCredits(orgId, amount, nowMs())
+      const r = await credits.reserveCredits(orgId, amount, nowMs())
       if (!r) return false
       held.push(r)
       charged += amount
+      knownBalance = r.balanceAfter
       return true
     },
     async refund(amount) {
       let left = Math.min(amount, charged)
+      if (left > 0) knownBalance = undefined
       while (left > 0) {
         const r = held[held.length - 1]
         if (!r) break
         const part = Math.min(left, r.amount)
-        await store.refundCredits(orgId, r, part, nowMs())
-        // What is left of the reservation: the purchased part is returned first.
-        const fromPurchased = Math.min(part, r.fromPurchased)
-        r.fromPurchased -= fromPurchased
-        r.fromSubscription -= part - fromPurchased
+        await credits.refundCredits(orgId, r, part, nowMs())
+        // What is left of the reservation: split as the store split the refund.
+        const given = refundSplit(r, part)
+        r.fromPurchased -= given.fromPurchased
+        r.fromSubscription -= given.fromSubscription
         r.amount -= part
         if (r.amount === 0) held.pop()
         left -= part
@@ -142,11 +248,19 @@ export function createOrgLedger(store: Store, orgId: string, nowMs: () => number
       }
     },
     async balance() {
-      return store.balance(orgId, nowMs())
+      return knownBalance ?? store.balance(orgId, nowMs())
     },
     async settle(lookups) {
-      if (!touched && lookups === 0) return
-      await store.settleCredits(orgId, lookups, nowMs())
+      if (!touched && lookups === 0 && cacheWrites.length === 0) return
+      await credits.settleCredits(orgId, lookups, nowMs(), cacheWrites.length > 0 ? cacheWrites.splice(0) : undefined)
+    },
+    deferWrites(cache) {
+      return {
+        get: (key, now) => cache.get(key, now),
+        set(key, entry, ttlMs) {
+          cacheWrites.push({ key, entry, ttlMs })
+        },
+      }
     },
   }
 }

@@ -162,7 +162,7 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
         withStore(async (store) => {
           const orgId = await orgWith(store, 100, 10)
           const r = await store.reserveCredits(orgId, 105, T0)
-          expect(r).toEqual({ amount: 105, fromSubscription: 100, fromPurchased: 5, periodStart: T0 })
+          expect(r).toEqual({ amount: 105, fromSubscription: 100, fromPurchased: 5, periodStart: T0, balanceAfter: 5 })
           expect(await store.reserveCredits(orgId, 6, T0)).toBeNull()
           expect(await store.balance(orgId, T0)).toBe(5)
           expect(await store.reserveCredits('org_missing', 1, T0)).toBeNull()
@@ -355,6 +355,44 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
       )
     })
 
+    describe('records and lifecycle', () => {
+      it(
+        'what a read hands out is a copy: changing it changes nothing stored',
+        withStore(async (store) => {
+          const org = await store.createOrg({ name: 'Copy', planId: 'free' }, T0)
+          await store.insertKey(key(org.id))
+          const k = (await store.getKey('key_abc'))!
+          k.scopes.push('webhooks')
+          k.revokedAt = T0
+          const o = (await store.getOrg(org.id, T0))!
+          o.subscriptionCredits = 0
+          o.usage.totalCredits = 99
+          const plans = await store.listPlans()
+          plans[0]!.monthly_credits = 1
+          await store.addCredits(org.id, 1, 'top_up', T0)
+          const [event] = await store.listEvents({ orgId: org.id })
+          event!.payload.data.amount = 1000
+          expect(await store.getKey('key_abc')).toEqual(key(org.id))
+          expect((await store.getOrg(org.id, T0))!).toMatchObject({ subscriptionCredits: 100, usage: { totalCredits: 0 } })
+          expect(await store.listPlans()).toEqual(DEFAULT_PLANS)
+          expect((await store.listEvents({ orgId: org.id }))[0]!.payload.data.amount).toBe(1)
+        }),
+      )
+
+      it(
+        'the probe finds the schema current; a closed store refuses calls, and closing again is harmless',
+        withStore(async (store) => {
+          const probe = await store.probe?.()
+          if (probe) expect(probe.schemaVersion).toBe(probe.expectedVersion)
+          await store.close()
+          await expect(async () => store.listPlans()).rejects.toThrow()
+          await expect(async () => store.reserveCredits('org_x', 1, T0)).rejects.toThrow()
+          if (store.probe) await expect(async () => store.probe!()).rejects.toThrow()
+          await store.close()
+        }),
+      )
+    })
+
     describe('result cache', () => {
       const entry = { outcome: { details: { a: 1, nested: { list: [1, 'two', null] } }, factors: [], partial: false, dataSources: ['x'] }, storedAt: T0 }
 
@@ -386,6 +424,24 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
           expect(await store.purgeExpired(T0 + DAY)).toBe(0)
           expect(await cache.get('ip:new', T0 + DAY)).toEqual({ ...entry, storedAt: T0 + DAY })
           expect(await store.beginIdempotent(SCOPE, 'new', 'other', T0 + DAY, DAY)).toEqual({ state: 'mismatch' })
+        }),
+      )
+
+      it(
+        "settleCredits stores the request's cache entries with the settlement (the last of one key wins)",
+        withStore(async (store) => {
+          const orgId = await orgWith(store, 10, 0)
+          const newer = { outcome: { ...entry.outcome, details: { a: 3 } }, storedAt: T0 + 1 }
+          await store.settleCredits(orgId, 1, T0, [
+            { key: 'ip:a', entry, ttlMs: DAY },
+            { key: 'ip:b', entry, ttlMs: DAY },
+            { key: 'ip:a', entry: newer, ttlMs: DAY },
+          ])
+          expect(await store.resultCache.get('ip:a', T0 + 2)).toEqual(newer)
+          expect(await store.resultCache.get('ip:b', T0 + 2)).toEqual(entry)
+          expect((await store.getOrg(orgId, T0))!.usage.periodLookups).toBe(1)
+          await store.settleCredits(orgId, 1, T0, [])
+          expect((await store.getOrg(orgId, T0))!.usage.periodLookups).toBe(2)
         }),
       )
     })

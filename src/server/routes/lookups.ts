@@ -111,7 +111,7 @@ export async function serveLookup<D>(
     return result
   } finally {
     if (ledger) await ledger.settle(served ? 1 : 0)
-    if (served) ctx.observeLookup?.(auth.mode, served, ledger?.charged ?? 0)
+    if (served) ctx.observeLookup(auth, served, ledger?.charged ?? 0)
   }
 }
 

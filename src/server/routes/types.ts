@@ -42,9 +42,14 @@ export interface ServerContext {
   webhooks?: WebhookService
   /** Webhook URLs on loopback accepted (tests and local development only). */
   allowLoopbackWebhooks?: boolean
-  /** Counts an answered lookup and the credits it billed (metrics; absent when metrics are off). */
-  observeLookup?(mode: 'live' | 'test', result: LookupResult<unknown>, billed: number): void
+  /** Tells every {@link LookupListener} of an answered single lookup and the credits it billed. */
+  observeLookup(auth: RequestAuth, result: LookupResult<unknown>, billed: number): void
+  /** Adds a listener of answered lookups (metrics, the dashboard's usage tally). */
+  onLookup(listener: LookupListener): void
 }
+
+/** Hears of every answered single lookup; runs on the request's path, so it must be quick and must not throw. */
+export type LookupListener = (auth: RequestAuth, result: LookupResult<unknown>, billed: number) => void
 
 /**
  * The body of a POST route that takes no fields: `{}` or no body at all. Every POST route declares a body, so a body

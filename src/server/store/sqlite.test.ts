@@ -70,7 +70,7 @@ describe('credits', () => {
       const org = store.createOrg({ name: 'A', planId: 'free' }, T0)
       store.addCredits(org.id, 10, 'top_up', T0)
       const r = store.reserveCredits(org.id, 105, T0)
-      expect(r).toEqual({ amount: 105, fromSubscription: 100, fromPurchased: 5, periodStart: T0 })
+      expect(r).toEqual({ amount: 105, fromSubscription: 100, fromPurchased: 5, periodStart: T0, balanceAfter: 5 })
       expect(store.reserveCredits(org.id, 6, T0)).toBeNull()
       expect(store.balance(org.id, T0)).toBe(5)
       expect(store.reserveCredits('org_missing', 1, T0)).toBeNull()

@@ -14,7 +14,12 @@ import {
   creditsAddedEvent,
   dueAlerts,
   periodAt,
+  planChangeOf,
+  refundSplit,
+  renewal,
+  reserveSplit,
   type AlertLevel,
+  type CreditState,
   type PendingEvent,
 } from '../ledger.js'
 import { DEFAULT_PLANS, type Plan } from '../plans.js'
@@ -22,6 +27,7 @@ import { MIGRATIONS, type Migration } from './migrations.js'
 import {
   IDEMPOTENCY_STALE_MS,
   type ApiKeyRecord,
+  type CacheWrite,
   type AuthRecord,
   type CreditReason,
   type CreditReservation,
@@ -30,20 +36,52 @@ import {
   type PlanChange,
   type StoredEvent,
   type Store,
+  type Synchronous,
 } from './types.js'
 
-export { IDEMPOTENCY_STALE_MS }
-
-/** A store type whose methods answer synchronously (better-sqlite3 is synchronous). */
-export type Synchronous<S> = {
-  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
-}
+export { IDEMPOTENCY_STALE_MS, type Synchronous }
 
 /** The SQLite store; `db` is exposed so later modules (bulk, webhooks) can add their tables and statements. */
 export interface SqliteStore extends Synchronous<Store> {
   readonly db: Database.Database
   /** The file path (or `:memory:`). */
   readonly path: string
+}
+
+/**
+ * Group commit: the writes queued in one turn of the event loop run in one IMMEDIATE transaction, each in a savepoint
+ * of its own (a transaction function called inside a transaction is one), so a write that throws rolls back alone.
+ * Every promise settles after the commit — an answer never goes out before its credits are written. Under load, one
+ * commit then serves many requests; alone, a write waits for nothing but the current turn to end.
+ */
+export function groupCommit(db: Database.Database): <T>(write: () => T) => Promise<T> {
+  type Item = { write: () => unknown; resolve: (v: any) => void; reject: (e: unknown) => void; ok?: boolean; value?: unknown }
+  let queue: Item[] = []
+  const flush = () => {
+    const items = queue
+    queue = []
+    try {
+      db.transaction(() => {
+        for (const it of items) {
+          try {
+            it.value = it.write()
+            it.ok = true
+          } catch (e) {
+            it.value = e
+            it.ok = false
+          }
+        }
+      }).immediate()
+    } catch (e) {
+      for (const it of items) it.reject(e)
+      return
+    }
+    for (const it of items) (it.ok ? it.resolve : it.reject)(it.value)
+  }
+  return <T>(write: () => T) =>
+    new Promise<T>((resolve, reject) => {
+      if (queue.push({ write, resolve, reject }) === 1) setImmediate(flush)
+    })
 }
 
 /** Options of {@link createSqliteStore}. */
@@ -118,6 +156,13 @@ function toOrg(r: OrgRow): OrgRecord {
     },
   }
 }
+
+const creditState = (r: CreditRow): CreditState => ({
+  monthlyCredits: r.monthly_credits,
+  subscriptionCredits: r.subscription_credits,
+  purchasedCredits: r.purchased_credits,
+  alertLevel: r.alert_level as AlertLevel,
+})
 
 function toKey(r: KeyRow): ApiKeyRecord {
   return {
@@ -277,12 +322,11 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
     const row = q.credits.get(orgId) as CreditRow | undefined
     if (!row) return null
     if (nowMs < row.period_end) return row
-    const { start, end } = periodAt(row.period_anchor, nowMs)
-    const balance = row.monthly_credits + row.purchased_credits
-    q.renew.run(start, end, alertLevelOf(balance, row.monthly_credits), orgId)
-    if (row.monthly_credits > 0) {
-      q.insertTx.run(orgId, row.monthly_credits, 'period_renewal', balance, nowMs)
-      emit(orgId, [creditsAddedEvent(row.monthly_credits, balance, 'period_renewal')], nowMs)
+    const r = renewal(row.period_anchor, row.monthly_credits, row.purchased_credits, nowMs)
+    q.renew.run(r.start, r.end, r.alertLevel, orgId)
+    if (r.granted > 0) {
+      q.insertTx.run(orgId, r.granted, 'period_renewal', r.balance, nowMs)
+      emit(orgId, [creditsAddedEvent(r.granted, r.balance, 'period_renewal')], nowMs)
     }
     return q.credits.get(orgId) as CreditRow
   }
@@ -301,24 +345,23 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
   const reserveTx = db.transaction((orgId: string, amount: number, nowMs: number): CreditReservation | null => {
     const row = load(orgId, nowMs)
     if (!row) return null
-    const sub = Math.min(row.subscription_credits, amount)
-    const pur = amount - sub
-    if (pur > row.purchased_credits) return null
-    const r = q.take.run({ id: orgId, sub, pur, amount })
+    const split = reserveSplit(row.subscription_credits, row.purchased_credits, amount)
+    if (!split) return null
+    const r = q.take.run({ id: orgId, sub: split.fromSubscription, pur: split.fromPurchased, amount })
     if (r.changes !== 1) return null
-    return { amount, fromSubscription: sub, fromPurchased: pur, periodStart: row.period_start }
+    return { amount, ...split, periodStart: row.period_start, balanceAfter: row.subscription_credits + row.purchased_credits - amount }
   })
 
   const refundTx = db.transaction((orgId: string, res: CreditReservation, amount: number, nowMs: number) => {
     const row = load(orgId, nowMs)
     if (!row) return
-    const pur = Math.min(amount, res.fromPurchased)
-    const subPart = Math.min(amount - pur, res.fromSubscription)
+    const { fromPurchased: pur, fromSubscription: sub } = refundSplit(res, amount)
     const samePeriod = row.period_start === res.periodStart
-    q.giveBack.run({ id: orgId, sub: samePeriod ? subPart : 0, pur, period: samePeriod ? pur + subPart : 0, amount: pur + subPart })
+    q.giveBack.run({ id: orgId, sub: samePeriod ? sub : 0, pur, period: samePeriod ? pur + sub : 0, amount: pur + sub })
   })
 
-  const settleTx = db.transaction((orgId: string, lookups: number, nowMs: number) => {
+  const settleTx = db.transaction((orgId: string, lookups: number, nowMs: number, cacheWrites: readonly CacheWrite[] | undefined) => {
+    for (const w of cacheWrites ?? []) resultCache.set(w.key, w.entry, w.ttlMs)
     const row = load(orgId, nowMs)
     if (!row) return
     if (lookups > 0) q.countLookups.run(lookups, lookups, orgId)
@@ -342,21 +385,20 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
     if (!row) return null
     const plan = q.plan.get(change.planId) as Plan | undefined
     if (!plan) throw new RangeError(`unknown plan ${change.planId}`)
-    const mco = change.monthlyCredits ?? null
-    const ro = change.ratePerSecond ?? null
-    const monthly = mco ?? plan.monthly_credits
-    const rate = ro ?? plan.rate_per_second
-    const diff = monthly - row.monthly_credits
-    let sub = row.subscription_credits
-    let alert = row.alert_level
-    if (diff > 0) sub += diff
-    else if (sub > monthly) sub = monthly
-    const balance = sub + row.purchased_credits
-    if (diff > 0) alert = alertLevelOf(balance, monthly)
-    q.setPlan.run({ id: orgId, plan_id: plan.id, mco, ro, monthly, rate, sub, alert })
-    if (diff > 0) {
-      q.insertTx.run(orgId, diff, 'upgrade', balance, nowMs)
-      emit(orgId, [creditsAddedEvent(diff, balance, 'upgrade')], nowMs)
+    const c = planChangeOf(creditState(row), plan, change)
+    q.setPlan.run({
+      id: orgId,
+      plan_id: plan.id,
+      mco: c.monthlyOverride,
+      ro: c.rateOverride,
+      monthly: c.monthlyCredits,
+      rate: c.ratePerSecond,
+      sub: c.subscriptionCredits,
+      alert: c.alertLevel,
+    })
+    if (c.granted > 0) {
+      q.insertTx.run(orgId, c.granted, 'upgrade', c.balance, nowMs)
+      emit(orgId, [creditsAddedEvent(c.granted, c.balance, 'upgrade')], nowMs)
     }
     return toOrg(q.org.get(orgId) as OrgRow)
   })
@@ -401,11 +443,17 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
     close() {},
   }
 
+  const group = groupCommit(db)
   let closed = false
   return {
     db,
     path,
     resultCache,
+    grouped: {
+      reserveCredits: (orgId, amount, nowMs) => group(() => reserveTx.immediate(orgId, amount, nowMs)),
+      refundCredits: (orgId, res, amount, nowMs) => group(() => refundTx.immediate(orgId, res, amount, nowMs)),
+      settleCredits: (orgId, lookups, nowMs, cacheWrites) => group(() => settleTx.immediate(orgId, lookups, nowMs, cacheWrites)),
+    },
     keyHashSecret: () => secret,
     listPlans: () => q.plans.all() as Plan[],
     upsertPlans(plans) {
@@ -487,7 +535,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
       const org = readOrg(orgId, nowMs)
       return org ? org.subscriptionCredits + org.purchasedCredits : 0
     },
-    settleCredits: (orgId, lookups, nowMs) => settleTx.immediate(orgId, lookups, nowMs),
+    settleCredits: (orgId, lookups, nowMs, cacheWrites) => settleTx.immediate(orgId, lookups, nowMs, cacheWrites),
     addCredits: (orgId, amount, reason, nowMs) => addTx.immediate(orgId, amount, reason, nowMs),
     listEvents({ orgId, afterId, limit = 100 }) {
       const after = afterId ? ((q.eventSeq.get(afterId) as { seq: number } | undefined)?.seq ?? 0) : 0

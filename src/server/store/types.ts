@@ -13,7 +13,7 @@
  *
  * Methods may be synchronous (SQLite) or return promises (a networked database); callers always `await`.
  */
-import type { ResultCache } from '../../cache.js'
+import type { CacheEntry, ResultCache } from '../../cache.js'
 import type { EventPayload, EventType, PlanStatus, Scope } from '../../schema.js'
 import type { Plan } from '../plans.js'
 
@@ -25,6 +25,11 @@ export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
 
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>
+
+/** A store type whose methods answer synchronously (SQLite through better-sqlite3, the in-memory store). */
+export type Synchronous<S> = {
+  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
+}
 
 /** An organisation (team): owns keys, a plan and credits. */
 export interface OrgRecord {
@@ -85,6 +90,18 @@ export interface CreditReservation {
   fromPurchased: number
   /** Period start when reserved: subscription credits of an ended period are not given back. */
   periodStart: number
+  /** The org's balance right after the reservation, when the store knows it without another read. */
+  balanceAfter?: number
+}
+
+/**
+ * A result-cache entry a request writes when it ends, in the same write as its settlement (one transaction on SQLite,
+ * one statement on PostgreSQL) rather than a write of its own.
+ */
+export interface CacheWrite {
+  key: string
+  entry: CacheEntry
+  ttlMs: number
 }
 
 /** Why credits were added (the `reason` of credits.added). */
@@ -160,8 +177,11 @@ export interface Store {
   refundCredits(orgId: string, reservation: CreditReservation, amount: number, nowMs: number): Awaitable<void>
   /** subscription + purchased now (after a due roll-over). */
   balance(orgId: string, nowMs: number): Awaitable<number>
-  /** Ends a request: counts `lookups` into the usage and emits the credit alerts the balance now calls for. */
-  settleCredits(orgId: string, lookups: number, nowMs: number): Awaitable<void>
+  /**
+   * Ends a request: counts `lookups` into the usage, emits the credit alerts the balance now calls for and stores the
+   * request's result-cache entries (`cacheWrites`, in the same write).
+   */
+  settleCredits(orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Awaitable<void>
   /** Adds purchased credits (credits.added). Returns the org, or null when there is none. */
   addCredits(orgId: string, amount: number, reason: CreditReason, nowMs: number): Awaitable<OrgRecord | null>
 
@@ -176,6 +196,13 @@ export interface Store {
   completeIdempotent(scope: string, key: string, status: number, body: string): Awaitable<void>
   /** Forgets a started idempotent request (its response is not to be replayed). */
   abandonIdempotent(scope: string, key: string): Awaitable<void>
+
+  /**
+   * Optional: the writes of a request's hot path as promises that share one database transaction with those of the
+   * other requests arriving at the same moment (group commit: one commit for many requests, each still answered only
+   * after its write committed). The server's per-request ledger uses them when present.
+   */
+  readonly grouped?: Pick<Store, 'reserveCredits' | 'refundCredits' | 'settleCredits'>
 
   /** The persistent result cache of lookups. */
   readonly resultCache: ResultCache

@@ -8,9 +8,19 @@
  * operator's top-up or plan change.
  */
 import type pg from 'pg'
-import { alertLevelOf, buildEvent, creditsAddedEvent, dueAlerts, periodAt, type AlertLevel, type PendingEvent } from '../../ledger.js'
-import type { CreditReason, CreditReservation, OrgRecord, PlanChange } from '../types.js'
-import { inTransaction, toOrg, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
+import {
+  alertLevelOf,
+  buildEvent,
+  creditsAddedEvent,
+  dueAlerts,
+  planChangeOf,
+  refundSplit,
+  renewal,
+  type AlertLevel,
+  type PendingEvent,
+} from '../../ledger.js'
+import type { CacheWrite, CreditReason, CreditReservation, OrgRecord, PlanChange } from '../types.js'
+import { inTransaction, toOrg, toPlan, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
 
 interface CreditRow {
   period_anchor: Num
@@ -44,7 +54,7 @@ const RESERVE = {
   FROM cur WHERE o.id = cur.id AND cur.period_end > $3::bigint AND cur.sub + cur.pur >= $2::bigint
   RETURNING cur.take_sub AS from_sub
 )
-SELECT cur.period_start, cur.period_end, took.from_sub FROM cur LEFT JOIN took ON TRUE`,
+SELECT cur.period_start, cur.period_end, took.from_sub, cur.sub + cur.pur - $2::bigint AS balance_after FROM cur LEFT JOIN took ON TRUE`,
 }
 
 /** Gives back `$4` subscription (only to the period they were taken in, `$3`) and `$5` purchased credits. */
@@ -64,6 +74,30 @@ const SETTLE = {
   text: `UPDATE orgs SET period_lookups = period_lookups + $2::bigint, total_lookups = total_lookups + $2::bigint
 WHERE id = $1 AND period_end > $3::bigint
 RETURNING subscription_credits + purchased_credits AS balance, monthly_credits, alert_level`,
+}
+
+/** {@link SETTLE} plus the request's result-cache entries ($4…$7, one array each), still one statement. */
+const SETTLE_AND_CACHE = {
+  name: 'riskcheck_settle_cache',
+  text: `WITH cached AS (
+  INSERT INTO result_cache (key, value, stored_at, expires_at)
+  SELECT * FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[])
+  ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
+)
+${SETTLE.text}`,
+}
+
+/** The values of {@link SETTLE_AND_CACHE}'s arrays; one entry per key (the last wins), as ON CONFLICT requires. */
+function cacheColumns(writes: readonly CacheWrite[]): [string[], string[], number[], number[]] {
+  const byKey = new Map(writes.map((w) => [w.key, w]))
+  const cols: [string[], string[], number[], number[]] = [[], [], [], []]
+  for (const w of byKey.values()) {
+    cols[0].push(w.key)
+    cols[1].push(JSON.stringify(w.entry.outcome))
+    cols[2].push(w.entry.storedAt)
+    cols[3].push(w.entry.storedAt + w.ttlMs)
+  }
+  return cols
 }
 
 /** Moves the alert level from `$2` to `$3` and writes the alerts it calls for; nothing when another request moved it first. */
@@ -94,15 +128,13 @@ async function recordCredit(q: Queryable, orgId: string, amount: number, reason:
 /** Renews the period of a locked row when due (subscription reset, period usage reset, credits.added). */
 async function rollOver(q: Queryable, orgId: string, row: CreditRow, nowMs: number): Promise<CreditRow> {
   if (nowMs < Number(row.period_end)) return row
-  const monthly = Number(row.monthly_credits)
-  const { start, end } = periodAt(Number(row.period_anchor), nowMs)
-  const balance = monthly + Number(row.purchased_credits)
+  const r = renewal(Number(row.period_anchor), Number(row.monthly_credits), Number(row.purchased_credits), nowMs)
   const { rows } = await q.query<CreditRow>(
     `UPDATE orgs SET period_start = $2, period_end = $3, subscription_credits = monthly_credits, period_lookups = 0,
        period_credits = 0, alert_level = $4 WHERE id = $1 RETURNING ${CREDIT_COLUMNS}`,
-    [orgId, start, end, alertLevelOf(balance, monthly)],
+    [orgId, r.start, r.end, r.alertLevel],
   )
-  if (monthly > 0) await recordCredit(q, orgId, monthly, 'period_renewal', balance, nowMs)
+  if (r.granted > 0) await recordCredit(q, orgId, r.granted, 'period_renewal', r.balance, nowMs)
   return rows[0]!
 }
 
@@ -116,19 +148,18 @@ export function createPostgresCredits(pool: pg.Pool) {
     })
 
   const reserveOn = async (q: Queryable, orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null | 'due'> => {
-    const { rows } = await q.query<{ period_start: Num; period_end: Num; from_sub: Num | null }>({ ...RESERVE, values: [orgId, amount, nowMs] })
+    const { rows } = await q.query<{ period_start: Num; period_end: Num; from_sub: Num | null; balance_after: Num }>({ ...RESERVE, values: [orgId, amount, nowMs] })
     const r = rows[0]
     if (!r) return null
     if (Number(r.period_end) <= nowMs) return 'due'
     if (r.from_sub === null) return null
     const fromSubscription = Number(r.from_sub)
-    return { amount, fromSubscription, fromPurchased: amount - fromSubscription, periodStart: Number(r.period_start) }
+    return { amount, fromSubscription, fromPurchased: amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.balance_after) }
   }
 
   const refundOn = async (q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<boolean> => {
-    const pur = Math.min(amount, res.fromPurchased)
-    const sub = Math.min(amount - pur, res.fromSubscription)
-    const { rowCount } = await q.query({ ...REFUND, values: [orgId, nowMs, res.periodStart, sub, pur] })
+    const { fromSubscription, fromPurchased } = refundSplit(res, amount)
+    const { rowCount } = await q.query({ ...REFUND, values: [orgId, nowMs, res.periodStart, fromSubscription, fromPurchased] })
     return rowCount === 1
   }
 
@@ -148,8 +179,12 @@ export function createPostgresCredits(pool: pg.Pool) {
     }
   }
 
-  const settleOn = async (q: Queryable, orgId: string, lookups: number, nowMs: number): Promise<boolean> => {
-    const { rows } = await q.query<AlertState>({ ...SETTLE, values: [orgId, lookups, nowMs] })
+  const settleOn = async (q: Queryable, orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<boolean> => {
+    const { rows } = await q.query<AlertState>(
+      cacheWrites?.length
+        ? { ...SETTLE_AND_CACHE, values: [orgId, lookups, nowMs, ...cacheColumns(cacheWrites)] }
+        : { ...SETTLE, values: [orgId, lookups, nowMs] },
+    )
     if (!rows[0]) return false
     await alert(q, orgId, rows[0], nowMs)
     return true
@@ -176,9 +211,9 @@ export function createPostgresCredits(pool: pg.Pool) {
       if (await refundOn(pool, orgId, res, amount, nowMs)) return
       await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))
     },
-    async settle(orgId: string, lookups: number, nowMs: number): Promise<void> {
-      if (await settleOn(pool, orgId, lookups, nowMs)) return
-      await withOrg(orgId, nowMs, (c) => settleOn(c, orgId, lookups, nowMs))
+    async settle(orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> {
+      if (await settleOn(pool, orgId, lookups, nowMs, cacheWrites)) return
+      await withOrg(orgId, nowMs, (c) => settleOn(c, orgId, lookups, nowMs, cacheWrites))
     },
     async balance(orgId: string, nowMs: number): Promise<number> {
       const { rows } = await pool.query<{ balance: Num; period_end: Num }>({
@@ -206,20 +241,19 @@ export function createPostgresCredits(pool: pg.Pool) {
       withOrg(orgId, nowMs, async (c, row) => {
         const plan = (await c.query<PlanRow>('SELECT * FROM plans WHERE id = $1', [change.planId])).rows[0]
         if (!plan) throw new RangeError(`unknown plan ${change.planId}`)
-        const mco = change.monthlyCredits ?? null
-        const ro = change.ratePerSecond ?? null
-        const monthly = mco ?? Number(plan.monthly_credits)
-        const diff = monthly - Number(row.monthly_credits)
-        // An increase grants the difference now; a decrease only caps what is left of this period.
-        const sub = diff > 0 ? Number(row.subscription_credits) + diff : Math.min(Number(row.subscription_credits), monthly)
-        const balance = sub + Number(row.purchased_credits)
-        const alertLevel = diff > 0 ? alertLevelOf(balance, monthly) : row.alert_level
+        const current = {
+          monthlyCredits: Number(row.monthly_credits),
+          subscriptionCredits: Number(row.subscription_credits),
+          purchasedCredits: Number(row.purchased_credits),
+          alertLevel: row.alert_level as AlertLevel,
+        }
+        const p = planChangeOf(current, toPlan(plan), change)
         const { rows } = await c.query<OrgRow>(
           `UPDATE orgs SET plan_id = $2, monthly_credits_override = $3, rate_override = $4, monthly_credits = $5, rate_per_second = $6,
              subscription_credits = $7, alert_level = $8 WHERE id = $1 RETURNING *`,
-          [orgId, plan.id, mco, ro, monthly, ro ?? plan.rate_per_second, sub, alertLevel],
+          [orgId, plan.id, p.monthlyOverride, p.rateOverride, p.monthlyCredits, p.ratePerSecond, p.subscriptionCredits, p.alertLevel],
         )
-        if (diff > 0) await recordCredit(c, orgId, diff, 'upgrade', balance, nowMs)
+        if (p.granted > 0) await recordCredit(c, orgId, p.granted, 'upgrade', p.balance, nowMs)
         return toOrg(rows[0]!)
       }),
   }
