@@ -100,6 +100,20 @@ export function bulkStorageContract(open: OpenHarness): void {
   )
 
   it(
+    "a reservation after the org's period ended renews it first (credits.added) and takes from the new allowance",
+    withHarness(async (h) => {
+      const org = await h.createOrg({ subscription: 0, purchased: 2 })
+      await h.exec(`UPDATE orgs SET monthly_credits = 100, period_end = ${NOW - 1} WHERE id = '${org}'`)
+      const ledger = h.bulk.ledger(org, () => NOW)
+      const rec = jobRecord(30, 30)
+      expect(await h.bulk.jobStore({ orgId: org, mode: 'live' }).insertJobCharged!(rec, pendingRows(30), (tx) => ledger.reserveFor!(rec.job.id, 30, tx))).not.toBeNull()
+      expect(await h.balance(org)).toBe(100 + 2 - 30)
+      expect(await h.count('events', "type = 'credits.added'")).toBe(1)
+      expect(await h.count('orgs', `id = '${org}' AND period_end > ${NOW}`)).toBe(1)
+    }),
+  )
+
+  it(
     'a crash between the job insert and the reservation, or while the rows are written, leaves neither job nor credits taken',
     withHarness(async (h) => {
       const org = await h.createOrg({ subscription: 50, purchased: 0 })

@@ -56,6 +56,9 @@ export function pgHarness(store: PostgresStore, drop: () => Promise<void>, pool:
     async balance(orgId) {
       return Number((await pool.query('SELECT subscription_credits + purchased_credits AS b FROM orgs WHERE id = $1', [orgId])).rows[0].b)
     },
+    async exec(sql) {
+      await pool.query(sql)
+    },
     async count(table, where) {
       return Number((await pool.query(`SELECT count(*) AS n FROM ${table}${where ? ` WHERE ${where}` : ''}`)).rows[0].n)
     },

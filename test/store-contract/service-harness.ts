@@ -15,6 +15,8 @@ export interface ServiceHarness {
   createOrg(credits: { subscription: number; purchased: number }): Promise<string>
   /** subscription + purchased credits of the org, read from its row. */
   balance(orgId: string): Promise<number>
+  /** Runs a statement without parameters (to set up a state the storages cannot write, e.g. an ended period). */
+  exec(sql: string): Promise<void>
   /** Rows of a table (optionally with a WHERE clause without parameters). */
   count(table: string, where?: string): Promise<number>
   done(): Promise<void>

@@ -24,6 +24,9 @@ async function open(): Promise<ServiceHarness> {
     async balance(orgId) {
       return (db.prepare('SELECT subscription_credits + purchased_credits AS b FROM orgs WHERE id = ?').get(orgId) as { b: number }).b
     },
+    async exec(sql) {
+      db.exec(sql)
+    },
     async count(table, where) {
       return (db.prepare(`SELECT count(*) AS n FROM ${table}${where ? ` WHERE ${where}` : ''}`).get() as { n: number }).n
     },

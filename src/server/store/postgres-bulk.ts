@@ -17,7 +17,7 @@ import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
 import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../bulk/types.js'
 import type { CreditLedger } from '../../credits.js'
 import type { BulkJob, BulkType, EventPayload } from '../../schema.js'
-import { alertLevelOf, buildEvent, creditsAddedEvent, dueAlerts, periodAt, type AlertLevel } from '../ledger.js'
+import { buildEvent, creditsAddedEvent, dueAlerts, refundSplit, renewal, reserveSplit, type AlertLevel } from '../ledger.js'
 import { packResult, STATE_CODE, unpackRow, type RowRow } from './bulk-store.js'
 import { num, withTransaction, type Queryable } from './postgres-service-schema.js'
 import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
@@ -73,24 +73,21 @@ async function lockCredits(q: Queryable, orgId: string, nowMs: number): Promise<
   const cols = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits, alert_level'
   const row = (await q.query<CreditRow>(`SELECT ${cols} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])).rows[0]
   if (!row || nowMs < num(row.period_end)) return row ?? null
-  const { start, end } = periodAt(num(row.period_anchor), nowMs)
-  const monthly = num(row.monthly_credits)
-  const balance = monthly + num(row.purchased_credits)
+  const r = renewal(num(row.period_anchor), num(row.monthly_credits), num(row.purchased_credits), nowMs)
   const renewed = await q.query<CreditRow>(
     `UPDATE orgs SET period_start = $2, period_end = $3, subscription_credits = monthly_credits, period_lookups = 0,
        period_credits = 0, alert_level = $4 WHERE id = $1 RETURNING ${cols}`,
-    [orgId, start, end, alertLevelOf(balance, monthly)],
+    [orgId, r.start, r.end, r.alertLevel],
   )
-  if (monthly > 0) {
+  if (r.granted > 0) {
     await q.query('INSERT INTO credit_transactions (org_id, amount, reason, balance_after, created_at) VALUES ($1, $2, $3, $4, $5)', [
       orgId,
-      monthly,
+      r.granted,
       'period_renewal',
-      balance,
+      r.balance,
       nowMs,
     ])
-    const event = buildEvent(orgId, creditsAddedEvent(monthly, balance, 'period_renewal'), nowMs)
-    await insertEvent(q, event)
+    await insertEvent(q, buildEvent(orgId, creditsAddedEvent(r.granted, r.balance, 'period_renewal'), nowMs))
   }
   return renewed.rows[0] ?? null
 }
@@ -100,9 +97,9 @@ export const PG_BULK_CREDITS: PgBulkCredits = {
   async reserve(q, orgId, amount, nowMs) {
     const row = await lockCredits(q, orgId, nowMs)
     if (!row) return null
-    const sub = Math.min(num(row.subscription_credits), amount)
-    const pur = amount - sub
-    if (pur > num(row.purchased_credits)) return null
+    const split = reserveSplit(num(row.subscription_credits), num(row.purchased_credits), amount)
+    if (!split) return null
+    const { fromSubscription: sub, fromPurchased: pur } = split
     await q.query(
       `UPDATE orgs SET subscription_credits = subscription_credits - $2, purchased_credits = purchased_credits - $3,
          period_credits = period_credits + $4, total_credits = total_credits + $4 WHERE id = $1`,
@@ -113,8 +110,7 @@ export const PG_BULK_CREDITS: PgBulkCredits = {
   async refund(q, orgId, res, amount, nowMs) {
     const row = await lockCredits(q, orgId, nowMs)
     if (!row) return
-    const pur = Math.min(amount, res.fromPurchased)
-    const subPart = Math.min(amount - pur, res.fromSubscription)
+    const { fromPurchased: pur, fromSubscription: subPart } = refundSplit(res, amount)
     const samePeriod = num(row.period_start) === res.periodStart
     const sub = samePeriod ? subPart : 0
     await q.query(
