@@ -12,7 +12,7 @@ import type { ServiceStorage } from './service-storage.js'
 import type { SqliteStore } from './sqlite.js'
 import type { Store } from './types.js'
 
-/** The service storage of `store`, or undefined when it has none. `nowMs` stamps stored webhook events (SQLite). */
+/** The service storage of `store`, or undefined when it has none. `nowMs` (the server clock) stamps stored webhook events. */
 export function serviceStorageOf(store: Store, nowMs: () => number = Date.now): ServiceStorage | undefined {
   const sqlite = store as Partial<SqliteStore>
   if (sqlite.db) {
@@ -23,7 +23,7 @@ export function serviceStorageOf(store: Store, nowMs: () => number = Date.now): 
   if (pool instanceof pg.Pool) {
     return {
       bulk: createPostgresBulkStorage({ pool, settleCredits: (orgId, lookups, at) => store.settleCredits(orgId, lookups, at) }),
-      webhooks: createPostgresDeliveryStorage({ pool }),
+      webhooks: createPostgresDeliveryStorage({ pool, now: nowMs }),
     }
   }
   return undefined
