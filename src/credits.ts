@@ -15,15 +15,17 @@ export interface CreditLedger {
   balance(): number | null | Promise<number | null>
   /**
    * A ledger that keeps reservations per bulk job in the job store's database (the server's): takes `amount` for
-   * `jobId`, synchronously, so the job store can run it inside the transaction that inserts the job.
+   * `jobId` inside the transaction `tx` in which the job store inserts the job (see `BulkStore.insertJobCharged`;
+   * `tx` is that store's own transaction handle — nothing for SQLite, whose transactions belong to the connection;
+   * the transaction's client for PostgreSQL). A synchronous store needs a synchronous answer.
    */
-  reserveFor?(jobId: string, amount: number): boolean
+  reserveFor?(jobId: string, amount: number, tx?: unknown): boolean | Promise<boolean>
   /**
-   * Closes `jobId`'s reservation: gives back `unused` of it (the rest is spent) and forgets it, synchronously (the
-   * job store runs it inside the transaction that writes the job's final status). A second call finds nothing to
+   * Closes `jobId`'s reservation: gives back `unused` of it (the rest is spent) and forgets it, inside the transaction
+   * `tx` in which the job store writes the job's final status (`BulkStore.finishJob`). A second call finds nothing to
    * close and gives back nothing.
    */
-  settleFor?(jobId: string, unused: number): void
+  settleFor?(jobId: string, unused: number, tx?: unknown): void | Promise<void>
 }
 
 /** An in-memory ledger starting at `initial` credits. */

@@ -325,7 +325,7 @@ describe('an event and its cause are one write (SQLite)', () => {
     const org = await app.store.createOrg({ name: 'Bulk', planId: 'starter' }, T0)
     const key = (await issueApiKey(app.store, { orgId: org.id }, T0)).secret
     const secret = createWebhookSecret()
-    const ep = app.webhooks!.deliveries.createEndpoint({ orgId: org.id, url: `${rx.url}/bulk`, description: null, events: ['bulk.completed'], format: 'json', secret }, T0)
+    const ep = await app.webhooks!.deliveries.createEndpoint({ orgId: org.id, url: `${rx.url}/bulk`, description: null, events: ['bulk.completed'], format: 'json', secret }, T0)
     const usage = () => sqlite().prepare('SELECT period_lookups AS p, total_lookups AS t FROM orgs WHERE id = ?').get(org.id)
     const balance = async () => app.store.balance(org.id, T0)
     const before = await balance()

@@ -74,7 +74,7 @@ describe('metrics', () => {
     const hookKey = (await issueApiKey(server.app.store, { orgId: server.org.id, scopes: ['webhooks'] }, server.clock.now().getTime())).secret
     const created = await server.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:8099/hook', events: ['*'] }, hookKey)
     expect(created.status, created.raw).toBe(201)
-    const endpoint = server.app.webhooks!.deliveries.getStoredEndpoint(created.body.data.id)!
+    const endpoint = (await server.app.webhooks!.deliveries.getStoredEndpoint(created.body.data.id))!
     const db = (server.app.store as SqliteStore).db
     webhookOperator.ping(db, endpoint, server.clock.now().getTime())
     await server.app.webhooks!.runOnce()

@@ -240,7 +240,7 @@ describe('delivery to a real receiver', () => {
     expect(got.headers['svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
     // Nothing more to send; the log holds the attempt.
     expect((await run()).leased).toBe(0)
-    const attempts = s.app.webhooks!.deliveries.listAttempts(ep.id)
+    const attempts = await s.app.webhooks!.deliveries.listAttempts(ep.id)
     expect(attempts).toHaveLength(1)
     expect(attempts[0]).toMatchObject({ attempt: 1, ok: true, status: 200, responseBody: 'ok', error: null })
     expect(attempts[0]!.durationMs).toBeGreaterThanOrEqual(0)
@@ -350,7 +350,7 @@ describe('retries, auto-disable, operator commands', () => {
     await s.app.store.addCredits(s.org.id, 1, 'top_up', nowMs())
     expect((await run()).retrying).toBe(1)
     expect(rx.received.map((r) => r.path)).toEqual(['/moved'])
-    expect(s.app.webhooks!.deliveries.listAttempts(ep.id)[0]).toMatchObject({ ok: false, status: 302, error: 'redirect' })
+    expect((await s.app.webhooks!.deliveries.listAttempts(ep.id))[0]).toMatchObject({ ok: false, status: 302, error: 'redirect' })
     rx.setReply(() => ({ status: 200 }))
     await removeAll()
   })
@@ -425,11 +425,11 @@ describe('retries, auto-disable, operator commands', () => {
     expect(attemptTimes).toHaveLength(11)
     const listed = (await inject('GET', '/v1/webhook-endpoints')).data[0]
     expect(listed).toMatchObject({ id: ep.id, status: 'disabled', disabled_reason: 'failing' })
-    const stored = app.webhooks!.deliveries.listNotices()
+    const stored = await app.webhooks!.deliveries.listNotices()
     expect(stored).toHaveLength(1)
     expect(stored[0]).toMatchObject({ kind: 'webhook_endpoint_disabled', subject: ep.id, orgId: org.id })
     expect(notices.join('')).toContain(`Webhook endpoint ${ep.id}`)
-    const log = app.webhooks!.deliveries.listAttempts(ep.id)
+    const log = await app.webhooks!.deliveries.listAttempts(ep.id)
     expect(log.map((a) => a.attempt)).toEqual([11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1])
     for (const a of log) {
       expect(a).toMatchObject({ ok: false, status: 500, error: 'http_status' })
@@ -483,10 +483,10 @@ describe('retries, auto-disable, operator commands', () => {
     expect(adminList[0]).not.toHaveProperty('secret')
 
     // Delivery logs are kept 30 days.
-    expect(app.webhooks!.deliveries.listAttempts(ep.id).length).toBeGreaterThan(11)
+    expect((await app.webhooks!.deliveries.listAttempts(ep.id)).length).toBeGreaterThan(11)
     clock.advance(31 * 24 * 3600_000)
     await app.webhooks!.prune()
-    expect(app.webhooks!.deliveries.listAttempts(ep.id)).toEqual([])
+    expect(await app.webhooks!.deliveries.listAttempts(ep.id)).toEqual([])
     expect(((app.store as SqliteStore).db.prepare('SELECT COUNT(*) AS n FROM webhook_deliveries').get() as { n: number }).n).toBe(0)
     await app.close()
     rx.setReply(() => ({ status: 200 }))
@@ -518,7 +518,7 @@ describe('retries, auto-disable, operator commands', () => {
     const r = await app.webhooks!.runOnce()
     expect(r.retrying).toBe(1)
     expect(rx.received).toEqual([])
-    const attempt = app.webhooks!.deliveries.listAttempts(ep.id)[0]!
+    const attempt = (await app.webhooks!.deliveries.listAttempts(ep.id))[0]!
     expect(['blocked_address', 'invalid_url']).toContain(attempt.error)
     expect(attempt.status).toBeNull()
     await app.close()

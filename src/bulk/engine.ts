@@ -423,11 +423,11 @@ async function settleJob(store: BulkStore, ledger: CreditLedger, id: string, res
   const unused = Math.max(0, reserved - final.credits_used)
   if (store.finishJob && ledger.settleFor) {
     const settleFor = ledger.settleFor.bind(ledger)
-    store.finishJob(id, final, () => settleFor(id, unused))
+    await store.finishJob(id, final, (tx) => settleFor(id, unused, tx))
     return
   }
   if (unused > 0) await ledger.refund(unused)
-  if (store.finishJob) store.finishJob(id, final, () => undefined)
+  if (store.finishJob) await store.finishJob(id, final, () => undefined)
   else await store.updateJob(id, final)
 }
 
@@ -560,7 +560,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       }
       if (closed) throw new Error('riskcheck: the bulk engine is closed')
       if (atomic) {
-        const charged = store.insertJobCharged!({ job, reserved, options: jobOptions }, foldedRows(folded), () => reserveFor!(job.id, reserved))
+        const charged = await store.insertJobCharged!({ job, reserved, options: jobOptions }, foldedRows(folded), (tx) => reserveFor!(job.id, reserved, tx))
         if (!charged) throw short()
         record = charged
       } else {

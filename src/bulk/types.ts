@@ -83,16 +83,22 @@ export interface BulkStore {
   /** Replaces the job object (status, counts, dates). */
   updateJob(id: string, job: BulkJob): MaybePromise<void>
   /**
-   * Optional, for stores whose database also holds the credit ledger (the server's SQLite store): `insertJob` with
-   * `charge` (the job's reservation) run in the same transaction — null, and nothing written, when `charge` says the
-   * balance is short.
+   * Optional, for stores whose database also holds the credit ledger (the server's SQLite and PostgreSQL stores):
+   * `insertJob` with `charge` (the job's reservation) run in the same transaction — null, and nothing written, when
+   * `charge` says the balance is short. `charge` gets the store's transaction handle (see `CreditLedger.reserveFor`);
+   * a synchronous store calls it synchronously and needs a synchronous answer.
    */
-  insertJobCharged?(record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>, charge: () => boolean): BulkJobRecord | null
+  insertJobCharged?(
+    record: Omit<BulkJobRecord, 'seq'>,
+    rows: Iterable<BulkRowRecord>,
+    charge: (tx: unknown) => MaybePromise<boolean>,
+  ): MaybePromise<BulkJobRecord | null>
   /**
    * Optional: the final `updateJob` with `settle` (closing the reservation, with {@link insertJobCharged}) in the same
-   * transaction, once (a job already final is left alone). A store may add its own writes of a finished job there.
+   * transaction, once: nothing at all when the stored job is final already (settling again would refund twice). A
+   * store may add its own writes of a finished job there.
    */
-  finishJob?(id: string, job: BulkJob, settle: () => void): void
+  finishJob?(id: string, job: BulkJob, settle: (tx: unknown) => MaybePromise<void>): MaybePromise<void>
   /** Writes row results (state, result fields) and replaces the job object, together. */
   commitRows(id: string, rows: readonly BulkRowRecord[], job: BulkJob): MaybePromise<void>
   /** Rows still pending, in index order (to resume). */

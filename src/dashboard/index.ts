@@ -246,15 +246,14 @@ export function registerDashboard(
     const wh = svc.webhooks
     if (!wh || !mailer.configured) return 0
     const after = await teams.getCursor(NOTICE_CURSOR)
-    const pending = wh.deliveries
-      .listNotices(1000)
+    const pending = (await wh.deliveries.listNotices(1000))
       .filter((n) => n.id > after)
       .sort((a, b) => a.id - b.id)
     let sent = 0
     for (const n of pending) {
       if (n.kind === 'webhook_endpoint_disabled' && n.orgId) {
         const org = await svc.store.getOrg(n.orgId, nowMs())
-        const endpoint = wh.deliveries.getStoredEndpoint(n.subject)
+        const endpoint = await wh.deliveries.getStoredEndpoint(n.subject)
         const to = (await teams.listMembers(n.orgId)).filter((m) => m.role === 'owner' || m.role === 'admin').map((m) => m.email)
         for (const address of to) {
           await mailer.send({

@@ -42,6 +42,7 @@ import { createOrgPolicies } from './org-policies.js'
 import type { MemoryStore } from './store/memory.js'
 import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/org-policy-store.js'
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
+import { serviceStorageOf } from './store/pick-storage.js'
 import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
 import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
@@ -234,8 +235,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   let closing = false
   let openapiDoc: Record<string, unknown> | undefined
 
-  // Bulk jobs and webhooks keep their tables in the SQLite database (migration 002).
   const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
+  // Bulk jobs and webhooks keep their tables next to the store's (SQLite migration 002, or the PostgreSQL pool's).
+  const serviceStorage = serviceStorageOf(store, nowMs)
   // Per-org policies (org policy > serve --policy > built-in default) and the answer log their backtests read.
   const orgPolicies = createOrgPolicies({
     store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db) : ((store as Partial<MemoryStore>).orgPolicies ?? createMemoryOrgPolicyStore())),
@@ -248,18 +250,15 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   let webhooks: WebhookService | undefined
   const metrics = options.metrics
     ? createServerMetrics(
-        sqlite
-          ? {
-              bulkQueueDepth: () => (sqlite.db.prepare("SELECT count(*) AS n FROM bulk_jobs WHERE status IN ('queued', 'running')").get() as { n: number }).n,
-              webhookBacklog: () => (sqlite.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }).n,
-            }
+        serviceStorage
+          ? { bulkQueueDepth: () => serviceStorage.bulk.unfinishedCount(), webhookBacklog: () => serviceStorage.webhooks.pendingCount() }
           : {},
       )
     : undefined
-  if (sqlite) {
+  if (serviceStorage) {
     try {
       webhooks = createWebhookService({
-        db: sqlite.db,
+        storage: serviceStorage.webhooks,
         nowMs,
         allowLoopback: options.unsafeAllowLoopbackWebhooks === true,
         intervalMs: webhookEvery,
@@ -293,8 +292,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       const bq = bulkQueue
       bulk = createBulkService({
         ...(bq ? { dispatch: bq.dispatch, cancelRemote: bq.cancelRemote } : {}),
-        db: sqlite.db,
-        credits: sqlite,
+        storage: serviceStorage.bulk,
         liveEnv: rc.env,
         testEnv,
         nowMs,
@@ -304,7 +302,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       if (bq && q?.workers !== false) {
         bq.startWorker()
         // Unfinished jobs get their message again (a no-op when it is queued): a lost message loses no job.
-        for (const u of bulk.unfinished()) bq.dispatch(u.owner, { id: u.id }).catch((err: unknown) => appRef?.log.error({ err }, 'bulk queue error'))
+        bulk
+          .unfinished()
+          .then((list) => Promise.all(list.map((u) => bq.dispatch(u.owner, { id: u.id }))))
+          .catch((err: unknown) => appRef?.log.error({ err }, 'bulk queue error'))
       }
     } catch (e) {
       void rc.close()
@@ -539,11 +540,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     purgeTimer = setInterval(() => {
       Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => app.log.warn({ err: e }, 'purge failed'))
       orgPolicies.purge(nowMs()).catch((e: unknown) => app.log.warn({ err: e }, 'answer log purge failed'))
-      try {
-        bulk?.sweep()
-      } catch (e) {
-        app.log.warn({ err: e }, 'bulk sweep failed')
-      }
+      bulk?.sweep().catch((e: unknown) => app.log.warn({ err: e }, 'bulk sweep failed'))
     }, purgeEvery)
     purgeTimer.unref()
   }

@@ -1,26 +1,24 @@
 /**
- * Bulk jobs in the server process: one bulk engine per owner (org + key mode), each over its own view of the SQLite
- * tables ({@link createSqliteBulkStore}) and — for live keys — a persistent credit ledger of the org
- * ({@link createBulkLedger}), so a job is billed to its org, resumed by exactly one engine after a restart, and
- * invisible to every other org. Engines are created on first use and, at start, for every owner with queued or
- * running jobs (which then resume where they were). When a job completes or fails, the org's usage is counted, due
- * credit alerts are written, and a `bulk.completed` event carrying the job object goes into the outbox.
+ * Bulk jobs in the server process: one bulk engine per owner (org + key mode), each over its own view of the job
+ * tables (`BulkServiceStorage.jobStore`: SQLite or PostgreSQL, ./store/service-storage.ts) and — for live keys — a
+ * persistent credit ledger of the org (`BulkServiceStorage.ledger`), so a job is billed to its org, resumed by exactly
+ * one engine after a restart, and invisible to every other org. Engines are created on first use and, at start, for
+ * every owner with queued or running jobs (which then resume where they were). When a job completes or fails, the
+ * org's usage is counted, due credit alerts are written, and a `bulk.completed` event carrying the job object goes
+ * into the outbox.
  */
-import type Database from 'better-sqlite3'
 import { createBulkEngine } from '../bulk/index.js'
 import type { BulkEngine } from '../bulk/types.js'
 import type { LookupEnv } from '../lookup.js'
 import type { Policy } from '../scoring/rules.js'
 import type { BulkJob } from '../schema.js'
 import { buildBulkCompletedEvent } from '../webhooks/events.js'
-import { insertOutboxEvent } from './outbox.js'
-import { createBulkLedger, createSqliteBulkStore, listOwnersWithUnfinishedJobs, sweepExpiredBulkJobs, type BulkOwner, type CreditOps } from './store/bulk-store.js'
+import type { BulkOwner, BulkServiceStorage } from './store/service-storage.js'
 
 /** Options of {@link createBulkService}. */
 export interface BulkServiceOptions {
-  db: Database.Database
-  /** The store's credit operations (synchronous SQLite ones). */
-  credits: CreditOps & { settleCredits(orgId: string, lookups: number, nowMs: number): void }
+  /** Where jobs, rows, reservations and the outbox live (`createSqliteBulkStorage`, `createPostgresBulkStorage`). */
+  storage: BulkServiceStorage
   /** The live lookup environment (its ledger is replaced per org). */
   liveEnv: LookupEnv
   /** The test-mode environment (no ledger). */
@@ -46,9 +44,9 @@ export interface BulkService {
   /** The engine of an owner (created on first use). */
   engineFor(owner: BulkOwner): BulkEngine
   /** Counts a job's lookups into the org's usage and writes due credit alerts (after create, cancel). */
-  settle(owner: BulkOwner, lookups: number): void
+  settle(owner: BulkOwner, lookups: number): Promise<void>
   /** Deletes every job whose results expired (7 days after creation). Returns the ids. */
-  sweep(): string[]
+  sweep(): Promise<string[]>
   /** Runs or resumes an unfinished job here (a worker of the BullMQ bulk queue); null when there is none. */
   runJob(owner: BulkOwner, id: string): Promise<BulkJob | null>
   /** Cancels a job if this process runs it; false when it does not. */
@@ -56,7 +54,9 @@ export interface BulkService {
   /** Stops running a job here without finishing it (its queue lock was lost: another worker resumes it). */
   releaseLocal(owner: BulkOwner, id: string): Promise<boolean>
   /** The queued and running jobs of every owner (re-queued at worker start, so a lost message loses no job). */
-  unfinished(): Array<{ owner: BulkOwner; id: string }>
+  unfinished(): Promise<Array<{ owner: BulkOwner; id: string }>>
+  /** Resolves once the engines of the owners with unfinished jobs at start are created (they resume those jobs). */
+  readonly started: Promise<void>
   /** Stops every engine: running jobs stay `running` in the database and resume with the next service. */
   close(): Promise<void>
 }
@@ -70,12 +70,12 @@ export function lookupsOf(job: BulkJob): number {
  * Creates the service and resumes the jobs that were queued or running when the last process stopped.
  */
 export function createBulkService(options: BulkServiceOptions): BulkService {
-  const { db, credits, nowMs } = options
+  const { storage, nowMs } = options
   const engines = new Map<string, BulkEngine>()
   let closed = false
 
-  const settle = (owner: BulkOwner, lookups: number) => {
-    if (owner.mode === 'live') credits.settleCredits(owner.orgId, lookups, nowMs())
+  const settle = async (owner: BulkOwner, lookups: number) => {
+    if (owner.mode === 'live') await storage.settleCredits(owner.orgId, lookups, nowMs())
   }
 
   const engineFor = (owner: BulkOwner): BulkEngine => {
@@ -84,16 +84,18 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     if (engine) return engine
     if (closed) throw new Error('riskcheck server: the bulk service is closed')
     const env: LookupEnv =
-      owner.mode === 'test' ? { ...options.testEnv } : { ...options.liveEnv, ledger: createBulkLedger(db, credits, owner.orgId, nowMs) }
+      owner.mode === 'test' ? { ...options.testEnv } : { ...options.liveEnv, ledger: storage.ledger(owner.orgId, nowMs) }
     const policyOf = options.policyOf
     if (policyOf) Object.defineProperty(env, 'policy', { get: () => policyOf(owner.orgId), enumerable: true })
     const { dispatch, cancelRemote } = options
     engine = createBulkEngine(env, {
       // Usage and the bulk.completed event commit with the final status (a cancel is settled by its route).
-      store: createSqliteBulkStore(db, owner, (job) => {
+      store: storage.jobStore(owner, (job, tx) => {
         if (job.status === 'cancelled') return
-        settle(owner, lookupsOf(job))
-        insertOutboxEvent(db, buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job }))
+        const event = buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job })
+        const counted = owner.mode === 'live' ? storage.settleCredits(owner.orgId, lookupsOf(job), nowMs(), tx) : undefined
+        // synchronous on SQLite (inside its transaction), a promise on PostgreSQL
+        return counted instanceof Promise ? counted.then(() => storage.insertEvent(event, tx)) : storage.insertEvent(event, tx)
       }),
       ...(dispatch ? { dispatch: (job: BulkJob) => dispatch(owner, job) } : {}),
       ...(cancelRemote ? { cancelRemote: (id: string) => cancelRemote(owner, id) } : {}),
@@ -106,21 +108,29 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     return engine
   }
 
-  for (const owner of listOwnersWithUnfinishedJobs(db)) engineFor(owner)
+  const started = (async () => {
+    for (const owner of await storage.ownersWithUnfinishedJobs()) if (!closed) engineFor(owner)
+  })()
+  started.catch(() => undefined)
 
   return {
     engineFor,
     settle,
-    sweep: () => sweepExpiredBulkJobs(db, nowMs()),
+    started,
+    sweep: async () => storage.sweepExpired(nowMs()),
     runJob: (owner, id) => engineFor(owner).runJob(id),
     cancelLocal: (owner, id) => engineFor(owner).cancelLocal(id),
     releaseLocal: (owner, id) => engineFor(owner).releaseLocal(id),
-    unfinished: () =>
-      listOwnersWithUnfinishedJobs(db).flatMap((owner) =>
-        (createSqliteBulkStore(db, owner).listUnfinishedJobs() as Array<{ job: BulkJob }>).map((r) => ({ owner, id: r.job.id })),
-      ),
+    async unfinished() {
+      const list: Array<{ owner: BulkOwner; id: string }> = []
+      for (const owner of await storage.ownersWithUnfinishedJobs()) {
+        for (const r of await storage.jobStore(owner).listUnfinishedJobs()) list.push({ owner, id: r.job.id })
+      }
+      return list
+    },
     async close() {
       closed = true
+      await started.catch(() => undefined)
       await Promise.all([...engines.values()].map((e) => e.close()))
       engines.clear()
     },

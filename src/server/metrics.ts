@@ -28,7 +28,9 @@ export interface ServerMetrics {
  * Creates the metrics. `bulkQueueDepth` is asked at each scrape (bulk jobs queued or running); `process` adds Node's
  * default process metrics (CPU, memory, event-loop lag) under `riskcheck_`.
  */
-export function createServerMetrics(options: { bulkQueueDepth?: () => number; webhookBacklog?: () => number; process?: boolean } = {}): ServerMetrics {
+export function createServerMetrics(
+  options: { bulkQueueDepth?: () => number | Promise<number>; webhookBacklog?: () => number | Promise<number>; process?: boolean } = {},
+): ServerMetrics {
   const registry = new Registry()
   if (options.process !== false) collectDefaultMetrics({ register: registry, prefix: 'riskcheck_' })
   const requests = new Counter({
@@ -62,8 +64,8 @@ export function createServerMetrics(options: { bulkQueueDepth?: () => number; we
     name: 'riskcheck_bulk_queue_depth',
     help: 'Bulk jobs queued or running.',
     registers: [registry],
-    collect() {
-      this.set(bulkDepth ? bulkDepth() : 0)
+    async collect() {
+      this.set(bulkDepth ? await bulkDepth() : 0)
     },
   })
   const backlog = options.webhookBacklog
@@ -71,8 +73,8 @@ export function createServerMetrics(options: { bulkQueueDepth?: () => number; we
     name: 'riskcheck_webhook_deliveries_pending',
     help: 'Webhook deliveries waiting to be sent or retried.',
     registers: [registry],
-    collect() {
-      this.set(backlog ? backlog() : 0)
+    async collect() {
+      this.set(backlog ? await backlog() : 0)
     },
   })
   return {

@@ -8,10 +8,12 @@
  */
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../schema.js'
-import { enqueueEvent, type DeliveryCrashHook } from '../webhooks/queue.js'
-import type { SqliteDeliveryStore } from './store/delivery-store.js'
+import { enqueueEvent, type DeliveryCrashHook, type DeliveryStore } from '../webhooks/queue.js'
+import type { Awaitable } from './store/service-storage.js'
 
-const CURSOR_KEY = 'webhook_outbox_seq'
+/** The key of the pump's cursor (the seq of the last event fanned out) in the `meta` table. */
+export const OUTBOX_CURSOR_KEY = 'webhook_outbox_seq'
+const CURSOR_KEY = OUTBOX_CURSOR_KEY
 
 /** Writes an event payload into the outbox (`events` table). The pump delivers it. */
 export function insertOutboxEvent(db: Database.Database, event: EventPayload): void {
@@ -25,26 +27,28 @@ export function insertOutboxEvent(db: Database.Database, event: EventPayload): v
 }
 
 /**
- * Fans out the outbox events written since the last pump (up to `limit`, oldest first). Returns how many events were
- * taken. A ping goes to the endpoint named in its data only (skipped when that endpoint is gone). `crashHook`: crash
- * tests only.
+ * Where the pump reads the outbox: the events after its cursor, oldest first, and the cursor's move past one.
+ * Moving the cursor never moves it back (two pumps on one database may race).
  */
-export async function pumpOutbox(
-  db: Database.Database,
-  deliveries: SqliteDeliveryStore,
+export interface OutboxSource {
+  after(limit: number): Awaitable<Array<{ seq: number; payload: string }>>
+  advance(seq: number): Awaitable<void>
+}
+
+/**
+ * Fans out the outbox events of `source` written since the last pump (up to `limit`, oldest first) to `deliveries`.
+ * Returns how many events were taken. A ping goes to the endpoint named in its data only (skipped when that
+ * endpoint is gone). The cursor moves past each event once its deliveries are written, so a crash repeats at most
+ * the event in hand, whose fan-out is idempotent. `crashHook`: crash tests only.
+ */
+export async function pumpEvents(
+  source: OutboxSource,
+  deliveries: DeliveryStore,
   now: () => Date,
   limit = 500,
   crashHook?: DeliveryCrashHook,
 ): Promise<number> {
-  const cursorRow = db.prepare('SELECT value FROM meta WHERE key = ?').get(CURSOR_KEY) as { value: string } | undefined
-  const after = cursorRow ? Number(cursorRow.value) : 0
-  const rows = db.prepare('SELECT seq, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(after, limit) as Array<{
-    seq: number
-    payload: string
-  }>
-  const save = db.prepare(
-    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)',
-  )
+  const rows = await source.after(limit)
   for (const row of rows) {
     let event: EventPayload | null = null
     try {
@@ -63,8 +67,31 @@ export async function pumpOutbox(
       }
     }
     crashHook?.('pump.fanned-out')
-    save.run(CURSOR_KEY, String(row.seq))
+    await source.advance(row.seq)
     crashHook?.('pump.advanced')
   }
   return rows.length
+}
+
+/** The outbox of the server's SQLite file: the `events` table, the cursor in `meta`. */
+export function sqliteOutbox(db: Database.Database): OutboxSource {
+  const read = db.prepare('SELECT value FROM meta WHERE key = ?')
+  const list = db.prepare('SELECT seq, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?')
+  const save = db.prepare(
+    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)',
+  )
+  return {
+    after(limit) {
+      const cursorRow = read.get(CURSOR_KEY) as { value: string } | undefined
+      return list.all(cursorRow ? Number(cursorRow.value) : 0, limit) as Array<{ seq: number; payload: string }>
+    },
+    advance(seq) {
+      save.run(CURSOR_KEY, String(seq))
+    },
+  }
+}
+
+/** {@link pumpEvents} over the server's SQLite file. */
+export function pumpOutbox(db: Database.Database, deliveries: DeliveryStore, now: () => Date, limit = 500, crashHook?: DeliveryCrashHook): Promise<number> {
+  return pumpEvents(sqliteOutbox(db), deliveries, now, limit, crashHook)
 }

@@ -1,10 +1,12 @@
 /**
- * The webhook side of the server process: the SQLite delivery store, the outbox pump and the delivery worker on a
- * timer (every second by default), the 30-day log retention sweep, and the operator notice written when an
- * endpoint is auto-disabled (a log line plus a row in `operator_notices`, listed by `riskcheck admin notices list`).
+ * The webhook side of the server process: the delivery store (SQLite or PostgreSQL, ./store/service-storage.ts), the
+ * outbox pump and the delivery worker on a timer (every second by default), the 30-day log retention sweep, and the
+ * operator notice written when an endpoint is auto-disabled (a log line plus a row in `operator_notices`, listed by
+ * `riskcheck admin notices list`).
  */
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
+import type { EventPayload } from '../schema.js'
 import { buildPingEvent } from '../webhooks/events.js'
 import {
   createDeliveryWorker,
@@ -13,16 +15,21 @@ import {
   resendDeliveries,
   type DeliverFunction,
   type DeliveryCrashHook,
+  type DeliveryStore,
   type DeliveryWorker,
   type TickResult,
 } from '../webhooks/queue.js'
-import { insertOutboxEvent, pumpOutbox } from './outbox.js'
+import { insertOutboxEvent } from './outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
-import { createSqliteDeliveryStore, type SqliteDeliveryStore, type StoredEndpoint } from './store/delivery-store.js'
+import { createSqliteDeliveryStorage, disabledEndpointNotice, type SqliteDeliveryStore } from './store/delivery-store.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/service-storage.js'
 
 /** Options of {@link createWebhookService}. */
 export interface WebhookServiceOptions {
-  db: Database.Database
+  /** Where endpoints, deliveries and the outbox live (`createSqliteDeliveryStorage`, `createPostgresDeliveryStorage`). */
+  storage?: DeliveryServiceStorage
+  /** Instead of `storage`: the SQLite database of the server (its delivery storage is created over it). */
+  db?: Database.Database
   /** The server clock (unix ms). */
   nowMs: () => number
   /** Deliveries to loopback allowed (tests, local development). Production never sets it. */
@@ -48,16 +55,18 @@ export interface WebhookServiceOptions {
   crashHook?: DeliveryCrashHook
 }
 
-/** The running webhook service. */
-export interface WebhookService {
-  readonly deliveries: SqliteDeliveryStore
+/** The running webhook service; `D`: its delivery store (synchronous over SQLite's `db`). */
+export interface WebhookService<D extends EndpointDeliveryStore = EndpointDeliveryStore> {
+  readonly deliveries: D
   readonly worker: DeliveryWorker
   /** The BullMQ delivery queue (with `queue`). */
   readonly queue: DeliveryQueue | undefined
   /** Fans out new outbox events, then sends what is due. Resolves with the worker's tick result. */
   runOnce(): Promise<TickResult & { events: number }>
+  /** Writes a ping event for the endpoint into the outbox; the next round delivers it (even to a disabled endpoint). */
+  ping(endpoint: StoredEndpoint, message?: string): Promise<EventPayload>
   /** Writes an operator notice and logs it. */
-  notice(orgId: string | null, subject: string, kind: string, message: string): void
+  notice(orgId: string | null, subject: string, kind: string, message: string): Promise<void>
   /** Deletes delivery logs older than 30 days. */
   prune(): Promise<{ attempts: number; deliveries: number; events: number }>
   /** Starts the timer (no-op when `intervalMs` is 0 or it runs). */
@@ -68,15 +77,21 @@ export interface WebhookService {
 
 /** Operator actions on an endpoint shared by the CLI and tests: re-enable, resend missed deliveries, ping. */
 export const webhookOperator = {
-  /** Re-enables an endpoint (a fresh failing window starts now). Null when there is none. */
-  enable(deliveries: SqliteDeliveryStore, endpointId: string, nowMs: number): StoredEndpoint | null {
+  /**
+   * Re-enables an endpoint (a fresh failing window starts now). Null when there is none. Answers as the store does
+   * (synchronously for SQLite's).
+   */
+  enable<R>(deliveries: { enableEndpoint(endpointId: string, nowMs: number): R }, endpointId: string, nowMs: number): R {
     return deliveries.enableEndpoint(endpointId, nowMs)
   },
   /** Queues again every event of the endpoint's log (since `since`) that has no succeeded or pending delivery. */
-  async resend(deliveries: SqliteDeliveryStore, endpointId: string, nowMs: number, since?: Date) {
+  async resend(deliveries: DeliveryStore, endpointId: string, nowMs: number, since?: Date) {
     return resendDeliveries({ store: deliveries, now: () => new Date(nowMs), endpointId, ...(since ? { since } : {}) })
   },
-  /** Writes a ping event for the endpoint into the outbox; the server delivers it (even to a disabled endpoint). */
+  /**
+   * Writes a ping event for the endpoint into the outbox of a SQLite file; the server delivers it (even to a disabled
+   * endpoint). A running server's {@link WebhookService.ping} does the same on any store.
+   */
   ping(db: Database.Database, endpoint: StoredEndpoint, nowMs: number, message?: string) {
     const event = buildPingEvent({ orgId: endpoint.orgId, now: new Date(nowMs), endpointId: endpoint.id, ...(message ? { message } : {}) })
     insertOutboxEvent(db, event)
@@ -89,30 +104,24 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000
 /**
  * Creates the webhook service over the server's database (migration 002 applied). Call `start()` to run the timer.
  */
+export function createWebhookService(options: WebhookServiceOptions & { db: Database.Database; storage?: undefined }): WebhookService<SqliteDeliveryStore>
+export function createWebhookService(options: WebhookServiceOptions): WebhookService
 export function createWebhookService(options: WebhookServiceOptions): WebhookService {
-  const { db, nowMs } = options
+  const { nowMs } = options
+  if (!options.storage && !options.db) throw new TypeError('createWebhookService: give `storage` (or `db`, a SQLite database)')
   const log = { warn: (o: object, m: string) => options.log?.()?.warn(o, m), error: (o: object, m: string) => options.log?.()?.error(o, m) }
   const now = () => new Date(nowMs())
-  const disabledNotice = (endpoint: WebhookEndpointRecord, at: Date) => ({
-    at: at.getTime(),
-    orgId: endpoint.orgId,
-    subject: endpoint.id,
-    kind: 'webhook_endpoint_disabled',
-    message:
-      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
-      'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
-      `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
-  })
-  // The notice row is written by the store with the delivery's last failure; only the log line is written here.
-  const deliveries = createSqliteDeliveryStore(db, nowMs, { disabledNotice })
+  const storage = options.storage ?? createSqliteDeliveryStorage(options.db!, nowMs)
+  const deliveries = storage.deliveries
 
-  const notice = (orgId: string | null, subject: string, kind: string, message: string) => {
-    deliveries.addNotice({ at: nowMs(), orgId, subject, kind, message })
+  const notice = async (orgId: string | null, subject: string, kind: string, message: string) => {
+    await deliveries.addNotice({ at: nowMs(), orgId, subject, kind, message })
     log.warn({ notice: kind, subject, org_id: orgId }, message)
   }
 
+  // The notice row is written by the store with the delivery's last failure; only the log line is written here.
   const onEndpointDisabled = (endpoint: WebhookEndpointRecord, at: Date) => {
-    const n = disabledNotice(endpoint, at)
+    const n = disabledEndpointNotice(endpoint, at)
     log.warn({ notice: n.kind, subject: n.subject, org_id: n.orgId }, n.message)
   }
 
@@ -146,7 +155,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
   const prune = () => pruneDeliveryLog({ store: deliveries, now })
 
   async function round(): Promise<TickResult & { events: number }> {
-    const events = await pumpOutbox(db, deliveries, now, undefined, options.crashHook)
+    const events = await storage.pumpOutbox(now, undefined, options.crashHook)
     const result = queue ? await dispatch() : await worker.tick()
     if (nowMs() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = nowMs()
@@ -183,6 +192,11 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     worker,
     queue,
     runOnce,
+    async ping(endpoint, message) {
+      const event = buildPingEvent({ orgId: endpoint.orgId, now: now(), endpointId: endpoint.id, ...(message ? { message } : {}) })
+      await storage.insertEvent(event)
+      return event
+    },
     notice,
     prune,
     start() {

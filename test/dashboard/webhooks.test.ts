@@ -72,7 +72,7 @@ describe('dashboard: webhook endpoints', () => {
       clock.advance(60 * 60_000)
       await h.app.webhooks!.runOnce()
     }
-    expect(h.app.webhooks!.deliveries.getStoredEndpoint(endpointId)!.status).toBe('disabled')
+    expect((await h.app.webhooks!.deliveries.getStoredEndpoint(endpointId))!.status).toBe('disabled')
     expect(await h.app.dashboard!.mailNotices()).toBe(1)
     expect(await h.app.dashboard!.mailNotices()).toBe(0)
     const mail = await h.mailTo('wes@example.test', /Webhook endpoint disabled/)
@@ -112,7 +112,7 @@ describe('dashboard: webhook endpoints', () => {
     expect((await other.page.goto(endpointUrl))!.status()).toBe(404)
     const csrf = await other.page.locator('input[name=_csrf]').first().inputValue()
     expect((await other.page.request.post(`${endpointUrl}/delete`, { form: { _csrf: csrf } })).status()).toBe(404)
-    expect(h.app.webhooks!.deliveries.getStoredEndpoint(endpointId)).not.toBeNull()
+    expect(await h.app.webhooks!.deliveries.getStoredEndpoint(endpointId)).not.toBeNull()
     expect(errors).toEqual([])
     await other.context.close()
     await context.close()

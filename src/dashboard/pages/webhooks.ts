@@ -20,20 +20,20 @@ type Req = FastifyRequest<{ Params: { org: string; id?: string }; Querystring: {
 
 export function registerWebhookPages(app: FastifyInstance, dash: Dash): void {
   const service = () => {
-    if (!dash.svc.webhooks) throw new DashboardError(503, 'Webhooks need the SQLite store; this server runs without one.')
+    if (!dash.svc.webhooks) throw new DashboardError(503, 'Webhooks need the SQLite or PostgreSQL store; this server runs without one.')
     return dash.svc.webhooks
   }
   /** The endpoint if it belongs to the viewer's team, else 404. */
-  const endpointOf = (v: TeamView, id: string | undefined): StoredEndpoint => {
-    const e = id ? service().deliveries.getStoredEndpoint(id) : null
+  const endpointOf = async (v: TeamView, id: string | undefined): Promise<StoredEndpoint> => {
+    const e = id ? await service().deliveries.getStoredEndpoint(id) : null
     if (!e || e.orgId !== v.org.id) throw notFound()
     return e
   }
   const status = (e: { status: string; disabledReason: string | null }) =>
     html`<span class="status ${e.status}">${e.status}</span>${e.disabledReason ? html` <span class="muted">(${e.disabledReason === 'failing' ? 'deliveries failed for a day' : e.disabledReason})</span>` : ''}`
 
-  const listPage = (reply: FastifyReply, v: TeamView, extra: { flash?: { kind: 'ok' | 'error'; text: string } | undefined; created?: WebhookEndpoint; values?: { url: string; description: string } }, code = 200) => {
-    const endpoints = service().deliveries.listOrgEndpoints(v.org.id)
+  const listPage = async (reply: FastifyReply, v: TeamView, extra: { flash?: { kind: 'ok' | 'error'; text: string } | undefined; created?: WebhookEndpoint; values?: { url: string; description: string } }, code = 200) => {
+    const endpoints = await service().deliveries.listOrgEndpoints(v.org.id)
     const admin = atLeast(v.member.role, 'admin')
     const body: Html = html`
 ${
@@ -130,33 +130,29 @@ ${
 
   app.get('/t/:org/webhooks/:id', async (request: Req, reply) => {
     const v = await dash.team(request, request.params.org)
-    return detailPage(reply, v, endpointOf(v, request.params.id), { flash: doneFlash(request.query) })
+    return detailPage(reply, v, await endpointOf(v, request.params.id), { flash: doneFlash(request.query) })
   })
 
   app.post('/t/:org/webhooks/:id/:action', async (request: FastifyRequest<{ Params: { org: string; id: string; action: string } }>, reply) => {
     const { action } = request.params
     const v = await dash.team(request, request.params.org, action === 'ping' ? 'developer' : 'admin')
-    const e = endpointOf(v, request.params.id)
+    const e = await endpointOf(v, request.params.id)
     const wh = service()
     const back = (done: string) => reply.redirect(`${v.base}/webhooks/${e.id}?done=${done}`, 303)
     switch (action) {
       case 'enable':
-        webhookOperator.enable(wh.deliveries, e.id, dash.nowMs())
+        await webhookOperator.enable(wh.deliveries, e.id, dash.nowMs())
         return back('enabled')
       case 'resend':
         await webhookOperator.resend(wh.deliveries, e.id, dash.nowMs())
         return back('resend')
       case 'ping':
-      {
-        // The outbox lives in the SQLite database next to the endpoints (as for `riskcheck admin webhook ping`).
-        const db = (dash.svc.store as unknown as { db?: Parameters<typeof webhookOperator.ping>[0] }).db
-        if (!db) throw new DashboardError(503, 'Pings need the SQLite store; this server runs without one.')
-        webhookOperator.ping(db, e, dash.nowMs(), `Ping from the dashboard by ${v.user.email}`)
-      }
+        // Into the outbox next to the endpoints (as `riskcheck admin webhook ping` does); the next round delivers it.
+        await wh.ping(e, `Ping from the dashboard by ${v.user.email}`)
         return back('ping')
       case 'rotate': {
         const rotated = await callApi<WebhookEndpoint>(dash.svc, 'rotate_webhook_secret', v.org.id, { params: { id: e.id } })
-        return detailPage(reply, v, endpointOf(v, e.id), { secret: rotated.secret! })
+        return detailPage(reply, v, await endpointOf(v, e.id), { secret: rotated.secret! })
       }
       case 'delete':
         await callApi(dash.svc, 'delete_webhook_endpoint', v.org.id, { params: { id: e.id } })

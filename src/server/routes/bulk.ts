@@ -29,7 +29,7 @@ export const BULK_BODY_LIMIT = 32 * 1024 * 1024
 const ownerOf = (auth: RequestAuth | undefined): BulkOwner => ({ orgId: auth!.orgId, mode: auth!.mode })
 
 function engineOf(ctx: ServerContext, auth: RequestAuth | undefined) {
-  if (!ctx.bulk) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Bulk jobs need the SQLite store; this server runs without one.')
+  if (!ctx.bulk) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Bulk jobs need the SQLite or PostgreSQL store; this server runs without one.')
   return ctx.bulk.engineFor(ownerOf(auth))
 }
 
@@ -93,7 +93,7 @@ export const bulkRoutes: RouteDef[] = [
     handler: async ({ body, auth, ctx }) => {
       const engine = engineOf(ctx, auth)
       const job = await engine.create(body)
-      ctx.bulk!.settle(ownerOf(auth), 0)
+      await ctx.bulk!.settle(ownerOf(auth), 0)
       return job
     },
   }),
@@ -142,7 +142,7 @@ export const bulkRoutes: RouteDef[] = [
       const engine = engineOf(ctx, auth)
       const before = await engine.get(params.id)
       const job = await engine.cancel(params.id)
-      if (before.status !== job.status && job.status === 'cancelled') ctx.bulk!.settle(ownerOf(auth), Math.max(0, job.processed - job.results.errors))
+      if (before.status !== job.status && job.status === 'cancelled') await ctx.bulk!.settle(ownerOf(auth), Math.max(0, job.processed - job.results.errors))
       return job
     },
   }),
@@ -161,7 +161,7 @@ export const bulkRoutes: RouteDef[] = [
     errors: ['NOT_FOUND', 'INSUFFICIENT_CREDITS'],
     handler: async ({ params, auth, ctx }) => {
       const job = await engineOf(ctx, auth).retry(params.id)
-      ctx.bulk!.settle(ownerOf(auth), 0)
+      await ctx.bulk!.settle(ownerOf(auth), 0)
       return job
     },
   }),

@@ -35,7 +35,7 @@ export function endpointView(e: StoredEndpoint, secret?: string): WebhookEndpoin
 }
 
 function webhooksOf(ctx: ServerContext) {
-  if (!ctx.webhooks) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Webhooks need the SQLite store; this server runs without one.')
+  if (!ctx.webhooks) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Webhooks need the SQLite or PostgreSQL store; this server runs without one.')
   return ctx.webhooks
 }
 
@@ -77,19 +77,19 @@ export const webhookRoutes: RouteDef[] = [
     body: WebhookCreateBody,
     response: Endpoint,
     errors: ['INVALID_INPUT'],
-    handler: ({ body, auth, ctx }) => {
+    handler: async ({ body, auth, ctx }) => {
       const wh = webhooksOf(ctx)
       const check = validateWebhookUrl(body.url, { allowLoopback: ctx.allowLoopbackWebhooks === true })
       if (!check.ok) throw new RiskcheckError('INVALID_INPUT', `The webhook url is not usable: ${check.message}.`, { field: 'url' })
       const events = parseEventSubscription(body.events)
       if (!events.ok) throw new RiskcheckError('INVALID_REQUEST', `\`events\`: ${events.message}.`, { field: 'events' })
       const orgId = auth!.orgId
-      if (wh.deliveries.countEndpoints(orgId) >= MAX_WEBHOOK_ENDPOINTS) {
+      if ((await wh.deliveries.countEndpoints(orgId)) >= MAX_WEBHOOK_ENDPOINTS) {
         throw new RiskcheckError('INVALID_REQUEST', `At most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints may exist; delete one first.`)
       }
       const secret = createWebhookSecret()
       const format: WebhookFormat = body.format ?? defaultFormatForUrl(check.url)
-      const created = wh.deliveries.createEndpoint(
+      const created = await wh.deliveries.createEndpoint(
         { orgId, url: check.url.href, description: body.description ?? null, events: events.events, format, secret },
         ctx.nowMs(),
       )
@@ -106,7 +106,7 @@ export const webhookRoutes: RouteDef[] = [
     status: 200,
     response: Type.Array(WebhookEndpointSchema),
     errors: [],
-    handler: ({ auth, ctx }) => webhooksOf(ctx).deliveries.listOrgEndpoints(auth!.orgId).map((e) => endpointView(e)),
+    handler: async ({ auth, ctx }) => (await webhooksOf(ctx).deliveries.listOrgEndpoints(auth!.orgId)).map((e) => endpointView(e)),
   }),
   defineRoute({
     method: 'POST',
@@ -121,9 +121,9 @@ export const webhookRoutes: RouteDef[] = [
     body: EmptyBody,
     response: Endpoint,
     errors: ['NOT_FOUND'],
-    handler: ({ params, auth, ctx }) => {
+    handler: async ({ params, auth, ctx }) => {
       const secret = createWebhookSecret()
-      const e = webhooksOf(ctx).deliveries.rotateSecret(params.id, secret, auth!.orgId)
+      const e = await webhooksOf(ctx).deliveries.rotateSecret(params.id, secret, auth!.orgId)
       if (!e) throw notFound(params.id)
       return endpointView(e, secret)
     },
@@ -143,8 +143,8 @@ export const webhookRoutes: RouteDef[] = [
       schema: Type.Object({ id: Type.String(), deleted: Type.Boolean() }, { additionalProperties: false }),
     },
     errors: ['NOT_FOUND'],
-    handler: ({ params, auth, ctx }) => {
-      if (!webhooksOf(ctx).deliveries.deleteEndpoint(params.id, auth!.orgId)) throw notFound(params.id)
+    handler: async ({ params, auth, ctx }) => {
+      if (!(await webhooksOf(ctx).deliveries.deleteEndpoint(params.id, auth!.orgId))) throw notFound(params.id)
       return { id: params.id, deleted: true }
     },
   }),

@@ -10,19 +10,20 @@
  */
 import type Database from 'better-sqlite3'
 import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
-import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkRowState, BulkStore } from '../../bulk/types.js'
+import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkRowState, BulkStore, MaybePromise } from '../../bulk/types.js'
 import type { CreditLedger } from '../../credits.js'
 import type { Action, BulkJob, BulkType } from '../../schema.js'
+import type { EventPayload } from '../../schema.js'
+import { insertOutboxEvent } from '../outbox.js'
+import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
 import type { CreditReservation } from './types.js'
 
-/** Who owns the jobs of one bulk store view. */
-export interface BulkOwner {
-  orgId: string
-  mode: 'live' | 'test'
-}
+export type { BulkOwner } from './service-storage.js'
 
-const STATE_CODE: Record<BulkRowState, number> = { pending: 0, done: 1, error: 2 }
-const STATES: readonly BulkRowState[] = ['pending', 'done', 'error']
+/** How a row state is stored (SQLite and PostgreSQL alike). */
+export const STATE_CODE: Record<BulkRowState, number> = { pending: 0, done: 1, error: 2 }
+/** The row state of each stored code. */
+export const STATES: readonly BulkRowState[] = ['pending', 'done', 'error']
 
 /**
  * Serialized result of a row: [status, reason, risk_score, credits_used, cache_hit, error, details (packed) or 0,
@@ -38,7 +39,8 @@ interface JobRow {
   options: string
 }
 
-interface RowRow {
+/** A stored row, as both databases return it. */
+export interface RowRow {
   idx: number
   state: number
   retryable: number
@@ -54,7 +56,8 @@ const toRecord = (r: JobRow): BulkJobRecord => ({
   options: JSON.parse(r.options) as BulkJobOptions,
 })
 
-function packResult(codec: DetailsCodec, row: BulkRowRecord): string {
+/** The result column of a finished row. */
+export function packResult(codec: DetailsCodec, row: BulkRowRecord): string {
   let details: ResultCell[6] = 0
   for (const _ in row.details) {
     details = codec.pack(row.details)
@@ -64,7 +67,8 @@ function packResult(codec: DetailsCodec, row: BulkRowRecord): string {
   return JSON.stringify(cell)
 }
 
-function unpackRow(codec: DetailsCodec, r: RowRow): BulkRowRecord {
+/** A row record from its stored columns. */
+export function unpackRow(codec: DetailsCodec, r: RowRow): BulkRowRecord {
   const c = (r.result === null ? [null, null, null, 0, 0, null, 0] : JSON.parse(r.result)) as ResultCell
   return {
     index: r.idx,
@@ -81,6 +85,12 @@ function unpackRow(codec: DetailsCodec, r: RowRow): BulkRowRecord {
     factors: c[7] ?? null,
     details: c[6] === 0 ? {} : codec.unpack(c[6]),
   }
+}
+
+/** A better-sqlite3 transaction cannot wait: what runs inside one must answer synchronously. */
+function inline<T>(value: MaybePromise<T>): T {
+  if (value instanceof Promise) throw new TypeError('bulk store: a credit operation inside a SQLite transaction must be synchronous')
+  return value
 }
 
 /**
@@ -167,15 +177,15 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, o
   const FINAL = new Set(['completed', 'cancelled', 'failed'])
   /** Thrown inside {@link chargedInsertTx} to roll the insert back when the balance is short. */
   const SHORT = Symbol('short')
-  const chargedInsertTx = db.transaction((record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>, charge: () => boolean) => {
-    if (!charge()) throw SHORT
+  const chargedInsertTx = db.transaction((record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>, charge: (tx: unknown) => MaybePromise<boolean>) => {
+    if (!inline(charge(undefined))) throw SHORT
     return insertTx(record, rows)
   })
-  const finishTx = db.transaction((id: string, job: BulkJob, settle: () => void) => {
+  const finishTx = db.transaction((id: string, job: BulkJob, settle: (tx: unknown) => MaybePromise<void>) => {
     // a job already final was settled with its final status: settling again would refund twice
     const now = q.job.get(id, owner.orgId, owner.mode) as JobRow | undefined
     if (now && FINAL.has((JSON.parse(now.job) as BulkJob).status)) return
-    settle()
+    inline(settle(undefined))
     q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
     onFinished?.(job)
   })
@@ -359,5 +369,26 @@ export function createBulkLedger(db: Database.Database, credits: CreditOps, orgI
       if (amount > 0) refundTx.immediate(amount)
     },
     balance: () => credits.balance(orgId, nowMs()),
+  }
+}
+
+/**
+ * The bulk service's storage on the server's SQLite file (migrations 002 and 004): the per-owner job stores and
+ * ledgers above, the outbox, and the store's own credit settlement.
+ */
+export function createSqliteBulkStorage(
+  db: Database.Database,
+  credits: CreditOps & { settleCredits(orgId: string, lookups: number, nowMs: number): void },
+): BulkServiceStorage {
+  const unfinished = db.prepare(`SELECT count(*) AS n FROM bulk_jobs WHERE status IN ('queued', 'running')`)
+  return {
+    // the store's transactions belong to the connection: `onFinished` runs inside them as it is
+    jobStore: (owner, onFinished) => createSqliteBulkStore(db, owner, onFinished && ((job) => inline(onFinished(job, undefined)))),
+    ledger: (orgId, nowMs) => createBulkLedger(db, credits, orgId, nowMs),
+    settleCredits: (orgId, lookups, nowMs) => credits.settleCredits(orgId, lookups, nowMs),
+    insertEvent: (event: EventPayload) => insertOutboxEvent(db, event),
+    ownersWithUnfinishedJobs: () => listOwnersWithUnfinishedJobs(db),
+    sweepExpired: (nowMs) => sweepExpiredBulkJobs(db, nowMs),
+    unfinishedCount: () => (unfinished.get() as { n: number }).n,
   }
 }

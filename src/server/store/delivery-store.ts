@@ -13,34 +13,13 @@ import type Database from 'better-sqlite3'
 import type { EventPayload } from '../../schema.js'
 import type { WebhookFormat } from '../../webhooks/format.js'
 import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../webhooks/queue.js'
+import { insertOutboxEvent, pumpOutbox } from '../outbox.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
 
-/** An endpoint row as the routes see it. */
-export interface StoredEndpoint extends WebhookEndpointRecord {
-  description: string | null
-}
+export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
 
-/** Fields of a new endpoint. */
-export interface NewEndpointInput {
-  orgId: string
-  url: string
-  description: string | null
-  events: string[]
-  format: WebhookFormat
-  secret: string
-}
-
-/** An operator notice (e.g. an endpoint auto-disabled). */
-export interface OperatorNotice {
-  id: number
-  at: number
-  orgId: string | null
-  subject: string
-  kind: string
-  message: string
-}
-
-/** The SQLite delivery store plus endpoint management. */
-export interface SqliteDeliveryStore extends DeliveryStore {
+/** The SQLite delivery store plus endpoint management: {@link EndpointDeliveryStore}, synchronous. */
+export interface SqliteDeliveryStore extends EndpointDeliveryStore {
   getDelivery(deliveryId: string): DeliveryRecord | null
   createEndpoint(input: NewEndpointInput, nowMs: number): StoredEndpoint
   /** Endpoints of an org, oldest first. */
@@ -161,6 +140,23 @@ function toAttempt(r: AttemptRow): DeliveryAttemptRecord {
 /** A new endpoint id: `we_` + 24 hex characters. */
 export function newEndpointId(): string {
   return `we_${randomBytes(12).toString('hex')}`
+}
+
+/**
+ * The operator notice of an endpoint auto-disabled at `at` (`riskcheck admin notices list`, the dashboard mails it):
+ * what every delivery storage writes in the transaction that disables the endpoint.
+ */
+export function disabledEndpointNotice(endpoint: WebhookEndpointRecord, at: Date): Omit<OperatorNotice, 'id'> {
+  return {
+    at: at.getTime(),
+    orgId: endpoint.orgId,
+    subject: endpoint.id,
+    kind: 'webhook_endpoint_disabled',
+    message:
+      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
+      'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
+      `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
+  }
 }
 
 /** Options of {@link createSqliteDeliveryStore}. */
@@ -352,5 +348,20 @@ export function createSqliteDeliveryStore(
     listAttempts(endpointId, limit = 100) {
       return (q.attempts.all(endpointId, limit) as AttemptRow[]).map(toAttempt)
     },
+  }
+}
+
+/**
+ * The webhook service's storage on the server's SQLite file (migration 002): deliveries and the `events` outbox. An
+ * endpoint auto-disabled gets its operator notice ({@link disabledEndpointNotice}) in the same transaction.
+ */
+export function createSqliteDeliveryStorage(db: Database.Database, now: () => number = Date.now): DeliveryServiceStorage & { deliveries: SqliteDeliveryStore } {
+  const deliveries = createSqliteDeliveryStore(db, now, { disabledNotice: disabledEndpointNotice })
+  const pending = db.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)
+  return {
+    deliveries,
+    insertEvent: (event) => insertOutboxEvent(db, event),
+    pumpOutbox: (clock, limit, crashHook) => pumpOutbox(db, deliveries, clock, limit, crashHook),
+    pendingCount: () => (pending.get() as { n: number }).n,
   }
 }

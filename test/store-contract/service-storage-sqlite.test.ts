@@ -1,0 +1,40 @@
+/**
+ * The bulk and delivery storage contracts (./bulk-contract.ts, ./delivery-contract.ts) on the server's SQLite store,
+ * each case on a fresh in-memory database.
+ */
+import { describe } from 'vitest'
+import { createSqliteBulkStorage } from '../../src/server/store/bulk-store.js'
+import { createSqliteDeliveryStorage } from '../../src/server/store/delivery-store.js'
+import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { bulkStorageContract } from './bulk-contract.js'
+import { deliveryStorageContract } from './delivery-contract.js'
+import { NOW, type ServiceHarness } from './service-harness.js'
+
+async function open(): Promise<ServiceHarness> {
+  const store = createSqliteStore(':memory:')
+  const { db } = store
+  return {
+    bulk: createSqliteBulkStorage(db, store),
+    webhooks: createSqliteDeliveryStorage(db, () => NOW),
+    async createOrg({ subscription, purchased }) {
+      const org = store.createOrg({ name: 'Contract', planId: 'starter' }, NOW - 86_400_000)
+      db.prepare('UPDATE orgs SET subscription_credits = ?, purchased_credits = ? WHERE id = ?').run(subscription, purchased, org.id)
+      return org.id
+    },
+    async balance(orgId) {
+      return (db.prepare('SELECT subscription_credits + purchased_credits AS b FROM orgs WHERE id = ?').get(orgId) as { b: number }).b
+    },
+    async exec(sql) {
+      db.exec(sql)
+    },
+    async count(table, where) {
+      return (db.prepare(`SELECT count(*) AS n FROM ${table}${where ? ` WHERE ${where}` : ''}`).get() as { n: number }).n
+    },
+    async done() {
+      store.close()
+    },
+  }
+}
+
+describe('bulk storage on SQLite', () => bulkStorageContract(open))
+describe('delivery storage on SQLite', () => deliveryStorageContract(open))
