@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres.js'
-import { POSTGRES_BULK_MIGRATIONS } from '../../src/server/store/postgres-service-schema.js'
 import { NOW, type ServiceHarness } from './service-harness.js'
 
 export const url = process.env.RISKCHECK_TEST_DATABASE_URL
@@ -24,7 +23,6 @@ export async function freshSchema() {
   }
   const admin = new pg.Pool({ connectionString: url, max: 1 })
   const store = await createPostgresStore({ connectionString: url!, schema })
-  for (const m of POSTGRES_BULK_MIGRATIONS) await store.pool.query(m.sql)
   return {
     schema,
     store,

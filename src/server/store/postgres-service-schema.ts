@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL tables of bulk jobs and webhooks (./postgres-bulk.ts, ./postgres-deliveries.ts): the SQLite tables
- * of migrations 002 and 004 (./migrations.ts) column for column, with times as BIGINT unix ms. They append to the
- * core store's migrations (orgs, credit transactions, the `events` outbox, `meta`), which they refer to, so their
- * versions start at 100. Append only, as every migration list.
+ * of migrations 002 and 004 (./migrations.ts) column for column, with times as BIGINT unix ms. They are versions 3 and
+ * 4 of the store's one migration list (./postgres/migrations.ts), after the core tables (orgs, credit transactions,
+ * the `events` outbox, `meta`) they refer to. Append only, as every migration list.
  *
  * Differences from SQLite, all for many processes on one database:
  * - `bulk_rows` cascades from `bulk_jobs`, so the retention sweep is one DELETE.
@@ -21,10 +21,10 @@ export interface PostgresServiceMigration {
   sql: string
 }
 
-/** The bulk and webhook migrations, in order, to run after the core store's. */
+/** The bulk and webhook migrations, in order: versions 3 and 4 of POSTGRES_MIGRATIONS (./postgres/migrations.ts). */
 export const POSTGRES_BULK_MIGRATIONS: readonly PostgresServiceMigration[] = [
   {
-    version: 100,
+    version: 3,
     name: 'bulk jobs, rows and credit reservations',
     sql: `
 CREATE TABLE bulk_jobs (
@@ -68,7 +68,7 @@ CREATE INDEX bulk_reservations_job ON bulk_reservations(job_id);
 `,
   },
   {
-    version: 101,
+    version: 4,
     name: 'webhook endpoints, events, deliveries, attempts, operator notices; outbox pump marks',
     sql: `
 CREATE TABLE webhook_endpoints (

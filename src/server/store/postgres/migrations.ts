@@ -13,6 +13,7 @@
  */
 import type pg from 'pg'
 import { ORG_POLICY_POSTGRES_SCHEMA } from '../org-policy-postgres.js'
+import { POSTGRES_BULK_MIGRATIONS } from '../postgres-service-schema.js'
 
 /** One PostgreSQL migration: its version (1, 2, 3, …), a name for messages and the ledger, and its SQL. */
 export interface PostgresMigration {
@@ -127,6 +128,8 @@ CREATE INDEX result_cache_expires ON result_cache(expires_at);
     name: 'per-org scoring policies and the answer log',
     sql: ORG_POLICY_POSTGRES_SCHEMA,
   },
+  // bulk jobs and webhooks (../postgres-service-schema.ts)
+  ...POSTGRES_BULK_MIGRATIONS,
 ]
 
 /** A plain lower-case identifier: what `schema` may be (it is written into SQL, never quoted from user input). */
