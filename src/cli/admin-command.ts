@@ -25,7 +25,7 @@ import type { Scope } from '../schema.js'
 import type { StoredEndpoint } from '../server/store/delivery-store.js'
 import { endpointView } from '../server/routes/webhooks.js'
 import type { ApiKeyRecord, CreditReason, OrgRecord } from '../server/store/types.js'
-import { openAdminDatabase, runMigrate, Unavailable, type AdminDatabase } from './admin-database.js'
+import { openAdminDatabase, runMigrate, type AdminDatabase } from './admin-database.js'
 import { databaseTarget, databaseVariables, DEFAULT_DB, postgresLocation, type DatabaseTarget } from './database.js'
 import { withEnvironment } from './serve-settings.js'
 
@@ -427,7 +427,7 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
   } catch (e) {
     printError(io, 'riskcheck admin', e)
     if (e instanceof UsageError) return EXIT.usage
-    if (e instanceof NotFound || e instanceof RangeError || e instanceof Unavailable) return EXIT.failed
+    if (e instanceof NotFound || e instanceof RangeError) return EXIT.failed
     throw e
   } finally {
     await database.close()
