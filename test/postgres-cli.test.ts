@@ -2,11 +2,15 @@
  * The command line on PostgreSQL + Redis: `riskcheck serve --database-url … --redis-url …` answers billed lookups
  * while `riskcheck admin … --database-url …` changes the same database (the running server sees each change on its
  * next request), `riskcheck admin migrate [--check]`, `--no-migrate` on a schema that is behind, /readyz when the
- * schema falls behind, and `riskcheck worker`. Needs RISKCHECK_TEST_DATABASE_URL and RISKCHECK_TEST_REDIS_URL; every
+ * schema falls behind, `riskcheck admin webhook …` and `notices list` on the endpoints the server keeps there, and
+ * `riskcheck worker`. Needs RISKCHECK_TEST_DATABASE_URL and RISKCHECK_TEST_REDIS_URL; every
  * case gets a fresh schema of its own (named in the URL, as operators do), dropped afterwards.
  */
 import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -15,6 +19,8 @@ import { runAdmin } from '../src/cli/admin-command.js'
 import { runServe } from '../src/cli/serve-command.js'
 import { runWorker } from '../src/cli/worker-command.js'
 import { POSTGRES_MIGRATIONS } from '../src/server/store/postgres/migrations.js'
+import { createPostgresDeliveryStorage } from '../src/server/store/postgres-deliveries.js'
+import { verifyWebhook } from '../src/webhooks/signature.js'
 import { PG_DASHBOARD_MIGRATIONS } from '../src/dashboard/store/postgres.js'
 import { memoryIO } from './helpers.js'
 import { testRedisUrl } from './redis-env.js'
@@ -78,6 +84,26 @@ async function lookupIp(base: string, key: string, ip = '1.1.1.1') {
     body: JSON.stringify({ ip }),
   })
   return { status: res.status, body: (await res.json()) as any }
+}
+
+/** A webhook receiver on 127.0.0.1 answering 204; records each body with its signature header. */
+async function startReceiver() {
+  const received: Array<{ body: string; signature: string }> = []
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push({ body: Buffer.concat(chunks).toString('utf8'), signature: String(req.headers['svc-signature']) })
+      res.writeHead(204).end()
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    received,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
 }
 
 async function sql(schema: string, text: string) {
@@ -201,14 +227,70 @@ describe.skipIf(!url || !redisUrl)('riskcheck on PostgreSQL + Redis', () => {
     expect(await s.exit).toBe(0)
   }, 60_000)
 
-  it('admin user list reads the dashboard accounts from PostgreSQL; webhook commands say this build keeps no endpoints there', async () => {
+  it('admin user list reads the dashboard accounts from PostgreSQL', async () => {
     const { databaseUrl } = freshSchema()
     const users = await admin(['user', 'list', '--database-url', databaseUrl])
     expect(users.code).toBe(0)
     expect(users.json).toEqual([])
-    const notices = await admin(['notices', 'list', '--database-url', databaseUrl])
-    expect(notices.code).toBe(1)
-    expect(notices.err).toContain('webhook endpoints and notices are not stored in PostgreSQL by this build')
+  }, 60_000)
+
+  it('admin webhook list / ping / enable / resend and notices list work on the endpoints a running server keeps in PostgreSQL', async () => {
+    const { schema, databaseUrl } = freshSchema()
+    const rx = await startReceiver()
+    const s = await serve(['--database-url', databaseUrl, '--redis-url', redisUrl!, '--unsafe-allow-loopback-webhooks'])
+    try {
+      const org = await admin(['org', 'create', '--name', 'Hooks', '--database-url', databaseUrl])
+      const key = await admin(['key', 'create', '--org', org.json.id, '--scopes', 'webhooks', '--database-url', databaseUrl])
+      const created = await fetch(`${s.url}/v1/webhook-endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.json.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: rx.url, events: ['credits.low'], description: 'ops' }),
+      })
+      expect(created.status).toBe(201)
+      const endpoint = ((await created.json()) as any).data
+
+      const list = await admin(['webhook', 'list', '--org', org.json.id, '--database-url', databaseUrl])
+      expect(list.code).toBe(0)
+      expect(list.json).toEqual([
+        expect.objectContaining({ id: endpoint.id, org_id: org.json.id, url: rx.url, description: 'ops', events: ['credits.low'], status: 'enabled', last_success_at: null }),
+      ])
+
+      // The ping is only written to the outbox; the running server fans it out and delivers it, signed.
+      const ping = await admin(['webhook', 'ping', endpoint.id, '--database-url', databaseUrl])
+      expect(ping.code).toBe(0)
+      expect(ping.json).toMatchObject({ type: 'ping', data: { endpoint_id: endpoint.id } })
+      for (let i = 0; i < 300 && rx.received.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
+      expect(rx.received).toHaveLength(1)
+      const delivered = rx.received[0]!
+      expect(JSON.parse(delivered.body)).toMatchObject({ id: ping.json.id, type: 'ping', data: { endpoint_id: endpoint.id } })
+      expect(verifyWebhook(delivered.body, delivered.signature, endpoint.secret).ok).toBe(true)
+
+      const enabled = await admin(['webhook', 'enable', endpoint.id, '--database-url', databaseUrl])
+      expect(enabled.json).toMatchObject({ id: endpoint.id, status: 'enabled', disabled_reason: null })
+      // The ping was delivered: nothing is missed, so nothing is queued again.
+      const resend = await admin(['webhook', 'resend', endpoint.id, '--database-url', databaseUrl])
+      expect(resend.code).toBe(0)
+      expect(resend.json).toEqual([])
+      expect((await admin(['webhook', 'ping', 'wh_missing', '--database-url', databaseUrl])).code).toBe(1)
+
+      expect((await admin(['notices', 'list', '--database-url', databaseUrl])).json).toEqual([])
+      const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}` })
+      try {
+        const storage = createPostgresDeliveryStorage({ pool })
+        await storage.deliveries.addNotice({ at: Date.parse('2030-01-02T03:04:05Z'), orgId: org.json.id, subject: endpoint.id, kind: 'webhook_endpoint_disabled', message: 'disabled' })
+      } finally {
+        await pool.end()
+      }
+      const notices = await admin(['notices', 'list', '--database-url', databaseUrl])
+      expect(notices.code).toBe(0)
+      expect(notices.json).toEqual([
+        { id: expect.any(Number), at: '2030-01-02T03:04:05.000Z', org_id: org.json.id, subject: endpoint.id, kind: 'webhook_endpoint_disabled', message: 'disabled' },
+      ])
+    } finally {
+      s.stop()
+      await rx.close()
+    }
+    expect(await s.exit).toBe(0)
   }, 60_000)
 
   it('riskcheck worker opens the store and the queue without a port, and stops cleanly', async () => {

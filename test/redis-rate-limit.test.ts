@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Redis } from 'ioredis'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 import { createRedisRateLimiter } from '../src/server/queue/redis-rate-limit.js'
 import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
 import { fakeClock } from './clock.js'

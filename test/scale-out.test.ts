@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 import { createPostgresStore, type PostgresStore } from '../src/server/store/postgres.js'
 import { deleteKeys, testRedis, testRedisUrl } from './redis-env.js'
 

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 import { createSqliteStore } from '../src/server/store/sqlite.js'
 
 let dir: string

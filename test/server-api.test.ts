@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ERROR_STATUS, type ErrorCode } from '../src/errors.js'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 import { routeErrorCodes } from '../src/server/openapi.js'
-import { DEFAULT_PLANS } from '../src/server/plans.js'
+import { DEFAULT_PLANS } from '../src/accounts/plans.js'
 import { ROUTES } from '../src/server/routes/index.js'
 import type { RouteDef } from '../src/server/routes/types.js'
 import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 import type { LiveCarrierRecord } from '../src/sources/phone/carrier-source.js'
 import { fakeClock } from './clock.js'
 

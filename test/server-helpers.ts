@@ -4,8 +4,8 @@
  */
 import { runServe } from '../src/cli/serve-command.js'
 import { createServer, type RiskcheckServer, type ServerOptions } from '../src/server/app.js'
-import { issueApiKey } from '../src/server/keys.js'
-import type { OrgRecord } from '../src/server/store/types.js'
+import { issueApiKey } from '../src/accounts/keys.js'
+import type { OrgRecord } from '../src/accounts/types.js'
 import { fakeClock } from './clock.js'
 import { memoryIO } from './helpers.js'
 

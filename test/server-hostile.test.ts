@@ -9,7 +9,7 @@
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 import { ErrorEnvelopeSchema } from '../src/schema.js'
 import { startTestServer, type TestServer } from './server-helpers.js'
 import { schemaErrors } from './validate.js'

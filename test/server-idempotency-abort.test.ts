@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ResultCache } from '../src/cache.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 
 /** A result cache that never hits and answers each read after `delayMs`: it makes every lookup slow. */
 const slowCache = (delayMs: number): ResultCache => ({

@@ -6,7 +6,7 @@
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 
 const lines: string[] = []
 let app: RiskcheckServer

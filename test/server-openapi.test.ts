@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_STATUS } from '../src/errors.js'
 import { buildOpenApi, openApiPath, routeErrorCodes, routeRejections } from '../src/server/openapi.js'
 import { ROUTES } from '../src/server/routes/index.js'
-import { issueApiKey } from '../src/server/keys.js'
+import { issueApiKey } from '../src/accounts/keys.js'
 import type { SqliteStore } from '../src/server/store/sqlite.js'
 import { startTestServer, type TestServer } from './server-helpers.js'
 

@@ -1,11 +1,12 @@
 /**
  * The shape of the source tree: no module imports itself through others at run time (anywhere in src/), the CLI has
- * no import loop at all (not even through types: the core and each command share ./shared.ts instead), and what is
- * written once has one home (`UsageError`, the semaphore).
+ * no import loop at all (not even through types: the core and each command share ./shared.ts instead), what is
+ * written once has one home (`UsageError`, the semaphore), and the account module (keys, ledger, plans, record views)
+ * serves the HTTP routes and the CLI alike: the CLI never reaches into the routes, the module into neither.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
@@ -79,6 +80,15 @@ function cycles(files: string[], follow: (e: Edge) => boolean): string[] {
   return found
 }
 
+/** `file → import` for each import (type-only and dynamic ones included) of `files` into one of the folders `dirs`. */
+function importsFrom(files: string[], dirs: string[]): string[] {
+  return files.flatMap((f) =>
+    importsOf(f)
+      .filter((e) => dirs.some((d) => e.to.startsWith(d + sep)))
+      .map((e) => `${relative(SRC, f)} → ${relative(SRC, e.to)}`),
+  )
+}
+
 const definitions = (pattern: RegExp) =>
   sourceFiles(SRC)
     .filter((f) => pattern.test(readFileSync(f, 'utf8')))
@@ -115,6 +125,20 @@ describe('source structure', () => {
     expect(tests.length).toBeGreaterThan(50)
     const clocked = tests.filter((f) => /performance\.now\(\)|Date\.now\(\)\s*-|process\.hrtime/.test(readFileSync(f, 'utf8')))
     expect(clocked.map((f) => relative(ROOT, f))).toEqual([])
+  })
+
+  it('the CLI reaches the accounts through src/accounts/, never through the HTTP routes (src/server/routes/)', () => {
+    const files = allFiles(join(SRC, 'cli')).filter((f) => f.endsWith('.ts'))
+    expect(files.length).toBeGreaterThan(10)
+    expect(importsFrom(files, [join(SRC, 'server', 'routes')])).toEqual([])
+    // The admin command does reach the account module (so an empty answer above is not a parser that sees nothing).
+    expect(importsFrom(files, [join(SRC, 'accounts')]).length).toBeGreaterThan(0)
+  })
+
+  it('src/accounts/ (keys, ledger, plans, records, views) depends on neither the server nor the CLI', () => {
+    const files = allFiles(join(SRC, 'accounts')).filter((f) => f.endsWith('.ts'))
+    expect(files.map((f) => relative(SRC, f)).sort()).toEqual(expect.arrayContaining(['accounts/keys.ts', 'accounts/ledger.ts', 'accounts/plans.ts']))
+    expect(importsFrom(files, [join(SRC, 'server'), join(SRC, 'cli')])).toEqual([])
   })
 
   it('UsageError is defined once (src/cli/shared.ts)', () => {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
-import { issueApiKey } from '../../src/server/keys.js'
+import { issueApiKey } from '../../src/accounts/keys.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, cache: { type: 'boolean' } } })
 const require = createRequire(import.meta.url)

@@ -21,11 +21,11 @@
  */
 import { parseArgs } from 'node:util'
 import { EXIT, messageOf, printError, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'
+import type { ApiKeyRecord, CreditReason, OrgRecord } from '../accounts/types.js'
+import { endpointView } from '../accounts/views.js'
 import type { Scope } from '../schema.js'
 import type { StoredEndpoint } from '../server/store/delivery-store.js'
-import { endpointView } from '../server/routes/webhooks.js'
-import type { ApiKeyRecord, CreditReason, OrgRecord } from '../server/store/types.js'
-import { openAdminDatabase, runMigrate, Unavailable, type AdminDatabase } from './admin-database.js'
+import { openAdminDatabase, runMigrate, type AdminDatabase } from './admin-database.js'
 import { databaseTarget, databaseVariables, DEFAULT_DB, postgresLocation, type DatabaseTarget } from './database.js'
 import { withEnvironment } from './serve-settings.js'
 
@@ -191,8 +191,8 @@ async function runWebhook(database: AdminDatabase, action: string, positionals: 
 
 async function run(database: AdminDatabase, group: string, action: string, positionals: string[], values: Record<string, unknown>, nowMs: number) {
   const { store } = database
-  const { parseScopes, issueApiKey } = await import('../server/keys.js')
-  const { DEFAULT_PLAN_ID } = await import('../server/plans.js')
+  const { parseScopes, issueApiKey } = await import('../accounts/keys.js')
+  const { DEFAULT_PLAN_ID } = await import('../accounts/plans.js')
   const scopesOf = (flag: string): Scope[] => {
     try {
       return parseScopes(need(values, flag))
@@ -427,7 +427,7 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
   } catch (e) {
     printError(io, 'riskcheck admin', e)
     if (e instanceof UsageError) return EXIT.usage
-    if (e instanceof NotFound || e instanceof RangeError || e instanceof Unavailable) return EXIT.failed
+    if (e instanceof NotFound || e instanceof RangeError) return EXIT.failed
     throw e
   } finally {
     await database.close()

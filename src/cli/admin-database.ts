@@ -6,8 +6,10 @@
 import type { TeamStore } from '../dashboard/store/types.js'
 import type { EventPayload } from '../schema.js'
 import type { OperatorNotice, StoredEndpoint } from '../server/store/delivery-store.js'
+import type { DeliveryServiceStorage } from '../server/store/service-storage.js'
 import type { OrgPolicyStore } from '../server/store/org-policy-store.js'
-import type { Awaitable, Store } from '../server/store/types.js'
+import type { Awaitable } from '../accounts/types.js'
+import type { Store } from '../server/store/types.js'
 import type { DeliveryRecord } from '../webhooks/queue.js'
 import { postgresLocation, safeUrl, type DatabaseTarget } from './database.js'
 
@@ -29,13 +31,31 @@ export interface AdminDatabase {
   store: Store
   policies: OrgPolicyStore
   teams(): Promise<TeamStore>
-  /** The delivery storage; throws when this build has none for the database. */
+  /** The webhook delivery storage, its clock stopped at `nowMs`. */
   deliveries(nowMs: number): Promise<AdminDeliveries>
   close(): Promise<void>
 }
 
-/** A command this build cannot run on the database given (exit 1, with the reason). */
-export class Unavailable extends Error {}
+/**
+ * The operator's webhook actions over the delivery storage the server itself uses (SQLite's or PostgreSQL's): what
+ * they write — a re-enabled endpoint, deliveries queued again, a ping in the outbox — the running server delivers.
+ */
+async function adminDeliveries(storage: DeliveryServiceStorage): Promise<AdminDeliveries> {
+  const [{ webhookOperator }, { buildPingEvent }] = await Promise.all([import('../server/webhook-service.js'), import('../webhooks/events.js')])
+  const d = storage.deliveries
+  return {
+    getStoredEndpoint: (id) => d.getStoredEndpoint(id),
+    listOrgEndpoints: (orgId) => d.listOrgEndpoints(orgId),
+    enable: (id, at) => webhookOperator.enable(d, id, at),
+    resend: (id, at, since) => webhookOperator.resend(d, id, at, since),
+    async ping(endpoint, at) {
+      const event = buildPingEvent({ orgId: endpoint.orgId, now: new Date(at), endpointId: endpoint.id })
+      await storage.insertEvent(event)
+      return event
+    },
+    listNotices: (limit) => d.listNotices(limit),
+  }
+}
 
 async function openSqlite(path: string): Promise<AdminDatabase> {
   const [{ createSqliteStore }, { createSqliteOrgPolicyStore }, { createSqliteTeamStore }] = await Promise.all([
@@ -49,17 +69,8 @@ async function openSqlite(path: string): Promise<AdminDatabase> {
     policies: createSqliteOrgPolicyStore(store.db),
     teams: async () => createSqliteTeamStore(store.db),
     async deliveries(nowMs) {
-      const { createSqliteDeliveryStore } = await import('../server/store/delivery-store.js')
-      const { webhookOperator } = await import('../server/webhook-service.js')
-      const d = createSqliteDeliveryStore(store.db, () => nowMs)
-      return {
-        getStoredEndpoint: (id) => d.getStoredEndpoint(id),
-        listOrgEndpoints: (orgId) => d.listOrgEndpoints(orgId),
-        enable: (id, at) => webhookOperator.enable(d, id, at),
-        resend: (id, at, since) => webhookOperator.resend(d, id, at, since),
-        ping: (endpoint, at) => webhookOperator.ping(store.db, endpoint, at),
-        listNotices: (limit) => d.listNotices(limit),
-      }
+      const { createSqliteDeliveryStorage } = await import('../server/store/delivery-store.js')
+      return adminDeliveries(createSqliteDeliveryStorage(store.db, () => nowMs))
     },
     close: async () => store.close(),
   }
@@ -72,10 +83,9 @@ async function openPostgresDatabase(url: string, migrate: boolean): Promise<Admi
     store: pgs.store,
     policies: pgs.orgPolicies,
     teams: () => pgs.teamStore(),
-    deliveries: async () => {
-      // Webhook endpoints, deliveries and operator notices on PostgreSQL come with the PostgreSQL delivery storage;
-      // until this build has it, the commands say so instead of writing tables no server reads.
-      throw new Unavailable('webhook endpoints and notices are not stored in PostgreSQL by this build; use the dashboard or the API')
+    async deliveries(nowMs) {
+      const { createPostgresDeliveryStorage } = await import('../server/store/postgres-deliveries.js')
+      return adminDeliveries(createPostgresDeliveryStorage({ pool: pgs.store.pool, now: () => nowMs }))
     },
     close: () => pgs.close(),
   }

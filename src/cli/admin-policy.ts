@@ -11,7 +11,7 @@
  */
 import { formatPolicyIssues, loadPolicyFile, PolicyFileError, policyFromObject, createBacktest, type BacktestReport, type PolicyFile } from '../scoring/index.js'
 import { ANSWER_LOG_TTL_MS, type OrgPolicyStore } from '../server/store/org-policy-store.js'
-import type { OrgRecord } from '../server/store/types.js'
+import type { OrgRecord } from '../accounts/types.js'
 import { formatBacktestText } from './backtest-text.js'
 import { describePolicy } from './policy-command.js'
 import { UsageError } from './shared.js'

@@ -5,7 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ServerContext } from '../server/routes/types.js'
-import type { OrgRecord } from '../server/store/types.js'
+import type { OrgRecord } from '../accounts/types.js'
 import { layout, type Html, type LayoutContext } from './html.js'
 import type { Mailer } from './mail.js'
 import type { MembershipRecord, Role, SessionRecord, TeamStore, UserRecord } from './store/types.js'

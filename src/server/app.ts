@@ -30,11 +30,11 @@ import {
   registerJsonBodyParser,
 } from './request-guards.js'
 import { bodyFingerprint, IDEMPOTENCY_TTL_MS, isReplayable, parseIdempotencyKey } from './idempotency.js'
-import { createOrgLedger } from './ledger.js'
+import { createOrgLedger } from '../accounts/ledger.js'
 import type { DeliverFunction } from '../webhooks/queue.js'
 import { createBulkService, type BulkService } from './bulk-service.js'
 import { buildOpenApi } from './openapi.js'
-import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from './plans.js'
+import { PRODUCTS, TEST_KEY_RATE_PER_SECOND, validatePlans, type Plan, type Product } from '../accounts/plans.js'
 import { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitState } from './rate-limit.js'
 import { ROUTES } from './routes/index.js'
 import { EmptyBody, type NamedSchema, type RouteDef, type LookupListener, type ServerContext } from './routes/types.js'

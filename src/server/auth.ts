@@ -9,8 +9,9 @@
 import { RiskcheckError } from '../errors.js'
 import type { Scope } from '../schema.js'
 import type { Policy } from '../scoring/rules.js'
-import { bearerToken, parseApiKey, verifyApiKey } from './keys.js'
-import type { ApiKeyRecord, AuthRecord, Store } from './store/types.js'
+import { bearerToken, parseApiKey, verifyApiKey } from '../accounts/keys.js'
+import type { ApiKeyRecord, AuthRecord } from '../accounts/types.js'
+import type { Store } from './store/types.js'
 
 /** The authenticated caller of a request. */
 export interface RequestAuth {

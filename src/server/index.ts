@@ -30,18 +30,33 @@ export type {
   Awaitable,
   CreditReason,
   CreditReservation,
-  IdempotencyBegin,
   OrgRecord,
   PlanChange,
-  Store,
   StoredEvent,
-  StoreProbe,
-  Synchronous,
-} from './store/types.js'
+} from '../accounts/types.js'
+export type { IdempotencyBegin, Store, StoreProbe, Synchronous } from './store/types.js'
 export { IDEMPOTENCY_STALE_MS } from './store/types.js'
 export { MIGRATIONS, type Migration } from './store/migrations.js'
-export { DEFAULT_PLANS, DEFAULT_PLAN_ID, PRODUCTS, TEST_KEY_RATE_PER_SECOND, pricingOf, validatePlans, type Plan, type Product } from './plans.js'
-export { DEFAULT_SCOPES, generateApiKey, hashApiKey, issueApiKey, parseApiKey, parseScopes, verifyApiKey, type IssueKeyOptions } from './keys.js'
+export {
+  DEFAULT_PLANS,
+  DEFAULT_PLAN_ID,
+  PRODUCTS,
+  TEST_KEY_RATE_PER_SECOND,
+  pricingOf,
+  validatePlans,
+  type Plan,
+  type Product,
+} from '../accounts/plans.js'
+export {
+  DEFAULT_SCOPES,
+  generateApiKey,
+  hashApiKey,
+  issueApiKey,
+  parseApiKey,
+  parseScopes,
+  verifyApiKey,
+  type IssueKeyOptions,
+} from '../accounts/keys.js'
 export {
   alertLevelOf,
   buildEvent,
@@ -56,7 +71,7 @@ export {
   type OrgLedger,
   type PlanChangeResult,
   type Renewal,
-} from './ledger.js'
+} from '../accounts/ledger.js'
 export { createRateLimiter, rateLimitHeaders, type MemoryRateLimiter, type RateLimiter, type RateLimitState } from './rate-limit.js'
 export { createRedisRateLimiter, type RedisRateLimiter, type RedisRateLimiterOptions } from './queue/redis-rate-limit.js'
 export { resolveDeployment, type Deployment, type DeploymentResult, type DeploymentSettings } from './queue/deployment.js'

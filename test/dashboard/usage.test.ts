@@ -3,7 +3,7 @@
  * live API lookups over days, and the credit events (added, low, depleted).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { issueApiKey } from '../../src/server/keys.js'
+import { issueApiKey } from '../../src/accounts/keys.js'
 import { fakeClock } from '../clock.js'
 import { signUp, startHarness, type Harness } from './harness.js'
 

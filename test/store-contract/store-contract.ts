@@ -5,9 +5,10 @@
  * calls before awaiting any, which on a networked store really interleaves them.
  */
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_PLANS } from '../../src/server/plans.js'
+import { DEFAULT_PLANS } from '../../src/accounts/plans.js'
 import type { OrgPolicyStore } from '../../src/server/store/org-policy-store.js'
-import type { ApiKeyRecord, Store } from '../../src/server/store/types.js'
+import type { ApiKeyRecord } from '../../src/accounts/types.js'
+import type { Store } from '../../src/server/store/types.js'
 
 /** A store made for one case, and how to get rid of it. */
 export interface ContractStore {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { DEFAULT_PLAN_ID } from '../../server/plans.js'
+import { DEFAULT_PLAN_ID } from '../../accounts/plans.js'
 import { DashboardError, PRE_COOKIE, field, randomToken, sha256, type Dash } from '../context.js'
 import { csrfField, html } from '../html.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from '../password.js'

@@ -8,9 +8,9 @@
  * and revoke any key; a developer revokes only keys they created. Live keys need a verified email address.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { issueApiKey } from '../../server/keys.js'
+import { issueApiKey } from '../../accounts/keys.js'
 import { SCOPES, type Scope } from '../../schema.js'
-import type { ApiKeyRecord } from '../../server/store/types.js'
+import type { ApiKeyRecord } from '../../accounts/types.js'
 import { atLeast, doneFlash, field, fields, notFound, DashboardError, type Dash, type TeamView } from '../context.js'
 import { csrfField, html, when, type Html } from '../html.js'
 

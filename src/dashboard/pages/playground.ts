@@ -6,8 +6,8 @@
  * the old playground key is revoked and a new one made. It is listed on the API keys page like any key.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { issueApiKey } from '../../server/keys.js'
-import { PRODUCTS } from '../../server/plans.js'
+import { issueApiKey } from '../../accounts/keys.js'
+import { PRODUCTS } from '../../accounts/plans.js'
 import { field, type Dash, type TeamView } from '../context.js'
 import { csrfField, html } from '../html.js'
 

@@ -8,8 +8,8 @@
  * period totals of the account (shown above the charts), not per day.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { StoredEvent } from '../../server/store/types.js'
-import { PRODUCTS } from '../../server/plans.js'
+import type { StoredEvent } from '../../accounts/types.js'
+import { PRODUCTS } from '../../accounts/plans.js'
 import type { ServerContext } from '../../server/routes/types.js'
 import { doneFlash, type Dash } from '../context.js'
 import { html, when, type Html } from '../html.js'

@@ -5,8 +5,8 @@
 import { RiskcheckError } from '../../errors.js'
 import { AccountSchema, type Account } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
-import type { Plan } from '../plans.js'
-import type { OrgRecord } from '../store/types.js'
+import type { Plan } from '../../accounts/plans.js'
+import type { OrgRecord } from '../../accounts/types.js'
 import { defineRoute, type RouteDef } from './types.js'
 
 /** The account object of an org as seen by one key. */

@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { PricingSchema } from '../../schema.js'
-import { pricingOf } from '../plans.js'
+import { pricingOf } from '../../accounts/plans.js'
 import { VERSION } from '../../version.js'
 import { defineRoute, type RouteDef } from './types.js'
 

@@ -8,31 +8,16 @@
  * `format` defaults to slack / discord for their incoming-webhook URLs and json otherwise.
  */
 import { Type } from '@sinclair/typebox'
+import { endpointView } from '../../accounts/views.js'
 import { RiskcheckError } from '../../errors.js'
-import { EVENT_TYPES, WebhookEndpointSchema, type WebhookEndpoint } from '../../schema.js'
+import { EVENT_TYPES, WebhookEndpointSchema } from '../../schema.js'
 import { createWebhookSecret, parseEventSubscription } from '../../webhooks/events.js'
 import { defaultFormatForUrl, WEBHOOK_FORMATS, type WebhookFormat } from '../../webhooks/format.js'
 import { validateWebhookUrl } from '../../webhooks/ssrf.js'
-import type { StoredEndpoint } from '../store/delivery-store.js'
 import { defineRoute, EmptyBody, type RouteDef, type ServerContext } from './types.js'
 
 /** Most endpoints of one org (docs/api.md: at most 10). */
 export const MAX_WEBHOOK_ENDPOINTS = 10
-
-/** The webhook endpoint object (docs/api.md); the secret only when given (create and rotate). */
-export function endpointView(e: StoredEndpoint, secret?: string): WebhookEndpoint {
-  return {
-    id: e.id,
-    url: e.url,
-    description: e.description,
-    events: e.events,
-    format: e.format,
-    status: e.status,
-    disabled_reason: e.disabledReason,
-    created_at: e.createdAt.toISOString(),
-    ...(secret ? { secret } : {}),
-  }
-}
 
 function webhooksOf(ctx: ServerContext) {
   if (!ctx.webhooks) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Webhooks need the SQLite or PostgreSQL store; this server runs without one.')

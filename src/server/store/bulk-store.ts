@@ -16,7 +16,7 @@ import type { Action, BulkJob, BulkType } from '../../schema.js'
 import type { EventPayload } from '../../schema.js'
 import { insertOutboxEvent } from '../outbox.js'
 import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
-import type { CreditReservation } from './types.js'
+import type { CreditReservation } from '../../accounts/types.js'
 
 export type { BulkOwner } from './service-storage.js'
 

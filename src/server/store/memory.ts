@@ -2,8 +2,9 @@
  * The in-memory store: the whole {@link Store} in maps, synchronous, gone when the process ends. It is for an
  * application that embeds `createServer` in its own unit tests (no file to clean up, no database to start) and a
  * third engine for the store contract suite. Its rules come from the same pure functions as the SQLite and
- * PostgreSQL stores (../ledger.ts: buckets, roll-over, plan changes, alerts); every operation runs to its end without
- * yielding, so concurrent requests in one process can never overspend a balance or run an idempotent request twice.
+ * PostgreSQL stores (../../accounts/ledger.ts: buckets, roll-over, plan changes, alerts); every operation runs to its
+ * end without yielding, so concurrent requests in one process can never overspend a balance or run an idempotent
+ * request twice.
  * Nothing is shared between processes: a server of several instances needs PostgreSQL.
  */
 import { randomBytes } from 'node:crypto'
@@ -21,22 +22,19 @@ import {
   reserveSplit,
   type AlertLevel,
   type PendingEvent,
-} from '../ledger.js'
-import { DEFAULT_PLANS, validatePlans, type Plan } from '../plans.js'
+} from '../../accounts/ledger.js'
+import { DEFAULT_PLANS, validatePlans, type Plan } from '../../accounts/plans.js'
 import { createMemoryOrgPolicyStore, type OrgPolicyStore } from './org-policy-store.js'
-import {
-  IDEMPOTENCY_STALE_MS,
-  type ApiKeyRecord,
-  type CacheWrite,
-  type CreditReason,
-  type CreditReservation,
-  type IdempotencyBegin,
-  type OrgRecord,
-  type PlanChange,
-  type StoredEvent,
-  type Store,
-  type Synchronous,
-} from './types.js'
+import type {
+  ApiKeyRecord,
+  CacheWrite,
+  CreditReason,
+  CreditReservation,
+  OrgRecord,
+  PlanChange,
+  StoredEvent,
+} from '../../accounts/types.js'
+import { IDEMPOTENCY_STALE_MS, type IdempotencyBegin, type Store, type Synchronous } from './types.js'
 
 /** The in-memory store. */
 export interface MemoryStore extends Synchronous<Store> {
@@ -280,7 +278,7 @@ function apiKeys(orgs: ReadonlyMap<string, OrgState>, policies: Synchronous<OrgP
   }
 }
 
-/** Credits of an org (../ledger.ts rules), over `load`: the org with its period renewed when due. */
+/** Credits of an org (../../accounts/ledger.ts rules), over `load`: the org with its period renewed when due. */
 function credits(load: (orgId: string, nowMs: number) => OrgState | null, outbox: ReturnType<typeof eventOutbox>) {
   return {
     reserveCredits(orgId: string, amount: number, nowMs: number) {

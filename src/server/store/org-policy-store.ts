@@ -16,7 +16,7 @@
  */
 import type Database from 'better-sqlite3'
 import type { Action, CheckContextName, LookupType } from '../../schema.js'
-import type { Awaitable } from './types.js'
+import type { Awaitable } from '../../accounts/types.js'
 
 /** How long an answer stays in the log: 7 days (the window `admin policy set` backtests over). */
 export const ANSWER_LOG_TTL_MS = 7 * 24 * 60 * 60 * 1000

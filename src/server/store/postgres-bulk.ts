@@ -17,11 +17,19 @@ import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
 import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../bulk/types.js'
 import type { CreditLedger } from '../../credits.js'
 import type { BulkJob, BulkType, EventPayload } from '../../schema.js'
-import { buildEvent, creditsAddedEvent, dueAlerts, refundSplit, renewal, reserveSplit, type AlertLevel } from '../ledger.js'
+import {
+  buildEvent,
+  creditsAddedEvent,
+  dueAlerts,
+  refundSplit,
+  renewal,
+  reserveSplit,
+  type AlertLevel,
+} from '../../accounts/ledger.js'
 import { packResult, STATE_CODE, unpackRow, type RowRow } from './bulk-store.js'
 import { num, withTransaction, type Queryable } from './postgres-service-schema.js'
 import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
-import type { CreditReservation } from './types.js'
+import type { CreditReservation } from '../../accounts/types.js'
 
 /** Rows per INSERT when a job is created (a job of 100,000 inputs takes 20 statements). */
 const INSERT_BATCH = 5000

@@ -7,13 +7,14 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { periodAt } from '../ledger.js'
-import { DEFAULT_PLANS, type Plan } from '../plans.js'
+import { periodAt } from '../../accounts/ledger.js'
+import { DEFAULT_PLANS, type Plan } from '../../accounts/plans.js'
 import { createPostgresCredits } from './postgres/credits.js'
 import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './postgres/migrations.js'
 import { createPostgresRequests } from './postgres/requests.js'
 import { toEvent, toKey, toOrg, toPlan, type EventRow, type KeyRow, type OrgRow, type PlanRow } from './postgres/rows.js'
-import type { AuthRecord, Store, StoreProbe } from './types.js'
+import type { AuthRecord } from '../../accounts/types.js'
+import type { Store, StoreProbe } from './types.js'
 
 /** A store type whose methods all return promises (a networked database). */
 export type Promised<S> = {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DEFAULT_PLANS } from '../plans.js'
+import { DEFAULT_PLANS } from '../../accounts/plans.js'
 import { MIGRATIONS } from './migrations.js'
 import { createSqliteStore, type SqliteStore } from './sqlite.js'
 

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
-import { DEFAULT_PLANS } from '../plans.js'
+import { DEFAULT_PLANS } from '../../accounts/plans.js'
 import { MIGRATIONS, type Migration } from './migrations.js'
 import { createSqliteAccounts, insertPlans } from './sqlite/accounts.js'
 import { createSqliteCredits } from './sqlite/credits.js'

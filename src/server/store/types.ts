@@ -2,20 +2,13 @@
  * The server's storage contract. The HTTP layer only talks to a {@link Store}; the embedded default is SQLite
  * (./sqlite.ts), and a PostgreSQL store (several server instances) implements the same interface.
  *
- * Rules every implementation follows:
- * - Credit changes are atomic in the database (a conditional UPDATE inside a transaction), never a read-modify-write
- *   in JavaScript, so concurrent requests and several processes can never take a balance below zero.
- * - Credit events (credits.low/depleted/added) are written to the event outbox in the same transaction as the
- *   balance change that caused them. The webhooks module delivers them.
- * - The period roll-over (a new month of subscription credits) happens lazily inside any credit operation or org
- *   read whose time is past the period end.
- * - Times are unix milliseconds passed in by the caller (the server's clock), never read by the store.
+ * Every implementation follows the rules of the account store (../../accounts/types.ts: atomic credit changes, credit
+ * events in the same transaction, lazy period roll-over, times given by the caller).
  *
  * Methods may be synchronous (SQLite) or return promises (a networked database); callers always `await`.
  */
-import type { CacheEntry, ResultCache } from '../../cache.js'
-import type { EventPayload, EventType, PlanStatus, Scope } from '../../schema.js'
-import type { Plan } from '../plans.js'
+import type { AccountStore, Awaitable } from '../../accounts/types.js'
+import type { ResultCache } from '../../cache.js'
 
 /**
  * An idempotent request still "in progress" after this long was interrupted (its process stopped), and a retry may
@@ -23,98 +16,9 @@ import type { Plan } from '../plans.js'
  */
 export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
 
-/** A value or a promise of it. */
-export type Awaitable<T> = T | Promise<T>
-
 /** A store type whose methods answer synchronously (SQLite through better-sqlite3, the in-memory store). */
 export type Synchronous<S> = {
   [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
-}
-
-/** An organisation (team): owns keys, a plan and credits. */
-export interface OrgRecord {
-  id: string
-  name: string
-  planId: string
-  /** Effective subscription credits per period (the plan's, or the org's override). */
-  monthlyCredits: number
-  /** Effective requests a second of each live key (the plan's, or the org's override). */
-  ratePerSecond: number
-  planStatus: PlanStatus
-  suspended: boolean
-  createdAt: number
-  /** Current period [start, end) in unix ms. */
-  periodStart: number
-  periodEnd: number
-  subscriptionCredits: number
-  purchasedCredits: number
-  usage: { periodLookups: number; periodCredits: number; totalLookups: number; totalCredits: number }
-}
-
-/** An API key as stored: never the key itself, only its keyed hash. */
-export interface ApiKeyRecord {
-  /** `key_` + the key's non-secret id part. */
-  id: string
-  orgId: string
-  name: string
-  mode: 'live' | 'test'
-  scopes: Scope[]
-  /** Hex HMAC-SHA256 of the whole secret key, keyed with the store's key-hash secret. */
-  hash: string
-  /** Last four characters of the secret key (to recognise it in lists). */
-  last4: string
-  createdAt: number
-  revokedAt: number | null
-  lastUsedAt: number | null
-}
-
-/** What authentication needs in one read: the key and the few org fields checked on every request. */
-export interface AuthRecord {
-  key: ApiKeyRecord
-  org: {
-    id: string
-    suspended: boolean
-    ratePerSecond: number
-    /**
-     * The version id of the org's own scoring policy (./org-policy-store.ts), null when it has none; undefined when
-     * this store does not read it with the key (the server then asks the org-policy store).
-     */
-    policyVersion?: string | null
-  }
-}
-
-/** Credits taken by one reservation, by bucket, so a refund gives them back where they came from. */
-export interface CreditReservation {
-  amount: number
-  fromSubscription: number
-  fromPurchased: number
-  /** Period start when reserved: subscription credits of an ended period are not given back. */
-  periodStart: number
-  /** The org's balance right after the reservation, when the store knows it without another read. */
-  balanceAfter?: number
-}
-
-/**
- * A result-cache entry a request writes when it ends, in the same write as its settlement (one transaction on SQLite,
- * one statement on PostgreSQL) rather than a write of its own.
- */
-export interface CacheWrite {
-  key: string
-  entry: CacheEntry
-  ttlMs: number
-}
-
-/** Why credits were added (the `reason` of credits.added). */
-export type CreditReason = 'period_renewal' | 'upgrade' | 'top_up'
-
-/** An event in the outbox. */
-export interface StoredEvent {
-  id: string
-  orgId: string
-  type: EventType
-  /** Unix seconds. */
-  created: number
-  payload: EventPayload
 }
 
 /** Outcome of starting an idempotent request. */
@@ -125,70 +29,10 @@ export type IdempotencyBegin =
   | { state: 'in_progress' }
 
 /**
- * Plan change of an org: a catalogue plan plus optional per-org overrides (custom deals). A change states the whole
- * deal: an override left out (or null) means the plan's own value applies.
+ * The server's store: the accounts (orgs, keys, plans, credits and their events, ../../accounts/types.ts), the
+ * idempotency records and the result cache. The HTTP layer depends only on this interface.
  */
-export interface PlanChange {
-  planId: string
-  /** Monthly credits of this org instead of the plan's. */
-  monthlyCredits?: number | null
-  /** Requests a second of each live key of this org instead of the plan's. */
-  ratePerSecond?: number | null
-}
-
-/**
- * The server's store. The next issue (bulk jobs, webhook deliveries) extends it with its own tables and methods; the
- * HTTP layer depends only on this interface.
- */
-export interface Store {
-  /** The secret the API-key hashes are keyed with (generated on first start, kept in the store). */
-  keyHashSecret(): Awaitable<string>
-
-  // plans
-  listPlans(): Awaitable<Plan[]>
-  /** Inserts or updates plans (the catalogue of the running server). */
-  upsertPlans(plans: readonly Plan[]): Awaitable<void>
-
-  // orgs
-  createOrg(input: { name: string; planId: string }, nowMs: number): Awaitable<OrgRecord>
-  /** The org (after a due period roll-over), or null. */
-  getOrg(orgId: string, nowMs: number): Awaitable<OrgRecord | null>
-  listOrgs(nowMs: number): Awaitable<OrgRecord[]>
-  /** Changes the plan and/or overrides; an increase of monthly credits grants the difference (credits.added, upgrade). */
-  setOrgPlan(orgId: string, change: PlanChange, nowMs: number): Awaitable<OrgRecord | null>
-  setOrgSuspended(orgId: string, suspended: boolean, nowMs: number): Awaitable<OrgRecord | null>
-
-  // keys
-  insertKey(key: ApiKeyRecord): Awaitable<void>
-  /** The key and its org's auth fields (revoked keys included; the caller rejects them), or null. */
-  getAuth(keyId: string): Awaitable<AuthRecord | null>
-  getKey(keyId: string): Awaitable<ApiKeyRecord | null>
-  listKeys(orgId: string): Awaitable<ApiKeyRecord[]>
-  /** Revokes a key; effective for the next request. Returns the key, or null when there is none. */
-  revokeKey(keyId: string, nowMs: number): Awaitable<ApiKeyRecord | null>
-  setKeyScopes(keyId: string, scopes: Scope[]): Awaitable<ApiKeyRecord | null>
-  /** Records use of a key (implementations may skip writes closer than a minute apart). */
-  touchKey(keyId: string, nowMs: number): Awaitable<void>
-
-  // credits
-  /** Takes `amount` credits (subscription first) if the balance covers them; null (nothing taken) otherwise. */
-  reserveCredits(orgId: string, amount: number, nowMs: number): Awaitable<CreditReservation | null>
-  /** Gives back `amount` of a reservation (purchased part first, then subscription unless its period ended). */
-  refundCredits(orgId: string, reservation: CreditReservation, amount: number, nowMs: number): Awaitable<void>
-  /** subscription + purchased now (after a due roll-over). */
-  balance(orgId: string, nowMs: number): Awaitable<number>
-  /**
-   * Ends a request: counts `lookups` into the usage, emits the credit alerts the balance now calls for and stores the
-   * request's result-cache entries (`cacheWrites`, in the same write).
-   */
-  settleCredits(orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Awaitable<void>
-  /** Adds purchased credits (credits.added). Returns the org, or null when there is none. */
-  addCredits(orgId: string, amount: number, reason: CreditReason, nowMs: number): Awaitable<OrgRecord | null>
-
-  // events (outbox)
-  /** Events of an org (or of all orgs), oldest first, after the event id `afterId` when given. */
-  listEvents(query: { orgId?: string; afterId?: string; limit?: number }): Awaitable<StoredEvent[]>
-
+export interface Store extends AccountStore {
   // idempotency
   /** Starts an idempotent request, or tells how to answer a repeat. Records expire `ttlMs` after creation. */
   beginIdempotent(scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number): Awaitable<IdempotencyBegin>
@@ -196,13 +40,6 @@ export interface Store {
   completeIdempotent(scope: string, key: string, status: number, body: string): Awaitable<void>
   /** Forgets a started idempotent request (its response is not to be replayed). */
   abandonIdempotent(scope: string, key: string): Awaitable<void>
-
-  /**
-   * Optional: the writes of a request's hot path as promises that share one database transaction with those of the
-   * other requests arriving at the same moment (group commit: one commit for many requests, each still answered only
-   * after its write committed). The server's per-request ledger uses them when present.
-   */
-  readonly grouped?: Pick<Store, 'reserveCredits' | 'refundCredits' | 'settleCredits'>
 
   /** The persistent result cache of lookups. */
   readonly resultCache: ResultCache

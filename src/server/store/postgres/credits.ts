@@ -3,9 +3,9 @@
  * is ONE statement (one round trip) holding the whole decision — a conditional UPDATE whose WHERE refuses to take a
  * balance below zero — so any number of server processes can share one org's credits without overspending and
  * without a BEGIN/SELECT/UPDATE/COMMIT dance. Only what is rare takes a transaction: the month's roll-over (the
- * statements above refuse to run past the period end and the transaction renews first, rules of ../../ledger.ts),
- * an alert (its level change and its outbox events are one statement, so an alert is written once), and an
- * operator's top-up or plan change.
+ * statements above refuse to run past the period end and the transaction renews first, rules of
+ * ../../../accounts/ledger.ts), an alert (its level change and its outbox events are one statement, so an alert is
+ * written once), and an operator's top-up or plan change.
  */
 import type pg from 'pg'
 import {
@@ -18,8 +18,8 @@ import {
   renewal,
   type AlertLevel,
   type PendingEvent,
-} from '../../ledger.js'
-import type { CacheWrite, CreditReason, CreditReservation, OrgRecord, PlanChange } from '../types.js'
+} from '../../../accounts/ledger.js'
+import type { CacheWrite, CreditReason, CreditReservation, OrgRecord, PlanChange } from '../../../accounts/types.js'
 import { inTransaction, toOrg, toPlan, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
 
 interface CreditRow {

@@ -5,8 +5,8 @@
  */
 import type pg from 'pg'
 import type { EventPayload, EventType, PlanStatus, Scope } from '../../../schema.js'
-import type { Plan } from '../../plans.js'
-import type { ApiKeyRecord, OrgRecord, StoredEvent } from '../types.js'
+import type { Plan } from '../../../accounts/plans.js'
+import type { ApiKeyRecord, OrgRecord, StoredEvent } from '../../../accounts/types.js'
 
 /** What the store runs statements on: the pool, or a client inside a transaction. */
 export interface Queryable {

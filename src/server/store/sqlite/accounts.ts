@@ -5,9 +5,10 @@
  */
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { periodAt } from '../../ledger.js'
-import type { Plan } from '../../plans.js'
-import type { AuthRecord, Store, Synchronous } from '../types.js'
+import { periodAt } from '../../../accounts/ledger.js'
+import type { Plan } from '../../../accounts/plans.js'
+import type { AuthRecord } from '../../../accounts/types.js'
+import type { Store, Synchronous } from '../types.js'
 import { toKey, toOrg, type KeyRow, type OrgRow } from './rows.js'
 
 /** Plans, orgs (apart from their credits) and API keys. */

@@ -2,13 +2,23 @@
  * Credits of the SQLite store. Every credit change is one IMMEDIATE transaction holding a conditional UPDATE, so
  * concurrent requests — and other processes such as `riskcheck admin` on the same file — can never take a balance
  * below zero or spend a credit twice. Each transaction first renews the org's period when it has ended (rules of
- * ../../ledger.ts), and writes the credit events it causes to the outbox (./events.ts) before it commits.
+ * ../../../accounts/ledger.ts), and writes the credit events it causes to the outbox (./events.ts) before it commits.
  */
 import type Database from 'better-sqlite3'
 import type { ResultCache } from '../../../cache.js'
-import { alertLevelOf, creditsAddedEvent, dueAlerts, planChangeOf, refundSplit, renewal, reserveSplit, type AlertLevel } from '../../ledger.js'
-import type { Plan } from '../../plans.js'
-import type { CacheWrite, CreditReason, CreditReservation, OrgRecord, PlanChange, Store, Synchronous } from '../types.js'
+import {
+  alertLevelOf,
+  creditsAddedEvent,
+  dueAlerts,
+  planChangeOf,
+  refundSplit,
+  renewal,
+  reserveSplit,
+  type AlertLevel,
+} from '../../../accounts/ledger.js'
+import type { Plan } from '../../../accounts/plans.js'
+import type { CacheWrite, CreditReason, CreditReservation, OrgRecord, PlanChange } from '../../../accounts/types.js'
+import type { Store, Synchronous } from '../types.js'
 import type { SqliteEvents } from './events.js'
 import { creditState, toOrg, type CreditRow, type OrgRow } from './rows.js'
 

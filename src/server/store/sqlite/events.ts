@@ -3,7 +3,7 @@
  * event exists exactly when its balance change committed), and read in order by the webhooks module.
  */
 import type Database from 'better-sqlite3'
-import { buildEvent, type PendingEvent } from '../../ledger.js'
+import { buildEvent, type PendingEvent } from '../../../accounts/ledger.js'
 import type { Store, Synchronous } from '../types.js'
 import { toEvent, type EventRow } from './rows.js'
 

@@ -3,8 +3,8 @@
  * 0 or 1, and a key's scopes are one space-separated string.
  */
 import type { EventPayload, EventType, PlanStatus, Scope } from '../../../schema.js'
-import type { AlertLevel, CreditState } from '../../ledger.js'
-import type { ApiKeyRecord, OrgRecord, StoredEvent } from '../types.js'
+import type { AlertLevel, CreditState } from '../../../accounts/ledger.js'
+import type { ApiKeyRecord, OrgRecord, StoredEvent } from '../../../accounts/types.js'
 
 export interface OrgRow {
   id: string

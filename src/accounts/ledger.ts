@@ -13,7 +13,7 @@ import type { CreditLedger } from '../credits.js'
 import type { EventPayload, EventType } from '../schema.js'
 import type { ResultCache } from '../cache.js'
 import type { Plan } from './plans.js'
-import type { CacheWrite, CreditReason, CreditReservation, PlanChange, Store } from './store/types.js'
+import type { AccountStore, CacheWrite, CreditReason, CreditReservation, PlanChange } from './types.js'
 
 /** Alert thresholds in percent of the monthly allowance, highest first. */
 export const LOW_THRESHOLDS = [25, 5] as const
@@ -207,7 +207,7 @@ export interface OrgLedger extends CreditLedger {
  * await runLookup({ ...rc.env, ledger }, CHECKS.ip, '8.8.8.8', {})
  * await ledger.settle(1)
  */
-export function createOrgLedger(store: Store, orgId: string, nowMs: () => number): OrgLedger {
+export function createOrgLedger(store: AccountStore, orgId: string, nowMs: () => number): OrgLedger {
   const credits = store.grouped ?? store
   const held: CreditReservation[] = []
   const cacheWrites: CacheWrite[] = []

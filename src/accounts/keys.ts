@@ -10,7 +10,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { SCOPES, type Scope } from '../schema.js'
-import type { ApiKeyRecord, Store } from './store/types.js'
+import type { AccountStore, ApiKeyRecord } from './types.js'
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const ID_LENGTH = 12
@@ -112,7 +112,7 @@ export interface IssueKeyOptions {
  * const { secret } = await issueApiKey(store, { orgId: org.id, mode: 'test' }, Date.now())
  */
 export async function issueApiKey(
-  store: Store,
+  store: AccountStore,
   options: IssueKeyOptions,
   nowMs: number,
 ): Promise<{ key: ApiKeyRecord; secret: string }> {
