@@ -45,12 +45,23 @@ describe('deployment combinations', () => {
   it('worker --help names the flags and their variables', async () => {
     const io = memoryIO()
     expect(await runWorker(['--help'], io)).toBe(0)
-    for (const s of ['--database-url', 'DATABASE_URL', '--redis-url', 'REDIS_URL', 'riskcheck serve --no-workers']) expect(io.out()).toContain(s)
+    for (const s of ['--database-url', 'DATABASE_URL', '--redis-url', 'REDIS_URL', 'riskcheck serve --no-workers', '--queue-lock-timeout', 'RISKCHECK_QUEUE_LOCK_TIMEOUT']) expect(io.out()).toContain(s)
   })
 
   it('serve --help documents --redis-url and --no-workers', async () => {
     const io = memoryIO()
     expect(await runServe(['--help'], io)).toBe(0)
-    for (const s of ['--redis-url URL', 'REDIS_URL', '--no-workers', 'RISKCHECK_NO_WORKERS=1', 'PostgreSQL + Redis']) expect(io.out()).toContain(s)
+    for (const s of ['--redis-url URL', 'REDIS_URL', '--no-workers', 'RISKCHECK_NO_WORKERS=1', 'PostgreSQL + Redis', '--queue-lock-timeout', 'RISKCHECK_QUEUE_LOCK_TIMEOUT']) expect(io.out()).toContain(s)
+  })
+
+  it.each([
+    [runServe, 'serve', ['--db', 'x.sqlite', '--queue-lock-timeout', '5s'], {}, '--queue-lock-timeout is for the shared queue (--redis-url)'],
+    [runServe, 'serve', ['--database-url', 'postgres://h/db', '--redis-url', 'redis://h', '--queue-lock-timeout', '500ms'], {}, '--queue-lock-timeout must be a duration of at least 1s'],
+    [runServe, 'serve', ['--database-url', 'postgres://h/db', '--redis-url', 'redis://h'], { RISKCHECK_QUEUE_LOCK_TIMEOUT: 'soon' }, 'RISKCHECK_QUEUE_LOCK_TIMEOUT must be a duration'],
+    [runWorker, 'worker', ['--database-url', 'postgres://h/db', '--redis-url', 'redis://h', '--queue-lock-timeout', '0s'], {}, '--queue-lock-timeout must be a duration of at least 1s'],
+  ] as const)('%#: a bad --queue-lock-timeout → 64', async (run, name, args, env, message) => {
+    const io = memoryIO(env)
+    expect(await run([...args], io)).toBe(64)
+    expect(io.err()).toContain(`riskcheck ${name}: ${message}`)
   })
 })

@@ -15,7 +15,7 @@
 import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
 import { resolveOptions } from '../options.js'
-import { redisPrefixOf, SERVE_FLAGS, withEnvironment } from './serve-settings.js'
+import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, SERVE_FLAGS, withEnvironment } from './serve-settings.js'
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
@@ -23,7 +23,8 @@ import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, Usage
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
-                       [--database-url postgres://… --redis-url redis://… [--no-migrate] [--no-workers]]
+                       [--database-url postgres://… --redis-url redis://… [--no-migrate] [--no-workers]
+                        [--redis-prefix NAME] [--queue-lock-timeout 30s]]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
                        [--metrics-port N] [--drain-timeout 30s]
                        [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
@@ -56,6 +57,11 @@ from the org's next request; no restart).
                                                      webhook deliveries distributed by BullMQ (needs PostgreSQL)
   --redis-prefix NAME RISKCHECK_REDIS_PREFIX         prefix of this deployment's Redis keys and queues (default riskcheck):
                                                      deployments sharing one Redis use one each
+  --queue-lock-timeout D
+                      RISKCHECK_QUEUE_LOCK_TIMEOUT   how long a worker holds a bulk job or webhook delivery without
+                                                     renewing its lock before another worker takes it over (a worker
+                                                     that died), and how often workers look for such jobs (default
+                                                     30s; at least 1s; needs --redis-url)
   --no-workers        RISKCHECK_NO_WORKERS=1         API only: bulk jobs and webhook deliveries run on other processes
                                                      (riskcheck worker); needs --redis-url
   --json              RISKCHECK_JSON=1               print the listening address as one JSON line
@@ -75,6 +81,11 @@ from the org's next request; no restart).
                                                      RISKCHECK_SMTP_PORT=2525, RISKCHECK_HELO=mx.example.org
 A flag wins over its variable. Booleans read 1/true/yes/on or 0/false/no/off.
 `
+
+/** The BullMQ worker settings of a `--queue-lock-timeout`: the lock, and the stalled-job check at the same period. */
+export function queueWorkerOf(lockMs: number): { lockDuration: number; stalledInterval: number } {
+  return { lockDuration: lockMs, stalledInterval: lockMs }
+}
 
 /** Options of {@link runServe} for embedding and tests. */
 export interface RunServeOptions {
@@ -202,6 +213,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let drainMs = DEFAULT_DRAIN_MS
   let deployment: Deployment
   let redisPrefix = 'riskcheck'
+  let queueLockMs = DEFAULT_QUEUE_LOCK_MS
   const dataSources: Partial<Record<DataSourceName, string>> = {}
   try {
     const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
@@ -233,8 +245,10 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     if (!resolved.ok) throw new UsageError(resolved.error)
     deployment = resolved.deployment
     redisPrefix = redisPrefixOf(values)
+    queueLockMs = queueLockOf(values)
     if (deployment.mode === 'scaled') postgresLocation(deployment.databaseUrl)
     else if (values['no-migrate'] === true) throw new UsageError('--no-migrate is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened')
+    else if (values['queue-lock-timeout'] !== undefined) throw new UsageError('--queue-lock-timeout is for the shared queue (--redis-url): a SQLite store runs its work in this process')
     riskcheck = optionsFromFlags(values, io.env ?? process.env)
     resolveOptions(riskcheck) // a bad option (--dns-server nope::) is a usage error, not a failed start
     if (values['refresh-data'] !== undefined) {
@@ -282,7 +296,9 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
         ...(stores ? { db: stores.store, orgPolicies: stores.orgPolicies, dashboard: { ...mail, teamStore: await stores.teamStore() } } : { db, dashboard: mail }),
         riskcheck,
         ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
-        ...(deployment.mode === 'scaled' ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers, prefix: redisPrefix } } : {}),
+        ...(deployment.mode === 'scaled'
+          ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers, prefix: redisPrefix, worker: queueWorkerOf(queueLockMs) } }
+          : {}),
         ...(metricsPort !== null ? { metrics: true } : {}),
         logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
       })

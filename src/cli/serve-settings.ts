@@ -5,6 +5,7 @@
  *   --host / RISKCHECK_HOST (or HOST) · --port / RISKCHECK_PORT (or PORT) · --db / RISKCHECK_DB ·
  *   --database-url / RISKCHECK_DATABASE_URL (or DATABASE_URL) · --no-migrate / RISKCHECK_NO_MIGRATE ·
  *   --redis-url / RISKCHECK_REDIS_URL (or REDIS_URL) · --no-workers / RISKCHECK_NO_WORKERS ·
+ *   --redis-prefix / RISKCHECK_REDIS_PREFIX · --queue-lock-timeout / RISKCHECK_QUEUE_LOCK_TIMEOUT ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --metrics-port / RISKCHECK_METRICS_PORT ·
  *   --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
@@ -13,6 +14,7 @@
  * Booleans read 1/true/yes/on or 0/false/no/off.
  */
 import type { ParseArgsConfig } from 'node:util'
+import { parseDuration } from '../data/catalog.js'
 import { GLOBAL_FLAGS, UsageError } from './shared.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
@@ -26,6 +28,7 @@ export const SERVE_FLAGS: Options = {
   'no-migrate': { type: 'boolean' },
   'redis-url': { type: 'string' },
   'redis-prefix': { type: 'string' },
+  'queue-lock-timeout': { type: 'string' },
   'no-workers': { type: 'boolean' },
   json: { type: 'boolean' },
   'log-level': { type: 'string' },
@@ -53,6 +56,24 @@ export function redisPrefixOf(values: Record<string, unknown>): string {
   const prefix = (values['redis-prefix'] as string | undefined) ?? 'riskcheck'
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(prefix)) throw new UsageError(`--redis-prefix must be 1–64 letters, digits, _ . or - (got ${JSON.stringify(prefix.slice(0, 80))})`)
   return prefix
+}
+
+/** BullMQ's own default lock of a queue job (30 s). */
+export const DEFAULT_QUEUE_LOCK_MS = 30_000
+
+/**
+ * The queue lock of `--queue-lock-timeout` (default 30s) in ms: how long a worker holds a bulk job or a delivery
+ * without renewing its lock (it renews every half of it) before another worker may take the job over, and how often
+ * workers look for such stalled jobs. A shorter lock hands a dead worker's work on sooner; too short a lock for a
+ * worker whose event loop is busy makes it lose jobs it still runs (another worker then resumes them). A UsageError
+ * below 1s.
+ */
+export function queueLockOf(values: Record<string, unknown>): number {
+  const text = values['queue-lock-timeout'] as string | undefined
+  if (text === undefined) return DEFAULT_QUEUE_LOCK_MS
+  const ms = parseDuration(text)
+  if (ms === null || ms < 1000) throw new UsageError(`--queue-lock-timeout must be a duration of at least 1s, e.g. 30s or 5s (got ${JSON.stringify(text.slice(0, 40))})`)
+  return ms
 }
 
 /** The environment variable of a flag: `--dns-server` → `RISKCHECK_DNS_SERVER`. */

@@ -7,11 +7,12 @@ import { parseArgs } from 'node:util'
 import type { RiskcheckOptions } from '../options.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { databaseVariables, pickDatabase, postgresLocation, safeUrl } from './database.js'
-import { openPostgres, stopRequested } from './serve-command.js'
-import { redisPrefixOf, withEnvironment, type Variable } from './serve-settings.js'
+import { openPostgres, queueWorkerOf, stopRequested } from './serve-command.js'
+import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, withEnvironment, type Variable } from './serve-settings.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
-const WORKER_HELP = `Usage: riskcheck worker --database-url postgres://… --redis-url redis://… [--no-migrate] [--log-level LEVEL] [lookup flags]
+const WORKER_HELP = `Usage: riskcheck worker --database-url postgres://… --redis-url redis://… [--redis-prefix NAME] [--queue-lock-timeout 30s]
+                        [--no-migrate] [--log-level LEVEL] [lookup flags]
 
 Runs bulk jobs and webhook deliveries taken from the shared queue (BullMQ on Redis) until SIGINT or SIGTERM, then
 finishes what it holds. Start as many as needed next to API instances (riskcheck serve --no-workers, or serve,
@@ -21,6 +22,10 @@ which runs workers too). Supported: PostgreSQL + Redis only; a SQLite store runs
   --database-url URL    RISKCHECK_DATABASE_URL (or DATABASE_URL)  the PostgreSQL store (postgres://…; ?schema=NAME picks the schema)
   --redis-url URL       RISKCHECK_REDIS_URL (or REDIS_URL)        the Redis of the queue (redis://… or rediss://…)
   --redis-prefix NAME   RISKCHECK_REDIS_PREFIX                    prefix of the deployment's Redis keys and queues (default riskcheck)
+  --queue-lock-timeout D
+                        RISKCHECK_QUEUE_LOCK_TIMEOUT              how long a worker holds a job without renewing its lock before
+                                                                  another takes it over (a worker that died), and how often
+                                                                  workers look for such jobs (default 30s; at least 1s)
   --no-migrate          RISKCHECK_NO_MIGRATE=1                    do not migrate at start; refuse a schema that is behind
   --log-level LEVEL     RISKCHECK_LOG_LEVEL                       fatal, error, warn, info (default), debug, trace, silent
   lookup flags          RISKCHECK_<FLAG>                          as for riskcheck serve
@@ -30,6 +35,7 @@ const WORKER_FLAGS = {
   'database-url': { type: 'string' },
   'redis-url': { type: 'string' },
   'redis-prefix': { type: 'string' },
+  'queue-lock-timeout': { type: 'string' },
   'no-migrate': { type: 'boolean' },
   db: { type: 'string' },
   'log-level': { type: 'string' },
@@ -40,6 +46,7 @@ const VARIABLES: readonly Variable[] = [
   ...databaseVariables(),
   { flag: 'redis-url', names: ['RISKCHECK_REDIS_URL', 'REDIS_URL'], type: 'string', multiple: false },
   { flag: 'redis-prefix', names: ['RISKCHECK_REDIS_PREFIX'], type: 'string', multiple: false },
+  { flag: 'queue-lock-timeout', names: ['RISKCHECK_QUEUE_LOCK_TIMEOUT'], type: 'string', multiple: false },
   { flag: 'log-level', names: ['RISKCHECK_LOG_LEVEL'], type: 'string', multiple: false },
 ]
 
@@ -47,7 +54,7 @@ const VARIABLES: readonly Variable[] = [
  * Opens the server of a scaled deployment without a port: the PostgreSQL stores, and `createServer` with the queue's
  * workers and no dashboard. `app.ready()` starts what runs in the background (the webhook pump, the bulk worker).
  */
-async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; io: CliIO }) {
+async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; queueLockMs: number; io: CliIO }) {
   const stores = await openPostgres(deployment.databaseUrl, options.migrate)
   try {
     const { createServer } = await import('../server/app.js')
@@ -55,7 +62,7 @@ async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled'
       db: stores.store,
       orgPolicies: stores.orgPolicies,
       riskcheck: options.riskcheck,
-      queue: { redisUrl: deployment.redisUrl, workers: true, prefix: options.redisPrefix },
+      queue: { redisUrl: deployment.redisUrl, workers: true, prefix: options.redisPrefix, worker: queueWorkerOf(options.queueLockMs) },
       dashboard: false,
       logger: { level: options.logLevel, stream: options.io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })
@@ -83,6 +90,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
   const env = io.env ?? process.env
   let deployment: Extract<Deployment, { mode: 'scaled' }>
   let redisPrefix = 'riskcheck'
+  let queueLockMs = DEFAULT_QUEUE_LOCK_MS
   let values: Record<string, unknown>
   let riskcheck: ReturnType<typeof optionsFromFlags>
   try {
@@ -102,6 +110,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
     if (!resolved.ok) throw new UsageError(resolved.error)
     deployment = resolved.deployment as Extract<Deployment, { mode: 'scaled' }>
     redisPrefix = redisPrefixOf(values)
+    queueLockMs = queueLockOf(values)
     postgresLocation(deployment.databaseUrl)
     riskcheck = optionsFromFlags(values, env)
   } catch (e) {
@@ -117,6 +126,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
         logLevel: (values['log-level'] as string | undefined) ?? 'info',
         migrate: values['no-migrate'] !== true,
         redisPrefix,
+        queueLockMs,
         io,
       })
     } catch (e) {

@@ -62,7 +62,7 @@ export interface ServerQueueOptions {
   prefix?: string
   /** Run the bulk and delivery workers here (default true). */
   workers?: boolean
-  /** BullMQ worker tuning (tests). */
+  /** BullMQ worker tuning: the job lock and stalled-job check of `--queue-lock-timeout` (default BullMQ's 30 s). */
   worker?: { lockDuration?: number; stalledInterval?: number }
   /** Scaled webhook retry delays (tests). */
   retryDelaysMs?: readonly number[]

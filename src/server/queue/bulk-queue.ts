@@ -40,7 +40,7 @@ export interface BulkQueueOptions {
   /** Jobs one worker runs at once (default 2; each runs its lookups with the bulk concurrency). */
   concurrency?: number
   onError?: (err: unknown) => void
-  /** BullMQ worker tuning (tests shorten the lock so a dead worker's job is recovered quickly). */
+  /** BullMQ worker tuning (`--queue-lock-timeout`: a shorter lock hands a dead worker's job on sooner). */
   worker?: { lockDuration?: number; stalledInterval?: number }
 }
 

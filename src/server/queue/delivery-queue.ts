@@ -55,7 +55,7 @@ export interface DeliveryQueueOptions {
   onAttempt?: DeliveryWorkerOptions['onAttempt']
   /** Store or Redis failures of the worker and the sweep. */
   onError?: (err: unknown) => void
-  /** BullMQ worker tuning (tests shorten the lock so a dead worker's job is recovered quickly). */
+  /** BullMQ worker tuning (`--queue-lock-timeout`: a shorter lock hands a dead worker's job on sooner). */
   worker?: { lockDuration?: number; stalledInterval?: number; maxStalledCount?: number }
 }
 
