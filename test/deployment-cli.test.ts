@@ -45,7 +45,7 @@ describe('deployment combinations', () => {
   it('worker --help names the flags and their variables', async () => {
     const io = memoryIO()
     expect(await runWorker(['--help'], io)).toBe(0)
-    for (const s of ['--database-url', 'DATABASE_URL', '--redis-url', 'REDIS_URL', 'riskcheck serve --no-workers', '--queue-lock-timeout', 'RISKCHECK_QUEUE_LOCK_TIMEOUT']) expect(io.out()).toContain(s)
+    for (const s of ['--database-url', 'DATABASE_URL', '--redis-url', 'REDIS_URL', 'riskcheck serve --no-workers', '--queue-lock-timeout', 'RISKCHECK_QUEUE_LOCK_TIMEOUT', '--unsafe-allow-loopback-webhooks']) expect(io.out()).toContain(s)
   })
 
   it('serve --help documents --redis-url and --no-workers', async () => {

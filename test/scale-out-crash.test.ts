@@ -114,8 +114,8 @@ describe.skipIf(!h.enabled)('an instance killed mid-work on one PostgreSQL and o
       await h.kill(a)
       receiver.answer()
 
-      // B takes the dead worker's deliveries over once their locks expire, and sends them again.
-      const b = await h.serve([...LOCK, '--unsafe-allow-loopback-webhooks'])
+      // B, a worker process, takes the dead worker's deliveries over once their locks expire, and sends them again.
+      const b = await h.worker([...LOCK, '--unsafe-allow-loopback-webhooks'])
       await until(async () => {
         const { rows } = await h.sql.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [endpoint.body.data.id])
         return rows[0]!.n === String(jobs.length) ? true : undefined

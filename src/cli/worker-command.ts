@@ -28,6 +28,8 @@ which runs workers too). Supported: PostgreSQL + Redis only; a SQLite store runs
                                                                   workers look for such jobs (default 30s; at least 1s)
   --no-migrate          RISKCHECK_NO_MIGRATE=1                    do not migrate at start; refuse a schema that is behind
   --log-level LEVEL     RISKCHECK_LOG_LEVEL                       fatal, error, warn, info (default), debug, trace, silent
+  --unsafe-allow-loopback-webhooks RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS=1
+                                                                  deliver to webhook URLs on loopback (tests only)
   lookup flags          RISKCHECK_<FLAG>                          as for riskcheck serve
 `
 
@@ -39,6 +41,7 @@ const WORKER_FLAGS = {
   'no-migrate': { type: 'boolean' },
   db: { type: 'string' },
   'log-level': { type: 'string' },
+  'unsafe-allow-loopback-webhooks': { type: 'boolean' },
 } as const
 
 /** The variables of the worker's own flags (first non-empty wins; a flag wins over all). */
@@ -48,13 +51,14 @@ const VARIABLES: readonly Variable[] = [
   { flag: 'redis-prefix', names: ['RISKCHECK_REDIS_PREFIX'], type: 'string', multiple: false },
   { flag: 'queue-lock-timeout', names: ['RISKCHECK_QUEUE_LOCK_TIMEOUT'], type: 'string', multiple: false },
   { flag: 'log-level', names: ['RISKCHECK_LOG_LEVEL'], type: 'string', multiple: false },
+  { flag: 'unsafe-allow-loopback-webhooks', names: ['RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS'], type: 'boolean', multiple: false },
 ]
 
 /**
  * Opens the server of a scaled deployment without a port: the PostgreSQL stores, and `createServer` with the queue's
  * workers and no dashboard. `app.ready()` starts what runs in the background (the webhook pump, the bulk worker).
  */
-async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; queueLockMs: number; io: CliIO }) {
+async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; queueLockMs: number; allowLoopbackWebhooks: boolean; io: CliIO }) {
   const stores = await openPostgres(deployment.databaseUrl, options.migrate)
   try {
     const { createServer } = await import('../server/app.js')
@@ -64,6 +68,7 @@ async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled'
       riskcheck: options.riskcheck,
       queue: { redisUrl: deployment.redisUrl, workers: true, prefix: options.redisPrefix, worker: queueWorkerOf(options.queueLockMs) },
       dashboard: false,
+      ...(options.allowLoopbackWebhooks ? { unsafeAllowLoopbackWebhooks: true } : {}),
       logger: { level: options.logLevel, stream: options.io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })
     try {
@@ -127,6 +132,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
         migrate: values['no-migrate'] !== true,
         redisPrefix,
         queueLockMs,
+        allowLoopbackWebhooks: values['unsafe-allow-loopback-webhooks'] === true,
         io,
       })
     } catch (e) {
