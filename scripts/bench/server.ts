@@ -129,20 +129,13 @@ async function main(): Promise<void> {
   }
   let pgStore: PostgresStore | undefined
   if (DATABASE_URL) {
-    pgStore = await createPostgresStore({ connectionString: DATABASE_URL, schema })
-    const pool = pgStore.pool
-    const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => unknown
-    ;(pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+    // Every query of every client is one round trip (pool.query too runs on a client): count them at the class.
+    const clientQuery = pg.Client.prototype.query as (...a: unknown[]) => unknown
+    pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
       countQuery(a)
-      return poolQuery(...a)
-    }
-    pool.on('connect', (client) => {
-      const clientQuery = client.query.bind(client) as (...a: unknown[]) => unknown
-      ;(client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-        countQuery(a)
-        return clientQuery(...a)
-      }
-    })
+      return clientQuery.apply(this, a)
+    } as typeof pg.Client.prototype.query
+    pgStore = await createPostgresStore({ connectionString: DATABASE_URL, schema })
   }
   const app = createServer({ db: pgStore ?? join(dir, 'bench.sqlite'), riskcheck, purgeIntervalMs: 0 })
   const rc = createRiskcheck({ ...riskcheck, cache: { maxEntries: 100_000 } })
@@ -215,7 +208,7 @@ async function main(): Promise<void> {
         const lookupsBefore = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups
         const h = await loadTest(`${base}${s.path}`, s.body, secret)
         const answered = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups - lookupsBefore
-        trips += queries - before - 2
+        trips += queries - before - 2 // the two usage reads around the run
         served += answered
         if (pgStore) console.log(`  ${s.name}: ${[...byName].map(([n, c]) => `${n} ${(c / Math.max(1, answered)).toFixed(2)}`).join(', ')} per request`)
         if (!floor || f.rps > floor.rps) floor = f
