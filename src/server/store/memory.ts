@@ -1,9 +1,11 @@
 /**
  * The in-memory store: the whole {@link Store} in maps, synchronous, gone when the process ends. It is for an
  * application that embeds `createServer` in its own unit tests (no file to clean up, no database to start) and a
- * third engine for the store contract suite. Its rules come from the same pure functions as the SQLite and
- * PostgreSQL stores (../ledger.ts: buckets, roll-over, plan changes, alerts); every operation runs to its end without
- * yielding, so concurrent requests in one process can never overspend a balance or run an idempotent request twice.
+ * third engine for the store contract suites. Bulk jobs and webhooks run over it too (./memory-bulk.ts,
+ * ./memory-deliveries.ts, on {@link MemoryStoreInternals}). Its rules come from the same pure functions as the SQLite
+ * and PostgreSQL stores (../ledger.ts: buckets, roll-over, plan changes, alerts); every operation runs to its end
+ * without yielding, so concurrent requests in one process can never overspend a balance or run an idempotent request
+ * twice.
  * Nothing is shared between processes: a server of several instances needs PostgreSQL.
  */
 import { randomBytes } from 'node:crypto'
