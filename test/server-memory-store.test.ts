@@ -1,12 +1,17 @@
 /**
  * The server over the in-memory store (`createServer({ db: createMemoryStore() })`), as an application embeds it in
  * its own unit tests: lookups billed from the store's credits, the account, keys issued, re-scoped and revoked
- * through the store, idempotent replays, the result cache, an org policy kept with the store, and a store that
- * outlives the server it was given to.
+ * through the store, idempotent replays, the result cache, an org policy kept with the store, bulk jobs billed from
+ * the store's credits, webhooks delivered from the store's outbox to a real receiver, and a store that outlives the
+ * server it was given to.
  */
+import { once } from 'node:events'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parsePolicy } from '../src/scoring/policy-file.js'
 import { createMemoryStore, createServer, issueApiKey, type MemoryStore } from '../src/server/index.js'
+import { verifyWebhook } from '../src/webhooks/signature.js'
 import { startTestServer, type TestServer } from './server-helpers.js'
 
 const servers: TestServer[] = []
@@ -15,10 +20,42 @@ afterEach(async () => {
 })
 
 /** A test server (offline lookups, fixed clock, starter org with a live and a test key) over `store`. */
-async function serve(store: MemoryStore = createMemoryStore()) {
-  const s = await startTestServer({ db: store })
+async function serve(store: MemoryStore = createMemoryStore(), options: Parameters<typeof startTestServer>[0] = {}) {
+  const s = await startTestServer({ db: store, ...options })
   servers.push(s)
   return { s, store, now: () => s.clock.now().getTime() }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Polls a bulk job until it has finished. */
+async function finished(s: TestServer, id: string) {
+  for (let i = 0; i < 500; i++) {
+    const r = await s.get(`/v1/bulk/jobs/${id}`, s.live)
+    if (['completed', 'cancelled', 'failed'].includes(r.body.data.status)) return r.body.data
+    await sleep(10)
+  }
+  throw new Error(`job ${id} did not finish`)
+}
+
+/** A webhook receiver on 127.0.0.1 that answers 200 and keeps what it was sent. */
+async function receiver() {
+  const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = []
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') })
+      res.end('ok')
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    received,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
 }
 
 describe('createServer over a memory store', () => {
@@ -113,6 +150,67 @@ describe('createServer over a memory store', () => {
     expect(store.listPlans()).toEqual([gold])
     expect(store.createOrg({ name: 'G', planId: 'gold' }, 0).subscriptionCredits).toBe(5)
     expect(() => createMemoryStore({ plans: [{ ...gold, rate_per_second: 0 }] })).toThrow(TypeError)
+  })
+
+  it('runs bulk jobs: credits reserved with the job and exactly the used ones kept, results paged, bulk.completed in the outbox', async () => {
+    const { s, store, now } = await serve()
+    store.setOrgPlan(s.org.id, { planId: 'starter', ratePerSecond: 1_000_000 }, now())
+    const before = store.balance(s.org.id, now())
+    const inputs = ['8.8.8.8', '1.1.1.1', '8.8.8.8', 'not an ip', '9.9.9.9', '', '8.8.4.4']
+    const created = await s.post('/v1/bulk/jobs', { type: 'ip', inputs }, s.live)
+    expect(created.status, created.raw).toBe(202)
+    expect(created.body.data).toMatchObject({ status: 'queued', total_rows: 7, unique_inputs: 5 })
+    const done = await finished(s, created.body.data.id)
+    expect(done).toMatchObject({ status: 'completed', processed: 5, credits_used: 4 })
+    expect(done.results.errors).toBe(1)
+    expect(store.balance(s.org.id, now())).toBe(before - 4)
+
+    const rows: Array<{ input: string; credits_used: number }> = []
+    let cursor: string | null = null
+    do {
+      const page = await s.get(`/v1/bulk/jobs/${done.id}/results?limit=2${cursor ? `&cursor=${cursor}` : ''}`, s.live)
+      expect(page.status).toBe(200)
+      expect(page.body.data.length).toBeLessThanOrEqual(2)
+      rows.push(...page.body.data)
+      cursor = page.body.next_cursor
+    } while (cursor)
+    expect(rows.map((r) => r.input)).toEqual(['8.8.8.8', '1.1.1.1', 'not an ip', '9.9.9.9', '8.8.4.4'])
+    expect(rows.reduce((sum, r) => sum + r.credits_used, 0)).toBe(4)
+    const account = (await s.get('/v1/account', s.live)).body.data
+    expect(account.usage.period).toEqual({ lookups: 4, credits: 4 })
+    expect(store.listEvents({ orgId: s.org.id }).filter((e) => e.type === 'bulk.completed').map((e) => e.payload.data.id)).toEqual([done.id])
+
+    // more unique inputs than credits: 402, and nothing reserved
+    store.setOrgPlan(s.org.id, { planId: 'starter', monthlyCredits: 0, ratePerSecond: 1_000_000 }, now())
+    const left = store.balance(s.org.id, now())
+    const short = await s.post('/v1/bulk/jobs', { type: 'ip', inputs: Array.from({ length: left + 1 }, (_, i) => `10.0.${i >> 8}.${i & 255}`) }, s.live)
+    expect([short.status, short.body.error?.code]).toEqual([402, 'INSUFFICIENT_CREDITS'])
+    expect(store.balance(s.org.id, now())).toBe(left)
+  })
+
+  it('delivers webhooks from the store outbox: a credits.added event reaches a loopback receiver, signed with the endpoint secret', async () => {
+    const rx = await receiver()
+    try {
+      const { s, store, now } = await serve(createMemoryStore(), { unsafeAllowLoopbackWebhooks: true, webhookIntervalMs: 0 })
+      const key = (await issueApiKey(store, { orgId: s.org.id, scopes: ['webhooks'] }, now())).secret
+      const created = await s.post('/v1/webhook-endpoints', { url: rx.url, events: ['credits.added'] }, key)
+      expect(created.status, created.raw).toBe(201)
+      const endpoint = created.body.data
+      expect((await s.get('/v1/webhook-endpoints', key)).body.data.map((e: { id: string }) => e.id)).toEqual([endpoint.id])
+      store.addCredits(s.org.id, 25, 'top_up', now())
+      const [event] = store.listEvents({ orgId: s.org.id }).filter((e) => e.type === 'credits.added')
+      expect(await s.app.webhooks!.runOnce()).toMatchObject({ events: 1, succeeded: 1 })
+      expect(rx.received).toHaveLength(1)
+      const sent = rx.received[0]!
+      expect(sent.headers['svc-event-id']).toBe(event!.id)
+      expect(JSON.parse(sent.body)).toMatchObject({ id: event!.id, type: 'credits.added', data: { amount: 25 } })
+      expect(verifyWebhook(sent.body, sent.headers['svc-signature'] as string, endpoint.secret, { now }).ok).toBe(true)
+      // the outbox is pumped once: nothing more to send
+      expect(await s.app.webhooks!.runOnce()).toMatchObject({ events: 0, leased: 0 })
+      expect(rx.received).toHaveLength(1)
+    } finally {
+      await rx.close()
+    }
   })
 
   it('outlives the server it was given to: a second server over it finds the org, its keys and credits', async () => {

@@ -210,6 +210,11 @@ export function createMemoryBulkStore(): BulkStore & { readonly size: number; re
       for (let i = 0; i < j.count; i++) if (((j.flags[i] as number) & 3) === STATE_CODE.pending) out.push({ index: i, input: read(j, i).input })
       return out
     },
+    firstPendingIndex(id) {
+      const j = must(id)
+      for (let i = 0; i < j.count; i++) if (((j.flags[i] as number) & 3) === STATE_CODE.pending) return i
+      return null
+    },
     listRows(id, q: BulkRowQuery) {
       const j = must(id)
       const end = q.toIndex === null ? j.count : Math.min(q.toIndex, j.count)

@@ -8,7 +8,7 @@ import { createBulkEngineFor } from '../../src/bulk/engine.js'
 import type { BulkJobRecord, BulkRowRecord, MaybePromise } from '../../src/bulk/types.js'
 import type { BulkJob } from '../../src/schema.js'
 import { createFakeCheck, createFakeEnv } from '../bulk-fakes.js'
-import { NOW, type OpenHarness, type ServiceHarness } from './service-harness.js'
+import { eventsOfType, NOW, type OpenHarness, type ServiceHarness } from './service-harness.js'
 
 let n = 0
 const DAY = 86_400_000
@@ -89,13 +89,13 @@ export function bulkStorageContract(open: OpenHarness): void {
       const stored = await store.insertJobCharged!(rec, pendingRows(12), (tx) => ledger.reserveFor!(rec.job.id, 12, tx))
       expect(stored).toMatchObject({ job: { id: rec.job.id }, reserved: 12 })
       expect(await h.balance(org)).toBe(3)
-      expect(await h.count('bulk_reservations')).toBe(1)
-      expect(await h.count('bulk_rows')).toBe(12)
+      expect(await h.stored()).toMatchObject({ reservations: 1, rows: 12 })
 
       const big = jobRecord(4, 4)
       expect(await store.insertJobCharged!(big, pendingRows(4), (tx) => ledger.reserveFor!(big.job.id, 4, tx))).toBeNull()
       expect(await store.getJob(big.job.id)).toBeUndefined()
-      expect([await h.balance(org), await h.count('bulk_rows'), await h.count('bulk_reservations')]).toEqual([3, 12, 1])
+      expect(await h.balance(org)).toBe(3)
+      expect(await h.stored()).toMatchObject({ rows: 12, reservations: 1 })
     }),
   )
 
@@ -103,13 +103,13 @@ export function bulkStorageContract(open: OpenHarness): void {
     "a reservation after the org's period ended renews it first (credits.added) and takes from the new allowance",
     withHarness(async (h) => {
       const org = await h.createOrg({ subscription: 0, purchased: 2 })
-      await h.exec(`UPDATE orgs SET monthly_credits = 100, period_end = ${NOW - 1} WHERE id = '${org}'`)
+      await h.endPeriod(org, 100)
       const ledger = h.bulk.ledger(org, () => NOW)
       const rec = jobRecord(30, 30)
       expect(await h.bulk.jobStore({ orgId: org, mode: 'live' }).insertJobCharged!(rec, pendingRows(30), (tx) => ledger.reserveFor!(rec.job.id, 30, tx))).not.toBeNull()
       expect(await h.balance(org)).toBe(100 + 2 - 30)
-      expect(await h.count('events', "type = 'credits.added'")).toBe(1)
-      expect(await h.count('orgs', `id = '${org}' AND period_end > ${NOW}`)).toBe(1)
+      expect(eventsOfType(await h.stored(), 'credits.added')).toBe(1)
+      expect((await h.usage(org)).periodEnd).toBeGreaterThan(NOW)
     }),
   )
 
@@ -132,7 +132,7 @@ export function bulkStorageContract(open: OpenHarness): void {
       const second = jobRecord(6, 6)
       await expect(Promise.resolve().then(() => store.insertJobCharged!(second, dying(), (tx) => ledger.reserveFor!(second.job.id, 6, tx)))).rejects.toBe(crash)
       expect(await h.balance(org)).toBe(50)
-      expect([await h.count('bulk_jobs'), await h.count('bulk_rows'), await h.count('bulk_reservations')]).toEqual([0, 0, 0])
+      expect(await h.stored()).toMatchObject({ jobs: 0, rows: 0, reservations: 0 })
     }),
   )
 
@@ -153,7 +153,7 @@ export function bulkStorageContract(open: OpenHarness): void {
       await ledger.settleFor!(rec.job.id, 5) // the reservation is closed: nothing to give back
       expect(await h.balance(org)).toBe(13)
       expect((await store.getJob(rec.job.id))!.job.status).toBe('completed')
-      expect(await h.count('bulk_reservations')).toBe(1)
+      expect((await h.stored()).reservations).toBe(1)
     }),
   )
 
@@ -176,7 +176,7 @@ export function bulkStorageContract(open: OpenHarness): void {
       expect((await store.getJob(rec.job.id))!.job.status).toBe('queued')
       await store.finishJob!(rec.job.id, final(rec.job, 'completed', 6), (tx) => ledger.settleFor!(rec.job.id, 4, tx))
       expect(await h.balance(org)).toBe(24)
-      expect(await h.count('bulk_reservations')).toBe(0)
+      expect((await h.stored()).reservations).toBe(0)
     }),
   )
 
@@ -201,12 +201,12 @@ export function bulkStorageContract(open: OpenHarness): void {
       await store.insertJobCharged!(rec, pendingRows(6), (tx) => ledger.reserveFor!(rec.job.id, 6, tx))
       const done = final(rec.job, 'completed', 4)
       await expect(Promise.resolve().then(() => store.finishJob!(rec.job.id, done, (tx) => ledger.settleFor!(rec.job.id, 2, tx)))).rejects.toBe(crash)
-      const usage = `id = '${org}' AND period_lookups = 4`
-      expect([await h.count('orgs', usage), await h.count('events', "type = 'bulk.completed'"), await h.balance(org)]).toEqual([0, 0, 24])
+      const state = async () => [(await h.usage(org)).periodLookups, eventsOfType(await h.stored(), 'bulk.completed'), await h.balance(org)]
+      expect(await state()).toEqual([0, 0, 24])
       crash = null
       await store.finishJob!(rec.job.id, done, (tx) => ledger.settleFor!(rec.job.id, 2, tx))
       await store.finishJob!(rec.job.id, done, (tx) => ledger.settleFor!(rec.job.id, 2, tx))
-      expect([await h.count('orgs', usage), await h.count('events', "type = 'bulk.completed'"), await h.balance(org), calls]).toEqual([1, 1, 26, 2])
+      expect([...(await state()), calls]).toEqual([4, 1, 26, 2])
     }),
   )
 
@@ -261,14 +261,14 @@ export function bulkStorageContract(open: OpenHarness): void {
       await store.insertJob(old, pendingRows(3))
       await store.insertJob(fresh, pendingRows(2))
       expect(await h.bulk.sweepExpired(NOW)).toEqual([old.job.id])
-      expect([await h.count('bulk_jobs'), await h.count('bulk_rows')]).toEqual([1, 2])
+      expect(await h.stored()).toMatchObject({ jobs: 1, rows: 2 })
       expect(await store.deleteExpired(NOW + 7 * DAY)).toEqual([fresh.job.id])
-      expect(await h.count('bulk_rows')).toBe(0)
+      expect((await h.stored()).rows).toBe(0)
 
       const event = { id: 'evt_contract_1', type: 'bulk.completed' as const, created: Math.floor(NOW / 1000), api_version: '1' as const, org_id: org, data: { id: fresh.job.id } }
       await h.bulk.insertEvent(event)
       await h.bulk.insertEvent(event)
-      expect(await h.count('events', "id = 'evt_contract_1'")).toBe(1)
+      expect((await h.stored()).events.filter((e) => e.id === 'evt_contract_1')).toHaveLength(1)
     }),
   )
 
@@ -286,8 +286,7 @@ export function bulkStorageContract(open: OpenHarness): void {
         const done = await engine.waitFor(job.id)
         expect(done).toMatchObject({ status: 'completed', processed: 27, credits_used: 25, unique_inputs: 27 })
         expect(await h.balance(org)).toBe(15)
-        expect(await h.count('bulk_reservations')).toBe(0)
-        expect(await h.count('bulk_rows', 'state = 0')).toBe(0)
+        expect(await h.stored()).toMatchObject({ reservations: 0, pendingRows: 0 })
         expect((await engine.results(job.id, { limit: 1000 })).data).toHaveLength(27)
         await expect(engine.create({ type: 'phone', inputs: Array.from({ length: 16 }, (_, i) => `x-${i}`) })).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' })
         expect(await h.balance(org)).toBe(15)

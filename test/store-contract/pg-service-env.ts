@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres.js'
-import { NOW, type ServiceHarness } from './service-harness.js'
+import { NOW, storedInTables, type ServiceHarness } from './service-harness.js'
 
 export const url = process.env.RISKCHECK_TEST_DATABASE_URL
 
@@ -41,7 +41,7 @@ export async function freshSchema() {
  * The harness of the contract suites on `store` — or, for a second "process" on the same schema, on its own `pool`
  * (its storage then settles through `store` as well, as the core store of that process would).
  */
-export function pgHarness(store: PostgresStore, drop: () => Promise<void>, pool: pg.Pool = store.pool): ServiceHarness {
+export function pgHarness(store: PostgresStore, drop: () => Promise<void>, pool: pg.Pool = store.pool): ServiceHarness & { count(table: string, where?: string): Promise<number> } {
   const storage = serviceStorageOf(pool === store.pool ? store : ({ pool, settleCredits: store.settleCredits.bind(store) } as unknown as PostgresStore), () => NOW)!
   return {
     bulk: storage.bulk,
@@ -54,10 +54,16 @@ export function pgHarness(store: PostgresStore, drop: () => Promise<void>, pool:
     async balance(orgId) {
       return Number((await pool.query('SELECT subscription_credits + purchased_credits AS b FROM orgs WHERE id = $1', [orgId])).rows[0].b)
     },
-    async exec(sql) {
-      await pool.query(sql)
+    async usage(orgId) {
+      const r = (await pool.query('SELECT period_end, period_lookups FROM orgs WHERE id = $1', [orgId])).rows[0]
+      return { periodEnd: Number(r.period_end), periodLookups: Number(r.period_lookups) }
     },
-    async count(table, where) {
+    async endPeriod(orgId, monthlyCredits) {
+      await pool.query('UPDATE orgs SET monthly_credits = $2, period_end = $3 WHERE id = $1', [orgId, monthlyCredits, NOW - 1])
+    },
+    stored: () => storedInTables(async (sql) => (await pool.query(sql)).rows),
+    /** Rows of a table (optionally with a WHERE clause without parameters): what only PostgreSQL's own cases read. */
+    async count(table: string, where?: string) {
       return Number((await pool.query(`SELECT count(*) AS n FROM ${table}${where ? ` WHERE ${where}` : ''}`)).rows[0].n)
     },
     done: drop,

@@ -8,7 +8,7 @@ import { createSqliteDeliveryStorage } from '../../src/server/store/delivery-sto
 import { createSqliteStore } from '../../src/server/store/sqlite.js'
 import { bulkStorageContract } from './bulk-contract.js'
 import { deliveryStorageContract } from './delivery-contract.js'
-import { NOW, type ServiceHarness } from './service-harness.js'
+import { NOW, storedInTables, type ServiceHarness } from './service-harness.js'
 
 async function open(): Promise<ServiceHarness> {
   const store = createSqliteStore(':memory:')
@@ -24,12 +24,13 @@ async function open(): Promise<ServiceHarness> {
     async balance(orgId) {
       return (db.prepare('SELECT subscription_credits + purchased_credits AS b FROM orgs WHERE id = ?').get(orgId) as { b: number }).b
     },
-    async exec(sql) {
-      db.exec(sql)
+    async usage(orgId) {
+      return db.prepare('SELECT period_end AS periodEnd, period_lookups AS periodLookups FROM orgs WHERE id = ?').get(orgId) as { periodEnd: number; periodLookups: number }
     },
-    async count(table, where) {
-      return (db.prepare(`SELECT count(*) AS n FROM ${table}${where ? ` WHERE ${where}` : ''}`).get() as { n: number }).n
+    async endPeriod(orgId, monthlyCredits) {
+      db.prepare('UPDATE orgs SET monthly_credits = ?, period_end = ? WHERE id = ?').run(monthlyCredits, NOW - 1, orgId)
     },
+    stored: () => storedInTables(async (sql) => db.prepare(sql).all() as Array<Record<string, unknown>>),
     async done() {
       store.close()
     },

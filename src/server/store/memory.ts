@@ -1,10 +1,11 @@
 /**
  * The in-memory store: the whole {@link Store} in maps, synchronous, gone when the process ends. It is for an
  * application that embeds `createServer` in its own unit tests (no file to clean up, no database to start) and a
- * third engine for the store contract suite. Its rules come from the same pure functions as the SQLite and
- * PostgreSQL stores (../../accounts/ledger.ts: buckets, roll-over, plan changes, alerts); every operation runs to its
- * end without yielding, so concurrent requests in one process can never overspend a balance or run an idempotent
- * request twice.
+ * third engine for the store contract suites. Bulk jobs and webhooks run over it too (./memory-bulk.ts,
+ * ./memory-deliveries.ts, on {@link MemoryStoreInternals}). Its rules come from the same pure functions as the SQLite
+ * and PostgreSQL stores (../../accounts/ledger.ts: buckets, roll-over, plan changes, alerts); every operation runs to its end
+ * without yielding, so concurrent requests in one process can never overspend a balance or run an idempotent request
+ * twice.
  * Nothing is shared between processes: a server of several instances needs PostgreSQL.
  */
 import { randomBytes } from 'node:crypto'
@@ -43,6 +44,38 @@ export interface MemoryStore extends Synchronous<Store> {
    * read takes an org's policy version from here, and `createServer` uses them unless given `orgPolicies`.
    */
   readonly orgPolicies: Synchronous<OrgPolicyStore>
+}
+
+/**
+ * What the bulk and webhook storage over a memory store (./memory-bulk.ts, ./memory-deliveries.ts) needs beyond the
+ * {@link Store}; not part of the package's API ({@link memoryStoreInternals} finds it).
+ */
+export interface MemoryStoreInternals {
+  /**
+   * Runs `fn` as one transaction: when it throws, the orgs (credits, usage, alert level, period) and the outbox are
+   * put back as they were, and the steps given to {@link onRollback} meanwhile run, newest first. Nested calls join
+   * the running transaction. `fn` must be synchronous.
+   */
+  transaction<T>(fn: () => T): T
+  /** Registers a step that undoes a write of the running transaction (nothing outside one). */
+  onRollback(step: () => void): void
+  /** The event outbox of the store (`listEvents`): where bulk.completed and ping events go, and what the pump reads. */
+  readonly outbox: {
+    insert(event: EventPayload): void
+    after(afterSeq: number, limit: number): Array<{ seq: number; payload: string }>
+  }
+  /**
+   * An org's state, changed in place: for tests that need a state the Store does not write (credits set outright, a
+   * period that has ended).
+   */
+  orgState(orgId: string): { subscriptionCredits: number; purchasedCredits: number; monthlyCredits: number; periodEnd: number } | undefined
+}
+
+const internalsOf = new WeakMap<object, MemoryStoreInternals>()
+
+/** The internals of `store` when it is a memory store (made by {@link createMemoryStore}), else undefined. */
+export function memoryStoreInternals(store: object): MemoryStoreInternals | undefined {
+  return internalsOf.get(store)
 }
 
 /** Options of {@link createMemoryStore}. */
@@ -124,17 +157,34 @@ function planCatalogue(initial: readonly Plan[]) {
   }
 }
 
-/** The event outbox: events in the order written, found by id for paging. */
+/**
+ * The event outbox: events in the order written, found by id for paging. An event's position + 1 is its sequence
+ * number, which the webhook pump's cursor counts in (as it counts the `seq` of the databases' `events` table).
+ */
 function eventOutbox() {
   const events: Array<Omit<StoredEvent, 'payload'> & { payload: string }> = []
   const seq = new Map<string, number>()
+  const insert = (payload: EventPayload) => {
+    if (seq.has(payload.id)) return
+    seq.set(payload.id, events.length)
+    events.push({ id: payload.id, orgId: payload.org_id, type: payload.type, created: payload.created, payload: JSON.stringify(payload) })
+  }
   return {
     emit(orgId: string, pending: PendingEvent[], nowMs: number) {
-      for (const e of pending) {
-        const payload = buildEvent(orgId, e, nowMs)
-        seq.set(payload.id, events.length)
-        events.push({ id: payload.id, orgId, type: payload.type, created: payload.created, payload: JSON.stringify(payload) })
-      }
+      for (const e of pending) insert(buildEvent(orgId, e, nowMs))
+    },
+    /** Writes an event built elsewhere (bulk.completed, ping); a repeated id is ignored, as the databases ignore it. */
+    insert,
+    /** Events after sequence number `afterSeq`, oldest first: what the webhook pump fans out. */
+    after(afterSeq: number, limit: number): Array<{ seq: number; payload: string }> {
+      return events.slice(afterSeq, afterSeq + limit).map((e, i) => ({ seq: afterSeq + i + 1, payload: e.payload }))
+    },
+    get length() {
+      return events.length
+    },
+    /** Drops the events written after the first `length` (a transaction rolled back). */
+    truncate(length: number) {
+      for (const e of events.splice(length)) seq.delete(e.id)
     },
     list({ orgId, afterId, limit = 100 }: { orgId?: string; afterId?: string; limit?: number }): StoredEvent[] {
       // An unknown id pages from the start, as the databases do.
@@ -149,16 +199,53 @@ function eventOutbox() {
   }
 }
 
+/**
+ * Transactions over the orgs and the outbox, for the bulk and webhook storage (./memory-bulk.ts), whose job writes
+ * and credit operations must commit or fail together as they do in a database: a transaction remembers each org as
+ * it was before it first changed it, and how long the outbox was, and puts both back when it throws.
+ */
+function transactions(outbox: ReturnType<typeof eventOutbox>) {
+  let journal: { orgs: Map<OrgState, OrgState>; outboxLength: number; undo: Array<() => void> } | null = null
+  return {
+    /** Called before an org is changed: keeps its state for a rollback of the running transaction. */
+    touch(o: OrgState) {
+      if (journal && !journal.orgs.has(o)) journal.orgs.set(o, { ...o })
+    },
+    onRollback(step: () => void) {
+      journal?.undo.push(step)
+    },
+    run<T>(fn: () => T): T {
+      if (journal) return fn() // nested: a part of the running transaction
+      const j = (journal = { orgs: new Map<OrgState, OrgState>(), outboxLength: outbox.length, undo: [] as Array<() => void> })
+      try {
+        const out = fn()
+        // Nothing may run between its writes and its commit: the others would see them, or add theirs to its undo.
+        if (out instanceof Promise) throw new TypeError('riskcheck store: a memory store transaction must be synchronous')
+        return out
+      } catch (e) {
+        for (const step of j.undo.reverse()) step()
+        for (const [o, before] of j.orgs) Object.assign(o, before)
+        outbox.truncate(j.outboxLength)
+        throw e
+      } finally {
+        journal = null
+      }
+    },
+  }
+}
+
 /** Plans, orgs, their keys, credits and events: the account and ledger half of the store. */
 function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicyStore>) {
   const plans = planCatalogue(initialPlans)
   const orgs = new Map<string, OrgState>()
   const outbox = eventOutbox()
+  const tx = transactions(outbox)
 
   /** The org, its period renewed first when it has ended (the lazy roll-over every read and credit operation does). */
   const load = (orgId: string, nowMs: number): OrgState | null => {
     const o = orgs.get(orgId)
     if (!o) return null
+    tx.touch(o)
     if (nowMs >= o.periodEnd) {
       const r = renewal(o.periodAnchor, o.monthlyCredits, o.purchasedCredits, nowMs)
       o.periodStart = r.start
@@ -236,6 +323,7 @@ function accounts(initialPlans: readonly Plan[], policies: Synchronous<OrgPolicy
     ...apiKeys(orgs, policies),
     ...credits(load, outbox),
     listEvents: outbox.list,
+    internals: { transaction: tx.run, onRollback: tx.onRollback, outbox, orgState: (orgId: string) => orgs.get(orgId) },
   }
 }
 
@@ -420,12 +508,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   let closed = false
   const isOpen = () => !closed
   const { close: closeCache, ...cacheMethods } = resultCache
-  const account = accounts(plans, orgPolicies)
+  const { internals, ...account } = accounts(plans, orgPolicies)
   const settleCredits = (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]) => {
     for (const w of cacheWrites ?? []) resultCache.set(w.key, w.entry, w.ttlMs)
     account.settleCredits(orgId, lookups, nowMs)
   }
-  return {
+  const store: MemoryStore = {
     ...whileOpen(
       {
         keyHashSecret: () => secret,
@@ -443,4 +531,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       closed = true
     },
   }
+  internalsOf.set(store, internals)
+  return store
 }

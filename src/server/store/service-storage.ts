@@ -3,7 +3,8 @@
  * beyond the core {@link Store}: the bulk jobs with their credit reservations, the event outbox, and the webhook
  * endpoints and delivery queue. SQLite implements it over the server's one file (./bulk-store.ts,
  * ./delivery-store.ts); PostgreSQL over a pool shared by many server processes (./postgres-bulk.ts,
- * ./postgres-deliveries.ts). One contract suite per seam (test/store-contract/) runs against both.
+ * ./postgres-deliveries.ts); the memory store over its maps and outbox (./memory-bulk.ts, ./memory-deliveries.ts).
+ * One contract suite per seam (test/store-contract/) runs against all three.
  *
  * Guarantees every implementation gives (the contract suites check them):
  * - A bulk job and its credit reservation are written in ONE transaction (`BulkStore.insertJobCharged` running the
@@ -19,7 +20,7 @@
  * - A delivery is held by one worker at a time (a lease); a lease that expires (its worker died) lets another worker
  *   take the delivery.
  *
- * Methods may be synchronous (SQLite) or return promises (PostgreSQL); callers always `await`.
+ * Methods may be synchronous (SQLite, memory) or return promises (PostgreSQL); callers always `await`.
  */
 import type { BulkStore } from '../../bulk/types.js'
 import type { CreditLedger } from '../../credits.js'
