@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { alertLevelOf, buildEvent, dueAlerts, periodAt, planChangeOf, refundSplit, renewal, reserveSplit } from './ledger.js'
+import { alertLevelOf, buildEvent, createOrgLedger, dueAlerts, periodAt, planChangeOf, refundSplit, renewal, reserveSplit } from './ledger.js'
+import { createMemoryStore } from '../server/store/memory.js'
 
 const t = (iso: string) => Date.parse(iso)
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -114,5 +115,38 @@ describe('credit arithmetic every store shares', () => {
       granted: 0,
     })
     expect(planChangeOf(current, starter, { planId: 'starter', monthlyCredits: 100 })).toMatchObject({ subscriptionCredits: 20, granted: 0 })
+  })
+})
+
+describe("a request's ledger", () => {
+  const T = Date.UTC(2026, 0, 1)
+  /** A memory store counting its balance reads. */
+  const setup = () => {
+    const store = createMemoryStore()
+    const org = store.createOrg({ name: 'L', planId: 'free' }, T)
+    let reads = 0
+    const balance = store.balance.bind(store)
+    store.balance = (orgId, nowMs) => (reads++, balance(orgId, nowMs))
+    return { store, org, reads: () => reads }
+  }
+
+  it('reports the balance the auth read found while its period lasts, without another read', async () => {
+    const { store, org, reads } = setup()
+    const ledger = createOrgLedger(store, org.id, () => T, { balance: 100, periodEnd: org.periodEnd })
+    expect(await ledger.balance()).toBe(100)
+    expect(reads()).toBe(0)
+    // a reservation's own balance takes over; a refund makes the ledger read again
+    expect(await ledger.reserve(3)).toBe(true)
+    expect(await ledger.balance()).toBe(97)
+    await ledger.refund(1)
+    expect(await ledger.balance()).toBe(98)
+    expect(reads()).toBe(1)
+  })
+
+  it('reads the balance when the period the auth read saw has ended', async () => {
+    const { store, org, reads } = setup()
+    const ledger = createOrgLedger(store, org.id, () => org.periodEnd, { balance: 3, periodEnd: org.periodEnd })
+    expect(await ledger.balance()).toBe(100) // renewed: the new period's credits
+    expect(reads()).toBe(1)
   })
 })

@@ -207,14 +207,20 @@ export interface OrgLedger extends CreditLedger {
  * await runLookup({ ...rc.env, ledger }, CHECKS.ip, '8.8.8.8', {})
  * await ledger.settle(1)
  */
-export function createOrgLedger(store: AccountStore, orgId: string, nowMs: () => number): OrgLedger {
+export function createOrgLedger(
+  store: AccountStore,
+  orgId: string,
+  nowMs: () => number,
+  known?: { balance?: number | undefined; periodEnd?: number | undefined },
+): OrgLedger {
   const credits = store.grouped ?? store
   const held: CreditReservation[] = []
   const cacheWrites: CacheWrite[] = []
   let charged = 0
   let touched = false
   // The balance the last reservation left, while no refund has changed it: credits_remaining without another read.
-  let knownBalance: number | undefined
+  // Before any reservation: the balance the auth read found, while its period lasts.
+  let knownBalance: number | undefined = known?.balance !== undefined && known.periodEnd !== undefined && nowMs() < known.periodEnd ? known.balance : undefined
   return {
     get charged() {
       return charged

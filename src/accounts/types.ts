@@ -71,6 +71,13 @@ export interface AuthRecord {
      * undefined when this store does not read it with the key (the server then asks the org-policy store).
      */
     policyVersion?: string | null
+    /**
+     * The org's balance (subscription + purchased) and period end as the auth read found them, when the store reads
+     * them with the key: a request that reserves nothing (a cache hit) then reports `credits_remaining` without
+     * another read, unless the period has ended since.
+     */
+    balance?: number
+    periodEnd?: number
   }
 }
 

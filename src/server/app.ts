@@ -330,7 +330,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     lookupEnv(auth) {
       const policy = auth.policy ?? rc.env.policy
       if (auth.mode === 'test') return { env: policy === testEnv.policy ? testEnv : { ...testEnv, policy }, ledger: null }
-      const ledger = createOrgLedger(store, auth.orgId, nowMs)
+      const ledger = createOrgLedger(store, auth.orgId, nowMs, auth.credits)
       // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.
       const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
       return { env: { ...rc.env, ledger, policy, cache }, ledger }

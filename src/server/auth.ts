@@ -28,6 +28,8 @@ export interface RequestAuth {
   policyVersion?: string | null
   /** The scoring policy of this request (set by the server after authentication; ./org-policies.ts). */
   policy?: Policy
+  /** The org's balance and period end as the auth read found them (when the store reads them with the key). */
+  credits?: { balance?: number; periodEnd?: number }
 }
 
 /**
@@ -57,6 +59,7 @@ export async function authenticate(
     ratePerSecond: record.key.mode === 'test' ? testRatePerSecond : record.org.ratePerSecond,
     suspended: record.org.suspended,
     ...(record.org.policyVersion !== undefined ? { policyVersion: record.org.policyVersion } : {}),
+    ...(record.org.balance !== undefined ? { credits: { balance: record.org.balance, periodEnd: record.org.periodEnd } } : {}),
   }
 }
 

@@ -134,10 +134,13 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
           const org = await store.createOrg({ name: 'K', planId: 'scale' }, T0)
           const k = key(org.id)
           await store.insertKey(k)
-          expect(await store.getAuth(k.id)).toEqual({ key: k, org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null } })
+          const credits = { balance: org.subscriptionCredits + org.purchasedCredits, periodEnd: org.periodEnd }
+          expect(credits.balance).toBe(200_000)
+          expect(await store.getAuth(k.id)).toEqual({ key: k, org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null, ...credits } })
           await c.setPolicyVersion(org.id, 'pol_v1')
           await store.setOrgSuspended(org.id, true, T0)
-          expect((await store.getAuth(k.id))!.org).toEqual({ id: org.id, suspended: true, ratePerSecond: 100, policyVersion: 'pol_v1' })
+          await store.reserveCredits(org.id, 7, T0)
+          expect((await store.getAuth(k.id))!.org).toEqual({ id: org.id, suspended: true, ratePerSecond: 100, policyVersion: 'pol_v1', ...credits, balance: 199_993 })
           await store.touchKey(k.id, T0 + 1000)
           await store.touchKey(k.id, T0 + 2000) // within a minute: not written
           expect((await store.getKey(k.id))!.lastUsedAt).toBe(T0 + 1000)

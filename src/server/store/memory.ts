@@ -344,7 +344,17 @@ function apiKeys(orgs: ReadonlyMap<string, OrgState>, policies: Synchronous<OrgP
       const k = keys.get(keyId)
       const o = k && orgs.get(k.orgId)
       if (!k || !o) return null
-      return { key: copyKey(k), org: { id: o.id, suspended: o.suspended, ratePerSecond: o.ratePerSecond, policyVersion: policies.getOrgPolicyVersion(o.id) } }
+      return {
+        key: copyKey(k),
+        org: {
+          id: o.id,
+          suspended: o.suspended,
+          ratePerSecond: o.ratePerSecond,
+          policyVersion: policies.getOrgPolicyVersion(o.id),
+          balance: o.subscriptionCredits + o.purchasedCredits,
+          periodEnd: o.periodEnd,
+        },
+      }
     },
     getKey: keyOrNull,
     listKeys: (orgId: string) => [...keys.values()].filter((k) => k.orgId === orgId).sort(byCreation).map(copyKey),

@@ -12,7 +12,7 @@ import { DEFAULT_PLANS, type Plan } from '../../accounts/plans.js'
 import { createPostgresCredits } from './postgres/credits.js'
 import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './postgres/migrations.js'
 import { createPostgresRequests } from './postgres/requests.js'
-import { toEvent, toKey, toOrg, toPlan, type EventRow, type KeyRow, type OrgRow, type PlanRow } from './postgres/rows.js'
+import { toEvent, toKey, toOrg, toPlan, type EventRow, type KeyRow, type Num, type OrgRow, type PlanRow } from './postgres/rows.js'
 import type { AuthRecord } from '../../accounts/types.js'
 import type { Store, StoreProbe } from './types.js'
 
@@ -166,16 +166,24 @@ function buildStore(pool: pg.Pool, own: boolean, secret: string): PostgresStore 
       )
     },
     async getAuth(keyId) {
-      const { rows: r } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null }>({
+      const { rows: r } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null; org_balance: Num; org_period_end: Num }>({
         name: 'riskcheck_auth',
-        text: `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy
+        text: `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy,
+  o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end
 FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org_id = k.org_id WHERE k.id = $1`,
         values: [keyId],
       })
       if (!r[0]) return null
       const auth: AuthRecord = {
         key: toKey(r[0]),
-        org: { id: r[0].org_id, suspended: r[0].org_suspended, ratePerSecond: r[0].org_rate, policyVersion: r[0].org_policy },
+        org: {
+          id: r[0].org_id,
+          suspended: r[0].org_suspended,
+          ratePerSecond: r[0].org_rate,
+          policyVersion: r[0].org_policy,
+          balance: Number(r[0].org_balance),
+          periodEnd: Number(r[0].org_period_end),
+        },
       }
       return auth
     },

@@ -89,7 +89,8 @@ function keys(db: Database.Database) {
   )
   const key = db.prepare('SELECT * FROM api_keys WHERE id = ?')
   const auth = db.prepare(
-    `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy
+    `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy,
+       o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end
      FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org_id = k.org_id WHERE k.id = ?`,
   )
   const ofOrg = db.prepare('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id')
@@ -116,11 +117,20 @@ function keys(db: Database.Database) {
       })
     },
     getAuth(keyId) {
-      const row = auth.get(keyId) as (KeyRow & { org_suspended: number; org_rate: number; org_policy: string | null }) | undefined
+      const row = auth.get(keyId) as
+        | (KeyRow & { org_suspended: number; org_rate: number; org_policy: string | null; org_balance: number; org_period_end: number })
+        | undefined
       if (!row) return null
       const rec: AuthRecord = {
         key: toKey(row),
-        org: { id: row.org_id, suspended: row.org_suspended === 1, ratePerSecond: row.org_rate, policyVersion: row.org_policy },
+        org: {
+          id: row.org_id,
+          suspended: row.org_suspended === 1,
+          ratePerSecond: row.org_rate,
+          policyVersion: row.org_policy,
+          balance: row.org_balance,
+          periodEnd: row.org_period_end,
+        },
       }
       return rec
     },
