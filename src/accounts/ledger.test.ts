@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { alertLevelOf, buildEvent, createOrgLedger, dueAlerts, periodAt, planChangeOf, refundSplit, renewal, reserveSplit } from './ledger.js'
-import { createMemoryStore } from '../server/store/memory.js'
+import type { AccountStore, CreditReservation } from './types.js'
 
 const t = (iso: string) => Date.parse(iso)
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -120,14 +120,24 @@ describe('credit arithmetic every store shares', () => {
 
 describe("a request's ledger", () => {
   const T = Date.UTC(2026, 0, 1)
-  /** A memory store counting its balance reads. */
+  /**
+   * The credit part of a store over one org with a balance and a period end (the ledger's own logic is under test
+   * here; the stores' credit rules have their contract suite in test/store-contract/). Balance reads are counted.
+   */
   const setup = () => {
-    const store = createMemoryStore()
-    const org = store.createOrg({ name: 'L', planId: 'free' }, T)
+    const org = { id: 'org_l', periodEnd: T + 1000 }
+    let balance = 100
     let reads = 0
-    const balance = store.balance.bind(store)
-    store.balance = (orgId, nowMs) => (reads++, balance(orgId, nowMs))
-    return { store, org, reads: () => reads }
+    const store = {
+      balance: () => (reads++, balance),
+      reserveCredits: (_o: string, amount: number): CreditReservation => {
+        balance -= amount
+        return { amount, fromSubscription: amount, fromPurchased: 0, periodStart: T, balanceAfter: balance }
+      },
+      refundCredits: (_o: string, _r: CreditReservation, amount: number) => void (balance += amount),
+      settleCredits: () => undefined,
+    } as unknown as AccountStore
+    return { store, org, reads: () => reads, renew: () => (balance = 100) }
   }
 
   it('reports the balance the auth read found while its period lasts, without another read', async () => {
@@ -146,7 +156,7 @@ describe("a request's ledger", () => {
   it('reads the balance when the period the auth read saw has ended', async () => {
     const { store, org, reads } = setup()
     const ledger = createOrgLedger(store, org.id, () => org.periodEnd, { balance: 3, periodEnd: org.periodEnd })
-    expect(await ledger.balance()).toBe(100) // renewed: the new period's credits
+    expect(await ledger.balance()).toBe(100)
     expect(reads()).toBe(1)
   })
 })

@@ -169,7 +169,10 @@ describe('keys', () => {
       const org = store.createOrg({ name: 'K', planId: 'scale' }, T0)
       const key = { id: 'key_abc', orgId: org.id, name: 'n', mode: 'live' as const, scopes: ['lookup' as const], hash: 'ff', last4: 'abcd', createdAt: T0, revokedAt: null, lastUsedAt: null }
       store.insertKey(key)
-      expect(store.getAuth('key_abc')).toEqual({ key, org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null } }) // no policy of its own (org-policy-store.ts)
+      expect(store.getAuth('key_abc')).toEqual({
+        key,
+        org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null, balance: org.subscriptionCredits, periodEnd: org.periodEnd },
+      }) // no policy of its own (org-policy-store.ts)
       store.touchKey('key_abc', T0 + 1000)
       store.touchKey('key_abc', T0 + 2000) // within a minute: not written
       expect(store.getKey('key_abc')!.lastUsedAt).toBe(T0 + 1000)
