@@ -240,7 +240,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const serviceStorage = serviceStorageOf(store, nowMs)
   // Per-org policies (org policy > serve --policy > built-in default) and the answer log their backtests read.
   const orgPolicies = createOrgPolicies({
-    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db) : ((store as Partial<MemoryStore>).orgPolicies ?? createMemoryOrgPolicyStore())),
+    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db, { groupWrite: (write) => sqlite.groupWrite(write) }) : ((store as Partial<MemoryStore>).orgPolicies ?? createMemoryOrgPolicyStore())),
     service: rc.env.policy,
     nowMs,
     warn: (fields, message) => appRef?.log.warn(fields, message),

@@ -102,3 +102,20 @@ describe('org-policy store (sqlite only)', () => {
     expect(() => policies.setOrgPolicy({ orgId: 'org_nope', version: 'pol_0123456789abcdef', canonical: '{}', description: null, source: null, setAt: T0 })).toThrow(/FOREIGN KEY/)
   })
 })
+
+describe('answer log in the group commit (SQLite)', () => {
+  it("the answers of a turn are written in the store's group commit, together with its credit writes", async () => {
+    const store = createSqliteStore(':memory:')
+    open.push(store)
+    const org = store.createOrg({ name: 'G', planId: 'free' }, T0)
+    const policies = createSqliteOrgPolicyStore(store.db, { groupWrite: (w) => store.groupWrite(w) })
+    const logged = policies.appendAnswers(org.id, [answer(T0, '192.0.2.1'), answer(T0 + 1, '192.0.2.2')])
+    const reserved = store.grouped!.reserveCredits(org.id, 1, T0)
+    // nothing is written before the turn's commit …
+    expect(policies.listAnswers(org.id, 0)).toEqual([])
+    await Promise.all([logged, reserved])
+    // … then both, from one commit
+    expect(policies.listAnswers(org.id, 0).map((a) => a.input)).toEqual(['192.0.2.1', '192.0.2.2'])
+    expect(store.balance(org.id, T0)).toBe(99)
+  })
+})

@@ -114,6 +114,11 @@ const toAnswer = (r: AnswerRow): LoggedAnswer => ({
 export interface OrgPolicyStoreOptions {
   /** Answers kept per org (default {@link MAX_ANSWERS_PER_ORG}). */
   maxAnswersPerOrg?: number
+  /**
+   * SQLite: how answer-log writes are committed — the server passes its store's group commit
+   * (`SqliteStore.groupWrite`), so the log costs no commit of its own. Default: a transaction of their own.
+   */
+  groupWrite?: <T>(write: () => T) => Promise<T>
 }
 
 /** A store type whose methods answer synchronously. */
@@ -125,7 +130,10 @@ type Sync<S> = { [K in keyof S]: S[K] extends (...args: infer A) => Awaitable<in
  * @example
  * const policies = createSqliteOrgPolicyStore(createSqliteStore('./riskcheck.sqlite').db)
  */
-export function createSqliteOrgPolicyStore(db: Database.Database, options: OrgPolicyStoreOptions = {}): Sync<OrgPolicyStore> {
+export function createSqliteOrgPolicyStore(
+  db: Database.Database,
+  options: OrgPolicyStoreOptions = {},
+): Omit<Sync<OrgPolicyStore>, 'appendAnswers'> & Pick<OrgPolicyStore, 'appendAnswers'> {
   const cap = options.maxAnswersPerOrg ?? MAX_ANSWERS_PER_ORG
   const q = {
     get: db.prepare('SELECT * FROM org_policies WHERE org_id = ?'),
@@ -175,10 +183,9 @@ export function createSqliteOrgPolicyStore(db: Database.Database, options: OrgPo
     },
     clearOrgPolicy: (orgId) => clearTx.immediate(orgId),
     appendAnswers(orgId, answers) {
-      if (answers.length === 1) {
-        const a = answers[0]!
-        q.append.run(orgId, a.at, a.type, a.input, a.action, a.score === null ? null : Math.round(a.score), a.factors.join(' '), a.context)
-      } else if (answers.length > 1) appendAll.immediate(orgId, answers)
+      if (answers.length === 0) return
+      if (options.groupWrite) return options.groupWrite(() => appendAll(orgId, answers))
+      appendAll.immediate(orgId, answers)
     },
     listAnswers: (orgId, sinceMs, limit = cap) => (q.list_answers.all(orgId, sinceMs, limit) as AnswerRow[]).map(toAnswer),
     purgeAnswers: (nowMs) => purgeTx.immediate(nowMs),

@@ -21,6 +21,12 @@ export interface SqliteStore extends Synchronous<Store> {
   readonly db: Database.Database
   /** The file path (or `:memory:`). */
   readonly path: string
+  /**
+   * Runs `write` in the group commit of the hot path (./sqlite/group-commit.ts): it shares one transaction with the
+   * other writes of the same event-loop turn and resolves after that commit. For modules on the same database whose
+   * writes go with requests (the answer log of per-org policies).
+   */
+  groupWrite<T>(write: () => T): Promise<T>
 }
 
 /** Options of {@link createSqliteStore}. */
@@ -88,6 +94,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
     ...createSqliteAccounts(db, credits.getOrg),
     ...credits,
     listEvents: events.listEvents,
+    groupWrite: group,
     grouped: {
       reserveCredits: (orgId, amount, nowMs) => group(() => credits.reserveCredits(orgId, amount, nowMs)),
       refundCredits: (orgId, res, amount, nowMs) => group(() => credits.refundCredits(orgId, res, amount, nowMs)),
