@@ -242,7 +242,8 @@ export function createOrgLedger(
         const r = held[held.length - 1]
         if (!r) break
         const part = Math.min(left, r.amount)
-        await credits.refundCredits(orgId, r, part, nowMs())
+        const after = await credits.refundCredits(orgId, r, part, nowMs())
+        knownBalance = typeof after === 'number' ? after : undefined
         // What is left of the reservation: split as the store split the refund.
         const given = refundSplit(r, part)
         r.fromPurchased -= given.fromPurchased

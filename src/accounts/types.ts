@@ -161,8 +161,11 @@ export interface AccountStore {
   // credits
   /** Takes `amount` credits (subscription first) if the balance covers them; null (nothing taken) otherwise. */
   reserveCredits(orgId: string, amount: number, nowMs: number): Awaitable<CreditReservation | null>
-  /** Gives back `amount` of a reservation (purchased part first, then subscription unless its period ended). */
-  refundCredits(orgId: string, reservation: CreditReservation, amount: number, nowMs: number): Awaitable<void>
+    /**
+   * Gives back `amount` of a reservation (purchased part first, then subscription unless its period ended). Returns
+   * the org's balance after it when the store knows it without another read.
+   */
+  refundCredits(orgId: string, reservation: CreditReservation, amount: number, nowMs: number): Awaitable<number | void>
   /** subscription + purchased now (after a due roll-over). */
   balance(orgId: string, nowMs: number): Awaitable<number>
   /**

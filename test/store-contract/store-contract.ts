@@ -171,11 +171,11 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
           expect(await store.balance(orgId, T0)).toBe(5)
           expect(await store.reserveCredits('org_missing', 1, T0)).toBeNull()
           expect(await store.balance('org_missing', T0)).toBe(0)
-          await store.refundCredits(orgId, r!, 3, T0)
+          expect(await store.refundCredits(orgId, r!, 3, T0)).toBe(8) // the balance after it
           let o = (await store.getOrg(orgId, T0))!
           expect([o.subscriptionCredits, o.purchasedCredits]).toEqual([0, 8])
           expect(o.usage).toEqual({ periodLookups: 0, periodCredits: 102, totalLookups: 0, totalCredits: 102 })
-          await store.refundCredits(orgId, { ...r!, amount: 102, fromPurchased: 2 }, 4, T0)
+          expect(await store.refundCredits(orgId, { ...r!, amount: 102, fromPurchased: 2 }, 4, T0)).toBe(12)
           o = (await store.getOrg(orgId, T0))!
           expect([o.subscriptionCredits, o.purchasedCredits, o.usage.periodCredits]).toEqual([2, 10, 98])
           await store.settleCredits(orgId, 3, T0)

@@ -399,6 +399,7 @@ function credits(load: (orgId: string, nowMs: number) => OrgState | null, outbox
       o.purchasedCredits += fromPurchased
       o.periodCredits = Math.max(0, o.periodCredits - (samePeriod ? fromPurchased + fromSubscription : 0))
       o.totalCredits = Math.max(0, o.totalCredits - (fromPurchased + fromSubscription))
+      return o.subscriptionCredits + o.purchasedCredits
     },
     balance(orgId: string, nowMs: number) {
       const o = load(orgId, nowMs)

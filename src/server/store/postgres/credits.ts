@@ -65,7 +65,7 @@ const REFUND = {
   purchased_credits = purchased_credits + $5::bigint,
   period_credits = GREATEST(0, period_credits - CASE WHEN period_start = $3::bigint THEN $4::bigint + $5::bigint ELSE 0 END),
   total_credits = GREATEST(0, total_credits - ($4::bigint + $5::bigint))
-WHERE id = $1 AND period_end > $2::bigint RETURNING 1`,
+WHERE id = $1 AND period_end > $2::bigint RETURNING subscription_credits + purchased_credits AS balance`,
 }
 
 /** Counts the lookups and returns what the alert decision needs. */
@@ -157,10 +157,11 @@ export function createPostgresCredits(pool: pg.Pool) {
     return { amount, fromSubscription, fromPurchased: amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.balance_after) }
   }
 
-  const refundOn = async (q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<boolean> => {
+  /** The balance after the refund; null when the org is missing or its period has ended (renew first). */
+  const refundOn = async (q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | null> => {
     const { fromSubscription, fromPurchased } = refundSplit(res, amount)
-    const { rowCount } = await q.query({ ...REFUND, values: [orgId, nowMs, res.periodStart, fromSubscription, fromPurchased] })
-    return rowCount === 1
+    const { rows } = await q.query<{ balance: Num }>({ ...REFUND, values: [orgId, nowMs, res.periodStart, fromSubscription, fromPurchased] })
+    return rows[0] ? Number(rows[0].balance) : null
   }
 
   /** Emits the alerts the state calls for; when another request moved the level first, decides again on the fresh row. */
@@ -207,9 +208,10 @@ export function createPostgresCredits(pool: pg.Pool) {
         return again === 'due' ? null : again
       })
     },
-    async refund(orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<void> {
-      if (await refundOn(pool, orgId, res, amount, nowMs)) return
-      await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))
+    async refund(orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> {
+      const balance = await refundOn(pool, orgId, res, amount, nowMs)
+      if (balance !== null) return balance
+      return (await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))) ?? undefined
     },
     async settle(orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> {
       if (await settleOn(pool, orgId, lookups, nowMs, cacheWrites)) return

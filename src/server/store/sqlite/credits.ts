@@ -109,6 +109,7 @@ export function createSqliteCredits(db: Database.Database, resultCache: ResultCa
     const { fromPurchased: pur, fromSubscription: sub } = refundSplit(res, amount)
     const samePeriod = row.period_start === res.periodStart
     q.giveBack.run({ id: orgId, sub: samePeriod ? sub : 0, pur, period: samePeriod ? pur + sub : 0, amount: pur + sub })
+    return row.subscription_credits + row.purchased_credits + (samePeriod ? sub : 0) + pur
   })
 
   const settleTx = db.transaction((orgId: string, lookups: number, nowMs: number, cacheWrites: readonly CacheWrite[] | undefined) => {
