@@ -157,9 +157,9 @@ export interface ServerOptions {
 export type RiskcheckServer = FastifyInstance & {
   readonly store: Store
   readonly riskcheck: Riskcheck
-  /** Bulk jobs (undefined when `db` is a store other than SQLite). */
+  /** Bulk jobs (undefined when `db` is a store of your own without bulk storage: SQLite, PostgreSQL and memory have it). */
   readonly bulk: BulkService | undefined
-  /** Webhook endpoints, outbox and delivery worker (undefined when `db` is a store other than SQLite). */
+  /** Webhook endpoints, outbox and delivery worker (undefined when `db` is a store of your own without delivery storage). */
   readonly webhooks: WebhookService | undefined
   /** The dashboard at /dashboard (undefined when `dashboard: false`). */
   readonly dashboard: Dashboard | undefined

@@ -36,9 +36,9 @@ export interface ServerContext {
   openapi(): Record<string, unknown>
   /** Runs the readiness checks (GET /readyz). */
   readiness(): Promise<Readiness>
-  /** Bulk jobs (absent when the store is not the SQLite one). */
+  /** Bulk jobs (absent when the store has no bulk storage: ../store/pick-storage.ts). */
   bulk?: BulkService
-  /** Webhook endpoints and deliveries (absent when the store is not the SQLite one). */
+  /** Webhook endpoints and deliveries (absent when the store has no delivery storage). */
   webhooks?: WebhookService
   /** Webhook URLs on loopback accepted (tests and local development only). */
   allowLoopbackWebhooks?: boolean
