@@ -108,7 +108,7 @@ function serveLookupVariables(): string {
   const rows = SETTINGS.filter((s) => s.flag && serveReads(s.flag)).map((s) => {
     const dflt = s.kind === 'boolean' ? '' : ` (default: ${defaultLabel(s)})`
     const list = s.kind === 'list' ? ' — comma-separated' : ''
-    return `| \`${envNameOf(s.flag!)}\` | \`--${s.flag}\` | \`${s.path}\`: ${cell(s.description)}${cell(dflt)}${list} |`
+    return `| \`${envNameOf(s.flag!)}\` | \`--${s.flag}\` | \`${s.path}\`: ${cell(s.flagDescription ?? s.description)}${cell(dflt)}${list} |`
   })
   return rows.join('\n')
 }

@@ -47,6 +47,8 @@ export interface Setting {
   flagValue?: string
   /** A boolean flag that sets the option to this value (`--no-rdap` sets `rdap.enabled` to false). */
   flagSets?: boolean
+  /** What the flag does, where it is not the description (a flag that turns the setting off). */
+  flagDescription?: string
 }
 
 /** Why `s` is not a DNS server address Node's resolver takes, or null when it is one. */
@@ -204,7 +206,15 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'smtp-allow-private-hosts',
   },
   // RDAP
-  { path: 'rdap.enabled', kind: 'boolean', default: true, description: 'ask RDAP (off: domain age unknown, email `domain_age_days` null)', flag: 'no-rdap', flagSets: false },
+  {
+    path: 'rdap.enabled',
+    kind: 'boolean',
+    default: true,
+    description: 'ask RDAP (off: domain age unknown, email `domain_age_days` null)',
+    flag: 'no-rdap',
+    flagSets: false,
+    flagDescription: 'do not ask RDAP: domain age unknown, email `domain_age_days` null',
+  },
   {
     path: 'rdap.bootstrapUrl',
     kind: 'string',

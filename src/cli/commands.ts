@@ -16,7 +16,7 @@ const lazy = (name: string, summary: string, load: () => Promise<CliCommand>): C
 /** The registered commands, in help order. */
 export const COMMANDS: CliCommand[] = [
   lazy('bulk', 'check a file of inputs of one type (progress bar; CSV or JSON lines out; Ctrl-C keeps what is done)', async () => (await import('./bulk-command.js')).bulkCommand),
-  lazy('serve', 'run the HTTP API (keys, credits, rate limits) on a SQLite store', async () => (await import('./serve-command.js')).serveCommand),
+  lazy('serve', 'run the HTTP API (keys, credits, rate limits) on SQLite, or on PostgreSQL + Redis with many instances', async () => (await import('./serve-command.js')).serveCommand),
   lazy('worker', 'run only the workers (bulk jobs, webhook deliveries) of a PostgreSQL + Redis deployment', async () => (await import('./worker-command.js')).workerCommand),
   lazy('policy', 'policy files: check FILE (validate) · test --policy FILE --results RESULTS (backtest stored answers offline) · schema', async () => (await import('./policy-command.js')).policyCommand),
   lazy('admin', 'operator commands: orgs, keys, credits, plans (against the server store)', async () => (await import('./admin-command.js')).adminCommand),

@@ -103,7 +103,7 @@ export const GLOBAL_HELP: Array<[string, string]> = [
     const name = `--${s.flag}${s.flagValue ? ` ${s.flagValue}` : ''}${s.kind === 'list' ? ' (repeatable)' : ''}`
     const plain = (text: string) => text.replace(/`/g, '')
     const dflt = s.kind === 'boolean' ? '' : ` (default: ${plain(defaultLabel(s))})`
-    return [name, `${plain(s.description)}${dflt}`]
+    return [name, `${plain(s.flagDescription ?? s.description)}${dflt}`]
   }),
   ...CLI_ONLY_FLAGS.map((f) => f.help),
 ]
