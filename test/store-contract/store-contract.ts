@@ -448,6 +448,29 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
           expect((await store.getOrg(orgId, T0))!.usage.periodLookups).toBe(2)
         }),
       )
+
+      it(
+        'grouped settlements (the server hot path) of many concurrent requests of several orgs count every lookup once and store every entry',
+        withStore(async (store) => {
+          const a = await orgWith(store, 1_000, 0)
+          const b = await orgWith(store, 1_000, 0)
+          const hot = store.grouped ?? store
+          await Promise.all(
+            Array.from({ length: 60 }, (_, i) =>
+              hot.settleCredits(i % 3 === 0 ? b : a, 1, T0 + 1, [{ key: `ip:grouped-${i}`, entry: { ...entry, storedAt: T0 + 1 }, ttlMs: DAY }]),
+            ),
+          )
+          expect((await store.getOrg(a, T0 + 1))!.usage.periodLookups).toBe(40)
+          expect((await store.getOrg(b, T0 + 1))!.usage.periodLookups).toBe(20)
+          for (const i of [0, 1, 59]) expect(await store.resultCache.get(`ip:grouped-${i}`, T0 + 2)).toEqual({ ...entry, storedAt: T0 + 1 })
+          // an org whose period has ended meanwhile is renewed, then settled
+          const end = (await store.getOrg(a, T0 + 1))!.periodEnd
+          await Promise.all([hot.settleCredits(a, 1, end), hot.settleCredits(b, 1, T0 + 2)])
+          const renewed = (await store.getOrg(a, end))!
+          expect([renewed.periodStart, renewed.usage.periodLookups, renewed.usage.totalLookups]).toEqual([end, 1, 41])
+          expect((await store.getOrg(b, T0 + 2))!.usage.periodLookups).toBe(21)
+        }),
+      )
     })
   })
 }

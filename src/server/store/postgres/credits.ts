@@ -87,6 +87,24 @@ const SETTLE_AND_CACHE = {
 ${SETTLE.text}`,
 }
 
+/**
+ * The settlements of many requests (of any orgs) and their result-cache entries in one statement: `$1`/`$2` the orgs
+ * and their lookups, `$3` the time, `$4…$7` the cache columns. Returns the orgs it settled (an org whose period has
+ * ended is left out, to be renewed and settled on its own).
+ */
+const SETTLE_MANY = {
+  name: 'riskcheck_settle_many',
+  text: `WITH cached AS (
+  INSERT INTO result_cache (key, value, stored_at, expires_at)
+  SELECT * FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[])
+  ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
+)
+UPDATE orgs o SET period_lookups = o.period_lookups + u.n, total_lookups = o.total_lookups + u.n
+FROM unnest($1::text[], $2::bigint[]) AS u(id, n)
+WHERE o.id = u.id AND o.period_end > $3::bigint
+RETURNING o.id, o.subscription_credits + o.purchased_credits AS balance, o.monthly_credits, o.alert_level`,
+}
+
 /** The values of {@link SETTLE_AND_CACHE}'s arrays; one entry per key (the last wins), as ON CONFLICT requires. */
 function cacheColumns(writes: readonly CacheWrite[]): [string[], string[], number[], number[]] {
   const byKey = new Map(writes.map((w) => [w.key, w]))
@@ -191,6 +209,43 @@ export function createPostgresCredits(pool: pg.Pool) {
     return true
   }
 
+  /**
+   * Group settlement: the settlements asked for in one turn of the event loop go out as one {@link SETTLE_MANY}
+   * statement (the lookups of each org summed), each promise settled after it; an org whose period has ended since is
+   * settled on its own (renewed first). Under load, many requests then share one round trip for their settlement.
+   */
+  type PendingSettle = { orgId: string; lookups: number; nowMs: number; cacheWrites: readonly CacheWrite[] | undefined; resolve: () => void; reject: (e: unknown) => void }
+  let pendingSettles: PendingSettle[] = []
+  const flushSettles = async (): Promise<void> => {
+    const items = pendingSettles
+    pendingSettles = []
+    try {
+      const byOrg = new Map<string, { n: number; nowMs: number }>()
+      for (const it of items) {
+        const o = byOrg.get(it.orgId) ?? { n: 0, nowMs: 0 }
+        o.n += it.lookups
+        o.nowMs = Math.max(o.nowMs, it.nowMs)
+        byOrg.set(it.orgId, o)
+      }
+      const nowMs = Math.max(...items.map((it) => it.nowMs))
+      const cache = cacheColumns(items.flatMap((it) => it.cacheWrites ?? []))
+      const { rows } = await pool.query<AlertState & { id: string }>({ ...SETTLE_MANY, values: [[...byOrg.keys()], [...byOrg.values()].map((o) => o.n), nowMs, ...cache] })
+      const settled = new Set(rows.map((r) => r.id))
+      await Promise.all([
+        ...rows.map((r) => alert(pool, r.id, r, byOrg.get(r.id)!.nowMs)),
+        ...[...byOrg].filter(([id]) => !settled.has(id)).map(([id, o]) => withOrg(id, o.nowMs, (c) => settleOn(c, id, o.n, o.nowMs))),
+      ])
+    } catch (e) {
+      for (const it of items) it.reject(e)
+      return
+    }
+    for (const it of items) it.resolve()
+  }
+  const settleGrouped = (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (pendingSettles.push({ orgId, lookups, nowMs, cacheWrites, resolve, reject }) === 1) setImmediate(() => void flushSettles())
+    })
+
   const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
     const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })
     if (!rows[0]) return null
@@ -200,6 +255,7 @@ export function createPostgresCredits(pool: pg.Pool) {
 
   return {
     readOrg,
+    settleGrouped,
     async reserve(orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> {
       const r = await reserveOn(pool, orgId, amount, nowMs)
       if (r !== 'due') return r
