@@ -450,6 +450,35 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
       )
 
       it(
+        'grouped reservations (the server hot path): concurrent requests of several orgs are granted exactly while each balance lasts, subscription first',
+        withStore(async (store) => {
+          const a = await orgWith(store, 50, 0)
+          const b = await orgWith(store, 20, 5)
+          const hot = store.grouped ?? store
+          const asks = Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b))
+          const got = await Promise.all(asks.map((org) => hot.reserveCredits(org, 1, T0 + 1)))
+          const of = (org: string) => got.filter((r, i) => asks[i] === org && r !== null)
+          expect(of(a)).toHaveLength(50)
+          expect(of(b)).toHaveLength(25)
+          expect(of(b).filter((r) => r!.fromSubscription === 1)).toHaveLength(20)
+          expect(of(b).filter((r) => r!.fromPurchased === 1)).toHaveLength(5)
+          expect(of(a).map((r) => r!.balanceAfter).sort((x, y) => x! - y!)).toEqual(Array.from({ length: 50 }, (_, i) => i))
+          expect([await store.balance(a, T0 + 1), await store.balance(b, T0 + 1)]).toEqual([0, 0])
+          expect((await store.getOrg(b, T0 + 1))!.usage.periodCredits).toBe(25)
+          // a larger ask after a smaller one, both in one moment: granted in order while the balance lasts
+          const c = await orgWith(store, 10, 0)
+          const [first, second, third] = await Promise.all([hot.reserveCredits(c, 6, T0 + 1), hot.reserveCredits(c, 5, T0 + 1), hot.reserveCredits(c, 4, T0 + 1)])
+          expect(first).toMatchObject({ amount: 6, fromSubscription: 6, balanceAfter: 4 })
+          expect(second).toBeNull()
+          expect(await store.balance(c, T0 + 1)).toBe(third === null ? 4 : 0)
+          // an org whose period has ended is renewed first, then reserved
+          const end = (await store.getOrg(a, T0 + 1))!.periodEnd
+          expect(await hot.reserveCredits(a, 3, end)).toMatchObject({ amount: 3, fromSubscription: 3, periodStart: end, balanceAfter: 47 })
+          expect(await hot.reserveCredits('org_missing', 1, T0 + 1)).toBeNull()
+        }),
+      )
+
+      it(
         'grouped settlements (the server hot path) of many concurrent requests of several orgs count every lookup once and store every entry',
         withStore(async (store) => {
           const a = await orgWith(store, 1_000, 0)

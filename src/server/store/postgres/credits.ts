@@ -57,6 +57,38 @@ const RESERVE = {
 SELECT cur.period_start, cur.period_end, took.from_sub, cur.sub + cur.pur - $2::bigint AS balance_after FROM cur LEFT JOIN took ON TRUE`,
 }
 
+/**
+ * The reservations of many requests in one statement: `$1`/`$2` each request's org and amount, in order, `$3` the
+ * time. Per org, requests are granted in order while the balance covers them (a prefix: once one is refused, so are
+ * the later ones of that org in this statement); every value is computed from the locked row, as {@link RESERVE}'s.
+ * Returns one row per request whose org exists, with whether it was granted and its share of subscription credits.
+ */
+const RESERVE_MANY = {
+  name: 'riskcheck_reserve_many',
+  text: `WITH req AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS r(org_id, amount, n)
+), cur AS (
+  SELECT id, subscription_credits AS sub, purchased_credits AS pur, period_credits, total_credits, period_start, period_end
+  FROM orgs WHERE id IN (SELECT org_id FROM req) FOR UPDATE
+), run AS (
+  SELECT req.n, req.org_id, req.amount, cur.sub, cur.pur, cur.period_start, cur.period_end,
+    SUM(req.amount) OVER (PARTITION BY req.org_id ORDER BY req.n) AS cum
+  FROM req JOIN cur ON cur.id = req.org_id
+), tot AS (
+  SELECT org_id, SUM(amount) AS total FROM run WHERE period_end > $3::bigint AND cum <= sub + pur GROUP BY org_id
+), took AS (
+  UPDATE orgs o SET subscription_credits = cur.sub - LEAST(cur.sub, tot.total),
+    purchased_credits = cur.pur - (tot.total - LEAST(cur.sub, tot.total)),
+    period_credits = cur.period_credits + tot.total, total_credits = cur.total_credits + tot.total
+  FROM tot JOIN cur ON cur.id = tot.org_id WHERE o.id = tot.org_id
+  RETURNING o.id
+)
+SELECT n, org_id, amount, cum, sub, pur, period_start, period_end,
+  period_end > $3::bigint AND cum <= sub + pur AS granted,
+  GREATEST(0, LEAST(sub, cum) - (cum - amount)) AS from_sub
+FROM run ORDER BY n`,
+}
+
 /** Gives back `$4` subscription (only to the period they were taken in, `$3`) and `$5` purchased credits. */
 const REFUND = {
   name: 'riskcheck_refund',
@@ -246,6 +278,57 @@ export function createPostgresCredits(pool: pg.Pool) {
       if (pendingSettles.push({ orgId, lookups, nowMs, cacheWrites, resolve, reject }) === 1) setImmediate(() => void flushSettles())
     })
 
+  /**
+   * Group reservation: the reservations asked for in one turn of the event loop go out as one {@link RESERVE_MANY}
+   * statement, each promise settled after it; a request of an org whose period has ended is reserved on its own
+   * (renewed first).
+   */
+  type PendingReserve = { orgId: string; amount: number; nowMs: number; resolve: (r: CreditReservation | null) => void; reject: (e: unknown) => void }
+  let pendingReserves: PendingReserve[] = []
+  const flushReserves = async (): Promise<void> => {
+    const items = pendingReserves
+    pendingReserves = []
+    let answers: Array<CreditReservation | null | 'due'>
+    try {
+      // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
+      const nowMs = Math.max(...items.map((it) => it.nowMs))
+      const { rows } = await pool.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
+        ...RESERVE_MANY,
+        values: [items.map((it) => it.orgId), items.map((it) => it.amount), nowMs],
+      })
+      answers = items.map(() => null)
+      for (const r of rows) {
+        const i = Number(r.n) - 1
+        const it = items[i]!
+        if (Number(r.period_end) <= nowMs) answers[i] = 'due'
+        else if (r.granted) {
+          const fromSubscription = Number(r.from_sub)
+          answers[i] = { amount: it.amount, fromSubscription, fromPurchased: it.amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.sub) + Number(r.pur) - Number(r.cum) }
+        }
+      }
+    } catch (e) {
+      for (const it of items) it.reject(e)
+      return
+    }
+    items.forEach((it, i) => {
+      const a = answers[i]!
+      if (a !== 'due') return it.resolve(a)
+      reserveAlone(it.orgId, it.amount, it.nowMs).then(it.resolve, it.reject)
+    })
+  }
+  const reserveAlone = async (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> => {
+    const r = await reserveOn(pool, orgId, amount, nowMs)
+    if (r !== 'due') return r
+    return withOrg(orgId, nowMs, async (c) => {
+      const again = await reserveOn(c, orgId, amount, nowMs)
+      return again === 'due' ? null : again
+    })
+  }
+  const reserveGrouped = (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> =>
+    new Promise((resolve, reject) => {
+      if (pendingReserves.push({ orgId, amount, nowMs, resolve, reject }) === 1) setImmediate(() => void flushReserves())
+    })
+
   const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
     const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })
     if (!rows[0]) return null
@@ -256,14 +339,8 @@ export function createPostgresCredits(pool: pg.Pool) {
   return {
     readOrg,
     settleGrouped,
-    async reserve(orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> {
-      const r = await reserveOn(pool, orgId, amount, nowMs)
-      if (r !== 'due') return r
-      return withOrg(orgId, nowMs, async (c) => {
-        const again = await reserveOn(c, orgId, amount, nowMs)
-        return again === 'due' ? null : again
-      })
-    },
+    reserveGrouped,
+    reserve: reserveAlone,
     async refund(orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> {
       const balance = await refundOn(pool, orgId, res, amount, nowMs)
       if (balance !== null) return balance
