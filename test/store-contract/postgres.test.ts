@@ -209,5 +209,30 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     // a settle that crosses an alert threshold writes the alert in one more statement
     await store.reserveCredits(org.id, 9_000, T0)
     expect(await trips(() => store.settleCredits(org.id, 1, T0))).toBe(2)
+
+    // Requests arriving together share their statements: 40 requests of two keys, each an auth read, a cache read, a
+    // reservation and a settlement with a cache write — four statements in all, every answer its own.
+    await store.insertKey({ id: 'key_u', orgId: org.id, name: 'u', mode: 'test', scopes: ['lookup'], hash: 'h2', last4: 'efgh', createdAt: T0, revokedAt: T0, lastUsedAt: null })
+    await store.resultCache.set('hit', entry, 10_000)
+    const hot = store.grouped!
+    const before = (await store.getOrg(org.id, T0))!
+    statements = 0
+    const requests = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const [auth, cached] = await Promise.all([store.getAuth(i % 2 ? 'key_t' : 'key_u'), store.resultCache.get(i % 4 ? 'hit' : 'miss', T0 + i)])
+        const reserved = await hot.reserveCredits(org.id, 1, T0 + i)
+        await hot.settleCredits(org.id, 1, T0 + i, [{ key: `new-${i}`, entry, ttlMs: 10_000 }])
+        return { key: auth!.key.id, revoked: auth!.key.revokedAt !== null, hit: cached !== undefined, reserved: reserved !== null }
+      }),
+    )
+    expect(statements).toBe(4)
+    expect(requests.filter((r) => r.key === 'key_t' && !r.revoked)).toHaveLength(20)
+    expect(requests.filter((r) => r.key === 'key_u' && r.revoked)).toHaveLength(20)
+    expect(requests.filter((r) => r.hit)).toHaveLength(30)
+    expect(requests.every((r) => r.reserved)).toBe(true)
+    const after = (await store.getOrg(org.id, T0))!
+    expect(after.subscriptionCredits).toBe(before.subscriptionCredits - 40)
+    expect(after.usage.periodLookups).toBe(before.usage.periodLookups + 40)
+    expect(await store.resultCache.get('new-39', T0 + 1)).toEqual(entry)
   })
 })

@@ -10,6 +10,7 @@ import pg from 'pg'
 import { periodAt } from '../../accounts/ledger.js'
 import { DEFAULT_PLANS, type Plan } from '../../accounts/plans.js'
 import { createPostgresCredits } from './postgres/credits.js'
+import { perTurn } from './postgres/per-turn.js'
 import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './postgres/migrations.js'
 import { createPostgresRequests } from './postgres/requests.js'
 import { toEvent, toKey, toOrg, toPlan, type EventRow, type KeyRow, type Num, type OrgRow, type PlanRow } from './postgres/rows.js'
@@ -116,6 +117,33 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
 function buildStore(pool: pg.Pool, own: boolean, secret: string): PostgresStore {
   const credits = createPostgresCredits(pool)
+  // The auth reads of requests arriving together: one statement (./postgres/per-turn.ts).
+  const readAuth = perTurn(async (keyIds: string[]): Promise<Array<AuthRecord | null>> => {
+    const { rows } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null; org_balance: Num; org_period_end: Num }>({
+      name: 'riskcheck_auth_many',
+      text: `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy,
+  o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end
+FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org_id = k.org_id WHERE k.id = ANY($1::text[])`,
+      values: [[...new Set(keyIds)]],
+    })
+    const byId = new Map(rows.map((r) => [r.id, r]))
+    return keyIds.map((id) => {
+      const r = byId.get(id)
+      if (!r) return null
+      // a record of its own per caller: the server keeps per-request state next to it
+      return {
+        key: toKey(r),
+        org: {
+          id: r.org_id,
+          suspended: r.org_suspended,
+          ratePerSecond: r.org_rate,
+          policyVersion: r.org_policy,
+          balance: Number(r.org_balance),
+          periodEnd: Number(r.org_period_end),
+        },
+      }
+    })
+  })
   const requests = createPostgresRequests(pool)
   const rows = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<R>(text, values)).rows
   const keyOrNull = (r: KeyRow[]) => (r[0] ? toKey(r[0]) : null)
@@ -165,28 +193,7 @@ function buildStore(pool: pg.Pool, own: boolean, secret: string): PostgresStore 
         [k.id, k.orgId, k.name, k.mode, k.scopes.join(' '), k.hash, k.last4, k.createdAt, k.revokedAt, k.lastUsedAt],
       )
     },
-    async getAuth(keyId) {
-      const { rows: r } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null; org_balance: Num; org_period_end: Num }>({
-        name: 'riskcheck_auth',
-        text: `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy,
-  o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end
-FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org_id = k.org_id WHERE k.id = $1`,
-        values: [keyId],
-      })
-      if (!r[0]) return null
-      const auth: AuthRecord = {
-        key: toKey(r[0]),
-        org: {
-          id: r[0].org_id,
-          suspended: r[0].org_suspended,
-          ratePerSecond: r[0].org_rate,
-          policyVersion: r[0].org_policy,
-          balance: Number(r[0].org_balance),
-          periodEnd: Number(r[0].org_period_end),
-        },
-      }
-      return auth
-    },
+    getAuth: readAuth,
     getKey: async (keyId) => keyOrNull(await rows<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [keyId])),
     listKeys: async (orgId) => (await rows<KeyRow>('SELECT * FROM api_keys WHERE org_id = $1 ORDER BY created_at, id', [orgId])).map(toKey),
     revokeKey: async (keyId, nowMs) =>

@@ -6,6 +6,7 @@
  */
 import type pg from 'pg'
 import type { CacheEntry, ResultCache } from '../../../cache.js'
+import { perTurn } from './per-turn.js'
 import { IDEMPOTENCY_STALE_MS, type IdempotencyBegin } from '../types.js'
 import type { Num } from './rows.js'
 
@@ -47,20 +48,26 @@ function beginAnswer(r: BeginRow, fingerprint: string, nowMs: number): Idempoten
 
 /** The idempotency and cache operations over a pool. */
 export function createPostgresRequests(pool: pg.Pool) {
-  const resultCache: ResultCache = {
-    async get(key, nowMs) {
-      const { rows } = await pool.query<{ value: string; stored_at: Num }>({
-        name: 'riskcheck_cache_get',
-        text: 'SELECT value, stored_at FROM result_cache WHERE key = $1 AND expires_at > $2::bigint',
-        values: [key, nowMs],
-      })
-      if (!rows[0]) return undefined
+  // The cache reads of requests arriving together: one statement (./per-turn.ts); each checks its own expiry time.
+  const readEntry = perTurn(async (asks: Array<{ key: string; nowMs: number }>): Promise<Array<CacheEntry | undefined>> => {
+    const { rows } = await pool.query<{ key: string; value: string; stored_at: Num; expires_at: Num }>({
+      name: 'riskcheck_cache_get_many',
+      text: 'SELECT key, value, stored_at, expires_at FROM result_cache WHERE key = ANY($1::text[]) AND expires_at > $2::bigint',
+      values: [[...new Set(asks.map((a) => a.key))], Math.min(...asks.map((a) => a.nowMs))],
+    })
+    const byKey = new Map(rows.map((r) => [r.key, r]))
+    return asks.map(({ key, nowMs }) => {
+      const r = byKey.get(key)
+      if (!r || Number(r.expires_at) <= nowMs) return undefined
       try {
-        return { outcome: JSON.parse(rows[0].value) as CacheEntry['outcome'], storedAt: Number(rows[0].stored_at) }
+        return { outcome: JSON.parse(r.value) as CacheEntry['outcome'], storedAt: Number(r.stored_at) }
       } catch {
         return undefined
       }
-    },
+    })
+  })
+  const resultCache: ResultCache = {
+    get: (key, nowMs) => readEntry({ key, nowMs }),
     async set(key, entry, ttlMs) {
       await pool.query({
         name: 'riskcheck_cache_set',
