@@ -479,6 +479,30 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
       )
 
       it(
+        'grouped refunds (the server hot path) give every partial charge back exactly, each caller told the balance after',
+        withStore(async (store) => {
+          const a = await orgWith(store, 100, 10)
+          const b = await orgWith(store, 50, 0)
+          const hot = store.grouped ?? store
+          // 20 requests per org reserve 2 and keep 1 (an email whose SMTP part was not needed)
+          const asks = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b))
+          const held = await Promise.all(asks.map((org) => hot.reserveCredits(org, 2, T0 + 1)))
+          const after = await Promise.all(held.map((r, i) => hot.refundCredits(asks[i]!, r!, 1, T0 + 2)))
+          expect(held.every((r) => r !== null)).toBe(true)
+          expect([await store.balance(a, T0 + 2), await store.balance(b, T0 + 2)]).toEqual([90, 30])
+          for (const [i, v] of after.entries()) if (typeof v === 'number') expect(v).toBeLessThanOrEqual(asks[i] === a ? 90 : 30)
+          expect((await store.getOrg(a, T0 + 2))!.usage.periodCredits).toBe(20)
+          // a reservation of an ended period: only its purchased part comes back, into the new period's balance
+          const r = (await hot.reserveCredits(a, 85, T0 + 3))!
+          expect([r.fromSubscription, r.fromPurchased]).toEqual([80, 5]) // the 80 subscription credits left, then purchased
+          const end = (await store.getOrg(a, T0 + 3))!.periodEnd
+          await hot.refundCredits(a, r, 85, end)
+          const renewed = (await store.getOrg(a, end))!
+          expect([renewed.subscriptionCredits, renewed.purchasedCredits]).toEqual([100, 10])
+        }),
+      )
+
+      it(
         'grouped settlements (the server hot path) of many concurrent requests of several orgs count every lookup once and store every entry',
         withStore(async (store) => {
           const a = await orgWith(store, 1_000, 0)

@@ -211,7 +211,7 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
     balance: credits.balance,
     settleCredits: credits.settle,
     // A request's settlement shares one statement with those of the other requests of the same moment.
-    grouped: { reserveCredits: credits.reserveGrouped, refundCredits: credits.refund, settleCredits: credits.settleGrouped },
+    grouped: { reserveCredits: credits.reserveGrouped, refundCredits: credits.refundGrouped, settleCredits: credits.settleGrouped },
     addCredits: credits.add,
     async listEvents({ orgId, afterId, limit = 100 }) {
       const after = 'COALESCE((SELECT seq FROM events WHERE id = $1), 0)'

@@ -8,6 +8,7 @@
  * written once), and an operator's top-up or plan change.
  */
 import type pg from 'pg'
+import { perTurn } from './per-turn.js'
 import {
   alertLevelOf,
   buildEvent,
@@ -98,6 +99,31 @@ const REFUND = {
   period_credits = GREATEST(0, period_credits - CASE WHEN period_start = $3::bigint THEN $4::bigint + $5::bigint ELSE 0 END),
   total_credits = GREATEST(0, total_credits - ($4::bigint + $5::bigint))
 WHERE id = $1 AND period_end > $2::bigint RETURNING subscription_credits + purchased_credits AS balance`,
+}
+
+/**
+ * The refunds of many requests in one statement: `$1…$4` each refund's org, the period its reservation was taken in,
+ * and its subscription and purchased parts; `$5` the time. Per org, summed from the locked row as {@link REFUND}
+ * decides for one (subscription credits only back into the period they came from). Returns each org's balance after.
+ */
+const REFUND_MANY = {
+  name: 'riskcheck_refund_many',
+  text: `WITH req AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS r(org_id, period_start, sub, pur)
+), cur AS (
+  SELECT id, period_start, period_end FROM orgs WHERE id IN (SELECT org_id FROM req) FOR UPDATE
+), agg AS (
+  SELECT req.org_id,
+    SUM(CASE WHEN cur.period_start = req.period_start THEN req.sub ELSE 0 END) AS sub,
+    SUM(req.pur) AS pur,
+    SUM(CASE WHEN cur.period_start = req.period_start THEN req.sub + req.pur ELSE 0 END) AS period_part,
+    SUM(req.sub + req.pur) AS total
+  FROM req JOIN cur ON cur.id = req.org_id WHERE cur.period_end > $5::bigint GROUP BY req.org_id
+)
+UPDATE orgs o SET subscription_credits = o.subscription_credits + agg.sub, purchased_credits = o.purchased_credits + agg.pur,
+  period_credits = GREATEST(0, o.period_credits - agg.period_part), total_credits = GREATEST(0, o.total_credits - agg.total)
+FROM agg WHERE o.id = agg.org_id
+RETURNING o.id, o.subscription_credits + o.purchased_credits AS balance`,
 }
 
 /** Counts the lookups and returns what the alert decision needs. */
@@ -324,6 +350,28 @@ export function createPostgresCredits(pool: pg.Pool) {
       return again === 'due' ? null : again
     })
   }
+  /**
+   * Group refund: the refunds of one turn as one {@link REFUND_MANY} statement, each caller told its org's balance
+   * after them; an org past its period end is refunded alone (renewed first).
+   */
+  const refundAlone = async (orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> => {
+    const balance = await refundOn(pool, orgId, res, amount, nowMs)
+    if (balance !== null) return balance
+    return (await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))) ?? undefined
+  }
+  type RefundAsk = { orgId: string; res: CreditReservation; amount: number; nowMs: number }
+  const refundGrouped = perTurn(async (asks: RefundAsk[]): Promise<Array<number | void>> => {
+    const nowMs = Math.max(...asks.map((a) => a.nowMs))
+    const parts = asks.map((a) => refundSplit(a.res, a.amount))
+    const { rows } = await pool.query<{ id: string; balance: Num }>({
+      ...REFUND_MANY,
+      values: [asks.map((a) => a.orgId), asks.map((a) => a.res.periodStart), parts.map((p) => p.fromSubscription), parts.map((p) => p.fromPurchased), nowMs],
+    })
+    const after = new Map(rows.map((r) => [r.id, Number(r.balance)]))
+    // an org left out has ended its period (or is gone): refunded on its own
+    return Promise.all(asks.map((a) => (after.has(a.orgId) ? after.get(a.orgId)! : refundAlone(a.orgId, a.res, a.amount, a.nowMs))))
+  })
+
   const reserveGrouped = (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> =>
     new Promise((resolve, reject) => {
       if (pendingReserves.push({ orgId, amount, nowMs, resolve, reject }) === 1) setImmediate(() => void flushReserves())
@@ -341,11 +389,8 @@ export function createPostgresCredits(pool: pg.Pool) {
     settleGrouped,
     reserveGrouped,
     reserve: reserveAlone,
-    async refund(orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> {
-      const balance = await refundOn(pool, orgId, res, amount, nowMs)
-      if (balance !== null) return balance
-      return (await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))) ?? undefined
-    },
+    refundGrouped: (orgId: string, res: CreditReservation, amount: number, nowMs: number) => refundGrouped({ orgId, res, amount, nowMs }),
+    refund: refundAlone,
     async settle(orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> {
       if (await settleOn(pool, orgId, lookups, nowMs, cacheWrites)) return
       await withOrg(orgId, nowMs, (c) => settleOn(c, orgId, lookups, nowMs, cacheWrites))
