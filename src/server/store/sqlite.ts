@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
+import type { CacheWrite } from '../../accounts/types.js'
 import { DEFAULT_PLANS } from '../../accounts/plans.js'
 import { MIGRATIONS, type Migration } from './migrations.js'
 import { createSqliteAccounts, insertPlans } from './sqlite/accounts.js'
@@ -80,12 +81,54 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   return buildStore(db, path, migrations.length)
 }
 
+/**
+ * The settlements of one group commit, one per org: the lookups of an org's requests summed and their cache entries
+ * written in one settlement (one savepoint) rather than one each; every caller answered after the commit.
+ */
+function groupedSettlements(
+  group: <T>(write: () => T) => Promise<T>,
+  settle: (orgId: string, lookups: number, nowMs: number, cacheWrites: readonly CacheWrite[] | undefined) => void,
+): (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]) => Promise<void> {
+  type Ask = { orgId: string; lookups: number; nowMs: number; cacheWrites: readonly CacheWrite[] | undefined; resolve: () => void; reject: (e: unknown) => void }
+  let asks: Ask[] = []
+  return (orgId, lookups, nowMs, cacheWrites) =>
+    new Promise<void>((resolve, reject) => {
+      if (asks.push({ orgId, lookups, nowMs, cacheWrites, resolve, reject }) > 1) return
+      // this group's asks: all pushed before its write runs (the commit runs at the end of the turn)
+      let taken: Ask[] = []
+      const failed = new Map<string, unknown>()
+      const writeAll = () => {
+        taken = asks
+        asks = []
+        const byOrg = new Map<string, Ask[]>()
+        for (const a of taken) byOrg.set(a.orgId, [...(byOrg.get(a.orgId) ?? []), a])
+        for (const [org, list] of byOrg) {
+          try {
+            const sum = list.reduce((n, a) => n + a.lookups, 0)
+            settle(org, sum, Math.max(...list.map((a) => a.nowMs)), list.flatMap((a) => a.cacheWrites ?? []))
+          } catch (e) {
+            failed.set(org, e)
+          }
+        }
+      }
+      group(writeAll).then(
+        () => {
+          for (const a of taken) (failed.has(a.orgId) ? a.reject(failed.get(a.orgId)) : a.resolve())
+        },
+        (e) => {
+          for (const a of taken.length > 0 ? taken : asks.splice(0)) a.reject(e)
+        },
+      )
+    })
+}
+
 function buildStore(db: Database.Database, path: string, expectedVersion: number): SqliteStore {
   const secret = (db.prepare(`SELECT value FROM meta WHERE key = 'key_hash_secret'`).get() as { value: string }).value
   const requests = createSqliteRequests(db)
   const events = createSqliteEvents(db)
   const credits = createSqliteCredits(db, requests.resultCache, events)
   const group = groupCommit(db)
+  const settleGrouped = groupedSettlements(group, credits.settleCredits)
   let closed = false
   return {
     db,
@@ -98,7 +141,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
     grouped: {
       reserveCredits: (orgId, amount, nowMs) => group(() => credits.reserveCredits(orgId, amount, nowMs)),
       refundCredits: (orgId, res, amount, nowMs) => group(() => credits.refundCredits(orgId, res, amount, nowMs)),
-      settleCredits: (orgId, lookups, nowMs, cacheWrites) => group(() => credits.settleCredits(orgId, lookups, nowMs, cacheWrites)),
+      settleCredits: settleGrouped,
     },
     keyHashSecret: () => secret,
     probe() {
