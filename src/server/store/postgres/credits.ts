@@ -269,79 +269,31 @@ export function createPostgresCredits(pool: pg.Pool) {
 
   /**
    * Group settlement: the settlements asked for in one turn of the event loop go out as one {@link SETTLE_MANY}
-   * statement (the lookups of each org summed), each promise settled after it; an org whose period has ended since is
+   * statement (the lookups of each org summed), each caller answered after it; an org whose period has ended since is
    * settled on its own (renewed first). Under load, many requests then share one round trip for their settlement.
    */
-  type PendingSettle = { orgId: string; lookups: number; nowMs: number; cacheWrites: readonly CacheWrite[] | undefined; resolve: () => void; reject: (e: unknown) => void }
-  let pendingSettles: PendingSettle[] = []
-  const flushSettles = async (): Promise<void> => {
-    const items = pendingSettles
-    pendingSettles = []
-    try {
-      const byOrg = new Map<string, { n: number; nowMs: number }>()
-      for (const it of items) {
-        const o = byOrg.get(it.orgId) ?? { n: 0, nowMs: 0 }
-        o.n += it.lookups
-        o.nowMs = Math.max(o.nowMs, it.nowMs)
-        byOrg.set(it.orgId, o)
-      }
-      const nowMs = Math.max(...items.map((it) => it.nowMs))
-      const cache = cacheColumns(items.flatMap((it) => it.cacheWrites ?? []))
-      const { rows } = await pool.query<AlertState & { id: string }>({ ...SETTLE_MANY, values: [[...byOrg.keys()], [...byOrg.values()].map((o) => o.n), nowMs, ...cache] })
-      const settled = new Set(rows.map((r) => r.id))
-      await Promise.all([
-        ...rows.map((r) => alert(pool, r.id, r, byOrg.get(r.id)!.nowMs)),
-        ...[...byOrg].filter(([id]) => !settled.has(id)).map(([id, o]) => withOrg(id, o.nowMs, (c) => settleOn(c, id, o.n, o.nowMs))),
-      ])
-    } catch (e) {
-      for (const it of items) it.reject(e)
-      return
+  type SettleAsk = { orgId: string; lookups: number; nowMs: number; cacheWrites: readonly CacheWrite[] | undefined }
+  const settleMany = perTurn(async (asks: SettleAsk[]): Promise<void[]> => {
+    const byOrg = new Map<string, { n: number; nowMs: number }>()
+    for (const a of asks) {
+      const o = byOrg.get(a.orgId) ?? { n: 0, nowMs: 0 }
+      o.n += a.lookups
+      o.nowMs = Math.max(o.nowMs, a.nowMs)
+      byOrg.set(a.orgId, o)
     }
-    for (const it of items) it.resolve()
-  }
+    const nowMs = Math.max(...asks.map((a) => a.nowMs))
+    const cache = cacheColumns(asks.flatMap((a) => a.cacheWrites ?? []))
+    const { rows } = await pool.query<AlertState & { id: string }>({ ...SETTLE_MANY, values: [[...byOrg.keys()], [...byOrg.values()].map((o) => o.n), nowMs, ...cache] })
+    const settled = new Set(rows.map((r) => r.id))
+    await Promise.all([
+      ...rows.map((r) => alert(pool, r.id, r, byOrg.get(r.id)!.nowMs)),
+      ...[...byOrg].filter(([id]) => !settled.has(id)).map(([id, o]) => withOrg(id, o.nowMs, (c) => settleOn(c, id, o.n, o.nowMs))),
+    ])
+    return asks.map(() => undefined)
+  })
   const settleGrouped = (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> =>
-    new Promise((resolve, reject) => {
-      if (pendingSettles.push({ orgId, lookups, nowMs, cacheWrites, resolve, reject }) === 1) setImmediate(() => void flushSettles())
-    })
+    settleMany({ orgId, lookups, nowMs, cacheWrites })
 
-  /**
-   * Group reservation: the reservations asked for in one turn of the event loop go out as one {@link RESERVE_MANY}
-   * statement, each promise settled after it; a request of an org whose period has ended is reserved on its own
-   * (renewed first).
-   */
-  type PendingReserve = { orgId: string; amount: number; nowMs: number; resolve: (r: CreditReservation | null) => void; reject: (e: unknown) => void }
-  let pendingReserves: PendingReserve[] = []
-  const flushReserves = async (): Promise<void> => {
-    const items = pendingReserves
-    pendingReserves = []
-    let answers: Array<CreditReservation | null | 'due'>
-    try {
-      // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
-      const nowMs = Math.max(...items.map((it) => it.nowMs))
-      const { rows } = await pool.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
-        ...RESERVE_MANY,
-        values: [items.map((it) => it.orgId), items.map((it) => it.amount), nowMs],
-      })
-      answers = items.map(() => null)
-      for (const r of rows) {
-        const i = Number(r.n) - 1
-        const it = items[i]!
-        if (Number(r.period_end) <= nowMs) answers[i] = 'due'
-        else if (r.granted) {
-          const fromSubscription = Number(r.from_sub)
-          answers[i] = { amount: it.amount, fromSubscription, fromPurchased: it.amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.sub) + Number(r.pur) - Number(r.cum) }
-        }
-      }
-    } catch (e) {
-      for (const it of items) it.reject(e)
-      return
-    }
-    items.forEach((it, i) => {
-      const a = answers[i]!
-      if (a !== 'due') return it.resolve(a)
-      reserveAlone(it.orgId, it.amount, it.nowMs).then(it.resolve, it.reject)
-    })
-  }
   const reserveAlone = async (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> => {
     const r = await reserveOn(pool, orgId, amount, nowMs)
     if (r !== 'due') return r
@@ -350,6 +302,33 @@ export function createPostgresCredits(pool: pg.Pool) {
       return again === 'due' ? null : again
     })
   }
+  /**
+   * Group reservation: the reservations asked for in one turn of the event loop go out as one {@link RESERVE_MANY}
+   * statement, each caller answered after it; a request of an org whose period has ended is reserved on its own
+   * (renewed first).
+   */
+  type ReserveAsk = { orgId: string; amount: number; nowMs: number }
+  const reserveMany = perTurn(async (asks: ReserveAsk[]): Promise<Array<CreditReservation | null | Promise<CreditReservation | null>>> => {
+    // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
+    const nowMs = Math.max(...asks.map((a) => a.nowMs))
+    const { rows } = await pool.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
+      ...RESERVE_MANY,
+      values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs],
+    })
+    const answers: Array<CreditReservation | null | Promise<CreditReservation | null>> = asks.map(() => null)
+    for (const r of rows) {
+      const i = Number(r.n) - 1
+      const a = asks[i]!
+      if (Number(r.period_end) <= nowMs) answers[i] = reserveAlone(a.orgId, a.amount, a.nowMs)
+      else if (r.granted) {
+        const fromSubscription = Number(r.from_sub)
+        answers[i] = { amount: a.amount, fromSubscription, fromPurchased: a.amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.sub) + Number(r.pur) - Number(r.cum) }
+      }
+    }
+    return answers
+  })
+  const reserveGrouped = (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> => reserveMany({ orgId, amount, nowMs })
+
   /**
    * Group refund: the refunds of one turn as one {@link REFUND_MANY} statement, each caller told its org's balance
    * after them; an org past its period end is refunded alone (renewed first).
@@ -360,7 +339,7 @@ export function createPostgresCredits(pool: pg.Pool) {
     return (await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))) ?? undefined
   }
   type RefundAsk = { orgId: string; res: CreditReservation; amount: number; nowMs: number }
-  const refundGrouped = perTurn(async (asks: RefundAsk[]): Promise<Array<number | void>> => {
+  const refundGrouped = perTurn(async (asks: RefundAsk[]): Promise<Array<number | void | Promise<number | void>>> => {
     const nowMs = Math.max(...asks.map((a) => a.nowMs))
     const parts = asks.map((a) => refundSplit(a.res, a.amount))
     const { rows } = await pool.query<{ id: string; balance: Num }>({
@@ -369,13 +348,8 @@ export function createPostgresCredits(pool: pg.Pool) {
     })
     const after = new Map(rows.map((r) => [r.id, Number(r.balance)]))
     // an org left out has ended its period (or is gone): refunded on its own
-    return Promise.all(asks.map((a) => (after.has(a.orgId) ? after.get(a.orgId)! : refundAlone(a.orgId, a.res, a.amount, a.nowMs))))
+    return asks.map((a) => (after.has(a.orgId) ? after.get(a.orgId)! : refundAlone(a.orgId, a.res, a.amount, a.nowMs)))
   })
-
-  const reserveGrouped = (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> =>
-    new Promise((resolve, reject) => {
-      if (pendingReserves.push({ orgId, amount, nowMs, resolve, reject }) === 1) setImmediate(() => void flushReserves())
-    })
 
   const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
     const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })

@@ -7,10 +7,10 @@
 
 /**
  * Wraps `run` (answers for many arguments, in their order) into a one-argument function whose calls of one turn share
- * one `run`.
+ * one `run`. An answer may itself be a promise (a caller whose case is settled on its own): it then fails alone.
  */
-export function perTurn<A, R>(run: (args: A[]) => Promise<R[]>): (arg: A) => Promise<R> {
-  let queue: Array<{ arg: A; resolve: (r: R) => void; reject: (e: unknown) => void }> = []
+export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<R>>>): (arg: A) => Promise<R> {
+  let queue: Array<{ arg: A; resolve: (r: R | PromiseLike<R>) => void; reject: (e: unknown) => void }> = []
   const flush = async () => {
     const items = queue
     queue = []
