@@ -11,10 +11,10 @@
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../../schema.js'
-import type { WebhookFormat } from '../../webhooks/format.js'
 import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../webhooks/queue.js'
 import { insertOutboxEvent, pumpOutbox } from '../outbox.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
+import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from './record-rows.js'
 
 export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
 
@@ -38,104 +38,13 @@ export interface SqliteDeliveryStore extends EndpointDeliveryStore {
   listAttempts(endpointId: string, limit?: number): DeliveryAttemptRecord[]
 }
 
-interface EndpointRow {
-  id: string
-  org_id: string
-  url: string
-  description: string | null
-  events: string
-  format: string
-  secret: string
-  status: string
-  disabled_reason: string | null
-  created_at: number
-  enabled_at: number | null
-  last_success_at: number | null
-}
 
-interface DeliveryRow {
-  id: string
-  event_id: string
-  endpoint_id: string
-  org_id: string
-  status: string
-  attempts: number
-  next_attempt_at: number | null
-  lease_until: number | null
-  created_at: number
-  last_attempt_at: number | null
-  last_status: number | null
-  last_error: string | null
-  resend_of: string | null
-}
 
-interface AttemptRow {
-  delivery_id: string
-  attempt: number
-  event_id: string
-  endpoint_id: string
-  at: number
-  ok: number
-  status: number | null
-  duration_ms: number
-  response_body: string
-  error: string | null
-  error_detail: string | null
-}
 
-const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime())
 
-function toEndpoint(r: EndpointRow): StoredEndpoint {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    url: r.url,
-    description: r.description,
-    format: r.format as WebhookFormat,
-    secret: r.secret,
-    events: JSON.parse(r.events) as string[],
-    status: r.status as 'enabled' | 'disabled',
-    disabledReason: r.disabled_reason,
-    createdAt: new Date(r.created_at),
-    enabledAt: date(r.enabled_at),
-    lastSuccessAt: date(r.last_success_at),
-  }
-}
 
-function toDelivery(r: DeliveryRow): DeliveryRecord {
-  return {
-    id: r.id,
-    eventId: r.event_id,
-    endpointId: r.endpoint_id,
-    orgId: r.org_id,
-    status: r.status as DeliveryRecord['status'],
-    attempts: r.attempts,
-    nextAttemptAt: date(r.next_attempt_at),
-    leaseUntil: date(r.lease_until),
-    createdAt: new Date(r.created_at),
-    lastAttemptAt: date(r.last_attempt_at),
-    lastStatus: r.last_status,
-    lastError: r.last_error,
-    resendOf: r.resend_of,
-  }
-}
 
-function toAttempt(r: AttemptRow): DeliveryAttemptRecord {
-  return {
-    deliveryId: r.delivery_id,
-    eventId: r.event_id,
-    endpointId: r.endpoint_id,
-    attempt: r.attempt,
-    at: new Date(r.at),
-    ok: r.ok === 1,
-    status: r.status,
-    durationMs: r.duration_ms,
-    responseBody: r.response_body,
-    error: r.error,
-    errorDetail: r.error_detail,
-  }
-}
 
 /** A new endpoint id: `we_` + 24 hex characters. */
 export function newEndpointId(): string {

@@ -16,114 +16,23 @@
  */
 import type pg from 'pg'
 import type { EventPayload } from '../../schema.js'
-import type { WebhookFormat } from '../../webhooks/format.js'
-import type { DeliveryAttemptRecord, DeliveryRecord } from '../../webhooks/queue.js'
+import type { DeliveryRecord } from '../../webhooks/queue.js'
 import { pumpEvents } from '../outbox.js'
 import { disabledEndpointNotice, newEndpointId } from './delivery-store.js'
 import { insertEvent } from './postgres-bulk.js'
-import { num, numOrNull, withTransaction } from './postgres-service-schema.js'
+import { num, withTransaction } from './postgres-service-schema.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from './service-storage.js'
+import { dateOrNull, toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from './record-rows.js'
 
 type Num = string | number
 
-interface EndpointRow {
-  id: string
-  org_id: string
-  url: string
-  description: string | null
-  events: string
-  format: string
-  secret: string
-  status: string
-  disabled_reason: string | null
-  created_at: Num
-  enabled_at: Num | null
-  last_success_at: Num | null
-}
 
-interface DeliveryRow {
-  id: string
-  event_id: string
-  endpoint_id: string
-  org_id: string
-  status: string
-  attempts: number
-  next_attempt_at: Num | null
-  lease_until: Num | null
-  created_at: Num
-  last_attempt_at: Num | null
-  last_status: number | null
-  last_error: string | null
-  resend_of: string | null
-}
 
-interface AttemptRow {
-  delivery_id: string
-  attempt: number
-  event_id: string
-  endpoint_id: string
-  at: Num
-  ok: boolean
-  status: number | null
-  duration_ms: number
-  response_body: string
-  error: string | null
-  error_detail: string | null
-}
 
-const date = (v: Num | null): Date | null => (v === null ? null : new Date(num(v)))
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime())
 
-function toEndpoint(r: EndpointRow): StoredEndpoint {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    url: r.url,
-    description: r.description,
-    format: r.format as WebhookFormat,
-    secret: r.secret,
-    events: JSON.parse(r.events) as string[],
-    status: r.status as 'enabled' | 'disabled',
-    disabledReason: r.disabled_reason,
-    createdAt: new Date(num(r.created_at)),
-    enabledAt: date(r.enabled_at),
-    lastSuccessAt: date(r.last_success_at),
-  }
-}
 
-function toDelivery(r: DeliveryRow): DeliveryRecord {
-  return {
-    id: r.id,
-    eventId: r.event_id,
-    endpointId: r.endpoint_id,
-    orgId: r.org_id,
-    status: r.status as DeliveryRecord['status'],
-    attempts: r.attempts,
-    nextAttemptAt: date(r.next_attempt_at),
-    leaseUntil: date(r.lease_until),
-    createdAt: new Date(num(r.created_at)),
-    lastAttemptAt: date(r.last_attempt_at),
-    lastStatus: r.last_status,
-    lastError: r.last_error,
-    resendOf: r.resend_of,
-  }
-}
 
-function toAttempt(r: AttemptRow): DeliveryAttemptRecord {
-  return {
-    deliveryId: r.delivery_id,
-    eventId: r.event_id,
-    endpointId: r.endpoint_id,
-    attempt: r.attempt,
-    at: new Date(num(r.at)),
-    ok: r.ok,
-    status: r.status,
-    durationMs: r.duration_ms,
-    responseBody: r.response_body,
-    error: r.error,
-    errorDetail: r.error_detail,
-  }
-}
 
 const DELIVERY_COLUMNS =
   'id, event_id, endpoint_id, org_id, status, attempts, next_attempt_at, lease_until, created_at, last_attempt_at, last_status, last_error, resend_of'
@@ -192,7 +101,7 @@ export function createPostgresDeliveryStore(pool: pg.Pool, now: () => number = D
         [at.getTime(), limit, until.getTime()],
       )
       return rows
-        .map((r) => ({ ...toDelivery(r), leaseUntil: date(r.prev_lease) }))
+        .map((r) => ({ ...toDelivery(r), leaseUntil: dateOrNull(r.prev_lease) }))
         .sort((a, b) => (a.nextAttemptAt?.getTime() ?? 0) - (b.nextAttemptAt?.getTime() ?? 0))
     },
     completeDelivery: (id, u, a) =>

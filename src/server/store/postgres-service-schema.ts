@@ -172,5 +172,3 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
 
 /** BIGINT columns come back as strings. */
 export const num = (v: string | number): number => Number(v)
-/** A nullable BIGINT column. */
-export const numOrNull = (v: string | number | null): number | null => (v === null ? null : Number(v))

@@ -4,9 +4,9 @@
  * values here (unix ms, credits) never do, so they are converted with `Number`.
  */
 import type pg from 'pg'
-import type { EventPayload, EventType, PlanStatus, Scope } from '../../../schema.js'
+import type { EventPayload, EventType, PlanStatus } from '../../../schema.js'
 import type { Plan } from '../../../accounts/plans.js'
-import type { ApiKeyRecord, OrgRecord, StoredEvent } from '../../../accounts/types.js'
+import type { OrgRecord, StoredEvent } from '../../../accounts/types.js'
 
 /** What the store runs statements on: the pool, or a client inside a transaction. */
 export interface Queryable {
@@ -39,18 +39,6 @@ export interface OrgRow {
   total_credits: Num
 }
 
-export interface KeyRow {
-  id: string
-  org_id: string
-  name: string
-  mode: string
-  scopes: string
-  hash: string
-  last4: string
-  created_at: Num
-  revoked_at: Num | null
-  last_used_at: Num | null
-}
 
 export interface EventRow {
   id: string
@@ -67,8 +55,6 @@ export interface PlanRow {
   monthly_credits: Num
   rate_per_second: number
 }
-
-const orNull = (v: Num | null): number | null => (v === null ? null : Number(v))
 
 export function toOrg(r: OrgRow): OrgRecord {
   return {
@@ -93,20 +79,6 @@ export function toOrg(r: OrgRow): OrgRecord {
   }
 }
 
-export function toKey(r: KeyRow): ApiKeyRecord {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    name: r.name,
-    mode: r.mode as 'live' | 'test',
-    scopes: r.scopes === '' ? [] : (r.scopes.split(' ') as Scope[]),
-    hash: r.hash,
-    last4: r.last4,
-    createdAt: Number(r.created_at),
-    revokedAt: orNull(r.revoked_at),
-    lastUsedAt: orNull(r.last_used_at),
-  }
-}
 
 export function toEvent(r: EventRow): StoredEvent {
   return { id: r.id, orgId: r.org_id, type: r.type as EventType, created: Number(r.created), payload: JSON.parse(r.payload) as EventPayload }

@@ -2,9 +2,9 @@
  * Rows of the SQLite store and their conversion to the records of ../types.ts. SQLite has no boolean: `suspended` is
  * 0 or 1, and a key's scopes are one space-separated string.
  */
-import type { EventPayload, EventType, PlanStatus, Scope } from '../../../schema.js'
+import type { EventPayload, EventType, PlanStatus } from '../../../schema.js'
 import type { AlertLevel, CreditState } from '../../../accounts/ledger.js'
-import type { ApiKeyRecord, OrgRecord, StoredEvent } from '../../../accounts/types.js'
+import type { OrgRecord, StoredEvent } from '../../../accounts/types.js'
 
 export interface OrgRow {
   id: string
@@ -35,18 +35,6 @@ export type CreditRow = Pick<
   'period_anchor' | 'period_start' | 'period_end' | 'monthly_credits' | 'subscription_credits' | 'purchased_credits' | 'alert_level'
 >
 
-export interface KeyRow {
-  id: string
-  org_id: string
-  name: string
-  mode: string
-  scopes: string
-  hash: string
-  last4: string
-  created_at: number
-  revoked_at: number | null
-  last_used_at: number | null
-}
 
 export interface EventRow {
   id: string
@@ -86,20 +74,6 @@ export const creditState = (r: CreditRow): CreditState => ({
   alertLevel: r.alert_level as AlertLevel,
 })
 
-export function toKey(r: KeyRow): ApiKeyRecord {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    name: r.name,
-    mode: r.mode as 'live' | 'test',
-    scopes: r.scopes === '' ? [] : (r.scopes.split(' ') as Scope[]),
-    hash: r.hash,
-    last4: r.last4,
-    createdAt: r.created_at,
-    revokedAt: r.revoked_at,
-    lastUsedAt: r.last_used_at,
-  }
-}
 
 export function toEvent(r: EventRow): StoredEvent {
   return { id: r.id, orgId: r.org_id, type: r.type as EventType, created: r.created, payload: JSON.parse(r.payload) as EventPayload }
