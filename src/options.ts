@@ -44,7 +44,8 @@ export interface SmtpOptions {
   totalTimeoutMs?: number
   /**
    * Connections at once to one mail server, counted per IP address (several MX names on one address share them) and
-   * per proxy (default 2).
+   * per proxy (default 2). A server that refuses an extra connection at the greeting (`421 too many connections`)
+   * gets no more than it accepted, for 10 minutes; the addresses wait for its sessions.
    */
   maxConnectionsPerHost?: number
   /**

@@ -175,7 +175,7 @@ export const SETTINGS: readonly Setting[] = [
     default: SMTP_DEFAULTS.maxConnectionsPerHost,
     min: 1,
     max: 100,
-    description: 'connections at once to one mail server, counted per IP address (and per proxy)',
+    description: 'connections at once to one mail server, counted per IP address (and per proxy); fewer to a server that refused more',
     flag: 'smtp-max-connections',
     flagValue: 'N',
   },

@@ -4,8 +4,9 @@
  *
  * It can also behave like a strict Postfix (`strict`: slows every reply down after `smtpd_soft_error_limit` errors
  * and answers `421 4.7.0 Error: too many errors` and hangs up after `smtpd_hard_error_limit`), or like a tarpit
- * (`tarpit`: accepts the connection and never says a word). It counts connections (all, open, most open at once)
- * and records the client address of each, so a test can tell direct connections from proxied ones.
+ * (`tarpit`: accepts the connection and never says a word), or like a server that limits connections per client
+ * address (`maxConnectionsPerClient`: Exim's `smtp_accept_max_per_host`). It counts connections (all, open, most open
+ * at once) and records the client address of each, so a test can tell direct connections from proxied ones.
  *
  * @example
  * const smtp = await startSmtpServer({ onRcpt: (a) => (a.startsWith('jane@') ? 'accept' : 'reject') })
@@ -67,6 +68,17 @@ export interface FakeSmtpOptions {
    * `421 4.7.0 Error: too many errors` and the connection is closed.
    */
   strict?: { softErrorLimit?: number; hardErrorLimit?: number; delayMs?: number }
+  /**
+   * Most sessions at once from one client address (Exim's `smtp_accept_max_per_host`): a connection beyond them is
+   * answered `421 too many connections from that IP address` instead of a banner, and closed. Refused connections
+   * are counted in `connections` and `refusedConnections`, never in the open ones.
+   */
+  maxConnectionsPerClient?: number
+  /**
+   * With `maxConnectionsPerClient`: a session still counts for this many ms after its connection closed (Exim counts
+   * it until it has reaped the session's process, a moment after the client saw the connection close).
+   */
+  lingerMs?: number
 }
 
 /** A running fake SMTP server with counters. */
@@ -93,6 +105,8 @@ export interface FakeSmtpServer {
   readonly delayedReplies: number
   /** `421 too many errors` replies the strict mode sent (the client met the hard error limit). */
   readonly tooManyErrors: number
+  /** Connections refused with `421 too many connections` (`maxConnectionsPerClient`). */
+  readonly refusedConnections: number
   /** Hangs up on every open connection (as a server does to idle clients). */
   dropConnections(): void
   /** Replaces the RCPT handler. */
@@ -124,6 +138,9 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
   const timers = new Set<NodeJS.Timeout>()
   let delayedReplies = 0
   let tooManyErrors = 0
+  let refusedConnections = 0
+  const openFrom = new Map<string, number>()
+  const clientOf = new Map<string, string>()
   const strict = options.strict ? { softErrorLimit: 10, hardErrorLimit: 20, delayMs: 1000, ...options.strict } : null
 
   /** Postfix's error limits around one MAIL/RCPT reply: 421 past the hard limit, a delay past the soft one. */
@@ -160,6 +177,14 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
     closeTimeout: 200,
     onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
       connections++
+      const client = session.remoteAddress
+      if (options.maxConnectionsPerClient !== undefined && (openFrom.get(client) ?? 0) >= options.maxConnectionsPerClient) {
+        refusedConnections++
+        remoteAddresses.push(client)
+        return callback(smtpError(421, 'too many connections from that IP address'))
+      }
+      openFrom.set(client, (openFrom.get(client) ?? 0) + 1)
+      clientOf.set(session.id, client)
       open++
       maxOpen = Math.max(maxOpen, open)
       connectionNumber.set(session.id, connections)
@@ -174,6 +199,19 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
     },
     onClose(session: SMTPServerSession) {
       if (connectionNumber.delete(session.id)) open--
+      const client = clientOf.get(session.id)
+      clientOf.delete(session.id)
+      if (client !== undefined) {
+        const leave = () => openFrom.set(client, (openFrom.get(client) ?? 1) - 1)
+        if (!options.lingerMs) leave()
+        else {
+          const t = setTimeout(() => {
+            timers.delete(t)
+            leave()
+          }, options.lingerMs)
+          timers.add(t)
+        }
+      }
       const local = addressOf.get(session.id)
       if (local !== undefined) openAt.set(local, (openAt.get(local) ?? 1) - 1)
       addressOf.delete(session.id)
@@ -276,6 +314,9 @@ export async function startSmtpServer(options: FakeSmtpOptions = {}): Promise<Fa
     },
     get tooManyErrors() {
       return tooManyErrors
+    },
+    get refusedConnections() {
+      return refusedConnections
     },
     dropConnections() {
       for (const c of liveConnections()) c._socket?.destroy()

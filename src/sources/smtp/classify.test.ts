@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { classifyRcptReply, isRejection, isServiceClosing } from './classify.js'
+import { classifyRcptReply, isRejection, isServiceClosing, isTransientRefusal } from './classify.js'
 
 describe('classifyRcptReply', () => {
   const cases: Array<[number, string | null, string, ReturnType<typeof classifyRcptReply>]> = [
@@ -36,5 +36,14 @@ describe('rejections and 421', () => {
     expect(isRejection({ code: 550, enhancedCode: '5.1.1', text: 'User unknown' })).toBe(true)
     expect(isServiceClosing({ code: 421, enhancedCode: '4.7.0', text: 'Error: too many errors' })).toBe(true)
     expect(isServiceClosing({ code: 450, enhancedCode: null, text: 'later' })).toBe(false)
+  })
+})
+
+describe('refusals at the greeting', () => {
+  it('a 4xx says "not now" (too many connections, busy), a 5xx "not you"', () => {
+    expect(isTransientRefusal({ code: 421, enhancedCode: null, text: 'Too many concurrent SMTP connections from this IP address; please try again later.' })).toBe(true)
+    expect(isTransientRefusal({ code: 450, enhancedCode: '4.7.1', text: 'busy' })).toBe(true)
+    expect(isTransientRefusal({ code: 554, enhancedCode: null, text: 'your IP is blocked' })).toBe(false)
+    expect(isTransientRefusal({ code: 220, enhancedCode: null, text: 'ready' })).toBe(false)
   })
 })

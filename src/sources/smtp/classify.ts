@@ -136,3 +136,11 @@ export function isRejection(reply: SmtpReply): boolean {
 export function isServiceClosing(reply: SmtpReply): boolean {
   return reply.code === 421
 }
+
+/**
+ * A refusal at the greeting (banner, EHLO/HELO) that says "not now" — `421 too many connections from that IP
+ * address`, a busy server — rather than "not you" (a 5xx block): any 4xx.
+ */
+export function isTransientRefusal(reply: SmtpReply): boolean {
+  return reply.code >= 400 && reply.code < 500
+}

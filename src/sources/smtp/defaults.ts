@@ -31,6 +31,11 @@ export const SMTP_DEFAULTS = {
   catchAllTtlMs: 600_000,
   /** How long a server that could not be reached, or refused us at the greeting, is not asked again, in ms. */
   hostFailureTtlMs: 30_000,
+  /**
+   * How long a mail server's own connection limit is kept, in ms: learned when it refuses an extra connection with a
+   * 4xx at the greeting (Exim's `smtp_accept_max_per_host`) while another session to it is open.
+   */
+  connectionLimitTtlMs: 600_000,
   /** Domains whose every mail server was unreachable before a blocked port is reported (with no successful connect). */
   portBlockedAfterDomains: 3,
 } as const

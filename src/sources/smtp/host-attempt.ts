@@ -3,16 +3,19 @@
  * address (or open one: connect, greet), run the mailbox transaction, and give the session back — renewed after a few
  * rejected recipients, retried once on a new connection after a stale session or a 421. Failures to connect or to be
  * greeted are remembered per route and address for a while, so the next addresses at that server do not wait again.
+ * A 4xx at the greeting while another session to the server is open is its connection limit, not a failure: the
+ * limit is lowered to the sessions it accepted (remembered for a while) and the address waits for one of them.
  */
 import net from 'node:net'
 import { isSpecialPurposeAddress } from '../ip/bogon.js'
+import { isTransientRefusal } from './classify.js'
 import type { ConnectFailureKind } from './connect.js'
 import { checkMailbox, type MailboxDeps, type MailboxRequest } from './mailbox.js'
 import type { SessionPool } from './pool.js'
 import type { Route } from './routes.js'
 import { createSmtpSession, SessionError, type SmtpSession } from './session.js'
 import type { SmtpSettings } from './source-options.js'
-import type { TtlCache } from './ttl-cache.js'
+import { createTtlCache, type TtlCache } from './ttl-cache.js'
 import type { SmtpReply, SmtpStats, SmtpVerifyResult } from './types.js'
 
 /** How trying one MX host ended. */
@@ -33,16 +36,36 @@ export type HostOutcome =
 /** A failure remembered per route and server address for `hostFailureTtlMs`. */
 export type RememberedFailure = Extract<HostOutcome, { kind: 'connect_failed' | 'refused' | 'no_answer' }>
 
+type Refused = Extract<HostOutcome, { kind: 'refused' }>
+
+/** What taking a slot came to: a session, the server's refusal of an extra connection, or the host's outcome. */
+type SlotResult = { kind: 'session'; session: SmtpSession } | { kind: 'busy'; refusal: Refused } | HostOutcome
+
+/** Extra connections one check may have refused (each one lowers the limit) before it gives up on the host. */
+const MAX_BUSY_REFUSALS = 3
+/**
+ * A connection refused with a 4xx within LINGER_WINDOW_MS of our last session to that server closing is tried again
+ * after a pause (100 ms, 200 ms, 300 ms): the server may still count the session that closed.
+ */
+const LINGER_WINDOW_MS = 2_000
+const LINGER_PAUSES = 3
+const LINGER_PAUSE_MS = 100
+
 /** What trying a host needs from the source. */
 export interface HostAttemptDeps {
   cfg: SmtpSettings
   pool: SessionPool<SmtpSession>
   failures: TtlCache<RememberedFailure>
+  /** Connection limits learned per route and server address (the pool reads them as its `limitOf`). */
+  limits: TtlCache<number>
   stats: SmtpStats
   mailbox: MailboxDeps
   /** Every session opened, so close() can wait for it. */
   track(session: SmtpSession): void
 }
+
+/** What opening a session needs: the source's parts, and the keys whose last session closed a moment ago. */
+type SlotDeps = HostAttemptDeps & { recentlyClosed: TtlCache<true> }
 
 /** Tries one MX host for one check. */
 export type TryHost = (route: Route, host: string, req: Omit<MailboxRequest, 'mxHost'>, tried: Set<string>, signal: AbortSignal) => Promise<HostOutcome>
@@ -51,39 +74,13 @@ export type TryHost = (route: Route, host: string, req: Omit<MailboxRequest, 'mx
  * Creates the host attempt of a source.
  *
  * @example
- * const tryHost = createHostAttempt({ cfg, pool, failures, stats, mailbox, track })
+ * const tryHost = createHostAttempt({ cfg, pool, failures, limits, stats, mailbox, track })
  * const outcome = await tryHost(routes.next(), 'mx1.example.com', { address, domain, utf8: false }, new Set(), signal)
  */
 export function createHostAttempt(deps: HostAttemptDeps): TryHost {
-  const { cfg, pool, failures, stats } = deps
-
-  /** Connects through `route` and greets; a failure is remembered for the server unless it was ours (abort, proxy). */
-  async function open(route: Route, host: string, ip: string, signal: AbortSignal): Promise<{ session: SmtpSession } | HostOutcome> {
-    const c = await route.connect({ ip, port: cfg.port, timeoutMs: cfg.connectTimeoutMs, signal })
-    if (!c.ok) {
-      if (c.kind === 'aborted') return { kind: 'aborted', connecting: true }
-      stats.connectionsFailed++
-      if (c.kind === 'proxy') route.proxyFailed(c.message)
-      return { kind: 'connect_failed', ip, failure: c.kind, message: c.message }
-    }
-    stats.connectionsOpened++
-    route.portBlock.connected()
-    c.socket.setNoDelay(true)
-    const session = createSmtpSession(c.socket, { onCommand: () => stats.commandsSent++ })
-    deps.track(session)
-    const onAbort = () => session.destroy()
-    signal.addEventListener('abort', onAbort, { once: true })
-    try {
-      const hello = await session.greet(cfg.heloName, cfg.replyTimeoutMs)
-      return hello.ok ? { session } : { kind: 'refused', reply: hello.reply, message: hello.message }
-    } catch (err) {
-      session.destroy()
-      if (signal.aborted) return { kind: 'aborted', connecting: false }
-      return { kind: 'no_answer', message: `greeting failed: ${(err as Error).message}` }
-    } finally {
-      signal.removeEventListener('abort', onAbort)
-    }
-  }
+  const { cfg, pool, stats } = deps
+  /** The source's parts, and the keys whose last session closed within LINGER_WINDOW_MS. */
+  const slotDeps: SlotDeps = { ...deps, recentlyClosed: createTtlCache<true>({ ttlMs: LINGER_WINDOW_MS, now: cfg.now }) }
 
   async function safeResolve(host: string): Promise<string | null> {
     try {
@@ -110,25 +107,27 @@ export function createHostAttempt(deps: HostAttemptDeps): TryHost {
     const key = `${route.id}|${ip}`
     let staleRetried = false
     let retried421 = false
+    /** The server's last refusal of an extra connection for this check, and how many it made. */
+    let busy: Refused | null = null
+    let busyRefusals = 0
     for (;;) {
       const lease = await pool.acquire(key, signal)
+      if (lease.kind === 'aborted' && busy) {
+        // the time budget ran out waiting for a session the server accepted: no answer about the mailbox
+        return { kind: 'no_answer', message: `an extra connection was refused (${busy.message}) and no session to the server was free in time` }
+      }
       if (lease.kind === 'closed' || lease.kind === 'aborted') return { kind: 'aborted', connecting: false }
       let session: SmtpSession
       if (lease.kind === 'slot') {
-        const remembered = failures.get(key)
-        if (remembered) {
-          pool.freeSlot(key)
-          return remembered
+        const got = await openOnSlot(slotDeps, route, ip, key, signal)
+        if (got.kind === 'busy') {
+          busy = got.refusal
+          if (++busyRefusals < MAX_BUSY_REFUSALS) continue
+          // sessions keep coming and going while it refuses more: no answer here (the next MX host may give one)
+          return { kind: 'no_answer', message: `${busyRefusals} extra connections refused (${busy.message})` }
         }
-        const opened = await open(route, host, ip, signal)
-        if (!('session' in opened)) {
-          pool.freeSlot(key)
-          if (opened.kind === 'refused' || opened.kind === 'no_answer' || (opened.kind === 'connect_failed' && opened.failure !== 'proxy')) failures.set(key, opened)
-          return opened
-        }
-        failures.delete(key)
-        session = opened.session
-        pool.adopt(key, session)
+        if (got.kind !== 'session') return got
+        session = got.session
       } else {
         session = lease.session
         stats.sessionsReused++
@@ -171,6 +170,95 @@ export function createHostAttempt(deps: HostAttemptDeps): TryHost {
         signal.removeEventListener('abort', onAbort)
       }
     }
+  }
+}
+
+/** True after `ms`, false as soon as `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false)
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer)
+      resolve(false)
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve(true)
+    }, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+/** Connects through `route` and greets. */
+async function open(deps: SlotDeps, route: Route, ip: string, signal: AbortSignal): Promise<{ session: SmtpSession } | HostOutcome> {
+  const { cfg, stats } = deps
+  const c = await route.connect({ ip, port: cfg.port, timeoutMs: cfg.connectTimeoutMs, signal })
+  if (!c.ok) {
+    if (c.kind === 'aborted') return { kind: 'aborted', connecting: true }
+    stats.connectionsFailed++
+    if (c.kind === 'proxy') route.proxyFailed(c.message)
+    return { kind: 'connect_failed', ip, failure: c.kind, message: c.message }
+  }
+  stats.connectionsOpened++
+  route.portBlock.connected()
+  c.socket.setNoDelay(true)
+  const session = createSmtpSession(c.socket, { onCommand: () => stats.commandsSent++ })
+  deps.track(session)
+  const onAbort = () => session.destroy()
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const hello = await session.greet(cfg.heloName, cfg.replyTimeoutMs)
+    return hello.ok ? { session } : { kind: 'refused', reply: hello.reply, message: hello.message }
+  } catch (err) {
+    session.destroy()
+    if (signal.aborted) return { kind: 'aborted', connecting: false }
+    return { kind: 'no_answer', message: `greeting failed: ${(err as Error).message}` }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+}
+
+/**
+ * On a slot of `key`: the remembered failure, or a new session (adopted by the pool). A 4xx at the greeting is the
+ * server's connection limit, not a failure to remember, when other slots of the key are held: the limit is lowered
+ * to those slots (before this one is freed, so it goes to no waiter) and `busy` says to wait for a session instead;
+ * and when none is held but a session of ours to the server closed a moment ago, the server still counts that one
+ * (Exim notices a session's end a little after the client does): the slot is kept and the connection tried again
+ * after a short pause, a few times. Other failures are remembered for the server unless they were ours (abort, proxy).
+ */
+async function openOnSlot(deps: SlotDeps, route: Route, ip: string, key: string, signal: AbortSignal): Promise<SlotResult> {
+  const { pool, failures, limits, stats, recentlyClosed } = deps
+  const remembered = failures.get(key)
+  if (remembered) {
+    pool.freeSlot(key)
+    return remembered
+  }
+  for (let pauses = 0; ; pauses++) {
+    const opened = await open(deps, route, ip, signal)
+    if ('session' in opened) {
+      failures.delete(key)
+      pool.adopt(key, opened.session)
+      void opened.session.closed.then(() => recentlyClosed.set(key, true))
+      return { kind: 'session', session: opened.session }
+    }
+    if (opened.kind === 'refused' && isTransientRefusal(opened.reply)) {
+      const others = pool.counts(key).slots - 1
+      if (others > 0) {
+        stats.connectionsRefusedAsBusy++
+        limits.set(key, Math.min(others, limits.get(key) ?? others))
+        pool.freeSlot(key)
+        return { kind: 'busy', refusal: opened }
+      }
+      if (recentlyClosed.get(key) && pauses < LINGER_PAUSES) {
+        stats.connectionsRefusedAsBusy++
+        if (await pause(LINGER_PAUSE_MS * (pauses + 1), signal)) continue
+        pool.freeSlot(key)
+        return { kind: 'aborted', connecting: false }
+      }
+    }
+    pool.freeSlot(key)
+    if (opened.kind === 'refused' || opened.kind === 'no_answer' || (opened.kind === 'connect_failed' && opened.failure !== 'proxy')) failures.set(key, opened)
+    return opened
   }
 }
 

@@ -32,6 +32,22 @@ class FakeSession implements PoolableSession {
   }
 }
 
+/** A session whose connection closes only when the test says so (the server answers QUIT a moment later). */
+class SlowSession extends FakeSession {
+  override quit() {
+    this.quits++
+    this.dead = true
+  }
+  override destroy() {
+    this.destroys++
+    this.dead = true
+  }
+  /** The connection has closed. */
+  closeNow() {
+    this.hangUp()
+  }
+}
+
 const flush = () => new Promise((r) => setImmediate(r))
 
 /** Takes a slot of `key` and opens a (fake) session on it. */
@@ -116,6 +132,7 @@ describe('createSessionPool', () => {
     expect(s.quits).toBe(0)
     vi.advanceTimersByTime(1)
     expect(s.quits).toBe(1)
+    await s.closed // the slot is free once the connection has closed
     expect(pool.counts('k')).toEqual({ slots: 0, idle: 0, waiting: 0 })
   })
 
@@ -158,6 +175,66 @@ describe('createSessionPool', () => {
     expect(busy.destroys).toBe(1)
     expect(await queued).toEqual({ kind: 'slot' }) // asked before close: a fresh key had room
     expect(await pool.acquire('k')).toEqual({ kind: 'closed' })
+  })
+
+  it('a retired or discarded session holds its slot until its connection has closed (the server counts it until then)', async () => {
+    const pool = createSessionPool<SlowSession>({ maxPerKey: 1, idleMs: 60_000 })
+    expect(await pool.acquire('k')).toEqual({ kind: 'slot' })
+    const a = new SlowSession('a')
+    pool.adopt('k', a)
+    pool.release('k', a, true)
+    const got: Array<Lease<SlowSession>> = []
+    void pool.acquire('k').then((l) => got.push(l))
+    await flush()
+    expect(a.quits).toBe(1)
+    expect(got).toEqual([])
+    a.closeNow()
+    await flush()
+    expect(got).toEqual([{ kind: 'slot' }])
+    const b = new SlowSession('b')
+    pool.adopt('k', b)
+    void pool.acquire('k').then((l) => got.push(l))
+    pool.discard('k', b)
+    await flush()
+    expect(got).toHaveLength(1)
+    b.closeNow()
+    await flush()
+    expect(got).toEqual([{ kind: 'slot' }, { kind: 'slot' }])
+  })
+
+  it('a lower limit learned for a key (limitOf) caps its slots; a freed slot over it goes to no waiter; it can grow back', async () => {
+    const learned = new Map<string, number>()
+    const pool = createSessionPool<FakeSession>({ maxPerKey: 3, idleMs: 60_000, limitOf: (key) => learned.get(key) })
+    for (let i = 0; i < 3; i++) expect(await pool.acquire('k')).toEqual({ kind: 'slot' })
+    const got: Array<Lease<FakeSession>> = []
+    for (let i = 0; i < 3; i++) void pool.acquire('k').then((l) => got.push(l))
+    await flush()
+    // the server refused two of the three connections: its limit is 1
+    learned.set('k', 1)
+    pool.freeSlot('k')
+    pool.freeSlot('k')
+    await flush()
+    expect(got).toEqual([])
+    expect(pool.counts('k')).toEqual({ slots: 1, idle: 0, waiting: 3 })
+    // the one session serves the waiters in turn
+    const s = new FakeSession('s')
+    pool.adopt('k', s)
+    pool.release('k', s)
+    await flush()
+    expect(got).toEqual([{ kind: 'reused', session: s }])
+    // the limit expired: the next freed slot lets the key grow back to maxPerKey at once
+    learned.delete('k')
+    pool.discard('k', s)
+    await flush()
+    expect(got).toEqual([{ kind: 'reused', session: s }, { kind: 'slot' }, { kind: 'slot' }])
+    expect(pool.counts('k')).toEqual({ slots: 2, idle: 0, waiting: 0 })
+    // a limit is never above maxPerKey, nor below 1
+    learned.set('x', 10)
+    for (let i = 0; i < 3; i++) expect(await pool.acquire('x')).toEqual({ kind: 'slot' })
+    learned.set('y', 0)
+    expect(await pool.acquire('y')).toEqual({ kind: 'slot' })
+    const waiting = pool.acquire('y', AbortSignal.timeout(1))
+    expect(await waiting).toEqual({ kind: 'aborted' })
   })
 
   it('close() tells queued callers the pool is closed', async () => {

@@ -1,8 +1,9 @@
 /**
  * The session pool: at most `maxPerKey` sessions open (or being opened) per key — the SMTP source keys by route and
- * mail-server IP address, because receiving servers count connections per client IP against their own IP —, a FIFO
- * queue beyond that, idle sessions reused and closed after `idleMs`. Generic over the session, so it is tested
- * against a fake one.
+ * mail-server IP address, because receiving servers count connections per client IP against their own IP —, or the
+ * lower limit learned for that key; a FIFO queue beyond that, idle sessions reused and closed after `idleMs`. A
+ * session's slot is free again once its connection has closed (a server counts it until then). Generic over the
+ * session, so it is tested against a fake one.
  */
 
 /** What the pool needs of a session. */
@@ -35,6 +36,11 @@ export interface SessionPoolOptions {
   maxPerKey: number
   /** An idle session is closed (QUIT) after this many ms. */
   idleMs: number
+  /**
+   * A lower limit for `key` (a server that refused an extra connection told us its own), or undefined; read at every
+   * decision, so a limit that expires lets the key grow back to `maxPerKey`.
+   */
+  limitOf?: (key: string) => number | undefined
 }
 
 /** A pool of sessions per key. */
@@ -43,13 +49,16 @@ export interface SessionPool<S extends PoolableSession> {
   acquire(key: string, signal?: AbortSignal): Promise<Lease<S>>
   /** Registers a session opened on a slot of `key` as busy. */
   adopt(key: string, session: S): void
-  /** Gives a busy session back: to the next waiter, to the idle list, or closed when `retire`, dead or the pool is closed. */
+  /**
+   * Gives a busy session back: to the next waiter, to the idle list, or closed when `retire`, dead or the pool is
+   * closed (its slot is free once the connection has closed).
+   */
   release(key: string, session: S, retire?: boolean): void
-  /** Drops a busy session that failed (destroyed) and frees its slot. */
+  /** Drops a busy session that failed (destroyed); its slot is free once the connection has closed. */
   discard(key: string, session: S, reason?: string): void
-  /** Frees a slot whose session could not be opened. */
+  /** Frees a slot whose session could not be opened: the next waiter gets it, unless the key is at its limit. */
   freeSlot(key: string): void
-  /** Sessions open or being opened for `key`, and callers waiting. */
+  /** Slots of `key` (sessions open, being opened or closing), idle sessions, and callers waiting. */
   counts(key: string): { slots: number; idle: number; waiting: number }
   /** Times an open session served another caller. */
   readonly reused: number
@@ -85,6 +94,21 @@ export function createSessionPool<S extends PoolableSession>(options: SessionPoo
       states.set(key, st)
     }
     return st
+  }
+
+  const capOf = (key: string) => limitOf(options, key)
+
+  /** Hands free slots to waiters, in order, while the key is under its limit. */
+  function grant(key: string, st: KeyState<S>): void {
+    while (!closed && st.waiters.length > 0 && st.slots < capOf(key)) {
+      st.slots++
+      st.waiters.shift()!({ kind: 'slot' })
+    }
+  }
+
+  /** Frees `session`'s slot once its connection has closed. */
+  function freeWhenClosed(key: string, session: S): void {
+    void session.closed.then(() => pool.freeSlot(key))
   }
 
   function forget(key: string, st: KeyState<S>): void {
@@ -124,24 +148,11 @@ export function createSessionPool<S extends PoolableSession>(options: SessionPoo
         reused++
         return Promise.resolve({ kind: 'reused', session: s })
       }
-      if (st.slots < options.maxPerKey) {
+      if (st.slots < capOf(key)) {
         st.slots++
         return Promise.resolve({ kind: 'slot' })
       }
-      return new Promise<Lease<S>>((resolve) => {
-        const onAbort = () => {
-          const i = st.waiters.indexOf(waiter)
-          if (i >= 0) st.waiters.splice(i, 1)
-          forget(key, st)
-          resolve({ kind: 'aborted' })
-        }
-        const waiter = (lease: Lease<S>) => {
-          signal?.removeEventListener('abort', onAbort)
-          resolve(lease)
-        }
-        signal?.addEventListener('abort', onAbort, { once: true })
-        st.waiters.push(waiter)
-      })
+      return waitInLine(st, signal, () => forget(key, st))
     },
 
     adopt(key, session) {
@@ -158,7 +169,7 @@ export function createSessionPool<S extends PoolableSession>(options: SessionPoo
       const st = stateOf(key)
       if (closed || retire || session.dead) {
         session.quit()
-        pool.freeSlot(key)
+        freeWhenClosed(key, session)
         return
       }
       const waiter = st.waiters.shift()
@@ -173,7 +184,7 @@ export function createSessionPool<S extends PoolableSession>(options: SessionPoo
       const timer = setTimeout(() => {
         if (takeIdle(key, st, session)) {
           session.quit()
-          pool.freeSlot(key)
+          freeWhenClosed(key, session)
         }
       }, options.idleMs)
       timer.unref()
@@ -183,17 +194,13 @@ export function createSessionPool<S extends PoolableSession>(options: SessionPoo
     discard(key, session, reason) {
       busy.delete(session)
       session.destroy(reason)
-      pool.freeSlot(key)
+      freeWhenClosed(key, session)
     },
 
     freeSlot(key) {
       const st = stateOf(key)
-      const waiter = st.waiters.shift()
-      if (waiter && !closed) {
-        waiter({ kind: 'slot' })
-        return
-      }
       st.slots = Math.max(0, st.slots - 1)
+      grant(key, st)
       forget(key, st)
     },
 
@@ -208,26 +215,57 @@ export function createSessionPool<S extends PoolableSession>(options: SessionPoo
 
     async close() {
       closed = true
-      const closing: Array<Promise<void>> = []
-      for (const st of states.values()) {
-        for (const w of st.waiters.splice(0)) w({ kind: 'closed' })
-        for (const s of st.idle.splice(0)) {
-          clearIdleTimer(s)
-          // An idle session is unref'd; while its QUIT completes it must keep the process alive, or a caller awaiting
-          // close() with nothing else pending would see Node exit with the promise unsettled.
-          s.setIdle(false)
-          s.quit()
-          closing.push(s.closed)
-        }
-      }
-      for (const s of busy.keys()) {
-        s.destroy('SMTP source closed')
-        closing.push(s.closed)
-      }
+      for (const t of idleTimers.values()) clearTimeout(t)
+      idleTimers.clear()
+      const closing = closeAll(states.values(), busy.keys())
       busy.clear()
       states.clear()
       await Promise.all(closing)
     },
   }
   return pool
+}
+
+/** The most slots `key` may hold now: `maxPerKey`, or the lower limit learned for it (at least 1). */
+function limitOf(options: SessionPoolOptions, key: string): number {
+  const learned = options.limitOf?.(key)
+  return learned === undefined ? options.maxPerKey : Math.max(1, Math.min(options.maxPerKey, learned))
+}
+
+/** A place at the end of `st`'s queue, left (calling `onLeave`) when `signal` aborts. */
+function waitInLine<S>(st: KeyState<S>, signal: AbortSignal | undefined, onLeave: () => void): Promise<Lease<S>> {
+  return new Promise<Lease<S>>((resolve) => {
+    const onAbort = () => {
+      const i = st.waiters.indexOf(waiter)
+      if (i >= 0) st.waiters.splice(i, 1)
+      onLeave()
+      resolve({ kind: 'aborted' })
+    }
+    const waiter = (lease: Lease<S>) => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve(lease)
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+    st.waiters.push(waiter)
+  })
+}
+
+/** Closing the pool: waiters are told, idle sessions QUIT, busy ones destroyed; what settles when each has closed. */
+function closeAll<S extends PoolableSession>(states: Iterable<KeyState<S>>, busy: Iterable<S>): Array<Promise<void>> {
+  const closing: Array<Promise<void>> = []
+  for (const st of states) {
+    for (const w of st.waiters.splice(0)) w({ kind: 'closed' })
+    for (const s of st.idle.splice(0)) {
+      // An idle session is unref'd; while its QUIT completes it must keep the process alive, or a caller awaiting
+      // close() with nothing else pending would see Node exit with the promise unsettled.
+      s.setIdle(false)
+      s.quit()
+      closing.push(s.closed)
+    }
+  }
+  for (const s of busy) {
+    s.destroy('SMTP source closed')
+    closing.push(s.closed)
+  }
+  return closing
 }

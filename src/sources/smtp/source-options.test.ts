@@ -49,6 +49,7 @@ describe('SMTP options', () => {
 
   it('the source refuses bad values of its own options', () => {
     expect(() => resolveSmtpSettings({ totalTimeoutMs: -1 })).toThrow(TypeError)
+    expect(() => resolveSmtpSettings({ connectionLimitTtlMs: -1 })).toThrow(/smtp\.connectionLimitTtlMs/)
     expect(() => resolveSmtpSettings({ maxRejectionsPerSession: 0 })).toThrow(TypeError)
     expect(() => resolveSmtpSettings({ proxy: 'socks5://u:secret@h:70000' })).toThrow(/smtp\.proxy/)
     expect(() => resolveSmtpSettings({ port: 0 })).toThrow(TypeError)

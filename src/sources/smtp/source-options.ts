@@ -40,6 +40,11 @@ export interface SmtpSourceOptions {
   catchAllTtlMs?: number
   /** How long a server that could not be reached, or refused us at the greeting, is not asked again, in ms (default 30,000). */
   hostFailureTtlMs?: number
+  /**
+   * How long a mail server's connection limit, learned from a refused extra connection, is kept, in ms (default
+   * 600,000; 0 keeps nothing, so every extra connection is tried again and refused again).
+   */
+  connectionLimitTtlMs?: number
   /** Local part for the catch-all probe (default: 16 random lower-case letters and digits). */
   randomLocalPart?: () => string
   /**
@@ -81,6 +86,7 @@ export interface SmtpSettings {
   maxMxHosts: number
   catchAllTtlMs: number
   hostFailureTtlMs: number
+  connectionLimitTtlMs: number
   randomLocalPart: () => string
   resolveHost: ResolveHost
   allowPrivateHosts: boolean
@@ -111,6 +117,7 @@ export function resolveSmtpSettings(opts: SmtpSourceOptions): SmtpSettings {
     maxMxHosts: Math.floor(numberOption('smtp.maxMxHosts', opts.maxMxHosts, SMTP_DEFAULTS.maxMxHosts, { integer: false })),
     catchAllTtlMs: numberOption('smtp.catchAllTtlMs', opts.catchAllTtlMs, SMTP_DEFAULTS.catchAllTtlMs, { min: 0, integer: false }),
     hostFailureTtlMs: numberOption('smtp.hostFailureTtlMs', opts.hostFailureTtlMs, SMTP_DEFAULTS.hostFailureTtlMs, { min: 0, integer: false }),
+    connectionLimitTtlMs: numberOption('smtp.connectionLimitTtlMs', opts.connectionLimitTtlMs, SMTP_DEFAULTS.connectionLimitTtlMs, { min: 0, integer: false }),
     randomLocalPart: opts.randomLocalPart ?? defaultRandomLocalPart,
     resolveHost: opts.resolveHost ?? resolveWithSystem,
     allowPrivateHosts: opts.allowPrivateHosts === true,

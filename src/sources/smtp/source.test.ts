@@ -222,6 +222,39 @@ describe('sessions, limits and the catch-all cache', () => {
     expect(fake.connections).toBe(1)
   })
 
+  it('a connection limit learned from a refused extra connection is kept for connectionLimitTtlMs, then tried again', async () => {
+    let now = 1_000_000
+    const { fake, smtp } = await setup(
+      { maxConnectionsPerClient: 1, onRcpt: mailboxes(['a@corp.test', 'b@corp.test'], () => undefined) },
+      { maxConnectionsPerHost: 2, connectionLimitTtlMs: 60_000, now: () => now },
+    )
+    const three = async (tag: string) => (await Promise.all(['a', 'b', tag].map((l) => smtp.verify(`${l}@corp.test`, ['mx1.up.test'])))).map((r) => r.smtp_check)
+    const settle = async () => {
+      fake.dropConnections()
+      while (fake.openConnections > 0) await new Promise((r) => setTimeout(r, 5))
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    expect(await three('x')).toEqual(['deliverable', 'deliverable', 'undeliverable'])
+    expect([fake.connections, fake.refusedConnections]).toEqual([2, 1])
+    await settle()
+    now += 59_999 // still known: one connection
+    expect(await three('y')).toEqual(['deliverable', 'deliverable', 'undeliverable'])
+    expect([fake.connections, fake.refusedConnections]).toEqual([3, 1])
+    await settle()
+    now += 1 // expired: two connections again, one refused, the limit learned again
+    expect(await three('z')).toEqual(['deliverable', 'deliverable', 'undeliverable'])
+    expect([fake.connections, fake.refusedConnections]).toEqual([5, 2])
+    expect(smtp.stats().connectionsRefusedAsBusy).toBe(2)
+  })
+
+  it('a 5xx at the greeting of an extra connection is a refusal, not a limit: unknown, remembered', async () => {
+    const { fake, smtp } = await setup({ greeting: { code: 554, message: 'your IP is blocked' } }, { maxConnectionsPerHost: 2 })
+    const results = await Promise.all(['a', 'b', 'c'].map((l) => smtp.verify(`${l}@corp.test`, ['mx1.up.test'])))
+    expect(results.map((r) => [r.smtp_check, r.code])).toEqual([['unknown', 554], ['unknown', 554], ['unknown', 554]])
+    expect(fake.connections).toBe(2)
+    expect(smtp.stats().connectionsRefusedAsBusy).toBe(0)
+  })
+
   it('rejects bad options at creation', () => {
     expect(() => createSmtpSource({ port: 0 })).toThrow(TypeError)
     expect(() => createSmtpSource({ heloName: 'bad name\r\n' })).toThrow(TypeError)

@@ -6,7 +6,8 @@
  * Composition: MX names resolve to IP addresses; sessions are pooled per route (direct or a SOCKS5 proxy) and
  * mail-server IP address, because receiving servers limit connections per client IP; a session is renewed after a
  * few rejected recipients (strict servers tarpit and hang up after more) and a recipient that meets a 421 is retried
- * once on a new connection; each verify() has a time budget across all MX hosts; close() ends everything at once.
+ * once on a new connection; a server that refuses an extra connection at the greeting gets fewer (its limit learned
+ * and kept for a while); each verify() has a time budget across all MX hosts; close() ends everything at once.
  */
 import { isAscii, isSendable, normalizeMxHosts } from './address.js'
 import { createCatchAllMemo } from './catch-all.js'
@@ -51,15 +52,17 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
     sessionsReused: 0,
     sessionsRenewed: 0,
     retriesAfter421: 0,
+    connectionsRefusedAsBusy: 0,
     budgetExceeded: 0,
     commandsSent: 0,
     catchAllProbes: 0,
     catchAllCacheHits: 0,
     verifications: 0,
   }
-  const pool = createSessionPool<SmtpSession>({ maxPerKey: cfg.maxPerHost, idleMs: cfg.idleMs })
-  const catchAll = createCatchAllMemo({ ttlMs: cfg.catchAllTtlMs, now: cfg.now, onHit: () => stats.catchAllCacheHits++ })
   const failures = createTtlCache<RememberedFailure>({ ttlMs: cfg.hostFailureTtlMs, now: cfg.now })
+  const limits = createTtlCache<number>({ ttlMs: cfg.connectionLimitTtlMs, now: cfg.now })
+  const pool = createSessionPool<SmtpSession>({ maxPerKey: cfg.maxPerHost, idleMs: cfg.idleMs, limitOf: (key) => limits.get(key) })
+  const catchAll = createCatchAllMemo({ ttlMs: cfg.catchAllTtlMs, now: cfg.now, onHit: () => stats.catchAllCacheHits++ })
   const routes = createRoutes({ proxies: cfg.proxies, port: cfg.port, portBlockedAfterDomains: cfg.portBlockedAfterDomains, warn: cfg.onWarning })
   /** Every check in flight (close() aborts them) and every session not yet closed (close() waits for them). */
   const inFlight = new Map<AbortController, Promise<SmtpVerifyResult>>()
@@ -69,6 +72,7 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
     cfg,
     pool,
     failures,
+    limits,
     stats,
     mailbox: { mailFrom: cfg.mailFrom, replyTimeoutMs: cfg.replyTimeoutMs, catchAll, randomLocalPart: cfg.randomLocalPart, onProbe: () => stats.catchAllProbes++ },
     track(session) {
@@ -148,6 +152,7 @@ export function createSmtpSource(opts: SmtpSourceOptions = {}): SmtpSource {
       await Promise.all([...sessions].map((s) => s.closed))
       catchAll.clear()
       failures.clear()
+      limits.clear()
     },
   }
 }

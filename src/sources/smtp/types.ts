@@ -39,6 +39,12 @@ export interface SmtpStats {
   sessionsRenewed: number
   /** Recipients retried on a new connection after a `421` in the middle of a session. */
   retriesAfter421: number
+  /**
+   * Connections a server refused at the greeting with a 4xx ("too many connections from that IP address") while
+   * another session to it was open — its limit was lowered to the sessions it had accepted, and the address waited
+   * for one of them — or just after our last one closed (tried again after a short pause: it still counted that one).
+   */
+  connectionsRefusedAsBusy: number
   /** Mailbox checks cut short by their time budget (`totalTimeoutMs`). */
   budgetExceeded: number
   /** SMTP commands written (EHLO, HELO, MAIL, RCPT, RSET, QUIT). */
