@@ -389,7 +389,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const applyLimit = (reply: FastifyReply, state: RateLimitState) => {
     void reply.headers(rateLimitHeaders(state))
     if (!state.allowed) {
-      throw new RiskcheckError('RATE_LIMITED', `Too many requests: at most ${state.limit} a second. Retry after ${state.resetSeconds} s.`)
+      throw new RiskcheckError('RATE_LIMITED', `Too many requests: at most ${state.limit} in any second. Retry after ${state.resetSeconds} s.`)
     }
   }
 

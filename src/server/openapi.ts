@@ -56,9 +56,12 @@ const isNamed = (r: NamedSchema | TSchema): r is NamedSchema =>
 const RATE_HEADERS = {
   'RateLimit-Policy': { description: 'IETF draft rate-limit policy, e.g. `"key";q=20;w=1`.', schema: { type: 'string' } },
   RateLimit: { description: 'IETF draft rate-limit state, e.g. `"key";r=19;t=1`.', schema: { type: 'string' } },
-  'X-RateLimit-Limit': { description: 'Requests allowed per window (1 second).', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': { description: 'Requests allowed in any one-second span (the window slides).', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests accepted now: the limit less those accepted in the last second.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': {
+    description: 'Seconds (rounded up) until the oldest request counted leaves the window, freeing one more.',
+    schema: { type: 'integer' },
+  },
 }
 
 /** Options of {@link buildOpenApi}. */
@@ -135,7 +138,7 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       const headers: Record<string, unknown> = { ...rateHeaders }
       if (status === 429 || codes.includes('MAINTENANCE')) {
-        headers['Retry-After'] = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } }
+        headers['Retry-After'] = { description: 'Seconds to wait before retrying (on a 429: until a request is accepted again).', schema: { type: 'integer' } }
       }
       responses[String(status)] = {
         description: codes.join(', '),

@@ -1,33 +1,41 @@
 /**
- * Per-key request rate limits: a fixed one-second window per bucket (an API key, or the client address for requests
- * without a valid key), held in memory. Several server instances each count their own requests; with `--redis-url`
- * they share the Redis limiter of `./queue/redis-rate-limit.ts` instead.
+ * Per-key request rate limits, held in memory: a sliding log per bucket (an API key, or the client address for
+ * requests without a valid key). A request is accepted when fewer than `limit` requests were accepted in the window
+ * before it (the last second), so no one-second span accepts more than the limit, and a client that never sends more
+ * than the limit in a second is never refused; refused requests are not counted. Several server instances each count
+ * their own requests; with `--redis-url` they share the Redis limiter of `./queue/redis-rate-limit.ts` (same rule).
  *
  * Headers (IETF draft-ietf-httpapi-ratelimit-headers-10, plus the common legacy triple):
  *
  *   RateLimit-Policy: "key";q=20;w=1
  *   RateLimit: "key";r=19;t=1
- *   X-RateLimit-Limit: 20 · X-RateLimit-Remaining: 19 · X-RateLimit-Reset: 1   (seconds until the window resets)
- *   Retry-After: 1                                                               (on 429 only)
+ *   X-RateLimit-Limit: 20 · X-RateLimit-Remaining: 19 · X-RateLimit-Reset: 1
+ *   Retry-After: 1   (on 429 only)
+ *
+ * `t`, X-RateLimit-Reset and Retry-After are the whole seconds until the oldest request counted leaves the window.
  */
 
-/** The state of a bucket after counting one request. */
+/** The state of a bucket after one request. */
 export interface RateLimitState {
   /** Policy name, e.g. `key` or `ip`. */
   policy: string
   allowed: boolean
   limit: number
+  /** Requests that would be accepted now: the limit less those accepted in the window (this one included). */
   remaining: number
-  /** Whole seconds until the window resets (≥ 1). */
+  /**
+   * Whole seconds (≥ 1, rounded up) until the oldest request counted in the window leaves it: one more request is
+   * free then. On a refusal, when the next request is accepted (`Retry-After`).
+   */
   resetSeconds: number
   windowSeconds: number
 }
 
-/** A rate limiter over fixed windows. */
+/** A rate limiter over sliding windows: no window-long span accepts more than the limit. */
 export interface RateLimiter {
   /**
-   * Counts one request in `bucket` against `limit` requests per window; returns the state (a promise for a shared
-   * limiter such as the Redis one in `./queue/redis-rate-limit.ts`).
+   * Counts one request in `bucket` against `limit` requests per window (when accepted) and returns the state (a
+   * promise for a shared limiter such as the Redis one in `./queue/redis-rate-limit.ts`).
    */
   hit(bucket: string, limit: number, policy: string): RateLimitState | Promise<RateLimitState>
   /** Forgets every bucket. */
@@ -37,48 +45,89 @@ export interface RateLimiter {
 /** The in-memory limiter: answers synchronously. */
 export interface MemoryRateLimiter extends RateLimiter {
   hit(bucket: string, limit: number, policy: string): RateLimitState
+  /** Buckets held now (at most `maxBuckets`). */
+  size(): number
+}
+
+/** One bucket's log: the times of the requests it accepted in the window, oldest first, in a ring. */
+interface Log {
+  times: number[]
+  head: number
+  count: number
+}
+
+const EMPTY: Log = { times: [], head: 0, count: 0 }
+const at = (log: Log, i: number) => log.times[(log.head + i) % log.times.length] as number
+
+/** Appends `t`; a full ring is laid out from its oldest entry and grows by one (appends stop at the limit). */
+function append(log: Log, t: number): void {
+  if (log.count === log.times.length) {
+    if (log.head !== 0) log.times = log.times.slice(log.head).concat(log.times.slice(0, log.head))
+    log.head = 0
+    log.times.push(t)
+  } else {
+    log.times[(log.head + log.count) % log.times.length] = t
+  }
+  log.count++
 }
 
 /**
- * Creates an in-memory fixed-window limiter. `now` is injectable (unix ms) so tests control the windows.
+ * Creates an in-memory sliding-log limiter. Each bucket keeps the times it accepted in the window (at most `limit`,
+ * in a ring). Buckets are kept in order of their last accepted request, so idle ones (nothing in the window:
+ * forgetting them changes nothing) are dropped from the front whenever a bucket is added, and beyond `maxBuckets`
+ * (default 100,000) buckets in use the least recently accepted one is forgotten. `now` is injectable (unix ms) so
+ * tests control time; a clock stepping back only makes the limit stricter, for at most one window.
  *
  * @example
  * const limiter = createRateLimiter()
- * limiter.hit('key_abc', 10, 'key').allowed // true for the first 10 hits of each second
+ * limiter.hit('key_abc', 10, 'key').allowed // true while fewer than 10 were accepted in the last second
  */
 export function createRateLimiter(
   options: { windowMs?: number; now?: () => number; maxBuckets?: number } = {},
 ): MemoryRateLimiter {
   const windowMs = options.windowMs ?? 1000
   const now = options.now ?? Date.now
-  const maxBuckets = options.maxBuckets ?? 100_000
-  const buckets = new Map<string, { window: number; count: number }>()
+  const maxBuckets = Math.max(1, options.maxBuckets ?? 100_000)
+  const windowSeconds = Math.max(1, Math.round(windowMs / 1000))
+  const buckets = new Map<string, Log>()
+  const state = (policy: string, allowed: boolean, limit: number, log: Log, t: number): RateLimitState => ({
+    policy,
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - log.count),
+    resetSeconds: log.count ? Math.max(1, Math.ceil((at(log, 0) + windowMs - t) / 1000)) : windowSeconds,
+    windowSeconds,
+  })
+  /** Drops idle buckets from the front, then the least recently accepted ones down to room for one more. */
+  const makeRoom = (cutoff: number) => {
+    for (const [key, log] of buckets) {
+      if (buckets.size < maxBuckets && !(log.count === 0 || at(log, log.count - 1) <= cutoff)) break
+      buckets.delete(key)
+    }
+  }
   return {
     hit(bucket, limit, policy) {
       const t = now()
-      const window = Math.floor(t / windowMs)
-      let b = buckets.get(bucket)
-      if (!b || b.window !== window) {
-        if (!b && buckets.size >= maxBuckets) {
-          // Drop buckets of past windows (they would reset anyway).
-          for (const [k, v] of buckets) if (v.window !== window) buckets.delete(k)
-          if (buckets.size >= maxBuckets) buckets.clear()
+      const cutoff = t - windowMs
+      let log = buckets.get(bucket)
+      if (log) {
+        while (log.count > 0 && at(log, 0) <= cutoff) {
+          log.head = (log.head + 1) % log.times.length
+          log.count--
         }
-        b = { window, count: 0 }
-        buckets.set(bucket, b)
+        if (log.count >= limit) return state(policy, false, limit, log, t)
+        buckets.delete(bucket)
+      } else {
+        if (limit < 1) return state(policy, false, limit, EMPTY, t)
+        makeRoom(cutoff)
+        log = { times: [], head: 0, count: 0 }
       }
-      b.count++
-      const allowed = b.count <= limit
-      const resetMs = (window + 1) * windowMs - t
-      return {
-        policy,
-        allowed,
-        limit,
-        remaining: Math.max(0, limit - b.count),
-        resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
-        windowSeconds: Math.max(1, Math.round(windowMs / 1000)),
-      }
+      // (a clock stepping back does not unsort the log: the time is at least its newest)
+      append(log, log.count ? Math.max(t, at(log, log.count - 1)) : t)
+      buckets.set(bucket, log) // last in the order: the most recently accepted
+      return state(policy, true, limit, log, t)
     },
+    size: () => buckets.size,
     reset() {
       buckets.clear()
     },

@@ -1,9 +1,10 @@
 /**
- * Rate limits shared by every instance: the same fixed one-second windows as the in-memory limiter
- * (`../rate-limit.ts`), counted in Redis so N API instances together accept no more than a key's plan allows, and the
- * RateLimit headers each instance sends describe the shared count. One round trip per request: a Lua script
- * increments the window's counter (created with an expiry of two windows) and returns the count and the milliseconds
- * left in the window, both taken from the Redis server's clock so the instances' clocks need not agree.
+ * Rate limits shared by every instance: the sliding log of the in-memory limiter (`../rate-limit.ts`), kept in Redis
+ * so N API instances together accept no more than a key's plan allows in any window, and the RateLimit headers each
+ * instance sends describe the shared count. One round trip per request: a Lua script drops the times that left the
+ * window from a bucket's list, appends this request's time when fewer than the limit remain, and sets the list to
+ * expire a window after its newest entry — all on the Redis server's clock, so the instances' clocks need not agree.
+ * A list never holds more than the limit (refused requests are not logged).
  *
  * When Redis cannot be reached the limiter lets the request through (with the full limit in its headers) and reports
  * the error through `onError`: an outage of the limiter does not become an outage of the API (README "Scaling out").
@@ -11,19 +12,28 @@
 import type { Redis } from 'ioredis'
 import type { RateLimiter, RateLimitState } from '../rate-limit.js'
 
-// KEYS[1] = key prefix; ARGV[1] = bucket, ARGV[2] = window ms, ARGV[3] = now ms ('' = the Redis clock)
+// KEYS[1] = the bucket's list (newest first); ARGV[1] = limit, ARGV[2] = window ms, ARGV[3] = now ms ('' = the Redis
+// clock). Returns { accepted 0/1, requests in the window, ms until the oldest of them leaves it }.
 const SCRIPT = `
 local now = tonumber(ARGV[3])
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local windowMs = tonumber(ARGV[2])
-local window = math.floor(now / windowMs)
-local key = KEYS[1] .. ARGV[1] .. ':' .. window
-local count = redis.call('INCR', key)
-if count == 1 then redis.call('PEXPIRE', key, windowMs * 2) end
-return { count, (window + 1) * windowMs - now }
+local key, limit, windowMs = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local oldest = tonumber(redis.call('LINDEX', key, -1))
+while oldest and oldest <= now - windowMs do
+  redis.call('RPOP', key)
+  oldest = tonumber(redis.call('LINDEX', key, -1))
+end
+local count = redis.call('LLEN', key)
+if count >= limit then
+  if not oldest then return { 0, 0, windowMs } end
+  return { 0, count, oldest + windowMs - now }
+end
+redis.call('LPUSH', key, now)
+redis.call('PEXPIRE', key, windowMs)
+return { 1, count + 1, (oldest or now) + windowMs - now }
 `
 
 /** The shared limiter: answers with a promise. */
@@ -35,7 +45,7 @@ export interface RedisRateLimiter extends RateLimiter {
 export interface RedisRateLimiterOptions {
   /** A connected ioredis client (shared with the rest of the process is fine). */
   redis: Redis
-  /** Prefix of the counter keys (default `riskcheck:`); tests use a unique one. */
+  /** Prefix of the keys (default `riskcheck:`; a bucket's log is `<prefix>rl:<bucket>`); tests use a unique one. */
   prefix?: string
   /** Window length (default 1,000 ms). */
   windowMs?: number
@@ -46,7 +56,7 @@ export interface RedisRateLimiterOptions {
 }
 
 /**
- * Creates the shared limiter. Its `hit` returns a promise; `reset` forgets nothing shared (the windows expire by
+ * Creates the shared limiter. Its `hit` returns a promise; `reset` forgets nothing shared (the logs expire by
  * themselves) and exists for the interface.
  *
  * @example
@@ -58,16 +68,18 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   const prefix = `${options.prefix ?? 'riskcheck:'}rl:`
   const windowMs = options.windowMs ?? 1000
   const windowSeconds = Math.max(1, Math.round(windowMs / 1000))
-  const cmd = 'riskcheckRateLimitHit'
+  const cmd = 'riskcheckRateLimitLog'
   if (!(cmd in redis)) redis.defineCommand(cmd, { numberOfKeys: 1, lua: SCRIPT })
-  const run = (redis as unknown as Record<string, (...a: string[]) => Promise<[number, number]>>)[cmd] as (...a: string[]) => Promise<[number, number]>
+  type Run = (...a: string[]) => Promise<[number, number, number]>
+  const run = (redis as unknown as Record<string, Run>)[cmd] as Run
   return {
     async hit(bucket, limit, policy) {
       try {
-        const [count, resetMs] = await run.call(redis, prefix, bucket, String(windowMs), options.now ? String(Math.floor(options.now())) : '')
+        const now = options.now ? String(Math.floor(options.now())) : ''
+        const [accepted, count, resetMs] = await run.call(redis, prefix + bucket, String(limit), String(windowMs), now)
         return {
           policy,
-          allowed: count <= limit,
+          allowed: accepted === 1,
           limit,
           remaining: Math.max(0, limit - count),
           resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
