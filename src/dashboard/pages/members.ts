@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { atLeast, DashboardError, doneFlash, field, notFound, PRE_COOKIE, randomToken, sha256, type Dash, type TeamView } from '../context.js'
+import { atLeast, DashboardError, doneFlash, field, notFound, passwordField, PRE_COOKIE, randomToken, sha256, type Dash, type TeamView } from '../context.js'
 import { csrfField, html, when } from '../html.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
 import { ROLES, type Role, type TokenRecord } from '../store/types.js'
@@ -25,6 +25,7 @@ export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
     const admin = atLeast(v.member.role, 'admin')
     const owner = v.member.role === 'owner'
     const grantable = ROLES.filter((r) => owner || r !== 'owner')
+    const requires = owner && (await dash.teams.teamRequiresTwoFactor(v.org.id))
     const body = html`
 ${
   admin
@@ -34,6 +35,14 @@ ${
 <label><span>Role</span><select name="role">${grantable.map((r) => html`<option value="${r}"${r === 'developer' ? html` selected` : ''}>${r}</option>`)}</select></label>
 <button type="submit">Send invitation</button></form>
 <p class="muted">Owners and admins manage members and keys; developers see and create keys and revoke only their own.</p></section>`
+    : ''
+}
+${
+  owner
+    ? html`<section class="card" aria-labelledby="team-2fa"><h2 id="team-2fa">Two-factor sign-in</h2>
+<p>${requires ? 'Required: members without two-factor sign-in are sent to set it up before they can open this team.' : 'Optional for the members of this team.'}</p>
+<form method="post" action="${v.base}/members/two-factor">${csrfField(v.session.csrf)}<input type="hidden" name="required" value="${requires ? '0' : '1'}">
+<button type="submit" class="secondary">${requires ? 'Make it optional' : 'Require it for every member'}</button></form></section>`
     : ''
 }
 <h2>Members</h2>
@@ -86,6 +95,16 @@ ${
         `Accept the invitation (valid for 7 days):\n\n${dash.origin(request)}/dashboard/invite?token=${token}\n`,
     })
     return reply.redirect(`${v.base}/members?done=invited`, 303)
+  })
+
+  app.post('/t/:org/members/two-factor', async (request: Req, reply) => {
+    const v = await dash.team(request, request.params.org, 'owner')
+    const required = field(request.body, 'required') === '1'
+    if (required && v.user.totpEnabledAt === null) {
+      return page(reply, v, { kind: 'error', text: 'Turn on two-factor sign-in for yourself first (on your account page).' }, 409)
+    }
+    await dash.teams.setTeamRequiresTwoFactor(v.org.id, required)
+    return reply.redirect(`${v.base}/members?done=${required ? 'team-two-factor-on' : 'team-two-factor-off'}`, 303)
   })
 
   app.post('/t/:org/members/:user/:action', async (request: FastifyRequest<{ Params: { org: string; user: string; action: string } }>, reply) => {
@@ -156,8 +175,8 @@ ${
       userId = v.user.id
     } else {
       if (await dash.teams.getUserByEmail(inv.email)) throw new DashboardError(403, 'Sign in first to accept this invitation.')
-      const password = (request.body as Record<string, unknown>)?.password
-      if (typeof password !== 'string' || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
+      const password = passwordField(request.body, 'password')
+      if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
         throw new DashboardError(422, `The password must have ${PASSWORD_MIN} to ${PASSWORD_MAX} characters. Go back and try again.`)
       }
       const user = await dash.teams.createUser({ id: `usr_${randomUUID().replace(/-/g, '')}`, email: inv.email, passwordHash: await hashPassword(password) }, t)
