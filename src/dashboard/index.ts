@@ -184,7 +184,8 @@ export function registerDashboard(
       // CSRF: every POST carries the session's token, or (signed out) the double-submit cookie's value.
       scope.addHook('preHandler', async (request, reply) => {
         if (request.method !== 'POST') {
-          if (!request.cookies[PRE_COOKIE] && !request.cookies[SESSION_COOKIE]) {
+          // signed out: also with a session cookie whose session ended (signed out everywhere, password reset)
+          if (!request.cookies[PRE_COOKIE] && !(await viewer(request))) {
             const pre = randomToken()
             request.cookies[PRE_COOKIE] = pre
             void reply.setCookie(PRE_COOKIE, pre, { path: '/dashboard', httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https' })
