@@ -180,7 +180,7 @@ describe('behind a reverse proxy (--trust-proxy)', () => {
       ['10.0.0.0/33', '--trust-proxy must be true, a hop count or comma-separated addresses/CIDR ranges: "10.0.0.0/33" has a prefix length that is not 0–32'],
       ['proxy.internal', '"proxy.internal" is not an IP address'],
       ['99', '--trust-proxy hop count must be 1–32'],
-    ]) {
+    ] as const) {
       const io = memoryIO({ RISKCHECK_TRUST_PROXY: value })
       expect(await runServe(['--offline'], io)).toBe(64)
       expect(io.err()).toContain(message.replace('--trust-proxy', 'RISKCHECK_TRUST_PROXY'))
