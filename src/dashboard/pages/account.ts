@@ -48,8 +48,8 @@ export function registerAccountPages(app: FastifyInstance, dash: Dash): void {
       return html`<section class="card" aria-labelledby="tf"><h2 id="tf">Set up two-factor sign-in</h2>
 <p>Scan this code with an authenticator app (or enter the key by hand), then enter the 6-digit code it shows.</p>
 <div class="qr">${new Html(totpQrSvg(uri))}</div>
-<p>Key: <code data-testid="totp-secret">${user.totpSecret}</code></p>
-<p class="muted">URI: <code data-testid="totp-uri">${uri}</code></p>
+<p class="wrap">Key: <code data-testid="totp-secret">${user.totpSecret}</code></p>
+<p class="muted wrap">URI: <code data-testid="totp-uri">${uri}</code></p>
 <form method="post" action="/dashboard/account/two-factor/confirm" class="stack">${csrf}
 <label><span>Code</span><input type="text" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="10" required></label>
 <button type="submit">Turn on two-factor sign-in</button></form></section>`
