@@ -15,13 +15,12 @@ import formbody from '@fastify/formbody'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ServerContext } from '../server/routes/types.js'
 import { APP_CSS, APP_JS } from './assets.js'
+import { attemptCounter } from './attempts.js'
 import { DashboardError, MFA_COOKIE, PRE_COOKIE, SESSION_COOKIE, randomToken, sameToken, sha256, trimSlashes, type Dash, type TeamView, type Viewer } from './context.js'
 import { html, layout } from './html.js'
 import { createMailer, type Mailer } from './mail.js'
-import { registerAccountPages } from './pages/account.js'
+import { registerAccountPages, requireTwoFactor } from './pages/account.js'
 import { registerAuthPages } from './pages/auth.js'
-import { registerResetPages } from './pages/reset.js'
-import { registerSecondFactorPages } from './pages/second-factor.js'
 import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
 import { registerBulkPages } from './pages/bulk.js'
@@ -78,8 +77,6 @@ export function registerDashboard(
     options.mailer ??
     createMailer(options.mailUrl, (m) => app.log.warn({ mail_to: m.to, subject: m.subject }, 'dashboard: no --mail-url configured; mail not sent'))
   const sessionTtl = options.sessionTtlMs ?? 7 * 24 * 3600_000
-  const loginAttempts = options.loginAttempts ?? 5
-  const loginWindowMs = options.loginWindowMs ?? 15 * 60_000
   const nowMs = () => svc.nowMs()
 
   const readViewer = async (request: FastifyRequest): Promise<Viewer | null> => {
@@ -112,9 +109,7 @@ export function registerDashboard(
       if (!member || !org) throw new DashboardError(404, 'Not found.')
       const order = { developer: 1, admin: 2, owner: 3 } as const
       if (order[member.role] < order[min]) throw new DashboardError(403, `This needs the ${min} role; you are a ${member.role}.`)
-      if (v.user.totpEnabledAt === null && (await teams.teamRequiresTwoFactor(orgId))) {
-        throw new DashboardError(403, `${org.name} requires two-factor sign-in: set it up on your account page first.`, '/dashboard/account?required=1')
-      }
+      await requireTwoFactor(teams, v.user, org)
       const list: Array<{ id: string; name: string }> = []
       for (const m of await teams.listMemberships(v.user.id)) {
         const o = m.orgId === org.id ? org : await svc.store.getOrg(m.orgId, nowMs())
@@ -154,13 +149,7 @@ export function registerDashboard(
       void reply.clearCookie(PRE_COOKIE, { path: '/dashboard' })
       void reply.clearCookie(MFA_COOKIE, { path: '/dashboard' })
     },
-    async takeAttempt(keys) {
-      const attempt = randomToken()
-      const t = nowMs()
-      const limited = keys.map((key) => ({ key, limit: key.startsWith('ip:') ? loginAttempts * 10 : loginAttempts }))
-      return (await teams.takeLoginAttempt(attempt, limited, t, t - loginWindowMs)) ? attempt : null
-    },
-    retryAfter: Math.ceil(loginWindowMs / 1000),
+    ...attemptCounter(teams, nowMs, options),
   }
 
   const tally = registerUsageTally(svc, teams, app.log)
@@ -242,8 +231,6 @@ export function registerDashboard(
       })
 
       registerAuthPages(scope, dash)
-      registerResetPages(scope, dash)
-      registerSecondFactorPages(scope, dash)
       registerAccountPages(scope, dash)
       registerKeyPages(scope, dash)
       registerWebhookPages(scope, dash)

@@ -1,18 +1,34 @@
 /**
  * The account page: two-factor sign-in (set up with an authenticator app — secret, otpauth:// URI and QR code —
  * confirmed by a first code, which also shows ten single-use recovery codes once; turned off with the password and a
- * code) and "sign out everywhere".
+ * code) and "sign out everywhere". {@link registerAccountPages} also registers the other account pages: password
+ * reset, the second sign-in step, and the owners' switch that requires two-factor sign-in of a team.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { DashboardError, doneFlash, field, passwordField, sha256, type Dash, type Viewer } from '../context.js'
 import { csrfField, html, Html, when, type LayoutContext } from '../html.js'
 import { verifyPassword } from '../password.js'
 import { matchTotp, newRecoveryCodes, newTotpSecret, normalRecoveryCode, totpQrSvg, totpUri } from '../totp.js'
-import { checkSecondFactor } from './second-factor.js'
+import type { OrgRecord } from '../../accounts/types.js'
+import type { TeamStore, UserRecord } from '../store/types.js'
+import { registerTeamTwoFactor } from './members.js'
+import { registerResetPages } from './reset.js'
+import { checkSecondFactor, registerSecondFactorPages } from './second-factor.js'
 
 type Flash = LayoutContext['flash']
 
+/** Refuses a team's pages (a GET is sent to the account page) to a member without two-factor sign-in when the team requires it. */
+export async function requireTwoFactor(teams: TeamStore, user: UserRecord, org: OrgRecord): Promise<void> {
+  if (user.totpEnabledAt === null && (await teams.teamRequiresTwoFactor(org.id))) {
+    throw new DashboardError(403, `${org.name} requires two-factor sign-in: set it up on your account page first.`, '/dashboard/account?required=1')
+  }
+}
+
 export function registerAccountPages(app: FastifyInstance, dash: Dash): void {
+  registerResetPages(app, dash)
+  registerSecondFactorPages(app, dash)
+  registerTeamTwoFactor(app, dash)
+
   const signedIn = async (request: FastifyRequest): Promise<Viewer> => {
     const v = await dash.viewer(request)
     if (!v) throw new DashboardError(401, 'Sign in first.')

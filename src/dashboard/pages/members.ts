@@ -18,6 +18,25 @@ type Req = FastifyRequest<{ Params: { org: string; user?: string; hash?: string 
 
 const isRole = (s: string): s is Role => (ROLES as readonly string[]).includes(s)
 
+/** The owners' switch that requires two-factor sign-in of every member (README "Team dashboard"). */
+function twoFactorSection(v: TeamView, requires: boolean) {
+  return html`<section class="card" aria-labelledby="team-2fa"><h2 id="team-2fa">Two-factor sign-in</h2>
+<p>${requires ? 'Required: members without two-factor sign-in are sent to set it up before they can open this team.' : 'Optional for the members of this team.'}</p>
+<form method="post" action="${v.base}/members/two-factor">${csrfField(v.session.csrf)}<input type="hidden" name="required" value="${requires ? '0' : '1'}">
+<button type="submit" class="secondary">${requires ? 'Make it optional' : 'Require it for every member'}</button></form></section>`
+}
+
+/** Owners turn the team's two-factor requirement on (only with two-factor sign-in on themselves) or off. */
+export function registerTeamTwoFactor(app: FastifyInstance, dash: Dash): void {
+  app.post('/t/:org/members/two-factor', async (request: Req, reply) => {
+    const v = await dash.team(request, request.params.org, 'owner')
+    const required = field(request.body, 'required') === '1'
+    if (required && v.user.totpEnabledAt === null) throw new DashboardError(409, 'Turn on two-factor sign-in for yourself first (on your account page).')
+    await dash.teams.setTeamRequiresTwoFactor(v.org.id, required)
+    return reply.redirect(`${v.base}/members?done=${required ? 'team-two-factor-on' : 'team-two-factor-off'}`, 303)
+  })
+}
+
 export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
   const page = async (reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200) => {
     const members = await dash.teams.listMembers(v.org.id)
@@ -25,7 +44,6 @@ export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
     const admin = atLeast(v.member.role, 'admin')
     const owner = v.member.role === 'owner'
     const grantable = ROLES.filter((r) => owner || r !== 'owner')
-    const requires = owner && (await dash.teams.teamRequiresTwoFactor(v.org.id))
     const body = html`
 ${
   admin
@@ -37,14 +55,7 @@ ${
 <p class="muted">Owners and admins manage members and keys; developers see and create keys and revoke only their own.</p></section>`
     : ''
 }
-${
-  owner
-    ? html`<section class="card" aria-labelledby="team-2fa"><h2 id="team-2fa">Two-factor sign-in</h2>
-<p>${requires ? 'Required: members without two-factor sign-in are sent to set it up before they can open this team.' : 'Optional for the members of this team.'}</p>
-<form method="post" action="${v.base}/members/two-factor">${csrfField(v.session.csrf)}<input type="hidden" name="required" value="${requires ? '0' : '1'}">
-<button type="submit" class="secondary">${requires ? 'Make it optional' : 'Require it for every member'}</button></form></section>`
-    : ''
-}
+${owner ? twoFactorSection(v, await dash.teams.teamRequiresTwoFactor(v.org.id)) : ''}
 <h2>Members</h2>
 <div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th>${admin ? html`<th scope="col">Manage</th>` : ''}</tr></thead>
 <tbody>${members.map((m) => {
@@ -95,16 +106,6 @@ ${
         `Accept the invitation (valid for 7 days):\n\n${dash.origin(request)}/dashboard/invite?token=${token}\n`,
     })
     return reply.redirect(`${v.base}/members?done=invited`, 303)
-  })
-
-  app.post('/t/:org/members/two-factor', async (request: Req, reply) => {
-    const v = await dash.team(request, request.params.org, 'owner')
-    const required = field(request.body, 'required') === '1'
-    if (required && v.user.totpEnabledAt === null) {
-      return page(reply, v, { kind: 'error', text: 'Turn on two-factor sign-in for yourself first (on your account page).' }, 409)
-    }
-    await dash.teams.setTeamRequiresTwoFactor(v.org.id, required)
-    return reply.redirect(`${v.base}/members?done=${required ? 'team-two-factor-on' : 'team-two-factor-off'}`, 303)
   })
 
   app.post('/t/:org/members/:user/:action', async (request: FastifyRequest<{ Params: { org: string; user: string; action: string } }>, reply) => {

@@ -4,8 +4,10 @@
 import { expect, it } from 'vitest'
 import type { TeamStore } from './types.js'
 
+type WithStore = (fn: (s: TeamStore) => Promise<void>) => () => Promise<void>
+
 export function teamStoreContract(make: () => Promise<{ store: TeamStore; done(): Promise<void> | void }>): void {
-  const withStore = (fn: (s: TeamStore) => Promise<void>) => async () => {
+  const withStore: WithStore = (fn) => async () => {
     const { store, done } = await make()
     try {
       await fn(store)
@@ -13,6 +15,7 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       await done()
     }
   }
+  accountSecurityContract(withStore)
 
   it(
     'users: unique lower-cased email, verification once',
@@ -33,49 +36,6 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       await s.setPasswordHash('usr_1', 'h-new')
       expect((await s.getUserByEmail('a@x.test'))?.passwordHash).toBe('h-new')
       expect((await s.getUser('usr_0'))?.passwordHash).toBe('h0')
-    }),
-  )
-
-  it(
-    'TOTP: enrolment, a step used once and never an older one, recovery codes taken once',
-    withStore(async (s) => {
-      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
-      await s.createUser({ id: 'u2', email: 'two@x.test', passwordHash: 'h' }, 1)
-      await s.setTotp('u1', 'SECRET', null)
-      expect(await s.getUser('u1')).toMatchObject({ totpSecret: 'SECRET', totpEnabledAt: null })
-      expect(await s.useTotpStep('u1', 100)).toBe(true)
-      await s.setTotp('u1', 'SECRET', 50)
-      expect(await s.getUser('u1')).toMatchObject({ totpSecret: 'SECRET', totpEnabledAt: 50 })
-      // turning it on forgot the step used during enrolment
-      expect(await s.useTotpStep('u1', 100)).toBe(true)
-      expect(await s.useTotpStep('u1', 100)).toBe(false)
-      expect(await s.useTotpStep('u1', 99)).toBe(false)
-      expect(await s.useTotpStep('u1', 101)).toBe(true)
-      expect(await s.useTotpStep('u2', 100)).toBe(true)
-      await s.setRecoveryCodes('u1', ['c1', 'c2', 'c3'])
-      await s.setRecoveryCodes('u2', ['c1'])
-      expect(await s.useRecoveryCode('u1', 'c2')).toBe(true)
-      expect(await s.useRecoveryCode('u1', 'c2')).toBe(false)
-      expect(await s.useRecoveryCode('u1', 'nope')).toBe(false)
-      expect(await s.countRecoveryCodes('u1')).toBe(2)
-      await s.setRecoveryCodes('u1', ['d1'])
-      expect(await s.useRecoveryCode('u1', 'c1')).toBe(false)
-      expect(await s.countRecoveryCodes('u1')).toBe(1)
-      expect(await s.countRecoveryCodes('u2')).toBe(1)
-      await s.setTotp('u1', null, null)
-      expect(await s.getUser('u1')).toMatchObject({ totpSecret: null, totpEnabledAt: null })
-    }),
-  )
-
-  it(
-    'team settings: two-factor off until an owner requires it',
-    withStore(async (s) => {
-      expect(await s.teamRequiresTwoFactor('org_a')).toBe(false)
-      await s.setTeamRequiresTwoFactor('org_a', true)
-      expect(await s.teamRequiresTwoFactor('org_a')).toBe(true)
-      expect(await s.teamRequiresTwoFactor('org_b')).toBe(false)
-      await s.setTeamRequiresTwoFactor('org_a', false)
-      expect(await s.teamRequiresTwoFactor('org_a')).toBe(false)
     }),
   )
 
@@ -152,6 +112,92 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
   )
 
   it(
+    'usage adds up per team, day and type; key creators; cursors',
+    withStore(async (s) => {
+      await s.addUsage('org_a', '2026-11-02', 'email', 1, 1)
+      await s.addUsage('org_a', '2026-11-02', 'email', 2, 0)
+      await s.addUsage('org_a', '2026-11-01', 'ip', 1, 1)
+      await s.addUsage('org_b', '2026-11-01', 'ip', 5, 5)
+      await s.addUsage('org_a', '2026-12-01', 'ip', 1, 1)
+      expect(await s.listUsage('org_a', '2026-11-01', '2026-11-30')).toEqual([
+        { day: '2026-11-01', type: 'ip', lookups: 1, credits: 1 },
+        { day: '2026-11-02', type: 'email', lookups: 3, credits: 1 },
+      ])
+      await s.recordKeyCreator('org_a', 'key_1', 'u1')
+      await s.recordKeyCreator('org_b', 'key_2', 'u2')
+      expect([...(await s.keyCreators('org_a'))]).toEqual([['key_1', 'u1']])
+      expect(await s.getCursor('mail')).toBe(0)
+      await s.setCursor('mail', 7)
+      await s.setCursor('mail', 9)
+      expect(await s.getCursor('mail')).toBe(9)
+    }),
+  )
+
+  it(
+    'purges expired sessions and tokens and old sign-in failures, nothing else',
+    withStore(async (s) => {
+      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
+      await s.createSession({ idHash: 'old', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 50 })
+      await s.createSession({ idHash: 'new', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 500 })
+      await s.createToken({ hash: 'told', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 60 })
+      await s.createToken({ hash: 'tnew', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 600 })
+      await s.takeLoginAttempt('x1', [{ key: 'k', limit: 5 }], 10, 0)
+      await s.takeLoginAttempt('x2', [{ key: 'k', limit: 5 }], 90, 0)
+      expect(await s.purgeExpired(100, 50)).toBe(3)
+      expect(await s.purgeExpired(100, 50)).toBe(0)
+      expect(await s.getSession('new', 100)).not.toBeNull()
+      expect(await s.getToken('tnew', 'verify', 100)).not.toBeNull()
+      expect(await s.loginFailures('k', 0)).toBe(1)
+    }),
+  )
+}
+
+/** The account-security part of the contract: TOTP, recovery codes, team settings, sign-in attempts. */
+function accountSecurityContract(withStore: WithStore): void {
+  it(
+    'TOTP: enrolment, a step used once and never an older one, recovery codes taken once',
+    withStore(async (s) => {
+      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
+      await s.createUser({ id: 'u2', email: 'two@x.test', passwordHash: 'h' }, 1)
+      await s.setTotp('u1', 'SECRET', null)
+      expect(await s.getUser('u1')).toMatchObject({ totpSecret: 'SECRET', totpEnabledAt: null })
+      expect(await s.useTotpStep('u1', 100)).toBe(true)
+      await s.setTotp('u1', 'SECRET', 50)
+      expect(await s.getUser('u1')).toMatchObject({ totpSecret: 'SECRET', totpEnabledAt: 50 })
+      // turning it on forgot the step used during enrolment
+      expect(await s.useTotpStep('u1', 100)).toBe(true)
+      expect(await s.useTotpStep('u1', 100)).toBe(false)
+      expect(await s.useTotpStep('u1', 99)).toBe(false)
+      expect(await s.useTotpStep('u1', 101)).toBe(true)
+      expect(await s.useTotpStep('u2', 100)).toBe(true)
+      await s.setRecoveryCodes('u1', ['c1', 'c2', 'c3'])
+      await s.setRecoveryCodes('u2', ['c1'])
+      expect(await s.useRecoveryCode('u1', 'c2')).toBe(true)
+      expect(await s.useRecoveryCode('u1', 'c2')).toBe(false)
+      expect(await s.useRecoveryCode('u1', 'nope')).toBe(false)
+      expect(await s.countRecoveryCodes('u1')).toBe(2)
+      await s.setRecoveryCodes('u1', ['d1'])
+      expect(await s.useRecoveryCode('u1', 'c1')).toBe(false)
+      expect(await s.countRecoveryCodes('u1')).toBe(1)
+      expect(await s.countRecoveryCodes('u2')).toBe(1)
+      await s.setTotp('u1', null, null)
+      expect(await s.getUser('u1')).toMatchObject({ totpSecret: null, totpEnabledAt: null })
+    }),
+  )
+
+  it(
+    'team settings: two-factor off until an owner requires it',
+    withStore(async (s) => {
+      expect(await s.teamRequiresTwoFactor('org_a')).toBe(false)
+      await s.setTeamRequiresTwoFactor('org_a', true)
+      expect(await s.teamRequiresTwoFactor('org_a')).toBe(true)
+      expect(await s.teamRequiresTwoFactor('org_b')).toBe(false)
+      await s.setTeamRequiresTwoFactor('org_a', false)
+      expect(await s.teamRequiresTwoFactor('org_a')).toBe(false)
+    }),
+  )
+
+  it(
     'sign-in attempts: counted before the check, refused at the limit of any key, taken back on success, cleared',
     withStore(async (s) => {
       const keys = [
@@ -193,46 +239,6 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       const taken = await Promise.all(Array.from({ length: 20 }, (_, i) => s.takeLoginAttempt(`b${i}`, keys, 100 + i, 0)))
       expect(taken.filter(Boolean)).toHaveLength(5)
       expect(await s.loginFailures('ip:burst', 0)).toBe(5)
-    }),
-  )
-
-  it(
-    'usage adds up per team, day and type; key creators; cursors',
-    withStore(async (s) => {
-      await s.addUsage('org_a', '2026-11-02', 'email', 1, 1)
-      await s.addUsage('org_a', '2026-11-02', 'email', 2, 0)
-      await s.addUsage('org_a', '2026-11-01', 'ip', 1, 1)
-      await s.addUsage('org_b', '2026-11-01', 'ip', 5, 5)
-      await s.addUsage('org_a', '2026-12-01', 'ip', 1, 1)
-      expect(await s.listUsage('org_a', '2026-11-01', '2026-11-30')).toEqual([
-        { day: '2026-11-01', type: 'ip', lookups: 1, credits: 1 },
-        { day: '2026-11-02', type: 'email', lookups: 3, credits: 1 },
-      ])
-      await s.recordKeyCreator('org_a', 'key_1', 'u1')
-      await s.recordKeyCreator('org_b', 'key_2', 'u2')
-      expect([...(await s.keyCreators('org_a'))]).toEqual([['key_1', 'u1']])
-      expect(await s.getCursor('mail')).toBe(0)
-      await s.setCursor('mail', 7)
-      await s.setCursor('mail', 9)
-      expect(await s.getCursor('mail')).toBe(9)
-    }),
-  )
-
-  it(
-    'purges expired sessions and tokens and old sign-in failures, nothing else',
-    withStore(async (s) => {
-      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
-      await s.createSession({ idHash: 'old', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 50 })
-      await s.createSession({ idHash: 'new', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 500 })
-      await s.createToken({ hash: 'told', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 60 })
-      await s.createToken({ hash: 'tnew', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 600 })
-      await s.takeLoginAttempt('x1', [{ key: 'k', limit: 5 }], 10, 0)
-      await s.takeLoginAttempt('x2', [{ key: 'k', limit: 5 }], 90, 0)
-      expect(await s.purgeExpired(100, 50)).toBe(3)
-      expect(await s.purgeExpired(100, 50)).toBe(0)
-      expect(await s.getSession('new', 100)).not.toBeNull()
-      expect(await s.getToken('tnew', 'verify', 100)).not.toBeNull()
-      expect(await s.loginFailures('k', 0)).toBe(1)
     }),
   )
 }
