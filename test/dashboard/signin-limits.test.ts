@@ -90,7 +90,7 @@ describe('dashboard sign-in limit under a parallel burst', () => {
 
   describe.skipIf(!pgUrl)('on PostgreSQL', () => {
     const schema = `rc_signin_${randomBytes(5).toString('hex')}`
-    cleanups.push(async () => {
+    if (pgUrl) cleanups.push(async () => {
       const admin = new pg.Pool({ connectionString: pgUrl })
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
       await admin.end()
