@@ -3,9 +3,11 @@
  * account (answered like any sign-up; the owner gets a mail), sign out everywhere, and TOTP two-factor sign-in with
  * recovery codes, also required by a team's owner.
  */
+import { createHash } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { totpCode } from '../../src/dashboard/totp.js'
+import type { SqliteStore } from '../../src/server/store/sqlite.js'
 import { signIn, signUp, startHarness, type Harness } from './harness.js'
 
 let h: Harness
@@ -63,6 +65,10 @@ describe('dashboard: accounts people can keep', () => {
     await second.page.getByText('If an account has that address').waitFor()
     const mail = await h.mailTo('rita@example.test', /Reset your riskcheck password/)
     const link = linkIn(mail.text, '/dashboard/reset/new?token=')
+    // stored as its SHA-256 only, valid for an hour
+    const token = new URL(link).searchParams.get('token')!
+    const rows = (h.app.store as SqliteStore).db.prepare("SELECT hash, expires_at - created_at AS ttl FROM dashboard_tokens WHERE kind = 'reset'").all() as Array<{ hash: string; ttl: number }>
+    expect(rows).toEqual([{ hash: createHash('sha256').update(token).digest('hex'), ttl: 3600_000 }])
     await second.page.goto(link)
     await second.page.getByLabel('New password').fill('a brand new password')
     await second.page.getByRole('button', { name: 'Set the new password' }).click()
@@ -136,6 +142,10 @@ describe('dashboard: accounts people can keep', () => {
     await signUp(h, a.page, 'uma@example.test', 'Two Factors')
     const { secret, codes } = await enrol(a.page)
     expect(codes).toHaveLength(10)
+    // stored as SHA-256 hashes only
+    const db = (h.app.store as SqliteStore).db
+    const stored = db.prepare('SELECT hash FROM dashboard_recovery_codes ORDER BY hash').all() as Array<{ hash: string }>
+    expect(stored.map((r) => r.hash)).toEqual(codes.map((c) => createHash('sha256').update(c.replace(/-/g, '')).digest('hex')).sort())
     await a.page.getByRole('link', { name: 'Done' }).click()
     expect(await a.page.getByTestId('recovery-left').textContent()).toBe('10')
 
