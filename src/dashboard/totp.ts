@@ -38,7 +38,9 @@ export function base32Decode(s: string): Buffer {
   const out: number[] = []
   let bits = 0
   let value = 0
-  for (const c of s.toUpperCase().replace(/=+$/, '')) {
+  let end = s.length
+  while (end > 0 && s[end - 1] === '=') end-- // a loop, not /=+$/ (which backtracks on long runs of '=')
+  for (const c of s.slice(0, end).toUpperCase()) {
     const i = BASE32.indexOf(c)
     if (i < 0) throw new TypeError('not base32')
     value = ((value << 5) | i) & 0xffff
