@@ -11,7 +11,8 @@
  *   admin events list [--org ORG_ID] [--limit N]
  *   admin webhook enable ENDPOINT_ID · admin webhook resend ENDPOINT_ID [--since ISO] · admin webhook ping ENDPOINT_ID
  *   admin webhook list --org ORG_ID · admin notices list [--limit N]
- *   admin user list [--org ORG_ID] · admin user verify EMAIL   (dashboard accounts, src/dashboard/admin.ts)
+ *   admin user list [--org ORG_ID] · admin user verify EMAIL · admin user two-factor-off EMAIL   (dashboard accounts,
+ *   src/dashboard/admin.ts)
  *   admin policy set --org ORG_ID FILE [--dry-run] [--changes N] · admin policy show --org ORG_ID ·
  *   admin policy clear --org ORG_ID   (./admin-policy.ts)
  *   admin migrate [--check]   (PostgreSQL: apply pending migrations; --check: exit 1 unless current)
@@ -52,6 +53,8 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
   notices list [--limit N]                       operator notices (endpoints disabled after a day of failures), newest first
   user list [--org ORG_ID]                       dashboard accounts with their teams and roles
   user verify EMAIL                              mark a dashboard account's address verified (live keys allowed)
+  user two-factor-off EMAIL                      turn off a dashboard account's two-factor sign-in (lost authenticator
+                                                 and recovery codes); its sessions end
   policy set --org ORG_ID FILE [--dry-run] [--changes N]
                                                  backtest the policy file over the org's answers of the last 7 days
                                                  (transition matrix, changed inputs), then apply it from the org's

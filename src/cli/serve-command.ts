@@ -15,7 +15,7 @@
 import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
 import { resolveOptions } from '../options.js'
-import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, SERVE_FLAGS, withEnvironment } from './serve-settings.js'
+import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, SERVE_FLAGS, trustProxyOf, fastifyTrustProxy, withEnvironment, type TrustProxy } from './serve-settings.js'
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
@@ -26,7 +26,7 @@ const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--d
                        [--database-url postgres://… --redis-url redis://… [--no-migrate] [--no-workers]
                         [--redis-prefix NAME] [--queue-lock-timeout 30s]]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
-                       [--metrics-port N] [--drain-timeout 30s]
+                       [--metrics-port N] [--drain-timeout 30s] [--trust-proxy HOPS|ADDRESSES]
                        [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
                         --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
@@ -77,6 +77,10 @@ from the org's next request; no restart).
                                                      local development only; never in production)
   --mail-url URL      RISKCHECK_MAIL_URL             SMTP relay of the dashboard's mails (smtp://host:port, smtps://user:pass@host,
                                                      ?from=ADDR); without it verification and invite mails are not sent
+  --trust-proxy T     RISKCHECK_TRUST_PROXY          behind a reverse proxy: true (every hop), a hop count, or comma-separated
+                                                     proxy addresses/CIDR ranges; their X-Forwarded-For/-Proto give the
+                                                     client address (rate and sign-in limits) and https (Secure cookies).
+                                                     Default: none trusted
   lookup flags        RISKCHECK_<FLAG>               e.g. RISKCHECK_OFFLINE=1, RISKCHECK_DNS_SERVER=1.1.1.1,9.9.9.9,
                                                      RISKCHECK_SMTP_PORT=2525, RISKCHECK_HELO=mx.example.org
 A flag wins over its variable. Booleans read 1/true/yes/on or 0/false/no/off.
@@ -214,6 +218,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let deployment: Deployment
   let redisPrefix = 'riskcheck'
   let queueLockMs = DEFAULT_QUEUE_LOCK_MS
+  let trustProxy: TrustProxy | undefined
   const dataSources: Partial<Record<DataSourceName, string>> = {}
   try {
     const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
@@ -246,6 +251,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     deployment = resolved.deployment
     redisPrefix = redisPrefixOf(values)
     queueLockMs = queueLockOf(values)
+    trustProxy = trustProxyOf(values)
     if (deployment.mode === 'scaled') postgresLocation(deployment.databaseUrl)
     else if (values['no-migrate'] === true) throw new UsageError('--no-migrate is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened')
     else if (values['queue-lock-timeout'] !== undefined) throw new UsageError('--queue-lock-timeout is for the shared queue (--redis-url): a SQLite store runs its work in this process')
@@ -300,6 +306,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
           ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers, prefix: redisPrefix, worker: queueWorkerOf(queueLockMs) } }
           : {}),
         ...(metricsPort !== null ? { metrics: true } : {}),
+        ...(trustProxy !== undefined ? { trustProxy: fastifyTrustProxy(trustProxy) } : {}),
         logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
       })
       created = app

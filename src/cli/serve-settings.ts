@@ -8,11 +8,12 @@
  *   --redis-prefix / RISKCHECK_REDIS_PREFIX · --queue-lock-timeout / RISKCHECK_QUEUE_LOCK_TIMEOUT ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --metrics-port / RISKCHECK_METRICS_PORT ·
- *   --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
+ *   --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy / RISKCHECK_TRUST_PROXY · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
  *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
  *
  * Booleans read 1/true/yes/on or 0/false/no/off.
  */
+import { isIP } from 'node:net'
 import type { ParseArgsConfig } from 'node:util'
 import { parseDuration } from '../data/catalog.js'
 import { GLOBAL_FLAGS, UsageError } from './shared.js'
@@ -38,6 +39,7 @@ export const SERVE_FLAGS: Options = {
   'data-source': { type: 'string', multiple: true },
   'metrics-port': { type: 'string' },
   'drain-timeout': { type: 'string' },
+  'trust-proxy': { type: 'string' },
 }
 
 /** Lookup flags that mean nothing to a server (per request, or output formatting) and so have no variable. */
@@ -74,6 +76,59 @@ export function queueLockOf(values: Record<string, unknown>): number {
   const ms = parseDuration(text)
   if (ms === null || ms < 1000) throw new UsageError(`--queue-lock-timeout must be a duration of at least 1s, e.g. 30s or 5s (got ${JSON.stringify(text.slice(0, 40))})`)
   return ms
+}
+
+/** What `--trust-proxy` gives Fastify's `trustProxy`: every hop, a number of hops, or addresses and ranges. */
+export type TrustProxy = true | number | string[]
+
+/** proxy-addr's names of address ranges, accepted in a `--trust-proxy` list. */
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/** Why `item` is not an address, a CIDR range or a range name, or null when it is one. */
+function proxyAddressProblem(item: string): string | null {
+  if (PROXY_RANGES.has(item)) return null
+  const slash = item.indexOf('/')
+  const address = slash < 0 ? item : item.slice(0, slash)
+  const family = isIP(address)
+  if (family === 0) return `${JSON.stringify(item.slice(0, 60))} is not an IP address, a CIDR range or loopback/linklocal/uniquelocal`
+  if (slash < 0) return null
+  const bits = item.slice(slash + 1)
+  const max = family === 4 ? 32 : 128
+  return /^[0-9]{1,3}$/.test(bits) && Number(bits) <= max ? null : `${JSON.stringify(item.slice(0, 60))} has a prefix length that is not 0–${max}`
+}
+
+/**
+ * The proxies `--trust-proxy` trusts (README "Team dashboard", docs/deployment.md), or undefined for none (the
+ * default, and `false`/`0`): `true` trusts every hop (only when nothing but the proxy can reach the server), a
+ * number N the N hops nearest the server, and a comma-separated list of addresses, CIDR ranges or
+ * loopback/linklocal/uniquelocal the hops with those addresses. A trusted hop's X-Forwarded-For gives the client
+ * address (rate limits, sign-in limits) and its X-Forwarded-Proto and X-Forwarded-Host the scheme and host (the
+ * session cookie is Secure over https); an untrusted hop's are ignored. A UsageError for anything else.
+ */
+export function trustProxyOf(values: Record<string, unknown>): TrustProxy | undefined {
+  const text = (values['trust-proxy'] as string | undefined)?.trim()
+  if (text === undefined || text === '' || text === 'false' || text === '0') return undefined
+  if (text === 'true') return true
+  if (/^[0-9]+$/.test(text)) {
+    const hops = Number(text)
+    if (hops > 32) throw new UsageError(`--trust-proxy hop count must be 1–32 (got ${text})`)
+    return hops
+  }
+  const items = text.split(',').map((s) => s.trim())
+  for (const item of items) {
+    const problem = proxyAddressProblem(item)
+    if (problem) throw new UsageError(`--trust-proxy must be true, a hop count or comma-separated addresses/CIDR ranges: ${problem}`)
+  }
+  return items
+}
+
+/**
+ * Fastify's `trustProxy` for a {@link TrustProxy}. A hop count becomes "the N hops nearest the server" (Fastify itself
+ * refuses a bare number, since the nearest hop is then trusted whatever its address), so like `true` it is for a
+ * server that only the proxies can reach.
+ */
+export function fastifyTrustProxy(t: TrustProxy): true | string[] | ((address: string, hop: number) => boolean) {
+  return typeof t === 'number' ? (_address, hop) => hop < t : t
 }
 
 /** The environment variable of a flag: `--dns-server` → `RISKCHECK_DNS_SERVER`. */

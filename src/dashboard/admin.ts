@@ -4,6 +4,8 @@
  *
  *   admin user list [--org ORG_ID]      people with their teams and roles (never password hashes)
  *   admin user verify EMAIL             mark an address as verified (its teams may then create live keys)
+ *   admin user two-factor-off EMAIL     turn off two-factor sign-in of a person who lost their authenticator and
+ *                                       recovery codes (their sessions end; they set it up again after signing in)
  */
 import type { Store } from '../server/store/types.js'
 import type { TeamStore } from './store/types.js'
@@ -35,6 +37,7 @@ export async function runDashboardUser(
           email: user.email,
           verified_at: iso(user.emailVerifiedAt),
           created_at: iso(user.createdAt),
+          two_factor: user.totpEnabledAt !== null,
           teams: memberships.map((m) => ({ org_id: m.orgId, role: m.role })),
         })
       }
@@ -54,7 +57,17 @@ export async function runDashboardUser(
       const after = (await teams.getUser(user.id))!
       return { json: { id: after.id, email: after.email, verified_at: iso(after.emailVerifiedAt) }, text: `${after.email} verified at ${iso(after.emailVerifiedAt)}` }
     }
+    case 'two-factor-off': {
+      if (positionals.length !== 1) throw new TypeError('expected one EMAIL')
+      const email = positionals[0]!.trim().toLowerCase()
+      const user = await teams.getUserByEmail(email)
+      if (!user) throw new RangeError(`no dashboard user ${email}`)
+      await teams.setTotp(user.id, null, null)
+      await teams.setRecoveryCodes(user.id, [])
+      const ended = await teams.deleteSessionsOf(user.id)
+      return { json: { id: user.id, email: user.email, two_factor: false, sessions_ended: ended }, text: `${user.email}: two-factor sign-in off, ${ended} session(s) ended` }
+    }
     default:
-      throw new TypeError(`unknown action "user ${action}" (list, verify)`)
+      throw new TypeError(`unknown action "user ${action}" (list, verify, two-factor-off)`)
   }
 }

@@ -58,6 +58,8 @@ tr:last-child td { border-bottom:none; }
 code, .mono { font-family: ui-monospace, "Liberation Mono", monospace; font-size:.9em; }
 .secret { display:flex; gap:8px; align-items:center; flex-wrap:wrap; background:#fffbea; border:1px solid #f1d37a; padding:12px; border-radius:8px; }
 .secret code { word-break:break-all; }
+.qr svg { width:200px; height:200px; display:block; }
+.wrap { overflow-wrap:anywhere; }
 .flash, .banner { padding:10px 14px; border-radius:6px; margin:0 0 16px; }
 .flash.ok { background:#e7f6ec; color:var(--ok); } .flash.error { background:#fdecea; color:var(--err); }
 .banner { background:#fff4e0; color:var(--warn); }

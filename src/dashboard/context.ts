@@ -10,11 +10,15 @@ import { layout, type Html, type LayoutContext } from './html.js'
 import type { Mailer } from './mail.js'
 import type { MembershipRecord, Role, SessionRecord, TeamStore, UserRecord } from './store/types.js'
 
-/** A refusal rendered as an HTML page with its status (404 for anything outside the caller's teams). */
+/**
+ * A refusal rendered as an HTML page with its status (404 for anything outside the caller's teams). With
+ * `location`, a GET is sent there instead (a team that requires two-factor sign-in sends to its set-up).
+ */
 export class DashboardError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly location?: string,
   ) {
     super(message)
   }
@@ -59,7 +63,18 @@ export interface Dash {
   origin(request: FastifyRequest): string
   /** Starts a signed-in session (sets the cookie). */
   signIn(reply: FastifyReply, request: FastifyRequest, userId: string): Promise<void>
+  /**
+   * Counts a sign-in attempt (a password or a second-factor code about to be checked) under each key before it is
+   * checked: `ip:` keys get ten times the per-address limit, every other key (`email:…`, `mfa:<user>`) the limit
+   * itself. Returns the attempt's id (give it to `teams.forgetLoginAttempt` when it succeeds), or null when a limit
+   * is reached (answer 429 with {@link Dash.retryAfter}).
+   */
+  takeAttempt(keys: readonly string[]): Promise<string | null>
+  /** The `Retry-After` of a refused attempt, in seconds. */
+  readonly retryAfter: number
 }
+
+export const MFA_COOKIE = 'rc_mfa'
 
 export const SESSION_COOKIE = 'rc_session'
 export const PRE_COOKIE = 'rc_pre'
@@ -85,6 +100,16 @@ export function field(body: unknown, name: string): string {
   return typeof s === 'string' ? s.trim() : ''
 }
 
+/**
+ * A password field exactly as typed ('' when absent): never trimmed, so that sign-up, sign-in, reset and every other
+ * form treat a password with surrounding spaces alike (the hash normalises it to NFKC, nothing more).
+ */
+export function passwordField(body: unknown, name: string): string {
+  const v = (body as Form | undefined)?.[name]
+  const s = Array.isArray(v) ? v[0] : v
+  return typeof s === 'string' ? s : ''
+}
+
 /** A repeated field (checkboxes) as a list. */
 export function fields(body: unknown, name: string): string[] {
   const v = (body as Form | undefined)?.[name]
@@ -95,7 +120,6 @@ export { layout }
 
 /** Fixed messages of `?done=` after a redirect (never text from the URL itself). */
 const DONE: Record<string, string> = {
-  signup: 'Your team is ready. We sent a verification link to your email address.',
   resent: 'We sent a new verification link.',
   revoked: 'The key is revoked; requests with it fail from now on.',
   invited: 'Invitation sent.',
@@ -111,6 +135,10 @@ const DONE: Record<string, string> = {
   retried: 'The failed rows are queued again.',
   created: 'Created.',
   uninvited: 'Invitation withdrawn.',
+  everywhere: 'You are signed out everywhere: every session of your account has ended.',
+  'two-factor-off': 'Two-factor sign-in is off.',
+  'team-two-factor-on': 'Members of this team now need two-factor sign-in.',
+  'team-two-factor-off': 'Two-factor sign-in is now optional for this team.',
 }
 
 /** The flash message of a `?done=` code, if it is one of ours. */

@@ -87,7 +87,7 @@ export function layout(ctx: LayoutContext, body: Html): string {
           ? html`<span class="team">${ctx.team.name}</span>`
           : ''
     }
-    <span class="email">${ctx.user.email}${ctx.team ? html` <span class="role">${ctx.team.role}</span>` : ''}</span>
+    <span class="email"><a href="/dashboard/account" title="Your account">${ctx.user.email}</a>${ctx.team ? html` <span class="role">${ctx.team.role}</span>` : ''}</span>
     <form method="post" action="/dashboard/signout">${csrfField(ctx.csrf)}<button type="submit" class="link">Sign out</button></form>
   </div>`
       : ''

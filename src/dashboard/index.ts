@@ -15,9 +15,11 @@ import formbody from '@fastify/formbody'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ServerContext } from '../server/routes/types.js'
 import { APP_CSS, APP_JS } from './assets.js'
-import { DashboardError, PRE_COOKIE, SESSION_COOKIE, randomToken, sameToken, sha256, trimSlashes, type Dash, type TeamView, type Viewer } from './context.js'
+import { attemptCounter } from './attempts.js'
+import { DashboardError, MFA_COOKIE, PRE_COOKIE, SESSION_COOKIE, randomToken, sameToken, sha256, trimSlashes, type Dash, type TeamView, type Viewer } from './context.js'
 import { html, layout } from './html.js'
 import { createMailer, type Mailer } from './mail.js'
+import { registerAccountPages, requireTwoFactor } from './pages/account.js'
 import { registerAuthPages } from './pages/auth.js'
 import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
@@ -107,6 +109,7 @@ export function registerDashboard(
       if (!member || !org) throw new DashboardError(404, 'Not found.')
       const order = { developer: 1, admin: 2, owner: 3 } as const
       if (order[member.role] < order[min]) throw new DashboardError(403, `This needs the ${min} role; you are a ${member.role}.`)
+      await requireTwoFactor(teams, v.user, org)
       const list: Array<{ id: string; name: string }> = []
       for (const m of await teams.listMemberships(v.user.id)) {
         const o = m.orgId === org.id ? org : await svc.store.getOrg(m.orgId, nowMs())
@@ -144,7 +147,9 @@ export function registerDashboard(
         maxAge: Math.floor(sessionTtl / 1000),
       })
       void reply.clearCookie(PRE_COOKIE, { path: '/dashboard' })
+      void reply.clearCookie(MFA_COOKIE, { path: '/dashboard' })
     },
+    ...attemptCounter(teams, nowMs, options),
   }
 
   const tally = registerUsageTally(svc, teams, app.log)
@@ -168,7 +173,8 @@ export function registerDashboard(
       // CSRF: every POST carries the session's token, or (signed out) the double-submit cookie's value.
       scope.addHook('preHandler', async (request, reply) => {
         if (request.method !== 'POST') {
-          if (!request.cookies[PRE_COOKIE] && !request.cookies[SESSION_COOKIE]) {
+          // signed out: also with a session cookie whose session ended (signed out everywhere, password reset)
+          if (!request.cookies[PRE_COOKIE] && !(await viewer(request))) {
             const pre = randomToken()
             request.cookies[PRE_COOKIE] = pre
             void reply.setCookie(PRE_COOKIE, pre, { path: '/dashboard', httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https' })
@@ -185,6 +191,7 @@ export function registerDashboard(
 
       scope.setErrorHandler(async (error, request, reply) => {
         const e = error as Error & { statusCode?: number }
+        if (error instanceof DashboardError && error.location && request.method === 'GET') return reply.redirect(error.location, 303)
         let status = error instanceof DashboardError ? error.status : typeof e.statusCode === 'number' && e.statusCode < 500 ? e.statusCode : 500
         if (status === 401) {
           if (request.method === 'GET') return reply.redirect(`/dashboard/signin?next=${encodeURIComponent(request.url.slice(0, 500))}`)
@@ -223,10 +230,8 @@ export function registerDashboard(
         return reply.redirect(`${v.base}/keys`)
       })
 
-      registerAuthPages(scope, dash, {
-        loginAttempts: options.loginAttempts ?? 5,
-        loginWindowMs: options.loginWindowMs ?? 15 * 60_000,
-      })
+      registerAuthPages(scope, dash)
+      registerAccountPages(scope, dash)
       registerKeyPages(scope, dash)
       registerWebhookPages(scope, dash)
       registerUsagePages(scope, dash, tally)

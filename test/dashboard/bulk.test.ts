@@ -24,7 +24,7 @@ describe('dashboard: bulk jobs', () => {
     expect(parseInputs('email\n"a@x.test",1\nb@x.test, 2\n\n  c@x.test  ')).toEqual(['a@x.test', 'b@x.test', 'c@x.test'])
   })
 
-  it('uploads a CSV, shows progress until completed, downloads the results; cancels a running job', async () => {
+  it('uploads a CSV, shows progress until completed, downloads the results; cancels a running job', { timeout: 60_000 }, async () => {
     const { page, context, errors } = await h.newPage()
     const polls: string[] = []
     page.on('response', (r) => {

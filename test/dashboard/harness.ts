@@ -129,21 +129,33 @@ export async function startHarness(options: Partial<ServerOptions> = {}): Promis
   }
 }
 
-/** Signs up through the form and follows the verification link; returns the team page URL. */
+/** Signs in through the form (password only) and waits to leave the sign-in page. */
+export async function signIn(h: Harness, page: Page, email: string, password = 'correct horse battery'): Promise<void> {
+  await page.goto(`${h.base}/dashboard/signin`)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL((u) => !u.pathname.endsWith('/dashboard/signin'))
+}
+
+/**
+ * Signs up through the form (which answers "check your mail" and signs nobody in), follows the verification link
+ * unless `verify` is false, and signs in; returns the team page URL.
+ */
 export async function signUp(h: Harness, page: Page, email: string, team: string, password = 'correct horse battery', verify = true): Promise<string> {
   await page.goto(`${h.base}/dashboard/signup`)
   await page.getByLabel('Email').fill(email)
   await page.getByLabel('Password').fill(password)
   await page.getByLabel('Team name').fill(team)
   await page.getByRole('button', { name: 'Create team' }).click()
-  await page.waitForURL(/\/dashboard\/t\/[^/]+\/keys/)
-  const teamUrl = page.url().replace(/\/keys.*$/, '')
+  await page.waitForURL(/\/dashboard\/signup\/sent$/)
   if (verify) {
     const mail = await h.mailTo(email, /Verify your email/)
     const link = /https?:\/\/\S+\/dashboard\/verify\?token=[A-Za-z0-9_-]+/.exec(mail.text)![0]
     await page.goto(link)
     await page.getByText('is verified').waitFor()
-    await page.goto(`${teamUrl}/keys`)
   }
-  return teamUrl
+  await signIn(h, page, email, password)
+  await page.waitForURL(/\/dashboard\/t\/[^/]+\/keys/)
+  return page.url().replace(/\/keys.*$/, '')
 }

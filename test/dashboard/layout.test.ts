@@ -15,12 +15,18 @@ beforeAll(async () => {
   teamUrl = await signUp(h, page, 'lay@example.test', 'A team with a rather long name for narrow screens')
   await page.getByLabel('Name').fill('a key with a long name to wrap')
   await page.getByRole('button', { name: 'Create key' }).click()
+  // the account page with its widest content: an enrolment in progress (QR code, key, otpauth:// URI)
+  await page.goto(`${h.base}/dashboard/account`)
+  await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click()
+  await page.getByTestId('totp-uri').waitFor()
   state = await context.storageState()
   await context.close()
 }, 90_000)
 afterAll(async () => h?.close())
 
 const PAGES = ['keys', 'usage', 'bulk', 'webhooks', 'playground', 'members']
+/** Pages outside a team (no side navigation). */
+const OTHER_PAGES = ['signin', 'signup/sent', 'reset', 'reset?done=sent', 'account']
 
 describe('dashboard: layout and keyboard', () => {
   for (const width of [1280, 390]) {
@@ -31,12 +37,13 @@ describe('dashboard: layout and keyboard', () => {
         if (!r.url().startsWith(h.base)) offsite.push(r.url())
       })
       const page = await context.newPage()
-      for (const url of [`${h.base}/dashboard/signin`, ...PAGES.map((p) => `${teamUrl}/${p}`)]) {
+      const others = OTHER_PAGES.map((p) => `${h.base}/dashboard/${p}`)
+      for (const url of [...others, ...PAGES.map((p) => `${teamUrl}/${p}`)]) {
         await page.goto(url)
         const sizes = await page.evaluate('({ doc: document.documentElement.scrollWidth, view: window.innerWidth })')
         const { doc, view } = sizes as { doc: number; view: number }
         expect(doc, url).toBeLessThanOrEqual(view)
-        if (!url.endsWith('signin')) {
+        if (!others.includes(url)) {
           const nav = (await page.locator('nav.side').boundingBox())!
           // wide: a column on the left; narrow: a row under the header
           if (width === 1280) expect(nav.width).toBeLessThan(300)
@@ -62,13 +69,13 @@ describe('dashboard: layout and keyboard', () => {
     await page.keyboard.type('correct horse battery')
     await page.keyboard.press('Enter')
     await page.waitForURL(/\/keys$/)
-    // Tab order: skip link, brand, sign out, then the navigation
+    // Tab order: skip link, brand, the account link, sign out, then the navigation
     const seen: string[] = []
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 7; i++) {
       await page.keyboard.press('Tab')
       seen.push((await page.evaluate('document.activeElement.textContent.trim()')) as string)
     }
-    expect(seen).toEqual(['Skip to content', 'riskcheck', 'Sign out', 'API keys', 'Usage & credits', 'Bulk jobs'])
+    expect(seen).toEqual(['Skip to content', 'riskcheck', 'lay@example.test', 'Sign out', 'API keys', 'Usage & credits', 'Bulk jobs'])
     // focus is visible (outline from :focus-visible)
     const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle')
     expect(outline).toBe('solid')

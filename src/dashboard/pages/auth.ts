@@ -1,13 +1,15 @@
 /**
  * Sign-up (email, password, team name → a new team with the person as its owner, and a verification mail), the
- * verification link, sign-in with its rate limit, sign-out.
+ * verification link, sign-in with its rate limit, sign-out. Sign-up answers the same whether or not the address has
+ * an account (the owner of an address that has one gets a mail instead), so it never tells who has an account.
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { DEFAULT_PLAN_ID } from '../../accounts/plans.js'
-import { DashboardError, PRE_COOKIE, field, randomToken, sha256, type Dash } from '../context.js'
+import { DashboardError, PRE_COOKIE, doneFlash, field, passwordField, randomToken, sha256, type Dash } from '../context.js'
 import { csrfField, html } from '../html.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from '../password.js'
+import { afterPassword, nextPath } from './second-factor.js'
 
 /** Verification links stay valid for 2 days. */
 const VERIFY_TTL_MS = 2 * 24 * 3600_000
@@ -18,11 +20,6 @@ const EMAIL = /^[^\s@<>()",;]{1,64}@[^\s@<>()",;.]+(?:\.[^\s@<>()",;.]+)+$/
 export function normalEmail(s: string): string | null {
   const e = s.trim().toLowerCase()
   return e.length <= 254 && EMAIL.test(e) ? e : null
-}
-
-/** A safe in-dashboard path to go to after sign-in (anything else → /dashboard). */
-function nextPath(s: string): string {
-  return /^\/dashboard(\/[A-Za-z0-9_\-/.?=&%]*)?$/.test(s) && !s.includes('//') && !s.includes('..') ? s : '/dashboard'
 }
 
 /** Sends a verification link for `user` to their address. */
@@ -40,7 +37,20 @@ export async function sendVerification(dash: Dash, request: FastifyRequest, user
   })
 }
 
-export function registerAuthPages(app: FastifyInstance, dash: Dash, limits: { loginAttempts: number; loginWindowMs: number }): void {
+/** Tells the owner of an address that someone tried to sign up with it (instead of telling the one who tried). */
+async function sendSignupAttempt(dash: Dash, request: FastifyRequest, email: string): Promise<void> {
+  await dash.mailer.send({
+    to: email,
+    subject: 'Someone tried to sign up for riskcheck with your address',
+    text:
+      `Hello,\n\nsomeone (maybe you) tried to create a riskcheck team with ${email}, which has an account already.\n\n` +
+      `If it was you, sign in:\n\n${dash.origin(request)}/dashboard/signin\n\n` +
+      `Forgot your password? Set a new one here:\n\n${dash.origin(request)}/dashboard/reset\n\n` +
+      'If it was not you, ignore this mail: nothing changed.\n',
+  })
+}
+
+export function registerAuthPages(app: FastifyInstance, dash: Dash): void {
   const pre = (request: FastifyRequest) => request.cookies[PRE_COOKIE]
 
   const signinForm = (request: FastifyRequest, email = '', next = '/dashboard') => html`<div class="card narrow">
@@ -51,6 +61,7 @@ ${csrfField(pre(request))}
 <label><span>Password</span><input type="password" name="password" autocomplete="current-password" required></label>
 <button type="submit">Sign in</button>
 </form>
+<p class="muted"><a href="/dashboard/reset">Forgot your password?</a></p>
 <p class="muted">New here? <a href="/dashboard/signup">Create a team</a></p>
 </div>`
 
@@ -66,41 +77,36 @@ ${csrfField(pre(request))}
 <p class="muted">Have an account? <a href="/dashboard/signin">Sign in</a></p>
 </div>`
 
-  app.get('/signin', async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
+  app.get('/signin', async (request: FastifyRequest<{ Querystring: { next?: string; done?: string } }>, reply) => {
     if (await dash.viewer(request)) return reply.redirect('/dashboard')
-    return dash.page(reply, { title: 'Sign in' }, signinForm(request, '', request.query.next ?? '/dashboard'))
+    return dash.page(reply, { title: 'Sign in', flash: doneFlash(request.query) }, signinForm(request, '', request.query.next ?? '/dashboard'))
   })
 
   app.post('/signin', async (request, reply) => {
     const email = field(request.body, 'email').toLowerCase().slice(0, 254)
-    const password = field(request.body, 'password')
+    const password = passwordField(request.body, 'password')
     const next = nextPath(field(request.body, 'next'))
-    const t = dash.nowMs()
-    const since = t - limits.loginWindowMs
-    // per address, and (looser, since offices share an address) per client address
-    const keys = [`email:${email}`, `ip:${request.ip}`]
-    const limitOf = (k: string) => (k.startsWith('ip:') ? limits.loginAttempts * 10 : limits.loginAttempts)
-    for (const k of keys) {
-      if ((await dash.teams.loginFailures(k, since)) >= limitOf(k)) {
-        void reply.header('Retry-After', String(Math.ceil(limits.loginWindowMs / 1000)))
-        return dash.page(
-          reply,
-          { title: 'Sign in', flash: { kind: 'error', text: 'Too many failed sign-ins. Wait 15 minutes and try again.' } },
-          signinForm(request, email, next),
-          429,
-        )
-      }
+    // Counted before the hash (which takes ~100 ms): a burst of parallel guesses gets no more than the limit checked.
+    // Per address, and (looser, since offices share an address) per client address.
+    const attempt = await dash.takeAttempt([`email:${email}`, `ip:${request.ip}`])
+    if (!attempt) {
+      void reply.header('Retry-After', String(dash.retryAfter))
+      return dash.page(
+        reply,
+        { title: 'Sign in', flash: { kind: 'error', text: 'Too many failed sign-ins. Wait 15 minutes and try again.' } },
+        signinForm(request, email, next),
+        429,
+      )
     }
     const user = email ? await dash.teams.getUserByEmail(email) : null
     // Unknown addresses cost a hash too, so timing does not tell which addresses have an account.
     const ok = user ? await verifyPassword(password, user.passwordHash) : (await verifyPassword(password, DUMMY_HASH), false)
     if (!user || !ok) {
-      for (const k of keys) await dash.teams.recordLoginFailure(k, t, since)
       return dash.page(reply, { title: 'Sign in', flash: { kind: 'error', text: 'Wrong email or password.' } }, signinForm(request, email, next), 401)
     }
+    await dash.teams.forgetLoginAttempt(attempt)
     await dash.teams.clearLoginFailures(`email:${email}`)
-    await dash.signIn(reply, request, user.id)
-    return reply.redirect(next, 303)
+    return afterPassword(dash, request, reply, user, next)
   })
 
   app.get('/signup', async (request, reply) => {
@@ -111,24 +117,38 @@ ${csrfField(pre(request))}
   app.post('/signup', async (request, reply) => {
     const rawEmail = field(request.body, 'email')
     const email = normalEmail(rawEmail)
-    const password = (request.body as Record<string, unknown>)?.password
+    const password = passwordField(request.body, 'password')
     const team = field(request.body, 'team').replace(/\s+/g, ' ')
     const fail = (text: string, status = 422) =>
       dash.page(reply, { title: 'Create your team', flash: { kind: 'error', text } }, signupForm(request, { email: rawEmail, team }), status)
     if (!email) return fail('Enter a valid email address.')
-    if (typeof password !== 'string' || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
+    if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
       return fail(`The password must have ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`)
     }
     if (team === '' || team.length > 100) return fail('Enter a team name of at most 100 characters.')
     const t = dash.nowMs()
+    // The hash is made either way, and the mail is sent after the answer either way, so neither the answer nor its
+    // timing tells whether the address had an account.
     const user = await dash.teams.createUser({ id: `usr_${randomUUID().replace(/-/g, '')}`, email, passwordHash: await hashPassword(password) }, t)
-    if (!user) return fail('An account with this email address exists already. Sign in instead.', 409)
-    const org = await dash.svc.store.createOrg({ name: team, planId: DEFAULT_PLAN_ID }, t)
-    await dash.teams.putMember({ orgId: org.id, userId: user.id, role: 'owner', createdAt: t })
-    await dash.signIn(reply, request, user.id)
-    await sendVerification(dash, request, user).catch((err: unknown) => dash.log()?.warn({ err }, 'dashboard: verification mail failed'))
-    return reply.redirect(`/dashboard/t/${encodeURIComponent(org.id)}/keys?done=signup`, 303)
+    if (user) {
+      const org = await dash.svc.store.createOrg({ name: team, planId: DEFAULT_PLAN_ID }, t)
+      await dash.teams.putMember({ orgId: org.id, userId: user.id, role: 'owner', createdAt: t })
+      void sendVerification(dash, request, user).catch((err: unknown) => dash.log()?.warn({ err }, 'dashboard: verification mail failed'))
+    } else {
+      void sendSignupAttempt(dash, request, email).catch((err: unknown) => dash.log()?.warn({ err }, 'dashboard: sign-up notice mail failed'))
+    }
+    return reply.redirect('/dashboard/signup/sent', 303)
   })
+
+  app.get('/signup/sent', async (_request, reply) =>
+    dash.page(
+      reply,
+      { title: 'Check your mail' },
+      html`<div class="card narrow"><p>We sent a mail to the address you entered. Follow the link in it to verify the address.</p>
+<p>Then sign in with your password. You can sign in now, too: until the address is verified your team can create test keys only.</p>
+<p><a class="button" href="/dashboard/signin">Sign in</a></p></div>`,
+    ),
+  )
 
   app.get('/verify', async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply: FastifyReply) => {
     const token = typeof request.query.token === 'string' ? request.query.token : ''
@@ -153,6 +173,15 @@ ${csrfField(pre(request))}
     if (raw) await dash.teams.deleteSession(sha256(raw))
     void reply.clearCookie('rc_session', { path: '/dashboard' })
     return reply.redirect('/dashboard/signin', 303)
+  })
+
+  // every session of the person, this one included (a lost laptop, a shared computer)
+  app.post('/signout/everywhere', async (request, reply) => {
+    const v = await dash.viewer(request)
+    if (!v) throw new DashboardError(401, 'Sign in first.')
+    await dash.teams.deleteSessionsOf(v.user.id)
+    void reply.clearCookie('rc_session', { path: '/dashboard' })
+    return reply.redirect('/dashboard/signin?done=everywhere', 303)
   })
 }
 

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { atLeast, DashboardError, doneFlash, field, notFound, PRE_COOKIE, randomToken, sha256, type Dash, type TeamView } from '../context.js'
+import { atLeast, DashboardError, doneFlash, field, notFound, passwordField, PRE_COOKIE, randomToken, sha256, type Dash, type TeamView } from '../context.js'
 import { csrfField, html, when } from '../html.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
 import { ROLES, type Role, type TokenRecord } from '../store/types.js'
@@ -17,6 +17,25 @@ const INVITE_TTL_MS = 7 * 24 * 3600_000
 type Req = FastifyRequest<{ Params: { org: string; user?: string; hash?: string }; Querystring: { done?: string; token?: string } }>
 
 const isRole = (s: string): s is Role => (ROLES as readonly string[]).includes(s)
+
+/** The owners' switch that requires two-factor sign-in of every member (README "Team dashboard"). */
+function twoFactorSection(v: TeamView, requires: boolean) {
+  return html`<section class="card" aria-labelledby="team-2fa"><h2 id="team-2fa">Two-factor sign-in</h2>
+<p>${requires ? 'Required: members without two-factor sign-in are sent to set it up before they can open this team.' : 'Optional for the members of this team.'}</p>
+<form method="post" action="${v.base}/members/two-factor">${csrfField(v.session.csrf)}<input type="hidden" name="required" value="${requires ? '0' : '1'}">
+<button type="submit" class="secondary">${requires ? 'Make it optional' : 'Require it for every member'}</button></form></section>`
+}
+
+/** Owners turn the team's two-factor requirement on (only with two-factor sign-in on themselves) or off. */
+export function registerTeamTwoFactor(app: FastifyInstance, dash: Dash): void {
+  app.post('/t/:org/members/two-factor', async (request: Req, reply) => {
+    const v = await dash.team(request, request.params.org, 'owner')
+    const required = field(request.body, 'required') === '1'
+    if (required && v.user.totpEnabledAt === null) throw new DashboardError(409, 'Turn on two-factor sign-in for yourself first (on your account page).')
+    await dash.teams.setTeamRequiresTwoFactor(v.org.id, required)
+    return reply.redirect(`${v.base}/members?done=${required ? 'team-two-factor-on' : 'team-two-factor-off'}`, 303)
+  })
+}
 
 export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
   const page = async (reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200) => {
@@ -36,6 +55,7 @@ ${
 <p class="muted">Owners and admins manage members and keys; developers see and create keys and revoke only their own.</p></section>`
     : ''
 }
+${owner ? twoFactorSection(v, await dash.teams.teamRequiresTwoFactor(v.org.id)) : ''}
 <h2>Members</h2>
 <div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th>${admin ? html`<th scope="col">Manage</th>` : ''}</tr></thead>
 <tbody>${members.map((m) => {
@@ -156,8 +176,8 @@ ${
       userId = v.user.id
     } else {
       if (await dash.teams.getUserByEmail(inv.email)) throw new DashboardError(403, 'Sign in first to accept this invitation.')
-      const password = (request.body as Record<string, unknown>)?.password
-      if (typeof password !== 'string' || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
+      const password = passwordField(request.body, 'password')
+      if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
         throw new DashboardError(422, `The password must have ${PASSWORD_MIN} to ${PASSWORD_MAX} characters. Go back and try again.`)
       }
       const user = await dash.teams.createUser({ id: `usr_${randomUUID().replace(/-/g, '')}`, email: inv.email, passwordHash: await hashPassword(password) }, t)

@@ -4,8 +4,10 @@
 import { expect, it } from 'vitest'
 import type { TeamStore } from './types.js'
 
+type WithStore = (fn: (s: TeamStore) => Promise<void>) => () => Promise<void>
+
 export function teamStoreContract(make: () => Promise<{ store: TeamStore; done(): Promise<void> | void }>): void {
-  const withStore = (fn: (s: TeamStore) => Promise<void>) => async () => {
+  const withStore: WithStore = (fn) => async () => {
     const { store, done } = await make()
     try {
       await fn(store)
@@ -13,12 +15,13 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       await done()
     }
   }
+  accountSecurityContract(withStore)
 
   it(
     'users: unique lower-cased email, verification once',
     withStore(async (s) => {
       const u = await s.createUser({ id: 'usr_1', email: 'a@x.test', passwordHash: 'h' }, 10)
-      expect(u).toEqual({ id: 'usr_1', email: 'a@x.test', passwordHash: 'h', emailVerifiedAt: null, createdAt: 10 })
+      expect(u).toEqual({ id: 'usr_1', email: 'a@x.test', passwordHash: 'h', emailVerifiedAt: null, createdAt: 10, totpSecret: null, totpEnabledAt: null })
       expect(await s.createUser({ id: 'usr_2', email: 'a@x.test', passwordHash: 'h2' }, 11)).toBeNull()
       expect((await s.getUserByEmail('a@x.test'))?.id).toBe('usr_1')
       expect(await s.getUser('usr_2')).toBeNull()
@@ -30,6 +33,9 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
         ['usr_0', null],
         ['usr_1', 20],
       ])
+      await s.setPasswordHash('usr_1', 'h-new')
+      expect((await s.getUserByEmail('a@x.test'))?.passwordHash).toBe('h-new')
+      expect((await s.getUser('usr_0'))?.passwordHash).toBe('h0')
     }),
   )
 
@@ -63,6 +69,14 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       expect(await s.getSession('sh', 100)).toBeNull()
       await s.deleteSession('sh')
       expect(await s.getSession('sh', 50)).toBeNull()
+      await s.createUser({ id: 'u2', email: 'two@x.test', passwordHash: 'h' }, 1)
+      for (const id of ['a', 'b', 'c']) await s.createSession({ idHash: id, userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 100 })
+      await s.createSession({ idHash: 'other', userId: 'u2', csrf: 'c', createdAt: 1, expiresAt: 100 })
+      expect(await s.deleteSessionsOf('u1', 'b')).toBe(2)
+      expect(await s.getSession('b', 50)).not.toBeNull()
+      expect(await s.deleteSessionsOf('u1')).toBe(1)
+      expect(await s.getSession('b', 50)).toBeNull()
+      expect(await s.getSession('other', 50)).not.toBeNull()
     }),
   )
 
@@ -84,19 +98,16 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       expect(await s.listInvites('org_a', 100)).toEqual([])
       expect(await s.deleteInvite('org_a', 'i2')).toBe(false)
       expect(await s.deleteInvite('org_b', 'i2')).toBe(true)
-    }),
-  )
-
-  it(
-    'login failures count within the window and clear',
-    withStore(async (s) => {
-      expect(await s.recordLoginFailure('k', 10, 0)).toBe(1)
-      expect(await s.recordLoginFailure('k', 20, 0)).toBe(2)
-      expect(await s.recordLoginFailure('k', 30, 15)).toBe(2)
-      expect(await s.loginFailures('k', 25)).toBe(1)
-      expect(await s.loginFailures('other', 0)).toBe(0)
-      await s.clearLoginFailures('k')
-      expect(await s.loginFailures('k', 0)).toBe(0)
+      // reset and pending two-factor tokens; a user's tokens of one kind deleted together
+      await s.createToken({ hash: 'r1', kind: 'reset', userId: 'u1', orgId: null, email: 'a@x.test', role: null, createdAt: 1, expiresAt: 100 })
+      await s.createToken({ hash: 'r2', kind: 'reset', userId: 'u1', orgId: null, email: 'a@x.test', role: null, createdAt: 2, expiresAt: 100 })
+      await s.createToken({ hash: 'r3', kind: 'reset', userId: 'u2', orgId: null, email: 'b@x.test', role: null, createdAt: 2, expiresAt: 100 })
+      await s.createToken({ hash: 'm1', kind: 'mfa', userId: 'u1', orgId: null, email: 'a@x.test', role: null, createdAt: 2, expiresAt: 100 })
+      expect((await s.consumeToken('r1', 'reset', 5))?.userId).toBe('u1')
+      await s.deleteTokensOf('u1', 'reset')
+      expect(await s.getToken('r2', 'reset', 5)).toBeNull()
+      expect(await s.getToken('r3', 'reset', 5)).not.toBeNull()
+      expect(await s.getToken('m1', 'mfa', 5)).not.toBeNull()
     }),
   )
 
@@ -130,13 +141,104 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
       await s.createSession({ idHash: 'new', userId: 'u1', csrf: 'c', createdAt: 1, expiresAt: 500 })
       await s.createToken({ hash: 'told', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 60 })
       await s.createToken({ hash: 'tnew', kind: 'verify', userId: 'u1', orgId: null, email: 'one@x.test', role: null, createdAt: 1, expiresAt: 600 })
-      await s.recordLoginFailure('k', 10, 0)
-      await s.recordLoginFailure('k', 90, 0)
+      await s.takeLoginAttempt('x1', [{ key: 'k', limit: 5 }], 10, 0)
+      await s.takeLoginAttempt('x2', [{ key: 'k', limit: 5 }], 90, 0)
       expect(await s.purgeExpired(100, 50)).toBe(3)
       expect(await s.purgeExpired(100, 50)).toBe(0)
       expect(await s.getSession('new', 100)).not.toBeNull()
       expect(await s.getToken('tnew', 'verify', 100)).not.toBeNull()
       expect(await s.loginFailures('k', 0)).toBe(1)
+    }),
+  )
+}
+
+/** The account-security part of the contract: TOTP, recovery codes, team settings, sign-in attempts. */
+function accountSecurityContract(withStore: WithStore): void {
+  it(
+    'TOTP: enrolment, a step used once and never an older one, recovery codes taken once',
+    withStore(async (s) => {
+      await s.createUser({ id: 'u1', email: 'one@x.test', passwordHash: 'h' }, 1)
+      await s.createUser({ id: 'u2', email: 'two@x.test', passwordHash: 'h' }, 1)
+      await s.setTotp('u1', 'SECRET', null)
+      expect(await s.getUser('u1')).toMatchObject({ totpSecret: 'SECRET', totpEnabledAt: null })
+      expect(await s.useTotpStep('u1', 100)).toBe(true)
+      await s.setTotp('u1', 'SECRET', 50)
+      expect(await s.getUser('u1')).toMatchObject({ totpSecret: 'SECRET', totpEnabledAt: 50 })
+      // turning it on forgot the step used during enrolment
+      expect(await s.useTotpStep('u1', 100)).toBe(true)
+      expect(await s.useTotpStep('u1', 100)).toBe(false)
+      expect(await s.useTotpStep('u1', 99)).toBe(false)
+      expect(await s.useTotpStep('u1', 101)).toBe(true)
+      expect(await s.useTotpStep('u2', 100)).toBe(true)
+      await s.setRecoveryCodes('u1', ['c1', 'c2', 'c3'])
+      await s.setRecoveryCodes('u2', ['c1'])
+      expect(await s.useRecoveryCode('u1', 'c2')).toBe(true)
+      expect(await s.useRecoveryCode('u1', 'c2')).toBe(false)
+      expect(await s.useRecoveryCode('u1', 'nope')).toBe(false)
+      expect(await s.countRecoveryCodes('u1')).toBe(2)
+      await s.setRecoveryCodes('u1', ['d1'])
+      expect(await s.useRecoveryCode('u1', 'c1')).toBe(false)
+      expect(await s.countRecoveryCodes('u1')).toBe(1)
+      expect(await s.countRecoveryCodes('u2')).toBe(1)
+      await s.setTotp('u1', null, null)
+      expect(await s.getUser('u1')).toMatchObject({ totpSecret: null, totpEnabledAt: null })
+    }),
+  )
+
+  it(
+    'team settings: two-factor off until an owner requires it',
+    withStore(async (s) => {
+      expect(await s.teamRequiresTwoFactor('org_a')).toBe(false)
+      await s.setTeamRequiresTwoFactor('org_a', true)
+      expect(await s.teamRequiresTwoFactor('org_a')).toBe(true)
+      expect(await s.teamRequiresTwoFactor('org_b')).toBe(false)
+      await s.setTeamRequiresTwoFactor('org_a', false)
+      expect(await s.teamRequiresTwoFactor('org_a')).toBe(false)
+    }),
+  )
+
+  it(
+    'sign-in attempts: counted before the check, refused at the limit of any key, taken back on success, cleared',
+    withStore(async (s) => {
+      const keys = [
+        { key: 'email:a', limit: 2 },
+        { key: 'ip:1', limit: 3 },
+      ]
+      expect(await s.takeLoginAttempt('a1', keys, 10, 0)).toBe(true)
+      expect(await s.takeLoginAttempt('a2', keys, 20, 0)).toBe(true)
+      // the address is at its limit: refused, and nothing counted under the client either
+      expect(await s.takeLoginAttempt('a3', keys, 21, 0)).toBe(false)
+      expect(await s.loginFailures('ip:1', 0)).toBe(2)
+      // a success takes its own attempt back, under every key
+      await s.forgetLoginAttempt('a2')
+      expect(await s.loginFailures('email:a', 0)).toBe(1)
+      expect(await s.loginFailures('ip:1', 0)).toBe(1)
+      // the window slides: from 15 on, the attempt at 10 no longer counts
+      expect(await s.takeLoginAttempt('a4', keys, 30, 15)).toBe(true)
+      expect(await s.takeLoginAttempt('a5', keys, 31, 15)).toBe(true)
+      // the client's limit applies whatever the address
+      expect(await s.takeLoginAttempt('a6', [{ key: 'email:b', limit: 2 }, { key: 'ip:1', limit: 3 }], 32, 15)).toBe(true)
+      expect(await s.takeLoginAttempt('a7', [{ key: 'email:c', limit: 2 }, { key: 'ip:1', limit: 3 }], 33, 15)).toBe(false)
+      expect(await s.loginFailures('email:c', 0)).toBe(0)
+      expect(await s.loginFailures('email:a', 25)).toBe(2)
+      expect(await s.loginFailures('other', 0)).toBe(0)
+      await s.clearLoginFailures('email:a')
+      expect(await s.loginFailures('email:a', 0)).toBe(0)
+      expect(await s.takeLoginAttempt('a8', [{ key: 'email:a', limit: 1 }], 40, 15)).toBe(true)
+      expect(await s.takeLoginAttempt('a9', [{ key: 'email:a', limit: 1 }], 40, 15)).toBe(false)
+    }),
+  )
+
+  it(
+    'sign-in attempts taken at the same time never pass the limit',
+    withStore(async (s) => {
+      const keys = [
+        { key: 'email:burst', limit: 5 },
+        { key: 'ip:burst', limit: 50 },
+      ]
+      const taken = await Promise.all(Array.from({ length: 20 }, (_, i) => s.takeLoginAttempt(`b${i}`, keys, 100 + i, 0)))
+      expect(taken.filter(Boolean)).toHaveLength(5)
+      expect(await s.loginFailures('ip:burst', 0)).toBe(5)
     }),
   )
 }

@@ -62,4 +62,24 @@ describe.skipIf(!url)('TeamStore on PostgreSQL', () => {
       await drop()
     }
   })
+
+  it('two servers on one database share the sign-in count: a burst over both passes the limit by none', async () => {
+    const { schema, drop } = await freshSchema()
+    const a = await createPgTeamStore({ connectionString: url!, schema })
+    const b = await createPgTeamStore({ connectionString: url!, schema })
+    try {
+      const keys = [
+        { key: 'email:x@y.test', limit: 5 },
+        { key: 'ip:203.0.113.9', limit: 50 },
+      ]
+      const taken = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).takeLoginAttempt(`t${i}`, keys, 1000 + i, 0)))
+      expect(taken.filter(Boolean)).toHaveLength(5)
+      expect(await a.loginFailures('email:x@y.test', 0)).toBe(5)
+      expect(await b.loginFailures('ip:203.0.113.9', 0)).toBe(5)
+    } finally {
+      await a.close()
+      await b.close()
+      await drop()
+    }
+  })
 })

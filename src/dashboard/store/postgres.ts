@@ -6,7 +6,8 @@
  * See ./types.ts for the contract.
  */
 import pg from 'pg'
-import type { MembershipRecord, Role, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
+import { pgAccountMethods } from './postgres-account.js'
+import type { MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
 
 /** The dashboard's PostgreSQL migrations, in order. */
 export const PG_DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -72,6 +73,26 @@ CREATE TABLE dashboard_cursors (
   value BIGINT NOT NULL
 );`,
   },
+  {
+    version: 2,
+    name: 'password reset and pending two-factor tokens, TOTP, recovery codes, team settings, sign-in attempts',
+    sql: `
+ALTER TABLE dashboard_users ADD COLUMN totp_secret TEXT, ADD COLUMN totp_enabled_at BIGINT, ADD COLUMN totp_last_step BIGINT;
+CREATE TABLE dashboard_recovery_codes (
+  user_id TEXT NOT NULL REFERENCES dashboard_users(id),
+  hash    TEXT NOT NULL,
+  PRIMARY KEY (user_id, hash)
+);
+CREATE TABLE dashboard_team_settings (
+  org_id             TEXT PRIMARY KEY,
+  require_two_factor BOOLEAN NOT NULL
+);
+ALTER TABLE dashboard_login_failures ADD COLUMN attempt TEXT;
+CREATE INDEX dashboard_login_failures_attempt ON dashboard_login_failures(attempt);
+ALTER TABLE dashboard_tokens DROP CONSTRAINT dashboard_tokens_kind_check,
+  ADD CONSTRAINT dashboard_tokens_kind_check CHECK (kind IN ('verify', 'invite', 'reset', 'mfa'));
+CREATE INDEX dashboard_tokens_user ON dashboard_tokens(user_id, kind);`,
+  },
 ]
 
 /** An arbitrary fixed key of the migration advisory lock ("rcdash"). */
@@ -112,14 +133,31 @@ export interface PgTeamStoreOptions {
   schema?: string
 }
 
-interface UserRow { id: string; email: string; password_hash: string; email_verified_at: string | number | null; created_at: string | number }
-interface TokenRow { hash: string; kind: 'verify' | 'invite'; user_id: string; org_id: string | null; email: string; role: Role | null; created_at: string | number; expires_at: string | number }
+interface UserRow {
+  id: string
+  email: string
+  password_hash: string
+  email_verified_at: string | number | null
+  created_at: string | number
+  totp_secret: string | null
+  totp_enabled_at: string | number | null
+}
+interface TokenRow { hash: string; kind: TokenKind; user_id: string; org_id: string | null; email: string; role: Role | null; created_at: string | number; expires_at: string | number }
 interface MemberRow { org_id: string; user_id: string; role: Role; created_at: string | number }
 
 const num = (v: string | number) => Number(v)
+const numOrNull = (v: string | number | null) => (v === null ? null : Number(v))
 const toUser = (r: UserRow | undefined): UserRecord | null =>
   r
-    ? { id: r.id, email: r.email, passwordHash: r.password_hash, emailVerifiedAt: r.email_verified_at === null ? null : num(r.email_verified_at), createdAt: num(r.created_at) }
+    ? {
+        id: r.id,
+        email: r.email,
+        passwordHash: r.password_hash,
+        emailVerifiedAt: numOrNull(r.email_verified_at),
+        createdAt: num(r.created_at),
+        totpSecret: r.totp_secret,
+        totpEnabledAt: numOrNull(r.totp_enabled_at),
+      }
     : null
 const toToken = (r: TokenRow): TokenRecord => ({
   hash: r.hash,
@@ -153,6 +191,7 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
   const q = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => (await pool.query<R>(sql, params)).rows
 
   return {
+    ...pgAccountMethods(pool),
     async createUser(input, nowMs) {
       const rows = await q<UserRow>(
         'INSERT INTO dashboard_users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING RETURNING *',
@@ -219,20 +258,6 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
     listInvites: async (orgId, nowMs) =>
       (await q<TokenRow>("SELECT * FROM dashboard_tokens WHERE kind = 'invite' AND org_id = $1 AND expires_at > $2 ORDER BY created_at", [orgId, nowMs])).map(toToken),
     deleteInvite: async (orgId, hash) => (await pool.query("DELETE FROM dashboard_tokens WHERE kind = 'invite' AND org_id = $1 AND hash = $2", [orgId, hash])).rowCount! > 0,
-    async recordLoginFailure(key, nowMs, sinceMs) {
-      // one statement: prune the key's old failures, insert this one, count the window
-      const rows = await q<{ n: string }>(
-        `WITH pruned AS (DELETE FROM dashboard_login_failures WHERE key = $1 AND at < $3),
-              added AS (INSERT INTO dashboard_login_failures (key, at) VALUES ($1, $2) RETURNING at)
-         SELECT (SELECT COUNT(*) FROM dashboard_login_failures WHERE key = $1 AND at >= $3) + (SELECT COUNT(*) FROM added WHERE at >= $3) AS n`,
-        [key, nowMs, sinceMs],
-      )
-      return num(rows[0]!.n)
-    },
-    loginFailures: async (key, sinceMs) => num((await q<{ n: string }>('SELECT COUNT(*) AS n FROM dashboard_login_failures WHERE key = $1 AND at >= $2', [key, sinceMs]))[0]!.n),
-    async clearLoginFailures(key) {
-      await q('DELETE FROM dashboard_login_failures WHERE key = $1', [key])
-    },
     async addUsage(orgId, day, type, lookups, credits) {
       await q(
         `INSERT INTO dashboard_usage (org_id, day, type, lookups, credits) VALUES ($1, $2, $3, $4, $5)

@@ -4,7 +4,7 @@
  * See ./types.ts for the contract.
  */
 import type Database from 'better-sqlite3'
-import type { MembershipRecord, Role, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { MembershipRecord, Role, SessionRecord, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
 
 /** The dashboard's migrations, in order; each runs once, in a transaction with its ledger row. */
 export const DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -69,6 +69,41 @@ CREATE TABLE dashboard_cursors (
   value INTEGER NOT NULL
 ) STRICT;`,
   },
+  {
+    version: 2,
+    name: 'password reset and pending two-factor tokens, TOTP, recovery codes, team settings, sign-in attempts',
+    // SQLite cannot change a CHECK constraint: the tokens table is rebuilt with the new kinds
+    sql: `
+ALTER TABLE dashboard_users ADD COLUMN totp_secret TEXT;
+ALTER TABLE dashboard_users ADD COLUMN totp_enabled_at INTEGER;
+ALTER TABLE dashboard_users ADD COLUMN totp_last_step INTEGER;
+CREATE TABLE dashboard_recovery_codes (
+  user_id TEXT NOT NULL REFERENCES dashboard_users(id),
+  hash    TEXT NOT NULL,
+  PRIMARY KEY (user_id, hash)
+) STRICT;
+CREATE TABLE dashboard_team_settings (
+  org_id             TEXT PRIMARY KEY,
+  require_two_factor INTEGER NOT NULL
+) STRICT;
+ALTER TABLE dashboard_login_failures ADD COLUMN attempt TEXT;
+CREATE INDEX dashboard_login_failures_attempt ON dashboard_login_failures(attempt);
+CREATE TABLE dashboard_tokens_v2 (
+  hash       TEXT PRIMARY KEY,
+  kind       TEXT NOT NULL CHECK (kind IN ('verify', 'invite', 'reset', 'mfa')),
+  user_id    TEXT NOT NULL,
+  org_id     TEXT,
+  email      TEXT NOT NULL,
+  role       TEXT,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT;
+INSERT INTO dashboard_tokens_v2 SELECT hash, kind, user_id, org_id, email, role, created_at, expires_at FROM dashboard_tokens;
+DROP TABLE dashboard_tokens;
+ALTER TABLE dashboard_tokens_v2 RENAME TO dashboard_tokens;
+CREATE INDEX dashboard_tokens_org ON dashboard_tokens(org_id, kind);
+CREATE INDEX dashboard_tokens_user ON dashboard_tokens(user_id, kind);`,
+  },
 ]
 
 /** Applies the dashboard's pending migrations to `db`. Returns the versions applied. */
@@ -87,11 +122,29 @@ export function migrateDashboard(db: Database.Database, nowMs: number = Date.now
   return done
 }
 
-interface UserRow { id: string; email: string; password_hash: string; email_verified_at: number | null; created_at: number }
-interface TokenRow { hash: string; kind: 'verify' | 'invite'; user_id: string; org_id: string | null; email: string; role: Role | null; created_at: number; expires_at: number }
+interface UserRow {
+  id: string
+  email: string
+  password_hash: string
+  email_verified_at: number | null
+  created_at: number
+  totp_secret: string | null
+  totp_enabled_at: number | null
+}
+interface TokenRow { hash: string; kind: TokenKind; user_id: string; org_id: string | null; email: string; role: Role | null; created_at: number; expires_at: number }
 
 const toUser = (r: UserRow | undefined): UserRecord | null =>
-  r ? { id: r.id, email: r.email, passwordHash: r.password_hash, emailVerifiedAt: r.email_verified_at, createdAt: r.created_at } : null
+  r
+    ? {
+        id: r.id,
+        email: r.email,
+        passwordHash: r.password_hash,
+        emailVerifiedAt: r.email_verified_at,
+        createdAt: r.created_at,
+        totpSecret: r.totp_secret,
+        totpEnabledAt: r.totp_enabled_at,
+      }
+    : null
 const toToken = (r: TokenRow): TokenRecord => ({
   hash: r.hash,
   kind: r.kind,
@@ -118,6 +171,17 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     userByEmail: db.prepare('SELECT * FROM dashboard_users WHERE email = ?'),
     users: db.prepare('SELECT * FROM dashboard_users ORDER BY created_at, rowid'),
     verify: db.prepare('UPDATE dashboard_users SET email_verified_at = ? WHERE id = ? AND email_verified_at IS NULL'),
+    setPassword: db.prepare('UPDATE dashboard_users SET password_hash = ? WHERE id = ?'),
+    setTotp: db.prepare('UPDATE dashboard_users SET totp_secret = ?, totp_enabled_at = ?, totp_last_step = NULL WHERE id = ?'),
+    useStep: db.prepare('UPDATE dashboard_users SET totp_last_step = ? WHERE id = ? AND (totp_last_step IS NULL OR totp_last_step < ?)'),
+    clearCodes: db.prepare('DELETE FROM dashboard_recovery_codes WHERE user_id = ?'),
+    addCode: db.prepare('INSERT OR IGNORE INTO dashboard_recovery_codes (user_id, hash) VALUES (?, ?)'),
+    useCode: db.prepare('DELETE FROM dashboard_recovery_codes WHERE user_id = ? AND hash = ?'),
+    countCodes: db.prepare('SELECT COUNT(*) AS n FROM dashboard_recovery_codes WHERE user_id = ?'),
+    teamTwoFactor: db.prepare('SELECT require_two_factor FROM dashboard_team_settings WHERE org_id = ?'),
+    setTeamTwoFactor: db.prepare(
+      'INSERT INTO dashboard_team_settings (org_id, require_two_factor) VALUES (?, ?) ON CONFLICT(org_id) DO UPDATE SET require_two_factor = excluded.require_two_factor',
+    ),
     putMember: db.prepare(
       'INSERT INTO dashboard_members (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(org_id, user_id) DO UPDATE SET role = excluded.role',
     ),
@@ -130,6 +194,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     insertSession: db.prepare('INSERT INTO dashboard_sessions (id_hash, user_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
     session: db.prepare('SELECT * FROM dashboard_sessions WHERE id_hash = ? AND expires_at > ?'),
     deleteSession: db.prepare('DELETE FROM dashboard_sessions WHERE id_hash = ?'),
+    deleteSessionsOf: db.prepare('DELETE FROM dashboard_sessions WHERE user_id = ? AND id_hash IS NOT ?'),
     insertToken: db.prepare(
       'INSERT INTO dashboard_tokens (hash, kind, user_id, org_id, email, role, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
@@ -137,7 +202,9 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     takeToken: db.prepare('DELETE FROM dashboard_tokens WHERE hash = ? AND kind = ? RETURNING *'),
     invites: db.prepare("SELECT * FROM dashboard_tokens WHERE kind = 'invite' AND org_id = ? AND expires_at > ? ORDER BY created_at"),
     deleteInvite: db.prepare("DELETE FROM dashboard_tokens WHERE kind = 'invite' AND org_id = ? AND hash = ?"),
-    addFailure: db.prepare('INSERT INTO dashboard_login_failures (key, at) VALUES (?, ?)'),
+    deleteTokensOf: db.prepare('DELETE FROM dashboard_tokens WHERE user_id = ? AND kind = ?'),
+    addAttempt: db.prepare('INSERT INTO dashboard_login_failures (key, at, attempt) VALUES (?, ?, ?)'),
+    forgetAttempt: db.prepare('DELETE FROM dashboard_login_failures WHERE attempt = ?'),
     failures: db.prepare('SELECT COUNT(*) AS n FROM dashboard_login_failures WHERE key = ? AND at >= ?'),
     pruneFailures: db.prepare('DELETE FROM dashboard_login_failures WHERE key = ? AND at < ?'),
     clearFailures: db.prepare('DELETE FROM dashboard_login_failures WHERE key = ?'),
@@ -154,10 +221,17 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     cursor: db.prepare('SELECT value FROM dashboard_cursors WHERE name = ?'),
     setCursor: db.prepare('INSERT INTO dashboard_cursors (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
   }
-  const failureTx = db.transaction((key: string, nowMs: number, sinceMs: number) => {
-    q.pruneFailures.run(key, sinceMs)
-    q.addFailure.run(key, nowMs)
-    return (q.failures.get(key, sinceMs) as { n: number }).n
+  const attemptTx = db.transaction((attempt: string, keys: ReadonlyArray<{ key: string; limit: number }>, nowMs: number, sinceMs: number) => {
+    for (const k of keys) {
+      q.pruneFailures.run(k.key, sinceMs)
+      if ((q.failures.get(k.key, sinceMs) as { n: number }).n >= k.limit) return false
+    }
+    for (const k of keys) q.addAttempt.run(k.key, nowMs, attempt)
+    return true
+  })
+  const codesTx = db.transaction((userId: string, hashes: readonly string[]) => {
+    q.clearCodes.run(userId)
+    for (const h of hashes) q.addCode.run(userId, h)
   })
 
   return {
@@ -169,6 +243,12 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     getUserByEmail: (email) => toUser(q.userByEmail.get(email) as UserRow | undefined),
     listUsers: () => (q.users.all() as UserRow[]).map((r) => toUser(r)!),
     setEmailVerified: (userId, nowMs) => void q.verify.run(nowMs, userId),
+    setPasswordHash: (userId, hash) => void q.setPassword.run(hash, userId),
+    setTotp: (userId, secret, enabledAt) => void q.setTotp.run(secret, enabledAt, userId),
+    useTotpStep: (userId, step) => q.useStep.run(step, userId, step).changes > 0,
+    setRecoveryCodes: (userId, hashes) => codesTx(userId, hashes),
+    useRecoveryCode: (userId, hash) => q.useCode.run(userId, hash).changes > 0,
+    countRecoveryCodes: (userId) => (q.countCodes.get(userId) as { n: number }).n,
     putMember: (m) => void q.putMember.run(m.orgId, m.userId, m.role, m.createdAt),
     getMember(orgId, userId) {
       const r = q.member.get(orgId, userId) as Parameters<typeof toMember>[0] | undefined
@@ -183,6 +263,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
       return r ? { idHash: r.id_hash, userId: r.user_id, csrf: r.csrf, createdAt: r.created_at, expiresAt: r.expires_at } : null
     },
     deleteSession: (idHash) => void q.deleteSession.run(idHash),
+    deleteSessionsOf: (userId, exceptIdHash) => q.deleteSessionsOf.run(userId, exceptIdHash ?? null).changes,
     createToken: (t: TokenRecord) => void q.insertToken.run(t.hash, t.kind, t.userId, t.orgId, t.email, t.role, t.createdAt, t.expiresAt),
     getToken(hash, kind, nowMs) {
       const r = q.token.get(hash, kind, nowMs) as TokenRow | undefined
@@ -194,9 +275,14 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     },
     listInvites: (orgId, nowMs) => (q.invites.all(orgId, nowMs) as TokenRow[]).map(toToken),
     deleteInvite: (orgId, hash) => q.deleteInvite.run(orgId, hash).changes > 0,
-    recordLoginFailure: (key, nowMs, sinceMs) => failureTx(key, nowMs, sinceMs),
+    deleteTokensOf: (userId, kind) => void q.deleteTokensOf.run(userId, kind),
+    // IMMEDIATE: the write lock is taken before the count, so processes sharing the file count one after another
+    takeLoginAttempt: (attempt, keys, nowMs, sinceMs) => attemptTx.immediate(attempt, keys, nowMs, sinceMs),
+    forgetLoginAttempt: (attempt) => void q.forgetAttempt.run(attempt),
     loginFailures: (key, sinceMs) => (q.failures.get(key, sinceMs) as { n: number }).n,
     clearLoginFailures: (key) => void q.clearFailures.run(key),
+    teamRequiresTwoFactor: (orgId) => (q.teamTwoFactor.get(orgId) as { require_two_factor: number } | undefined)?.require_two_factor === 1,
+    setTeamRequiresTwoFactor: (orgId, required) => void q.setTeamTwoFactor.run(orgId, required ? 1 : 0),
     addUsage: (orgId, day, type, lookups, credits) => void q.addUsage.run(orgId, day, type, lookups, credits),
     listUsage: (orgId, fromDay, toDay) => q.usage.all(orgId, fromDay, toDay) as UsageDay[],
     recordKeyCreator: (orgId, keyId, userId) => void q.putCreator.run(orgId, keyId, userId),

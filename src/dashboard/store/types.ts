@@ -1,13 +1,16 @@
 /**
  * The dashboard's own storage: people, their password hashes, sessions, team memberships and roles, invites, email
- * verification tokens, failed sign-ins (for the sign-in rate limit), the daily usage tally and the mail cursor.
+ * verification, password reset and pending two-factor tokens, failed sign-ins (for the sign-in rate limit), TOTP
+ * secrets and recovery codes, team settings, the daily usage tally and the mail cursor.
  *
  * Teams themselves are the service's orgs, and keys, credits, bulk jobs and webhook endpoints stay in the service's
  * store: the dashboard reaches them only through the service functions the HTTP API uses. This store never holds a
- * secret in clear: session ids and one-time tokens are kept as SHA-256 hashes, passwords as scrypt hashes.
+ * secret in clear but one: session ids, one-time tokens and recovery codes are kept as SHA-256 hashes, passwords as
+ * scrypt hashes; TOTP secrets are kept as they are (the server must compute codes from them; docs/decisions.md).
  *
- * Implementations: in memory (./memory.ts), SQLite (./sqlite.ts, own migration ledger `dashboard_migrations`). All
- * pass the contract suite (./contract.ts). Times are unix ms passed in by the caller.
+ * Implementations: in memory (./memory.ts), SQLite (./sqlite.ts) and PostgreSQL (./postgres.ts), each with its own
+ * migration ledger `dashboard_migrations`. All pass the contract suite (./contract.ts). Times are unix ms passed in
+ * by the caller.
  */
 
 /** A value or a promise of it. */
@@ -24,6 +27,12 @@ export interface UserRecord {
   passwordHash: string
   emailVerifiedAt: number | null
   createdAt: number
+  /**
+   * The TOTP secret (base32) of two-factor sign-in, set at enrolment; null without one. Two-factor sign-in is on
+   * once `totpEnabledAt` is set (a first code confirmed it); a secret without it is an enrolment in progress.
+   */
+  totpSecret: string | null
+  totpEnabledAt: number | null
 }
 
 export interface MembershipRecord {
@@ -43,12 +52,19 @@ export interface SessionRecord {
   expiresAt: number
 }
 
-/** A one-time token: email verification, or an invitation to a team. */
+/**
+ * Kinds of one-time token: `verify` (email verification link), `invite` (invitation to a team), `reset` (password
+ * reset link, 1 hour), `mfa` (a sign-in whose password was right and that waits for its second factor, 5 minutes).
+ */
+export const TOKEN_KINDS = ['verify', 'invite', 'reset', 'mfa'] as const
+export type TokenKind = (typeof TOKEN_KINDS)[number]
+
+/** A one-time token (see {@link TOKEN_KINDS}). */
 export interface TokenRecord {
-  /** SHA-256 (hex) of the token in the link. */
+  /** SHA-256 (hex) of the token in the link or cookie. */
   hash: string
-  kind: 'verify' | 'invite'
-  /** Verification: the user. Invite: the inviting user. */
+  kind: TokenKind
+  /** Invite: the inviting user. Any other kind: the user it is for. */
   userId: string
   /** Invite: the team and role offered to `email`. */
   orgId: string | null
@@ -73,6 +89,22 @@ export interface TeamStore {
   getUser(id: string): Awaitable<UserRecord | null>
   getUserByEmail(email: string): Awaitable<UserRecord | null>
   setEmailVerified(userId: string, nowMs: number): Awaitable<void>
+  setPasswordHash(userId: string, passwordHash: string): Awaitable<void>
+  /**
+   * Sets the TOTP secret and when two-factor sign-in was turned on: `(secret, null)` starts an enrolment,
+   * `(secret, t)` turns it on, `(null, null)` turns it off. Any change forgets the last step used.
+   */
+  setTotp(userId: string, secret: string | null, enabledAt: number | null): Awaitable<void>
+  /**
+   * Records that the TOTP code of time step `step` was used: true when `step` is later than every step used before
+   * (atomically, so of two requests with the same code one wins), false for a code used already (RFC 6238 §5.2).
+   */
+  useTotpStep(userId: string, step: number): Awaitable<boolean>
+  /** Replaces the user's recovery codes (their SHA-256 hashes). */
+  setRecoveryCodes(userId: string, hashes: readonly string[]): Awaitable<void>
+  /** Takes one recovery code (once): true when it was one of the user's. */
+  useRecoveryCode(userId: string, hash: string): Awaitable<boolean>
+  countRecoveryCodes(userId: string): Awaitable<number>
   /** Every user, oldest first (`riskcheck admin user list`). */
   listUsers(): Awaitable<UserRecord[]>
 
@@ -89,20 +121,36 @@ export interface TeamStore {
   /** The session, or null when unknown or expired at `nowMs`. */
   getSession(idHash: string, nowMs: number): Awaitable<SessionRecord | null>
   deleteSession(idHash: string): Awaitable<void>
+  /** Ends every session of a user but `exceptIdHash` (none: all). Returns how many ended. */
+  deleteSessionsOf(userId: string, exceptIdHash?: string): Awaitable<number>
 
   createToken(t: TokenRecord): Awaitable<void>
   /** A token without taking it; null when unknown, of another kind or expired. */
-  getToken(hash: string, kind: TokenRecord['kind'], nowMs: number): Awaitable<TokenRecord | null>
+  getToken(hash: string, kind: TokenKind, nowMs: number): Awaitable<TokenRecord | null>
   /** Takes a token (once): returns it and deletes it; null when unknown, of another kind or expired. */
-  consumeToken(hash: string, kind: TokenRecord['kind'], nowMs: number): Awaitable<TokenRecord | null>
+  consumeToken(hash: string, kind: TokenKind, nowMs: number): Awaitable<TokenRecord | null>
+  /** Deletes every token of `kind` for a user (not invites: those belong to the inviter). */
+  deleteTokensOf(userId: string, kind: Exclude<TokenKind, 'invite'>): Awaitable<void>
   /** Pending (unexpired) invites of a team. */
   listInvites(orgId: string, nowMs: number): Awaitable<TokenRecord[]>
   deleteInvite(orgId: string, hash: string): Awaitable<boolean>
 
-  /** Records a failed sign-in under `key`; returns how many failures `key` has since `sinceMs`. */
-  recordLoginFailure(key: string, nowMs: number, sinceMs: number): Awaitable<number>
+  /**
+   * Counts a sign-in attempt under each of `keys` before its password (or code) is checked: atomically — in one
+   * transaction, and on PostgreSQL under a lock per key, so every server sharing the database counts together — it
+   * is refused, and nothing recorded, when any key already has `limit` attempts since `sinceMs`. An attempt stays
+   * counted (as a failure) unless {@link forgetLoginAttempt} takes it back. Returns whether it was counted.
+   */
+  takeLoginAttempt(attempt: string, keys: ReadonlyArray<{ key: string; limit: number }>, nowMs: number, sinceMs: number): Awaitable<boolean>
+  /** Takes back the counts of an attempt that succeeded. */
+  forgetLoginAttempt(attempt: string): Awaitable<void>
+  /** Attempts counted under `key` since `sinceMs`. */
   loginFailures(key: string, sinceMs: number): Awaitable<number>
   clearLoginFailures(key: string): Awaitable<void>
+
+  /** Whether a team's owners require two-factor sign-in of its members (false when never set). */
+  teamRequiresTwoFactor(orgId: string): Awaitable<boolean>
+  setTeamRequiresTwoFactor(orgId: string, required: boolean): Awaitable<void>
 
   /** Adds lookups and credits to a team's day of a lookup type. */
   addUsage(orgId: string, day: string, type: string, lookups: number, credits: number): Awaitable<void>
