@@ -97,7 +97,7 @@ export function networkFailureOf(error: unknown, url: string | URL, timeoutMs?: 
   if (DNS_CODES.has(code)) return fail('dns', `DNS lookup of ${host.replace(/:\d+$/, '')} failed (${code})`)
   if (code === 'ECONNREFUSED') return fail('refused', `connection to ${host} refused (${code})`)
   if (UNREACHABLE_CODES.has(code)) return fail('unreachable', `${host} is unreachable (${code})`)
-  if (RESET_CODES.has(code)) return fail('reset', `connection to ${host} broke (${code})`)
+  if (RESET_CODES.has(code)) return fail('reset', `connection to ${host} broke: ${innermostMessage(error)} (${code})`)
   if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || code.includes('CERT') || code === 'EPROTO' || code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE')
     return fail('tls', `TLS with ${host} failed (${code})`)
   return fail('other', `${host}: ${innermostMessage(error)} (${code})`)
