@@ -14,7 +14,7 @@ import cliProgress from 'cli-progress'
 import { DATA_SOURCE_NAMES, DATA_SOURCES, isDataSourceName, type DataSourceName } from '../data/catalog.js'
 import { DataLockedError } from '../data/lock.js'
 import { readDataStatus } from '../data/provider.js'
-import { formatAge, type DataStatus } from '../data/status.js'
+import { formatAge, updateCommandFor, type DataStatus } from '../data/status.js'
 import { rollbackData, updateData, type UpdateEvent } from '../data/update.js'
 import { EXIT, printError, UsageError, type CliCommand, type CliIO } from './shared.js'
 
@@ -32,8 +32,9 @@ update    fetch every source (or --only some) from its upstream, check it, rebui
           happens. A host that cannot be reached (DNS failure, refused, unreachable) is not retried. Exit 0: all
           updated; 1: a source was refused or failed (named on stderr); 69: no upstream could be reached (offline?),
           nothing changed; 75: another update holds the lock.
-status    per source its version, date, age and whether it is older than its maximum age. Exit 0: fresh; 1: stale,
-          or the data directory's set cannot be used.
+status    per source its version, date, age and whether it is older than its maximum age, and when something is
+          stale the command that fetches current data. Exit 0: fresh; 1: stale, or the data directory's set cannot
+          be used.
 rollback  point the data directory back at the set installed before the one in force.
 sources   the sources with their upstream, license, change rate and maximum age.
 
@@ -190,7 +191,8 @@ function statusText(s: DataStatus): string {
     rows.push([src.name, src.version, src.data_date?.slice(0, 10) ?? '?', formatAge(src.age_seconds), formatAge(src.max_age_seconds), src.stale ? 'STALE' : 'fresh'])
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   const lines = rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
-  return [head, ...(s.problem ? [`problem: ${s.problem}`] : []), '', ...lines, ''].join('\n')
+  const fix = s.stale ? [`Fetch current data with: ${updateCommandFor(s.data_dir)}${s.data_dir ? '' : ' (then give that --data-dir, or RISKCHECK_DATA_DIR, to serve and the lookups)'}`, ''] : []
+  return [head, ...(s.problem ? [`problem: ${s.problem}`] : []), '', ...lines, '', ...fix].join('\n')
 }
 
 function runStatus(values: Values, io: CliIO): number {

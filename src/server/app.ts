@@ -11,7 +11,7 @@
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { UNMETERED } from '../credits.js'
-import { describeStaleness } from '../data/status.js'
+import { dataNotice } from '../data/status.js'
 import { RiskcheckError } from '../errors.js'
 import type { LookupEnv } from '../lookup.js'
 import type { RiskcheckOptions } from '../options.js'
@@ -535,9 +535,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ctx.plans = configuredPlans ?? (await store.listPlans())
     await orgPolicies.preload()
     webhooks?.start()
-    // stale open data (README "Data sources and updates") is worth one warning at start; rc.dataStatus() has the detail
-    const stale = describeStaleness(rc.dataStatus())
-    if (stale) app.log.warn({ data_status: 'stale' }, stale)
+    // Stale open data (README "Data sources and updates") is said once, at start, with the command that fixes it: a
+    // notice while the bundled snapshot answers (it ages by design), a warning when an installed set went stale.
+    const notice = dataNotice(rc.dataStatus())
+    if (notice) app.log[notice.level]({ data_status: 'stale' }, notice.message)
   })
 
   let purgeTimer: NodeJS.Timeout | undefined
