@@ -60,7 +60,13 @@ export function checkDocsUrl(value: unknown, what: string): string {
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hash !== '' || String(value).includes('#'))
     throw new TypeError(`${what} must be an absolute http(s) URL without a #fragment (got ${JSON.stringify(String(value).slice(0, 80))})`)
-  return String(value).replace(/\/+$/, '')
+  return withoutTrailingSlashes(String(value))
+}
+
+function withoutTrailingSlashes(s: string): string {
+  let end = s.length
+  while (end > 0 && s.charCodeAt(end - 1) === 0x2f) end--
+  return s.slice(0, end)
 }
 
 /**
@@ -79,7 +85,7 @@ export function docsBase(
     return () => fixed
   }
   if (options.publicUrl !== undefined) {
-    const fixed = `${options.publicUrl.replace(/\/+$/, '')}${ERROR_DOCS_PATH}`
+    const fixed = `${withoutTrailingSlashes(options.publicUrl)}${ERROR_DOCS_PATH}`
     return () => fixed
   }
   let listening: string | undefined
