@@ -10,8 +10,8 @@
  * - `domain_age_unknown`: RDAP timed out / failed (result partial; the reason names the cause: a DNS failure, a refused
  *   connection, a timeout, an HTTP status), was not asked (offline, `rdap.enabled: false`: not partial — nothing
  *   failed), or the registry publishes no registration date. An unknown age is never "new", and a failed lookup is
- *   never "not registered" (`found`/`registered` read false because the spec allows no null; `partial` and the
- *   `unknown` verdict say that nothing was learned).
+ *   never "not registered" (`found`/`registered` read false because docs/api.md allows no null there; `partial` and
+ *   the `unknown` verdict say that nothing was learned).
  *
  * Age bands (`age_band`, by upper bound; days are whole days elapsed, years are calendar anniversaries):
  * `under_7_days` (< 7 d), `under_30_days` (7–29 d), `under_90_days` (30–89 d), `under_1_year` (90 d up to the
