@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { ERROR_CODES, ERROR_STATUS } from '../src/errors.js'
+import { errorAnchor, ERROR_CODES, ERROR_DESCRIPTIONS, ERROR_STATUS } from '../src/errors.js'
 import { buildOpenApi } from '../src/server/openapi.js'
 import { MAX_HEADER_BYTES } from '../src/server/request-guards.js'
 import { MAX_BODY_DEPTH } from '../src/server/idempotency.js'
@@ -82,26 +82,13 @@ export function renderApiReference(): string {
     '',
     '## Errors',
     '',
+    'Each error\'s `docs_url` links to its row (`…#rate_limited`): in this table, which the server also serves at',
+    '`GET /docs/errors` (its default `docs_url`), or in the documentation an operator names with `serve --docs-url URL`.',
+    '',
     '| code | status | when |',
     '|---|---|---|',
   )
-  const when: Record<string, string> = {
-    INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), a malformed Idempotency-Key',
-    INVALID_INPUT: 'a value that cannot be looked up at all (an IP field that is no IP address, a domain with no host, an empty bulk job)',
-    MISSING_FIELD: 'a required field is missing',
-    UNAUTHORIZED: 'no key, a malformed, unknown or revoked key',
-    INSUFFICIENT_CREDITS: 'the balance cannot cover the request; nothing ran',
-    FORBIDDEN_SCOPE: 'the key lacks the route’s scope',
-    ACCOUNT_SUSPENDED: 'the org is suspended',
-    NOT_FOUND: 'unknown path, job or endpoint (another org’s included)',
-    IDEMPOTENCY_CONFLICT: 'an Idempotency-Key reused with another body, or while its first request still runs',
-    INPUT_LIMIT_EXCEEDED: 'a body over the route’s limit (64 KiB; 32 MiB for bulk jobs), more than 100,000 bulk inputs',
-    RATE_LIMITED: 'the limit’s worth of requests was accepted in the last second',
-    INTERNAL_ERROR: 'a fault of ours; logged, never with internals in the message',
-    UPSTREAM_UNAVAILABLE: 'a part the server needs is missing or down',
-    MAINTENANCE: 'maintenance or shutting down; retry after `Retry-After`',
-  }
-  for (const code of ERROR_CODES) out.push(`| \`${code}\` | ${ERROR_STATUS[code]} | ${when[code] ?? ''} |`)
+  for (const code of ERROR_CODES) out.push(`| <a id="${errorAnchor(code)}"></a>\`${code}\` | ${ERROR_STATUS[code]} | ${ERROR_DESCRIPTIONS[code]} |`)
   out.push(
     '',
     'The HTTP status is more precise than the code in these cases (the envelope is the same):',

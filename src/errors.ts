@@ -44,6 +44,35 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
 }
 
 /**
+ * What each error code means, one line each: the table of docs/api.md "Errors" and the page the server serves at
+ * `GET /docs/errors` are both written from it.
+ */
+export const ERROR_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
+  INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), a malformed Idempotency-Key',
+  INVALID_INPUT: 'a value that cannot be looked up at all (an IP field that is no IP address, a domain with no host, an empty bulk job)',
+  MISSING_FIELD: 'a required field is missing',
+  UNAUTHORIZED: 'no key, a malformed, unknown or revoked key',
+  INSUFFICIENT_CREDITS: 'the balance cannot cover the request; nothing ran',
+  FORBIDDEN_SCOPE: 'the key lacks the route’s scope',
+  ACCOUNT_SUSPENDED: 'the org is suspended',
+  NOT_FOUND: 'unknown path, job or endpoint (another org’s included)',
+  IDEMPOTENCY_CONFLICT: 'an Idempotency-Key reused with another body, or while its first request still runs',
+  INPUT_LIMIT_EXCEEDED: 'a body over the route’s limit (64 KiB; 32 MiB for bulk jobs), more than 100,000 bulk inputs',
+  RATE_LIMITED: 'the limit’s worth of requests was accepted in the last second',
+  INTERNAL_ERROR: 'a fault of ours; logged, never with internals in the message',
+  UPSTREAM_UNAVAILABLE: 'a part the server needs is missing or down',
+  MAINTENANCE: 'maintenance or shutting down; retry after `Retry-After`',
+}
+
+/**
+ * The anchor of an error code in its documentation (`RATE_LIMITED` → `rate_limited`): `docs_url` ends in `#` and
+ * this, and docs/api.md and the server's `GET /docs/errors` page carry it on the code's row.
+ */
+export function errorAnchor(code: ErrorCode): string {
+  return code.toLowerCase()
+}
+
+/**
  * The one error type lookups reject with. `code` is the documented error code, `status` its HTTP status; the HTTP
  * server maps it straight into the error envelope.
  *

@@ -169,8 +169,11 @@ export type PhoneTypeDetails = Static<typeof PhoneTypeDetailsSchema>
 
 export const DomainAgeDetailsSchema = closed({
   domain: Type.String(),
-  found: Type.Boolean(),
-  registered: Type.Boolean(),
+  found: Type.Boolean({ description: 'The registry returned a record for the domain. False also when the lookup failed (then `partial` is true).' }),
+  registered: Type.Boolean({
+    description:
+      'The domain is registered. False when the registry says it is not (factor `domain_not_registered`) — and, as no null is allowed here, when the lookup failed: then `partial` is true, the verdict `unknown` and the reason names the cause.',
+  }),
   is_newly_registered: Type.Boolean(),
   created_date: Nullable(Type.String()),
   updated_date: Nullable(Type.String()),

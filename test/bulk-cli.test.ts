@@ -62,8 +62,9 @@ describe('riskcheck bulk', () => {
     expect(job.results.skipped).toBe(3) // a blank line and two spellings of +14155552671
     expect(job.results.block).toBe(1) // hello
     const rows = await csvOf(readFileSync(out, 'utf8'))
-    expect(rows.map((x) => x.input)).toEqual(["'+14155552671", "'+44 20 7946 0958", 'hello', '(415) 555-0132'])
-    expect(rows[0]).toMatchObject({ action: 'approve', status: 'valid', e164: "'+14155552671", valid: 'true', cache_hit: 'false', error: '' })
+    // phone numbers stay data (no formula prefix), so the file re-imports as it was written
+    expect(rows.map((x) => x.input)).toEqual(['+14155552671', '+44 20 7946 0958', 'hello', '(415) 555-0132'])
+    expect(rows[0]).toMatchObject({ action: 'approve', status: 'valid', e164: '+14155552671', international_format: '+1 415 555 2671', valid: 'true', cache_hit: 'false', error: '' })
     expect(rows[2]).toMatchObject({ action: 'block', status: 'invalid', valid: 'false', credits_used: '0' })
     expect(rows[3]!['country.code']).toBe('US')
     expect(Object.keys(rows[0]!)).toContain('carrier.name')

@@ -64,7 +64,11 @@ describe('riskcheck data status', () => {
     expect(await runCli(['data', 'status', '--now', '2026-11-23T00:00:00Z'], t.cli)).toBe(1)
     expect(t.out()).toMatch(/^the bundled data \(no data directory\)\n/)
     expect(t.out()).toMatch(/\ntor +2024-02-27 +2024-02-27 +999d 20h +1d +STALE\n/)
-    expect(await runCli(['data', 'status', '--now', '2024-02-27T12:00:00Z'], io().cli)).toBe(0)
+    // stale: it ends with the one command that fixes it
+    expect(t.out()).toMatch(/\n\nFetch current data with: riskcheck data update --data-dir DIR \(then give that --data-dir, or RISKCHECK_DATA_DIR, to serve and the lookups\)\n$/)
+    const fresh = io()
+    expect(await runCli(['data', 'status', '--now', '2024-02-27T12:00:00Z'], fresh.cli)).toBe(0)
+    expect(fresh.out()).not.toMatch(/Fetch current data/)
   })
 })
 

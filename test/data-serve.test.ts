@@ -61,7 +61,9 @@ describe('riskcheck serve with scheduled data updates', () => {
       expect(r.data.metadata.data_sources).toContain('dbip-city-lite@2026-11')
       expect(readPointer(dataDir)).not.toBeNull()
       const log = io.err()
-      expect(log).toMatch(/"data_status":"stale".*"msg":"stale data in the bundled data \(no data set installed in [^)]+ yet\): tor \(tor-exits@2024-02-27, /)
+      // said once at start, as a notice (level 30 = info) naming the command, not as a warning
+      expect(log.match(/"data_status":"stale"/g)).toHaveLength(1)
+      expect(log).toMatch(/"level":30,[^\n]*"data_status":"stale".*"msg":"open data: the bundled snapshot answers \(tor from 2024-02-27 \(max 1d\), [^\n]*Fetch current data with: riskcheck data update --data-dir [^\n]+"/)
       expect(log).toMatch(/data update: installed data set \d{8}T\d{6}Z-[0-9a-f]{6}/)
       // the tiny ASN table of the fake upstream is refused (it shrank far below the bundled one): logged, not fatal
       expect(log).toMatch(/data update: asn refused: refused: 2 entries, less than half/)

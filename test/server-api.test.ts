@@ -139,6 +139,7 @@ describe('success of every endpoint', () => {
         'GET /v1/account',
         'GET /v1/pricing',
         'GET /v1/openapi.json',
+        'GET /docs/errors',
         'GET /healthz',
         'GET /readyz',
         'POST /v1/bulk/jobs',

@@ -189,7 +189,7 @@ describe('results, CSV, list, cancel, retry', () => {
     expect((await s.get(`/v1/bulk/jobs/${id}/results?action=maybe`, s.test)).body.error.code).toBe('INVALID_REQUEST')
   })
 
-  it('results.csv: the documented columns, one line per row, formula-escaped numbers', async () => {
+  it('results.csv: the documented columns, one line per row, phone numbers as data (no formula prefix)', async () => {
     const r = await s.request('GET', `/v1/bulk/jobs/${id}/results.csv`, { key: s.test })
     expect(r.status).toBe(200)
     expect(r.headers['content-type']).toMatch(/^text\/csv/)
@@ -197,7 +197,8 @@ describe('results, CSV, list, cancel, retry', () => {
     const lines = r.raw.trim().split('\n')
     expect(lines[0]).toMatch(/^input,action,status,reason,risk_score,credits_used,cache_hit,error,factors,e164,/)
     expect(lines).toHaveLength(inputs.length + 1)
-    expect(lines[1]).toMatch(/^'\+12015551000,/)
+    expect(lines[1]).toMatch(/^\+12015551000,/)
+    expect(lines[1]).toContain(',+12015551000,(201) 555-1000,+1 201 555 1000,')
   })
 
   it('rows carry the fired factors (as the single lookup); error rows and rows stored before factors were kept have null', async () => {

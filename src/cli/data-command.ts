@@ -14,7 +14,7 @@ import cliProgress from 'cli-progress'
 import { DATA_SOURCE_NAMES, DATA_SOURCES, isDataSourceName, type DataSourceName } from '../data/catalog.js'
 import { DataLockedError } from '../data/lock.js'
 import { readDataStatus } from '../data/provider.js'
-import { formatAge, type DataStatus } from '../data/status.js'
+import { formatAge, updateCommandFor, type DataStatus } from '../data/status.js'
 import { rollbackData, updateData, type UpdateEvent } from '../data/update.js'
 import { EXIT, printError, UsageError, type CliCommand, type CliIO } from './shared.js'
 
@@ -28,10 +28,13 @@ const HELP = `Usage:
   riskcheck data sources  [--json]
 
 update    fetch every source (or --only some) from its upstream, check it, rebuild the compiled data and install a
-          new data set atomically; a refused source keeps its data in use. Exit 0: all updated; 1: a source was
-          refused or failed (named on stderr); 75: another update holds the lock.
-status    per source its version, date, age and whether it is older than its maximum age. Exit 0: fresh; 1: stale,
-          or the data directory's set cannot be used.
+          new data set atomically; a refused source keeps its data in use. Each failure is printed once, as it
+          happens. A host that cannot be reached (DNS failure, refused, unreachable) is not retried. Exit 0: all
+          updated; 1: a source was refused or failed (named on stderr); 69: no upstream could be reached (offline?),
+          nothing changed; 75: another update holds the lock.
+status    per source its version, date, age and whether it is older than its maximum age, and when something is
+          stale the command that fetches current data. Exit 0: fresh; 1: stale, or the data directory's set cannot
+          be used.
 rollback  point the data directory back at the set installed before the one in force.
 sources   the sources with their upstream, license, change rate and maximum age.
 
@@ -119,7 +122,7 @@ function createReporter(io: CliIO, quietBars: boolean) {
           )
           return
         case 'refused':
-          say(`riskcheck data: ${e.source}: REFUSED: ${e.reason}`)
+          say(`riskcheck data: ${e.source}: ${e.network ? 'FAILED' : 'REFUSED'}: ${e.reason}`)
           return
         case 'built':
           if (!tty) say(`riskcheck data: built ${e.file}`)
@@ -166,8 +169,15 @@ async function runUpdate(values: Values, io: CliIO): Promise<number> {
   if (json) io.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
   else if (result.installed) io.stdout.write(`installed data set ${result.installed} in ${result.data_dir}${result.previous ? ` (previous: ${result.previous})` : ''}\n`)
   else io.stdout.write(`nothing installed; the data in use in ${result.data_dir} did not change\n`)
-  for (const f of result.failed) io.stderr.write(`riskcheck data update: ${f.name}: ${f.reason}\n`)
-  return result.ok ? 0 : 1
+  // Each failure was printed as it happened (the reporter); here only what they add up to.
+  if (result.ok) return EXIT.ok
+  const offline = !result.installed && result.failed.length > 0 && result.failed.every((f) => f.unreachable)
+  io.stderr.write(
+    offline
+      ? 'riskcheck data update: no upstream could be reached (see above); run it where they are reachable, or give local copies with --source NAME=FILE\n'
+      : `riskcheck data update: ${result.failed.length} of ${result.failed.length + result.updated.length} sources failed: ${result.failed.map((f) => f.name).join(', ')}\n`,
+  )
+  return offline ? EXIT.unavailable : EXIT.failed
 }
 
 function statusText(s: DataStatus): string {
@@ -181,7 +191,8 @@ function statusText(s: DataStatus): string {
     rows.push([src.name, src.version, src.data_date?.slice(0, 10) ?? '?', formatAge(src.age_seconds), formatAge(src.max_age_seconds), src.stale ? 'STALE' : 'fresh'])
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   const lines = rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
-  return [head, ...(s.problem ? [`problem: ${s.problem}`] : []), '', ...lines, ''].join('\n')
+  const fix = s.stale ? [`Fetch current data with: ${updateCommandFor(s.data_dir)}${s.data_dir ? '' : ' (then give that --data-dir, or RISKCHECK_DATA_DIR, to serve and the lookups)'}`, ''] : []
+  return [head, ...(s.problem ? [`problem: ${s.problem}`] : []), '', ...lines, '', ...fix].join('\n')
 }
 
 function runStatus(values: Values, io: CliIO): number {

@@ -18,6 +18,7 @@ import { resolveOptions } from '../options.js'
 import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, SERVE_FLAGS, trustProxyOf, fastifyTrustProxy, withEnvironment, type TrustProxy } from './serve-settings.js'
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
+import { checkDocsUrl } from '../server/error-docs.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -81,6 +82,9 @@ from the org's next request; no restart).
                                                      proxy addresses/CIDR ranges; their X-Forwarded-For/-Proto give the
                                                      client address (rate and sign-in limits) and https (Secure cookies).
                                                      Default: none trusted
+  --docs-url URL      RISKCHECK_DOCS_URL             base of docs_url in error answers (your error documentation; the code's
+                                                     anchor is appended, #rate_limited); default: this server's own
+                                                     GET /docs/errors at the address it listens on
   lookup flags        RISKCHECK_<FLAG>               e.g. RISKCHECK_OFFLINE=1, RISKCHECK_DNS_SERVER=1.1.1.1,9.9.9.9,
                                                      RISKCHECK_SMTP_PORT=2525, RISKCHECK_HELO=mx.example.org
 A flag wins over its variable. Booleans read 1/true/yes/on or 0/false/no/off.
@@ -219,6 +223,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let redisPrefix = 'riskcheck'
   let queueLockMs = DEFAULT_QUEUE_LOCK_MS
   let trustProxy: TrustProxy | undefined
+  let docsUrl: string | undefined
   const dataSources: Partial<Record<DataSourceName, string>> = {}
   try {
     const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
@@ -261,6 +266,13 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       refreshEvery = parseDuration(String(values['refresh-data']))
       if (refreshEvery === null || refreshEvery < 60_000) throw new UsageError(`--refresh-data must be a duration of at least 1m, e.g. 6h or 30m (got ${String(values['refresh-data'])})`)
       if (!riskcheck.dataDir) throw new UsageError('--refresh-data needs --data-dir DIR (or RISKCHECK_DATA_DIR)')
+    }
+    if (values['docs-url'] !== undefined) {
+      try {
+        docsUrl = checkDocsUrl(String(values['docs-url']), origin('docs-url'))
+      } catch (e) {
+        throw new UsageError(messageOf(e))
+      }
     }
     if (values['mail-url'] !== undefined) {
       const { parseMailUrl } = await import('../dashboard/mail.js')
@@ -307,6 +319,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
           : {}),
         ...(metricsPort !== null ? { metrics: true } : {}),
         ...(trustProxy !== undefined ? { trustProxy: fastifyTrustProxy(trustProxy) } : {}),
+        ...(docsUrl !== undefined ? { docsUrl } : {}),
         logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
       })
       created = app

@@ -8,7 +8,7 @@
  *   --redis-prefix / RISKCHECK_REDIS_PREFIX · --queue-lock-timeout / RISKCHECK_QUEUE_LOCK_TIMEOUT ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --metrics-port / RISKCHECK_METRICS_PORT ·
- *   --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy / RISKCHECK_TRUST_PROXY · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
+ *   --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy / RISKCHECK_TRUST_PROXY · --docs-url / RISKCHECK_DOCS_URL · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
  *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
  *
  * Booleans read 1/true/yes/on or 0/false/no/off.
@@ -40,6 +40,7 @@ export const SERVE_FLAGS: Options = {
   'metrics-port': { type: 'string' },
   'drain-timeout': { type: 'string' },
   'trust-proxy': { type: 'string' },
+  'docs-url': { type: 'string' },
 }
 
 /** Lookup flags that mean nothing to a server (per request, or output formatting) and so have no variable. */

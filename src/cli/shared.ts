@@ -30,7 +30,7 @@ export interface CliCommand {
  * (EX_USAGE) · 75 another process holds a lock, try again later (EX_TEMPFAIL: `data update`) · 130 interrupted by
  * Ctrl-C.
  */
-export const EXIT = { ok: 0, failed: 1, rejected: 2, usage: 64, locked: 75, interrupted: 130 } as const
+export const EXIT = { ok: 0, failed: 1, rejected: 2, usage: 64, unavailable: 69, locked: 75, interrupted: 130 } as const
 
 /** A command-line mistake: printed with the command's prefix, exit 64. */
 export class UsageError extends Error {

@@ -2,7 +2,8 @@
  * Downloads for `riskcheck data update`: an HTTP(S) URL, a `file:` URL or a local path, streamed to a file with its
  * SHA-256 and size, a size limit, an idle timeout, retries for network errors and 5xx answers, progress callbacks,
  * and transparent gunzip of gzip-compressed content (detected by its magic bytes; a truncated or corrupt gzip stream
- * fails on its CRC/length trailer). A failed download leaves no file behind.
+ * fails on its CRC/length trailer). A failed download leaves no file behind. A host that cannot be reached at all (DNS
+ * failure, refused, unreachable network) or a failed TLS check is not retried: asking again at once cannot succeed.
  */
 import { createHash } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
@@ -11,17 +12,24 @@ import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { createGunzip } from 'node:zlib'
+import { httpFailureOf, isUnreachable, networkFailureOf, type NetworkFailure } from '../sources/network-failure.js'
 import { VERSION } from '../version.js'
 
-/** A download that failed; `status` is the HTTP status when the server answered. */
+/** A download that failed; `status` is the HTTP status when the server answered, `failure` how the network failed. */
 export class DownloadError extends Error {
   constructor(
     message: string,
     readonly status?: number,
+    readonly failure?: NetworkFailure,
   ) {
     super(message)
     this.name = 'DownloadError'
   }
+}
+
+/** True when the download failed because its host could not be reached at all (DNS, refused, unreachable). */
+export function isUnreachableDownload(e: unknown): boolean {
+  return e instanceof DownloadError && e.failure !== undefined && isUnreachable(e.failure)
 }
 
 /** Options of {@link download}. */
@@ -150,7 +158,7 @@ async function fetchOnce(location: string, rawPath: string, o: DownloadOptions):
     })
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined)
-      throw new DownloadError(`HTTP ${res.status}`, res.status)
+      throw new DownloadError(`HTTP ${res.status}`, res.status, httpFailureOf(res.status, location))
     }
     const lengthHeader = res.headers.get('content-length')
     const total = lengthHeader !== null && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : null
@@ -163,14 +171,19 @@ async function fetchOnce(location: string, rawPath: string, o: DownloadOptions):
   } catch (e) {
     const reason = controller.signal.aborted ? controller.signal.reason : e
     if (reason instanceof DownloadError) throw reason
-    const cause = (reason as { cause?: { message?: string; code?: string } })?.cause
-    throw new DownloadError(`${(reason as Error)?.message ?? String(reason)}${cause?.code || cause?.message ? ` (${cause.code ?? cause.message})` : ''}`)
+    const failure = networkFailureOf(reason, location)
+    throw new DownloadError(failure.kind === 'other' ? failure.message.slice(failure.host.length + 2) : failure.message, undefined, failure)
   } finally {
     if (timer) clearTimeout(timer)
   }
 }
 
-const retryable = (e: unknown) => e instanceof DownloadError && (e.status === undefined || e.status >= 500 || e.status === 429) && !/limit/.test(e.message)
+const retryable = (e: unknown) =>
+  e instanceof DownloadError &&
+  (e.status === undefined || e.status >= 500 || e.status === 429) &&
+  !/limit/.test(e.message) &&
+  !isUnreachableDownload(e) &&
+  e.failure?.kind !== 'tls'
 
 /**
  * Downloads `location` to `dest`. Rejects with a {@link DownloadError} (the file is removed) on an HTTP error status,

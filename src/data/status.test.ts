@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { getBundledDataSet, labelOf, type DataSet } from './data-set.js'
 import { DATA_SOURCE_NAMES, type DataSourceName } from './catalog.js'
 import type { ManifestSource } from './manifest.js'
-import { computeDataStatus, describeStaleness, formatAge } from './status.js'
+import { computeDataStatus, dataNotice, formatAge } from './status.js'
 
 /** A set whose every source is dated `date` (tor: `torDate`). */
 function setDated(date: string, torDate = date): DataSet {
@@ -22,7 +22,12 @@ describe('data status with an injected clock', () => {
     expect(fresh.sources.find((s) => s.name === 'tor')).toMatchObject({ age_seconds: 6 * 3600, max_age_seconds: 86_400, stale: false })
     const later = computeDataStatus(set, '/d', new Date('2026-11-24T06:00:01Z'))
     expect(later.stale_sources).toEqual(['tor'])
-    expect(describeStaleness(later)).toMatch(/^stale data in data set 20261123T000000Z-abcdef in \/d: tor \(tor-exits@v, 1d old, max 1d\); run "riskcheck data update --data-dir \/d"$/)
+    expect(dataNotice(fresh)).toBeNull()
+    // an installed set that went stale is a warning (its updates stopped), naming the one command that fixes it
+    expect(dataNotice(later)).toEqual({
+      level: 'warn',
+      message: 'open data: data set 20261123T000000Z-abcdef in /d is stale (tor from 2026-11-23 (max 1d)). Fetch current data with: riskcheck data update --data-dir /d (or serve --refresh-data 6h)',
+    })
     // the weekly lists go stale after 14 days, DB-IP after 45
     const month = computeDataStatus(set, '/d', new Date('2026-12-05T00:00:01Z'))
     expect(month.stale_sources).toEqual(['tor', 'vpn', 'datacenter', 'cloud', 'disposable'])
@@ -42,7 +47,11 @@ describe('data status with an injected clock', () => {
     expect(st).toMatchObject({ data_dir: null, set: 'bundled', problem: null })
     expect(st.sources.find((s) => s.name === 'tor')).toMatchObject({ version: '2024-02-27', data_date: '2024-02-27T03:57:52Z', origin: 'bundled', stale: false })
     expect(st.sources.find((s) => s.name === 'dbip-city')).toMatchObject({ version: '2026-06', origin: 'bundled' })
-    expect(describeStaleness(computeDataStatus(getBundledDataSet(), null, new Date('2026-11-23T00:00:00Z')))).toMatch(/^stale data in the bundled data: tor /)
+    // the bundled snapshot ages by design: a notice (not a warning) with the one command that fetches current data
+    const notice = dataNotice(computeDataStatus(getBundledDataSet(), null, new Date('2026-11-23T00:00:00Z')))
+    expect(notice?.level).toBe('info')
+    expect(notice?.message).toMatch(/^open data: the bundled snapshot answers \(tor from 2024-02-27 \(max 1d\), /)
+    expect(notice?.message).toMatch(/Fetch current data with: riskcheck data update --data-dir DIR, then give that --data-dir \(or RISKCHECK_DATA_DIR\) to serve and the lookups$/)
   })
 
   it('formats ages for people', () => {

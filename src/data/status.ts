@@ -1,6 +1,6 @@
 /**
- * `riskcheck data status`, `rc.dataStatus()` and the server's stale-data warning: per source its version, the date
- * of its data, its age and whether it is older than the source's documented maximum age (./catalog.ts).
+ * `riskcheck data status`, `rc.dataStatus()` and the server's start notice: per source its version, the date of its
+ * data, its age and whether it is older than the source's documented maximum age (./catalog.ts).
  */
 import { DATA_SOURCE_NAMES, DATA_SOURCES, type DataSourceName } from './catalog.js'
 import type { DataSet } from './data-set.js'
@@ -81,16 +81,37 @@ export function formatAge(seconds: number | null): string {
   return `${seconds}s`
 }
 
-/** One sentence naming the stale sources, for logs and warnings; null when nothing is stale. */
-export function describeStaleness(status: DataStatus): string | null {
+/** What to tell an operator about the data in use: how loud, and one line naming the command that fixes it. */
+export interface DataNotice {
+  /**
+   * `info` while the bundled snapshot answers (it ages from the day the package was built, by design); `warn` when an
+   * installed data set went stale (its updates stopped)
+   */
+  level: 'info' | 'warn'
+  message: string
+}
+
+/** The one command that fetches current data into `dataDir` (`DIR` when none is configured). */
+export function updateCommandFor(dataDir: string | null): string {
+  return `riskcheck data update --data-dir ${dataDir ?? 'DIR'}`
+}
+
+/**
+ * The notice the server logs once at start about the data in use, or null when every source is fresh. It names the
+ * stale sources by their data date and the one command that fixes it ({@link updateCommandFor}).
+ *
+ * @example dataNotice(rc.dataStatus())?.message // 'open data: the bundled snapshot answers (tor from 2024-02-27, …). Fetch current data with: riskcheck data update --data-dir DIR …'
+ */
+export function dataNotice(status: DataStatus): DataNotice | null {
   if (!status.stale) return null
-  const parts = status.sources
+  const stale = status.sources
     .filter((s) => s.stale)
-    .map((s) => `${s.name} (${s.label}, ${s.age_seconds === null ? 'date unknown' : `${formatAge(s.age_seconds)} old`}, max ${formatAge(s.max_age_seconds)})`)
-  const where = !status.data_dir
-    ? 'the bundled data'
-    : status.set === 'bundled'
-      ? `the bundled data (no data set installed in ${status.data_dir} yet)`
-      : `data set ${status.set} in ${status.data_dir}`
-  return `stale data in ${where}: ${parts.join(', ')}; run "riskcheck data update${status.data_dir ? ` --data-dir ${status.data_dir}` : ' --data-dir DIR'}"`
+    .map((s) => `${s.name} ${s.data_date === null ? 'undated' : `from ${s.data_date.slice(0, 10)}`} (max ${formatAge(s.max_age_seconds)})`)
+    .join(', ')
+  const fix = updateCommandFor(status.data_dir)
+  if (status.set === 'bundled') {
+    const then = status.data_dir ? '' : ', then give that --data-dir (or RISKCHECK_DATA_DIR) to serve and the lookups'
+    return { level: 'info', message: `open data: the bundled snapshot answers (${stale}). Fetch current data with: ${fix}${then}` }
+  }
+  return { level: 'warn', message: `open data: data set ${status.set} in ${status.data_dir} is stale (${stale}). Fetch current data with: ${fix} (or serve --refresh-data 6h)` }
 }

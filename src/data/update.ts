@@ -12,7 +12,9 @@
  * 5. the set is checked, its manifest written, everything fsynced, the directory renamed into `sets/`, and the
  *    pointer switched (one atomic rename). Old sets beyond the newest `keep` are removed.
  * Nothing is installed when every selected source was refused. Readers (a running server) pick up the new set on
- * their next pointer check.
+ * their next pointer check. A host that could not be reached at all (DNS failure, refused, unreachable network) is
+ * not asked again in the same update: the other sources it serves fail at once with the same reason, so an update
+ * without network ends in a moment, one failure per source. `staging/` is removed on every way out.
  */
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
@@ -25,7 +27,7 @@ import { compileDisposable, subtractDisposable } from './build-email-lists.js'
 import { buildIpFlags, countListEntries, writeIpFlags, type ListInput } from './build-ip-flags.js'
 import { DATA_SOURCE_NAMES, DATA_SOURCES, DEFAULT_UPSTREAMS, type DataSourceName, type UpstreamUrls } from './catalog.js'
 import { SET_FILES } from './data-set.js'
-import { download, type DownloadOptions } from './download.js'
+import { download, DownloadError, isUnreachableDownload, localPathOf, type DownloadOptions } from './download.js'
 import { fetchSource, SourceError, type FetchedSource } from './fetch-source.js'
 import { BUNDLED_TOR_LIST, bundledListFilesOf, IP_LIST_SOURCES, IP_LISTS, type IpListSource, type ListFile } from './ip-lists.js'
 import { withDataLock, type LockOptions } from './lock.js'
@@ -49,7 +51,8 @@ export type UpdateEvent =
   | { type: 'fetch'; source: DataSourceName; location: string }
   | { type: 'progress'; source: DataSourceName; location: string; received: number; total: number | null }
   | { type: 'fetched'; source: DataSourceName; version: string; entries: number; checksum: 'verified' | 'none'; notes: string[] }
-  | { type: 'refused'; source: DataSourceName; reason: string }
+  /** a source was refused (a check failed) or could not be fetched (`network`: the download failed) */
+  | { type: 'refused'; source: DataSourceName; reason: string; network: boolean }
   | { type: 'built'; file: string }
   | { type: 'installed'; set: string; previous: string | null }
 
@@ -106,8 +109,11 @@ export interface UpdateResult {
   /** the set in force before (null: the bundled data) */
   previous: string | null
   updated: UpdatedSource[]
-  /** refused sources and why; their data in use did not change */
-  failed: { name: DataSourceName; reason: string }[]
+  /**
+   * refused sources and why; their data in use did not change. `unreachable: true` (else absent): its upstream could
+   * not be reached at all (DNS failure, refused connection, unreachable network)
+   */
+  failed: { name: DataSourceName; reason: string; unreachable?: true }[]
   /** sets removed (older than the newest `keep`) */
   pruned: string[]
 }
@@ -288,9 +294,11 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
       try {
         // 1. fetch and check
         const got = new Map<DataSourceName, FetchedSource>()
+        const deadHosts = new Map<string, DownloadError>()
         await inPool(selected, 2, async (name) => {
           const info = DATA_SOURCES[name]
           const written: string[] = []
+          let networkError: DownloadError | undefined
           try {
             const fetchedSource = await fetchSource(name, {
               setDir: stage,
@@ -309,7 +317,10 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
                   ...(options.sleep ? { sleep: options.sleep } : {}),
                   ...o,
                 }
-                return download(location, dest, opts)
+                return downloadOnce(location, dest, opts, deadHosts).catch((e: unknown) => {
+                  if (e instanceof DownloadError && e.failure !== undefined) networkError = e
+                  throw e
+                })
               },
               previousEntries: async () => {
                 const prev = base.sources[name]
@@ -324,8 +335,9 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
             if (name === 'disposable') rmSync(join(stage, SET_FILES.disposable), { force: true })
             if (!(e instanceof SourceError) && !(e instanceof Error)) throw e
             const reason = (e as Error).message
-            result.failed.push({ name, reason })
-            emit({ type: 'refused', source: name, reason })
+            const unreachable = isUnreachableDownload(networkError)
+            result.failed.push({ name, reason, ...(unreachable ? { unreachable: true as const } : {}) })
+            emit({ type: 'refused', source: name, reason, network: networkError !== undefined })
           }
         })
         removeEmptyDirs(stage)
@@ -423,10 +435,43 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
         return result
       } finally {
         rmSync(stage, { recursive: true, force: true })
+        removeIfEmpty(join(dataDir, 'staging'))
       }
     },
     options.lock,
   )
+}
+
+/** Removes a directory when it is empty (an update leaves no empty `staging/` behind). */
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir)
+  } catch {
+    // not there, or not empty: nothing to do
+  }
+}
+
+/**
+ * One download, unless its host already proved unreachable in this update (DNS failure, refused, unreachable): then
+ * it fails at once with that host's failure, without touching the network again.
+ */
+async function downloadOnce(location: string, dest: string, opts: DownloadOptions, deadHosts: Map<string, DownloadError>) {
+  let host: string | null = null
+  if (localPathOf(location) === null) {
+    try {
+      host = new URL(location).host
+    } catch {
+      host = null
+    }
+  }
+  const dead = host !== null ? deadHosts.get(host) : undefined
+  if (dead) throw new DownloadError(dead.message, dead.status, dead.failure)
+  try {
+    return await download(location, dest, opts)
+  } catch (e) {
+    if (host !== null && isUnreachableDownload(e)) deadHosts.set(host, e as DownloadError)
+    throw e
+  }
 }
 
 /**

@@ -11,7 +11,7 @@
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { UNMETERED } from '../credits.js'
-import { describeStaleness } from '../data/status.js'
+import { dataNotice } from '../data/status.js'
 import { RiskcheckError } from '../errors.js'
 import type { LookupEnv } from '../lookup.js'
 import type { RiskcheckOptions } from '../options.js'
@@ -19,7 +19,8 @@ import { newRequestId } from '../result.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { ErrorEnvelopeSchema, type Scope } from '../schema.js'
 import { authenticate, authorize, type RequestAuth } from './auth.js'
-import { DEFAULT_DOCS_URL, errorEnvelope, mapError } from './envelope.js'
+import { errorEnvelope, mapError } from './envelope.js'
+import { docsBase } from './error-docs.js'
 import { redactingLoggerOptions } from './log-redaction.js'
 import {
   createClientErrorHandler,
@@ -99,7 +100,11 @@ export interface ServerOptions {
   queue?: ServerQueueOptions
   /** Largest request body in bytes (default 64 KiB). Larger → 413 INPUT_LIMIT_EXCEEDED. */
   bodyLimit?: number
-  /** Base of `docs_url` in errors (default https://riskcheck.dev/docs/errors). */
+  /**
+   * Base of `docs_url` in errors: an absolute http(s) URL of your error documentation, the code's anchor appended
+   * (`…#rate_limited`). Default: this server's own reference `GET /docs/errors` under `publicUrl`, else under the
+   * address it listens on (`serve --docs-url`, `RISKCHECK_DOCS_URL`).
+   */
   docsUrl?: string
   /** `servers[0].url` of the OpenAPI document (default `/`). */
   publicUrl?: string
@@ -200,7 +205,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const webhookEvery = numberOption('webhookIntervalMs', options.webhookIntervalMs, 1000, { min: 0 }, 'riskcheck server')
   const requestTimeout = numberOption('requestTimeoutMs', options.requestTimeoutMs, 60_000, {}, 'riskcheck server')
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
-  const docsUrl = options.docsUrl ?? DEFAULT_DOCS_URL
+  const docsUrl = docsBase(options, () => (appRef?.server.listening ? appRef.server.address() : null))
 
   const ownStore = typeof options.db !== 'object'
   const store: Store = typeof options.db === 'object' ? options.db : createSqliteStore(options.db ?? './riskcheck.sqlite')
@@ -372,7 +377,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     frameworkErrors(error, request, reply) {
       const m = mapError(error)
-      void (reply as FastifyReply).header('Cache-Control', 'no-store').code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl))
+      void (reply as FastifyReply).header('Cache-Control', 'no-store').code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl()))
     },
   })
 
@@ -382,7 +387,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     const m = mapError(error)
     if (m.internal) request.log.error({ err: error }, 'internal error')
     if (m.headers) void reply.headers(m.headers)
-    return reply.code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl))
+    return reply.code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl()))
   }
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply))
 
@@ -530,9 +535,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ctx.plans = configuredPlans ?? (await store.listPlans())
     await orgPolicies.preload()
     webhooks?.start()
-    // stale open data (README "Data sources and updates") is worth one warning at start; rc.dataStatus() has the detail
-    const stale = describeStaleness(rc.dataStatus())
-    if (stale) app.log.warn({ data_status: 'stale' }, stale)
+    // Stale open data (README "Data sources and updates") is said once, at start, with the command that fixes it: a
+    // notice while the bundled snapshot answers (it ages by design), a warning when an installed set went stale.
+    const notice = dataNotice(rc.dataStatus())
+    if (notice) app.log[notice.level]({ data_status: 'stale' }, notice.message)
   })
 
   let purgeTimer: NodeJS.Timeout | undefined

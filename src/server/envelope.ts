@@ -9,15 +9,15 @@
  * validation, body too large, unsupported media type) get the matching code; anything else is a 500 INTERNAL_ERROR
  * whose message never carries internals. The statuses are listed in docs/api.md.
  */
-import { ERROR_STATUS, RiskcheckError, type ErrorCode } from '../errors.js'
+import { errorAnchor, ERROR_STATUS, RiskcheckError, type ErrorCode } from '../errors.js'
 import type { ErrorEnvelope } from '../schema.js'
 
-/** Default base of `docs_url`; the code is appended as a fragment (`…/errors#rate_limited`). */
-export const DEFAULT_DOCS_URL = 'https://riskcheck.dev/docs/errors'
-
-/** Builds the failure body. */
-export function errorEnvelope(code: ErrorCode, message: string, requestId: string, docsUrl: string = DEFAULT_DOCS_URL): ErrorEnvelope {
-  return { success: false, error: { code, message, docs_url: `${docsUrl}#${code.toLowerCase()}`, request_id: requestId } }
+/**
+ * Builds the failure body. `docsUrl` is the base of `docs_url` — the error reference, by default the server's own
+ * `GET /docs/errors` (./error-docs.ts) — and the code's anchor is appended (`…/docs/errors#rate_limited`).
+ */
+export function errorEnvelope(code: ErrorCode, message: string, requestId: string, docsUrl: string): ErrorEnvelope {
+  return { success: false, error: { code, message, docs_url: `${docsUrl}#${errorAnchor(code)}`, request_id: requestId } }
 }
 
 /**

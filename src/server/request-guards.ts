@@ -104,7 +104,7 @@ export function clientErrorAnswer(err: { code?: string; reason?: unknown }): { s
  * Fastify's `clientErrorHandler`: answers a client error on the socket with the error envelope (and a fresh request
  * id, logged with the error code — never the raw bytes, which may hold an Authorization header), then closes it.
  */
-export function createClientErrorHandler(docsUrl: string, log: () => FastifyBaseLogger | undefined) {
+export function createClientErrorHandler(docsUrl: () => string, log: () => FastifyBaseLogger | undefined) {
   return (err: Error & { code?: string; reason?: unknown }, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return
     const id = newRequestId()
@@ -113,7 +113,7 @@ export function createClientErrorHandler(docsUrl: string, log: () => FastifyBase
     // A response already started on this connection cannot be followed by another.
     const started = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
     if (socket.writable && !started) {
-      const body = JSON.stringify(errorEnvelope(answer.code, answer.message, id, docsUrl))
+      const body = JSON.stringify(errorEnvelope(answer.code, answer.message, id, docsUrl()))
       socket.write(
         `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}\r\n` +
           'Content-Type: application/json; charset=utf-8\r\n' +

@@ -99,7 +99,8 @@ describe('createRdapSource against the loopback RDAP server', () => {
       expect(a.created).toBeNull()
     }
     const a = await rdap.lookup('wrong-object.test')
-    expect(a.error).toContain('not a domain object')
+    expect(a.error).toContain('not an RDAP domain object')
+    expect(a.cause).toBe('bad_answer')
     await rdap.close()
   })
 

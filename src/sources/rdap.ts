@@ -10,10 +10,13 @@
  *   default 6 h; not found: `notFoundTtlSeconds`, default 1 h); timeouts and errors are never cached.
  * - Response bodies are capped (`maxResponseBytes`, default 1 MiB) before they are parsed.
  *
- * Answers are data, never exceptions: `found`, `not_found` (HTTP 404 = not registered), `timeout`, `error`.
+ * Answers are data, never exceptions: `found`, `not_found` (HTTP 404 = not registered), `timeout`, `error`. A failure
+ * says why in `error` and `cause` (./network-failure.ts): `DNS lookup of data.iana.org failed (ENOTFOUND)`,
+ * `connection to … refused`, `… timed out after 8 s`, `… answered HTTP 503` — a failure is never "not registered".
  */
 import { LRUCache } from 'lru-cache'
 import { lookup as rdapLookup, type BootstrapData, type DomainRecord, type LookupOptions } from 'rdapper'
+import { httpFailureOf, networkFailureOf, type NetworkFailure, type NetworkFailureKind } from './network-failure.js'
 
 /** The outcome of one RDAP domain query. */
 export type RdapStatus =
@@ -25,6 +28,13 @@ export type RdapStatus =
   | 'timeout'
   /** any other failure: no RDAP server for the TLD, HTTP error, malformed or non-domain response, closed source */
   | 'error'
+
+/**
+ * Why a lookup failed (status `timeout` / `error`): how the network failed ({@link NetworkFailureKind}: `dns`,
+ * `refused`, `unreachable`, `reset`, `timeout`, `tls`, `http`, `other`), or `no_service` (no RDAP server is known for
+ * the TLD), `bad_answer` (the registry's answer is not a usable RDAP domain object), `closed` (the source was closed).
+ */
+export type RdapFailureCause = NetworkFailureKind | 'no_service' | 'bad_answer' | 'closed'
 
 /** A normalized RDAP answer. Dates are ISO 8601 UTC strings (`2021-03-16T17:07:37.000Z`) or null. */
 export interface RdapAnswer {
@@ -45,8 +55,10 @@ export interface RdapAnswer {
   nameservers: string[]
   /** `secureDNS.delegationSigned`; null when the registry does not say */
   dnssec: boolean | null
-  /** why the lookup failed (status `timeout` / `error`) */
+  /** why the lookup failed (status `timeout` / `error`), one clause naming the host: `DNS lookup of data.iana.org failed (ENOTFOUND)` */
   error?: string
+  /** the kind of failure (status `timeout` / `error`) */
+  cause?: RdapFailureCause
 }
 
 /** Options of {@link createRdapSource}. All optional; the defaults query the real IANA bootstrap. */
@@ -160,13 +172,14 @@ export function createRdapSource(opts: RdapSourceOptions = {}): RdapSource {
       stats.bootstrapFetches++
       try {
         const res = await cappedFetch(bootstrapUrl, { headers: { accept: 'application/json' }, signal })
-        if (!res.ok) return { failure: 'error', message: `RDAP bootstrap HTTP ${res.status}` }
+        if (!res.ok) return bootstrapFailure(httpFailureOf(res.status, bootstrapUrl))
         const json: unknown = await res.json()
-        if (!isBootstrapData(json)) return { failure: 'error', message: 'RDAP bootstrap file has no valid services array' }
+        if (!isBootstrapData(json)) return { failure: 'error', message: `the RDAP bootstrap file ${bootstrapUrl} has no valid services array`, cause: 'bad_answer' }
         bootstrap = { data: json, expiresAt: now().getTime() + bootstrapTtlMs }
         return json
       } catch (e) {
-        return { failure: isTimeoutError(e, signal) ? 'timeout' : 'error', message: `RDAP bootstrap: ${describe(e)}` }
+        const f = networkFailureOf(isTimeoutError(e, signal) ? timeoutReason(signal) : e, bootstrapUrl, timeoutMs)
+        return bootstrapFailure(f)
       }
     })()
     bootstrapInFlight = p
@@ -182,31 +195,36 @@ export function createRdapSource(opts: RdapSourceOptions = {}): RdapSource {
     const deadline = AbortSignal.timeout(timeoutMs)
     const signal = anySignal(deadline, closer.signal)
     const data = await loadBootstrap(signal)
-    if (isBootstrapFailure(data)) return failed(domain, data.failure, data.message)
+    if (isBootstrapFailure(data)) return failed(domain, data.failure, data.message, data.cause)
+    const trace: { failure: NetworkFailure | null } = { failure: null }
     const lookupOpts: LookupOptions = {
       rdapOnly: true,
       rdapFollowLinks: opts.followLinks === true,
       maxRdapLinkHops: 1,
       customBootstrapData: data,
-      customFetch: cappedFetch,
+      customFetch: tracingFetch(cappedFetch, trace, timeoutMs),
       timeoutMs,
       signal,
       includeRaw: true,
     }
     try {
       const result = await rdapLookup(domain, lookupOpts)
-      if (closer.signal.aborted) return failed(domain, 'error', 'RDAP source closed')
+      if (closer.signal.aborted) return failed(domain, 'error', 'RDAP source closed', 'closed')
       if (!result.ok || result.record === undefined) {
         const timedOut =
           deadline.aborted ||
+          trace.failure?.kind === 'timeout' ||
           result.errorCode === 'timeout' ||
           result.attempts.some((a) => !a.ok && a.errorCode === 'timeout' && a.phase !== 'rdap_link')
-        return failed(domain, timedOut ? 'timeout' : 'error', result.error ?? `RDAP lookup failed (${result.errorCode ?? 'unknown'})`)
+        if (trace.failure !== null) return failed(domain, timedOut ? 'timeout' : 'error', trace.failure.message, trace.failure.kind)
+        if (timedOut) return failed(domain, 'timeout', `the registry did not answer within ${timeoutMs / 1000} s`, 'timeout')
+        return failedWithoutNetworkCause(domain, result)
       }
       return toAnswer(domain, result.record)
     } catch (e) {
       // rdapper promises not to throw for lookup failures; this is a guard for the unexpected.
-      return failed(domain, deadline.aborted ? 'timeout' : 'error', describe(e))
+      if (trace.failure !== null) return failed(domain, deadline.aborted ? 'timeout' : 'error', trace.failure.message, trace.failure.kind)
+      return failed(domain, deadline.aborted ? 'timeout' : 'error', describe(e), deadline.aborted ? 'timeout' : 'other')
     }
   }
 
@@ -219,8 +237,8 @@ export function createRdapSource(opts: RdapSourceOptions = {}): RdapSource {
   return {
     async lookup(input: string): Promise<RdapAnswer> {
       const domain = normalizeDomain(input)
-      if (closer.signal.aborted) return failed(domain, 'error', 'RDAP source closed')
-      if (domain === '' || domain.length > MAX_DOMAIN_LENGTH) return failed(domain, 'error', 'not a domain name')
+      if (closer.signal.aborted) return failed(domain, 'error', 'RDAP source closed', 'closed')
+      if (domain === '' || domain.length > MAX_DOMAIN_LENGTH) return failed(domain, 'error', 'not a domain name', 'other')
       const hit = cache.get(domain)
       if (hit !== undefined) {
         if (hit.expiresAt > now().getTime()) {
@@ -259,7 +277,7 @@ function toAnswer(domain: string, record: DomainRecord): RdapAnswer {
   const raw = record.rawRdap as unknown
   if (!isPlainObject(raw) || raw['objectClassName'] !== 'domain') {
     const cls = isPlainObject(raw) ? String(raw['objectClassName'] ?? 'none') : typeof raw
-    return failed(domain, 'error', `RDAP response is not a domain object (objectClassName: ${cls.slice(0, 40)})`)
+    return failed(domain, 'error', `the registry's answer is not an RDAP domain object (objectClassName: ${cls.slice(0, 40)})`, 'bad_answer')
   }
   if (!record.isRegistered) {
     // a domain object whose status says available/free/released: treat as not registered
@@ -290,7 +308,7 @@ function toAnswer(domain: string, record: DomainRecord): RdapAnswer {
   }
 }
 
-function failed(domain: string, status: RdapStatus, error: string | undefined): RdapAnswer {
+function failed(domain: string, status: RdapStatus, error: string | undefined, cause?: RdapFailureCause): RdapAnswer {
   const a: RdapAnswer = {
     status,
     domain,
@@ -303,7 +321,38 @@ function failed(domain: string, status: RdapStatus, error: string | undefined): 
     dnssec: null,
   }
   if (error !== undefined) a.error = error
+  if (cause !== undefined && (status === 'timeout' || status === 'error')) a.cause = cause
   return a
+}
+
+/**
+ * A failed rdapper lookup that saw no network failure: no RDAP server for the TLD (no attempt was made), or an answer
+ * that could not be used (malformed JSON, an unparseable body).
+ */
+function failedWithoutNetworkCause(domain: string, result: { errorCode?: string; attempts: { phase: string; ok: boolean; error?: string }[] }): RdapAnswer {
+  const tried = result.attempts.filter((a) => a.phase === 'rdap')
+  if (tried.length === 0) {
+    const tld = domain.slice(domain.lastIndexOf('.') + 1)
+    return failed(domain, 'error', `no RDAP service is known for .${tld} (the IANA bootstrap file names none)`, 'no_service')
+  }
+  const last = tried.at(-1)
+  return failed(domain, 'error', `the registry's answer could not be used (${(last?.error ?? result.errorCode ?? 'unknown').slice(0, 160)})`, 'bad_answer')
+}
+
+/** Records the last failed request of one lookup (network error or HTTP status other than 404) in `trace`. */
+function tracingFetch(base: typeof fetch, trace: { failure: NetworkFailure | null }, timeoutMs: number): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
+    try {
+      const res = await base(input, init)
+      if (!res.ok && res.status !== 404) trace.failure = httpFailureOf(res.status, url)
+      return res
+    } catch (e) {
+      const signal = init?.signal
+      trace.failure = networkFailureOf(signal && isTimeoutError(e, signal) ? timeoutReason(signal) : e, url, timeoutMs)
+      throw e
+    }
+  }
 }
 
 function copyAnswer(a: RdapAnswer): RdapAnswer {
@@ -313,6 +362,11 @@ function copyAnswer(a: RdapAnswer): RdapAnswer {
 interface BootstrapFailure {
   failure: RdapStatus
   message: string
+  cause: RdapFailureCause
+}
+
+function bootstrapFailure(f: NetworkFailure): BootstrapFailure {
+  return { failure: f.kind === 'timeout' ? 'timeout' : 'error', message: `${f.message} (fetching the RDAP bootstrap file)`, cause: f.kind }
 }
 
 function isBootstrapFailure(x: BootstrapData | BootstrapFailure): x is BootstrapFailure {
@@ -364,6 +418,13 @@ function isTimeoutError(e: unknown, signal: AbortSignal): boolean {
   if (e instanceof Error && e.name === 'TimeoutError') return true
   const reason: unknown = signal.reason
   return signal.aborted && reason instanceof Error && reason.name === 'TimeoutError'
+}
+
+/** What a deadline's abort is reported as: a TimeoutError (the signal's own reason when it is one). */
+function timeoutReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason
+  if (reason instanceof Error && reason.name === 'TimeoutError') return reason
+  return Object.assign(new Error('timed out'), { name: 'TimeoutError' })
 }
 
 /** An AbortSignal that fires when any input fires (AbortSignal.any exists from Node 20.3). */

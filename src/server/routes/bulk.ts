@@ -197,7 +197,7 @@ export const bulkRoutes: RouteDef[] = [
     operationId: 'download_bulk_results',
     summary: 'The results as a CSV file (streamed)',
     description:
-      'Columns: input, action, status, reason, risk_score, credits_used, cache_hit, error, then the type\'s details flattened to dotted names. Cells that a spreadsheet would read as a formula are prefixed with \'. While the job runs, the rows finished so far.',
+      'Columns: input, action, status, reason, risk_score, credits_used, cache_hit, error, then the type\'s details flattened to dotted names. A text cell that a spreadsheet would read as a formula (it starts with =, +, -, @, tab or CR) is prefixed with \' — unless it is only a number (-12.5) or a phone number (+ and digit groups split by single spaces, dots or hyphens: +12015551000, +1 201 555 1000), which stays as it is so the file re-imports as data. While the job runs, the rows finished so far.',
     tags: ['Bulk'],
     scope: 'bulk',
     status: 200,

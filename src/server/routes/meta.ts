@@ -1,12 +1,14 @@
 /**
  * Public routes: GET /v1/pricing (plans and per-product credit costs; not wrapped in the envelope — docs/api.md),
- * GET /v1/openapi.json (the OpenAPI 3.1 document generated from the route declarations), and the probes GET /healthz
+ * GET /v1/openapi.json (the OpenAPI 3.1 document generated from the route declarations), GET /docs/errors (the error
+ * reference every `docs_url` links to, ../error-docs.ts), and the probes GET /healthz
  * and GET /readyz (../health.ts; docs/deployment.md).
  */
 import { Type } from '@sinclair/typebox'
 import { PricingSchema } from '../../schema.js'
 import { pricingOf } from '../../accounts/plans.js'
 import { VERSION } from '../../version.js'
+import { ERROR_DOCS_PATH, renderErrorDocs } from '../error-docs.js'
 import { defineRoute, type RouteDef } from './types.js'
 
 const Health = Type.Object(
@@ -89,6 +91,26 @@ export const metaRoutes: RouteDef[] = [
     response: Type.Object({ openapi: Type.Literal('3.1.0') }, { additionalProperties: true, description: 'An OpenAPI 3.1 document.' }),
     errors: [],
     handler: ({ ctx }) => ctx.openapi(),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: ERROR_DOCS_PATH,
+    operationId: 'get_error_docs',
+    summary: 'The error reference (HTML)',
+    description:
+      'The table of the error codes of this document, one row per code with the anchor every `docs_url` ends in ' +
+      '(`#rate_limited`). It is where `docs_url` points unless the operator names other documentation (`serve --docs-url`).',
+    tags: ['Meta'],
+    scope: null,
+    status: 200,
+    envelope: false,
+    contentType: 'text/html',
+    response: Type.String({ description: 'An HTML page.' }),
+    errors: [],
+    handler: ({ reply }) => {
+      void reply.type('text/html; charset=utf-8').header('Cache-Control', 'public, max-age=3600')
+      return renderErrorDocs()
+    },
   }),
   defineRoute({
     method: 'GET',
