@@ -26,9 +26,9 @@ export const SERVER_PACKAGES = {
 export type ServerPackage = keyof typeof SERVER_PACKAGES
 
 /**
- * Installed with the server packages though none of them is loaded directly: fastify's `inject` (the dashboard's
- * playground) comes from light-my-request, whose 6.8 pulls cookie 2 (Node 22 or later, ESM only). 6.6 keeps the
- * service's tree within riskcheck's `engines`.
+ * Added to the install command though riskcheck does not load it: Fastify's `inject` (the dashboard's playground)
+ * comes from light-my-request, whose 6.8 pulls cookie 2 (Node 22 or later, ESM only). Held at 6.6, which Fastify then
+ * shares, the service's tree fits riskcheck's `engines`.
  */
 export const SERVER_INSTALL_PINS = { 'light-my-request': '~6.6.0' } as const
 
