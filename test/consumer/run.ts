@@ -155,7 +155,7 @@ async function serverChecks(tools: string, project: string, lines: string[]): Pr
 
 /** Starts `riskcheck serve` on a free port and asks /healthz. */
 async function serves(project: string): Promise<boolean> {
-  const child = spawn('npx', ['riskcheck', 'serve', '--port', '0', '--db', join(project, 'serve.sqlite'), '--offline'], { cwd: project, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn('npx', ['riskcheck', 'serve', '--port', '0', '--db', join(project, 'serve.sqlite'), '--offline'], { cwd: project, stdio: ['ignore', 'pipe', 'ignore'] })
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = ''
