@@ -11,6 +11,7 @@ import { formatAge } from '../src/data/status.js'
 import { BILLING_TABLE } from '../src/billing.js'
 import { defaultLabel, SETTINGS } from '../src/settings.js'
 import { envNameOf, serveReads } from '../src/cli/serve-settings.js'
+import { SERVER_TYPE_PACKAGES, serverInstallCommand } from '../src/server/packages.js'
 
 const GROUP_TITLES: Record<FactorGroup, string> = {
   email: 'email',
@@ -113,6 +114,17 @@ function serveLookupVariables(): string {
   return rows.join('\n')
 }
 
+/** The service's install commands (what `riskcheck serve` prints when its packages are missing), and its types'. */
+function serverInstall(): string {
+  return [
+    '<!-- readme-test: not run (it installs from the npm registry: `npm run test:consumer` runs it) -->',
+    '```sh',
+    serverInstallCommand(),
+    `npm install -D ${SERVER_TYPE_PACKAGES.join(' ')}    # TypeScript; and "types": ["node"] in tsconfig.json`,
+    '```',
+  ].join('\n')
+}
+
 /** Block name → Markdown. */
 export function generatedBlocks(): Record<string, string> {
   return {
@@ -127,5 +139,6 @@ export function generatedBlocks(): Record<string, string> {
     'data-sources': dataSourceTable(),
     options: optionsTable(),
     'serve-lookup-variables': serveLookupVariables(),
+    'server-install': serverInstall(),
   }
 }

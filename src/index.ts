@@ -34,7 +34,7 @@ export type {
 export { RiskcheckError, ERROR_CODES, ERROR_STATUS, isRiskcheckError } from './errors.js'
 export type { ErrorCode } from './errors.js'
 export { createBulkEngine, createMemoryBulkStore, MAX_BULK_INPUTS } from './bulk/index.js'
-export type { BulkEngine, BulkOptions, BulkStore } from './bulk/index.js'
+export type { BulkEngine, BulkOptions, BulkStore, CsvStream, CsvStreamDestination } from './bulk/index.js'
 export { createMemoryCache, CACHE_TTL_MS } from './cache.js'
 export type { CacheEntry, ResultCache } from './cache.js'
 export { createMemoryLedger } from './credits.js'

@@ -108,9 +108,10 @@ export interface RiskcheckWarning {
   /**
    * Stable machine code: `dns_resolver_broken` (the resolver denies a real top-level domain, so its NXDOMAIN answers
    * are not trusted), `smtp_port_blocked` (outbound connections to mail servers fail while DNS works),
-   * `smtp_proxy_failed` (a configured SOCKS5 proxy cannot be used: unreachable, bad credentials, port not allowed).
+   * `smtp_proxy_failed` (a configured SOCKS5 proxy cannot be used: unreachable, bad credentials, port not allowed),
+   * `ip_data_not_installed` (the optional IP location and ASN data packages are not installed).
    */
-  code: 'dns_resolver_broken' | 'smtp_port_blocked' | 'smtp_proxy_failed' | (string & {})
+  code: 'dns_resolver_broken' | 'smtp_port_blocked' | 'smtp_proxy_failed' | 'ip_data_not_installed' | (string & {})
   /** A human sentence naming what is wrong and what to do. */
   message: string
 }

@@ -280,7 +280,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'value',
     default: null,
     defaultText: '`process.emitWarning`',
-    description: 'called once per distinct warning about this host or network, `{ code, message }` (`dns_resolver_broken`, `smtp_port_blocked`, `smtp_proxy_failed`, `data_set_missing`, `data_set_unusable`)',
+    description: 'called once per distinct warning about this host or network, `{ code, message }` (`dns_resolver_broken`, `smtp_port_blocked`, `smtp_proxy_failed`, `data_set_missing`, `data_set_unusable`, `ip_data_not_installed`)',
   },
 ]
 

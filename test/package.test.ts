@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 
 const root = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url))
 const pkg = JSON.parse(readFileSync(root('package.json'), 'utf8')) as {
+  overrides: Record<string, string | Record<string, string>>
   license: string
   engines: { node: string }
   files: string[]
@@ -45,6 +46,16 @@ describe('the package', () => {
     const entries = enginesOf('runtime')
     expect(entries.length).toBeGreaterThan(10)
     expect(entries.filter(([, range]) => !semver.satisfies(oldest, range))).toEqual([])
+  })
+
+  it('the repository’s overrides touch only what this repository installs for development (a consumer never gets them)', () => {
+    const names = Object.entries(pkg.overrides).flatMap(([name, v]) => [name, ...(typeof v === 'object' ? Object.keys(v) : [])])
+    expect(names.length).toBeGreaterThan(0)
+    for (const name of names) {
+      const entries = Object.entries(lock.packages).filter(([path]) => path.endsWith(`node_modules/${name}`))
+      expect(entries.length, name).toBeGreaterThan(0)
+      for (const [path, p] of entries) expect(p.dev, `${path} is installed for a consumer too, where the override does not apply`).toBe(true)
+    }
   })
 
   it('the README states the Node versions: engines for using it, the test tools’ minimum for developing it', () => {

@@ -4,6 +4,9 @@
  *
  * - `ts` blocks run as modules, with `riskcheck` in test mode (./readme/riskcheck-shim.ts: no network, the documented
  *   deterministic answers), and their `expression // value` comments are checked (`…` ends a prefix);
+ * - `js` blocks are CommonJS: each runs in a child process, in a CommonJS project whose `riskcheck` is this checkout
+ *   (its built dist/index.cjs), in test mode (./readme/riskcheck-shim.cjs); each `console.log(…) // 'value'` line
+ *   must print that value;
  *   A `ts` block that is a test file (the generated copy of an `examples/` test) runs here too: its `it` cases are
  *   collected and awaited, with `import.meta.url` at the example's place so its relative files resolve;
  * - `sh` blocks run in the checkout, against loopback only: the set-up command with `--offline`, the server walk-
@@ -15,7 +18,7 @@
  *   flags its `--help` lists.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -65,6 +68,7 @@ function blocks(): Block[] {
 
 const ALL = blocks()
 const ts = ALL.filter((b) => b.lang === 'ts' && !b.notRun)
+const js = ALL.filter((b) => b.lang === 'js' && !b.notRun)
 const sh = ALL.filter((b) => b.lang === 'sh' && !b.notRun)
 const yaml = ALL.filter((b) => b.lang === 'yaml' && !b.notRun)
 const text = ALL.filter((b) => b.lang === 'text')
@@ -138,10 +142,11 @@ async function runTs(block: Block): Promise<Record<string, unknown>> {
 }
 
 describe('README code blocks', () => {
-  it('every block is ts, sh, yaml, console or text; every one but text runs here unless it says why not', () => {
+  it('every block is ts, js, sh, yaml, console or text; every one but text runs here unless it says why not', () => {
     expect(ALL.length).toBeGreaterThan(8)
-    for (const b of ALL) expect(['ts', 'sh', 'yaml', 'console', 'text'], `README line ${b.line}`).toContain(b.lang)
-    expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual(['it is the test run itself'])
+    for (const b of ALL) expect(['ts', 'js', 'sh', 'yaml', 'console', 'text'], `README line ${b.line}`).toContain(b.lang)
+    const registry = 'it installs from the npm registry: `npm run test:consumer` runs it'
+    expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual([registry, registry, 'it is the test run itself'])
     expect(sh.map((b) => b.code.split('\n')[0]!.split(' ').slice(0, 4).join(' '))).toEqual(['npm install', 'npx riskcheck admin org', 'npm install'])
   })
 
@@ -186,6 +191,20 @@ describe('README code blocks', () => {
       for (const rc of created.splice(0)) await rc.close()
     }
   })
+})
+
+describe('README CommonJS blocks', () => {
+  it.each(js.map((b) => [b.line, b] as const))('the js block at README line %i runs as CommonJS against the built package and prints what it states', (_line, block) => {
+    const project = mkdtempSync(join(dir, 'cjs-'))
+    writeFileSync(join(project, 'package.json'), '{ "private": true }\n') // CommonJS, as `npm init -y` makes it
+    mkdirSync(join(project, 'node_modules'))
+    symlinkSync(ROOT, join(project, 'node_modules', 'riskcheck'), 'dir')
+    writeFileSync(join(project, 'block.js'), block.code)
+    const stated = [...block.code.matchAll(/^\s*console\.log\(.+\)\s*\/\/ (.+)$/gm)].map((m) => statedValue(m[1]!))
+    expect(stated.length).toBeGreaterThan(0)
+    const out = execFileSync(process.execPath, ['--require', join(ROOT, 'test', 'readme', 'riskcheck-shim.cjs'), 'block.js'], { cwd: project, encoding: 'utf8', timeout: 60_000 })
+    expect(out.trimEnd().split('\n')).toEqual(stated.map((v) => (v.ok ? String(v.value) : '?')))
+  }, 90_000)
 })
 
 describe('README policy and synopsis blocks', () => {

@@ -12,7 +12,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import type { Readable } from 'node:stream'
 import type { CheckDefinition } from '../checks/types.js'
 import { isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '../errors.js'
 import { runCheck, type LookupEnv } from '../lookup.js'
@@ -35,6 +34,7 @@ import type {
   BulkOptions,
   BulkRowRecord,
   BulkStore,
+  CsvStream,
 } from './types.js'
 
 /** The check of each bulk type. */
@@ -657,7 +657,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       return { data: data.map(publicRow), next_cursor: next }
     },
 
-    async resultsCsv(id): Promise<Readable> {
+    async resultsCsv(id): Promise<CsvStream> {
       await enter()
       const { job, runner } = await load(id)
       const toIndex = isFinal(job) ? null : runner ? runner.watermark : await remoteWatermark(job)
@@ -672,7 +672,8 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
           from = last.index + 1
         }
       }
-      return createResultsCsv(job.type, pages())
+      // a Readable: CsvStream is the part of it the public types promise (Node's own pipe type needs @types/node)
+      return createResultsCsv(job.type, pages()) as CsvStream
     },
 
     async waitFor(id) {

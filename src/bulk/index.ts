@@ -36,5 +36,7 @@ export type {
   BulkRowRecord,
   BulkRowState,
   BulkStore,
+  CsvStream,
+  CsvStreamDestination,
   MaybePromise,
 } from './types.js'

@@ -6,8 +6,29 @@
  * (status, counts, dates) plus what the engine needs to resume it after a restart: the credits reserved, the
  * lookup options, and each row's state.
  */
-import type { Readable } from 'node:stream'
 import type { Action, BulkJob, BulkResultRow, BulkResultsPage, BulkType } from '../schema.js'
+
+/**
+ * The results CSV as a byte stream. At run time it is a Node.js `Readable`: read it with `for await` (chunks are
+ * bytes), `pipe` it to a file or an HTTP response, or `destroy` it to stop reading. It is typed by what it offers so
+ * that riskcheck's public types need no `@types/node` (docs/decisions.md, "Installing").
+ */
+export interface CsvStream extends AsyncIterable<Uint8Array> {
+  /** Writes every chunk to `destination` (then ends it, unless `end: false`); returns `destination`. */
+  pipe<T extends CsvStreamDestination>(destination: T, options?: { end?: boolean }): T
+  /** Stops the stream (no more store pages are read). */
+  destroy(error?: Error): this
+}
+
+/** Where a {@link CsvStream} can be piped: a Node.js writable stream (a file, an HTTP response, a socket …). */
+export interface CsvStreamDestination {
+  write(chunk: Uint8Array): boolean
+  end(): unknown
+  on(event: string, listener: (...args: any[]) => void): unknown
+  once(event: string, listener: (...args: any[]) => void): unknown
+  emit(event: string, ...args: any[]): boolean
+  removeListener(event: string, listener: (...args: any[]) => void): unknown
+}
 
 /** A value or a promise of it: store methods may be synchronous (in-memory, better-sqlite3) or asynchronous. */
 export type MaybePromise<T> = T | Promise<T>
@@ -184,7 +205,7 @@ export interface BulkEngine {
    */
   results(id: string, query?: { cursor?: string | null; limit?: number; action?: Action | null }): Promise<BulkResultsPage>
   /** The results as CSV text (header + one line per row), streamed from the store. */
-  resultsCsv(id: string): Promise<Readable>
+  resultsCsv(id: string): Promise<CsvStream>
   /** Resolves with the job once it is completed, cancelled or failed. */
   waitFor(id: string): Promise<BulkJob>
   /**

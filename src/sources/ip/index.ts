@@ -10,7 +10,9 @@
  *   compiled flags (`data/ip/flags.mmdb`: cloud providers, datacenters, VPNs, Tor exits; `data/ip/asn-flags.json`:
  *   hosting and VPN ASNs). These load lazily on the first lookup that needs them (IPv4 and IPv6 separately) and
  *   are shared by every source in the process, so many instances (tests, bulk workers) load them once. If one
- *   cannot be loaded the lookup still answers, and names it in `failed` (→ a partial result).
+ *   cannot be loaded the lookup still answers, and names it in `failed` (→ a partial result). The city and ASN
+ *   packages are optional dependencies: when one is not installed its fields are null, it is named in
+ *   `notInstalled` (not in `failed` or `dataSources`) and the result is not partial.
  * - configured blocklists (`ip.blocklists`), loaded at construction.
  *
  * DNS-based parts (reverse DNS, DNSBL zones) are not done here: the check does them through the DNS source; this
@@ -22,7 +24,7 @@
  */
 import type { ConnectionType } from '../../schema.js'
 import { isOnBlocklist, loadBlocklist, type Blocklist } from './blocklists.js'
-import { getDefaultIpDataPaths, type DefaultIpDataPaths } from './data-paths.js'
+import { getDefaultIpDataPaths, IpDataNotInstalledError, type DefaultIpDataPaths, type IpDataPackage } from './data-paths.js'
 import { clearSharedIpData, createIpData, type IpData, type Lazy } from './ip-data.js'
 import { emptyLocation, openMmdb, readAnonymity, readLocation, readNetwork, type IpLocation, type MmdbKind, type OpenedMmdb } from './mmdb.js'
 import type { ParsedIp } from './parse.js'
@@ -94,6 +96,8 @@ export interface IpLookupResult {
   dataSources: string[]
   /** data sources that failed (could not load or decode); their fields are null/false */
   failed: string[]
+  /** optional data packages that are not installed (`npm install --omit=optional`); their fields are null */
+  notInstalled: IpDataPackage[]
 }
 
 /** The IP source. */
@@ -235,6 +239,7 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
     const data = getData()
     const dataSources: string[] = []
     const failed: string[] = []
+    const notInstalled: IpDataPackage[] = []
     let location: IpLocation | null = null
     const network: IpLookupResult['network'] = { asn: null, as_name: null, isp: null, org: null, connection_type: null }
     const flags = emptyIpFlags()
@@ -249,15 +254,19 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
       }
     } else if (useBundledCity) {
       const lazy = ip.version === 4 ? data.cityV4() : data.cityV6()
-      dataSources.push(data.names.city)
       if (lazy.ok) {
+        dataSources.push(data.names.city)
         try {
           const loc = lazy.value(ip)
           if (loc) location = { ...loc }
         } catch {
           failed.push(CITY_V4)
         }
-      } else failed.push(CITY_V4)
+      } else if (lazy.error instanceof IpDataNotInstalledError) notInstalled.push(lazy.error.pkg)
+      else {
+        dataSources.push(data.names.city)
+        failed.push(CITY_V4)
+      }
     }
     if (country && (location === null || location.country_code === null)) {
       dataSources.push(country.databaseType)
@@ -281,14 +290,18 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
     }
     if (useBundledAsn && network.asn === null) {
       const lazy = ip.version === 4 ? data.asnV4() : data.asnV6()
-      dataSources.push(data.names.asn)
       if (lazy.ok) {
+        dataSources.push(data.names.asn)
         const rec = ip.version === 4 ? lazy.value.lookupV4(ip.value) : lazy.value.lookupV6(ip.words)
         if (rec) {
           network.asn = rec.asn
           network.as_name ??= rec.name
         }
-      } else failed.push(ASN_BUNDLED)
+      } else if (lazy.error instanceof IpDataNotInstalledError) notInstalled.push(lazy.error.pkg)
+      else {
+        dataSources.push(data.names.asn)
+        failed.push(ASN_BUNDLED)
+      }
     }
 
     // flags
@@ -342,7 +355,7 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
     // connection type: a database's answer, else derived from hosting/cloud ranges; no guess otherwise
     if (network.connection_type === null && (flags.is_datacenter || flags.is_cloud)) network.connection_type = 'datacenter'
 
-    return { location: location ?? emptyLocation(), network, flags, dataSources, failed: [...new Set(failed)] }
+    return { location: location ?? emptyLocation(), network, flags, dataSources, failed: [...new Set(failed)], notInstalled }
   }
 
   return {
@@ -352,7 +365,7 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
     warm(versions = [4, 6]) {
       const failures: string[] = []
       const check = (name: string, l: Lazy<unknown>) => {
-        if (!l.ok) failures.push(`${name}: ${l.error.message}`)
+        if (!l.ok && !(l.error instanceof IpDataNotInstalledError)) failures.push(`${name}: ${l.error.message}`)
       }
       const data = getData()
       for (const v of versions) {

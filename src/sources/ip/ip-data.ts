@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { Reader } from 'maxmind'
 import { loadAsnNumCsv, type AsnTable } from './asn.js'
+import { IpDataNotInstalledError, notInstalledPackageOf } from './data-paths.js'
 import { createProjectedGet, readFlags, readLocation, type FlagFacts, type IpLocation } from './mmdb.js'
 import type { ParsedIp } from './parse.js'
 
@@ -65,7 +66,7 @@ export interface IpData {
   asnFlags(): Lazy<AsnFlagData>
   /** parts loaded so far */
   loaded(): IpDataPart[]
-  /** loads parts now, reading files asynchronously; resolves with the failures (`part: message`) */
+  /** loads parts now, reading files asynchronously; resolves with the failures (`part: message`; a part whose optional package is not installed is none) */
   preload(parts: readonly IpDataPart[]): Promise<string[]>
   /** drops this holder's claim on the shared parts (a part nobody holds is freed) */
   release(): void
@@ -102,6 +103,13 @@ interface SharedEntry {
   holders: number
 }
 const shared = new Map<string, SharedEntry>()
+
+/** A file's bytes; an {@link IpDataNotInstalledError} for a file of an optional data package that is not installed. */
+function readPartFile(path: string): Buffer {
+  const pkg = notInstalledPackageOf(path)
+  if (pkg) throw new IpDataNotInstalledError(pkg)
+  return readFileSync(path)
+}
 
 function settle(build: () => unknown): Lazy<unknown> {
   try {
@@ -148,7 +156,7 @@ export function createIpData(files: IpDataFiles, names: IpDataNames, contentIds:
     const key = keyOf(part)
     let entry = shared.get(key)
     if (!entry) {
-      entry = { lazy: settle(() => PARTS[part].build(readFileSync(files[PARTS[part].file]))), holders: 0 }
+      entry = { lazy: settle(() => PARTS[part].build(readPartFile(files[PARTS[part].file]))), holders: 0 }
       if (!released) shared.set(key, entry)
     }
     claim(key, entry)
@@ -182,6 +190,8 @@ export function createIpData(files: IpDataFiles, names: IpDataNames, contentIds:
         if (!entry) {
           let lazy: Lazy<unknown>
           try {
+            const pkg = notInstalledPackageOf(files[PARTS[part].file])
+            if (pkg) throw new IpDataNotInstalledError(pkg)
             const buf = await readFile(files[PARTS[part].file])
             lazy = settle(() => PARTS[part].build(buf))
           } catch (e) {
@@ -193,7 +203,8 @@ export function createIpData(files: IpDataFiles, names: IpDataNames, contentIds:
         }
         claim(key, entry)
         mine.set(part, entry.lazy)
-        if (!entry.lazy.ok) failures.push(`${part}: ${entry.lazy.error.message}`)
+        // a part whose optional package is not installed is no failure: the set answers without it
+        if (!entry.lazy.ok && !(entry.lazy.error instanceof IpDataNotInstalledError)) failures.push(`${part}: ${entry.lazy.error.message}`)
       }
       return failures
     },
