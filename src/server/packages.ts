@@ -20,6 +20,7 @@ export const SERVER_PACKAGES = {
   bullmq: '^5.81.5',
   nodemailer: '^10.6.0',
   'prom-client': '^15.1.3',
+  uqr: '^0.1.3',
 } as const
 
 /** A package of the HTTP service. */
