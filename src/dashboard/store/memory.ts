@@ -1,5 +1,5 @@
 /** The dashboard's store in memory (tests, and servers whose service store is not SQLite). See ./types.ts. */
-import type { MembershipRecord, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { MailQuota, MembershipRecord, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
 
 export function createMemoryTeamStore(): TeamStore {
   const users = new Map<string, UserRecord>()
@@ -7,6 +7,12 @@ export function createMemoryTeamStore(): TeamStore {
   const sessions = new Map<string, SessionRecord>()
   const tokens = new Map<string, TokenRecord>()
   const failures = new Map<string, number[]>()
+  const mails = new Map<string, number[]>()
+  /** When `q` has room again after the mails under its key (its `limit`-th newest in the window leaves it), or null. */
+  const fullUntil = (q: MailQuota, nowMs: number): number | null => {
+    const inWindow = (mails.get(q.key) ?? []).filter((t) => t > nowMs - q.windowMs).sort((a, b) => b - a)
+    return inWindow.length >= q.limit ? inWindow[q.limit - 1]! + q.windowMs : null
+  }
   const usage = new Map<string, UsageDay>()
   const cursors = new Map<string, number>()
   const creators = new Map<string, Map<string, string>>()
@@ -17,6 +23,13 @@ export function createMemoryTeamStore(): TeamStore {
       if ([...users.values()].some((u) => u.email === input.email)) return null
       const u: UserRecord = { ...input, emailVerifiedAt: null, createdAt: nowMs }
       users.set(u.id, u)
+      return { ...u }
+    },
+    createAccount(input, membership, nowMs) {
+      if ([...users.values()].some((u) => u.email === input.email)) return null
+      const u: UserRecord = { ...input, emailVerifiedAt: null, createdAt: nowMs }
+      users.set(u.id, u)
+      members.push({ orgId: membership.orgId, userId: u.id, role: membership.role, createdAt: nowMs })
       return { ...u }
     },
     getUser: (id) => copy(users.get(id)),
@@ -72,6 +85,12 @@ export function createMemoryTeamStore(): TeamStore {
     },
     loginFailures: (key, sinceMs) => (failures.get(key) ?? []).filter((t) => t >= sinceMs).length,
     clearLoginFailures: (key) => void failures.delete(key),
+    reserveMail(quotas, nowMs) {
+      const full = quotas.map((q) => fullUntil(q, nowMs)).filter((t): t is number => t !== null)
+      if (full.length > 0) return { ok: false, retryAt: Math.max(...full) }
+      for (const key of new Set(quotas.map((q) => q.key))) mails.set(key, [...(mails.get(key) ?? []), nowMs])
+      return { ok: true, nextAt: Math.max(nowMs, ...quotas.map((q) => fullUntil(q, nowMs) ?? nowMs)) }
+    },
     addUsage(orgId, day, type, lookups, credits) {
       const k = `${orgId}\n${day}\n${type}`
       const u = usage.get(k) ?? { day, type, lookups: 0, credits: 0 }
@@ -96,11 +115,13 @@ export function createMemoryTeamStore(): TeamStore {
       let n = 0
       for (const [k, v] of sessions) if (v.expiresAt <= nowMs) n += Number(sessions.delete(k))
       for (const [k, v] of tokens) if (v.expiresAt <= nowMs) n += Number(tokens.delete(k))
-      for (const [k, list] of failures) {
-        const kept = list.filter((t) => t >= failuresBeforeMs)
-        n += list.length - kept.length
-        if (kept.length === 0) failures.delete(k)
-        else failures.set(k, kept)
+      for (const log of [failures, mails]) {
+        for (const [k, list] of log) {
+          const kept = list.filter((t) => t >= failuresBeforeMs)
+          n += list.length - kept.length
+          if (kept.length === 0) log.delete(k)
+          else log.set(k, kept)
+        }
       }
       return n
     },

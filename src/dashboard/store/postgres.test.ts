@@ -62,4 +62,47 @@ describe.skipIf(!url)('TeamStore on PostgreSQL', () => {
       await drop()
     }
   })
+
+  it('the mail throttle holds across instances: of 12 reservations at once from two pools, exactly the limit go', async () => {
+    const { schema, drop } = await freshSchema()
+    const a = await createPgTeamStore({ connectionString: url!, schema })
+    const b = await createPgTeamStore({ connectionString: url!, schema })
+    try {
+      const quotas = [
+        { key: 'invite:team:t1', limit: 3, windowMs: 3_600_000 },
+        { key: 'invite:account:u1', limit: 10, windowMs: 3_600_000 },
+      ]
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).reserveMail(quotas, 1000 + i)))
+      expect(answers.filter((r) => r.ok)).toHaveLength(3)
+      const pool = new pg.Pool({ connectionString: url!, options: `-c search_path=${schema}` })
+      const counted = (await pool.query<{ key: string; n: string }>('SELECT key, COUNT(*) AS n FROM dashboard_mail_log GROUP BY key ORDER BY key')).rows
+      await pool.end()
+      expect(counted).toEqual([
+        { key: 'invite:account:u1', n: '3' },
+        { key: 'invite:team:t1', n: '3' },
+      ])
+    } finally {
+      await a.close()
+      await b.close()
+      await drop()
+    }
+  })
+
+  it('an account whose membership cannot be written leaves no user behind', async () => {
+    const { schema, drop } = await freshSchema()
+    const store = await createPgTeamStore({ connectionString: url!, schema })
+    const pool = new pg.Pool({ connectionString: url!, options: `-c search_path=${schema}` })
+    try {
+      await pool.query(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$`)
+      await pool.query('CREATE TRIGGER refuse BEFORE INSERT ON dashboard_members FOR EACH ROW EXECUTE FUNCTION refuse()')
+      await expect(Promise.resolve(store.createAccount({ id: 'u1', email: 'a@x.test', passwordHash: 'h' }, { orgId: 'o', role: 'owner' }, 1))).rejects.toThrow(/injected failure/)
+      expect(await store.getUserByEmail('a@x.test')).toBeNull()
+      await pool.query('DROP TRIGGER refuse ON dashboard_members')
+      expect((await store.createAccount({ id: 'u2', email: 'a@x.test', passwordHash: 'h' }, { orgId: 'o', role: 'owner' }, 2))?.id).toBe('u2')
+    } finally {
+      await pool.end()
+      await store.close()
+      await drop()
+    }
+  })
 })

@@ -4,7 +4,7 @@
  * See ./types.ts for the contract.
  */
 import type Database from 'better-sqlite3'
-import type { MembershipRecord, Role, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { MailQuota, MailReservation, MembershipRecord, Role, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
 
 /** The dashboard's migrations, in order; each runs once, in a transaction with its ledger row. */
 export const DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -68,6 +68,16 @@ CREATE TABLE dashboard_cursors (
   name  TEXT PRIMARY KEY,
   value INTEGER NOT NULL
 ) STRICT;`,
+  },
+  {
+    version: 2,
+    name: 'mail log (the mail throttle)',
+    sql: `
+CREATE TABLE dashboard_mail_log (
+  key TEXT NOT NULL,
+  at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX dashboard_mail_log_key ON dashboard_mail_log(key, at);`,
   },
 ]
 
@@ -151,9 +161,28 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     purgeSessions: db.prepare('DELETE FROM dashboard_sessions WHERE expires_at <= ?'),
     purgeTokens: db.prepare('DELETE FROM dashboard_tokens WHERE expires_at <= ?'),
     purgeFailures: db.prepare('DELETE FROM dashboard_login_failures WHERE at < ?'),
+    mailNth: db.prepare('SELECT at FROM dashboard_mail_log WHERE key = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?'),
+    addMail: db.prepare('INSERT INTO dashboard_mail_log (key, at) VALUES (?, ?)'),
+    purgeMails: db.prepare('DELETE FROM dashboard_mail_log WHERE at < ?'),
     cursor: db.prepare('SELECT value FROM dashboard_cursors WHERE name = ?'),
     setCursor: db.prepare('INSERT INTO dashboard_cursors (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
   }
+  /** When `q` has room again (its `limit`-th newest mail in the window leaves it), or null when it has room now. */
+  const fullUntil = (quota: MailQuota, nowMs: number): number | null => {
+    const r = q.mailNth.get(quota.key, nowMs - quota.windowMs, quota.limit - 1) as { at: number } | undefined
+    return r ? r.at + quota.windowMs : null
+  }
+  const reserveTx = db.transaction((quotas: readonly MailQuota[], nowMs: number): MailReservation => {
+    const full = quotas.map((x) => fullUntil(x, nowMs)).filter((t): t is number => t !== null)
+    if (full.length > 0) return { ok: false, retryAt: Math.max(...full) }
+    for (const key of new Set(quotas.map((x) => x.key))) q.addMail.run(key, nowMs)
+    return { ok: true, nextAt: Math.max(nowMs, ...quotas.map((x) => fullUntil(x, nowMs) ?? nowMs)) }
+  })
+  const accountTx = db.transaction((input: { id: string; email: string; passwordHash: string }, m: { orgId: string; role: Role }, nowMs: number) => {
+    if (q.insertUser.run(input.id, input.email, input.passwordHash, nowMs).changes === 0) return null
+    q.putMember.run(m.orgId, input.id, m.role, nowMs)
+    return toUser(q.user.get(input.id) as UserRow)
+  })
   const failureTx = db.transaction((key: string, nowMs: number, sinceMs: number) => {
     q.pruneFailures.run(key, sinceMs)
     q.addFailure.run(key, nowMs)
@@ -165,6 +194,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
       if (q.insertUser.run(input.id, input.email, input.passwordHash, nowMs).changes === 0) return null
       return toUser(q.user.get(input.id) as UserRow)
     },
+    createAccount: (input, membership, nowMs) => accountTx.immediate(input, membership, nowMs),
     getUser: (id) => toUser(q.user.get(id) as UserRow | undefined),
     getUserByEmail: (email) => toUser(q.userByEmail.get(email) as UserRow | undefined),
     listUsers: () => (q.users.all() as UserRow[]).map((r) => toUser(r)!),
@@ -197,6 +227,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     recordLoginFailure: (key, nowMs, sinceMs) => failureTx(key, nowMs, sinceMs),
     loginFailures: (key, sinceMs) => (q.failures.get(key, sinceMs) as { n: number }).n,
     clearLoginFailures: (key) => void q.clearFailures.run(key),
+    reserveMail: (quotas, nowMs) => reserveTx.immediate(quotas, nowMs),
     addUsage: (orgId, day, type, lookups, credits) => void q.addUsage.run(orgId, day, type, lookups, credits),
     listUsage: (orgId, fromDay, toDay) => q.usage.all(orgId, fromDay, toDay) as UsageDay[],
     recordKeyCreator: (orgId, keyId, userId) => void q.putCreator.run(orgId, keyId, userId),
@@ -206,7 +237,10 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     purgeExpired: (nowMs, failuresBeforeMs) =>
       db.transaction(
         () =>
-          q.purgeSessions.run(nowMs).changes + q.purgeTokens.run(nowMs).changes + q.purgeFailures.run(failuresBeforeMs).changes,
+          q.purgeSessions.run(nowMs).changes +
+          q.purgeTokens.run(nowMs).changes +
+          q.purgeFailures.run(failuresBeforeMs).changes +
+          q.purgeMails.run(failuresBeforeMs).changes,
       )(),
     close: () => undefined,
   }

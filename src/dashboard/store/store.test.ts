@@ -21,4 +21,15 @@ describe('TeamStore on SQLite', () => {
     expect(db.prepare('SELECT version, applied_at FROM dashboard_migrations').all()).toEqual(DASHBOARD_MIGRATIONS.map((m) => ({ version: m.version, applied_at: 5 })))
     db.close()
   })
+
+  it('an account whose membership cannot be written leaves no user behind', () => {
+    const db = new Database(':memory:')
+    const store = createSqliteTeamStore(db)
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON dashboard_members BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+    expect(() => store.createAccount({ id: 'u1', email: 'a@x.test', passwordHash: 'h' }, { orgId: 'o', role: 'owner' }, 1)).toThrow(/injected failure/)
+    expect(store.getUserByEmail('a@x.test')).toBeNull()
+    db.exec('DROP TRIGGER refuse')
+    expect((store.createAccount({ id: 'u2', email: 'a@x.test', passwordHash: 'h' }, { orgId: 'o', role: 'owner' }, 2) as { id: string } | null)?.id).toBe('u2')
+    db.close()
+  })
 })
