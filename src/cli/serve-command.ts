@@ -7,7 +7,8 @@
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite | --database-url postgres://… --redis-url redis://…]
  *                   [--no-migrate] [--no-workers] [--json] [--log-level info]
  *                   [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
- *                   [--unsafe-allow-loopback-webhooks] [--mail-url smtp://HOST:PORT] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
+ *                   [--unsafe-allow-loopback-webhooks] [--mail-url smtp://HOST:PORT] [--public-url https://HOST[/PREFIX]]
+ *                   [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
  *
  * `--policy FILE` applies a scoring policy file (JSON or YAML) to every request of every org without a policy of its
  * own (`riskcheck admin policy set`, which wins); its version id is printed with the listening address. `--refresh-data EVERY` runs `riskcheck data update` inside the server.
@@ -26,7 +27,7 @@ const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--d
                        [--database-url postgres://… --redis-url redis://… [--no-migrate] [--no-workers]
                         [--redis-prefix NAME] [--queue-lock-timeout 30s]]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
-                       [--metrics-port N] [--drain-timeout 30s]
+                       [--metrics-port N] [--drain-timeout 30s] [--mail-url smtp://HOST:PORT] [--public-url URL]
                        [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
                         --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
@@ -77,6 +78,10 @@ from the org's next request; no restart).
                                                      local development only; never in production)
   --mail-url URL      RISKCHECK_MAIL_URL             SMTP relay of the dashboard's mails (smtp://host:port, smtps://user:pass@host,
                                                      ?from=ADDR); without it verification and invite mails are not sent
+  --public-url URL    RISKCHECK_PUBLIC_URL           where the server is reached from outside (https://host[:port][/prefix]):
+                                                     the base of every link in the dashboard's mails and the OpenAPI
+                                                     server URL (default: the address it listens on; never a request's
+                                                     Host header)
   lookup flags        RISKCHECK_<FLAG>               e.g. RISKCHECK_OFFLINE=1, RISKCHECK_DNS_SERVER=1.1.1.1,9.9.9.9,
                                                      RISKCHECK_SMTP_PORT=2525, RISKCHECK_HELO=mx.example.org
 A flag wins over its variable. Booleans read 1/true/yes/on or 0/false/no/off.
@@ -256,6 +261,14 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       if (refreshEvery === null || refreshEvery < 60_000) throw new UsageError(`--refresh-data must be a duration of at least 1m, e.g. 6h or 30m (got ${String(values['refresh-data'])})`)
       if (!riskcheck.dataDir) throw new UsageError('--refresh-data needs --data-dir DIR (or RISKCHECK_DATA_DIR)')
     }
+    if (values['public-url'] !== undefined) {
+      const { parsePublicUrl } = await import('../server/public-url.js')
+      try {
+        values['public-url'] = parsePublicUrl(String(values['public-url']))
+      } catch (e) {
+        throw new UsageError(`--public-url ${messageOf(e)}`)
+      }
+    }
     if (values['mail-url'] !== undefined) {
       const { parseMailUrl } = await import('../dashboard/mail.js')
       try {
@@ -295,6 +308,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       app = createServer({
         ...(stores ? { db: stores.store, orgPolicies: stores.orgPolicies, dashboard: { ...mail, teamStore: await stores.teamStore() } } : { db, dashboard: mail }),
         riskcheck,
+        ...(values['public-url'] !== undefined ? { publicUrl: String(values['public-url']) } : {}),
         ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
         ...(deployment.mode === 'scaled'
           ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers, prefix: redisPrefix, worker: queueWorkerOf(queueLockMs) } }

@@ -7,7 +7,8 @@
  *   --redis-url / RISKCHECK_REDIS_URL (or REDIS_URL) · --no-workers / RISKCHECK_NO_WORKERS ·
  *   --redis-prefix / RISKCHECK_REDIS_PREFIX · --queue-lock-timeout / RISKCHECK_QUEUE_LOCK_TIMEOUT ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
- *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --metrics-port / RISKCHECK_METRICS_PORT ·
+ *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --public-url / RISKCHECK_PUBLIC_URL ·
+ *   --metrics-port / RISKCHECK_METRICS_PORT ·
  *   --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
  *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
  *
@@ -34,6 +35,7 @@ export const SERVE_FLAGS: Options = {
   'log-level': { type: 'string' },
   'unsafe-allow-loopback-webhooks': { type: 'boolean' },
   'mail-url': { type: 'string' },
+  'public-url': { type: 'string' },
   'refresh-data': { type: 'string' },
   'data-source': { type: 'string', multiple: true },
   'metrics-port': { type: 'string' },

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { DEFAULT_PLAN_ID } from '../../accounts/plans.js'
 import { DashboardError, PRE_COOKIE, field, randomToken, sha256, type Dash } from '../context.js'
 import { csrfField, html } from '../html.js'
+import { nextMailText, type MailOutcome } from '../outbox.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from '../password.js'
 
 /** Verification links stay valid for 2 days. */
@@ -25,18 +26,19 @@ function nextPath(s: string): string {
   return /^\/dashboard(\/[A-Za-z0-9_\-/.?=&%]*)?$/.test(s) && !s.includes('//') && !s.includes('..') ? s : '/dashboard'
 }
 
-/** Sends a verification link for `user` to their address. */
-export async function sendVerification(dash: Dash, request: FastifyRequest, user: { id: string; email: string }): Promise<void> {
-  const token = randomToken()
-  const t = dash.nowMs()
-  await dash.teams.createToken({ hash: sha256(token), kind: 'verify', userId: user.id, orgId: null, email: user.email, role: null, createdAt: t, expiresAt: t + VERIFY_TTL_MS })
-  await dash.mailer.send({
-    to: user.email,
-    subject: 'Verify your email address for riskcheck',
-    text:
-      `Hello,\n\nfollow this link to verify ${user.email} (valid for 2 days):\n\n` +
-      `${dash.origin(request)}/dashboard/verify?token=${token}\n\n` +
-      'Until the address is verified your team can create test keys only.\n\nIf you did not sign up, ignore this mail.\n',
+/** Sends a verification link for `user` to their address, unless the mail throttle holds it back. */
+export async function sendVerification(dash: Dash, user: { id: string; email: string }): Promise<MailOutcome> {
+  return dash.outbox.send({ kind: 'verify', to: user.email, account: user.id }, async () => {
+    const token = randomToken()
+    const t = dash.nowMs()
+    await dash.teams.createToken({ hash: sha256(token), kind: 'verify', userId: user.id, orgId: null, email: user.email, role: null, createdAt: t, expiresAt: t + VERIFY_TTL_MS })
+    return {
+      subject: 'Verify your email address for riskcheck',
+      text:
+        `Hello,\n\nfollow this link to verify ${user.email} (valid for 2 days):\n\n` +
+        `${dash.outbox.link(`/dashboard/verify?token=${token}`)}\n\n` +
+        'Until the address is verified your team can create test keys only.\n\nIf you did not sign up, ignore this mail.\n',
+    }
   })
 }
 
@@ -121,12 +123,16 @@ ${csrfField(pre(request))}
     }
     if (team === '' || team.length > 100) return fail('Enter a team name of at most 100 characters.')
     const t = dash.nowMs()
-    const user = await dash.teams.createUser({ id: `usr_${randomUUID().replace(/-/g, '')}`, email, passwordHash: await hashPassword(password) }, t)
-    if (!user) return fail('An account with this email address exists already. Sign in instead.', 409)
+    const taken = () => fail('An account with this email address exists already. Sign in instead.', 409)
+    if (await dash.teams.getUserByEmail(email)) return taken()
+    const passwordHash = await hashPassword(password)
+    // The team first, then the person with their membership in one transaction: whatever fails, no account is left
+    // half made and the address can sign up again (at worst an empty team without members stays behind).
     const org = await dash.svc.store.createOrg({ name: team, planId: DEFAULT_PLAN_ID }, t)
-    await dash.teams.putMember({ orgId: org.id, userId: user.id, role: 'owner', createdAt: t })
+    const user = await dash.teams.createAccount({ id: `usr_${randomUUID().replace(/-/g, '')}`, email, passwordHash }, { orgId: org.id, role: 'owner' }, t)
+    if (!user) return taken()
     await dash.signIn(reply, request, user.id)
-    await sendVerification(dash, request, user).catch((err: unknown) => dash.log()?.warn({ err }, 'dashboard: verification mail failed'))
+    await sendVerification(dash, user).catch((err: unknown) => dash.log()?.warn({ err }, 'dashboard: verification mail failed'))
     return reply.redirect(`/dashboard/t/${encodeURIComponent(org.id)}/keys?done=signup`, 303)
   })
 
@@ -141,11 +147,22 @@ ${csrfField(pre(request))}
 <p><a class="button" href="/dashboard">Go to the dashboard</a></p></div>`)
   })
 
+  // A new link, within the mail limits; the page says when the next one can be asked for.
   app.post('/verify/resend', async (request, reply) => {
     const v = await dash.viewer(request)
     if (!v) throw new DashboardError(401, 'Sign in first.')
-    if (v.user.emailVerifiedAt === null) await sendVerification(dash, request, v.user)
-    return reply.redirect('/dashboard?done=resent', 303)
+    const who = { user: { email: v.user.email, verified: v.user.emailVerifiedAt !== null }, csrf: v.session.csrf }
+    const back = html`<div class="card narrow"><p><a href="/dashboard">Back to the dashboard</a></p></div>`
+    if (v.user.emailVerifiedAt !== null) return dash.page(reply, { title: 'Email verified', ...who, flash: { kind: 'ok', text: `${v.user.email} is verified already.` } }, back)
+    const outcome = await sendVerification(dash, v.user)
+    const now = dash.nowMs()
+    if (!outcome.sent) {
+      void reply.header('Retry-After', String(Math.max(1, Math.ceil((outcome.retryAt - now) / 1000))))
+      const text = `We mailed verification links to ${v.user.email} a short while ago. You can ask for the next one at ${nextMailText(outcome.retryAt, now)}.`
+      return dash.page(reply, { title: 'Verify your email address', ...who, flash: { kind: 'error', text } }, back, 429)
+    }
+    const next = outcome.nextAt > now ? ` If it does not arrive, you can ask for another at ${nextMailText(outcome.nextAt, now)}.` : ''
+    return dash.page(reply, { title: 'Verify your email address', ...who, flash: { kind: 'ok', text: `We sent a new verification link to ${v.user.email}.${next}` } }, back)
   })
 
   app.post('/signout', async (request, reply) => {

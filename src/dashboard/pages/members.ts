@@ -3,20 +3,29 @@
  * roles and remove members; only an owner grants or takes the owner role, and a team always keeps one owner.
  * An invitation is a one-time link mailed to the address (valid 7 days): following it, a person without an account
  * sets a password (the link proves the address, so it counts as verified) and joins; a signed-in person with that
- * address accepts it with one click.
+ * address accepts it with one click. Only a verified address invites (an unverified account must not be a way to mail
+ * strangers), and invitations count against the mail limits of the inviter, the team and the invited address.
  */
 import { randomUUID } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Text } from '../../server/text.js'
 import { atLeast, DashboardError, doneFlash, field, notFound, PRE_COOKIE, randomToken, sha256, type Dash, type TeamView } from '../context.js'
+import { readForm } from '../forms.js'
 import { csrfField, html, when } from '../html.js'
+import { nextMailText } from '../outbox.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
-import { ROLES, type Role, type TokenRecord } from '../store/types.js'
+import { ROLES, type TokenRecord } from '../store/types.js'
 import { normalEmail } from './auth.js'
 
 const INVITE_TTL_MS = 7 * 24 * 3600_000
 type Req = FastifyRequest<{ Params: { org: string; user?: string; hash?: string }; Querystring: { done?: string; token?: string } }>
 
-const isRole = (s: string): s is Role => (ROLES as readonly string[]).includes(s)
+const RoleField = Type.Union(ROLES.map((r) => Type.Literal(r)))
+/** The invite form: an address (checked further by normalEmail) and a role. */
+const InviteForm = Type.Object({ email: Type.Optional(Text({ maxLength: 254 })), role: RoleField })
+/** The change-role form. */
+const RoleForm = Type.Object({ role: RoleField })
 
 export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
   const page = async (reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200) => {
@@ -25,9 +34,11 @@ export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
     const admin = atLeast(v.member.role, 'admin')
     const owner = v.member.role === 'owner'
     const grantable = ROLES.filter((r) => owner || r !== 'owner')
+    const verified = v.user.emailVerifiedAt !== null
     const body = html`
+${admin && !verified ? html`<p class="muted">Verify your email address to invite teammates: follow the link we mailed you.</p>` : ''}
 ${
-  admin
+  admin && verified
     ? html`<section class="card" aria-labelledby="invite"><h2 id="invite">Invite a teammate</h2>
 <form method="post" action="${v.base}/members/invite" class="stack">${csrfField(v.session.csrf)}
 <label><span>Email</span><input type="email" name="email" required maxlength="254"></label>
@@ -69,22 +80,31 @@ ${
 
   app.post('/t/:org/members/invite', async (request: Req, reply) => {
     const v = await dash.team(request, request.params.org, 'admin')
-    const email = normalEmail(field(request.body, 'email'))
-    const role = field(request.body, 'role')
+    if (v.user.emailVerifiedAt === null) throw new DashboardError(403, 'Verify your email address before you invite anyone: follow the link we mailed you.')
+    const form = readForm(request, InviteForm)
+    const email = normalEmail(form.email ?? '')
+    const role = form.role
     if (!email) return page(reply, v, { kind: 'error', text: 'Enter a valid email address.' }, 422)
-    if (!isRole(role) || (role === 'owner' && v.member.role !== 'owner')) throw new DashboardError(403, 'Only owners invite owners.')
+    if (role === 'owner' && v.member.role !== 'owner') throw new DashboardError(403, 'Only owners invite owners.')
     const existing = await dash.teams.getUserByEmail(email)
     if (existing && (await dash.teams.getMember(v.org.id, existing.id))) return page(reply, v, { kind: 'error', text: `${email} is a member already.` }, 409)
-    const token = randomToken()
-    const t = dash.nowMs()
-    await dash.teams.createToken({ hash: sha256(token), kind: 'invite', userId: v.user.id, orgId: v.org.id, email, role, createdAt: t, expiresAt: t + INVITE_TTL_MS })
-    await dash.mailer.send({
-      to: email,
-      subject: `${v.user.email} invited you to ${v.org.name} on riskcheck`,
-      text:
-        `Hello,\n\n${v.user.email} invited you to the team ${v.org.name} as ${role === 'admin' ? 'an' : 'a'} ${role}.\n\n` +
-        `Accept the invitation (valid for 7 days):\n\n${dash.origin(request)}/dashboard/invite?token=${token}\n`,
+    const outcome = await dash.outbox.send({ kind: 'invite', to: email, account: v.user.id, team: v.org.id }, async () => {
+      const token = randomToken()
+      const t = dash.nowMs()
+      await dash.teams.createToken({ hash: sha256(token), kind: 'invite', userId: v.user.id, orgId: v.org.id, email, role, createdAt: t, expiresAt: t + INVITE_TTL_MS })
+      return {
+        subject: `${v.user.email} invited you to ${v.org.name} on riskcheck`,
+        text:
+          `Hello,\n\n${v.user.email} invited you to the team ${v.org.name} as ${role === 'admin' ? 'an' : 'a'} ${role}.\n\n` +
+          `Accept the invitation (valid for 7 days):\n\n${dash.outbox.link(`/dashboard/invite?token=${token}`)}\n`,
+      }
     })
+    if (!outcome.sent) {
+      const now = dash.nowMs()
+      void reply.header('Retry-After', String(Math.max(1, Math.ceil((outcome.retryAt - now) / 1000))))
+      const text = `Too many invitations went out a short while ago (from you, from this team or to ${email}). The next one can be sent at ${nextMailText(outcome.retryAt, now)}.`
+      return page(reply, v, { kind: 'error', text }, 429)
+    }
     return reply.redirect(`${v.base}/members?done=invited`, 303)
   })
 
@@ -95,8 +115,8 @@ ${
     if (target.userId === v.user.id) throw new DashboardError(403, 'You cannot change your own membership here.')
     if (target.role === 'owner' && v.member.role !== 'owner') throw new DashboardError(403, 'Only owners change owners.')
     if (request.params.action === 'role') {
-      const role = field(request.body, 'role')
-      if (!isRole(role) || (role === 'owner' && v.member.role !== 'owner')) throw new DashboardError(403, 'Only owners grant the owner role.')
+      const { role } = readForm(request, RoleForm)
+      if (role === 'owner' && v.member.role !== 'owner') throw new DashboardError(403, 'Only owners grant the owner role.')
       await dash.teams.putMember({ ...target, role })
       return reply.redirect(`${v.base}/members?done=role`, 303)
     }
