@@ -7,13 +7,14 @@
  */
 import { Type, type StringOptions, type TString } from '@sinclair/typebox'
 
-/** JSON-schema pattern of free text: no C0 control character but tab, LF and CR, and no DEL. */
-export const TEXT_PATTERN = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$'
-/** JSON-schema pattern of a lookup input: anything but NUL. */
-export const NO_NUL_PATTERN = '^[^\\u0000]*$'
+// Literals (so the regex check of the source tree sees them); the schemas take their source as the pattern.
+const TEXT = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/u
+const NO_NUL = /^[^\u0000]*$/u
 
-const TEXT = new RegExp(TEXT_PATTERN, 'u')
-const NO_NUL = new RegExp(NO_NUL_PATTERN, 'u')
+/** JSON-schema pattern of free text: no C0 control character but tab, LF and CR, and no DEL. */
+export const TEXT_PATTERN = TEXT.source
+/** JSON-schema pattern of a lookup input: anything but NUL. */
+export const NO_NUL_PATTERN = NO_NUL.source
 
 /** A free-text string schema (TypeBox) with the text rule and `options` (maxLength …). */
 export const Text = (options: StringOptions = {}): TString => Type.String({ ...options, pattern: TEXT_PATTERN })
