@@ -2,13 +2,16 @@
  * The dashboard fed what the API refuses, on every engine (memory, SQLite, PostgreSQL): every action that reaches an
  * API route or stores what the API would validate gets values outside their enums, over-long strings, wrong types
  * and NUL bytes, and answers a 4xx page with the API's message while nothing is stored (GET /v1/webhook-endpoints
- * stays 200 for the team); NUL bytes anywhere are a 400 on every engine; a sign-up that fails half-way leaves the
- * address free; and over the per-client limit the answer is a 429 page with the security headers of every page.
+ * stays 200 for the team); the account actions (password reset, the second sign-in step, two-factor sign-in on and
+ * off, sign out everywhere, a team's two-factor switch) get the same through their form schemas; NUL bytes anywhere
+ * are a 400 on every engine; a sign-up that fails half-way leaves the address free; and over the per-client limit the
+ * answer is a 429 page with the security headers of every page.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../../src/accounts/keys.js'
 import { CSP } from '../../src/dashboard/index.js'
+import { totpCode } from '../../src/dashboard/totp.js'
 import { createServer } from '../../src/server/app.js'
 import { engines, start, type Running } from './engines.js'
 import { Client, pageText, send, type FormFields } from './http.js'
@@ -140,6 +143,66 @@ describe.each(engines('dashboard hostile input'))('dashboard hostile input on %s
     expect([bulk.status, JSON.parse(bulk.body).error.message]).toEqual([400, '`inputs.1` must not contain NUL characters (U+0000).'])
     const named = await json('/v1/bulk/jobs', { type: 'email', inputs: ['a@example.test'], name: 'a\u0000b' })
     expect([named.status, JSON.parse(named.body).error.message]).toEqual([400, '`name` must not contain control characters (tab and line breaks are fine).'])
+  })
+
+  it('the account actions (reset, second step, two-factor on and off, sign out everywhere, the team switch) fed what their forms refuse: a 400 page with the message, nothing changed', async () => {
+    const refused = async (client: Client, path: string, fields: FormFields, message: RegExp, method: 'GET' | 'POST' = 'POST') => {
+      const a = method === 'POST' ? await client.post(path, fields) : await client.get(path)
+      expect(a.status, `${path} ${JSON.stringify(fields).slice(0, 120)}: ${pageText(a.body).slice(0, 300)}`).toBe(400)
+      expect(a.header('content-type')).toMatch(/^text\/html/)
+      expect(a.header('content-security-policy')).toBe(CSP)
+      expect(pageText(a.body), path).toMatch(message)
+    }
+    const mailsBefore = r.mails.length
+
+    // signed out: the reset forms and the second sign-in step
+    const anon = new Client(r.base)
+    await anon.get('/dashboard/reset')
+    await refused(anon, '/dashboard/reset', { email: 'owner\u0000@example.test' }, /`email` must not contain/)
+    await refused(anon, '/dashboard/reset', { email: `${LONG(250)}@example.test` }, /`email` must be at most 254 characters/)
+    await refused(anon, '/dashboard/reset', { email: ['owner@example.test', 'other@example.test'] }, /`email` must be of type string/)
+    await refused(anon, '/dashboard/reset/new?token=a%00b', {}, /`token` must not contain/, 'GET')
+    await refused(anon, '/dashboard/reset/new', { token: 'a\u0000b', password: 'a new password' }, /`token` must not contain/)
+    await refused(anon, '/dashboard/reset/new', { token: LONG(101), password: 'a new password' }, /`token` must be at most 100 characters/)
+    await refused(anon, '/dashboard/reset/new', { token: 't', password: 'a new\u0000password' }, /`password` must not contain NUL/)
+    await refused(anon, '/dashboard/reset/new', { token: 't', password: LONG(201) }, /`password` must be at most 200 characters/)
+    await refused(anon, '/dashboard/reset/new', { token: 't', password: ['a new password', 'another one!'] }, /`password` must be of type string/)
+    await refused(anon, '/dashboard/signin/code', { code: '12\u00013456' }, /`code` must not contain control characters/)
+    await refused(anon, '/dashboard/signin/code', { code: LONG(41) }, /`code` must be at most 40 characters/)
+    await refused(anon, '/dashboard/signin/code', { code: '123456', next: `/dashboard/${LONG(2040)}` }, /`next` must be at most 2048 characters/)
+    await refused(anon, '/dashboard/signup', { email: 'x@example.test', password: 'correct horse battery', team: 'T', extra: '\u0000' }, /`extra` must not contain/)
+    expect(r.mails.length).toBe(mailsBefore)
+
+    // signed in: enrolment, turning it off, sign out everywhere, the account page's query
+    const p = new Client(r.base)
+    const pTeam = await p.signUp('second@example.test', 'Second factors')
+    const person = () => r.app.dashboard!.teams.getUserByEmail('second@example.test')
+    await p.get('/dashboard/account')
+    expect((await p.post('/dashboard/account/two-factor/start')).status).toBe(303)
+    const secret = (await person())!.totpSecret!
+    await p.get('/dashboard/account')
+    await refused(p, '/dashboard/account/two-factor/confirm', { code: `${totpCode(secret, r.clock.t)}\u0000` }, /`code` must not contain/)
+    await refused(p, '/dashboard/account/two-factor/confirm', { code: LONG(41) }, /`code` must be at most 40 characters/)
+    await refused(p, '/dashboard/account/two-factor/confirm', { code: ['123456', '654321'] }, /`code` must be of type string/)
+    expect((await person())!.totpEnabledAt).toBeNull()
+    expect((await p.post('/dashboard/account/two-factor/confirm', { code: totpCode(secret, r.clock.t) })).status).toBe(200)
+    expect((await person())!.totpEnabledAt).not.toBeNull()
+    await refused(p, '/dashboard/account/two-factor/disable', { password: 'correct horse\u0000battery', code: '123456' }, /`password` must not contain NUL/)
+    await refused(p, '/dashboard/account/two-factor/disable', { password: 'correct horse battery', code: `1\u001b23456` }, /`code` must not contain control characters/)
+    await refused(p, '/dashboard/account/two-factor/disable', { password: LONG(201), code: '123456' }, /`password` must be at most 200 characters/)
+    expect((await person())!.totpEnabledAt).not.toBeNull()
+    // a refused form is not a wrong try: the sign-in counter of the person is untouched
+    expect(await r.app.dashboard!.teams.loginFailures(`mfa:${(await person())!.id}`, 0)).toBe(0)
+    await refused(p, '/dashboard/account?done=%00', {}, /`done` must not contain/, 'GET')
+    await refused(p, '/dashboard/signout/everywhere', { reason: 'lost\u0000laptop' }, /`reason` must not contain/)
+    expect((await p.get(`${pTeam}/keys`)).status).toBe(200)
+
+    // the owners' team switch: only 0 or 1
+    await c.get(`${team}/members`)
+    await refused(c, `${team}/members/two-factor`, { required: 'evil' }, /`required` must be one of 0, 1/)
+    await refused(c, `${team}/members/two-factor`, { required: '1\u0000' }, /`required` must not contain/)
+    await refused(c, `${team}/members/two-factor`, { required: ['0', '1'] }, /`required`/)
+    expect(await r.app.dashboard!.teams.teamRequiresTwoFactor(orgId)).toBe(false)
   })
 
   it('sign-up is all or nothing: a failure between the person and the team leaves the address free to sign up again', async () => {

@@ -181,6 +181,40 @@ describe('links in mails of an embedded server', () => {
     }
   })
 
+  it('behind a trusted proxy too: reset links and sign-up notes come from the public URL, never X-Forwarded-Host', async () => {
+    const m = mailer()
+    const app = createServer({
+      db: ':memory:',
+      publicUrl: 'https://rc.example.test/base',
+      trustProxy: true,
+      riskcheck: { offline: true },
+      purgeIntervalMs: 0,
+      webhookIntervalMs: 0,
+      dashboard: { mailer: m.mailer, noticeIntervalMs: 0 },
+    })
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 })
+      const c = new Client(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, FORGED)
+      await c.signUp('fay@example.test', 'Fay')
+      await c.get('/dashboard/signup')
+      expect((await c.post('/dashboard/signup', { email: 'fay@example.test', password: 'another password', team: 'Copy' })).status).toBe(303)
+      await c.get('/dashboard/reset')
+      expect((await c.post('/dashboard/reset', { email: 'fay@example.test' })).status).toBe(303)
+      const subjects = [/Verify your email/, /Someone tried to sign up/, /Reset your riskcheck password/]
+      for (let i = 0; i < 100 && !subjects.every((s) => m.sent.some((x) => s.test(x.subject))); i++) await new Promise((r) => setTimeout(r, 50))
+      for (const s of subjects) {
+        const mail = m.sent.find((x) => s.test(x.subject))
+        expect(mail, String(s)).toBeDefined()
+        const links = mail!.text.match(/\S+\/dashboard\/\S*/g) ?? []
+        expect(links.length).toBeGreaterThan(0)
+        for (const link of links) expect(link, String(s)).toMatch(/^https:\/\/rc\.example\.test\/base\/dashboard\//)
+      }
+      expect(m.sent.filter((x) => /evil/.test(x.text))).toEqual([])
+    } finally {
+      await app.close()
+    }
+  })
+
   it('listening on a wildcard address without a public URL: a warning at start says to set one', async () => {
     const lines: string[] = []
     const stream = { write: (s: string) => void lines.push(s) }

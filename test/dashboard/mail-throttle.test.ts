@@ -1,15 +1,24 @@
 /**
  * The dashboard's mails under attack, on every engine: an unverified account cannot invite; verification mails,
- * invitations and mails to one address are throttled (README "Team dashboard": verification 1 a minute and 5 an
- * hour per account, 10 a day per address; invitations 10 an hour per inviter, 20 an hour per team, 3 a day per
- * invited address), the page says when the next can go (and Retry-After), and the count holds across two server
- * instances on one database.
+ * invitations, reset links, notes about a sign-up with a taken address and mails to one address are throttled
+ * (README "Team dashboard": verification 1 a minute and 5 an hour per account, 10 a day per address; invitations 10
+ * an hour per inviter, 20 an hour per team, 3 a day per invited address; reset links as verification; sign-up notes
+ * 3 an hour per address), the page says when the next can go (and Retry-After) — except on the forms that answer
+ * alike for every address — and the count holds across two server instances on one database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { engines, start, type Running } from './engines.js'
 import { Client, pageText } from './http.js'
 
 const MINUTE = 60_000
+
+/** Mails of forms that answer alike either way go after the answer: waits (up to 10 s) until `done()`. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  expect(done()).toBe(true)
+}
+/** Gives a mail that must not go the time it would need to arrive. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300))
 
 describe.each(engines('dashboard mail throttle'))('dashboard mail throttle on %s', (engine) => {
   let r: Running
@@ -95,6 +104,65 @@ describe.each(engines('dashboard mail throttle'))('dashboard mail throttle on %s
     expect(eleventh.status).toBe(429)
     expect(pageText(eleventh.body)).toMatch(/the next one at 10:00 UTC on 2026-11-24 \(in 23 hours\)/)
     expect(mailsTo('resend@example.test')).toHaveLength(10)
+  })
+
+  it('reset links: 1 a minute and 5 an hour per account, 10 a day per address; one held back changes nothing in the answer', async () => {
+    const c = new Client(r.base)
+    await c.signUp('forgetful@example.test', 'Forgetful')
+    const resets = () => mailsTo('forgetful@example.test', /Reset your riskcheck password/).length
+    const ask = async (email = 'forgetful@example.test') => {
+      const anon = new Client(r.base)
+      await anon.get('/dashboard/reset')
+      const a = await anon.post('/dashboard/reset', { email })
+      return { status: a.status, location: a.header('location') }
+    }
+    const answer = { status: 303, location: '/dashboard/reset?done=sent' }
+    // 20 at once: one mail; every answer the same as for an address without an account
+    for (let i = 0; i < 20; i++) expect(await ask()).toEqual(answer)
+    expect(await ask('nobody@example.test')).toEqual(answer)
+    await until(() => resets() === 1)
+    for (let i = 1; i <= 5; i++) {
+      r.clock.t += MINUTE
+      expect(await ask()).toEqual(answer)
+    }
+    // the sixth of the hour is held back
+    await until(() => resets() === 5)
+    await settle()
+    expect(resets()).toBe(5)
+    // and 10 a day to the address
+    for (let hour = 1; hour <= 2; hour++) {
+      r.clock.t += 60 * MINUTE
+      for (let i = 0; i < 5; i++) {
+        r.clock.t += MINUTE
+        expect(await ask()).toEqual(answer)
+      }
+    }
+    await until(() => resets() === 10)
+    await settle()
+    expect(resets()).toBe(10)
+    expect(r.mails.filter((m) => m.to === 'nobody@example.test')).toEqual([])
+  })
+
+  it('a sign-up with a taken address: the note to its owner 3 an hour, and every answer alike', async () => {
+    const owner = new Client(r.base)
+    await owner.signUp('taken@example.test', 'Takers')
+    const notes = () => mailsTo('taken@example.test', /Someone tried to sign up/).length
+    const answers = new Set<string>()
+    for (let i = 0; i < 6; i++) {
+      const a = new Client(r.base)
+      await a.get('/dashboard/signup')
+      const res = await a.post('/dashboard/signup', { email: 'taken@example.test', password: 'attacker password', team: `Copy ${i}` })
+      answers.add(`${res.status} ${res.header('location')} ${res.header('set-cookie') ?? ''}`)
+    }
+    expect([...answers]).toEqual(['303 /dashboard/signup/sent '])
+    await until(() => notes() === 3)
+    await settle()
+    expect(notes()).toBe(3)
+    r.clock.t += 60 * MINUTE
+    const later = new Client(r.base)
+    await later.get('/dashboard/signup')
+    await later.post('/dashboard/signup', { email: 'taken@example.test', password: 'attacker password', team: 'Later' })
+    await until(() => notes() === 4)
   })
 
   it('invitations: 10 an hour per inviter, then a 429 page that says when; 3 a day to one address from any teams', async () => {
