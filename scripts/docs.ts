@@ -9,6 +9,7 @@ import { buildOpenApi } from '../src/server/openapi.js'
 import { MAX_HEADER_BYTES } from '../src/server/request-guards.js'
 import { MAX_BODY_DEPTH } from '../src/server/idempotency.js'
 import { ROUTES } from '../src/server/routes/index.js'
+import { NO_NUL_PATTERN, TEXT_PATTERN } from '../src/server/text.js'
 
 type Json = Record<string, any>
 
@@ -25,7 +26,9 @@ export function typeOf(s: Json | undefined, doc: Json): string {
   const limits: string[] = []
   if (s.minLength !== undefined) limits.push(`≥ ${s.minLength} chars`)
   if (s.maxLength !== undefined) limits.push(`≤ ${s.maxLength} chars`)
-  if (s.pattern !== undefined) limits.push(`pattern \`${s.pattern}\``)
+  if (s.pattern === TEXT_PATTERN) limits.push('no control characters but tab and line breaks')
+  else if (s.pattern === NO_NUL_PATTERN) limits.push('no NUL')
+  else if (s.pattern !== undefined) limits.push(`pattern \`${s.pattern}\``)
   if (s.minimum !== undefined) limits.push(`≥ ${s.minimum}`)
   if (s.maximum !== undefined) limits.push(`≤ ${s.maximum}`)
   if (s.format !== undefined) limits.push(s.format)
@@ -71,6 +74,9 @@ export function renderApiReference(): string {
     '  free). Each route needs the scope given with it.',
     '- **Bodies**: JSON only (`Content-Type: application/json`, uncompressed). Every POST route declares its body (`{}` or',
     `  no body where it takes no fields); unknown fields are refused; bodies nest at most ${MAX_BODY_DEPTH} levels.`,
+    '- **Text**: ids, names and descriptions take no control characters but tab and line breaks, and bulk inputs no NUL',
+    '  (U+0000): anything else is a 400 `INVALID_REQUEST` naming the field, on SQLite and PostgreSQL alike. (Single',
+    '  lookups take any string and say in the result what is wrong with it.)',
     '- **Idempotency**: `Idempotency-Key` on any POST (1–255 printable ASCII characters) makes a retry safe for 24 hours:',
     '  the same key and body replay the stored answer (`Idempotent-Replayed: true`); another body is a 409.',
     '- **Rate limits**: per key (per client address without a valid key), over a sliding second: a request is accepted',

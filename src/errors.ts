@@ -48,7 +48,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
  * `GET /docs/errors` are both written from it.
  */
 export const ERROR_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
-  INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), a malformed Idempotency-Key',
+  INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), control characters in text, a malformed Idempotency-Key',
   INVALID_INPUT: 'a value that cannot be looked up at all (an IP field that is no IP address, a domain with no host, an empty bulk job)',
   MISSING_FIELD: 'a required field is missing',
   UNAUTHORIZED: 'no key, a malformed, unknown or revoked key',

@@ -7,7 +7,8 @@
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite | --database-url postgres://… --redis-url redis://…]
  *                   [--no-migrate] [--no-workers] [--json] [--log-level info]
  *                   [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
- *                   [--unsafe-allow-loopback-webhooks] [--mail-url smtp://HOST:PORT] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
+ *                   [--unsafe-allow-loopback-webhooks] [--mail-url smtp://HOST:PORT] [--public-url https://HOST[/PREFIX]]
+ *                   [--trust-proxy HOPS|ADDRESSES] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
  *
  * `--policy FILE` applies a scoring policy file (JSON or YAML) to every request of every org without a policy of its
  * own (`riskcheck admin policy set`, which wins); its version id is printed with the listening address. `--refresh-data EVERY` runs `riskcheck data update` inside the server.
@@ -28,6 +29,7 @@ const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--d
                         [--redis-prefix NAME] [--queue-lock-timeout 30s]]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
                        [--metrics-port N] [--drain-timeout 30s] [--trust-proxy HOPS|ADDRESSES]
+                       [--mail-url smtp://HOST:PORT] [--public-url URL]
                        [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
                         --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
@@ -78,13 +80,17 @@ from the org's next request; no restart).
                                                      local development only; never in production)
   --mail-url URL      RISKCHECK_MAIL_URL             SMTP relay of the dashboard's mails (smtp://host:port, smtps://user:pass@host,
                                                      ?from=ADDR); without it verification and invite mails are not sent
+  --public-url URL    RISKCHECK_PUBLIC_URL           where the server is reached from outside (https://host[:port][/prefix]):
+                                                     the base of every link in the dashboard's mails and the OpenAPI
+                                                     server URL (default: the address it listens on; never a request's
+                                                     Host or X-Forwarded-* headers, trusted proxy or not)
   --trust-proxy T     RISKCHECK_TRUST_PROXY          behind a reverse proxy: true (every hop), a hop count, or comma-separated
                                                      proxy addresses/CIDR ranges; their X-Forwarded-For/-Proto give the
                                                      client address (rate and sign-in limits) and https (Secure cookies).
                                                      Default: none trusted
   --docs-url URL      RISKCHECK_DOCS_URL             base of docs_url in error answers (your error documentation; the code's
                                                      anchor is appended, #rate_limited); default: this server's own
-                                                     GET /docs/errors at the address it listens on
+                                                     GET /docs/errors under --public-url, else at its listen address
   lookup flags        RISKCHECK_<FLAG>               e.g. RISKCHECK_OFFLINE=1, RISKCHECK_DNS_SERVER=1.1.1.1,9.9.9.9,
                                                      RISKCHECK_SMTP_PORT=2525, RISKCHECK_HELO=mx.example.org
 A flag wins over its variable. Booleans read 1/true/yes/on or 0/false/no/off.
@@ -208,6 +214,41 @@ export async function openPostgres(databaseUrl: string, migrate: boolean) {
 const PARENT_CHECK_MS = 500
 
 /**
+ * Checks the dashboard's mail settings among the serve flags (a UsageError naming the flag): `--public-url` (made
+ * canonical in `values`: the base of every link in a mail) and `--mail-url` (the SMTP relay).
+ */
+async function checkMailUrls(values: Record<string, unknown>): Promise<void> {
+  if (values['public-url'] !== undefined) {
+    const { parsePublicUrl } = await import('../server/public-url.js')
+    try {
+      values['public-url'] = parsePublicUrl(String(values['public-url']))
+    } catch (e) {
+      throw new UsageError(`--public-url ${messageOf(e)}`)
+    }
+  }
+  if (values['mail-url'] !== undefined) {
+    const { parseMailUrl } = await import('../dashboard/mail.js')
+    try {
+      parseMailUrl(String(values['mail-url']))
+    } catch (e) {
+      throw new UsageError(`--mail-url: ${messageOf(e)}`)
+    }
+  }
+}
+
+/** The `--data-source NAME=URL|FILE` flags as a map (a UsageError for an unknown name or an empty location). */
+function dataSourcesOf(values: Record<string, unknown>): Partial<Record<DataSourceName, string>> {
+  const sources: Partial<Record<DataSourceName, string>> = {}
+  for (const item of (values['data-source'] as string[] | undefined) ?? []) {
+    const eq = item.indexOf('=')
+    const name = eq > 0 ? item.slice(0, eq) : ''
+    if (!isDataSourceName(name) || eq === item.length - 1) throw new UsageError(`--data-source must be NAME=URL|FILE with NAME one of ${DATA_SOURCE_NAMES.join(', ')}`)
+    sources[name] = item.slice(eq + 1)
+  }
+  return sources
+}
+
+/**
  * Runs `riskcheck serve` with `args` (after the command name) until `signal` aborts (or SIGINT/SIGTERM). Returns
  * the exit code: 0 after a clean shutdown, 64 for bad usage, 1 when the server cannot start.
  */
@@ -274,20 +315,8 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
         throw new UsageError(messageOf(e))
       }
     }
-    if (values['mail-url'] !== undefined) {
-      const { parseMailUrl } = await import('../dashboard/mail.js')
-      try {
-        parseMailUrl(String(values['mail-url']))
-      } catch (e) {
-        throw new UsageError(`--mail-url: ${messageOf(e)}`)
-      }
-    }
-    for (const item of (values['data-source'] as string[] | undefined) ?? []) {
-      const eq = item.indexOf('=')
-      const name = eq > 0 ? item.slice(0, eq) : ''
-      if (!isDataSourceName(name) || eq === item.length - 1) throw new UsageError(`--data-source must be NAME=URL|FILE with NAME one of ${DATA_SOURCE_NAMES.join(', ')}`)
-      dataSources[name] = item.slice(eq + 1)
-    }
+    await checkMailUrls(values)
+    Object.assign(dataSources, dataSourcesOf(values))
   } catch (e) {
     // A value from the environment is named by its variable, not by the flag the message speaks of.
     const message = messageOf(e).replace(/^--([a-z-]+)/, (whole, flag: string) => (origin(flag) === whole ? whole : origin(flag)))
@@ -313,6 +342,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       app = createServer({
         ...(stores ? { db: stores.store, orgPolicies: stores.orgPolicies, dashboard: { ...mail, teamStore: await stores.teamStore() } } : { db, dashboard: mail }),
         riskcheck,
+        ...(values['public-url'] !== undefined ? { publicUrl: String(values['public-url']) } : {}),
         ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
         ...(deployment.mode === 'scaled'
           ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers, prefix: redisPrefix, worker: queueWorkerOf(queueLockMs) } }

@@ -7,8 +7,9 @@
  *   --redis-url / RISKCHECK_REDIS_URL (or REDIS_URL) · --no-workers / RISKCHECK_NO_WORKERS ·
  *   --redis-prefix / RISKCHECK_REDIS_PREFIX · --queue-lock-timeout / RISKCHECK_QUEUE_LOCK_TIMEOUT ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
- *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --metrics-port / RISKCHECK_METRICS_PORT ·
- *   --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy / RISKCHECK_TRUST_PROXY · --docs-url / RISKCHECK_DOCS_URL · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
+ *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --public-url / RISKCHECK_PUBLIC_URL ·
+ *   --metrics-port / RISKCHECK_METRICS_PORT · --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy /
+ *   RISKCHECK_TRUST_PROXY · --docs-url / RISKCHECK_DOCS_URL · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
  *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
  *
  * Booleans read 1/true/yes/on or 0/false/no/off.
@@ -35,6 +36,7 @@ export const SERVE_FLAGS: Options = {
   'log-level': { type: 'string' },
   'unsafe-allow-loopback-webhooks': { type: 'boolean' },
   'mail-url': { type: 'string' },
+  'public-url': { type: 'string' },
   'refresh-data': { type: 'string' },
   'data-source': { type: 'string', multiple: true },
   'metrics-port': { type: 'string' },
@@ -103,8 +105,9 @@ function proxyAddressProblem(item: string): string | null {
  * default, and `false`/`0`): `true` trusts every hop (only when nothing but the proxy can reach the server), a
  * number N the N hops nearest the server, and a comma-separated list of addresses, CIDR ranges or
  * loopback/linklocal/uniquelocal the hops with those addresses. A trusted hop's X-Forwarded-For gives the client
- * address (rate limits, sign-in limits) and its X-Forwarded-Proto and X-Forwarded-Host the scheme and host (the
- * session cookie is Secure over https); an untrusted hop's are ignored. A UsageError for anything else.
+ * address (rate limits, sign-in limits) and its X-Forwarded-Proto the scheme (the session cookie is Secure over
+ * https); an untrusted hop's are ignored. Links in mails never follow any of them: they come from --public-url
+ * (src/server/public-url.ts). A UsageError for anything else.
  */
 export function trustProxyOf(values: Record<string, unknown>): TrustProxy | undefined {
   const text = (values['trust-proxy'] as string | undefined)?.trim()

@@ -1,13 +1,14 @@
 /**
  * What every dashboard page handler gets: the service context (the same store and services the HTTP API routes
- * use), the dashboard's own {@link TeamStore}, the mailer, and helpers to authorise a request by team and role.
+ * use), the dashboard's own {@link TeamStore}, the outbox every mail goes through, and helpers to authorise a request
+ * by team and role.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ServerContext } from '../server/routes/types.js'
 import type { OrgRecord } from '../accounts/types.js'
 import { layout, type Html, type LayoutContext } from './html.js'
-import type { Mailer } from './mail.js'
+import type { Outbox } from './outbox.js'
 import type { MembershipRecord, Role, SessionRecord, TeamStore, UserRecord } from './store/types.js'
 
 /**
@@ -48,7 +49,8 @@ export interface TeamView extends Viewer {
 export interface Dash {
   svc: ServerContext
   teams: TeamStore
-  mailer: Mailer
+  /** The one way a mail leaves (throttled; links from the public URL). */
+  outbox: Outbox
   nowMs(): number
   log(): { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void } | undefined
   /** The session's viewer or null. */
@@ -59,8 +61,6 @@ export interface Dash {
   page(reply: FastifyReply, ctx: LayoutContext, body: Html, status?: number): FastifyReply
   /** The page context of a team view. */
   teamLayout(v: TeamView, title: string, nav: string, flash?: LayoutContext['flash']): LayoutContext
-  /** The origin links in mails point at (the configured public URL, else the request's). */
-  origin(request: FastifyRequest): string
   /** Starts a signed-in session (sets the cookie). */
   signIn(reply: FastifyReply, request: FastifyRequest, userId: string): Promise<void>
   /**
@@ -120,7 +120,6 @@ export { layout }
 
 /** Fixed messages of `?done=` after a redirect (never text from the URL itself). */
 const DONE: Record<string, string> = {
-  resent: 'We sent a new verification link.',
   revoked: 'The key is revoked; requests with it fail from now on.',
   invited: 'Invitation sent.',
   role: 'Role changed.',
@@ -146,11 +145,4 @@ export function doneFlash(query: unknown): { kind: 'ok'; text: string } | undefi
   const code = (query as { done?: unknown } | undefined)?.done
   const text = typeof code === 'string' ? DONE[code] : undefined
   return text ? { kind: 'ok', text } : undefined
-}
-
-/** `s` without trailing slashes (a loop, not a regex: `/\/+$/` backtracks on long runs of slashes). */
-export function trimSlashes(s: string): string {
-  let end = s.length
-  while (end > 0 && s[end - 1] === '/') end--
-  return s.slice(0, end)
 }

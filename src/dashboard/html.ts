@@ -101,7 +101,12 @@ ${
     : ''
 }
 <main id="main" tabindex="-1">
-${ctx.user && !ctx.user.verified ? html`<p class="banner" role="status">Verify your email address to create live keys: follow the link we sent to ${ctx.user.email}.</p>` : ''}
+${
+  ctx.user && !ctx.user.verified
+    ? html`<div class="banner" role="status">Verify your email address to create live keys and invite teammates: follow the link we sent to ${ctx.user.email}.
+<form method="post" action="/dashboard/verify/resend" class="inline">${csrfField(ctx.csrf)}<button type="submit" class="link">Send the link again</button></form></div>`
+    : ''
+}
 ${ctx.flash ? html`<p class="flash ${ctx.flash.kind}" role="${ctx.flash.kind === 'error' ? 'alert' : 'status'}">${ctx.flash.text}</p>` : ''}
 <h1>${ctx.title}</h1>
 ${body}

@@ -1,24 +1,34 @@
 /**
  * The team dashboard at /dashboard (README "Dashboard"), served by the API server in the same process over the
- * same store: sign-up with email verification, sign-in, API keys, usage and credits, bulk jobs, webhook endpoints,
- * members and invites, and a lookup playground.
+ * same store: sign-up with email verification, sign-in (with TOTP two-factor sign-in), password reset, API keys,
+ * usage and credits, bulk jobs, webhook endpoints, members and invites, and a lookup playground.
  *
  * Safety, on every route: sessions in an httpOnly SameSite=Lax cookie (Secure over https) holding a random id of
  * which only the SHA-256 is stored; a CSRF token in every form (the session's, or before sign-in a double-submit
- * cookie), checked before any POST is handled; sign-in failures limited per address and per client; every team
- * page looked up through the viewer's membership (another team's ids answer 404); a Content-Security-Policy that
- * allows scripts and styles only from /dashboard/assets/ (no inline script); secrets (API keys, webhook signing
- * secrets) shown once in the response that created them and never stored or rendered again.
+ * cookie), checked before any POST is handled; every param, query value and form field held to the text rule (no
+ * control characters, never NUL) before a handler reads it, and forms checked by schemas of the API's validator
+ * (./forms.ts, ./api.ts); sign-in attempts counted before the check, per address and per client (./attempts.ts);
+ * every team page looked up through the viewer's membership (another team's ids answer 404); a
+ * Content-Security-Policy that allows scripts and styles only from /dashboard/assets/ (no inline script) and the
+ * other security headers on every answer, errors and 429s included; secrets (API keys, webhook signing secrets)
+ * shown once in the response that created them and never stored or rendered again; mails throttled per kind,
+ * account, team and recipient, their links built from the public URL or the listen address, never from a request
+ * header (./outbox.ts).
  */
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { RiskcheckError } from '../errors.js'
+import { isWildcardAddress, listenUrl } from '../server/public-url.js'
 import type { ServerContext } from '../server/routes/types.js'
 import { APP_CSS, APP_JS } from './assets.js'
 import { attemptCounter } from './attempts.js'
-import { DashboardError, MFA_COOKIE, PRE_COOKIE, SESSION_COOKIE, randomToken, sameToken, sha256, trimSlashes, type Dash, type TeamView, type Viewer } from './context.js'
+import { DashboardError, MFA_COOKIE, PRE_COOKIE, SESSION_COOKIE, randomToken, sameToken, sha256, type Dash, type TeamView, type Viewer } from './context.js'
+import { requestTextProblem } from './forms.js'
 import { html, layout } from './html.js'
 import { createMailer, type Mailer } from './mail.js'
+import { startNoticeMail } from './notices.js'
+import { checkMailLimits, createOutbox, type MailKind, type MailLimit, type Outbox } from './outbox.js'
 import { registerAccountPages, requireTwoFactor } from './pages/account.js'
 import { registerAuthPages } from './pages/auth.js'
 import { registerKeyPages } from './pages/keys.js'
@@ -38,8 +48,11 @@ export interface DashboardOptions {
   mailUrl?: string
   /** Replaces the mailer built from `mailUrl` (tests). */
   mailer?: Mailer
-  /** Origin of links in mails (default: the origin of the request that caused the mail). */
-  publicUrl?: string
+  /**
+   * Limits of the mail throttle per kind, replacing the defaults of that kind (`MAIL_LIMITS` of ./outbox.ts). Links in
+   * mails are built from the server's `publicUrl`, else its listen address.
+   */
+  mailLimits?: Partial<Record<MailKind, readonly MailLimit[]>>
   /** Session lifetime in ms (default 7 days). */
   sessionTtlMs?: number
   /** Failed sign-ins allowed per email address in `loginWindowMs` (default 5); ten times that per client address. */
@@ -56,11 +69,22 @@ export interface Dashboard {
   readonly mailer: Mailer
   /** Mails pending notices now (the timer does it every `noticeIntervalMs`). */
   mailNotices(): Promise<number>
+  /** Answers an error of a /dashboard request with the dashboard's error page (errors the router raises before routing). */
+  sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>
   close(): Promise<void>
 }
 
 export const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+/** The headers of every dashboard answer. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': CSP,
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+}
 
 /**
  * Registers the dashboard on `app` (under /dashboard) over the server's context. `teamStore` defaults as
@@ -69,88 +93,19 @@ export const CSP =
 export function registerDashboard(
   app: FastifyInstance,
   svc: ServerContext,
-  options: DashboardOptions & { defaultTeamStore?: () => TeamStore },
+  options: DashboardOptions & { defaultTeamStore?: () => TeamStore; publicUrl?: string },
 ): Dashboard {
+  if (options.mailLimits) checkMailLimits(options.mailLimits)
   const teams = options.teamStore ?? options.defaultTeamStore?.() ?? createMemoryTeamStore()
-  const log = () => app.log
   const mailer =
     options.mailer ??
     createMailer(options.mailUrl, (m) => app.log.warn({ mail_to: m.to, subject: m.subject }, 'dashboard: no --mail-url configured; mail not sent'))
-  const sessionTtl = options.sessionTtlMs ?? 7 * 24 * 3600_000
   const nowMs = () => svc.nowMs()
+  const outbox = createOutbox({ teams, mailer, nowMs, base: linkBaseOf(app, options.publicUrl, mailer), ...(options.mailLimits ? { limits: options.mailLimits } : {}) })
+  const dash = createDash(app, svc, teams, outbox, options)
+  const { viewer } = dash
 
-  const readViewer = async (request: FastifyRequest): Promise<Viewer | null> => {
-    const raw = request.cookies[SESSION_COOKIE]
-    if (!raw || raw.length > 100) return null
-    const session = await teams.getSession(sha256(raw), nowMs())
-    if (!session) return null
-    const user = await teams.getUser(session.userId)
-    return user ? { user, session } : null
-  }
-  const viewers = new WeakMap<FastifyRequest, Promise<Viewer | null>>()
-  const viewer = (request: FastifyRequest) => {
-    let v = viewers.get(request)
-    if (!v) viewers.set(request, (v = readViewer(request)))
-    return v
-  }
-
-  const dash: Dash = {
-    svc,
-    teams,
-    mailer,
-    nowMs,
-    log,
-    viewer,
-    async team(request, orgId, min = 'developer'): Promise<TeamView> {
-      const v = await viewer(request)
-      if (!v) throw new DashboardError(401, 'Sign in first.')
-      const member = await teams.getMember(orgId, v.user.id)
-      const org = member ? await svc.store.getOrg(orgId, nowMs()) : null
-      if (!member || !org) throw new DashboardError(404, 'Not found.')
-      const order = { developer: 1, admin: 2, owner: 3 } as const
-      if (order[member.role] < order[min]) throw new DashboardError(403, `This needs the ${min} role; you are a ${member.role}.`)
-      await requireTwoFactor(teams, v.user, org)
-      const list: Array<{ id: string; name: string }> = []
-      for (const m of await teams.listMemberships(v.user.id)) {
-        const o = m.orgId === org.id ? org : await svc.store.getOrg(m.orgId, nowMs())
-        if (o) list.push({ id: o.id, name: o.name })
-      }
-      return { ...v, org, member, teams: list, base: `/dashboard/t/${encodeURIComponent(org.id)}` }
-    },
-    page(reply, ctx, body, status = 200) {
-      return reply.code(status).type('text/html; charset=utf-8').send(layout(ctx, body))
-    },
-    teamLayout(v, title, nav, flash) {
-      return {
-        title,
-        nav,
-        csrf: v.session.csrf,
-        user: { email: v.user.email, verified: v.user.emailVerifiedAt !== null },
-        team: { id: v.org.id, name: v.org.name, role: v.member.role },
-        teams: v.teams,
-        flash,
-      }
-    },
-    origin(request) {
-      if (options.publicUrl) return trimSlashes(options.publicUrl)
-      return `${request.protocol}://${request.host}`
-    },
-    async signIn(reply, request, userId) {
-      const id = randomToken()
-      const t = nowMs()
-      await teams.createSession({ idHash: sha256(id), userId, csrf: randomToken(), createdAt: t, expiresAt: t + sessionTtl })
-      void reply.setCookie(SESSION_COOKIE, id, {
-        path: '/dashboard',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: request.protocol === 'https',
-        maxAge: Math.floor(sessionTtl / 1000),
-      })
-      void reply.clearCookie(PRE_COOKIE, { path: '/dashboard' })
-      void reply.clearCookie(MFA_COOKIE, { path: '/dashboard' })
-    },
-    ...attemptCounter(teams, nowMs, options),
-  }
+  const errorPage = errorPageOf(dash)
 
   const tally = registerUsageTally(svc, teams, app.log)
 
@@ -160,54 +115,9 @@ export function registerDashboard(
       // Forms get the server's body limit (64 KiB by default); the bulk job form alone takes up to 32 MiB.
       await scope.register(formbody)
 
-      scope.addHook('onRequest', async (request, reply) => {
-        void reply.headers({
-          'Content-Security-Policy': CSP,
-          'X-Frame-Options': 'DENY',
-          'X-Content-Type-Options': 'nosniff',
-          'Referrer-Policy': 'same-origin',
-          'Cross-Origin-Opener-Policy': 'same-origin',
-        })
-      })
+      addGuards(scope, viewer)
 
-      // CSRF: every POST carries the session's token, or (signed out) the double-submit cookie's value.
-      scope.addHook('preHandler', async (request, reply) => {
-        if (request.method !== 'POST') {
-          // signed out: also with a session cookie whose session ended (signed out everywhere, password reset)
-          if (!request.cookies[PRE_COOKIE] && !(await viewer(request))) {
-            const pre = randomToken()
-            request.cookies[PRE_COOKIE] = pre
-            void reply.setCookie(PRE_COOKIE, pre, { path: '/dashboard', httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https' })
-          }
-          return
-        }
-        const sent = (request.body as Record<string, unknown> | undefined)?._csrf
-        const v = await viewer(request)
-        const expected = v ? v.session.csrf : request.cookies[PRE_COOKIE]
-        if (!sameToken(typeof sent === 'string' ? sent : undefined, expected)) {
-          throw new DashboardError(403, 'This form has expired or did not come from this dashboard. Go back, reload the page and try again.')
-        }
-      })
-
-      scope.setErrorHandler(async (error, request, reply) => {
-        const e = error as Error & { statusCode?: number }
-        if (error instanceof DashboardError && error.location && request.method === 'GET') return reply.redirect(error.location, 303)
-        let status = error instanceof DashboardError ? error.status : typeof e.statusCode === 'number' && e.statusCode < 500 ? e.statusCode : 500
-        if (status === 401) {
-          if (request.method === 'GET') return reply.redirect(`/dashboard/signin?next=${encodeURIComponent(request.url.slice(0, 500))}`)
-          status = 403
-        }
-        if (status >= 500) request.log.error({ err: error }, 'dashboard error')
-        const message = status >= 500 ? 'Something went wrong on our side; try again.' : e.message
-        const v = await viewer(request).catch(() => null)
-        return dash.page(
-          reply,
-          { title: status === 404 ? 'Not found' : 'Not possible', ...(v ? { user: { email: v.user.email, verified: v.user.emailVerifiedAt !== null }, csrf: v.session.csrf } : {}) },
-          html`<div class="card"><p>${status === 404 ? 'There is nothing here, or it belongs to a team you are not in.' : message}</p>
-<p><a href="/dashboard">Back to the dashboard</a></p></div>`,
-          status,
-        )
-      })
+      scope.setErrorHandler(errorPage)
 
       scope.setNotFoundHandler(async (request) => {
         throw new DashboardError(404, `No page ${request.url.split('?')[0]!.slice(0, 200)}.`)
@@ -242,73 +152,199 @@ export function registerDashboard(
     { prefix: '/dashboard' },
   )
 
-  // Endpoint-disabled notices (written by the webhook service) are mailed to the team's owners and admins. The
-  // cursor moves past a notice once its mails were accepted by the relay, so a failed send is retried next round
-  // and a restart does not mail twice what was sent before it.
-  const NOTICE_CURSOR = 'mailed_notice_id'
-  let mailing: Promise<number> | null = null
-  const mailNoticesOnce = async (): Promise<number> => {
-    const wh = svc.webhooks
-    if (!wh || !mailer.configured) return 0
-    const after = await teams.getCursor(NOTICE_CURSOR)
-    const pending = (await wh.deliveries.listNotices(1000))
-      .filter((n) => n.id > after)
-      .sort((a, b) => a.id - b.id)
-    let sent = 0
-    for (const n of pending) {
-      if (n.kind === 'webhook_endpoint_disabled' && n.orgId) {
-        const org = await svc.store.getOrg(n.orgId, nowMs())
-        const endpoint = await wh.deliveries.getStoredEndpoint(n.subject)
-        const to = (await teams.listMembers(n.orgId)).filter((m) => m.role === 'owner' || m.role === 'admin').map((m) => m.email)
-        for (const address of to) {
-          await mailer.send({
-            to: address,
-            subject: `Webhook endpoint disabled: ${endpoint?.url ?? n.subject}`,
-            text:
-              `Hello,\n\nthe webhook endpoint ${endpoint?.url ?? n.subject} (${n.subject}) of your team ${org?.name ?? n.orgId} was disabled on ` +
-              `${new Date(n.at).toISOString()}: its deliveries have failed for a day.\n\n` +
-              `Fix the receiver, then turn the endpoint back on and resend the missed deliveries on its page in the dashboard:\n` +
-              `${options.publicUrl ? trimSlashes(options.publicUrl) : ''}/dashboard/t/${n.orgId}/webhooks/${n.subject}\n`,
-          })
-          sent++
-        }
-      }
-      await teams.setCursor(NOTICE_CURSOR, n.id)
-    }
-    return sent
-  }
-  const mailNotices = () => {
-    mailing ??= mailNoticesOnce().finally(() => {
-      mailing = null
-    })
-    return mailing
-  }
-  const noticeEvery = options.noticeIntervalMs ?? 5000
-  let noticeTimer: NodeJS.Timeout | undefined
-  if (noticeEvery > 0) {
-    app.addHook('onReady', async () => {
-      noticeTimer = setInterval(() => void mailNotices().catch((err: unknown) => app.log.warn({ err }, 'dashboard: notice mail failed')), noticeEvery)
-      noticeTimer.unref()
-    })
-  }
-  // Expired sessions and links, and sign-in failures older than a day, are deleted hourly.
-  const purgeTimer = setInterval(() => {
-    const t = nowMs()
-    Promise.resolve(teams.purgeExpired(t, t - 24 * 3600_000)).catch((err: unknown) => app.log.warn({ err }, 'dashboard: purge failed'))
-  }, 3600_000)
-  purgeTimer.unref()
+  const notices = startNoticeMail({ app, svc, teams, outbox, mailer, nowMs, everyMs: options.noticeIntervalMs ?? 5000 })
+  const purgeTimer = startPurge(teams, nowMs, app)
 
   return {
     teams,
     mailer,
-    mailNotices,
+    mailNotices: notices.mailNotices,
+    sendError: errorPage,
     async close() {
-      if (noticeTimer) clearInterval(noticeTimer)
       clearInterval(purgeTimer)
-      await mailing?.catch(() => undefined)
+      await notices.close()
       mailer.close()
       await tally.close()
       await teams.close()
     },
   }
+}
+
+/**
+ * The {@link Dash} every page handler gets: the viewer of a request (its session, read once per request), the team
+ * view with its membership, role and two-factor checks, page rendering, signing in, and the attempt counter.
+ */
+function createDash(app: FastifyInstance, svc: ServerContext, teams: TeamStore, outbox: Outbox, options: DashboardOptions): Dash {
+  const nowMs = () => svc.nowMs()
+  const sessionTtl = options.sessionTtlMs ?? 7 * 24 * 3600_000
+
+  const readViewer = async (request: FastifyRequest): Promise<Viewer | null> => {
+    const raw = request.cookies[SESSION_COOKIE]
+    if (!raw || raw.length > 100) return null
+    const session = await teams.getSession(sha256(raw), nowMs())
+    if (!session) return null
+    const user = await teams.getUser(session.userId)
+    return user ? { user, session } : null
+  }
+  const viewers = new WeakMap<FastifyRequest, Promise<Viewer | null>>()
+  const viewer = (request: FastifyRequest) => {
+    let v = viewers.get(request)
+    if (!v) viewers.set(request, (v = readViewer(request)))
+    return v
+  }
+
+  return {
+    svc,
+    teams,
+    outbox,
+    nowMs,
+    log: () => app.log,
+    viewer,
+    async team(request, orgId, min = 'developer'): Promise<TeamView> {
+      const v = await viewer(request)
+      if (!v) throw new DashboardError(401, 'Sign in first.')
+      const member = await teams.getMember(orgId, v.user.id)
+      const org = member ? await svc.store.getOrg(orgId, nowMs()) : null
+      if (!member || !org) throw new DashboardError(404, 'Not found.')
+      const order = { developer: 1, admin: 2, owner: 3 } as const
+      if (order[member.role] < order[min]) throw new DashboardError(403, `This needs the ${min} role; you are a ${member.role}.`)
+      await requireTwoFactor(teams, v.user, org)
+      const list: Array<{ id: string; name: string }> = []
+      for (const m of await teams.listMemberships(v.user.id)) {
+        const o = m.orgId === org.id ? org : await svc.store.getOrg(m.orgId, nowMs())
+        if (o) list.push({ id: o.id, name: o.name })
+      }
+      return { ...v, org, member, teams: list, base: `/dashboard/t/${encodeURIComponent(org.id)}` }
+    },
+    page(reply, ctx, body, status = 200) {
+      return reply.code(status).type('text/html; charset=utf-8').send(layout(ctx, body))
+    },
+    teamLayout(v, title, nav, flash) {
+      return {
+        title,
+        nav,
+        csrf: v.session.csrf,
+        user: { email: v.user.email, verified: v.user.emailVerifiedAt !== null },
+        team: { id: v.org.id, name: v.org.name, role: v.member.role },
+        teams: v.teams,
+        flash,
+      }
+    },
+    async signIn(reply, request, userId) {
+      const id = randomToken()
+      const t = nowMs()
+      await teams.createSession({ idHash: sha256(id), userId, csrf: randomToken(), createdAt: t, expiresAt: t + sessionTtl })
+      void reply.setCookie(SESSION_COOKIE, id, {
+        path: '/dashboard',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: request.protocol === 'https',
+        maxAge: Math.floor(sessionTtl / 1000),
+      })
+      void reply.clearCookie(PRE_COOKIE, { path: '/dashboard' })
+      void reply.clearCookie(MFA_COOKIE, { path: '/dashboard' })
+    },
+    ...attemptCounter(teams, nowMs, options),
+  }
+}
+
+/**
+ * The error page of every refusal under /dashboard, with the security headers (it also answers errors the router
+ * raises before any hook of the dashboard runs: an id too long to route, a malformed URL). The server's own refusals
+ * (429 over the per-client limit, 503 while draining) keep their status and say why; a 401 sends a GET to sign-in,
+ * and a refusal with a `location` (a team that requires two-factor sign-in) sends a GET there.
+ */
+function errorPageOf(dash: Pick<Dash, 'viewer' | 'page'>) {
+  return async (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    void reply.headers(SECURITY_HEADERS)
+    if (error instanceof DashboardError && error.location && request.method === 'GET') return reply.redirect(error.location, 303)
+    const e = error as Error & { statusCode?: number; code?: string }
+    const told = error instanceof RiskcheckError && (error.status < 500 || error.code === 'MAINTENANCE' || error.code === 'UPSTREAM_UNAVAILABLE')
+    const routed = e.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : e.code === 'FST_ERR_BAD_URL' ? 400 : undefined
+    let status =
+      error instanceof DashboardError
+        ? error.status
+        : told
+          ? error.status
+          : (routed ?? (typeof e.statusCode === 'number' && e.statusCode < 500 ? e.statusCode : 500))
+    if (status === 401) {
+      if (request.method === 'GET') return reply.redirect(`/dashboard/signin?next=${encodeURIComponent(request.url.slice(0, 500))}`)
+      status = 403
+    }
+    const ours = status >= 500 && !told && !(error instanceof DashboardError)
+    if (ours) request.log.error({ err: error }, 'dashboard error')
+    if (error instanceof RiskcheckError && error.code === 'MAINTENANCE') void reply.header('Retry-After', '30')
+    const message = ours ? 'Something went wrong on our side; try again.' : routed === 400 ? 'The URL is malformed.' : e.message
+    // over the limit, the session is not read: the answer costs nothing
+    const v = status === 429 ? null : await dash.viewer(request).catch(() => null)
+    const title = status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : 'Not possible'
+    return dash.page(
+      reply,
+      { title, ...(v ? { user: { email: v.user.email, verified: v.user.emailVerifiedAt !== null }, csrf: v.session.csrf } : {}) },
+      html`<div class="card"><p>${status === 404 ? 'There is nothing here, or it belongs to a team you are not in.' : message}</p>
+<p><a href="/dashboard">Back to the dashboard</a></p></div>`,
+      status,
+    )
+  }
+}
+
+/**
+ * The hooks every dashboard request passes: the security headers on every answer, whatever made it (a page, a
+ * redirect, an error page, the server's rate limit — whose 429 is thrown before any hook of this scope runs — or a
+ * refused body); then, before any handler, the text rule on params, query and form fields (no handler reads a control
+ * character), and CSRF: every POST carries the session's token, or (signed out) the double-submit cookie's value.
+ */
+function addGuards(scope: FastifyInstance, viewer: (request: FastifyRequest) => Promise<Viewer | null>): void {
+  scope.addHook('onSend', async (_request, reply, payload) => {
+    void reply.headers(SECURITY_HEADERS)
+    return payload
+  })
+  scope.addHook('preHandler', async (request, reply) => {
+    const problem = requestTextProblem(request)
+    if (problem) throw new DashboardError(400, problem)
+    if (request.method !== 'POST') {
+      // signed out: also with a session cookie whose session ended (signed out everywhere, password reset)
+      if (!request.cookies[PRE_COOKIE] && !(await viewer(request))) {
+        const pre = randomToken()
+        request.cookies[PRE_COOKIE] = pre
+        void reply.setCookie(PRE_COOKIE, pre, { path: '/dashboard', httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https' })
+      }
+      return
+    }
+    const sent = (request.body as Record<string, unknown> | undefined)?._csrf
+    const v = await viewer(request)
+    const expected = v ? v.session.csrf : request.cookies[PRE_COOKIE]
+    if (!sameToken(typeof sent === 'string' ? sent : undefined, expected)) {
+      throw new DashboardError(403, 'This form has expired or did not come from this dashboard. Go back, reload the page and try again.')
+    }
+  })
+}
+
+/**
+ * The origin of links in mails: the public URL, else the address `app` listens on (a wildcard address gets a warning
+ * at start when mail is configured); never a request header. Throws a 503 when there is neither.
+ */
+function linkBaseOf(app: FastifyInstance, publicUrl: string | undefined, mailer: Mailer): () => string {
+  if (publicUrl) return () => publicUrl
+  app.addHook('onListen', async () => {
+    const a = app.server.address()
+    if (mailer.configured && a && typeof a === 'object' && isWildcardAddress(a.address)) {
+      app.log.warn(`dashboard: links in mails point at ${listenUrl(a)}, the listen address, which other machines cannot open: set --public-url (RISKCHECK_PUBLIC_URL)`)
+    }
+  })
+  return () => {
+    const a = app.server.address()
+    if (a && typeof a === 'object') return listenUrl(a)
+    throw new DashboardError(503, 'This server cannot mail links: it has no public URL and does not listen on an address (the operator sets --public-url or publicUrl).')
+  }
+}
+
+/** Deletes expired sessions and links, and sign-in failures and counted mails older than a day, every hour. */
+function startPurge(teams: TeamStore, nowMs: () => number, app: FastifyInstance): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    const t = nowMs()
+    Promise.resolve(teams.purgeExpired(t, t - 24 * 3600_000)).catch((err: unknown) => app.log.warn({ err }, 'dashboard: purge failed'))
+  }, 3600_000)
+  timer.unref()
+  return timer
 }

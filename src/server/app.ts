@@ -48,6 +48,7 @@ import type { Store } from './store/types.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
 import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
 import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
+import { parsePublicUrl } from './public-url.js'
 import { readiness, storeChecks, type ReadinessCheck } from './health.js'
 import { createServerMetrics, type ServerMetrics } from './metrics.js'
 import { createBulkQueue, type BulkQueue } from './queue/bulk-queue.js'
@@ -106,7 +107,12 @@ export interface ServerOptions {
    * address it listens on (`serve --docs-url`, `RISKCHECK_DOCS_URL`).
    */
   docsUrl?: string
-  /** `servers[0].url` of the OpenAPI document (default `/`). */
+  /**
+   * Where the server is reached from outside (`serve --public-url`): `https://host[:port]` with an optional path
+   * prefix, no credentials, query or fragment. It is `servers[0].url` of the OpenAPI document (default `/`) and the
+   * base of every link in the dashboard's mails (default: the address the server listens on; never a request's
+   * Host header). A TypeError when it is not such a URL.
+   */
   publicUrl?: string
   /**
    * Fastify logger option (default off). Whatever is configured, query values, Authorization headers and anything
@@ -187,6 +193,20 @@ const isNamed = (r: NamedSchema | RouteDef['response']): r is NamedSchema =>
   typeof (r as NamedSchema).name === 'string' && typeof (r as NamedSchema).schema === 'object'
 
 
+/** The validated `publicUrl` (canonical, no trailing slash), or undefined; a TypeError for a bad one. */
+function publicUrlOption(options: ServerOptions): string | undefined {
+  if (options.dashboard && 'publicUrl' in options.dashboard) {
+    throw new TypeError('riskcheck server: dashboard.publicUrl is now the server\'s publicUrl (createServer({ publicUrl })): one setting for the OpenAPI document and the links in mails')
+  }
+  if (options.publicUrl === undefined) return undefined
+  if (typeof options.publicUrl !== 'string') throw new TypeError('riskcheck server: publicUrl must be a string')
+  try {
+    return parsePublicUrl(options.publicUrl)
+  } catch (e) {
+    throw new TypeError(`riskcheck server: publicUrl ${(e as Error).message}`)
+  }
+}
+
 /**
  * Creates the API server. Throws a TypeError for bad options. Call `await app.listen({ port })` (or use
  * `app.inject()` in tests); `await app.close()` finishes in-flight requests, then closes the riskcheck instance and
@@ -203,9 +223,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const anonRate = numberOption('anonymousRatePerSecond', options.anonymousRatePerSecond, 20, {}, 'riskcheck server')
   const purgeEvery = numberOption('purgeIntervalMs', options.purgeIntervalMs, 10 * 60 * 1000, { min: 0 }, 'riskcheck server')
   const webhookEvery = numberOption('webhookIntervalMs', options.webhookIntervalMs, 1000, { min: 0 }, 'riskcheck server')
+  const publicUrl = publicUrlOption(options)
   const requestTimeout = numberOption('requestTimeoutMs', options.requestTimeoutMs, 60_000, {}, 'riskcheck server')
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
-  const docsUrl = docsBase(options, () => (appRef?.server.listening ? appRef.server.address() : null))
+  const docsUrl = docsBase({ docsUrl: options.docsUrl, publicUrl }, () => (appRef?.server.listening ? appRef.server.address() : null))
 
   const ownStore = typeof options.db !== 'object'
   const store: Store = typeof options.db === 'object' ? options.db : createSqliteStore(options.db ?? './riskcheck.sqlite')
@@ -240,6 +261,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   let closing = false
   let openapiDoc: Record<string, unknown> | undefined
 
+  let dashboard: Dashboard | undefined
   const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
   // Bulk jobs and webhooks keep their tables next to the store's (SQLite migration 002, or the PostgreSQL pool's).
   const serviceStorage = serviceStorageOf(store, nowMs)
@@ -343,7 +365,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     recordAnswer(auth, result) {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
     },
-    openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, options.publicUrl ? { serverUrl: options.publicUrl } : {})),
+    openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, publicUrl ? { serverUrl: publicUrl } : {})),
     readiness: () => readiness(readinessChecks, rc.dataStatus(), { draining: closing }),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
@@ -376,6 +398,8 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     trustProxy: options.trustProxy ?? false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     frameworkErrors(error, request, reply) {
+      // an HTML page with the dashboard's headers for its paths (say, an id too long to route)
+      if (dashboard && /^\/dashboard(\/|\?|$)/.test(request.url)) return void dashboard.sendError(error, request, reply as FastifyReply)
       const m = mapError(error)
       void (reply as FastifyReply).header('Cache-Control', 'no-store').code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl()))
     },
@@ -518,10 +542,14 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     methods.add(route.url, route.method)
   }
 
-  const dashboard =
+  dashboard =
     options.dashboard === false
       ? undefined
-      : registerDashboard(app, ctx, { ...options.dashboard, ...(sqlite ? { defaultTeamStore: () => createSqliteTeamStore(sqlite.db) } : {}) })
+      : registerDashboard(app, ctx, {
+          ...options.dashboard,
+          ...(publicUrl ? { publicUrl } : {}),
+          ...(sqlite ? { defaultTeamStore: () => createSqliteTeamStore(sqlite.db) } : {}),
+        })
 
   app.setNotFoundHandler((request, reply) => {
     const path = (request.url.split('?')[0] ?? '/').slice(0, 2048)

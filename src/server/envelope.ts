@@ -11,6 +11,7 @@
  */
 import { errorAnchor, ERROR_STATUS, RiskcheckError, type ErrorCode } from '../errors.js'
 import type { ErrorEnvelope } from '../schema.js'
+import { textRuleMessage } from './text.js'
 
 /**
  * Builds the failure body. `docsUrl` is the base of `docs_url` — the error reference, by default the server's own
@@ -120,6 +121,11 @@ function validationMessage(issues: ValidationIssue[], context: string | undefine
     case 'const':
     case 'anyOf':
       return { code: 'INVALID_REQUEST', message: `\`${field}\` ${allowedOf(issues, issue.instancePath ?? '')}.` }
+    case 'pattern': {
+      const rule = textRuleMessage(issue.params?.pattern)
+      if (rule) return { code: 'INVALID_REQUEST', message: `\`${field}\` ${rule}.` }
+      return { code: 'INVALID_REQUEST', message: `\`${field}\` ${issue.message ?? 'is invalid'}.` }
+    }
     default:
       return { code: 'INVALID_REQUEST', message: `\`${field}\` ${issue.message ?? 'is invalid'}.` }
   }

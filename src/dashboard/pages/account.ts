@@ -4,18 +4,25 @@
  * code) and "sign out everywhere". {@link registerAccountPages} also registers the other account pages: password
  * reset, the second sign-in step, and the owners' switch that requires two-factor sign-in of a team.
  */
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { DashboardError, doneFlash, field, passwordField, sha256, type Dash, type Viewer } from '../context.js'
+import { DashboardError, doneFlash, sha256, type Dash, type Viewer } from '../context.js'
+import { readForm } from '../forms.js'
 import { csrfField, html, Html, when, type LayoutContext } from '../html.js'
-import { verifyPassword } from '../password.js'
+import { PASSWORD_MAX, verifyPassword } from '../password.js'
 import { matchTotp, newRecoveryCodes, newTotpSecret, normalRecoveryCode, totpQrSvg, totpUri } from '../totp.js'
 import type { OrgRecord } from '../../accounts/types.js'
 import type { TeamStore, UserRecord } from '../store/types.js'
 import { registerTeamTwoFactor } from './members.js'
 import { registerResetPages } from './reset.js'
-import { checkSecondFactor, registerSecondFactorPages } from './second-factor.js'
+import { checkSecondFactor, CodeField, registerSecondFactorPages } from './second-factor.js'
 
 type Flash = LayoutContext['flash']
+
+/** The enrolment's confirmation: the first code of the authenticator app. */
+const ConfirmForm = Type.Object({ code: Type.Optional(CodeField) })
+/** Turning two-factor sign-in off: the password as typed and a code (or a recovery code). */
+const DisableForm = Type.Object({ password: Type.Optional(Type.String({ maxLength: PASSWORD_MAX })), code: Type.Optional(CodeField) })
 
 /** Refuses a team's pages (a GET is sent to the account page) to a member without two-factor sign-in when the team requires it. */
 export async function requireTwoFactor(teams: TeamStore, user: UserRecord, org: OrgRecord): Promise<void> {
@@ -106,7 +113,7 @@ ${await twoFactorCard(v, recoveryCodes)}
     const v = await signedIn(request)
     const secret = v.user.totpSecret
     if (secret === null || v.user.totpEnabledAt !== null) return reply.redirect('/dashboard/account', 303)
-    const step = matchTotp(secret, field(request.body, 'code'), dash.nowMs())
+    const step = matchTotp(secret, (readForm(request, ConfirmForm).code ?? '').trim(), dash.nowMs())
     if (step === null) return page(reply, v, { kind: 'error', text: 'That code is not right. Check the time of your phone and enter the code shown now.' }, 422)
     const t = dash.nowMs()
     await dash.teams.setTotp(v.user.id, secret, t)
@@ -121,13 +128,14 @@ ${await twoFactorCard(v, recoveryCodes)}
   app.post('/account/two-factor/disable', async (request, reply) => {
     const v = await signedIn(request)
     if (v.user.totpEnabledAt === null) return reply.redirect('/dashboard/account', 303)
+    const form = readForm(request, DisableForm)
     // the password and the code are counted like a sign-in's, so a session left open cannot be used to guess them
     const attempt = await dash.takeAttempt([`mfa:${v.user.id}`, `ip:${request.ip}`])
     if (!attempt) {
       void reply.header('Retry-After', String(dash.retryAfter))
       return page(reply, v, { kind: 'error', text: 'Too many wrong tries. Wait 15 minutes and try again.' }, 429)
     }
-    const ok = (await verifyPassword(passwordField(request.body, 'password'), v.user.passwordHash)) && (await checkSecondFactor(dash, v.user, field(request.body, 'code')))
+    const ok = (await verifyPassword(form.password ?? '', v.user.passwordHash)) && (await checkSecondFactor(dash, v.user, (form.code ?? '').trim()))
     if (!ok) return page(reply, v, { kind: 'error', text: 'The password or the code is not right.' }, 401)
     await dash.teams.forgetLoginAttempt(attempt)
     await dash.teams.setTotp(v.user.id, null, null)

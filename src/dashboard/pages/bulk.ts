@@ -6,12 +6,14 @@
  * Inputs: one a line; a CSV's first column (quotes removed); a first line that names the column (`email`,
  * `input` …) is skipped.
  */
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RiskcheckError } from '../../errors.js'
 import { BULK_TYPES, type BulkJob } from '../../schema.js'
 import { BULK_BODY_LIMIT } from '../../server/routes/bulk.js'
-import { apiMessage, callApi } from '../api.js'
-import { doneFlash, field, DashboardError, type Dash, type TeamView } from '../context.js'
+import { apiRefusal, callApi } from '../api.js'
+import { doneFlash, DashboardError, type Dash, type TeamView } from '../context.js'
+import { readForm } from '../forms.js'
 import { csrfField, html, when } from '../html.js'
 
 type Req = FastifyRequest<{ Params: { org: string; mode?: string; id?: string }; Querystring: { done?: string } }>
@@ -33,6 +35,14 @@ export function parseInputs(text: string): string[] {
   return lines.filter((l) => l !== '')
 }
 
+/** The new-job form; `type`, the inputs and `name` go on to the API's bulk route, which checks them. */
+const BulkForm = Type.Object({
+  type: Type.Optional(Type.String()),
+  mode: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('live')])),
+  inputs: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+})
+
 const progressTotal = (j: BulkJob) => Math.max(1, j.unique_inputs, j.processed)
 const busy = (j: BulkJob) => j.status === 'queued' || j.status === 'running'
 
@@ -41,17 +51,24 @@ export function registerBulkPages(app: FastifyInstance, dash: Dash): void {
     if (s !== 'live' && s !== 'test') throw new DashboardError(404, 'Not found.')
     return s
   }
-  const jobsOf = async (v: TeamView) => {
+  const jobsOf = async (request: FastifyRequest, v: TeamView) => {
     const out: Array<BulkJob & { mode: Mode }> = []
     for (const mode of ['live', 'test'] as const) {
-      const page = await callApi<{ data: BulkJob[] }>(dash.svc, 'list_bulk_jobs', v.org.id, { mode, query: { limit: '50' } })
+      const page = await callApi<{ data: BulkJob[] }>(dash.svc, request, 'list_bulk_jobs', v.org.id, { mode, query: { limit: '50' } })
       out.push(...page.data.map((j) => ({ ...j, mode })))
     }
     return out.sort((a, b) => b.created_at.localeCompare(a.created_at))
   }
 
-  const page = async (reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200, values?: { inputs: string; name: string }) => {
-    const jobs = await jobsOf(v)
+  const page = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    v: TeamView,
+    flash?: { kind: 'ok' | 'error'; text: string },
+    status = 200,
+    values?: { inputs: string; name: string },
+  ) => {
+    const jobs = await jobsOf(request, v)
     const verified = v.user.emailVerifiedAt !== null
     const body = html`
 <section class="card" aria-labelledby="new-job"><h2 id="new-job">New bulk job</h2>
@@ -82,28 +99,28 @@ ${!busy(j) && j.results.errors > 0 ? html`<form method="post" action="${v.base}/
     return dash.page(reply, dash.teamLayout(v, 'Bulk jobs', 'bulk', flash), body, status)
   }
 
-  app.get('/t/:org/bulk', async (request: Req, reply) => page(reply, await dash.team(request, request.params.org), doneFlash(request.query)))
+  app.get('/t/:org/bulk', async (request: Req, reply) => page(request, reply, await dash.team(request, request.params.org), doneFlash(request.query)))
 
   app.get('/t/:org/bulk/jobs.json', async (request: Req, reply) => {
     const v = await dash.team(request, request.params.org)
-    const jobs = await jobsOf(v)
+    const jobs = await jobsOf(request, v)
     return reply.type('application/json').send(jobs.map((j) => ({ id: j.id, status: j.status, processed: j.processed, total: progressTotal(j) })))
   })
 
   app.post('/t/:org/bulk', { bodyLimit: BULK_BODY_LIMIT }, async (request: Req, reply) => {
     const v = await dash.team(request, request.params.org)
-    const mode: Mode = field(request.body, 'mode') === 'live' ? 'live' : 'test'
-    const raw = (request.body as Record<string, unknown>)?.inputs
-    const text = typeof raw === 'string' ? raw : ''
-    const name = field(request.body, 'name')
-    const fail = (text2: string, status: number) => page(reply, v, { kind: 'error', text: text2 }, status, { inputs: text.slice(0, 100_000), name })
+    const form = readForm(request, BulkForm)
+    const mode: Mode = form.mode ?? 'test'
+    const text = form.inputs ?? ''
+    const name = (form.name ?? '').trim()
+    const fail = (text2: string, status: number) => page(request, reply, v, { kind: 'error', text: text2 }, status, { inputs: text.slice(0, 100_000), name: name.slice(0, 200) })
     if (mode === 'live' && v.user.emailVerifiedAt === null) return fail('Live jobs need a verified email address.', 403)
     try {
-      await callApi(dash.svc, 'create_bulk_job', v.org.id, { mode, body: { type: field(request.body, 'type'), inputs: parseInputs(text), ...(name ? { name } : {}) } })
+      await callApi(dash.svc, request, 'create_bulk_job', v.org.id, { mode, body: { type: (form.type ?? '').trim(), inputs: parseInputs(text), ...(name ? { name } : {}) } })
     } catch (e) {
-      const message = apiMessage(e)
-      if (!message) throw e
-      return fail(message, 422)
+      const refused = apiRefusal(e)
+      if (!refused) throw e
+      return fail(refused.message, refused.status)
     }
     return reply.redirect(`${v.base}/bulk?done=created`, 303)
   })
@@ -115,12 +132,12 @@ ${!busy(j) && j.results.errors > 0 ? html`<form method="post" action="${v.base}/
     if (!op) throw new DashboardError(404, 'Not found.')
     let job: BulkJob
     try {
-      job = await callApi<BulkJob>(dash.svc, op, v.org.id, { mode, params: { id: request.params.id } })
+      job = await callApi<BulkJob>(dash.svc, request, op, v.org.id, { mode, params: { id: request.params.id } })
     } catch (e) {
-      const message = apiMessage(e)
-      if (!message) throw e
+      const refused = apiRefusal(e)
+      if (!refused) throw e
       if (e instanceof RiskcheckError && e.code === 'NOT_FOUND') throw new DashboardError(404, 'Not found.')
-      return page(reply, v, { kind: 'error', text: message }, 409)
+      return page(request, reply, v, { kind: 'error', text: refused.message }, refused.status)
     }
     // cancelling a job that finished meanwhile returns it as it is (the API's rule): say so
     const done = op === 'retry_bulk_job' ? 'retried' : job.status === 'cancelled' ? 'cancelled' : 'finished'
@@ -131,10 +148,11 @@ ${!busy(j) && j.results.errors > 0 ? html`<form method="post" action="${v.base}/
     const v = await dash.team(request, request.params.org)
     const mode = modeOf(request.params.mode)
     try {
-      return await callApi(dash.svc, 'download_bulk_results', v.org.id, { mode, params: { id: request.params.id ?? '' }, reply })
+      return await callApi(dash.svc, request, 'download_bulk_results', v.org.id, { mode, params: { id: request.params.id ?? '' }, reply })
     } catch (e) {
-      if (apiMessage(e)) throw new DashboardError(404, 'Not found.')
-      throw e
+      const refused = apiRefusal(e)
+      if (!refused) throw e
+      throw e instanceof RiskcheckError && e.code === 'NOT_FOUND' ? new DashboardError(404, 'Not found.') : new DashboardError(refused.status, refused.message)
     }
   })
 }

@@ -7,11 +7,14 @@
  * Who may do what: every member sees the keys and creates keys; only owners and admins grant the `webhooks` scope
  * and revoke any key; a developer revokes only keys they created. Live keys need a verified email address.
  */
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { issueApiKey } from '../../accounts/keys.js'
 import { SCOPES, type Scope } from '../../schema.js'
 import type { ApiKeyRecord } from '../../accounts/types.js'
-import { atLeast, doneFlash, field, fields, notFound, DashboardError, type Dash, type TeamView } from '../context.js'
+import { Text } from '../../server/text.js'
+import { atLeast, doneFlash, notFound, DashboardError, type Dash, type TeamView } from '../context.js'
+import { readForm } from '../forms.js'
 import { csrfField, html, when, type Html } from '../html.js'
 
 type OrgReq = FastifyRequest<{ Params: { org: string; id?: string }; Querystring: { done?: string } }>
@@ -22,6 +25,13 @@ const SCOPE_HELP: Record<Scope, string> = {
   'account:read': 'GET /v1/account',
   webhooks: 'webhook endpoints (owners and admins grant it)',
 }
+
+/** The create-key form: a name (at most 100 characters of text), the mode, the scopes (each one of SCOPES). */
+const KeyForm = Type.Object({
+  name: Type.Optional(Text({ maxLength: 100 })),
+  mode: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('live')])),
+  scopes: Type.Optional(Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { maxItems: SCOPES.length, uniqueItems: true })),
+})
 
 /** The non-secret beginning of a key: `svc_live_` + its id part. */
 export const keyPrefix = (k: ApiKeyRecord) => `svc_${k.mode}_${k.id.slice(4)}`
@@ -89,9 +99,10 @@ ${
 
   app.post('/t/:org/keys', async (request: OrgReq, reply) => {
     const v = await dash.team(request, request.params.org)
-    const name = field(request.body, 'name').slice(0, 100) || 'unnamed key'
-    const mode = field(request.body, 'mode') === 'live' ? 'live' : 'test'
-    const scopes = fields(request.body, 'scopes').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s))
+    const form = readForm(request, KeyForm)
+    const name = (form.name ?? '').trim() || 'unnamed key'
+    const mode = form.mode ?? 'test'
+    const scopes = (form.scopes ?? []) as Scope[]
     const fail = (text: string, status: number) => render(reply, v, { flash: { kind: 'error', text } }, status)
     if (mode === 'live' && v.user.emailVerifiedAt === null) return fail('Live keys need a verified email address: follow the link in the mail we sent.', 403)
     if (scopes.includes('webhooks') && !atLeast(v.member.role, 'admin')) return fail('Only owners and admins grant the webhooks scope.', 403)

@@ -3,20 +3,31 @@
  * roles and remove members; only an owner grants or takes the owner role, and a team always keeps one owner.
  * An invitation is a one-time link mailed to the address (valid 7 days): following it, a person without an account
  * sets a password (the link proves the address, so it counts as verified) and joins; a signed-in person with that
- * address accepts it with one click.
+ * address accepts it with one click. Only a verified address invites (an unverified account must not be a way to mail
+ * strangers), and invitations count against the mail limits of the inviter, the team and the invited address.
  */
 import { randomUUID } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Text } from '../../server/text.js'
 import { atLeast, DashboardError, doneFlash, field, notFound, passwordField, PRE_COOKIE, randomToken, sha256, type Dash, type TeamView } from '../context.js'
+import { readForm } from '../forms.js'
 import { csrfField, html, when } from '../html.js'
+import { nextMailText } from '../outbox.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
-import { ROLES, type Role, type TokenRecord } from '../store/types.js'
+import { ROLES, type TokenRecord } from '../store/types.js'
 import { normalEmail } from './auth.js'
 
 const INVITE_TTL_MS = 7 * 24 * 3600_000
 type Req = FastifyRequest<{ Params: { org: string; user?: string; hash?: string }; Querystring: { done?: string; token?: string } }>
 
-const isRole = (s: string): s is Role => (ROLES as readonly string[]).includes(s)
+const RoleField = Type.Union(ROLES.map((r) => Type.Literal(r)))
+/** The invite form: an address (checked further by normalEmail) and a role. */
+const InviteForm = Type.Object({ email: Type.Optional(Text({ maxLength: 254 })), role: RoleField })
+/** The change-role form. */
+const RoleForm = Type.Object({ role: RoleField })
+/** The owners' two-factor switch: `1` requires it, `0` makes it optional. */
+const TeamTwoFactorForm = Type.Object({ required: Type.Union([Type.Literal('0'), Type.Literal('1')]) })
 
 /** The owners' switch that requires two-factor sign-in of every member (README "Team dashboard"). */
 function twoFactorSection(v: TeamView, requires: boolean) {
@@ -30,81 +41,98 @@ function twoFactorSection(v: TeamView, requires: boolean) {
 export function registerTeamTwoFactor(app: FastifyInstance, dash: Dash): void {
   app.post('/t/:org/members/two-factor', async (request: Req, reply) => {
     const v = await dash.team(request, request.params.org, 'owner')
-    const required = field(request.body, 'required') === '1'
+    const required = readForm(request, TeamTwoFactorForm).required === '1'
     if (required && v.user.totpEnabledAt === null) throw new DashboardError(409, 'Turn on two-factor sign-in for yourself first (on your account page).')
     await dash.teams.setTeamRequiresTwoFactor(v.org.id, required)
     return reply.redirect(`${v.base}/members?done=${required ? 'team-two-factor-on' : 'team-two-factor-off'}`, 303)
   })
 }
 
-export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
-  const page = async (reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200) => {
-    const members = await dash.teams.listMembers(v.org.id)
-    const invites = await dash.teams.listInvites(v.org.id, dash.nowMs())
-    const admin = atLeast(v.member.role, 'admin')
-    const owner = v.member.role === 'owner'
-    const grantable = ROLES.filter((r) => owner || r !== 'owner')
-    const body = html`
+/**
+ * The members page of a team: the invite form (verified owners and admins), the two-factor switch (owners), the
+ * members and the pending invitations.
+ */
+async function membersPage(dash: Dash, reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200): Promise<FastifyReply> {
+  const members = await dash.teams.listMembers(v.org.id)
+  const invites = await dash.teams.listInvites(v.org.id, dash.nowMs())
+  const admin = atLeast(v.member.role, 'admin')
+  const owner = v.member.role === 'owner'
+  const grantable = ROLES.filter((r) => owner || r !== 'owner')
+  const verified = v.user.emailVerifiedAt !== null
+  const body = html`
+${admin && !verified ? html`<p class="muted">Verify your email address to invite teammates: follow the link we mailed you.</p>` : ''}
 ${
-  admin
-    ? html`<section class="card" aria-labelledby="invite"><h2 id="invite">Invite a teammate</h2>
+admin && verified
+  ? html`<section class="card" aria-labelledby="invite"><h2 id="invite">Invite a teammate</h2>
 <form method="post" action="${v.base}/members/invite" class="stack">${csrfField(v.session.csrf)}
 <label><span>Email</span><input type="email" name="email" required maxlength="254"></label>
 <label><span>Role</span><select name="role">${grantable.map((r) => html`<option value="${r}"${r === 'developer' ? html` selected` : ''}>${r}</option>`)}</select></label>
 <button type="submit">Send invitation</button></form>
 <p class="muted">Owners and admins manage members and keys; developers see and create keys and revoke only their own.</p></section>`
-    : ''
+  : ''
 }
 ${owner ? twoFactorSection(v, await dash.teams.teamRequiresTwoFactor(v.org.id)) : ''}
 <h2>Members</h2>
 <div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th>${admin ? html`<th scope="col">Manage</th>` : ''}</tr></thead>
 <tbody>${members.map((m) => {
-      const manageable = admin && m.userId !== v.user.id && (owner || m.role !== 'owner')
-      return html`<tr data-member="${m.email}"><td>${m.email}${m.userId === v.user.id ? html` <span class="muted">(you)</span>` : ''}</td><td><span class="status">${m.role}</span></td><td>${when(m.createdAt)}</td>
+    const manageable = admin && m.userId !== v.user.id && (owner || m.role !== 'owner')
+    return html`<tr data-member="${m.email}"><td>${m.email}${m.userId === v.user.id ? html` <span class="muted">(you)</span>` : ''}</td><td><span class="status">${m.role}</span></td><td>${when(m.createdAt)}</td>
 ${
-  admin
-    ? html`<td class="actions">${
-        manageable
-          ? html`<form method="post" action="${v.base}/members/${m.userId}/role" class="inline">${csrfField(v.session.csrf)}
+admin
+  ? html`<td class="actions">${
+      manageable
+        ? html`<form method="post" action="${v.base}/members/${m.userId}/role" class="inline">${csrfField(v.session.csrf)}
 <label class="inline"><span class="hide-narrow muted">Role </span><select name="role" aria-label="Role of ${m.email}">${grantable.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${r}</option>`)}</select></label>
 <button type="submit" class="secondary">Change</button></form>
 <form method="post" action="${v.base}/members/${m.userId}/remove" class="inline" data-confirm="Remove ${m.email} from the team?">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>`
-          : ''
-      }</td>`
-    : ''
+        : ''
+    }</td>`
+  : ''
 }</tr>`
-    })}</tbody></table></div>
+  })}</tbody></table></div>
 ${
-  admin && invites.length > 0
-    ? html`<h2>Pending invitations</h2><div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col">Withdraw</th></tr></thead>
+admin && invites.length > 0
+  ? html`<h2>Pending invitations</h2><div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col">Withdraw</th></tr></thead>
 <tbody>${invites.map(
-        (i) => html`<tr data-invite="${i.email}"><td>${i.email}</td><td>${i.role}</td><td>${when(i.expiresAt)}</td><td><form method="post" action="${v.base}/members/invites/${i.hash}/delete" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Withdraw the invitation of ${i.email}">Withdraw</button></form></td></tr>`,
-      )}</tbody></table></div>`
-    : ''
+      (i) => html`<tr data-invite="${i.email}"><td>${i.email}</td><td>${i.role}</td><td>${when(i.expiresAt)}</td><td><form method="post" action="${v.base}/members/invites/${i.hash}/delete" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Withdraw the invitation of ${i.email}">Withdraw</button></form></td></tr>`,
+    )}</tbody></table></div>`
+  : ''
 }`
-    return dash.page(reply, dash.teamLayout(v, 'Members', 'members', flash), body, status)
-  }
+  return dash.page(reply, dash.teamLayout(v, 'Members', 'members', flash), body, status)
+}
+
+export function registerMemberPages(app: FastifyInstance, dash: Dash): void {
+  const page = (reply: FastifyReply, v: TeamView, flash?: { kind: 'ok' | 'error'; text: string }, status = 200) => membersPage(dash, reply, v, flash, status)
 
   app.get('/t/:org/members', async (request: Req, reply) => page(reply, await dash.team(request, request.params.org), doneFlash(request.query)))
 
   app.post('/t/:org/members/invite', async (request: Req, reply) => {
     const v = await dash.team(request, request.params.org, 'admin')
-    const email = normalEmail(field(request.body, 'email'))
-    const role = field(request.body, 'role')
+    if (v.user.emailVerifiedAt === null) throw new DashboardError(403, 'Verify your email address before you invite anyone: follow the link we mailed you.')
+    const form = readForm(request, InviteForm)
+    const email = normalEmail(form.email ?? '')
+    const role = form.role
     if (!email) return page(reply, v, { kind: 'error', text: 'Enter a valid email address.' }, 422)
-    if (!isRole(role) || (role === 'owner' && v.member.role !== 'owner')) throw new DashboardError(403, 'Only owners invite owners.')
+    if (role === 'owner' && v.member.role !== 'owner') throw new DashboardError(403, 'Only owners invite owners.')
     const existing = await dash.teams.getUserByEmail(email)
     if (existing && (await dash.teams.getMember(v.org.id, existing.id))) return page(reply, v, { kind: 'error', text: `${email} is a member already.` }, 409)
-    const token = randomToken()
-    const t = dash.nowMs()
-    await dash.teams.createToken({ hash: sha256(token), kind: 'invite', userId: v.user.id, orgId: v.org.id, email, role, createdAt: t, expiresAt: t + INVITE_TTL_MS })
-    await dash.mailer.send({
-      to: email,
-      subject: `${v.user.email} invited you to ${v.org.name} on riskcheck`,
-      text:
-        `Hello,\n\n${v.user.email} invited you to the team ${v.org.name} as ${role === 'admin' ? 'an' : 'a'} ${role}.\n\n` +
-        `Accept the invitation (valid for 7 days):\n\n${dash.origin(request)}/dashboard/invite?token=${token}\n`,
+    const outcome = await dash.outbox.send({ kind: 'invite', to: email, account: v.user.id, team: v.org.id }, async () => {
+      const token = randomToken()
+      const t = dash.nowMs()
+      await dash.teams.createToken({ hash: sha256(token), kind: 'invite', userId: v.user.id, orgId: v.org.id, email, role, createdAt: t, expiresAt: t + INVITE_TTL_MS })
+      return {
+        subject: `${v.user.email} invited you to ${v.org.name} on riskcheck`,
+        text:
+          `Hello,\n\n${v.user.email} invited you to the team ${v.org.name} as ${role === 'admin' ? 'an' : 'a'} ${role}.\n\n` +
+          `Accept the invitation (valid for 7 days):\n\n${dash.outbox.link(`/dashboard/invite?token=${token}`)}\n`,
+      }
     })
+    if (!outcome.sent) {
+      const now = dash.nowMs()
+      void reply.header('Retry-After', String(Math.max(1, Math.ceil((outcome.retryAt - now) / 1000))))
+      const text = `Too many invitations went out a short while ago (from you, from this team or to ${email}). The next one can be sent at ${nextMailText(outcome.retryAt, now)}.`
+      return page(reply, v, { kind: 'error', text }, 429)
+    }
     return reply.redirect(`${v.base}/members?done=invited`, 303)
   })
 
@@ -115,8 +143,8 @@ ${
     if (target.userId === v.user.id) throw new DashboardError(403, 'You cannot change your own membership here.')
     if (target.role === 'owner' && v.member.role !== 'owner') throw new DashboardError(403, 'Only owners change owners.')
     if (request.params.action === 'role') {
-      const role = field(request.body, 'role')
-      if (!isRole(role) || (role === 'owner' && v.member.role !== 'owner')) throw new DashboardError(403, 'Only owners grant the owner role.')
+      const { role } = readForm(request, RoleForm)
+      if (role === 'owner' && v.member.role !== 'owner') throw new DashboardError(403, 'Only owners grant the owner role.')
       await dash.teams.putMember({ ...target, role })
       return reply.redirect(`${v.base}/members?done=role`, 303)
     }
@@ -133,7 +161,14 @@ ${
     return reply.redirect(`${v.base}/members?done=uninvited`, 303)
   })
 
-  // Following the link: shows the invitation; accepting is a POST (with the CSRF token) that takes the token.
+  registerInvitationPages(app, dash)
+}
+
+/**
+ * Following an invitation link: shows the invitation; accepting is a POST (with the CSRF token) that takes the token,
+ * signed in as the invited address or with a new account.
+ */
+function registerInvitationPages(app: FastifyInstance, dash: Dash): void {
   const invitation = async (token: string): Promise<TokenRecord> => {
     const t = token.length > 0 && token.length <= 100 ? await dash.teams.getToken(sha256(token), 'invite', dash.nowMs()) : null
     if (!t || !t.orgId || !t.role) throw new DashboardError(400, 'This invitation is not valid (it was used, withdrawn or is older than 7 days). Ask for a new one.')

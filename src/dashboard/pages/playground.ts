@@ -5,14 +5,19 @@
  * "Dashboard playground", created on first use. Its secret lives only in this process's memory; after a restart
  * the old playground key is revoked and a new one made. It is listed on the API keys page like any key.
  */
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { issueApiKey } from '../../accounts/keys.js'
 import { PRODUCTS } from '../../accounts/plans.js'
 import { field, type Dash, type TeamView } from '../context.js'
+import { readForm } from '../forms.js'
 import { csrfField, html } from '../html.js'
 
 export const PLAYGROUND_KEY_NAME = 'Dashboard playground'
 type Values = Record<'type' | 'email' | 'phone' | 'ip' | 'domain' | 'country', string>
+
+/** The lookup of the form is one of the API's (the fields go to the API as they are, which checks them). */
+const PlaygroundForm = Type.Object({ type: Type.Optional(Type.Union(PRODUCTS.map((p) => Type.Literal(p.id)))) })
 
 /** The request body of a lookup type from the form's fields (only the fields that type takes). */
 export function playgroundBody(v: Values): Record<string, string> {
@@ -77,8 +82,10 @@ ${
 
   scope.post('/t/:org/playground', async (request: FastifyRequest<{ Params: { org: string } }>, reply) => {
     const v = await dash.team(request, request.params.org)
-    const values = Object.fromEntries(Object.keys(empty).map((k) => [k, field(request.body, k).slice(0, 320)])) as Values
-    const product = PRODUCTS.find((p) => p.id === values.type) ?? PRODUCTS[0]!
+    const type = readForm(request, PlaygroundForm).type
+    // whole: the API, not the form, decides what is too long
+    const values = Object.fromEntries(Object.keys(empty).map((k) => [k, field(request.body, k)])) as Values
+    const product = PRODUCTS.find((p) => p.id === type) ?? PRODUCTS[0]!
     values.type = product.id
     const secret = await keyOf(v)
     const res = await api.inject({
@@ -93,6 +100,8 @@ ${
     } catch {
       // not JSON: shown as it came
     }
-    return dash.page(reply, dash.teamLayout(v, 'Lookup playground', 'playground'), render(v, values, { status: res.statusCode, json }))
+    // a lookup the API refused is a page with the API's status (and its answer shown)
+    const status = res.statusCode >= 400 && res.statusCode < 500 ? res.statusCode : 200
+    return dash.page(reply, dash.teamLayout(v, 'Lookup playground', 'playground'), render(v, values, { status: res.statusCode, json }), status)
   })
 }

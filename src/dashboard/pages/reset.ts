@@ -1,12 +1,17 @@
 /**
  * Password reset by mail: the form asks for an address and answers the same whether or not it has an account; an
- * account (verified or not) gets a one-time link valid for an hour. Setting a new password through it ends every
- * session of the account, clears its failed sign-ins, counts the address as verified (the link reached it) and
- * continues as a sign-in would (with the second factor when two-factor sign-in is on).
+ * account (verified or not) gets a one-time link valid for an hour, through the outbox (kind `reset`, within its mail
+ * limits; a link held back is not announced, since the answer must not differ). Setting a new password through it
+ * ends every session of the account, clears its failed sign-ins, counts the address as verified (the link reached
+ * it) and continues as a sign-in would (with the second factor when two-factor sign-in is on).
  */
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { DashboardError, PRE_COOKIE, field, passwordField, randomToken, sha256, type Dash } from '../context.js'
+import { Text } from '../../server/text.js'
+import { DashboardError, PRE_COOKIE, randomToken, sha256, type Dash } from '../context.js'
+import { readForm } from '../forms.js'
 import { csrfField, html } from '../html.js'
+import { mailAfterAnswer, type MailOutcome } from '../outbox.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
 import type { UserRecord } from '../store/types.js'
 import { normalEmail } from './auth.js'
@@ -15,18 +20,27 @@ import { afterPassword } from './second-factor.js'
 /** Reset links stay valid for an hour. */
 export const RESET_TTL_MS = 3600_000
 
+/** The ask-for-a-link form: an address (checked further by normalEmail). */
+const ResetForm = Type.Object({ email: Type.Optional(Text({ maxLength: 254 })) })
+/**
+ * The new-password form: the link's token and the password as typed (no text rule beyond "no NUL", like every
+ * password field; one too short is shown the form again by the handler).
+ */
+const NewPasswordForm = Type.Object({ token: Type.Optional(Text({ maxLength: 100 })), password: Type.Optional(Type.String({ maxLength: PASSWORD_MAX })) })
+
 /** Mails a reset link for `user` (a new one each time; every link of the account works until one is used). */
-async function sendReset(dash: Dash, request: FastifyRequest, user: UserRecord): Promise<void> {
-  const token = randomToken()
-  const t = dash.nowMs()
-  await dash.teams.createToken({ hash: sha256(token), kind: 'reset', userId: user.id, orgId: null, email: user.email, role: null, createdAt: t, expiresAt: t + RESET_TTL_MS })
-  await dash.mailer.send({
-    to: user.email,
-    subject: 'Reset your riskcheck password',
-    text:
-      `Hello,\n\nsomeone (maybe you) asked to reset the password of ${user.email} on riskcheck. Set a new one here (the link works once, for an hour):\n\n` +
-      `${dash.origin(request)}/dashboard/reset/new?token=${token}\n\n` +
-      'Setting a new password signs the account out everywhere.\n\nIf you did not ask for this, ignore this mail: your password stays as it is.\n',
+function sendReset(dash: Dash, user: UserRecord): Promise<MailOutcome> {
+  return dash.outbox.send({ kind: 'reset', to: user.email, account: user.id }, async () => {
+    const token = randomToken()
+    const t = dash.nowMs()
+    await dash.teams.createToken({ hash: sha256(token), kind: 'reset', userId: user.id, orgId: null, email: user.email, role: null, createdAt: t, expiresAt: t + RESET_TTL_MS })
+    return {
+      subject: 'Reset your riskcheck password',
+      text:
+        `Hello,\n\nsomeone (maybe you) asked to reset the password of ${user.email} on riskcheck. Set a new one here (the link works once, for an hour):\n\n` +
+        `${dash.outbox.link(`/dashboard/reset/new?token=${token}`)}\n\n` +
+        'Setting a new password signs the account out everywhere.\n\nIf you did not ask for this, ignore this mail: your password stays as it is.\n',
+    }
   })
 }
 
@@ -58,6 +72,7 @@ ${csrfField(request.cookies[PRE_COOKIE])}
         reply,
         { title: 'Check your mail' },
         html`<div class="card narrow"><p>If an account has that address, we sent it a link to set a new password. The link works once, for an hour.</p>
+<p class="muted">One link a minute is sent to an account: if you asked a moment ago, use the link of that mail.</p>
 <p class="muted"><a href="/dashboard/signin">Back to sign-in</a></p></div>`,
       )
     }
@@ -65,10 +80,10 @@ ${csrfField(request.cookies[PRE_COOKIE])}
   })
 
   app.post('/reset', async (request, reply) => {
-    const email = normalEmail(field(request.body, 'email'))
+    const email = normalEmail(readForm(request, ResetForm).email ?? '')
     const user = email ? await dash.teams.getUserByEmail(email) : null
     // the same answer, at about the same time, whether or not the address has an account: the mail goes afterwards
-    if (user) void sendReset(dash, request, user).catch((err: unknown) => dash.log()?.warn({ err }, 'dashboard: reset mail failed'))
+    if (user) mailAfterAnswer(dash.log(), 'reset', user.email, sendReset(dash, user))
     return reply.redirect('/dashboard/reset?done=sent', 303)
   })
 
@@ -79,8 +94,9 @@ ${csrfField(request.cookies[PRE_COOKIE])}
   })
 
   app.post('/reset/new', async (request, reply) => {
-    const token = field(request.body, 'token')
-    const password = passwordField(request.body, 'password')
+    const form = readForm(request, NewPasswordForm)
+    const token = (form.token ?? '').trim()
+    const password = form.password ?? ''
     if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
       return dash.page(
         reply,

@@ -3,14 +3,22 @@
  * sign-in (a one-time token in an httpOnly cookie, 5 minutes) and is asked for a code from the authenticator app
  * or one of the recovery codes. Codes are counted per person before they are checked, like passwords.
  */
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { DashboardError, MFA_COOKIE, PRE_COOKIE, field, randomToken, sha256, type Dash } from '../context.js'
+import { Text } from '../../server/text.js'
+import { DashboardError, MFA_COOKIE, PRE_COOKIE, randomToken, sha256, type Dash } from '../context.js'
+import { readForm } from '../forms.js'
 import { csrfField, html } from '../html.js'
 import type { UserRecord } from '../store/types.js'
 import { matchTotp, normalRecoveryCode } from '../totp.js'
 
 /** How long a pending sign-in waits for its code. */
 const PENDING_TTL_MS = 5 * 60_000
+
+/** A second-factor code field: 6 digits, or a recovery code (spaces and dashes allowed), at most 40 characters. */
+export const CodeField = Text({ maxLength: 40 })
+/** The second step's form: the code, and where to go after (checked by {@link nextPath}). */
+const CodeForm = Type.Object({ code: Type.Optional(CodeField), next: Type.Optional(Text({ maxLength: 2048 })) })
 
 /** A safe in-dashboard path to go to after sign-in (anything else → /dashboard). */
 export function nextPath(s: string): string {
@@ -74,7 +82,8 @@ ${csrfField(request.cookies[PRE_COOKIE])}
   })
 
   app.post('/signin/code', async (request, reply) => {
-    const next = nextPath(field(request.body, 'next'))
+    const sent = readForm(request, CodeForm)
+    const next = nextPath((sent.next ?? '').trim())
     const record = await pending(request)
     if (!record) throw new DashboardError(400, 'This sign-in has expired (5 minutes). Sign in again.')
     const attempt = await dash.takeAttempt([`mfa:${record.userId}`, `ip:${request.ip}`])
@@ -83,7 +92,7 @@ ${csrfField(request.cookies[PRE_COOKIE])}
       return dash.page(reply, { title, flash: { kind: 'error', text: 'Too many wrong codes. Wait 15 minutes and try again.' } }, form(request, next), 429)
     }
     const user = await dash.teams.getUser(record.userId)
-    if (!user || !(await checkSecondFactor(dash, user, field(request.body, 'code')))) {
+    if (!user || !(await checkSecondFactor(dash, user, (sent.code ?? '').trim()))) {
       return dash.page(reply, { title, flash: { kind: 'error', text: 'That code is not right (or was used already).' } }, form(request, next), 401)
     }
     await dash.teams.forgetLoginAttempt(attempt)

@@ -12,7 +12,7 @@ import { EVENT_TYPES, type WebhookEndpoint } from '../../schema.js'
 import type { StoredEndpoint } from '../../server/store/delivery-store.js'
 import { webhookOperator } from '../../server/webhook-service.js'
 import { WEBHOOK_FORMATS } from '../../webhooks/format.js'
-import { apiMessage, callApi } from '../api.js'
+import { apiRefusal, callApi, checkApiInput } from '../api.js'
 import { DashboardError, doneFlash, field, fields, notFound, atLeast, type Dash, type TeamView } from '../context.js'
 import { csrfField, html, when, type Html } from '../html.js'
 
@@ -117,14 +117,14 @@ ${
     if (events.includes('*') || events.length === 0) events = ['*']
     const format = field(request.body, 'format')
     try {
-      const created = await callApi<WebhookEndpoint>(dash.svc, 'create_webhook_endpoint', v.org.id, {
+      const created = await callApi<WebhookEndpoint>(dash.svc, request, 'create_webhook_endpoint', v.org.id, {
         body: { url, events, description: description || null, ...(format ? { format } : {}) },
       })
       return listPage(reply, v, { created }, 201)
     } catch (e) {
-      const message = apiMessage(e)
-      if (!message) throw e
-      return listPage(reply, v, { flash: { kind: 'error', text: message }, values: { url, description } }, 422)
+      const refused = apiRefusal(e)
+      if (!refused) throw e
+      return listPage(reply, v, { flash: { kind: 'error', text: refused.message }, values: { url: url.slice(0, 2048), description: description.slice(0, 500) } }, refused.status)
     }
   })
 
@@ -136,6 +136,12 @@ ${
   app.post('/t/:org/webhooks/:id/:action', async (request: FastifyRequest<{ Params: { org: string; id: string; action: string } }>, reply) => {
     const { action } = request.params
     const v = await dash.team(request, request.params.org, action === 'ping' ? 'developer' : 'admin')
+    // the id as the API's routes take it (every endpoint route has the same id schema), before it is read
+    try {
+      checkApiInput(request, 'delete_webhook_endpoint', { params: { id: request.params.id } })
+    } catch (err) {
+      throw new DashboardError(400, apiRefusal(err)?.message ?? 'Not a webhook endpoint id.')
+    }
     const e = await endpointOf(v, request.params.id)
     const wh = service()
     const back = (done: string) => reply.redirect(`${v.base}/webhooks/${e.id}?done=${done}`, 303)
@@ -151,11 +157,11 @@ ${
         await wh.ping(e, `Ping from the dashboard by ${v.user.email}`)
         return back('ping')
       case 'rotate': {
-        const rotated = await callApi<WebhookEndpoint>(dash.svc, 'rotate_webhook_secret', v.org.id, { params: { id: e.id } })
+        const rotated = await callApi<WebhookEndpoint>(dash.svc, request, 'rotate_webhook_secret', v.org.id, { params: { id: e.id } })
         return detailPage(reply, v, await endpointOf(v, e.id), { secret: rotated.secret! })
       }
       case 'delete':
-        await callApi(dash.svc, 'delete_webhook_endpoint', v.org.id, { params: { id: e.id } })
+        await callApi(dash.svc, request, 'delete_webhook_endpoint', v.org.id, { params: { id: e.id } })
         return reply.redirect(`${v.base}/webhooks?done=deleted`, 303)
       default:
         throw notFound()

@@ -39,6 +39,8 @@ export function teamStoreContract(make: () => Promise<{ store: TeamStore; done()
     }),
   )
 
+  accountAndMailContract(withStore)
+
   it(
     'members: put, change role, list with email, memberships per user, remove',
     withStore(async (s) => {
@@ -239,6 +241,46 @@ function accountSecurityContract(withStore: WithStore): void {
       const taken = await Promise.all(Array.from({ length: 20 }, (_, i) => s.takeLoginAttempt(`b${i}`, keys, 100 + i, 0)))
       expect(taken.filter(Boolean)).toHaveLength(5)
       expect(await s.loginFailures('ip:burst', 0)).toBe(5)
+    }),
+  )
+}
+
+/** The contract of sign-up accounts and the mail throttle (part of {@link teamStoreContract}). */
+function accountAndMailContract(withStore: WithStore): void {
+  it(
+    'accounts: a user and their first membership together; nothing when the address is taken',
+    withStore(async (s) => {
+      const u = await s.createAccount({ id: 'usr_1', email: 'a@x.test', passwordHash: 'h' }, { orgId: 'org_a', role: 'owner' }, 10)
+      expect(u).toEqual({ id: 'usr_1', email: 'a@x.test', passwordHash: 'h', emailVerifiedAt: null, createdAt: 10, totpSecret: null, totpEnabledAt: null })
+      expect(await s.listMembers('org_a')).toEqual([{ orgId: 'org_a', userId: 'usr_1', role: 'owner', createdAt: 10, email: 'a@x.test' }])
+      expect(await s.createAccount({ id: 'usr_2', email: 'a@x.test', passwordHash: 'h2' }, { orgId: 'org_b', role: 'owner' }, 11)).toBeNull()
+      expect(await s.getUser('usr_2')).toBeNull()
+      expect(await s.listMembers('org_b')).toEqual([])
+    }),
+  )
+
+  it(
+    'mail throttle: counts per key within the window, refuses with the time the fullest quota has room, counts nothing then',
+    withStore(async (s) => {
+      const minute = { key: 'verify:account:u1', limit: 1, windowMs: 60_000 }
+      const hour = { key: 'verify:account:u1', limit: 3, windowMs: 3_600_000 }
+      const team = { key: 'invite:team:t1', limit: 2, windowMs: 3_600_000 }
+      expect(await s.reserveMail([minute, hour], 1_000)).toEqual({ ok: true, nextAt: 61_000 })
+      expect(await s.reserveMail([minute, hour], 30_000)).toEqual({ ok: false, retryAt: 61_000 })
+      // a mail exactly a window old no longer counts
+      expect(await s.reserveMail([minute, hour], 61_000)).toEqual({ ok: true, nextAt: 121_000 })
+      expect(await s.reserveMail([minute, hour], 200_000)).toEqual({ ok: true, nextAt: 3_601_000 })
+      // the hour is full: room again when its oldest mail (at 1,000) leaves it
+      expect(await s.reserveMail([minute, hour], 300_000)).toEqual({ ok: false, retryAt: 3_601_000 })
+      // a refusal by one quota counts under none of the others
+      expect(await s.reserveMail([team], 10)).toEqual({ ok: true, nextAt: 10 })
+      expect(await s.reserveMail([team, hour], 300_000)).toEqual({ ok: false, retryAt: 3_601_000 })
+      expect(await s.reserveMail([team], 300_001)).toEqual({ ok: true, nextAt: 3_600_010 })
+      expect(await s.reserveMail([team], 300_002)).toEqual({ ok: false, retryAt: 3_600_010 })
+      // other keys are not touched; old mails are purged with old sign-in failures
+      expect(await s.reserveMail([{ key: 'verify:account:u2', limit: 1, windowMs: 60_000 }], 300_000)).toEqual({ ok: true, nextAt: 360_000 })
+      expect(await s.purgeExpired(400_000, 250_000)).toBe(4)
+      expect(await s.reserveMail([{ ...team, limit: 1 }], 400_000)).toEqual({ ok: false, retryAt: 3_900_001 })
     }),
   )
 }

@@ -1,5 +1,5 @@
 /** The dashboard's store in memory (tests, and servers whose service store is not SQLite). See ./types.ts. */
-import type { MembershipRecord, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { MailQuota, MembershipRecord, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
 
 export function createMemoryTeamStore(): TeamStore {
   const users = new Map<string, UserRecord>()
@@ -11,6 +11,7 @@ export function createMemoryTeamStore(): TeamStore {
   const totpSteps = new Map<string, number>()
   const recovery = new Map<string, Set<string>>()
   const twoFactorTeams = new Set<string>()
+  const mailLog = memoryMailLog()
   const usage = new Map<string, UsageDay>()
   const cursors = new Map<string, number>()
   const creators = new Map<string, Map<string, string>>()
@@ -21,6 +22,13 @@ export function createMemoryTeamStore(): TeamStore {
       if ([...users.values()].some((u) => u.email === input.email)) return null
       const u: UserRecord = { ...input, emailVerifiedAt: null, createdAt: nowMs, totpSecret: null, totpEnabledAt: null }
       users.set(u.id, u)
+      return { ...u }
+    },
+    createAccount(input, membership, nowMs) {
+      if ([...users.values()].some((u) => u.email === input.email)) return null
+      const u: UserRecord = { ...input, emailVerifiedAt: null, createdAt: nowMs, totpSecret: null, totpEnabledAt: null }
+      users.set(u.id, u)
+      members.push({ orgId: membership.orgId, userId: u.id, role: membership.role, createdAt: nowMs })
       return { ...u }
     },
     getUser: (id) => copy(users.get(id)),
@@ -108,6 +116,7 @@ export function createMemoryTeamStore(): TeamStore {
     clearLoginFailures: (key) => void failures.delete(key),
     teamRequiresTwoFactor: (orgId) => twoFactorTeams.has(orgId),
     setTeamRequiresTwoFactor: (orgId, required) => void (required ? twoFactorTeams.add(orgId) : twoFactorTeams.delete(orgId)),
+    reserveMail: mailLog.reserveMail,
     addUsage(orgId, day, type, lookups, credits) {
       const k = `${orgId}\n${day}\n${type}`
       const u = usage.get(k) ?? { day, type, lookups: 0, credits: 0 }
@@ -132,14 +141,39 @@ export function createMemoryTeamStore(): TeamStore {
       let n = 0
       for (const [k, v] of sessions) if (v.expiresAt <= nowMs) n += Number(sessions.delete(k))
       for (const [k, v] of tokens) if (v.expiresAt <= nowMs) n += Number(tokens.delete(k))
-      for (const [k, list] of failures) {
-        const kept = list.filter((f) => f.at >= failuresBeforeMs)
-        n += list.length - kept.length
-        if (kept.length === 0) failures.delete(k)
-        else failures.set(k, kept)
-      }
-      return n
+      return n + pruneLog(failures, (f) => f.at >= failuresBeforeMs) + mailLog.purge(failuresBeforeMs)
     },
     close: () => undefined,
   }
+}
+
+/** The mail log in memory: the mail throttle's check-and-count, and the purge of mails older than `beforeMs`. */
+function memoryMailLog(): Pick<TeamStore, 'reserveMail'> & { purge(beforeMs: number): number } {
+  const mails = new Map<string, number[]>()
+  /** When `q` has room again after the mails under its key (its `limit`-th newest in the window leaves it), or null. */
+  const fullUntil = (q: MailQuota, nowMs: number): number | null => {
+    const inWindow = (mails.get(q.key) ?? []).filter((t) => t > nowMs - q.windowMs).sort((a, b) => b - a)
+    return inWindow.length >= q.limit ? inWindow[q.limit - 1]! + q.windowMs : null
+  }
+  return {
+    reserveMail(quotas, nowMs) {
+      const full = quotas.map((q) => fullUntil(q, nowMs)).filter((t): t is number => t !== null)
+      if (full.length > 0) return { ok: false, retryAt: Math.max(...full) }
+      for (const key of new Set(quotas.map((q) => q.key))) mails.set(key, [...(mails.get(key) ?? []), nowMs])
+      return { ok: true, nextAt: Math.max(nowMs, ...quotas.map((q) => fullUntil(q, nowMs) ?? nowMs)) }
+    },
+    purge: (beforeMs) => pruneLog(mails, (t) => t >= beforeMs),
+  }
+}
+
+/** Drops the entries of each list of `log` that `keep` refuses (and the lists left empty); returns how many went. */
+function pruneLog<T>(log: Map<string, T[]>, keep: (entry: T) => boolean): number {
+  let n = 0
+  for (const [k, list] of log) {
+    const kept = list.filter(keep)
+    n += list.length - kept.length
+    if (kept.length === 0) log.delete(k)
+    else log.set(k, kept)
+  }
+  return n
 }

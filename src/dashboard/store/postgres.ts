@@ -2,12 +2,14 @@
  * The dashboard's store on PostgreSQL (`pg`), for servers whose service store is PostgreSQL: the same tables as the
  * SQLite store (./sqlite.ts), in a schema of their own choosing (default `public`), with their own migration ledger
  * `dashboard_migrations`; migrations run under a transaction-scoped advisory lock, so several servers starting at
- * once migrate once. Every statement is a single atomic SQL statement (no read-modify-write in JavaScript).
+ * once migrate once. Every operation is a single atomic SQL statement (no read-modify-write in JavaScript), except the
+ * checks-and-counts of sign-in attempts (./postgres-account.ts) and of the mail throttle: one transaction each, under
+ * a transaction-scoped advisory lock per key.
  * See ./types.ts for the contract.
  */
 import pg from 'pg'
 import { pgAccountMethods } from './postgres-account.js'
-import type { MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
 
 /** The dashboard's PostgreSQL migrations, in order. */
 export const PG_DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -93,10 +95,66 @@ ALTER TABLE dashboard_tokens DROP CONSTRAINT dashboard_tokens_kind_check,
   ADD CONSTRAINT dashboard_tokens_kind_check CHECK (kind IN ('verify', 'invite', 'reset', 'mfa'));
 CREATE INDEX dashboard_tokens_user ON dashboard_tokens(user_id, kind);`,
   },
+  {
+    version: 3,
+    name: 'mail log (the mail throttle)',
+    sql: `
+CREATE TABLE dashboard_mail_log (
+  key TEXT NOT NULL,
+  at  BIGINT NOT NULL
+);
+CREATE INDEX dashboard_mail_log_key ON dashboard_mail_log(key, at);`,
+  },
 ]
 
 /** An arbitrary fixed key of the migration advisory lock ("rcdash"). */
 const MIGRATION_LOCK = 0x7263_6461_7368
+/** The class (first of the two int4 keys) of the mail throttle's advisory locks ("rcml"); the second is the key's hash. */
+const MAIL_LOCK_CLASS = 0x7263_6d6c
+
+/**
+ * The mail throttle's check-and-count in one transaction: every key of `quotas` locked, each quota's `limit`-th newest mail in its window read, and one
+ * row per key written only when all have room. Two instances reserving at once are serialised by the locks.
+ */
+async function reservePg(pool: pg.Pool, quotas: readonly MailQuota[], nowMs: number): Promise<MailReservation> {
+  const client = await pool.connect()
+  const fullUntil = async (quota: MailQuota): Promise<number | null> => {
+    const r = await client.query<{ at: string }>('SELECT at FROM dashboard_mail_log WHERE key = $1 AND at > $2 ORDER BY at DESC LIMIT 1 OFFSET $3', [
+      quota.key,
+      nowMs - quota.windowMs,
+      quota.limit - 1,
+    ])
+    return r.rows[0] ? Number(r.rows[0].at) + quota.windowMs : null
+  }
+  const keys = [...new Set(quotas.map((x) => x.key))]
+  try {
+    await client.query('BEGIN')
+    // locked in the order of the lock keys themselves (the hashes), so two reservations never wait in a cycle
+    await client.query('SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($2::text[]) AS t(k) ORDER BY h) AS l', [
+      MAIL_LOCK_CLASS,
+      keys,
+    ])
+    const full: number[] = []
+    for (const quota of quotas) {
+      const t = await fullUntil(quota)
+      if (t !== null) full.push(t)
+    }
+    if (full.length > 0) {
+      await client.query('ROLLBACK')
+      return { ok: false, retryAt: Math.max(...full) }
+    }
+    await client.query('INSERT INTO dashboard_mail_log (key, at) SELECT k, $2 FROM unnest($1::text[]) AS t(k)', [keys, nowMs])
+    let nextAt = nowMs
+    for (const quota of quotas) nextAt = Math.max(nextAt, (await fullUntil(quota)) ?? nowMs)
+    await client.query('COMMIT')
+    return { ok: true, nextAt }
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw e
+  } finally {
+    client.release()
+  }
+}
 
 /** Applies pending migrations (in one transaction under the advisory lock). Returns the versions applied. */
 export async function migratePgDashboard(pool: pg.Pool, nowMs: number = Date.now()): Promise<number[]> {
@@ -171,6 +229,14 @@ const toToken = (r: TokenRow): TokenRecord => ({
 })
 const toMember = (r: MemberRow): MembershipRecord => ({ orgId: r.org_id, userId: r.user_id, role: r.role, createdAt: num(r.created_at) })
 
+/**
+ * A user and their first membership in one statement, so both rows or neither (a data-modifying WITH runs whether or
+ * not it is read); the membership only for a user row this statement wrote. No row when the address is taken.
+ */
+const CREATE_ACCOUNT = `WITH u AS (INSERT INTO dashboard_users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING RETURNING *),
+     m AS (INSERT INTO dashboard_members (org_id, user_id, role, created_at) SELECT $5, u.id, $6, $4 FROM u)
+SELECT * FROM u`
+
 /** Opens the store (connects and migrates). `close()` ends the pool it created. */
 export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<TeamStore> {
   if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) throw new TypeError('schema must be a plain lower-case identifier')
@@ -199,6 +265,8 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
       )
       return toUser(rows[0])
     },
+    createAccount: async (input, m, nowMs) =>
+      toUser((await q<UserRow>(CREATE_ACCOUNT, [input.id, input.email, input.passwordHash, nowMs, m.orgId, m.role]))[0]),
     getUser: async (id) => toUser((await q<UserRow>('SELECT * FROM dashboard_users WHERE id = $1', [id]))[0]),
     getUserByEmail: async (email) => toUser((await q<UserRow>('SELECT * FROM dashboard_users WHERE email = $1', [email]))[0]),
     listUsers: async () => (await q<UserRow>('SELECT * FROM dashboard_users ORDER BY created_at, id')).map((r) => toUser(r)!),
@@ -258,6 +326,7 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
     listInvites: async (orgId, nowMs) =>
       (await q<TokenRow>("SELECT * FROM dashboard_tokens WHERE kind = 'invite' AND org_id = $1 AND expires_at > $2 ORDER BY created_at", [orgId, nowMs])).map(toToken),
     deleteInvite: async (orgId, hash) => (await pool.query("DELETE FROM dashboard_tokens WHERE kind = 'invite' AND org_id = $1 AND hash = $2", [orgId, hash])).rowCount! > 0,
+    reserveMail: (quotas, nowMs) => reservePg(pool, quotas, nowMs),
     async addUsage(orgId, day, type, lookups, credits) {
       await q(
         `INSERT INTO dashboard_usage (org_id, day, type, lookups, credits) VALUES ($1, $2, $3, $4, $5)
@@ -292,8 +361,9 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
       const rows = await q<{ n: string }>(
         `WITH s AS (DELETE FROM dashboard_sessions WHERE expires_at <= $1 RETURNING 1),
               t AS (DELETE FROM dashboard_tokens WHERE expires_at <= $1 RETURNING 1),
-              f AS (DELETE FROM dashboard_login_failures WHERE at < $2 RETURNING 1)
-         SELECT (SELECT COUNT(*) FROM s) + (SELECT COUNT(*) FROM t) + (SELECT COUNT(*) FROM f) AS n`,
+              f AS (DELETE FROM dashboard_login_failures WHERE at < $2 RETURNING 1),
+              l AS (DELETE FROM dashboard_mail_log WHERE at < $2 RETURNING 1)
+         SELECT (SELECT COUNT(*) FROM s) + (SELECT COUNT(*) FROM t) + (SELECT COUNT(*) FROM f) + (SELECT COUNT(*) FROM l) AS n`,
         [nowMs, failuresBeforeMs],
       )
       return num(rows[0]!.n)

@@ -4,7 +4,7 @@
  * See ./types.ts for the contract.
  */
 import type Database from 'better-sqlite3'
-import type { MembershipRecord, Role, SessionRecord, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { MailQuota, MailReservation, MembershipRecord, Role, SessionRecord, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
 
 /** The dashboard's migrations, in order; each runs once, in a transaction with its ledger row. */
 export const DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -103,6 +103,16 @@ DROP TABLE dashboard_tokens;
 ALTER TABLE dashboard_tokens_v2 RENAME TO dashboard_tokens;
 CREATE INDEX dashboard_tokens_org ON dashboard_tokens(org_id, kind);
 CREATE INDEX dashboard_tokens_user ON dashboard_tokens(user_id, kind);`,
+  },
+  {
+    version: 3,
+    name: 'mail log (the mail throttle)',
+    sql: `
+CREATE TABLE dashboard_mail_log (
+  key TEXT NOT NULL,
+  at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX dashboard_mail_log_key ON dashboard_mail_log(key, at);`,
   },
 ]
 
@@ -221,6 +231,12 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     cursor: db.prepare('SELECT value FROM dashboard_cursors WHERE name = ?'),
     setCursor: db.prepare('INSERT INTO dashboard_cursors (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
   }
+  const mailLog = sqliteMailLog(db)
+  const accountTx = db.transaction((input: { id: string; email: string; passwordHash: string }, m: { orgId: string; role: Role }, nowMs: number) => {
+    if (q.insertUser.run(input.id, input.email, input.passwordHash, nowMs).changes === 0) return null
+    q.putMember.run(m.orgId, input.id, m.role, nowMs)
+    return toUser(q.user.get(input.id) as UserRow)
+  })
   const attemptTx = db.transaction((attempt: string, keys: ReadonlyArray<{ key: string; limit: number }>, nowMs: number, sinceMs: number) => {
     for (const k of keys) {
       q.pruneFailures.run(k.key, sinceMs)
@@ -239,6 +255,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
       if (q.insertUser.run(input.id, input.email, input.passwordHash, nowMs).changes === 0) return null
       return toUser(q.user.get(input.id) as UserRow)
     },
+    createAccount: (input, membership, nowMs) => accountTx.immediate(input, membership, nowMs),
     getUser: (id) => toUser(q.user.get(id) as UserRow | undefined),
     getUserByEmail: (email) => toUser(q.userByEmail.get(email) as UserRow | undefined),
     listUsers: () => (q.users.all() as UserRow[]).map((r) => toUser(r)!),
@@ -283,6 +300,7 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     clearLoginFailures: (key) => void q.clearFailures.run(key),
     teamRequiresTwoFactor: (orgId) => (q.teamTwoFactor.get(orgId) as { require_two_factor: number } | undefined)?.require_two_factor === 1,
     setTeamRequiresTwoFactor: (orgId, required) => void q.setTeamTwoFactor.run(orgId, required ? 1 : 0),
+    reserveMail: mailLog.reserveMail,
     addUsage: (orgId, day, type, lookups, credits) => void q.addUsage.run(orgId, day, type, lookups, credits),
     listUsage: (orgId, fromDay, toDay) => q.usage.all(orgId, fromDay, toDay) as UsageDay[],
     recordKeyCreator: (orgId, keyId, userId) => void q.putCreator.run(orgId, keyId, userId),
@@ -292,8 +310,34 @@ export function createSqliteTeamStore(db: Database.Database): TeamStore {
     purgeExpired: (nowMs, failuresBeforeMs) =>
       db.transaction(
         () =>
-          q.purgeSessions.run(nowMs).changes + q.purgeTokens.run(nowMs).changes + q.purgeFailures.run(failuresBeforeMs).changes,
+          q.purgeSessions.run(nowMs).changes +
+          q.purgeTokens.run(nowMs).changes +
+          q.purgeFailures.run(failuresBeforeMs).changes +
+          mailLog.purge(failuresBeforeMs),
       )(),
     close: () => undefined,
   }
+}
+
+/**
+ * The mail log on SQLite: the mail throttle's check-and-count in one IMMEDIATE transaction (the write lock is taken
+ * before the count, so processes sharing the file count one after another), and the purge of mails older than
+ * `beforeMs`.
+ */
+function sqliteMailLog(db: Database.Database): Pick<TeamStore, 'reserveMail'> & { purge(beforeMs: number): number } {
+  const nth = db.prepare('SELECT at FROM dashboard_mail_log WHERE key = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?')
+  const add = db.prepare('INSERT INTO dashboard_mail_log (key, at) VALUES (?, ?)')
+  const purge = db.prepare('DELETE FROM dashboard_mail_log WHERE at < ?')
+  /** When `quota` has room again (its `limit`-th newest mail in the window leaves it), or null when it has room now. */
+  const fullUntil = (quota: MailQuota, nowMs: number): number | null => {
+    const r = nth.get(quota.key, nowMs - quota.windowMs, quota.limit - 1) as { at: number } | undefined
+    return r ? r.at + quota.windowMs : null
+  }
+  const reserveTx = db.transaction((quotas: readonly MailQuota[], nowMs: number): MailReservation => {
+    const full = quotas.map((x) => fullUntil(x, nowMs)).filter((t): t is number => t !== null)
+    if (full.length > 0) return { ok: false, retryAt: Math.max(...full) }
+    for (const key of new Set(quotas.map((x) => x.key))) add.run(key, nowMs)
+    return { ok: true, nextAt: Math.max(nowMs, ...quotas.map((x) => fullUntil(x, nowMs) ?? nowMs)) }
+  })
+  return { reserveMail: (quotas, nowMs) => reserveTx.immediate(quotas, nowMs), purge: (beforeMs) => purge.run(beforeMs).changes }
 }

@@ -22,7 +22,7 @@ describe('TeamStore on SQLite', () => {
     db.close()
   })
 
-  it('migration 2 keeps the tokens of version 1 (the table is rebuilt for the new kinds)', () => {
+  it('a version 1 database migrates to the last version, keeping its tokens and sign-in failures (the tokens table is rebuilt for the new kinds)', () => {
     const db = new Database(':memory:')
     db.exec('CREATE TABLE dashboard_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT')
     db.exec(DASHBOARD_MIGRATIONS[0]!.sql)
@@ -34,6 +34,20 @@ describe('TeamStore on SQLite', () => {
     expect(store.loginFailures('k', 0)).toBe(1)
     store.createToken({ hash: 'r', kind: 'reset', userId: 'u', orgId: null, email: 'a@x.test', role: null, createdAt: 1, expiresAt: 100 })
     expect(() => db.prepare("INSERT INTO dashboard_tokens VALUES ('z', 'nope', 'u', NULL, 'a', NULL, 1, 2)").run()).toThrow(/CHECK/)
+    // migration 3: the mail log
+    expect(db.prepare('SELECT version FROM dashboard_migrations ORDER BY version').all()).toEqual(DASHBOARD_MIGRATIONS.map((x) => ({ version: x.version })))
+    expect(store.reserveMail([{ key: 'verify:account:u', limit: 1, windowMs: 60_000 }], 10)).toEqual({ ok: true, nextAt: 60_010 })
+    db.close()
+  })
+
+  it('an account whose membership cannot be written leaves no user behind', () => {
+    const db = new Database(':memory:')
+    const store = createSqliteTeamStore(db)
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON dashboard_members BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+    expect(() => store.createAccount({ id: 'u1', email: 'a@x.test', passwordHash: 'h' }, { orgId: 'o', role: 'owner' }, 1)).toThrow(/injected failure/)
+    expect(store.getUserByEmail('a@x.test')).toBeNull()
+    db.exec('DROP TRIGGER refuse')
+    expect((store.createAccount({ id: 'u2', email: 'a@x.test', passwordHash: 'h' }, { orgId: 'o', role: 'owner' }, 2) as { id: string } | null)?.id).toBe('u2')
     db.close()
   })
 })

@@ -1,7 +1,8 @@
 /**
  * The dashboard's own storage: people, their password hashes, sessions, team memberships and roles, invites, email
- * verification, password reset and pending two-factor tokens, failed sign-ins (for the sign-in rate limit), TOTP
- * secrets and recovery codes, team settings, the daily usage tally and the mail cursor.
+ * verification, password reset and pending two-factor tokens, failed sign-ins (for the sign-in rate limit), mails
+ * sent (for the mail throttle), TOTP secrets and recovery codes, team settings, the daily usage tally and the mail
+ * cursor.
  *
  * Teams themselves are the service's orgs, and keys, credits, bulk jobs and webhook endpoints stay in the service's
  * store: the dashboard reaches them only through the service functions the HTTP API uses. This store never holds a
@@ -83,9 +84,28 @@ export interface UsageDay {
   credits: number
 }
 
+/** One limit of the mail throttle: at most `limit` mails counted under `key` in any `windowMs` (at most a day). */
+export interface MailQuota {
+  key: string
+  limit: number
+  windowMs: number
+}
+
+/** The answer of {@link TeamStore.reserveMail}. */
+export type MailReservation =
+  /** Counted; `nextAt` is the earliest time the same quotas let another mail go (`nowMs` when at once). */
+  | { ok: true; nextAt: number }
+  /** Nothing counted: a quota is full until `retryAt`. */
+  | { ok: false; retryAt: number }
+
 export interface TeamStore {
   /** Creates a user; null when the email is taken. */
   createUser(input: { id: string; email: string; passwordHash: string }, nowMs: number): Awaitable<UserRecord | null>
+  /**
+   * Creates a user and their first membership (a sign-up: the owner of a new team) in one transaction; null, with
+   * nothing written, when the email is taken. Either both rows are written or neither.
+   */
+  createAccount(input: { id: string; email: string; passwordHash: string }, membership: { orgId: string; role: Role }, nowMs: number): Awaitable<UserRecord | null>
   getUser(id: string): Awaitable<UserRecord | null>
   getUserByEmail(email: string): Awaitable<UserRecord | null>
   setEmailVerified(userId: string, nowMs: number): Awaitable<void>
@@ -152,6 +172,13 @@ export interface TeamStore {
   teamRequiresTwoFactor(orgId: string): Awaitable<boolean>
   setTeamRequiresTwoFactor(orgId: string, required: boolean): Awaitable<void>
 
+  /**
+   * The mail throttle, atomic across instances: when every quota has room at `nowMs` (fewer than `limit` mails under
+   * its key in the `windowMs` before it), counts one mail under each key and says when the next may go; else counts
+   * nothing and says when the fullest quota has room again.
+   */
+  reserveMail(quotas: readonly MailQuota[], nowMs: number): Awaitable<MailReservation>
+
   /** Adds lookups and credits to a team's day of a lookup type. */
   addUsage(orgId: string, day: string, type: string, lookups: number, credits: number): Awaitable<void>
   /** Usage days of a team in [fromDay, toDay], by day then type. */
@@ -166,7 +193,10 @@ export interface TeamStore {
   getCursor(name: string): Awaitable<number>
   setCursor(name: string, value: number): Awaitable<void>
 
-  /** Deletes expired sessions and tokens, and sign-in failures older than `failuresBeforeMs`. Returns how many rows went. */
+  /**
+   * Deletes expired sessions and tokens, and sign-in failures and counted mails older than `failuresBeforeMs`.
+   * Returns how many rows went.
+   */
   purgeExpired(nowMs: number, failuresBeforeMs: number): Awaitable<number>
 
   close(): Awaitable<void>

@@ -11,6 +11,7 @@ import { RiskcheckError } from '../../errors.js'
 import { ACTIONS, BULK_TYPES, BulkJobSchema, BulkResultRowSchema } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkOwner } from '../store/bulk-store.js'
+import { NO_NUL_PATTERN, Text } from '../text.js'
 import { defineRoute, EmptyBody, type RouteDef, type ServerContext } from './types.js'
 
 /** Largest body of POST /v1/bulk/jobs: 100,000 inputs of up to ~300 characters (only this route). */
@@ -33,7 +34,7 @@ function engineOf(ctx: ServerContext, auth: RequestAuth | undefined) {
   return ctx.bulk.engineFor(ownerOf(auth))
 }
 
-const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The bulk job id.' }) }, { additionalProperties: false })
+const Id = Type.Object({ id: Text({ minLength: 1, maxLength: 100, description: 'The bulk job id.' }) }, { additionalProperties: false })
 const Limit = (def: number, max: number) =>
   Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$', description: `Page size, 1 to ${max} (default ${def}).` }))
 const Cursor = Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The next_cursor of the previous page.' }))
@@ -42,10 +43,10 @@ const Cursor = Type.Optional(Type.String({ minLength: 1, maxLength: 200, descrip
 export const BulkCreateBody = Type.Object(
   {
     type: Type.Union(BULK_TYPES.map((t) => Type.Literal(t)), { description: 'The lookup run on every input.' }),
-    inputs: Type.Array(Type.String(), {
+    inputs: Type.Array(Type.String({ pattern: NO_NUL_PATTERN }), {
       description: '1 to 100,000 inputs; duplicates (after normalization) and blank inputs are folded free of charge.',
     }),
-    name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()], { description: 'At most 200 characters.' })),
+    name: Type.Optional(Type.Union([Text({ maxLength: 200 }), Type.Null()], { description: 'At most 200 characters, no control characters.' })),
     country: Type.Optional(
       Type.Union([Type.String({ minLength: 2, maxLength: 2, pattern: '^[A-Za-z]{2}$' }), Type.Null()], {
         description: 'ISO 3166 alpha-2 default country for phone numbers without a + prefix.',

@@ -14,6 +14,7 @@ import { EVENT_TYPES, WebhookEndpointSchema } from '../../schema.js'
 import { createWebhookSecret, parseEventSubscription } from '../../webhooks/events.js'
 import { defaultFormatForUrl, WEBHOOK_FORMATS, type WebhookFormat } from '../../webhooks/format.js'
 import { validateWebhookUrl } from '../../webhooks/ssrf.js'
+import { Text } from '../text.js'
 import { defineRoute, EmptyBody, type RouteDef, type ServerContext } from './types.js'
 
 /** Most endpoints of one org (docs/api.md: at most 10). */
@@ -26,7 +27,7 @@ function webhooksOf(ctx: ServerContext) {
 
 const notFound = (id: string) => new RiskcheckError('NOT_FOUND', `No webhook endpoint ${JSON.stringify(id.slice(0, 64))}.`)
 
-const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The endpoint id.' }) }, { additionalProperties: false })
+const Id = Type.Object({ id: Text({ minLength: 1, maxLength: 100, description: 'The endpoint id.' }) }, { additionalProperties: false })
 const Endpoint = { name: 'WebhookEndpoint', schema: WebhookEndpointSchema }
 
 /** Body of POST /v1/webhook-endpoints. */
@@ -37,7 +38,7 @@ export const WebhookCreateBody = Type.Object(
       maxItems: EVENT_TYPES.length + 1,
       description: `Event types (${EVENT_TYPES.join(', ')}), or ["*"] for all.`,
     }),
-    description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    description: Type.Optional(Type.Union([Text({ maxLength: 500 }), Type.Null()])),
     format: Type.Optional(
       Type.Union(
         WEBHOOK_FORMATS.map((f) => Type.Literal(f)),
