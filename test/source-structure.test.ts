@@ -170,3 +170,12 @@ describe('source structure', () => {
     expect(hits).toEqual([])
   })
 })
+
+describe('browser suites', () => {
+  it('every test file that drives a browser skips without one (and fails in CI) through test/browser-env.ts', () => {
+    const TEST = fileURLToPath(new URL('.', import.meta.url))
+    const launching = allFiles(TEST).filter((f) => f.endsWith('.test.ts') && /startHarness\(|chromium\.launch\(/.test(readFileSync(f, 'utf8')))
+    expect(launching.length).toBeGreaterThanOrEqual(10)
+    for (const f of launching) expect(readFileSync(f, 'utf8'), relative(TEST, f)).toMatch(/describe\.skipIf\(!HAS_BROWSER\)/)
+  })
+})

@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { totpCode } from '../../src/dashboard/totp.js'
 import type { SqliteStore } from '../../src/server/store/sqlite.js'
 import { signIn, signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/accounts.test.ts')
 
 let h: Harness
 beforeAll(async () => {
@@ -50,7 +53,7 @@ async function enrol(page: Page): Promise<{ secret: string; codes: string[] }> {
   return { secret, codes }
 }
 
-describe('dashboard: accounts people can keep', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: accounts people can keep', () => {
   it('resets a password by mail: the link works once, for that account; other sessions end; failures are forgiven', { timeout: 40_000 }, async () => {
     const first = await h.newPage()
     const teamUrl = await signUp(h, first.page, 'rita@example.test', 'Resetters')

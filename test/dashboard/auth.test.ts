@@ -5,6 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CSP } from '../../src/dashboard/index.js'
 import { signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/auth.test.ts')
 
 let h: Harness
 beforeAll(async () => {
@@ -12,7 +15,7 @@ beforeAll(async () => {
 }, 90_000)
 afterAll(async () => h?.close())
 
-describe('dashboard: people and safety', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: people and safety', () => {
   it('signs up, mails a verification link through SMTP, verifies; live keys only after verification', async () => {
     const { page, context, errors, offsite } = await h.newPage()
     const teamUrl = await signUp(h, page, 'ada@example.test', 'Analytical', 'correct horse battery', false)

@@ -8,6 +8,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseInputs } from '../../src/dashboard/pages/bulk.js'
 import { signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/bulk.test.ts')
 
 let h: Harness
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-dash-bulk-'))
@@ -19,7 +22,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-describe('dashboard: bulk jobs', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: bulk jobs', () => {
   it('reads pasted lines and a CSV first column, skipping a header', () => {
     expect(parseInputs('email\n"a@x.test",1\nb@x.test, 2\n\n  c@x.test  ')).toEqual(['a@x.test', 'b@x.test', 'c@x.test'])
   })

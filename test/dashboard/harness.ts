@@ -3,15 +3,15 @@
  * lookups), a loopback SMTP server that keeps every mail it receives, and one headless Chromium (Debian's
  * `chromium`, driven by playwright-core) per test file.
  */
-import { mkdtempSync, rmSync, existsSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { SMTPServer } from 'smtp-server'
+import { CHROMIUM } from '../browser-env.js'
 import { createServer, type RiskcheckServer, type ServerOptions } from '../../src/server/app.js'
 
-export const CHROMIUM = '/usr/bin/chromium'
 
 export interface Mail {
   to: string[]
@@ -47,7 +47,6 @@ function textOf(raw: string): { subject: string; text: string } {
 }
 
 export async function startHarness(options: Partial<ServerOptions> = {}): Promise<Harness> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`)
   const mails: Mail[] = []
   const waiters: Array<() => void> = []
   const smtp = new SMTPServer({

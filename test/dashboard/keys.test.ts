@@ -4,6 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/keys.test.ts')
 
 let h: Harness
 beforeAll(async () => {
@@ -11,7 +14,7 @@ beforeAll(async () => {
 }, 90_000)
 afterAll(async () => h?.close())
 
-describe('dashboard: API keys', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: API keys', () => {
   it('creates a live key with chosen scopes, shows the secret once, lists it, and revoking it stops it on the next request', async () => {
     const { page, context, errors, offsite } = await h.newPage()
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.base })

@@ -5,6 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/layout.test.ts')
 
 let h: Harness
 let teamUrl = ''
@@ -28,7 +31,7 @@ const PAGES = ['keys', 'usage', 'bulk', 'webhooks', 'playground', 'members']
 /** Pages outside a team (no side navigation). */
 const OTHER_PAGES = ['signin', 'signup/sent', 'reset', 'reset?done=sent', 'account']
 
-describe('dashboard: layout and keyboard', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: layout and keyboard', () => {
   for (const width of [1280, 390]) {
     it(`every page fits ${width} px and loads nothing from elsewhere`, async () => {
       const context = await h.browser.newContext({ viewport: { width, height: 800 }, storageState: state })

@@ -5,6 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/members.test.ts')
 
 let h: Harness
 beforeAll(async () => {
@@ -12,7 +15,7 @@ beforeAll(async () => {
 }, 90_000)
 afterAll(async () => h?.close())
 
-describe('dashboard: invites and roles', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: invites and roles', () => {
   it('invite → join → developer limits → promote to admin → remove', async () => {
     const owner = await h.newPage()
     const teamUrl = await signUp(h, owner.page, 'olga@example.test', 'Roles & Co')

@@ -4,6 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/playground.test.ts')
 
 let h: Harness
 beforeAll(async () => {
@@ -21,7 +24,7 @@ const CASES: Array<{ type: string; fields: Record<string, string>; input: string
   { type: 'check', fields: { Email: 'someone@example.com', 'IP address': '8.8.8.8' }, input: '8.8.8.8' },
 ]
 
-describe('dashboard: lookup playground', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: lookup playground', () => {
   it('runs all seven lookups with the team test key and shows the formatted result', async () => {
     const { page, context, errors } = await h.newPage()
     const teamUrl = await signUp(h, page, 'pia@example.test', 'Players', 'correct horse battery', false)

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../../src/accounts/keys.js'
 import { fakeClock } from '../clock.js'
 import { signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/usage.test.ts')
 
 const clock = fakeClock('2026-11-02T09:00:00Z')
 let h: Harness
@@ -17,7 +20,7 @@ afterAll(async () => h?.close())
 const lookup = (key: string, path: string, body: object) =>
   fetch(`${h.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
-describe('dashboard: usage and credits', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: usage and credits', () => {
   it('shows balance by bucket, plan, period, per-day charts by type and the credit events', async () => {
     const { page, context, errors } = await h.newPage()
     const teamUrl = await signUp(h, page, 'uma@example.test', 'Counters')

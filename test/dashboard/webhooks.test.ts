@@ -8,6 +8,9 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fakeClock } from '../clock.js'
 import { signUp, startHarness, type Harness } from './harness.js'
+import { browserAvailable } from '../browser-env.js'
+
+const HAS_BROWSER = browserAvailable('test/dashboard/webhooks.test.ts')
 
 const clock = fakeClock('2026-11-02T09:00:00Z')
 let h: Harness
@@ -34,7 +37,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => receiver.close(() => resolve()))
 })
 
-describe('dashboard: webhook endpoints', () => {
+describe.skipIf(!HAS_BROWSER)('dashboard: webhook endpoints', () => {
   it('create, ping, log; disabled after a day of failures mails owners; enable, resend, rotate', async () => {
     const { page, context, errors } = await h.newPage()
     const teamUrl = await signUp(h, page, 'wes@example.test', 'Hookers')
