@@ -4,8 +4,8 @@
  * README.md and docs/*.md leads to a file and heading that exist, and the documents speak to readers, not about how
  * they were made.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, normalize } from 'node:path'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, normalize, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { renderApiReference } from '../scripts/docs.js'
@@ -61,7 +61,36 @@ describe('docs/', () => {
     const hits = DOCS.flatMap((doc) => read(doc).split('\n').flatMap((l, i) => (made.test(l) ? [`${doc}:${i + 1}: ${l.trim().slice(0, 120)}`] : [])))
     expect(hits).toEqual([])
   })
+
+  it('every section of README.md or docs/*.md that the code cites (`docs/x.md "Heading"`) is there, as a heading or a bold label', () => {
+    const files = ['src', 'scripts', 'test', 'examples']
+      .flatMap((d) => filesUnder(join(ROOT, d)))
+      .filter((f) => /\.(ts|mjs|cjs|js|yaml)$/.test(f) && !f.includes('fixtures') && f !== fileURLToPath(import.meta.url))
+    const missing: string[] = []
+    let count = 0
+    for (const f of files) {
+      // comments joined across their line breaks
+      const text = readFileSync(f, 'utf8').replace(/\n\s*(?:\*|\/\/|#)\s*/g, ' ')
+      for (const m of text.matchAll(/(docs\/[a-z-]+\.md|README(?:\.md)?),? "([^"']+)"/g)) {
+        count++
+        const doc = read(m[1]!.startsWith('README') ? 'README.md' : m[1]!)
+        const name = m[2]!.toLowerCase()
+        const headings = doc.split('\n').filter((l) => /^#+ /.test(l)).map((l) => l.replace(/^#+ |`/g, '').toLowerCase())
+        const labels = [...doc.matchAll(/\*\*([^*]+?)\.?\*\*/g)].map((l) => l[1]!.toLowerCase())
+        if (!headings.some((h) => h.includes(name)) && !labels.includes(name)) missing.push(`${relative(ROOT, f)}: ${m[0]}`)
+      }
+    }
+    expect(count).toBeGreaterThan(30)
+    expect(missing).toEqual([])
+  })
 })
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/** Files of a directory tree. */
+function filesUnder(d: string): string[] {
+  return readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? filesUnder(join(d, f)) : [join(d, f)]))
+}
 
 /** README.md and every Markdown file in docs/. */
 const DOCS = ['README.md', ...readdirSync(fileURLToPath(new URL('../docs', import.meta.url))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
