@@ -1,4 +1,4 @@
-/** The content of each generated README block, computed from the code. */
+/** The content of each generated block of README.md and docs/*.md (scripts/readme.ts), computed from the code. */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { CHECKS } from '../src/checks/registry.js'

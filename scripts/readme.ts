@@ -1,23 +1,38 @@
 /**
- * Regenerates the generated blocks of README.md and docs/deployment.md (factor vocabulary, context adjustments, test-mode inputs …) from the
- * code, so the documentation cannot drift: `npx tsx scripts/readme.ts` rewrites them, and test/readme.test.ts fails
- * when README.md differs from what this script would write.
+ * Regenerates the generated blocks of README.md and of every document in docs/ (options, factor vocabulary, context
+ * adjustments, test-mode inputs, data sources …) from the code, so the documentation cannot drift:
+ * `npx tsx scripts/readme.ts` (`npm run readme`) rewrites them, and test/readme.test.ts fails when a document differs
+ * from what this script would write.
  *
- * A block is the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`.
+ * A block is the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; the generators are in
+ * ./readme-blocks.ts. A block may move from one document to another: every Markdown file here is covered.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { generatedBlocks } from './readme-blocks.js'
 
-/** The documents with generated blocks. */
-export const GENERATED_DOCS = [fileURLToPath(new URL('../README.md', import.meta.url)), fileURLToPath(new URL('../docs/deployment.md', import.meta.url))]
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** README text with every generated block replaced by its current content. */
+/** The documents that may hold generated blocks: README.md and every Markdown file in docs/. */
+export const GENERATED_DOCS = [
+  `${ROOT}README.md`,
+  ...readdirSync(`${ROOT}docs`)
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `${ROOT}docs/${f}`),
+]
+
+/** The names of the generated blocks a document holds, in order. */
+export function blockNames(text: string): string[] {
+  return [...text.matchAll(/<!-- generated:([a-z-]+) -->/g)].map((m) => m[1]!)
+}
+
+/** A document's text with every generated block replaced by its current content. */
 export function renderReadme(text: string): string {
   const blocks = generatedBlocks()
   return text.replace(/<!-- generated:([a-z-]+) -->\n[\s\S]*?<!-- \/generated:\1 -->/g, (whole, name: string) => {
     const body = blocks[name]
-    if (body === undefined) throw new Error(`README: no generator for block "${name}"`)
+    if (body === undefined) throw new Error(`no generator for the block "${name}" (scripts/readme-blocks.ts)`)
     return `<!-- generated:${name} -->\n${body.trimEnd()}\n<!-- /generated:${name} -->`
   })
 }

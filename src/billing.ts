@@ -1,5 +1,5 @@
 /**
- * Credits per lookup — a pure function of the billing table (README "Caching and billing"):
+ * Credits per lookup — a pure function of the billing table (docs/options.md "Caching and credits"):
  *
  * | lookup | credits |
  * |---|---|
@@ -17,7 +17,7 @@
 import type { DetailsByType, LookupType } from './schema.js'
 
 /**
- * The billing table as documented (the README's credits table is generated from it; test/billing.test.ts checks
+ * The billing table as documented (the credits table of docs/options.md is generated from it; test/billing.test.ts checks
  * every rule against the lookups themselves).
  */
 export const BILLING_TABLE: ReadonlyArray<{ lookup: string; credits: string }> = [

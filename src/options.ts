@@ -148,7 +148,7 @@ export interface RiskcheckOptions {
    */
   onWarning?: (warning: RiskcheckWarning) => void
   /**
-   * A data directory kept fresh by `riskcheck data update` (README "Data sources and updates"): the IP and email
+   * A data directory kept fresh by `riskcheck data update` (docs/data.md): the IP and email
    * lookups answer from its current data set and switch to a newly installed set without a restart. Default: the
    * bundled data. (The CLI and `riskcheck serve` also read the `RISKCHECK_DATA_DIR` environment variable.)
    */

@@ -47,7 +47,7 @@ export interface Riskcheck {
   /** The lookup environment (context, cache, credits, policy) — for the bulk engine and the server. */
   readonly env: LookupEnv
   /**
-   * Freshness of the open data in use (README "Data sources and updates"): the data set, and per source its
+   * Freshness of the open data in use (docs/data.md): the data set, and per source its
    * version, date, age and whether it is older than its documented maximum age.
    */
   dataStatus(): DataStatus

@@ -6,7 +6,7 @@
  *   {@link readSetting}),
  * - the CLI's lookup flags, their help lines and their conversion into options (src/cli/shared.ts),
  * - the environment variables of `riskcheck serve` (src/cli/serve-settings.ts),
- * - the README's options table (scripts/readme-blocks.ts; test/readme.test.ts fails when it differs).
+ * - the options table of docs/options.md (scripts/readme-blocks.ts; test/readme.test.ts fails when it differs).
  *
  * Settings whose values are objects or functions (a cache, a ledger, a clock …) are listed for the documentation
  * with `kind: 'value'`; ./options.ts checks their shape.
@@ -91,7 +91,7 @@ const mmdb = (key: string, flag: string, what: string): Setting => ({
   flagValue: 'PATH',
 })
 
-/** The settings, in the order the README and `--help` list them. */
+/** The settings, in the order docs/options.md and `--help` list them. */
 export const SETTINGS: readonly Setting[] = [
   { path: 'mode', kind: 'enum', default: 'live', values: ['live', 'test'], description: '`test`: deterministic answers for the documented magic inputs, no network, no credits', flag: 'mode', flagValue: 'live|test' },
   {

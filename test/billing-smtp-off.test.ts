@@ -1,8 +1,8 @@
 /**
  * `smtp: false` skips the mailbox check and only free checks run: 0 credits — for a single lookup, an instance with
  * `smtp.enabled: false`, the combined check, a bulk job and the HTTP API. (Like every live lookup it needs a balance
- * to start: one credit is reserved, then refunded.) The rest of the email row of the billing table (README "Caching
- * and billing", generated from src/billing.ts) is checked here too.
+ * to start: one credit is reserved, then refunded.) The rest of the email row of the billing table (docs/options.md, "Caching
+ * and credits", generated from src/billing.ts) is checked here too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'

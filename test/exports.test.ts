@@ -10,7 +10,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'))
 
 describe('public API surface', () => {
-  it('exports the public names the README documents', () => {
+  it('exports the public names the README and docs/ document', () => {
     for (const name of ['createRiskcheck', 'RiskcheckError', 'signWebhook', 'verifyWebhook', 'createPolicy', 'evaluate', 'score', 'DEFAULT_POLICY', 'FACTORS'])
       expect(api, name).toHaveProperty(name)
     for (const name of ['createPolicy', 'evaluate', 'score', 'levelOf', 'DEFAULT_POLICY', 'FACTORS', 'FACTOR_CODES'])

@@ -40,6 +40,11 @@ describe('the package', () => {
     expect(pkg.files).toContain('LICENSE')
   })
 
+  it('ships the documents the README links (docs/*.md), so its links work in node_modules too', () => {
+    expect(pkg.files).toContain('README.md')
+    expect(pkg.files).toContain('docs/*.md')
+  })
+
   it('every runtime dependency supports the oldest Node that package.json promises (no EBADENGINE on install)', () => {
     const oldest = semver.minVersion(pkg.engines.node)!.version
     expect(oldest).toBe('20.11.0')

@@ -79,7 +79,7 @@ describe('riskcheck policy check', () => {
     expect(r.out.split('\n')).toEqual([
       `${BAD}: invalid — 4 errors`,
       '  weights.email_disposable (line 2): must be a number from 0 to 100 (got 120)',
-      '  weights.nope (line 3): is not a factor code of the vocabulary (see "Factor vocabulary" in README.md)',
+      '  weights.nope (line 3): is not a factor code of the vocabulary (see "Factor vocabulary" in docs/scoring.md)',
       '  thresholds (line 4): must satisfy medium <= high <= critical (got medium 70, high 60, critical 85)',
       '  contexts.wedding (line 5): is not a context (signup, lead, checkout)',
       '',

@@ -1,6 +1,8 @@
 /**
- * Every fenced code block of the README runs as a test (or says, in a `<!-- readme-test: not run (…) -->` comment
- * just above it, why it cannot):
+ * Every fenced code block of the README and of the guides in docs/ runs as a test (or says, in a
+ * `<!-- readme-test: not run (…) -->` comment just above it, why it cannot). Two documents are checked elsewhere:
+ * docs/api.md is generated from the OpenAPI document (test/docs.test.ts), and docs/deployment.md's blocks need a
+ * production topology (test/deployment-doc.test.ts checks what it names).
  *
  * - `ts` blocks run as modules, with `riskcheck` in test mode (./readme/riskcheck-shim.ts: no network, the documented
  *   deterministic answers), and their `expression // value` comments are checked (`…` ends a prefix);
@@ -30,11 +32,16 @@ import { signWebhook } from '../src/index.js'
 import { parsePolicy } from '../src/scoring/index.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
+/** The documents whose blocks run here: README.md, then docs/*.md but the two checked elsewhere. */
+const CHECKED_ELSEWHERE = ['api.md', 'deployment.md']
+const DOCUMENTS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md') && !CHECKED_ELSEWHERE.includes(f)).sort().map((f) => `docs/${f}`)]
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-readme-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 interface Block {
+  /** `doc:line`, e.g. `docs/scoring.md:120` */
+  where: string
+  doc: string
   line: number
   lang: string
   code: string
@@ -48,10 +55,10 @@ function filesUnder(d: string): string[] {
 }
 const EXAMPLES = filesUnder(join(ROOT, 'examples'))
 
-/** The fenced blocks of the README, with the not-run reason written just above each, if any. */
-function blocks(): Block[] {
+/** The fenced blocks of a document, with the not-run reason written just above each, if any. */
+function blocks(doc: string): Block[] {
   const out: Block[] = []
-  const lines = README.split('\n')
+  const lines = readFileSync(join(ROOT, doc), 'utf8').split('\n')
   for (let i = 0; i < lines.length; i++) {
     const open = /^```(\S*)$/.exec(lines[i]!)
     if (!open) continue
@@ -60,13 +67,13 @@ function blocks(): Block[] {
     const code = lines.slice(i + 1, end).join('\n')
     const generated = /^<!-- generated:\S+ -->$/.test(lines[i - 1] ?? '')
     const example = generated ? (EXAMPLES.find((f) => readFileSync(f, 'utf8').trimEnd() === code) ?? null) : null
-    out.push({ line: i + 1, lang: open[1]!, code, notRun: marker?.[1] ?? null, example })
+    out.push({ where: `${doc}:${i + 1}`, doc, line: i + 1, lang: open[1]!, code, notRun: marker?.[1] ?? null, example })
     i = end
   }
   return out
 }
 
-const ALL = blocks()
+const ALL = DOCUMENTS.flatMap(blocks)
 const ts = ALL.filter((b) => b.lang === 'ts' && !b.notRun)
 const js = ALL.filter((b) => b.lang === 'js' && !b.notRun)
 const sh = ALL.filter((b) => b.lang === 'sh' && !b.notRun)
@@ -121,7 +128,7 @@ function withChecks(code: string): { code: string; checks: number } {
 const failures: string[] = []
 ;(globalThis as Record<string, unknown>).__readmeCheck = (actual: unknown, comment: string, expr: string) => {
   const stated = statedValue(comment)
-  if (stated.ok && !matches(actual, stated.value)) failures.push(`${expr} is ${JSON.stringify(actual)}, the README says ${comment}`)
+  if (stated.ok && !matches(actual, stated.value)) failures.push(`${expr} is ${JSON.stringify(actual)}, the document says ${comment}`)
 }
 
 /** Runs a ts block as a module (imports of riskcheck go to the test-mode shim); returns its exports. */
@@ -134,23 +141,24 @@ async function runTs(block: Block): Promise<Record<string, unknown>> {
     .replace(/from 'vitest'/g, `from ${JSON.stringify(join(ROOT, 'test', 'readme', 'vitest-shim.ts'))}`)
   // A copy of an example resolves its relative files where the example lives.
   if (block.example) source = source.replace(/\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(block.example).href))
-  const file = join(dir, `block-${block.line}.ts`)
+  const file = join(dir, `block-${block.doc.replace(/\W/g, '-')}-${block.line}.ts`)
   // Top-level constants are exported too, so the test can look at what the block computed.
   const names = [...block.code.matchAll(/^const (\w+) =/gm)].map((m) => m[1]!).filter((n) => !new RegExp(`export (const|function) ${n}\\b`).test(block.code))
   writeFileSync(file, `${source}\nexport const __checks = ${checks}\n${names.length > 0 ? `export { ${names.join(', ')} }\n` : ''}`)
   return (await import(file)) as Record<string, unknown>
 }
 
-describe('README code blocks', () => {
+describe('README and docs/ code blocks', () => {
   it('every block is ts, js, sh, yaml, console or text; every one but text runs here unless it says why not', () => {
+    expect(DOCUMENTS).toEqual(expect.arrayContaining(['README.md', 'docs/scoring.md', 'docs/bulk.md', 'docs/service.md']))
     expect(ALL.length).toBeGreaterThan(8)
-    for (const b of ALL) expect(['ts', 'js', 'sh', 'yaml', 'console', 'text'], `README line ${b.line}`).toContain(b.lang)
+    for (const b of ALL) expect(['ts', 'js', 'sh', 'yaml', 'console', 'text'], b.where).toContain(b.lang)
     const registry = 'it installs from the npm registry: `npm run test:consumer` runs it'
     expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual([registry, registry, 'it is the test run itself'])
     expect(sh.map((b) => b.code.split('\n')[0]!.split(' ').slice(0, 4).join(' '))).toEqual(['npm install', 'npx riskcheck admin org', 'npm install'])
   })
 
-  it.each(ts.map((b) => [b.line, b] as const))('the ts block at README line %i runs and its stated values hold', async (_line, block) => {
+  it.each(ts.map((b) => [b.where, b] as const))('the ts block at %s runs and its stated values hold', async (_line, block) => {
     failures.length = 0
     process.env.TWILIO_SID ??= `AC${'0'.repeat(32)}` // the block reads them; no request is made
     process.env.TWILIO_TOKEN ??= 'test-token'
@@ -194,7 +202,7 @@ describe('README code blocks', () => {
 })
 
 describe('README CommonJS blocks', () => {
-  it.each(js.map((b) => [b.line, b] as const))('the js block at README line %i runs as CommonJS against the built package and prints what it states', (_line, block) => {
+  it.each(js.map((b) => [b.where, b] as const))('the js block at %s runs as CommonJS against the built package and prints what it states', (_line, block) => {
     const project = mkdtempSync(join(dir, 'cjs-'))
     writeFileSync(join(project, 'package.json'), '{ "private": true }\n') // CommonJS, as `npm init -y` makes it
     mkdirSync(join(project, 'node_modules'))
@@ -208,7 +216,7 @@ describe('README CommonJS blocks', () => {
 })
 
 describe('README policy and synopsis blocks', () => {
-  it.each(yaml.map((b) => [b.line, b] as const))('the yaml block at README line %i is a valid policy file, without warnings', async (_line, block) => {
+  it.each(yaml.map((b) => [b.where, b] as const))('the yaml block at %s is a valid policy file, without warnings', async (_line, block) => {
     const file = await parsePolicy(block.code, { format: 'yaml' })
     expect(file.warnings).toEqual([])
     expect(Object.keys(file.overrides).length).toBeGreaterThan(0)
@@ -223,7 +231,7 @@ describe('README policy and synopsis blocks', () => {
     return { code, output }
   }
 
-  it.each(transcripts.map((b) => [b.line, b] as const))('the transcript at README line %i is what the commands print', async (_line, block) => {
+  it.each(transcripts.map((b) => [b.where, b] as const))('the transcript at %s is what the commands print', async (_line, block) => {
     const steps: Array<{ command: string; expected: string[] }> = []
     for (const line of block.code.split('\n')) {
       if (line.startsWith('$ ')) steps.push({ command: line.slice(2), expected: [] })
@@ -269,14 +277,14 @@ describe('README policy and synopsis blocks', () => {
       .split('\n')
       .map((l) => l.replace(/\s+#\s.*$/, '').replace(/^(?:[A-Z_]+=\S+\s+)+/, ''))
       .filter((l) => /^riskcheck [a-z]/.test(l))
-      .map((l) => [b.line, l] as const),
+      .map((l) => [b.where, l] as const),
   )
 
   it('the text blocks hold riskcheck command lines', () => {
     expect(synopses.length).toBeGreaterThan(5)
   })
 
-  it.each(synopses)('README line %i: %s names a real command and only flags its --help lists', async (_line, l) => {
+  it.each(synopses)('%s: %s names a real command and only flags its --help lists', async (_line, l) => {
     const words = l.split(/\s+/)
     // `riskcheck data update …`: the sub-command is the second word when the command has sub-commands.
     const sub = words[1] === 'data' || words[1] === 'policy' || words[1] === 'admin' ? words.slice(1, 3) : words.slice(1, 2)

@@ -1,6 +1,6 @@
 /**
  * One definition per setting (src/settings.ts) feeds the library's validation and defaults, the CLI's flags and their
- * help, and the README table: these cases walk the table and check each consumer against it, so a setting cannot be
+ * help, and the table of docs/options.md: these cases walk the table and check each consumer against it, so a setting cannot be
  * defaulted or bounded differently in one of them.
  */
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * The README's test-input tables (generated from each check's `testInputs`) say true things: every row's stated
+ * The test-input tables of docs/test-mode.md (generated from each check's `testInputs`) say true things: every row's stated
  * verdict, action, score, confidence and "free" match what test mode answers for that input.
  */
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * Benchmark of per-org policies (README "HTTP API server" → "Scoring policy"): what they add to a request, and how
+ * Benchmark of per-org policies (docs/service.md, "Scoring policy"): what they add to a request, and how
  * long `riskcheck admin policy set` takes over a full answer log.
  *
  *   npx tsx scripts/bench/org-policy.ts [--answers 100000]

@@ -1,5 +1,5 @@
 /**
- * Benchmark of the two paths of a dashboard sign-up after the password hash (README "Team dashboard": sign-up answers
+ * Benchmark of the two paths of a dashboard sign-up after the password hash (docs/dashboard.md: sign-up answers
  * the same whether or not the address has an account): what each does before its answer, on a SQLite file database
  * (WAL) shared by the service store and the team store, as `riskcheck serve --db` runs them.
  *

@@ -19,7 +19,7 @@ const SECRET_LENGTH = 40
 const MAX_HEADER = 200
 const KEY_PATTERN = /^svc_(live|test)_([0-9A-Za-z]{12})[0-9A-Za-z]{40}$/
 
-/** Scopes a new key gets unless told otherwise (README "HTTP API server", keys: lookup, bulk, account:read). */
+/** Scopes a new key gets unless told otherwise (docs/service.md, keys: lookup, bulk, account:read). */
 export const DEFAULT_SCOPES: readonly Scope[] = ['lookup', 'bulk', 'account:read']
 
 /** Random base62 text (rejection sampling, no modulo bias). */

@@ -180,7 +180,7 @@ export function newEventId(): string {
   return `evt_${randomBytes(12).toString('hex')}`
 }
 
-/** The documented event payload (README "Webhook signatures", docs/api.md; id, type, created in unix seconds, api_version "1", org_id, data). */
+/** The documented event payload (docs/service.md "Webhook signatures", docs/api.md; id, type, created in unix seconds, api_version "1", org_id, data). */
 export function buildEvent(orgId: string, pending: PendingEvent, nowMs: number, id: string = newEventId()): EventPayload {
   return { id, type: pending.type, created: Math.floor(nowMs / 1000), api_version: '1', org_id: orgId, data: pending.data }
 }

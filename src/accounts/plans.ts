@@ -20,7 +20,7 @@ export interface Plan {
   rate_per_second: number
 }
 
-/** The default plans (README "HTTP API server", credits and plans): free, starter, growth, scale. */
+/** The default plans (docs/service.md, credits and plans): free, starter, growth, scale. */
 export const DEFAULT_PLANS: readonly Plan[] = [
   { id: 'free', name: 'Free', monthly_price: 0, monthly_credits: 100, rate_per_second: 5 },
   { id: 'starter', name: 'Starter', monthly_price: 49, monthly_credits: 10_000, rate_per_second: 20 },
@@ -31,7 +31,7 @@ export const DEFAULT_PLANS: readonly Plan[] = [
 /** The plan a new org gets when none is named. */
 export const DEFAULT_PLAN_ID = 'free'
 
-/** Requests a second of a test key (README "HTTP API server", keys: 10). */
+/** Requests a second of a test key (docs/service.md, keys: 10). */
 export const TEST_KEY_RATE_PER_SECOND = 10
 
 /** A product of the price list (one per single lookup and the combined check). */

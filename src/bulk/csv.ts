@@ -1,7 +1,7 @@
 /**
  * CSV of bulk results (RFC 4180, a page of rows at a time) and a small CSV reader for the CLI's input files.
  *
- * Columns (README "Bulk jobs"): input, action, status, reason, risk_score, credits_used, cache_hit, error, factors
+ * Columns (docs/bulk.md): input, action, status, reason, risk_score, credits_used, cache_hit, error, factors
  * (the fired factor codes joined with `;`, what `riskcheck policy test` re-scores), then the type's details flattened
  * to dotted names in schema order (`location.country_code`, `flags.is_vpn`, …). Arrays are joined
  * with `;`, booleans are `true`/`false`, null is an empty cell. Formula escaping (docs/api.md "results.csv"): a text

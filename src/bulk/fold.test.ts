@@ -26,7 +26,7 @@ describe('foldInputs', () => {
     ])
   })
 
-  it('folds email addresses by the whole address lower-cased, as the README promises', async () => {
+  it('folds email addresses by the whole address lower-cased, as docs/bulk.md promises', async () => {
     const { env } = createFakeEnv()
     const inputs = ['Jane@Acme.IO', 'jane@acme.io', 'JANE@acme.io', ' jane@ACME.io ', 'john@acme.io', 'Not An Address', 'not an address']
     const f = await foldInputs(emailCheck as never, inputs, { country: null, smtp: null }, env.ctx)

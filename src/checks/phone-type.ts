@@ -77,7 +77,7 @@ export const phoneTypeCheck: CheckDefinition<PhoneInput, PhoneLookupOptions, Pho
   testInputs: [
     ...TYPE_SCENARIOS.map(([input, s]) => ({ input, note: s.note })),
     { input: '+1 201 555 0100', note: 'US number (FIXED_LINE_OR_MOBILE, so line_type unknown; never live) → unknown, approve (medium confidence)' },
-    // The phone-type lookup is billed even for an invalid number (README: "phone/type: 1, always").
+    // The phone-type lookup is billed even for an invalid number (docs/options.md, credits: "phone/type: 1, always").
     ...PHONE_TEST_EXAMPLES.filter((e) => e.input !== '+1 201 555 0123').map((e) => ({ input: e.input, note: e.note.replace(' (free)', ' (billed, as every phone-type lookup)') })),
   ],
   cli: {

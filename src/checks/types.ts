@@ -118,7 +118,7 @@ export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
    * `smtp: false`, or offline, returns 0: only free checks run.
    */
   maxCredits?(ctx: CheckContext, opts: Opts): number
-  /** The magic inputs of test mode (documented in the README). */
+  /** The magic inputs of test mode (documented in docs/test-mode.md). */
   testInputs: TestInput[]
   cli: { command: string; summary: string; flags?: CliFlag[] }
 }

@@ -1,5 +1,5 @@
 /**
- * `riskcheck admin …`: the operator commands for what the team dashboard also does (README "Team dashboard"), run against the server's
+ * `riskcheck admin …`: the operator commands for what the team dashboard also does (docs/dashboard.md), run against the server's
  * database (safe while the server runs: SQLite WAL or PostgreSQL, every change one transaction; ./admin-database.ts).
  *
  *   admin org create --name NAME [--plan PLAN_ID]          admin org list · admin org show ORG_ID

@@ -1,5 +1,5 @@
 /**
- * `riskcheck admin policy …`: an org's own scoring policy (README "HTTP API server" → "Scoring policy").
+ * `riskcheck admin policy …`: an org's own scoring policy (docs/service.md, "Scoring policy").
  *
  *   admin policy set --org ORG_ID FILE [--dry-run] [--changes N]   backtest FILE over the org's answers of the last
  *                                                                   7 days, then apply it (--dry-run: only the backtest)

@@ -1,5 +1,5 @@
 /**
- * `riskcheck data …`: keep the open data fresh (README "Data sources and updates").
+ * `riskcheck data …`: keep the open data fresh (docs/data.md).
  *
  *   riskcheck data update   [--data-dir DIR] [--only NAME,…] [--source NAME=URL|FILE …] [--force] [--wait SECONDS] [--json]
  *   riskcheck data status   [--data-dir DIR] [--now ISO] [--json]

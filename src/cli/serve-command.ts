@@ -39,7 +39,7 @@ Runs the HTTP API (POST /v1/email, /v1/phone, /v1/phone/type, /v1/ip, /v1/domain
 in-flight requests, webhook deliveries and bulk checkpoints finish, then exit 0 (docs/deployment.md).
 Supported: SQLite alone (--db, the default: one process runs the API, bulk jobs and webhook deliveries), or
 PostgreSQL + Redis (--database-url and --redis-url: any number of API instances and riskcheck worker processes;
-README "Scaling out"). On PostgreSQL pending migrations run at start unless --no-migrate.
+docs/service.md "Scaling out"). On PostgreSQL pending migrations run at start unless --no-migrate.
 The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard. Or create an org and a key with
 riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,

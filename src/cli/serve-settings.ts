@@ -101,7 +101,7 @@ function proxyAddressProblem(item: string): string | null {
 }
 
 /**
- * The proxies `--trust-proxy` trusts (README "Team dashboard", docs/deployment.md), or undefined for none (the
+ * The proxies `--trust-proxy` trusts (docs/dashboard.md, docs/deployment.md), or undefined for none (the
  * default, and `false`/`0`): `true` trusts every hop (only when nothing but the proxy can reach the server), a
  * number N the N hops nearest the server, and a comma-separated list of addresses, CIDR ranges or
  * loopback/linklocal/uniquelocal the hops with those addresses. A trusted hop's X-Forwarded-For gives the client

@@ -1,7 +1,7 @@
 /**
  * `riskcheck worker`: runs only the workers of a scaled deployment — bulk jobs and webhook deliveries taken from
  * BullMQ on Redis, over the PostgreSQL store — until SIGINT/SIGTERM, then drains (the jobs it runs write what they
- * did and hand their messages back; deliveries in flight finish). No HTTP port. README "Scaling out".
+ * did and hand their messages back; deliveries in flight finish). No HTTP port. docs/service.md "Scaling out".
  */
 import { parseArgs } from 'node:util'
 import type { RiskcheckOptions } from '../options.js'

@@ -1,5 +1,5 @@
 /**
- * `riskcheck admin user …`: the operator's view of dashboard accounts (README "Team dashboard"), for servers whose
+ * `riskcheck admin user …`: the operator's view of dashboard accounts (docs/dashboard.md), for servers whose
  * mail relay is not set up yet or a person who lost the verification mail.
  *
  *   admin user list [--org ORG_ID]      people with their teams and roles (never password hashes)

@@ -1,5 +1,5 @@
 /**
- * How the dashboard counts sign-in attempts (README "Team dashboard"): before a password or a second-factor code is
+ * How the dashboard counts sign-in attempts (docs/dashboard.md): before a password or a second-factor code is
  * checked, under the person's key (`email:…`, `mfa:<user>`) with the configured limit and under the client's
  * (`ip:…`) with ten times it, in a sliding window; the store makes the count atomic.
  */

@@ -1,5 +1,5 @@
 /**
- * The team dashboard at /dashboard (README "Dashboard"), served by the API server in the same process over the
+ * The team dashboard at /dashboard (docs/dashboard.md), served by the API server in the same process over the
  * same store: sign-up with email verification, sign-in (with TOTP two-factor sign-in), password reset, API keys,
  * usage and credits, bulk jobs, webhook endpoints, members and invites, and a lookup playground.
  *

@@ -28,7 +28,7 @@ const HOUR = 60 * MINUTE
 const DAY = 24 * HOUR
 
 /**
- * The default limits (README "Team dashboard"). Verification: 1 a minute and 5 an hour per account, 10 a day per
+ * The default limits (docs/dashboard.md). Verification: 1 a minute and 5 an hour per account, 10 a day per
  * address (someone signed up with another's address cannot have it mailed all day). Invitations: 10 an hour per
  * inviting account, 20 an hour and 50 a day per team, 3 a day per invited address (whoever invites it). Notices: 20 an
  * hour per team and per recipient. Reset links: 1 a minute and 5 an hour per account, 10 a day per address. Sign-up

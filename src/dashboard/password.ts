@@ -34,6 +34,6 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(key, expected)
 }
 
-/** Shortest and longest password accepted at sign-up (README "Dashboard"). */
+/** Shortest and longest password accepted at sign-up (docs/dashboard.md). */
 export const PASSWORD_MIN = 10
 export const PASSWORD_MAX = 200

@@ -1,7 +1,7 @@
 /**
  * The updatable data sources: one definition each (name, upstream, license, how often it changes, the maximum age
  * before `riskcheck data status` calls it stale, and the name answers carry in `metadata.data_sources`). The update,
- * the status, the IP and email lookups and the README table (`npm run readme`) all read this catalog.
+ * the status, the IP and email lookups and the table of docs/data.md (`npm run readme`) all read this catalog.
  */
 import { TOR_BULK_EXIT_LIST } from './ip-lists.js'
 

@@ -145,8 +145,8 @@ describe('createPolicy()', () => {
   })
 })
 
-// The policy-override example of the README, verbatim.
-describe('README: override the policy and unit-test it', () => {
+// The policy-override example of docs/scoring.md, verbatim.
+describe('docs/scoring.md: override the policy and unit-test it', () => {
   it('runs as documented', () => {
     const policy = createPolicy({
       weights: { ip_vpn: 60, email_free_provider: 10 },

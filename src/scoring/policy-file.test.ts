@@ -80,7 +80,7 @@ contexts:
 `
     expect(await issuesOf(text, 'p.yaml')).toEqual([
       'weights.email_disposable (line 2): must be a number from 0 to 100 (got 120)',
-      'weights.nope (line 4): is not a factor code of the vocabulary (see "Factor vocabulary" in README.md)',
+      'weights.nope (line 4): is not a factor code of the vocabulary (see "Factor vocabulary" in docs/scoring.md)',
       'thresholds (line 5): must satisfy medium <= high <= critical (got medium 70, high 60, critical 85)',
       'rules[0].when.any[1] (line 8): must be a factor code of the vocabulary (got "bad_code")',
       'contexts.wedding (line 11): is not a context (signup, lead, checkout)',

@@ -1,6 +1,6 @@
 /**
  * Policy files: the overrides `createPolicy` takes, written as JSON or YAML (see "Policies as files and backtesting"
- * in README.md and `docs/policy.schema.json`). Loading one validates it completely — every problem with its path and
+ * in docs/scoring.md and `docs/policy.schema.json`). Loading one validates it completely — every problem with its path and
  * line — and gives the policy, its canonical JSON and a stable version id.
  *
  * The version id (`pol_` + 16 hex digits of the SHA-256 of the canonical JSON) names what the file says about

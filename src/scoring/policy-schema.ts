@@ -48,7 +48,7 @@ const closed = <T extends Parameters<typeof Type.Object>[0]>(properties: T, opti
 
 const WEIGHT_MESSAGE = 'must be a number from 0 to 100'
 const weight = (description: string) => say(Type.Number({ minimum: 0, maximum: 100, description }), WEIGHT_MESSAGE)
-const FACTOR_KEY = 'is not a factor code of the vocabulary (see "Factor vocabulary" in README.md)'
+const FACTOR_KEY = 'is not a factor code of the vocabulary (see "Factor vocabulary" in docs/scoring.md)'
 
 /** A map keyed by factor code (every code optional, nothing else allowed). */
 function factorMap(value: (code: (typeof FACTOR_CODES)[number]) => TSchema, description: string) {
@@ -155,7 +155,7 @@ export const PolicyFileSchema = closed(
   },
   {
     description:
-      'A riskcheck scoring policy: overrides of the default policy (see "Policies as files and backtesting" in README.md). Every part is optional.',
+      'A riskcheck scoring policy: overrides of the default policy (see "Policies as files and backtesting" in docs/scoring.md). Every part is optional.',
   },
 )
 

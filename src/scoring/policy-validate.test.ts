@@ -38,7 +38,7 @@ describe('validatePolicy()', () => {
       { path: 'thresholds', message: 'must satisfy medium <= high <= critical (got medium 70, high 60, critical 85)' },
       { path: 'weights.email_disposable', message: 'must be a number from 0 to 100 (got "x")' },
       { path: 'weights.ip_vpn', message: 'must be a number from 0 to 100 (got 101)' },
-      { path: 'weights.nope', message: 'is not a factor code of the vocabulary (see "Factor vocabulary" in README.md)' },
+      { path: 'weights.nope', message: 'is not a factor code of the vocabulary (see "Factor vocabulary" in docs/scoring.md)' },
       { path: 'zz', message: 'is not a field here (expected $schema, description, weights, effects, thresholds, actions, rules, confidence, messages, contexts)' },
     ])
   })
@@ -88,7 +88,7 @@ describe('validatePolicy()', () => {
     expect(thrown).toBeInstanceOf(TypeError)
     expect(thrown).toBeInstanceOf(PolicyError)
     expect((thrown as Error).message).toBe(
-      'riskcheck scoring: weights.ip_vpn must be a number from 0 to 100 (got 101); weights.nope is not a factor code of the vocabulary (see "Factor vocabulary" in README.md)',
+      'riskcheck scoring: weights.ip_vpn must be a number from 0 to 100 (got 101); weights.nope is not a factor code of the vocabulary (see "Factor vocabulary" in docs/scoring.md)',
     )
     expect((thrown as PolicyError).issues.map((i) => i.path)).toEqual(['weights.ip_vpn', 'weights.nope'])
   })

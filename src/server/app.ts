@@ -82,7 +82,7 @@ export interface ServerOptions {
    * `cache` is given, the result cache is the store's persistent one (7 days).
    */
   riskcheck?: RiskcheckOptions
-  /** The plan catalogue (default: the store's, seeded with the default plans of README "HTTP API server"). Replaces the stored plans. */
+  /** The plan catalogue (default: the store's, seeded with the default plans of docs/service.md). Replaces the stored plans. */
   plans?: Plan[]
   /** Products listed by GET /v1/pricing (default: every lookup with its credit cost). */
   products?: Product[]
@@ -95,7 +95,7 @@ export interface ServerOptions {
   /** The rate limiter (default: in memory, per process; with `queue`, the shared Redis one). */
   rateLimiter?: RateLimiter
   /**
-   * `--redis-url` (README "Scaling out"): rate limits counted in Redis, bulk jobs and webhook deliveries distributed
+   * `--redis-url` (docs/service.md "Scaling out"): rate limits counted in Redis, bulk jobs and webhook deliveries distributed
    * by BullMQ; this process runs workers unless `workers` is false (`serve --no-workers`).
    */
   queue?: ServerQueueOptions
@@ -155,7 +155,7 @@ export interface ServerOptions {
    * embedding application depends on. Each has a time limit of 2 s.
    */
   readinessChecks?: ReadinessCheck[]
-  /** The team dashboard at /dashboard (README "Dashboard"): its options, or false for none. Default: on. */
+  /** The team dashboard at /dashboard (docs/dashboard.md): its options, or false for none. Default: on. */
   dashboard?: DashboardOptions | false
   /**
    * Collects Prometheus metrics (`app.metrics`; `riskcheck serve --metrics-port N` serves them on their own port).
@@ -563,7 +563,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     ctx.plans = configuredPlans ?? (await store.listPlans())
     await orgPolicies.preload()
     webhooks?.start()
-    // Stale open data (README "Data sources and updates") is said once, at start, with the command that fixes it: a
+    // Stale open data (docs/data.md) is said once, at start, with the command that fixes it: a
     // notice while the bundled snapshot answers (it ages by design), a warning when an installed set went stale.
     const notice = dataNotice(rc.dataStatus())
     if (notice) app.log[notice.level]({ data_status: 'stale' }, notice.message)

@@ -1,5 +1,5 @@
 /**
- * Liveness and readiness of the server (GET /healthz, GET /readyz; README "Health and readiness" and
+ * Liveness and readiness of the server (GET /healthz, GET /readyz; docs/deployment.md and
  * docs/deployment.md).
  *
  * - Liveness says the process answers; it reads nothing else, so a slow database never gets a healthy process

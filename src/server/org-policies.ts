@@ -1,5 +1,5 @@
 /**
- * Per-org scoring policies in the server (README "HTTP API server" → "Scoring policy"; docs/decisions.md "Per-org
+ * Per-org scoring policies in the server (docs/service.md, "Scoring policy"; docs/decisions.md "Per-org
  * policies"): which policy scores a request, and the answer log `riskcheck admin policy set` backtests over.
  *
  * Precedence: the org's own policy (`riskcheck admin policy set`) > the service's (`riskcheck serve --policy FILE`)

@@ -3,7 +3,7 @@
  * endpoint; {@link deliverWebhook} POSTs it with `node:http`/`node:https` behind the SSRF guard and reports what
  * happened. It never throws.
  *
- * Delivery rules (README "HTTP API server", webhooks; docs/decisions.md "Webhooks"): success is any 2xx received within the timeout (10 s); 3xx is a failure and
+ * Delivery rules (docs/service.md, webhooks; docs/decisions.md "Webhooks"): success is any 2xx received within the timeout (10 s); 3xx is a failure and
  * is never followed; at most `maxResponseBytes` (4 KiB) of the response body are read and kept for the log; the URL is
  * re-validated and the connected address re-checked on every delivery (DNS may have changed since creation).
  *
@@ -22,7 +22,7 @@ import { buildFormattedBody, type WebhookFormat } from './format.js'
 import { signWebhook } from './signature.js'
 import { createGuardedLookup, getBlockedAddressReason, validateWebhookUrl, WebhookAddressBlockedError } from './ssrf.js'
 
-/** The delivery reply time: 10 seconds (README "HTTP API server", webhooks). */
+/** The delivery reply time: 10 seconds (docs/service.md, webhooks). */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000
 
 /** How much of a response body is read and kept in the delivery log. */

@@ -1,5 +1,5 @@
 /**
- * Webhook events: builders for each documented event type (README "HTTP API server", webhooks) (payload `{ id, type, created, api_version: '1', org_id,
+ * Webhook events: builders for each documented event type (docs/service.md, webhooks) (payload `{ id, type, created, api_version: '1', org_id,
  * data }`), the subscription rule, the credit-alert rule (which credits.low / credits.depleted event a balance change
  * triggers) and the ids used by the delivery queue (`evt_…`, `dlv_…`, `whsec_…`).
  *
@@ -18,7 +18,7 @@ import { EVENT_TYPES, type BulkJob, type EventPayload, type EventType } from '..
 /** The payload's `api_version`. */
 export const WEBHOOK_API_VERSION = '1'
 
-/** The credits.low levels, percent of the monthly allowance, highest first (README "HTTP API server", credits: below 25 %, then below 5 %). */
+/** The credits.low levels, percent of the monthly allowance, highest first (docs/service.md, credits: below 25 %, then below 5 %). */
 export const CREDIT_LOW_THRESHOLDS: readonly number[] = [25, 5]
 
 /** Why credits arrived (credits.added `reason`). */
@@ -212,7 +212,7 @@ export const CREDIT_ALERTS_RESET: CreditAlertState = Object.freeze({ lowSent: []
 export type CreditAlert = { type: 'credits.low'; thresholdPercent: number } | { type: 'credits.depleted' } | null
 
 /**
- * The documented alert rule (README "HTTP API server", credits): credits.low when the balance drops below 25 %, then again below 5 %, of the monthly
+ * The documented alert rule (docs/service.md, credits): credits.low when the balance drops below 25 %, then again below 5 %, of the monthly
  * allowance; credits.depleted when it reaches 0; each level once on the way down; levels reset when credits arrive
  * (use {@link CREDIT_ALERTS_RESET}). Call after every charge with the balance after it. When one charge passes
  * several levels, one event is sent — the most severe — and the levels above it count as sent. With

@@ -284,7 +284,7 @@ export async function resendDeliveries(input: QueueBase & { endpointId: string; 
 }
 
 /**
- * The retention sweep: deletes delivery-log entries older than 30 days (README "HTTP API server": delivery logs are kept 30 days).
+ * The retention sweep: deletes delivery-log entries older than 30 days (docs/service.md: delivery logs are kept 30 days).
  *
  * @example setInterval(() => pruneDeliveryLog({ store, now: () => new Date() }), 3600e3)
  */

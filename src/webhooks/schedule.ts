@@ -6,7 +6,7 @@
  * after the first (plus the time the attempts themselves take). Optional jitter (Svix uses ±20 %) spreads retries
  * after an outage; it is off unless asked for so tests and logs stay exact.
  *
- * Auto-disable (README "HTTP API server", webhooks): when the last retry of a delivery fails and nothing has succeeded
+ * Auto-disable (docs/service.md, webhooks): when the last retry of a delivery fails and nothing has succeeded
  * for the endpoint for a day, the endpoint is disabled with disabled_reason `failing`. "A day" is measured as the
  * retry span ({@link FAILING_WINDOW_MS}, 23 h 51 min): a delivery reaches its final failure only after failing for that
  * long, so the rule reads "no success since this delivery's first attempt" — an endpoint whose other deliveries

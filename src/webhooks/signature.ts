@@ -1,5 +1,5 @@
 /**
- * Webhook signatures (`SVC-Signature`), the scheme of README "Webhook signatures" — the same as Stripe's, so receivers may also use
+ * Webhook signatures (`SVC-Signature`), the scheme of docs/service.md "Webhook signatures" — the same as Stripe's, so receivers may also use
  * `stripe.webhooks.constructEvent`:
  *
  *   SVC-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole whsec_ secret>

@@ -1,5 +1,5 @@
 /**
- * Dashboard sign-up, verification mail over SMTP, sign-in/out and the safety rules (README "Dashboard"), in
+ * Dashboard sign-up, verification mail over SMTP, sign-in/out and the safety rules (docs/dashboard.md), in
  * headless Chromium against a loopback server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,7 +1,7 @@
 /**
  * The dashboard's mails under attack, on every engine: an unverified account cannot invite; verification mails,
  * invitations, reset links, notes about a sign-up with a taken address and mails to one address are throttled
- * (README "Team dashboard": verification 1 a minute and 5 an hour per account, 10 a day per address; invitations 10
+ * (docs/dashboard.md: verification 1 a minute and 5 an hour per account, 10 a day per address; invitations 10
  * an hour per inviter, 20 an hour per team, 3 a day per invited address; reset links as verification; sign-up notes
  * 3 an hour per address), the page says when the next can go (and Retry-After) — except on the forms that answer
  * alike for every address — and the count holds across two server instances on one database.

@@ -33,7 +33,7 @@ const NOTHING: GradeFacts = {
 const grade = (over: Partial<GradeFacts>) => gradeEmailAuth({ ...PERFECT, ...over })
 
 describe('GRADE_RUBRIC', () => {
-  it('weights the parts as the README rubric says and the items add up', () => {
+  it('weights the parts as the documented rubric says and the items add up', () => {
     expect(GRADE_RUBRIC.points.map((p) => [p.part, p.max])).toEqual([
       ['DMARC', 40], ['SPF', 30], ['DKIM', 15], ['MX', 10], ['BIMI', 5],
     ])

@@ -1,5 +1,5 @@
 /**
- * The email-authentication grade (README "Email authentication and its grade"): points (DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5) give a
+ * The email-authentication grade (docs/scoring.md "Email-authentication grade"): points (DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5) give a
  * letter, then caps lower it: SPF `+all` → F; no DMARC → at most D; DMARC `p=none` or an SPF permerror → at most C;
  * `p=quarantine` or no DKIM found → at most B; A+ needs `p=reject` at pct 100, SPF `-all`, DKIM and BIMI.
  *
@@ -7,7 +7,7 @@
  * letter would still be F, it is raised to D unless the facts that *were* obtained already force an F (i.e. the
  * grade would be F even if every failed part had come back perfect).
  *
- * {@link GRADE_RUBRIC} is the same rubric as data (the README prints it).
+ * {@link GRADE_RUBRIC} is the same rubric as data (docs/scoring.md prints it).
  */
 
 import type { Grade } from '../../schema.js'
@@ -46,7 +46,7 @@ export interface GradeFacts {
   bimi: Tristate
 }
 
-/** Points of each part (README rubric: DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5). */
+/** Points of each part (the rubric of docs/scoring.md: DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5). */
 export interface GradePoints {
   dmarc: number
   spf: number
@@ -243,7 +243,7 @@ function describe(f: GradeFacts, caps: GradeCapId[]): string[] {
 }
 
 /**
- * Grades the facts with the README rubric. Pure.
+ * Grades the facts with the rubric of docs/scoring.md. Pure.
  *
  * @example
  * gradeEmailAuth({ mx: 'yes', spf: 'ok', spfRecordValid: true, spfPolicy: 'fail', spfPassAllViaInclude: false,

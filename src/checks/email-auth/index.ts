@@ -1,7 +1,7 @@
 /**
  * The email-authentication lookup (`rc.emailAuth(input)`, `POST /v1/domain/email-auth`, `riskcheck email-auth`):
  * MX, SPF (with RFC 7208 lookup counting), DMARC (with organizational-domain fallback), DKIM (common selectors),
- * BIMI, and a letter grade from the rubric of README "Email authentication and its grade" (./grade.ts).
+ * BIMI, and a letter grade from the rubric of docs/scoring.md "Email-authentication grade" (./grade.ts).
  *
  * The input may be a domain, a URL or an email address; the HOST itself is checked (mail from `x@eu.corp.com` is
  * authenticated at `eu.corp.com`), DMARC and BIMI fall back to the organizational domain (`corp.com`). An input with

@@ -29,7 +29,7 @@ const RoleForm = Type.Object({ role: RoleField })
 /** The owners' two-factor switch: `1` requires it, `0` makes it optional. */
 const TeamTwoFactorForm = Type.Object({ required: Type.Union([Type.Literal('0'), Type.Literal('1')]) })
 
-/** The owners' switch that requires two-factor sign-in of every member (README "Team dashboard"). */
+/** The owners' switch that requires two-factor sign-in of every member (docs/dashboard.md). */
 function twoFactorSection(v: TeamView, requires: boolean) {
   return html`<section class="card" aria-labelledby="team-2fa"><h2 id="team-2fa">Two-factor sign-in</h2>
 <p>${requires ? 'Required: members without two-factor sign-in are sent to set it up before they can open this team.' : 'Optional for the members of this team.'}</p>

@@ -17,7 +17,7 @@
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>
 
-/** Roles of a team member (README "Dashboard"): owners and admins manage members and keys; developers use them. */
+/** Roles of a team member (docs/dashboard.md): owners and admins manage members and keys; developers use them. */
 export const ROLES = ['owner', 'admin', 'developer'] as const
 export type Role = (typeof ROLES)[number]
 

@@ -1,5 +1,5 @@
 /**
- * Bulk jobs distributed by BullMQ on Redis (`--redis-url`; README "Scaling out"). The store stays the system of
+ * Bulk jobs distributed by BullMQ on Redis (`--redis-url`; docs/service.md "Scaling out"). The store stays the system of
  * record — the job, its rows, its counters and its credit reservation — and BullMQ carries one message per job:
  * "run bulk job `bulk_…` of org X" (job id = bulk job id). An API instance stores the job and reserves its credits,
  * then adds the message; one worker at a time holds it and runs the job there (`runJob`: the pending rows of the

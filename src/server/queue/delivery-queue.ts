@@ -1,5 +1,5 @@
 /**
- * Webhook deliveries distributed by BullMQ on Redis (`--redis-url`; README "Scaling out"). The store stays the
+ * Webhook deliveries distributed by BullMQ on Redis (`--redis-url`; docs/service.md "Scaling out"). The store stays the
  * system of record — each delivery is a row with its status, attempt count and next due time, each attempt a line of
  * the log — and BullMQ carries one message per delivery: "deliver `dlv_…`" (job id = delivery id, so a delivery has
  * at most one job at a time).

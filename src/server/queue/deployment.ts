@@ -1,5 +1,5 @@
 /**
- * Which deployment a set of settings describes, and which combinations are refused (README "Scaling out"):
+ * Which deployment a set of settings describes, and which combinations are refused (docs/service.md "Scaling out"):
  *
  * - SQLite alone (`--db`, the default): one process; bulk jobs run in-process, webhook deliveries on a timer, rate
  *   limits in memory. `--no-workers` and `riskcheck worker` need the shared queue and are refused.

@@ -7,7 +7,7 @@
  * A list never holds more than the limit (refused requests are not logged).
  *
  * When Redis cannot be reached the limiter lets the request through (with the full limit in its headers) and reports
- * the error through `onError`: an outage of the limiter does not become an outage of the API (README "Scaling out").
+ * the error through `onError`: an outage of the limiter does not become an outage of the API (docs/service.md "Scaling out").
  */
 import type { Redis } from 'ioredis'
 import type { RateLimiter, RateLimitState } from '../rate-limit.js'

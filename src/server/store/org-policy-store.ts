@@ -1,5 +1,5 @@
 /**
- * Per-org scoring policies and the per-org answer log (README "HTTP API server", docs/decisions.md "Per-org
+ * Per-org scoring policies and the per-org answer log (docs/service.md, docs/decisions.md "Per-org
  * policies"): the storage behind `riskcheck admin policy set | show | clear` and the backtest `policy set` prints.
  *
  * - The org's policy: its version id (`pol_…`, the content hash of the canonical overrides), the canonical JSON of the

@@ -243,7 +243,7 @@ export interface NetworkFacts {
   connection_type: ConnectionType | null
 }
 
-/** MaxMind Connection-Type values → the documented connection types (README "IP address"). */
+/** MaxMind Connection-Type values → the documented connection types (docs/lookups.md "IP address"). */
 const CONNECTION_TYPE_MAP: Readonly<Record<string, ConnectionType>> = {
   'Cable/DSL': 'residential',
   Dialup: 'residential',

@@ -64,7 +64,7 @@ export interface PhoneSource {
   close(): void
 }
 
-/** Regions the live carrier source is used for (README "Phone and phone line type": US and Canadian numbers get a live carrier record). */
+/** Regions the live carrier source is used for (docs/lookups.md "Phone and phone line type": US and Canadian numbers get a live carrier record). */
 export const LIVE_CARRIER_REGIONS: ReadonlySet<string> = new Set(['US', 'CA'])
 
 /** Calling codes whose mobile numbers are geographic (libphonenumber's GEO_MOBILE_COUNTRIES). */

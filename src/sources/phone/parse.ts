@@ -20,11 +20,11 @@ import type { LineType } from '../../schema.js'
 /** Longest phone input accepted, in characters (Unicode code points), as documented (docs/api.md: 1 to 40 characters). */
 export const MAX_PHONE_LENGTH = 40
 
-/** The country used for numbers written without `+` when none is given (README "Phone and phone line type": default US). */
+/** The country used for numbers written without `+` when none is given (docs/lookups.md "Phone and phone line type": default US). */
 export const DEFAULT_PHONE_COUNTRY: CountryCode = 'US'
 
 /**
- * How libphonenumber's numbering-plan types map to the documented `line_type` vocabulary (README "Phone and phone line type")
+ * How libphonenumber's numbering-plan types map to the documented `line_type` vocabulary (docs/lookups.md "Phone and phone line type")
  * (mobile, landline, voip, toll_free, premium, unknown):
  *
  * | libphonenumber type | line_type | why |

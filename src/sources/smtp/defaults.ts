@@ -1,6 +1,6 @@
 /**
  * Defaults of the SMTP mailbox check, defined once: the SMTP source, `createRiskcheck` options, the CLI help and
- * the README all use these.
+ * docs/options.md all use these.
  */
 export const SMTP_DEFAULTS = {
   /** Port of the receiving mail servers. */
