@@ -20,6 +20,7 @@ import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, SERVE_FLAGS, trustPr
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { checkDocsUrl } from '../server/error-docs.js'
+import { isWildcardAddress, listenUrl } from '../server/public-url.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -248,6 +249,33 @@ function dataSourcesOf(values: Record<string, unknown>): Partial<Record<DataSour
   return sources
 }
 
+/** The address a browser on this machine opens for a listen address: `localhost` for a wildcard one (0.0.0.0, ::). */
+function browsableUrl(host: string, port: number): string {
+  return isWildcardAddress(host) ? `http://localhost:${port}` : listenUrl({ address: host, port })
+}
+
+/**
+ * What `serve` prints once it listens: the API's address and store (with the policy and the metrics URL), then
+ * where the team dashboard opens — under --public-url when it is set. With --json, one JSON line of the same.
+ */
+function listeningMessage(o: {
+  url: string
+  where: { db: string } | { database_url: string }
+  metricsUrl: string | undefined
+  policy: { version: string; file: string } | null
+  dashboardUrl: string | undefined
+  json: boolean
+}): string {
+  if (o.json) {
+    const line = { url: o.url, ...o.where, ...(o.metricsUrl ? { metrics_url: o.metricsUrl } : {}), ...(o.policy ? { policy: o.policy } : {}), ...(o.dashboardUrl ? { dashboard_url: o.dashboardUrl } : {}) }
+    return `${JSON.stringify(line)}\n`
+  }
+  const store = 'db' in o.where ? `db ${o.where.db}` : `database ${o.where.database_url}`
+  const policy = o.policy ? `, policy ${o.policy.version} from ${o.policy.file}` : ''
+  const metrics = o.metricsUrl ? `; metrics on ${o.metricsUrl}` : ''
+  return `riskcheck API listening on ${o.url} (${store}${policy})${metrics}\n${o.dashboardUrl ? `team dashboard: ${o.dashboardUrl}\n` : ''}`
+}
+
 /**
  * Runs `riskcheck serve` with `args` (after the command name) until `signal` aborts (or SIGINT/SIGTERM). Returns
  * the exit code: 0 after a clean shutdown, 64 for bad usage, 1 when the server cannot start.
@@ -378,11 +406,8 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       }
     }
     const where = deployment.mode === 'scaled' ? { database_url: safeUrl(deployment.databaseUrl) } : { db }
-    io.stdout.write(
-      values.json
-        ? `${JSON.stringify({ url, ...where, ...(metricsUrl ? { metrics_url: metricsUrl } : {}), ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
-        : `riskcheck API listening on ${url} (${'db' in where ? `db ${where.db}` : `database ${where.database_url}`}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})${metricsUrl ? `; metrics on ${metricsUrl}` : ''}\n`,
-    )
+    const dashboardUrl = app.dashboard ? `${(values['public-url'] as string | undefined) ?? browsableUrl(host, actualPort)}/dashboard` : undefined
+    io.stdout.write(listeningMessage({ url, where, metricsUrl, policy: policyInfo, dashboardUrl, json: values.json === true }))
     const refresh = refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, refreshEvery, dataSources) : null
     options.onListening?.(url)
 
