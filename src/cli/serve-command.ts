@@ -1,8 +1,8 @@
 /**
  * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then drains within --drain-timeout (in-flight requests,
  * webhook deliveries and bulk checkpoints finish, then the riskcheck instance and the database are closed;
- * docs/deployment.md). `--metrics-port N` serves Prometheus metrics on a separate listener. Every flag can also be set by an environment variable
- * (./serve-settings.ts); flags win.
+ * docs/deployment.md). `--metrics-port N` serves Prometheus metrics (and /healthz) on a separate listener
+ * (./metrics-listener.ts). Every flag can also be set by an environment variable (./serve-settings.ts); flags win.
  *
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite | --database-url postgres://… --redis-url redis://…]
  *                   [--no-migrate] [--no-workers] [--json] [--log-level info]
@@ -21,6 +21,7 @@ import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { checkDocsUrl } from '../server/error-docs.js'
 import { isWildcardAddress, listenUrl } from '../server/public-url.js'
+import { listenMetrics, metricsPortOf } from './metrics-listener.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -175,33 +176,6 @@ async function drain(app: import('../server/app.js').RiskcheckServer, ms: number
   }
 }
 
-/** Serves GET /metrics of `metrics` on its own port (Prometheus text format); any other path is 404. */
-async function listenMetrics(
-  metrics: NonNullable<import('../server/app.js').RiskcheckServer['metrics']>,
-  host: string,
-  port: number,
-): Promise<{ server: import('node:http').Server; url: string }> {
-  const { createServer } = await import('node:http')
-  const server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n')
-      return
-    }
-    metrics.text().then(
-      (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
-      (e: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${messageOf(e)}\n`),
-    )
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => resolve())
-  })
-  server.unref()
-  const address = server.address()
-  const actual = typeof address === 'object' && address ? address.port : port
-  return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}/metrics` }
-}
-
 /**
  * Opens the PostgreSQL stores of a scaled deployment (`riskcheck serve` and `riskcheck worker`): migrated at start
  * unless `migrate` is false, in which case a schema that is not current is refused (exit 1) with what to run.
@@ -307,10 +281,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     const level = (values['log-level'] as string | undefined) ?? 'info'
     if (!LOG_LEVELS.includes(level)) throw new UsageError(`${origin('log-level')} must be ${LOG_LEVELS.slice(0, -1).join(', ')} or silent (got ${level})`)
     values['log-level'] = level
-    if (values['metrics-port'] !== undefined) {
-      metricsPort = Number(values['metrics-port'])
-      if (!/^[0-9]{1,5}$/.test(String(values['metrics-port'])) || metricsPort > 65535) throw new UsageError(`--metrics-port must be 0–65535 (got ${String(values['metrics-port'])})`)
-    }
+    if (values['metrics-port'] !== undefined) metricsPort = metricsPortOf(values['metrics-port'])
     if (values['drain-timeout'] !== undefined) {
       const d = parseDuration(String(values['drain-timeout']))
       if (d === null || d < 1000) throw new UsageError(`--drain-timeout must be a duration of at least 1s, e.g. 30s or 2m (got ${String(values['drain-timeout'])})`)
@@ -397,7 +368,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     let metricsUrl: string | undefined
     if (metricsPort !== null && app.metrics) {
       try {
-        ;({ server: metricsServer, url: metricsUrl } = await listenMetrics(app.metrics, host, metricsPort))
+        ;({ server: metricsServer, url: metricsUrl } = await listenMetrics(app, host, metricsPort))
       } catch (e) {
         io.stderr.write(`riskcheck serve: cannot start the metrics listener: ${messageOf(e)}\n`)
         await app.close()
