@@ -42,7 +42,8 @@ in-flight requests, webhook deliveries and bulk checkpoints finish, then exit 0 
 Supported: SQLite alone (--db, the default: one process runs the API, bulk jobs and webhook deliveries), or
 PostgreSQL + Redis (--database-url and --redis-url: any number of API instances and riskcheck worker processes;
 README "Scaling out"). On PostgreSQL pending migrations run at start unless --no-migrate.
-The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard. Or create an org and a key with
+The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard (its address is printed at
+start, under --public-url when set). Or create an org and a key with
 riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,
 from the org's next request; no restart).
@@ -71,8 +72,8 @@ from the org's next request; no restart).
                                                      (riskcheck worker); needs --redis-url
   --json              RISKCHECK_JSON=1               print the listening address as one JSON line
   --metrics-port N    RISKCHECK_METRICS_PORT         serve Prometheus metrics on GET /metrics of this port (same host;
-                                                     off by default; 0 picks a free one). GET /healthz and /readyz are
-                                                     on the API port
+                                                     off by default; 0 picks a free one), and GET /healthz. GET /healthz
+                                                     and /readyz are on the API port too
   --drain-timeout D   RISKCHECK_DRAIN_TIMEOUT        on SIGTERM/SIGINT, how long in-flight requests, bulk jobs and
                                                      webhook deliveries get to finish (default 30s; e.g. 10s, 2m)
   --log-level LEVEL   RISKCHECK_LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent; logs go to stderr

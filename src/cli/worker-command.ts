@@ -54,8 +54,8 @@ const WORKER_FLAGS = {
   'unsafe-allow-loopback-webhooks': { type: 'boolean' },
 } as const
 
-/** The variables of the worker's own flags (first non-empty wins; a flag wins over all). */
-const VARIABLES: readonly Variable[] = [
+/** The variables of the worker's own flags (first non-empty wins; a flag wins over all); docs/deployment.md names each. */
+export const WORKER_VARIABLES: readonly Variable[] = [
   ...databaseVariables(),
   { flag: 'redis-url', names: ['RISKCHECK_REDIS_URL', 'REDIS_URL'], type: 'string', multiple: false },
   { flag: 'redis-prefix', names: ['RISKCHECK_REDIS_PREFIX'], type: 'string', multiple: false },
@@ -122,7 +122,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
       io.stdout.write(WORKER_HELP)
       return EXIT.ok
     }
-    const merged = withEnvironment(values, env, VARIABLES)
+    const merged = withEnvironment(values, env, WORKER_VARIABLES)
     values = merged.values
     const resolved = resolveDeployment({
       ...pickDatabase(values, merged.origin),
