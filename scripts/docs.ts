@@ -1,9 +1,12 @@
 /**
  * Writes docs/api.md, the HTTP API reference, from the OpenAPI document the server builds from its route
- * declarations (`npm run docs`); test/docs.test.ts fails when docs/api.md differs from what this would write.
+ * declarations and the column list of results.csv's writer (`npm run docs`); test/docs.test.ts fails when
+ * docs/api.md differs from what this would write.
  */
 import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { CSV_BASE_CELLS, detailsPaths } from '../src/bulk/csv.js'
+import { BULK_TYPES } from '../src/schema.js'
 import { errorAnchor, ERROR_CODES, ERROR_DESCRIPTIONS, ERROR_STATUS } from '../src/errors.js'
 import { buildOpenApi } from '../src/server/openapi.js'
 import { MAX_HEADER_BYTES } from '../src/server/request-guards.js'
@@ -53,6 +56,31 @@ function fieldTable(schema: Json, doc: Json): string[] {
   return rows.length > 2 ? rows : ['No fields.']
 }
 
+/**
+ * The "results.csv columns" section: the columns every file starts with and each type's details columns, from the
+ * writer itself (src/bulk/csv.ts), so this list is the header `GET /v1/bulk/jobs/{id}/results.csv` writes.
+ */
+export function resultsCsvColumns(): string[] {
+  const out = [
+    '## results.csv columns',
+    '',
+    'The CSV of a bulk job — `GET /v1/bulk/jobs/{id}/results.csv`, `riskcheck bulk --out FILE.csv`, the dashboard\'s',
+    '"Results CSV" — has a header line, then one record per unique input. Every file starts with these columns:',
+    '',
+    '| column | holds |',
+    '|---|---|',
+    ...CSV_BASE_CELLS.map((c) => `| \`${c.name}\` | ${cell(c.holds)} |`),
+    '',
+    'Then the details of the job\'s type, flattened to dotted names (arrays joined with `;`, null as an empty cell):',
+    '',
+    '| type | details columns, in order |',
+    '|---|---|',
+  ]
+  for (const type of BULK_TYPES) out.push(`| \`${type}\` | ${detailsPaths(type).map((p) => `\`${p.join('.')}\``).join(', ')} |`)
+  out.push('')
+  return out
+}
+
 /** The Markdown of docs/api.md. */
 export function renderApiReference(): string {
   const doc = buildOpenApi(ROUTES) as Json
@@ -61,7 +89,8 @@ export function renderApiReference(): string {
     '# HTTP API reference',
     '',
     '<!-- Generated from the OpenAPI document (src/server/openapi.ts, built from the route declarations in',
-    '     src/server/routes/) by `npm run docs`. Do not edit by hand: test/docs.test.ts fails when this file drifts. -->',
+    '     src/server/routes/) and the columns of src/bulk/csv.ts by `npm run docs`. Do not edit by hand:',
+    '     test/docs.test.ts fails when this file drifts. -->',
     '',
     `Version ${doc.info.version}. ${doc.info.description}`,
     '',
@@ -138,6 +167,7 @@ export function renderApiReference(): string {
     }
   }
 
+  out.push(...resultsCsvColumns())
   out.push('## Schemas', '', 'Result objects share one shape: `request`, `metadata`, `verdict`, `risk`, `details` (per lookup), `recommendation`, `partial`.', '')
   for (const [name, schema] of Object.entries(doc.components.schemas as Json)) {
     out.push(`### ${name}`, '')

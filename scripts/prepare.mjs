@@ -4,8 +4,9 @@
 // riskcheck …` runs inside the checkout for the first time: npx links the project into its own cache and prepares it
 // (npm_command is then `exec`). That second build is skipped when dist/ is already newer than every source file, so
 // the first `npx riskcheck` answers in about a second instead of rebuilding silently for a minute; when src/ changed
-// since the build, it rebuilds and says so.
-import { spawnSync } from 'node:child_process'
+// since the build, it rebuilds and says so. Either build prints one line when it succeeds, and all of tsup's output
+// when it fails.
+import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -30,6 +31,21 @@ if (process.env.npm_command === 'exec' && existsSync(built)) {
   process.stderr.write('riskcheck: src/ changed since the last build; rebuilding dist/ (about a minute)…\n')
 }
 
+// tsup lists every file it writes (~300 lines on `npm install`): its output is kept and shown only when the build
+// fails, so a good install prints one line and a broken one everything tsup said.
 const tsup = join(dirname(createRequire(import.meta.url).resolve('tsup/package.json')), 'dist', 'cli-default.js')
-const r = spawnSync(process.execPath, [tsup, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' })
-process.exit(r.status ?? 1)
+const started = Date.now()
+const child = spawn(process.execPath, [tsup, ...process.argv.slice(2)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+const output = []
+child.stdout.on('data', (d) => output.push(d))
+child.stderr.on('data', (d) => output.push(d))
+child.on('error', (e) => output.push(Buffer.from(`${e.message}\n`)))
+child.on('close', (code, signal) => {
+  if (code === 0) {
+    process.stdout.write(`riskcheck: build done (tsup, ${Math.round((Date.now() - started) / 1000)} s)\n`)
+    process.exit(0)
+  }
+  process.stderr.write(Buffer.concat(output))
+  process.stderr.write(`\nriskcheck: the build failed (tsup ${signal ? `killed by ${signal}` : `exit ${code}`}); its output is above\n`)
+  process.exit(code || 1)
+})

@@ -9,7 +9,7 @@ import { GRADE_RUBRIC } from '../src/checks/email-auth/grade.js'
 import { DATA_SOURCE_NAMES, DATA_SOURCES } from '../src/data/catalog.js'
 import { formatAge } from '../src/data/status.js'
 import { BILLING_TABLE } from '../src/billing.js'
-import { defaultLabel, SETTINGS } from '../src/settings.js'
+import { defaultLabel, flagDefaultLabel, SETTINGS } from '../src/settings.js'
 import { envNameOf, serveReads } from '../src/cli/serve-settings.js'
 import { SERVER_TYPE_PACKAGES, serverInstallCommand } from '../src/server/packages.js'
 
@@ -107,7 +107,7 @@ function optionsTable(): string {
 /** The rows of docs/deployment.md's variable table for the lookup settings `riskcheck serve` reads. */
 function serveLookupVariables(): string {
   const rows = SETTINGS.filter((s) => s.flag && serveReads(s.flag)).map((s) => {
-    const dflt = s.kind === 'boolean' ? '' : ` (default: ${defaultLabel(s)})`
+    const dflt = s.kind === 'boolean' ? '' : ` (default: ${flagDefaultLabel(s)})`
     const list = s.kind === 'list' ? ' — comma-separated' : ''
     return `| \`${envNameOf(s.flag!)}\` | \`--${s.flag}\` | \`${s.path}\`: ${cell(s.flagDescription ?? s.description)}${cell(dflt)}${list} |`
   })

@@ -31,6 +31,8 @@ export interface Setting {
   default: number | boolean | string | null
   /** The default in words, where the value alone says too little. */
   defaultText?: string
+  /** The flag's default in words, where it is not {@link defaultText} (that one speaks of the library's option). */
+  flagDefaultText?: string
   min?: number
   max?: number
   maxLength?: number
@@ -247,7 +249,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'cache.maxEntries', kind: 'integer', default: 10_000, min: 1, max: 10_000_000, description: 'entries of the in-memory cache' },
   { path: 'cache.ttlSeconds', kind: 'integer', default: CACHE_TTL_MS / 1000, min: 1, max: 31_536_000, description: 'lifetime of a cached answer in the in-memory cache, in seconds (7 days)' },
   { path: 'credits', kind: 'value', default: null, defaultText: 'unmetered', description: 'a number (an in-memory balance) or a `CreditLedger`; with none, `credits_remaining` is `null`' },
-  { path: 'now', kind: 'value', default: null, defaultText: '`() => new Date()`', description: 'the clock (ages, timestamps, cache expiry)', flag: 'now', flagValue: 'ISO-8601' },
+  { path: 'now', kind: 'value', default: null, defaultText: '`() => new Date()`', flagDefaultText: 'the current time', description: 'the clock (ages, timestamps, cache expiry)', flag: 'now', flagValue: 'ISO-8601' },
   { path: 'scoring', kind: 'value', default: null, defaultText: 'the default policy', description: 'overrides of weights, thresholds, actions, rules, contexts (CLI: `--policy FILE`)' },
   { path: 'partTimeoutMs', kind: 'integer', default: 15_000, min: 1, max: 600_000, description: 'time limit of each part of `rc.check`, in ms', flag: 'part-timeout', flagValue: 'MS' },
   // bulk
@@ -345,4 +347,9 @@ export function defaultLabel(s: Setting): string {
   if (s.defaultText !== undefined) return s.defaultText
   if (s.default === null) return '—'
   return typeof s.default === 'string' ? `\`'${s.default}'\`` : `\`${String(s.default)}\``
+}
+
+/** The default of a setting's flag (and `serve` variable) in help and docs: `the current time`, `3000`, `'live'`. */
+export function flagDefaultLabel(s: Setting): string {
+  return s.flagDefaultText ?? defaultLabel(s)
 }

@@ -1,11 +1,15 @@
 /**
  * The package as a newcomer meets it: a LICENSE that matches package.json, Node versions that every dependency
- * supports and that the README states, a set-up whose commands work at once, and `npm test` without build noise.
+ * supports and that the README states, a set-up whose commands work at once, `npm install` and `npm test` without
+ * build noise (but with the whole story when the build fails), and no packed tarball in git.
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import semver from 'semver'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const root = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url))
 const pkg = JSON.parse(readFileSync(root('package.json'), 'utf8')) as {
@@ -14,9 +18,10 @@ const pkg = JSON.parse(readFileSync(root('package.json'), 'utf8')) as {
   engines: { node: string }
   files: string[]
   scripts: Record<string, string>
+  allowScripts: Record<string, boolean>
 }
 const lock = JSON.parse(readFileSync(root('package-lock.json'), 'utf8')) as {
-  packages: Record<string, { engines?: { node?: string } | string[]; dev?: boolean; optional?: boolean; version?: string }>
+  packages: Record<string, { engines?: { node?: string } | string[]; dev?: boolean; optional?: boolean; version?: string; hasInstallScript?: boolean }>
 }
 const readme = readFileSync(root('README.md'), 'utf8')
 
@@ -76,5 +81,63 @@ describe('the package', () => {
     expect(pkg.scripts.prepare).toBe('node scripts/prepare.mjs')
     const prepare = readFileSync(root('scripts/prepare.mjs'), 'utf8')
     expect(prepare).toContain("process.env.npm_command === 'exec'")
+  })
+})
+
+/** Runs scripts/prepare.mjs (what `npm install` runs) with tsup arguments; resolves with its exit code and output. */
+function prepare(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [root('scripts/prepare.mjs'), ...args], {
+    cwd: root(''),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_command: 'ci' },
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+}
+
+describe('the prepare script (`npm install`, `npm ci`)', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'riskcheck-prepare-'))
+    writeFileSync(join(dir, 'good.ts'), 'export const answer: number = 42\n')
+    writeFileSync(join(dir, 'bad.ts'), "export const answer: number = 'forty-two'\n")
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('prints one line when the build succeeds (tsup lists every file it writes otherwise)', async () => {
+    const r = await prepare([join(dir, 'good.ts'), '--out-dir', join(dir, 'out-good')])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toBe('')
+    expect(r.stdout).toMatch(/^riskcheck: build done \(tsup, \d+ s\)\n$/)
+    expect(existsSync(join(dir, 'out-good', 'good.d.ts'))).toBe(true)
+  }, 180_000)
+
+  it('fails loudly: a failed build exits non-zero and shows everything tsup said, the type error included', async () => {
+    const r = await prepare([join(dir, 'bad.ts'), '--out-dir', join(dir, 'out-bad')])
+    expect(r.code).not.toBe(0)
+    expect(r.stderr).toContain("error TS2322: Type 'string' is not assignable to type 'number'")
+    expect(r.stderr).toContain('riskcheck: the build failed (tsup exit 1)')
+  }, 180_000)
+})
+
+describe('the repository', () => {
+  it('every install script npm could run is reviewed in allowScripts (so `npm ci` has no "not yet covered" warning, and a new one fails here)', () => {
+    const withScripts = [...new Set(Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript).map(([path]) => path.replace(/^.*node_modules\//, '')))]
+    expect(withScripts.length).toBeGreaterThan(0)
+    expect(withScripts.filter((name) => typeof pkg.allowScripts[name] !== 'boolean')).toEqual([])
+    // the reviewed decisions (docs/decisions.md, "Installing"): native addons and binaries the service needs run;
+    // msgpackr-extract's source build is not needed (its prebuilt platform package loads without it)
+    expect(pkg.allowScripts).toEqual({ 'better-sqlite3': true, esbuild: true, 'msgpackr-extract': false })
+  })
+
+  it('ignores what `npm pack` writes (riskcheck-0.1.0.tgz)', async () => {
+    const child = spawn('git', ['check-ignore', '--no-index', 'riskcheck-0.1.0.tgz', 'some/dir/other-1.2.3.tgz'], { cwd: root(''), stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0)
+    expect(out.trim().split('\n')).toEqual(['riskcheck-0.1.0.tgz', 'some/dir/other-1.2.3.tgz'])
   })
 })

@@ -244,7 +244,7 @@ describe('--policy FILE on lookups, bulk and serve', () => {
     })
     await listening
     try {
-      expect(JSON.parse(io.out())).toEqual({ url, db, policy: { version: (await loadPolicyFile(STRICT)).version, file: STRICT } })
+      expect(JSON.parse(io.out())).toEqual({ url, db, policy: { version: (await loadPolicyFile(STRICT)).version, file: STRICT }, dashboard_url: `${url}/dashboard` })
       const res = await fetch(`${url}/v1/email`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

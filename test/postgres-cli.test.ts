@@ -120,7 +120,7 @@ describe.skipIf(!url || !redisUrl)('riskcheck on PostgreSQL + Redis', () => {
     const { databaseUrl } = freshSchema()
     const s = await serve(['--database-url', databaseUrl, '--redis-url', redisUrl!])
     try {
-      expect(JSON.parse(s.io.out())).toEqual({ url: s.url, database_url: databaseUrl })
+      expect(JSON.parse(s.io.out())).toEqual({ url: s.url, database_url: databaseUrl, dashboard_url: `${s.url}/dashboard` })
       const org = await admin(['org', 'create', '--name', 'Pg', '--database-url', databaseUrl])
       expect(org.code).toBe(0)
       expect(org.json).toMatchObject({ plan: 'free', credits: { total_available: 100 } })

@@ -16,7 +16,7 @@ import { deleteKeys, testRedis, testRedisUrl } from './redis-env.js'
 /** A running `serve` (with its URL) or `worker` process. */
 export interface Instance {
   child: ChildProcess
-  /** The API base URL (a worker has none: ''). */
+  /** The API base URL; a worker's metrics URL (with --metrics-port), else ''. */
   url: string
   /** Its stderr so far (the log). */
   err: () => string
@@ -110,7 +110,7 @@ export function scaleOut(suite: string): ScaleOut {
         const line = out.split('\n').find((l) => l.startsWith('{'))
         return line ? (JSON.parse(line) as { url: string }).url : null
       }),
-    worker: (args = []) => start('worker', args, (out) => (out.includes('riskcheck worker running') ? '' : null)),
+    worker: (args = []) => start('worker', args, (out) => (/riskcheck worker running.*\n/.test(out) ? (/; metrics on (\S+)/.exec(out)?.[1] ?? '') : null)),
     async kill(i) {
       if (i.child.exitCode !== null || i.child.signalCode !== null) return
       const gone = new Promise((resolve) => i.child.once('close', resolve))

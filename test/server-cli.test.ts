@@ -138,7 +138,7 @@ describe('riskcheck serve', () => {
     const org = (await admin('org', 'create', '--name', 'Served', '--plan', 'starter')).json
     const key = (await admin('key', 'create', '--org', org.id)).json.secret as string
     const { url, io, stop, exit } = await serveInProcess(['--port', '0', '--db', db, '--offline', '--json', '--log-level', 'silent'])
-    expect(JSON.parse(io.out())).toEqual({ url, db })
+    expect(JSON.parse(io.out())).toEqual({ url, db, dashboard_url: `${url}/dashboard` })
     const res = await fetch(`${url}/v1/ip`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -192,7 +192,7 @@ describe('riskcheck serve', () => {
     const env = { RISKCHECK_PORT: '0', RISKCHECK_DB: envDb, RISKCHECK_JSON: '1', RISKCHECK_LOG_LEVEL: 'silent', RISKCHECK_OFFLINE: 'true', RISKCHECK_HOST: '127.0.0.1' }
     const fromEnv = await serveWith([], env)
     expect(fromEnv.code).toBe(0)
-    expect(JSON.parse(fromEnv.out)).toEqual({ url: fromEnv.url, db: envDb })
+    expect(JSON.parse(fromEnv.out)).toEqual({ url: fromEnv.url, db: envDb, dashboard_url: `${fromEnv.url}/dashboard` })
     expect(fromEnv.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     const flagWins = await serveWith(['--db', flagDb], env)
     expect(JSON.parse(flagWins.out).db).toBe(flagDb)

@@ -90,7 +90,7 @@ describe('serve --metrics-port', () => {
   let dir: string
   afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
-  it('serves GET /metrics on its own port; the API port does not', async () => {
+  it('serves GET /metrics (and GET /healthz) on its own port; the API port does not serve /metrics', async () => {
     dir = mkdtempSync(join(tmpdir(), 'riskcheck-metrics-'))
     const { url, io, stop, exit } = await serveInProcess(['--port', '0', '--db', join(dir, 'db.sqlite'), '--offline', '--json', '--log-level', 'silent', '--metrics-port', '0'])
     const { metrics_url } = JSON.parse(io.out()) as { metrics_url: string }
@@ -104,6 +104,10 @@ describe('serve --metrics-port', () => {
     expect(sample(text, 'riskcheck_http_requests_total', { method: 'GET', route: '/healthz', status: '200' })).toBe(1)
     expect(text).toContain('riskcheck_process_cpu_seconds_total')
     expect((await fetch(metrics_url.replace('/metrics', '/other'))).status).toBe(404)
+    // liveness beside the metrics, for an operator who probes only that port (the API port's answer)
+    const health = await fetch(metrics_url.replace('/metrics', '/healthz'))
+    expect(health.status).toBe(200)
+    expect(await health.json()).toMatchObject({ status: 'ok', version: expect.any(String) })
     stop()
     expect(await exit).toBe(0)
   })

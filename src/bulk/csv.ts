@@ -1,19 +1,35 @@
 /**
  * CSV of bulk results (RFC 4180, a page of rows at a time) and a small CSV reader for the CLI's input files.
  *
- * Columns (docs/bulk.md): input, action, status, reason, risk_score, credits_used, cache_hit, error, factors
- * (the fired factor codes joined with `;`, what `riskcheck policy test` re-scores), then the type's details flattened
- * to dotted names in schema order (`location.country_code`, `flags.is_vpn`, …). Arrays are joined
- * with `;`, booleans are `true`/`false`, null is an empty cell. Formula escaping (docs/api.md "results.csv"): a text
- * cell a spreadsheet would read as a formula is prefixed with `'`, unless it is only a number or a phone number
- * ({@link isFormulaText}), so `=HYPERLINK(…)` stays text and `+14155550100` stays a re-importable E.164 number.
+ * Columns ({@link CSV_BASE_CELLS}; docs/api.md "results.csv columns" is generated from them; docs/bulk.md): input, action, status,
+ * reason, risk_score, credits_used, cache_hit, error, factors, then the type's details flattened to dotted names in
+ * schema order (`location.country_code`, `flags.is_vpn`, …). Arrays are joined with `;`, booleans are `true`/`false`,
+ * null is an empty cell. Formula escaping: a text cell a spreadsheet would read as a formula is prefixed with `'`,
+ * unless it is only a number or a phone number ({@link isFormulaText}), so `=HYPERLINK(…)` stays text and
+ * `+14155550100` stays a re-importable E.164 number.
  */
 import { Readable } from 'node:stream'
 import { DETAILS_SCHEMAS, type BulkType } from '../schema.js'
 import type { BulkRowRecord } from './types.js'
 
-/** The fixed leading columns of results.csv. */
-export const CSV_BASE_COLUMNS = ['input', 'action', 'status', 'reason', 'risk_score', 'credits_used', 'cache_hit', 'error', 'factors'] as const
+/**
+ * The leading columns of results.csv, each with what it holds and how its cell is taken from a row: the header,
+ * every record and the column list of docs/api.md (scripts/docs.ts) all come from this one list.
+ */
+export const CSV_BASE_CELLS: ReadonlyArray<{ name: string; holds: string; cell: (row: BulkRowRecord) => unknown }> = [
+  { name: 'input', holds: 'the input, once per unique input, in input order', cell: (r) => r.input },
+  { name: 'action', holds: 'the recommended action: `approve`, `verify`, `review` or `block` (empty for an error row)', cell: (r) => r.action },
+  { name: 'status', holds: 'the verdict status (empty for an error row)', cell: (r) => r.status },
+  { name: 'reason', holds: 'the verdict reason code (empty for an error row)', cell: (r) => r.reason },
+  { name: 'risk_score', holds: 'the risk score, 0–100 (empty for an error row)', cell: (r) => r.risk_score },
+  { name: 'credits_used', holds: 'credits the row cost', cell: (r) => r.credits_used },
+  { name: 'cache_hit', holds: '`true` when the answer came from the result cache', cell: (r) => r.cache_hit },
+  { name: 'error', holds: 'why a row could not be checked (`CODE: message`), else empty', cell: (r) => r.error },
+  { name: 'factors', holds: 'the fired factor codes joined with `;` (what `riskcheck policy test` re-scores; empty for an error row)', cell: (r) => cell(r.factors) },
+]
+
+/** The names of the leading columns of results.csv ({@link CSV_BASE_CELLS}). */
+export const CSV_BASE_COLUMNS: readonly string[] = CSV_BASE_CELLS.map((c) => c.name)
 
 interface SchemaNode {
   properties?: Record<string, SchemaNode>
@@ -56,7 +72,7 @@ function cell(v: unknown): unknown {
 
 /** One CSV record (cells in {@link csvColumns} order) of a row. */
 export function csvRecord(type: BulkType, row: BulkRowRecord): unknown[] {
-  const rec: unknown[] = [row.input, row.action, row.status, row.reason, row.risk_score, row.credits_used, row.cache_hit, row.error, cell(row.factors)]
+  const rec: unknown[] = CSV_BASE_CELLS.map((c) => c.cell(row))
   for (const path of detailsPaths(type)) {
     let v: unknown = row.details
     for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined

@@ -682,12 +682,13 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       return runner ? runner.done : job
     },
 
-    async runJob(id) {
+    async runJob(id, onStart) {
       await enter()
       const running = core.runners.get(id)
       if (running) return running.done
       const record = await store.getJob(id)
       if (!record || isFinal(record.job) || Date.parse(record.job.expires_at) <= nowMs() || !checks[record.job.type]) return null
+      onStart?.(record.job)
       return startRunner(record, null).done
     },
 

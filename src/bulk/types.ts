@@ -211,8 +211,9 @@ export interface BulkEngine {
   /**
    * Runs (or resumes, from its pending rows) a queued or running job of the store here and resolves with it when it
    * ends or the engine closes; null when there is no such unfinished job. Used by the workers of `--redis-url`.
+   * `onStart` gets the job as stored when it starts here (not when it runs here already, nor when there is none).
    */
-  runJob(id: string): Promise<BulkJob | null>
+  runJob(id: string, onStart?: (job: BulkJob) => void): Promise<BulkJob | null>
   /** Cancels the job if this engine runs it (a worker asked by `cancelRemote`); false when it does not. */
   cancelLocal(id: string): Promise<boolean>
   /** Stops running the job here without finishing it (what is done is written; another worker resumes it). */

@@ -44,7 +44,7 @@ sources   the sources with their upstream, license, change rate and maximum age.
   --source NAME=LOC     fetch NAME from a mirror URL or a local file/directory in the upstream's format (repeatable)
   --force               accept a source that shrank to less than half of the data in use
   --wait SECONDS        wait up to this long for another update to finish (default: fail at once)
-  --now ISO             the time to compute ages at (status)
+  --now ISO             the time to compute ages at (status; default: the current time)
   --json                print the result as JSON
 `
 

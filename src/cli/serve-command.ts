@@ -1,8 +1,8 @@
 /**
  * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then drains within --drain-timeout (in-flight requests,
  * webhook deliveries and bulk checkpoints finish, then the riskcheck instance and the database are closed;
- * docs/deployment.md). `--metrics-port N` serves Prometheus metrics on a separate listener. Every flag can also be set by an environment variable
- * (./serve-settings.ts); flags win.
+ * docs/deployment.md). `--metrics-port N` serves Prometheus metrics (and /healthz) on a separate listener
+ * (./metrics-listener.ts). Every flag can also be set by an environment variable (./serve-settings.ts); flags win.
  *
  *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite | --database-url postgres://… --redis-url redis://…]
  *                   [--no-migrate] [--no-workers] [--json] [--log-level info]
@@ -20,6 +20,8 @@ import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, SERVE_FLAGS, trustPr
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { checkDocsUrl } from '../server/error-docs.js'
+import { isWildcardAddress, listenUrl } from '../server/public-url.js'
+import { listenMetrics, metricsPortOf } from './metrics-listener.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -40,7 +42,8 @@ in-flight requests, webhook deliveries and bulk checkpoints finish, then exit 0 
 Supported: SQLite alone (--db, the default: one process runs the API, bulk jobs and webhook deliveries), or
 PostgreSQL + Redis (--database-url and --redis-url: any number of API instances and riskcheck worker processes;
 docs/service.md "Scaling out"). On PostgreSQL pending migrations run at start unless --no-migrate.
-The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard. Or create an org and a key with
+The team dashboard (sign-up, keys, usage, bulk jobs, webhooks) is at /dashboard (its address is printed at
+start, under --public-url when set). Or create an org and a key with
 riskcheck admin org create --name NAME; riskcheck admin key create --org ORG_ID
 --policy FILE scores every org that has no policy of its own (riskcheck admin policy set --org ORG_ID FILE wins,
 from the org's next request; no restart).
@@ -69,8 +72,8 @@ from the org's next request; no restart).
                                                      (riskcheck worker); needs --redis-url
   --json              RISKCHECK_JSON=1               print the listening address as one JSON line
   --metrics-port N    RISKCHECK_METRICS_PORT         serve Prometheus metrics on GET /metrics of this port (same host;
-                                                     off by default; 0 picks a free one). GET /healthz and /readyz are
-                                                     on the API port
+                                                     off by default; 0 picks a free one), and GET /healthz. GET /healthz
+                                                     and /readyz are on the API port too
   --drain-timeout D   RISKCHECK_DRAIN_TIMEOUT        on SIGTERM/SIGINT, how long in-flight requests, bulk jobs and
                                                      webhook deliveries get to finish (default 30s; e.g. 10s, 2m)
   --log-level LEVEL   RISKCHECK_LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent; logs go to stderr
@@ -174,33 +177,6 @@ async function drain(app: import('../server/app.js').RiskcheckServer, ms: number
   }
 }
 
-/** Serves GET /metrics of `metrics` on its own port (Prometheus text format); any other path is 404. */
-async function listenMetrics(
-  metrics: NonNullable<import('../server/app.js').RiskcheckServer['metrics']>,
-  host: string,
-  port: number,
-): Promise<{ server: import('node:http').Server; url: string }> {
-  const { createServer } = await import('node:http')
-  const server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n')
-      return
-    }
-    metrics.text().then(
-      (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
-      (e: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${messageOf(e)}\n`),
-    )
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => resolve())
-  })
-  server.unref()
-  const address = server.address()
-  const actual = typeof address === 'object' && address ? address.port : port
-  return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}/metrics` }
-}
-
 /**
  * Opens the PostgreSQL stores of a scaled deployment (`riskcheck serve` and `riskcheck worker`): migrated at start
  * unless `migrate` is false, in which case a schema that is not current is refused (exit 1) with what to run.
@@ -248,6 +224,33 @@ function dataSourcesOf(values: Record<string, unknown>): Partial<Record<DataSour
   return sources
 }
 
+/** The address a browser on this machine opens for a listen address: `localhost` for a wildcard one (0.0.0.0, ::). */
+function browsableUrl(host: string, port: number): string {
+  return isWildcardAddress(host) ? `http://localhost:${port}` : listenUrl({ address: host, port })
+}
+
+/**
+ * What `serve` prints once it listens: the API's address and store (with the policy and the metrics URL), then
+ * where the team dashboard opens — under --public-url when it is set. With --json, one JSON line of the same.
+ */
+function listeningMessage(o: {
+  url: string
+  where: { db: string } | { database_url: string }
+  metricsUrl: string | undefined
+  policy: { version: string; file: string } | null
+  dashboardUrl: string | undefined
+  json: boolean
+}): string {
+  if (o.json) {
+    const line = { url: o.url, ...o.where, ...(o.metricsUrl ? { metrics_url: o.metricsUrl } : {}), ...(o.policy ? { policy: o.policy } : {}), ...(o.dashboardUrl ? { dashboard_url: o.dashboardUrl } : {}) }
+    return `${JSON.stringify(line)}\n`
+  }
+  const store = 'db' in o.where ? `db ${o.where.db}` : `database ${o.where.database_url}`
+  const policy = o.policy ? `, policy ${o.policy.version} from ${o.policy.file}` : ''
+  const metrics = o.metricsUrl ? `; metrics on ${o.metricsUrl}` : ''
+  return `riskcheck API listening on ${o.url} (${store}${policy})${metrics}\n${o.dashboardUrl ? `team dashboard: ${o.dashboardUrl}\n` : ''}`
+}
+
 /**
  * Runs `riskcheck serve` with `args` (after the command name) until `signal` aborts (or SIGINT/SIGTERM). Returns
  * the exit code: 0 after a clean shutdown, 64 for bad usage, 1 when the server cannot start.
@@ -279,10 +282,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     const level = (values['log-level'] as string | undefined) ?? 'info'
     if (!LOG_LEVELS.includes(level)) throw new UsageError(`${origin('log-level')} must be ${LOG_LEVELS.slice(0, -1).join(', ')} or silent (got ${level})`)
     values['log-level'] = level
-    if (values['metrics-port'] !== undefined) {
-      metricsPort = Number(values['metrics-port'])
-      if (!/^[0-9]{1,5}$/.test(String(values['metrics-port'])) || metricsPort > 65535) throw new UsageError(`--metrics-port must be 0–65535 (got ${String(values['metrics-port'])})`)
-    }
+    if (values['metrics-port'] !== undefined) metricsPort = metricsPortOf(values['metrics-port'])
     if (values['drain-timeout'] !== undefined) {
       const d = parseDuration(String(values['drain-timeout']))
       if (d === null || d < 1000) throw new UsageError(`--drain-timeout must be a duration of at least 1s, e.g. 30s or 2m (got ${String(values['drain-timeout'])})`)
@@ -369,7 +369,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     let metricsUrl: string | undefined
     if (metricsPort !== null && app.metrics) {
       try {
-        ;({ server: metricsServer, url: metricsUrl } = await listenMetrics(app.metrics, host, metricsPort))
+        ;({ server: metricsServer, url: metricsUrl } = await listenMetrics(app, host, metricsPort))
       } catch (e) {
         io.stderr.write(`riskcheck serve: cannot start the metrics listener: ${messageOf(e)}\n`)
         await app.close()
@@ -378,11 +378,8 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
       }
     }
     const where = deployment.mode === 'scaled' ? { database_url: safeUrl(deployment.databaseUrl) } : { db }
-    io.stdout.write(
-      values.json
-        ? `${JSON.stringify({ url, ...where, ...(metricsUrl ? { metrics_url: metricsUrl } : {}), ...(policyInfo ? { policy: policyInfo } : {}) })}\n`
-        : `riskcheck API listening on ${url} (${'db' in where ? `db ${where.db}` : `database ${where.database_url}`}${policyInfo ? `, policy ${policyInfo.version} from ${policyInfo.file}` : ''})${metricsUrl ? `; metrics on ${metricsUrl}` : ''}\n`,
-    )
+    const dashboardUrl = app.dashboard ? `${(values['public-url'] as string | undefined) ?? browsableUrl(host, actualPort)}/dashboard` : undefined
+    io.stdout.write(listeningMessage({ url, where, metricsUrl, policy: policyInfo, dashboardUrl, json: values.json === true }))
     const refresh = refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, refreshEvery, dataSources) : null
     options.onListening?.(url)
 

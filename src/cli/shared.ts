@@ -7,7 +7,7 @@ import type { ParseArgsConfig } from 'node:util'
 import { isRiskcheckError } from '../errors.js'
 import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
 import { formatPolicyIssues, loadPolicyFile, PolicyFileError, type PolicyFile } from '../scoring/policy-file.js'
-import { defaultLabel, flaggedSettings, settingProblem, type Setting } from '../settings.js'
+import { flagDefaultLabel, flaggedSettings, settingProblem, type Setting } from '../settings.js'
 
 /** Where the CLI reads and writes; `process` fits. */
 export interface CliIO {
@@ -102,7 +102,7 @@ export const GLOBAL_HELP: Array<[string, string]> = [
   ...flaggedSettings().map((s): [string, string] => {
     const name = `--${s.flag}${s.flagValue ? ` ${s.flagValue}` : ''}${s.kind === 'list' ? ' (repeatable)' : ''}`
     const plain = (text: string) => text.replace(/`/g, '')
-    const dflt = s.kind === 'boolean' ? '' : ` (default: ${plain(defaultLabel(s))})`
+    const dflt = s.kind === 'boolean' ? '' : ` (default: ${plain(flagDefaultLabel(s))})`
     return [name, `${plain(s.flagDescription ?? s.description)}${dflt}`]
   }),
   ...CLI_ONLY_FLAGS.map((f) => f.help),

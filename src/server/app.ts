@@ -51,7 +51,7 @@ import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
 import { parsePublicUrl } from './public-url.js'
 import { readiness, storeChecks, type ReadinessCheck } from './health.js'
 import { createServerMetrics, type ServerMetrics } from './metrics.js'
-import { createBulkQueue, type BulkQueue } from './queue/bulk-queue.js'
+import { bulkJobLogLine, createBulkQueue, type BulkQueue } from './queue/bulk-queue.js'
 import { createRedisRateLimiter } from './queue/redis-rate-limit.js'
 import { redisReadyCheck } from './queue/redis-health.js'
 import { Redis } from 'ioredis'
@@ -309,10 +309,14 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         bulkQueue = createBulkQueue({
           redisUrl: q.redisUrl,
           prefix: qPrefix,
-          runJob: (owner, id) => (bulk as BulkService).runJob(owner, id),
+          runJob: (owner, id, onStart) => (bulk as BulkService).runJob(owner, id, onStart),
           cancelLocal: (owner, id) => (bulk as BulkService).cancelLocal(owner, id),
           releaseLocal: (owner, id) => (bulk as BulkService).releaseLocal(owner, id),
           onError: (err) => appRef?.log.error({ err }, 'bulk queue error'),
+          onJob: (event) => {
+            const line = bulkJobLogLine(event)
+            appRef?.log.info(line.fields, line.message)
+          },
           ...(q.worker ? { worker: q.worker } : {}),
         })
       }

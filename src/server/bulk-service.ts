@@ -48,7 +48,7 @@ export interface BulkService {
   /** Deletes every job whose results expired (7 days after creation). Returns the ids. */
   sweep(): Promise<string[]>
   /** Runs or resumes an unfinished job here (a worker of the BullMQ bulk queue); null when there is none. */
-  runJob(owner: BulkOwner, id: string): Promise<BulkJob | null>
+  runJob(owner: BulkOwner, id: string, onStart?: (job: BulkJob) => void): Promise<BulkJob | null>
   /** Cancels a job if this process runs it; false when it does not. */
   cancelLocal(owner: BulkOwner, id: string): Promise<boolean>
   /** Stops running a job here without finishing it (its queue lock was lost: another worker resumes it). */
@@ -118,7 +118,7 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     settle,
     started,
     sweep: async () => storage.sweepExpired(nowMs()),
-    runJob: (owner, id) => engineFor(owner).runJob(id),
+    runJob: (owner, id, onStart) => engineFor(owner).runJob(id, onStart),
     cancelLocal: (owner, id) => engineFor(owner).cancelLocal(id),
     releaseLocal: (owner, id) => engineFor(owner).releaseLocal(id),
     async unfinished() {

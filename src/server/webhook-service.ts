@@ -14,6 +14,7 @@ import {
   type WebhookEndpointRecord,
   resendDeliveries,
   type DeliverFunction,
+  type DeliveryAttemptRecord,
   type DeliveryCrashHook,
   type DeliveryStore,
   type DeliveryWorker,
@@ -102,6 +103,18 @@ export const webhookOperator = {
 const PRUNE_EVERY_MS = 60 * 60 * 1000
 
 /**
+ * The log line of one delivery attempt: ids, attempt number, outcome, HTTP status and time — not the payload, the URL
+ * or the receiver's answer.
+ *
+ * @example deliveryLogLine(a).message // 'webhook delivery dlv_1 attempt 1: delivered (HTTP 200, 31 ms)'
+ */
+export function deliveryLogLine(a: DeliveryAttemptRecord): { fields: Record<string, unknown>; message: string } {
+  const fields = { delivery: a.deliveryId, event: a.eventId, endpoint: a.endpointId, attempt: a.attempt, ok: a.ok, http_status: a.status, error: a.error, duration_ms: a.durationMs }
+  const outcome = a.status !== null ? `HTTP ${a.status}` : (a.error ?? 'no answer')
+  return { fields, message: `webhook delivery ${a.deliveryId} attempt ${a.attempt}: ${a.ok ? 'delivered' : 'failed'} (${outcome}, ${a.durationMs} ms)` }
+}
+
+/**
  * Creates the webhook service over the server's database (migration 002 applied). Call `start()` to run the timer.
  */
 export function createWebhookService(options: WebhookServiceOptions & { db: Database.Database; storage?: undefined }): WebhookService<SqliteDeliveryStore>
@@ -109,7 +122,11 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
 export function createWebhookService(options: WebhookServiceOptions): WebhookService {
   const { nowMs } = options
   if (!options.storage && !options.db) throw new TypeError('createWebhookService: give `storage` (or `db`, a SQLite database)')
-  const log = { warn: (o: object, m: string) => options.log?.()?.warn(o, m), error: (o: object, m: string) => options.log?.()?.error(o, m) }
+  const log = {
+    info: (o: object, m: string) => options.log?.()?.info(o, m),
+    warn: (o: object, m: string) => options.log?.()?.warn(o, m),
+    error: (o: object, m: string) => options.log?.()?.error(o, m),
+  }
   const now = () => new Date(nowMs())
   const storage = options.storage ?? createSqliteDeliveryStorage(options.db!, nowMs)
   const deliveries = storage.deliveries
@@ -133,7 +150,11 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     ...(options.deliver ? { deliver: options.deliver } : {}),
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
-    ...(options.onAttempt ? { onAttempt: (attempt: { ok: boolean }) => options.onAttempt!(attempt.ok) } : {}),
+    onAttempt: (attempt: DeliveryAttemptRecord) => {
+      const line = deliveryLogLine(attempt)
+      log.info(line.fields, line.message)
+      options.onAttempt?.(attempt.ok)
+    },
     onEndpointDisabled,
   }
   const worker = createDeliveryWorker({

@@ -31,8 +31,11 @@ export interface BulkQueueOptions {
   redisUrl: string
   /** BullMQ key prefix (default `riskcheck`); tests use a unique one. */
   prefix?: string
-  /** Runs or resumes a job here; resolves with it when it ends or this process stops (then it is not final). */
-  runJob(owner: BulkOwner, id: string): Promise<BulkJob | null>
+  /**
+   * Runs or resumes a job here; resolves with it when it ends or this process stops (then it is not final).
+   * `onStart` gets the job as it starts here.
+   */
+  runJob(owner: BulkOwner, id: string, onStart?: (job: BulkJob) => void): Promise<BulkJob | null>
   /** Cancels a job if this process runs it. */
   cancelLocal(owner: BulkOwner, id: string): Promise<boolean>
   /** Stops running a job here without finishing it (called when this worker lost the job's lock). */
@@ -40,8 +43,46 @@ export interface BulkQueueOptions {
   /** Jobs one worker runs at once (default 2; each runs its lookups with the bulk concurrency). */
   concurrency?: number
   onError?: (err: unknown) => void
+  /** Each job this worker takes and gives up, once each (the server logs them: {@link bulkJobLogLine}). */
+  onJob?: (event: BulkJobEvent) => void
   /** BullMQ worker tuning (`--queue-lock-timeout`: a shorter lock hands a dead worker's job on sooner). */
   worker?: { lockDuration?: number; stalledInterval?: number }
+}
+
+/**
+ * A job this worker took (`taken`: as stored when it starts here), and how it left it: `finished` (completed, failed
+ * or cancelled) or `handed_back` (not final: this process stops, or it lost the job's lock; another worker resumes it).
+ */
+export interface BulkJobEvent {
+  phase: 'taken' | 'finished' | 'handed_back'
+  owner: BulkOwner
+  job: BulkJob
+}
+
+/**
+ * The log line of a {@link BulkJobEvent}: the job's id, org, type and counts — never its name or any input, which are
+ * the customer's data.
+ *
+ * @example bulkJobLogLine(e).message // 'bulk job bulk_1 finished (completed): 1000 of 1000 rows, 900 approve, …'
+ */
+export function bulkJobLogLine(e: BulkJobEvent): { fields: Record<string, unknown>; message: string } {
+  const j = e.job
+  const fields = {
+    bulk_job: j.id,
+    org_id: e.owner.orgId,
+    mode: e.owner.mode,
+    type: j.type,
+    status: j.status,
+    unique_inputs: j.unique_inputs,
+    processed: j.processed,
+    ...(e.phase === 'taken' ? {} : { credits_used: j.credits_used, results: j.results }),
+  }
+  const rows = `${j.processed} of ${j.unique_inputs} rows`
+  if (e.phase === 'taken') return { fields, message: `bulk job ${j.id} taken (${j.type}, ${e.owner.mode}): ${rows} done so far` }
+  if (e.phase === 'handed_back') return { fields, message: `bulk job ${j.id} handed back at ${rows} (another worker resumes it)` }
+  const r = j.results
+  const counts = `${r.approve} approve, ${r.verify} verify, ${r.review} review, ${r.block} block, ${r.errors} errors, ${r.cache_hits} cache hits`
+  return { fields, message: `bulk job ${j.id} finished (${j.status}): ${rows}, ${counts}, ${j.credits_used} credits` }
 }
 
 /** The bulk queue of one process. */
@@ -80,7 +121,13 @@ export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
 
   async function process(job: Job<BulkMessage>): Promise<string> {
     const { id, orgId, mode } = job.data
-    const result = await options.runJob({ orgId, mode }, id)
+    const owner = { orgId, mode }
+    let taken = false
+    const result = await options.runJob(owner, id, (started) => {
+      taken = true
+      options.onJob?.({ phase: 'taken', owner, job: started })
+    })
+    if (result && taken) options.onJob?.({ phase: isFinal(result) ? 'finished' : 'handed_back', owner, job: result })
     if (result && !isFinal(result)) throw new Error(`bulk job ${id} stopped with this worker; another worker resumes it`)
     return result ? result.status : 'none'
   }

@@ -8,6 +8,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { RiskcheckError } from '../../errors.js'
+import { CSV_BASE_COLUMNS } from '../../bulk/csv.js'
 import { ACTIONS, BULK_TYPES, BulkJobSchema, BulkResultRowSchema } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkOwner } from '../store/bulk-store.js'
@@ -198,7 +199,7 @@ export const bulkRoutes: RouteDef[] = [
     operationId: 'download_bulk_results',
     summary: 'The results as a CSV file (streamed)',
     description:
-      'Columns: input, action, status, reason, risk_score, credits_used, cache_hit, error, then the type\'s details flattened to dotted names. A text cell that a spreadsheet would read as a formula (it starts with =, +, -, @, tab or CR) is prefixed with \' — unless it is only a number (-12.5) or a phone number (+ and digit groups split by single spaces, dots or hyphens: +12015551000, +1 201 555 1000), which stays as it is so the file re-imports as data. While the job runs, the rows finished so far.',
+      `Columns: ${CSV_BASE_COLUMNS.join(', ')}, then the type's details flattened to dotted names (every type's list: "results.csv columns" in docs/api.md). A text cell that a spreadsheet would read as a formula (it starts with =, +, -, @, tab or CR) is prefixed with ' — unless it is only a number (-12.5) or a phone number (+ and digit groups split by single spaces, dots or hyphens: +12015551000, +1 201 555 1000), which stays as it is so the file re-imports as data. While the job runs, the rows finished so far.`,
     tags: ['Bulk'],
     scope: 'bulk',
     status: 200,
