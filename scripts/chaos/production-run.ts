@@ -32,7 +32,8 @@ const BULK = Number(flags.bulk)
 const PG_PORT = Number(flags['pg-port'])
 const PROXY_PORT = PG_PORT + 1
 const REDIS_PORT = PG_PORT + 2
-const CLUSTER = 'rc_chaos'
+// one cluster per port, so two runs on different ports never touch each other's
+const CLUSTER = `rc_chaos_${PG_PORT}`
 const bin = fileURLToPath(new URL('../../src/cli/bin.ts', import.meta.url))
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString()
