@@ -6,12 +6,17 @@
  * phase, the longest time a client waited for its answer, the log lines, and the balance check.
  *
  *   npx tsx scripts/chaos/production-run.ts [--phase-seconds 10] [--clients 16] [--bulk 20000] [--pg-port 55490]
+ *     [--log-dir DIR]
+ *
+ * --log-dir writes each process's log lines (stderr, prefixed with the phase) to DIR/NAME.log.
  *
  * Needs Debian's postgresql-15 (pg_createcluster) and redis-server; runs as root or as the postgres owner. Everything
  * it starts is its own and is removed at the end.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -24,6 +29,7 @@ const { values: flags } = parseArgs({
     clients: { type: 'string', default: '16' },
     bulk: { type: 'string', default: '20000' },
     'pg-port': { type: 'string', default: '55490' },
+    'log-dir': { type: 'string' },
   },
 })
 const PHASE_MS = Number(flags['phase-seconds']) * 1000
@@ -107,6 +113,10 @@ function start(name: string, command: 'serve' | 'worker'): Promise<Proc> {
     partial = lines.pop() ?? ''
     for (const l of lines) if (l.trim()) p.log.push(`${phase} ${l}`)
   })
+  // an exit nobody asked for (a crash) is part of the result
+  child.once('exit', (code, signal) => {
+    if (!killed.has(child)) p.log.push(`${phase} [${name} exited by itself: code ${code}, signal ${signal}]`)
+  })
   return new Promise((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (d: Buffer) => {
@@ -121,7 +131,9 @@ function start(name: string, command: 'serve' | 'worker'): Promise<Proc> {
     child.once('close', (code) => reject(new Error(`${name} exited ${code} before it ran: ${p.log.join('\n')}`)))
   })
 }
+const killed = new Set<ChildProcess>()
 async function sigkill(p: Proc): Promise<void> {
+  killed.add(p.child)
   const gone = new Promise((resolve) => p.child.once('close', resolve))
   p.child.kill('SIGKILL')
   await gone
@@ -272,6 +284,12 @@ async function main(): Promise<void> {
     for (const l of p.log) byPhase.set(l.slice(0, l.indexOf(' ', 2)), (byPhase.get(l.slice(0, l.indexOf(' ', 2))) ?? 0) + 1)
     console.log(`  ${p.name}: ${p.log.length} lines (${[...byPhase].map(([ph, n]) => `phase ${ph}: ${n}`).join(', ')})`)
   }
+  for (const p of procs) for (const l of p.log) if (l.includes('exited by itself')) console.log(`  ${l}`)
+  if (flags['log-dir']) {
+    mkdirSync(flags['log-dir'], { recursive: true })
+    for (const p of procs) writeFileSync(join(flags['log-dir'], `${p.name}.log`), p.log.join('\n') + '\n')
+    console.log(`  (the lines are in ${flags['log-dir']})`)
+  }
   console.log(`\nbulk job: ${bulk?.status}, ${bulk?.credits_used} credits`)
   console.log(`answered single lookups: ${answered}, ${answeredCredits} credits`)
   console.log(`balance drop ${drop} = answered ${answeredCredits} + bulk ${bulk?.credits_used} ${drop === answeredCredits + (bulk?.credits_used ?? NaN) ? '✓' : `✗ (off by ${drop - answeredCredits - (bulk?.credits_used ?? 0)})`}`)
@@ -280,7 +298,10 @@ async function main(): Promise<void> {
 
 async function cleanup(): Promise<void> {
   stopping = true
-  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL')
+  for (const p of procs) {
+    killed.add(p.child)
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL')
+  }
   await killRedis()
   proxy.close()
   try {
