@@ -257,18 +257,27 @@ async function main(): Promise<void> {
   await Promise.all(clients)
   await probe
 
-  // the bulk job to its end, then the balance
-  const url = apiUrls()[0]!
+  // the bulk job to its end, then the balance (from any instance that answers: one may hang)
+  const read = async <T>(path: string): Promise<T | undefined> => {
+    for (const url of apiUrls()) {
+      try {
+        const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(10_000) })
+        if (res.ok) return ((await res.json()) as { data: T }).data
+      } catch {
+        // the next instance
+      }
+    }
+    return undefined
+  }
   let bulk: { status: string; credits_used: number; counts?: unknown } | undefined
   for (let i = 0; i < 600; i++) {
-    bulk = (await fetch(`${url}/v1/bulk/jobs/${job.data.id}`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.json()) as { data: typeof bulk }).data
+    bulk = (await read<typeof bulk>(`/v1/bulk/jobs/${job.data.id}`)) ?? bulk
     if (bulk && ['completed', 'failed', 'cancelled'].includes(bulk.status)) break
     await sleep(1000)
   }
-  const account = (await fetch(`${url}/v1/account`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.json())) as {
-    data: { credits: { total_available: number }; usage: { all_time: { lookups: number; credits: number } } }
-  }
-  const drop = CREDITS - account.data.credits.total_available
+  const account = { data: (await read<{ credits: { total_available: number }; usage: { all_time: { lookups: number; credits: number } } }>('/v1/account'))! }
+  if (!account.data) console.log('no instance answered GET /v1/account')
+  const drop = CREDITS - (account.data?.credits.total_available ?? NaN)
 
   console.log(`\nphase                 longest wait   attempts by status (a request's longest wait counts in the phase it was answered)`)
   const phases = [...new Set([...attempts.keys(), ...waits.keys()])]
@@ -293,7 +302,7 @@ async function main(): Promise<void> {
   console.log(`\nbulk job: ${bulk?.status}, ${bulk?.credits_used} credits`)
   console.log(`answered single lookups: ${answered}, ${answeredCredits} credits`)
   console.log(`balance drop ${drop} = answered ${answeredCredits} + bulk ${bulk?.credits_used} ${drop === answeredCredits + (bulk?.credits_used ?? NaN) ? '✓' : `✗ (off by ${drop - answeredCredits - (bulk?.credits_used ?? 0)})`}`)
-  console.log(`usage: ${account.data.usage.all_time.lookups} lookups, ${account.data.usage.all_time.credits} credits ${account.data.usage.all_time.credits === drop ? '= drop ✓' : '≠ drop ✗'}`)
+  console.log(`usage: ${account.data?.usage.all_time.lookups} lookups, ${account.data?.usage.all_time.credits} credits ${account.data?.usage.all_time.credits === drop ? '= drop ✓' : '≠ drop ✗'}`)
 }
 
 async function cleanup(): Promise<void> {
