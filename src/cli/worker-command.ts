@@ -8,11 +8,11 @@ import type { RiskcheckOptions } from '../options.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { databaseVariables, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { openPostgres, queueWorkerOf, stopRequested } from './serve-command.js'
-import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, withEnvironment, type Variable } from './serve-settings.js'
+import { DEFAULT_QUEUE_LOCK_MS, databaseTimeoutOf, queueLockOf, redisPrefixOf, withEnvironment, type Variable } from './serve-settings.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const WORKER_HELP = `Usage: riskcheck worker --database-url postgres://… --redis-url redis://… [--redis-prefix NAME] [--queue-lock-timeout 30s]
-                        [--no-migrate] [--log-level LEVEL] [lookup flags]
+                        [--database-timeout 5s] [--no-migrate] [--log-level LEVEL] [lookup flags]
 
 Runs bulk jobs and webhook deliveries taken from the shared queue (BullMQ on Redis) until SIGINT or SIGTERM, then
 finishes what it holds. Start as many as needed next to API instances (riskcheck serve --no-workers, or serve,
@@ -26,6 +26,7 @@ which runs workers too). Supported: PostgreSQL + Redis only; a SQLite store runs
                         RISKCHECK_QUEUE_LOCK_TIMEOUT              how long a worker holds a job without renewing its lock before
                                                                   another takes it over (a worker that died), and how often
                                                                   workers look for such jobs (default 30s; at least 1s)
+  --database-timeout D  RISKCHECK_DATABASE_TIMEOUT                how long a connection wait or a statement may take (default 5s)
   --no-migrate          RISKCHECK_NO_MIGRATE=1                    do not migrate at start; refuse a schema that is behind
   --log-level LEVEL     RISKCHECK_LOG_LEVEL                       fatal, error, warn, info (default), debug, trace, silent
   --unsafe-allow-loopback-webhooks RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS=1
@@ -38,6 +39,7 @@ const WORKER_FLAGS = {
   'redis-url': { type: 'string' },
   'redis-prefix': { type: 'string' },
   'queue-lock-timeout': { type: 'string' },
+  'database-timeout': { type: 'string' },
   'no-migrate': { type: 'boolean' },
   db: { type: 'string' },
   'log-level': { type: 'string' },
@@ -50,6 +52,7 @@ const VARIABLES: readonly Variable[] = [
   { flag: 'redis-url', names: ['RISKCHECK_REDIS_URL', 'REDIS_URL'], type: 'string', multiple: false },
   { flag: 'redis-prefix', names: ['RISKCHECK_REDIS_PREFIX'], type: 'string', multiple: false },
   { flag: 'queue-lock-timeout', names: ['RISKCHECK_QUEUE_LOCK_TIMEOUT'], type: 'string', multiple: false },
+  { flag: 'database-timeout', names: ['RISKCHECK_DATABASE_TIMEOUT'], type: 'string', multiple: false },
   { flag: 'log-level', names: ['RISKCHECK_LOG_LEVEL'], type: 'string', multiple: false },
   { flag: 'unsafe-allow-loopback-webhooks', names: ['RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS'], type: 'boolean', multiple: false },
 ]
@@ -58,8 +61,8 @@ const VARIABLES: readonly Variable[] = [
  * Opens the server of a scaled deployment without a port: the PostgreSQL stores, and `createServer` with the queue's
  * workers and no dashboard. `app.ready()` starts what runs in the background (the webhook pump, the bulk worker).
  */
-async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; queueLockMs: number; allowLoopbackWebhooks: boolean; io: CliIO }) {
-  const stores = await openPostgres(deployment.databaseUrl, options.migrate)
+async function openWorkerServer(deployment: Extract<Deployment, { mode: 'scaled' }>, options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; queueLockMs: number; databaseTimeoutMs: number | undefined; allowLoopbackWebhooks: boolean; io: CliIO }) {
+  const stores = await openPostgres(deployment.databaseUrl, options.migrate, options.databaseTimeoutMs)
   try {
     const { createServer } = await import('../server/app.js')
     const app = createServer({
@@ -96,6 +99,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
   let deployment: Extract<Deployment, { mode: 'scaled' }>
   let redisPrefix = 'riskcheck'
   let queueLockMs = DEFAULT_QUEUE_LOCK_MS
+  let databaseTimeoutMs: number | undefined
   let values: Record<string, unknown>
   let riskcheck: ReturnType<typeof optionsFromFlags>
   try {
@@ -116,6 +120,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
     deployment = resolved.deployment as Extract<Deployment, { mode: 'scaled' }>
     redisPrefix = redisPrefixOf(values)
     queueLockMs = queueLockOf(values)
+    databaseTimeoutMs = databaseTimeoutOf(values)
     postgresLocation(deployment.databaseUrl)
     riskcheck = optionsFromFlags(values, env)
   } catch (e) {
@@ -132,6 +137,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
         migrate: values['no-migrate'] !== true,
         redisPrefix,
         queueLockMs,
+        databaseTimeoutMs,
         allowLoopbackWebhooks: values['unsafe-allow-loopback-webhooks'] === true,
         io,
       })
