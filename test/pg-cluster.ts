@@ -22,8 +22,13 @@ export function pgClusterAvailable(suite: string): boolean {
   return false
 }
 
-/** A free TCP port on 127.0.0.1 (RISKCHECK_TEST_PG_CLUSTER_PORT picks the first one instead). */
-export async function freePort(): Promise<number> {
+/**
+ * A port for a private server of an outage suite: RISKCHECK_TEST_OUTAGE_PORT + `offset` when that is set (a range
+ * of ports kept for these suites), else a free one of 127.0.0.1.
+ */
+export async function outagePort(offset: number): Promise<number> {
+  const first = Number(process.env.RISKCHECK_TEST_OUTAGE_PORT)
+  if (first > 0) return first + offset
   return new Promise((resolve, reject) => {
     const s = net.createServer()
     s.once('error', reject)
@@ -50,11 +55,11 @@ export interface PgCluster {
 const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString()
 
 /**
- * Creates and starts a cluster on `port` (default RISKCHECK_TEST_PG_CLUSTER_PORT, else a free one), named after it
- * (`rc_test_PORT`), trusting local connections. A cluster of that name left by an interrupted run is replaced.
+ * Creates and starts a cluster on `port` (default: {@link outagePort}(0)), named after it (`rc_test_PORT`), trusting
+ * local connections. A cluster of that name left by an interrupted run is replaced.
  */
 export async function createPgCluster(port?: number): Promise<PgCluster> {
-  const p = port ?? (Number(process.env.RISKCHECK_TEST_PG_CLUSTER_PORT) || (await freePort()))
+  const p = port ?? (await outagePort(0))
   const name = `rc_test_${p}`
   spawnSync('pg_dropcluster', ['--stop', '15', name])
   run('pg_createcluster', ['15', name, '-p', String(p), '--', '--auth-host=trust', '--auth-local=trust'])

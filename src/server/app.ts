@@ -283,7 +283,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db, { groupWrite: (write) => sqlite.groupWrite(write) }) : ((store as Partial<MemoryStore>).orgPolicies ?? createMemoryOrgPolicyStore())),
     service: rc.env.policy,
     nowMs,
-    warn: (fields, message) => appRef?.log.warn(fields, message),
+    warn: (fields, message) => backgroundLog()?.warn(fields, message),
   })
   let bulk: BulkService | undefined
   let bulkQueue: BulkQueue | undefined

@@ -27,32 +27,16 @@ const WHILE_DOWN: Record<Dependency, string> = {
   redis: 'rate limits are counted by each instance alone; bulk jobs and webhook deliveries wait for it',
 }
 
-/** An outage that starts this soon after the last one logged is counted, not logged (a dependency that flaps). */
-const QUIET_MS = 60_000
-
-/**
- * The log lines of one dependency's changes: an error when the database goes down (a warning for Redis), a warning
- * when it answers again; an outage starting within a minute of the last one logged is only counted (and the count
- * goes with the next line), so a flapping dependency writes at most two lines a minute.
- */
-function changeLogger(log: () => FastifyBaseLogger | undefined, now: () => number = Date.now): (c: AvailabilityChange) => void {
-  let lastLogged = Number.NEGATIVE_INFINITY
-  let hiding = false
-  let hidden = 0
+/** The log lines of a dependency's changes: an error when the database goes down (a warning for Redis), a warning when it answers again. */
+function changeLogger(log: () => FastifyBaseLogger | undefined): (c: AvailabilityChange) => void {
   return (c) => {
     const l = log()
     if (c.state === 'down') {
-      hiding = now() - lastLogged < QUIET_MS
-      if (hiding) return void hidden++
-      lastLogged = now()
-      const fields = { dependency: c.dependency, cause: c.cause, ...(hidden > 0 ? { outages_not_logged: hidden } : {}) }
-      hidden = 0
       const line = `${WHAT[c.dependency]} is unreachable (${c.cause}): ${WHILE_DOWN[c.dependency]}`
-      if (c.dependency === 'database') l?.error(fields, line)
-      else l?.warn(fields, line)
+      if (c.dependency === 'database') l?.error({ dependency: c.dependency, cause: c.cause }, line)
+      else l?.warn({ dependency: c.dependency, cause: c.cause }, line)
       return
     }
-    if (hiding) return
     const seconds = Math.round(c.downMs / 100) / 10
     const refused = c.dependency === 'database' ? ` (${c.refused} request${c.refused === 1 ? '' : 's'} answered 503 meanwhile)` : ''
     l?.warn({ dependency: c.dependency, down_ms: c.downMs, failures: c.failures, refused: c.refused }, `${WHAT[c.dependency]} answers again after ${seconds} s${refused}`)

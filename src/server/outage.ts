@@ -169,6 +169,7 @@ export interface Availability {
 }
 
 const MAX_WAITING_WORK = 10_000
+const MAX_PROBES = 3
 
 /**
  * The availability of one dependency: up until a caller reports a failure, then down — the probe runs every
@@ -185,7 +186,7 @@ export function createAvailability(options: AvailabilityOptions): Availability {
   const waiting: Array<() => Promise<unknown>> = []
   let outage: { since: number; cause: string; failures: number; refused: number } | undefined
   let timer: NodeJS.Timeout | undefined
-  let probing: Promise<boolean> | undefined
+  let probes = 0
   let closed = false
 
   const emit = (change: AvailabilityChange) => {
@@ -197,11 +198,14 @@ export function createAvailability(options: AvailabilityOptions): Availability {
       }
     }
   }
+  // A probe every `every` ms, each on its own: one still waiting on a hung dependency does not delay the next, so
+  // the end of a partition is seen within `every` (at most MAX_PROBES wait at once).
   const schedule = () => {
     if (closed || timer || !outage) return
     timer = setTimeout(() => {
       timer = undefined
-      void probeNow().then(() => schedule())
+      void probeNow()
+      schedule()
     }, every)
     timer.unref()
   }
@@ -233,18 +237,20 @@ export function createAvailability(options: AvailabilityOptions): Availability {
     emit({ dependency: options.dependency, state: 'up', downMs: now() - o.since, failures: o.failures, refused: o.refused })
     void drain()
   }
-  const probeNow = (): Promise<boolean> =>
-    (probing ??= (async () => {
-      try {
-        await options.probe()
-        recovered()
-        return true
-      } catch {
-        return false
-      } finally {
-        probing = undefined
-      }
-    })())
+  /** Runs a probe (false at once when MAX_PROBES already wait); true when it answered (the outage is over). */
+  const probeNow = async (): Promise<boolean> => {
+    if (probes >= MAX_PROBES) return false
+    probes++
+    try {
+      await options.probe()
+      recovered()
+      return true
+    } catch {
+      return false
+    } finally {
+      probes--
+    }
+  }
   const markDown = (err: unknown) => {
     if (outage) {
       outage.failures++

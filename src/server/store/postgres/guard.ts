@@ -5,7 +5,7 @@
  * never reused: its ROLLBACK fails at once instead of waiting behind a statement that will not answer; and a
  * connection cut while checked out does not end the process.
  */
-import type pg from 'pg'
+import pg from 'pg'
 import { createAvailability, markDependency, outageOf, type Availability } from '../../outage.js'
 
 /** Default bound of every connection wait and statement of the server's pool, in ms (`serve --database-timeout`). */
@@ -26,6 +26,9 @@ export function boundedPoolSettings(timeoutMs: number): pg.PoolConfig {
     keepAlive: true,
   }
 }
+
+/** The probe of the database while it is down: one row of its own written (the store's `meta` table). */
+const WRITE_PROBE = `INSERT INTO meta (key, value) VALUES ('write_probe', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`
 
 const patched = new WeakSet<pg.PoolClient>()
 const broken = new WeakMap<pg.PoolClient, Error>()
@@ -70,7 +73,7 @@ function guardClient(client: pg.PoolClient, note: (err: unknown) => void): void 
 }
 
 /**
- * The availability of the database behind `pool` (probed with `SELECT 1` on the pool itself) and a view of the pool
+ * The availability of the database behind `pool` (probed with a one-row write on a connection of its own) and a view of the pool
  * that reports to it. The view is what the stores use; the pool itself is left as it is (a pool of the caller's may
  * serve others).
  *
@@ -78,7 +81,22 @@ function guardClient(client: pg.PoolClient, note: (err: unknown) => void): void 
  * const { pool: guarded, availability } = guardPool(new pg.Pool({ connectionString, ...boundedPoolSettings(5000) }))
  */
 export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availability } {
-  const availability = createAvailability({ dependency: 'database', probe: () => pool.query('SELECT 1') })
+  // a write, not a read: a database that reads but cannot write (a full disk, a standby after a failover) is down
+  // each probe on a connection of its own, so that a pool whose connections all wait on a hung database does not hold
+  // it back; bounded as the pool's statements are
+  const probe = async () => {
+    const bound = DEFAULT_DATABASE_TIMEOUT_MS
+    const o = pool.options
+    const client = new pg.Client({ ...o, connectionTimeoutMillis: o.connectionTimeoutMillis || bound, query_timeout: o.query_timeout || bound })
+    client.on('error', () => undefined)
+    try {
+      await client.connect()
+      await client.query(WRITE_PROBE, [String(Date.now())])
+    } finally {
+      void client.end().catch(() => undefined)
+    }
+  }
+  const availability = createAvailability({ dependency: 'database', probe })
   const noted = new WeakSet<object>()
   const note = (err: unknown) => {
     if (err === null || typeof err !== 'object' || noted.has(err)) return
