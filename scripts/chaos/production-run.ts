@@ -6,12 +6,17 @@
  * phase, the longest time a client waited for its answer, the log lines, and the balance check.
  *
  *   npx tsx scripts/chaos/production-run.ts [--phase-seconds 10] [--clients 16] [--bulk 20000] [--pg-port 55490]
+ *     [--log-dir DIR]
+ *
+ * --log-dir writes each process's log lines (stderr, prefixed with the phase) to DIR/NAME.log.
  *
  * Needs Debian's postgresql-15 (pg_createcluster) and redis-server; runs as root or as the postgres owner. Everything
  * it starts is its own and is removed at the end.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -24,6 +29,7 @@ const { values: flags } = parseArgs({
     clients: { type: 'string', default: '16' },
     bulk: { type: 'string', default: '20000' },
     'pg-port': { type: 'string', default: '55490' },
+    'log-dir': { type: 'string' },
   },
 })
 const PHASE_MS = Number(flags['phase-seconds']) * 1000
@@ -32,7 +38,8 @@ const BULK = Number(flags.bulk)
 const PG_PORT = Number(flags['pg-port'])
 const PROXY_PORT = PG_PORT + 1
 const REDIS_PORT = PG_PORT + 2
-const CLUSTER = 'rc_chaos'
+// one cluster per port, so two runs on different ports never touch each other's
+const CLUSTER = `rc_chaos_${PG_PORT}`
 const bin = fileURLToPath(new URL('../../src/cli/bin.ts', import.meta.url))
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString()
@@ -106,6 +113,10 @@ function start(name: string, command: 'serve' | 'worker'): Promise<Proc> {
     partial = lines.pop() ?? ''
     for (const l of lines) if (l.trim()) p.log.push(`${phase} ${l}`)
   })
+  // an exit nobody asked for (a crash) is part of the result
+  child.once('exit', (code, signal) => {
+    if (!killed.has(child)) p.log.push(`${phase} [${name} exited by itself: code ${code}, signal ${signal}]`)
+  })
   return new Promise((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (d: Buffer) => {
@@ -120,7 +131,9 @@ function start(name: string, command: 'serve' | 'worker'): Promise<Proc> {
     child.once('close', (code) => reject(new Error(`${name} exited ${code} before it ran: ${p.log.join('\n')}`)))
   })
 }
+const killed = new Set<ChildProcess>()
 async function sigkill(p: Proc): Promise<void> {
+  killed.add(p.child)
   const gone = new Promise((resolve) => p.child.once('close', resolve))
   p.child.kill('SIGKILL')
   await gone
@@ -244,18 +257,27 @@ async function main(): Promise<void> {
   await Promise.all(clients)
   await probe
 
-  // the bulk job to its end, then the balance
-  const url = apiUrls()[0]!
+  // the bulk job to its end, then the balance (from any instance that answers: one may hang)
+  const read = async <T>(path: string): Promise<T | undefined> => {
+    for (const url of apiUrls()) {
+      try {
+        const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(10_000) })
+        if (res.ok) return ((await res.json()) as { data: T }).data
+      } catch {
+        // the next instance
+      }
+    }
+    return undefined
+  }
   let bulk: { status: string; credits_used: number; counts?: unknown } | undefined
   for (let i = 0; i < 600; i++) {
-    bulk = (await fetch(`${url}/v1/bulk/jobs/${job.data.id}`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.json()) as { data: typeof bulk }).data
+    bulk = (await read<typeof bulk>(`/v1/bulk/jobs/${job.data.id}`)) ?? bulk
     if (bulk && ['completed', 'failed', 'cancelled'].includes(bulk.status)) break
     await sleep(1000)
   }
-  const account = (await fetch(`${url}/v1/account`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.json())) as {
-    data: { credits: { total_available: number }; usage: { all_time: { lookups: number; credits: number } } }
-  }
-  const drop = CREDITS - account.data.credits.total_available
+  const account = { data: (await read<{ credits: { total_available: number }; usage: { all_time: { lookups: number; credits: number } } }>('/v1/account'))! }
+  if (!account.data) console.log('no instance answered GET /v1/account')
+  const drop = CREDITS - (account.data?.credits.total_available ?? NaN)
 
   console.log(`\nphase                 longest wait   attempts by status (a request's longest wait counts in the phase it was answered)`)
   const phases = [...new Set([...attempts.keys(), ...waits.keys()])]
@@ -271,15 +293,24 @@ async function main(): Promise<void> {
     for (const l of p.log) byPhase.set(l.slice(0, l.indexOf(' ', 2)), (byPhase.get(l.slice(0, l.indexOf(' ', 2))) ?? 0) + 1)
     console.log(`  ${p.name}: ${p.log.length} lines (${[...byPhase].map(([ph, n]) => `phase ${ph}: ${n}`).join(', ')})`)
   }
+  for (const p of procs) for (const l of p.log) if (l.includes('exited by itself')) console.log(`  ${l}`)
+  if (flags['log-dir']) {
+    mkdirSync(flags['log-dir'], { recursive: true })
+    for (const p of procs) writeFileSync(join(flags['log-dir'], `${p.name}.log`), p.log.join('\n') + '\n')
+    console.log(`  (the lines are in ${flags['log-dir']})`)
+  }
   console.log(`\nbulk job: ${bulk?.status}, ${bulk?.credits_used} credits`)
   console.log(`answered single lookups: ${answered}, ${answeredCredits} credits`)
   console.log(`balance drop ${drop} = answered ${answeredCredits} + bulk ${bulk?.credits_used} ${drop === answeredCredits + (bulk?.credits_used ?? NaN) ? '✓' : `✗ (off by ${drop - answeredCredits - (bulk?.credits_used ?? 0)})`}`)
-  console.log(`usage: ${account.data.usage.all_time.lookups} lookups, ${account.data.usage.all_time.credits} credits ${account.data.usage.all_time.credits === drop ? '= drop ✓' : '≠ drop ✗'}`)
+  console.log(`usage: ${account.data?.usage.all_time.lookups} lookups, ${account.data?.usage.all_time.credits} credits ${account.data?.usage.all_time.credits === drop ? '= drop ✓' : '≠ drop ✗'}`)
 }
 
 async function cleanup(): Promise<void> {
   stopping = true
-  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL')
+  for (const p of procs) {
+    killed.add(p.child)
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL')
+  }
   await killRedis()
   proxy.close()
   try {

@@ -16,7 +16,7 @@
 import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
 import { resolveOptions } from '../options.js'
-import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, SERVE_FLAGS, trustProxyOf, fastifyTrustProxy, withEnvironment, type TrustProxy } from './serve-settings.js'
+import { DEFAULT_QUEUE_LOCK_MS, databaseTimeoutOf, queueLockOf, redisPrefixOf, SERVE_FLAGS, trustProxyOf, fastifyTrustProxy, withEnvironment, type TrustProxy } from './serve-settings.js'
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { checkDocsUrl } from '../server/error-docs.js'
@@ -28,7 +28,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite] [--json] [--log-level LEVEL]
                        [--database-url postgres://… --redis-url redis://… [--no-migrate] [--no-workers]
-                        [--redis-prefix NAME] [--queue-lock-timeout 30s]]
+                        [--redis-prefix NAME] [--queue-lock-timeout 30s] [--database-timeout 5s]]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
                        [--metrics-port N] [--drain-timeout 30s] [--trust-proxy HOPS|ADDRESSES]
                        [--mail-url smtp://HOST:PORT] [--public-url URL]
@@ -68,6 +68,10 @@ from the org's next request; no restart).
                                                      renewing its lock before another worker takes it over (a worker
                                                      that died), and how often workers look for such jobs (default
                                                      30s; at least 1s; needs --redis-url)
+  --database-timeout D
+                      RISKCHECK_DATABASE_TIMEOUT     PostgreSQL: how long a connection wait or a statement may take before
+                                                     the request is answered 503 UPSTREAM_UNAVAILABLE (a database that
+                                                     hangs; default 5s; 100ms–10m; migrations are not bound)
   --no-workers        RISKCHECK_NO_WORKERS=1         API only: bulk jobs and webhook deliveries run on other processes
                                                      (riskcheck worker); needs --redis-url
   --json              RISKCHECK_JSON=1               print the listening address as one JSON line
@@ -181,9 +185,9 @@ async function drain(app: import('../server/app.js').RiskcheckServer, ms: number
  * Opens the PostgreSQL stores of a scaled deployment (`riskcheck serve` and `riskcheck worker`): migrated at start
  * unless `migrate` is false, in which case a schema that is not current is refused (exit 1) with what to run.
  */
-export async function openPostgres(databaseUrl: string, migrate: boolean) {
+export async function openPostgres(databaseUrl: string, migrate: boolean, timeoutMs?: number) {
   const { openPostgresServerStores } = await import('../server/store/postgres-server.js')
-  return openPostgresServerStores(postgresLocation(databaseUrl), { migrate })
+  return openPostgresServerStores(postgresLocation(databaseUrl), { migrate, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
 }
 
 /** How often a server started by npm checks that npm is still there. */
@@ -266,6 +270,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
   let deployment: Deployment
   let redisPrefix = 'riskcheck'
   let queueLockMs = DEFAULT_QUEUE_LOCK_MS
+  let databaseTimeoutMs: number | undefined
   let trustProxy: TrustProxy | undefined
   let docsUrl: string | undefined
   const dataSources: Partial<Record<DataSourceName, string>> = {}
@@ -297,8 +302,10 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     deployment = resolved.deployment
     redisPrefix = redisPrefixOf(values)
     queueLockMs = queueLockOf(values)
+    databaseTimeoutMs = databaseTimeoutOf(values)
     trustProxy = trustProxyOf(values)
     if (deployment.mode === 'scaled') postgresLocation(deployment.databaseUrl)
+    else if (databaseTimeoutMs !== undefined) throw new UsageError('--database-timeout is for PostgreSQL (--database-url): SQLite answers from this machine')
     else if (values['no-migrate'] === true) throw new UsageError('--no-migrate is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened')
     else if (values['queue-lock-timeout'] !== undefined) throw new UsageError('--queue-lock-timeout is for the shared queue (--redis-url): a SQLite store runs its work in this process')
     riskcheck = optionsFromFlags(values, io.env ?? process.env)
@@ -337,7 +344,7 @@ export async function runServe(args: string[], io: CliIO, options: RunServeOptio
     let stores: import('../server/store/postgres-server.js').PostgresServerStores | undefined
     let created: typeof app | undefined
     try {
-      if (deployment.mode === 'scaled') stores = await openPostgres(deployment.databaseUrl, values['no-migrate'] !== true)
+      if (deployment.mode === 'scaled') stores = await openPostgres(deployment.databaseUrl, values['no-migrate'] !== true, databaseTimeoutMs)
       const mail = values['mail-url'] !== undefined ? { mailUrl: String(values['mail-url']) } : {}
       app = createServer({
         ...(stores ? { db: stores.store, orgPolicies: stores.orgPolicies, dashboard: { ...mail, teamStore: await stores.teamStore() } } : { db, dashboard: mail }),

@@ -6,6 +6,7 @@
  *   --database-url / RISKCHECK_DATABASE_URL (or DATABASE_URL) · --no-migrate / RISKCHECK_NO_MIGRATE ·
  *   --redis-url / RISKCHECK_REDIS_URL (or REDIS_URL) · --no-workers / RISKCHECK_NO_WORKERS ·
  *   --redis-prefix / RISKCHECK_REDIS_PREFIX · --queue-lock-timeout / RISKCHECK_QUEUE_LOCK_TIMEOUT ·
+ *   --database-timeout / RISKCHECK_DATABASE_TIMEOUT ·
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --public-url / RISKCHECK_PUBLIC_URL ·
  *   --metrics-port / RISKCHECK_METRICS_PORT · --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy /
@@ -31,6 +32,7 @@ export const SERVE_FLAGS: Options = {
   'redis-url': { type: 'string' },
   'redis-prefix': { type: 'string' },
   'queue-lock-timeout': { type: 'string' },
+  'database-timeout': { type: 'string' },
   'no-workers': { type: 'boolean' },
   json: { type: 'boolean' },
   'log-level': { type: 'string' },
@@ -78,6 +80,19 @@ export function queueLockOf(values: Record<string, unknown>): number {
   if (text === undefined) return DEFAULT_QUEUE_LOCK_MS
   const ms = parseDuration(text)
   if (ms === null || ms < 1000) throw new UsageError(`--queue-lock-timeout must be a duration of at least 1s, e.g. 30s or 5s (got ${JSON.stringify(text.slice(0, 40))})`)
+  return ms
+}
+
+/**
+ * The bound of `--database-timeout` (default 5s) in ms: how long the PostgreSQL pool waits for a connection and for
+ * each statement before the request gets its 503 (a database that hangs rather than refuses). A UsageError below
+ * 100ms or above 10m.
+ */
+export function databaseTimeoutOf(values: Record<string, unknown>): number | undefined {
+  const text = values['database-timeout'] as string | undefined
+  if (text === undefined) return undefined
+  const ms = parseDuration(text)
+  if (ms === null || ms < 100 || ms > 600_000) throw new UsageError(`--database-timeout must be a duration from 100ms to 10m, e.g. 5s (got ${JSON.stringify(text.slice(0, 40))})`)
   return ms
 }
 

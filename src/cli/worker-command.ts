@@ -10,12 +10,12 @@ import type { RiskcheckOptions } from '../options.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { databaseVariables, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { openPostgres, queueWorkerOf, stopRequested } from './serve-command.js'
-import { DEFAULT_QUEUE_LOCK_MS, queueLockOf, redisPrefixOf, withEnvironment, type Variable } from './serve-settings.js'
+import { DEFAULT_QUEUE_LOCK_MS, databaseTimeoutOf, queueLockOf, redisPrefixOf, withEnvironment, type Variable } from './serve-settings.js'
 import { listenMetrics, metricsPortOf } from './metrics-listener.js'
 import { EXIT, GLOBAL_FLAGS, messageOf, optionsFromFlags, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const WORKER_HELP = `Usage: riskcheck worker --database-url postgres://… --redis-url redis://… [--redis-prefix NAME] [--queue-lock-timeout 30s]
-                        [--no-migrate] [--log-level LEVEL] [--metrics-port N [--host HOST]] [lookup flags]
+                        [--database-timeout 5s] [--no-migrate] [--log-level LEVEL] [--metrics-port N [--host HOST]] [lookup flags]
 
 Runs bulk jobs and webhook deliveries taken from the shared queue (BullMQ on Redis) until SIGINT or SIGTERM, then
 finishes what it holds. Start as many as needed next to API instances (riskcheck serve --no-workers, or serve,
@@ -31,6 +31,7 @@ per webhook delivery attempt: ids and counts, never the inputs.
                         RISKCHECK_QUEUE_LOCK_TIMEOUT              how long a worker holds a job without renewing its lock before
                                                                   another takes it over (a worker that died), and how often
                                                                   workers look for such jobs (default 30s; at least 1s)
+  --database-timeout D  RISKCHECK_DATABASE_TIMEOUT                how long a connection wait or a statement may take (default 5s)
   --no-migrate          RISKCHECK_NO_MIGRATE=1                    do not migrate at start; refuse a schema that is behind
   --log-level LEVEL     RISKCHECK_LOG_LEVEL                       fatal, error, warn, info (default), debug, trace, silent
   --metrics-port N      RISKCHECK_METRICS_PORT                    serve GET /metrics (Prometheus, as riskcheck serve) and
@@ -46,6 +47,7 @@ const WORKER_FLAGS = {
   'redis-url': { type: 'string' },
   'redis-prefix': { type: 'string' },
   'queue-lock-timeout': { type: 'string' },
+  'database-timeout': { type: 'string' },
   'no-migrate': { type: 'boolean' },
   db: { type: 'string' },
   'log-level': { type: 'string' },
@@ -60,6 +62,7 @@ export const WORKER_VARIABLES: readonly Variable[] = [
   { flag: 'redis-url', names: ['RISKCHECK_REDIS_URL', 'REDIS_URL'], type: 'string', multiple: false },
   { flag: 'redis-prefix', names: ['RISKCHECK_REDIS_PREFIX'], type: 'string', multiple: false },
   { flag: 'queue-lock-timeout', names: ['RISKCHECK_QUEUE_LOCK_TIMEOUT'], type: 'string', multiple: false },
+  { flag: 'database-timeout', names: ['RISKCHECK_DATABASE_TIMEOUT'], type: 'string', multiple: false },
   { flag: 'log-level', names: ['RISKCHECK_LOG_LEVEL'], type: 'string', multiple: false },
   { flag: 'metrics-port', names: ['RISKCHECK_METRICS_PORT'], type: 'string', multiple: false },
   { flag: 'host', names: ['RISKCHECK_HOST', 'HOST'], type: 'string', multiple: false },
@@ -73,9 +76,9 @@ export const WORKER_VARIABLES: readonly Variable[] = [
  */
 async function openWorkerServer(
   deployment: Extract<Deployment, { mode: 'scaled' }>,
-  options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; queueLockMs: number; allowLoopbackWebhooks: boolean; metrics: boolean; io: CliIO },
+  options: { riskcheck: RiskcheckOptions; logLevel: string; migrate: boolean; redisPrefix: string; queueLockMs: number; databaseTimeoutMs: number | undefined; allowLoopbackWebhooks: boolean; metrics: boolean; io: CliIO },
 ) {
-  const stores = await openPostgres(deployment.databaseUrl, options.migrate)
+  const stores = await openPostgres(deployment.databaseUrl, options.migrate, options.databaseTimeoutMs)
   try {
     const { createServer } = await import('../server/app.js')
     const app = createServer({
@@ -114,6 +117,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
   let redisPrefix = 'riskcheck'
   let queueLockMs = DEFAULT_QUEUE_LOCK_MS
   let metricsPort: number | null = null
+  let databaseTimeoutMs: number | undefined
   let values: Record<string, unknown>
   let riskcheck: ReturnType<typeof optionsFromFlags>
   try {
@@ -135,6 +139,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
     redisPrefix = redisPrefixOf(values)
     queueLockMs = queueLockOf(values)
     if (values['metrics-port'] !== undefined) metricsPort = metricsPortOf(values['metrics-port'], merged.origin('metrics-port'))
+    databaseTimeoutMs = databaseTimeoutOf(values)
     postgresLocation(deployment.databaseUrl)
     riskcheck = optionsFromFlags(values, env)
   } catch (e) {
@@ -151,6 +156,7 @@ export async function runWorker(args: string[], io: CliIO, options: { signal?: A
         migrate: values['no-migrate'] !== true,
         redisPrefix,
         queueLockMs,
+        databaseTimeoutMs,
         allowLoopbackWebhooks: values['unsafe-allow-loopback-webhooks'] === true,
         metrics: metricsPort !== null,
         io,

@@ -64,7 +64,7 @@ export function startNoticeMail(o: {
   let timer: NodeJS.Timeout | undefined
   if (o.everyMs > 0) {
     app.addHook('onReady', async () => {
-      timer = setInterval(() => void mailNotices().catch((err: unknown) => app.log.warn({ err }, 'dashboard: notice mail failed')), o.everyMs)
+      timer = setInterval(() => void mailNotices().catch((err: unknown) => o.svc.noteOutage(err) || app.log.warn({ err }, 'dashboard: notice mail failed')), o.everyMs)
       timer.unref()
     })
   }

@@ -9,7 +9,7 @@
  * (./request-guards.ts). Logs never carry keys or secrets (./log-redaction.ts).
  */
 import { Type } from '@sinclair/typebox'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { UNMETERED } from '../credits.js'
 import { dataNotice } from '../data/status.js'
 import { RiskcheckError } from '../errors.js'
@@ -56,6 +56,8 @@ import { createRedisRateLimiter } from './queue/redis-rate-limit.js'
 import { redisReadyCheck } from './queue/redis-health.js'
 import { Redis } from 'ioredis'
 import { numberOption } from '../option-checks.js'
+import { watchDependencies } from './dependencies.js'
+import { markDependency } from './outage.js'
 
 /** The Redis side of a server (`ServerOptions.queue`). */
 export interface ServerQueueOptions {
@@ -248,12 +250,21 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const q = options.queue
   const qPrefix = q?.prefix ?? 'riskcheck'
   const redis = q ? new Redis(q.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
-  redis?.on('error', (err) => appRef?.log.warn({ err: { message: err.message } }, 'redis error'))
+  const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
+  // The database's and Redis's outages: one log line at the start and one at the end of each (./dependencies.ts).
+  const deps = watchDependencies({ store, sqlite, redis, log: () => appRef?.log })
+  const localLimiter = () => createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {})
   const limiter: RateLimiter =
     options.rateLimiter ??
     (redis
-      ? createRedisRateLimiter({ redis, prefix: `${qPrefix}:`, onError: (err) => appRef?.log.warn({ err }, 'rate limiter: Redis failed; request let through') })
-      : createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {}))
+      ? createRedisRateLimiter({
+          redis,
+          prefix: `${qPrefix}:`,
+          // while Redis is down each instance counts alone
+          fallback: localLimiter(),
+          onError: (err) => deps.note(markDependency(err, 'redis')) || appRef?.log.warn({ err }, 'rate limiter: Redis failed; counted by this instance'),
+        })
+      : localLimiter())
   const secret = Promise.resolve(store.keyHashSecret())
   secret.catch(() => undefined)
   const states = new WeakMap<FastifyRequest, RequestState>()
@@ -262,7 +273,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   let openapiDoc: Record<string, unknown> | undefined
 
   let dashboard: Dashboard | undefined
-  const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
+  let quietLog: FastifyBaseLogger | undefined
+  /** The server's logger for background work: a failure that is an outage leaves it to the outage's own line. */
+  const backgroundLog = () => (quietLog ??= appRef ? deps.quiet(appRef.log) : undefined)
   // Bulk jobs and webhooks keep their tables next to the store's (SQLite migration 002, or the PostgreSQL pool's).
   const serviceStorage = serviceStorageOf(store, nowMs)
   // Per-org policies (org policy > serve --policy > built-in default) and the answer log their backtests read.
@@ -270,7 +283,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db, { groupWrite: (write) => sqlite.groupWrite(write) }) : ((store as Partial<MemoryStore>).orgPolicies ?? createMemoryOrgPolicyStore())),
     service: rc.env.policy,
     nowMs,
-    warn: (fields, message) => appRef?.log.warn(fields, message),
+    warn: (fields, message) => backgroundLog()?.warn(fields, message),
   })
   let bulk: BulkService | undefined
   let bulkQueue: BulkQueue | undefined
@@ -289,7 +302,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         nowMs,
         allowLoopback: options.unsafeAllowLoopbackWebhooks === true,
         intervalMs: webhookEvery,
-        log: () => appRef?.log,
+        log: backgroundLog,
         ...(options.webhookDeliver ? { deliver: options.webhookDeliver } : {}),
         ...(options.webhookConcurrency ? { concurrency: options.webhookConcurrency } : {}),
         ...(metrics ? { onAttempt: (ok: boolean) => metrics.delivery(ok ? 'succeeded' : 'failed') } : {}),
@@ -312,10 +325,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
           runJob: (owner, id, onStart) => (bulk as BulkService).runJob(owner, id, onStart),
           cancelLocal: (owner, id) => (bulk as BulkService).cancelLocal(owner, id),
           releaseLocal: (owner, id) => (bulk as BulkService).releaseLocal(owner, id),
-          onError: (err) => appRef?.log.error({ err }, 'bulk queue error'),
+          onError: (err) => backgroundLog()?.error({ err }, 'bulk queue error'),
           onJob: (event) => {
             const line = bulkJobLogLine(event)
-            appRef?.log.info(line.fields, line.message)
+            backgroundLog()?.info(line.fields, line.message)
           },
           ...(q.worker ? { worker: q.worker } : {}),
         })
@@ -336,7 +349,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
         bulk
           .unfinished()
           .then((list) => Promise.all(list.map((u) => bq.dispatch(u.owner, { id: u.id }))))
-          .catch((err: unknown) => appRef?.log.error({ err }, 'bulk queue error'))
+          .catch((err: unknown) => backgroundLog()?.error({ err }, 'bulk queue error'))
       }
     } catch (e) {
       void rc.close()
@@ -345,7 +358,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     }
   }
 
-  const readinessChecks = [...storeChecks(store), ...(redis ? [redisReadyCheck(redis)] : []), ...(options.readinessChecks ?? [])]
+  const readinessChecks = [...storeChecks(store, deps.database), ...(redis ? [redisReadyCheck(redis)] : []), ...(options.readinessChecks ?? [])]
   const lookupListeners: LookupListener[] = []
   if (metrics)
     lookupListeners.push((auth, result, billed) => {
@@ -384,6 +397,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       }
     },
     onLookup: (listener) => void lookupListeners.push(listener),
+    noteOutage: deps.note,
   }
 
   const app = Fastify({
@@ -413,6 +427,11 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   registerJsonBodyParser(app)
   const sendError = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const m = mapError(error)
+    if (m.outage) {
+      // the outage's own line says it once; each request answered 503 meanwhile is counted for its last line
+      deps.note(error)
+      ;(m.outage === 'database' ? deps.database : deps.redis)?.refused()
+    }
     if (m.internal) request.log.error({ err: error }, 'internal error')
     if (m.headers) void reply.headers(m.headers)
     return reply.code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl()))
@@ -448,8 +467,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     try {
       auth = await authenticate(store, request.headers.authorization, await secret, testRate)
     } catch (e) {
-      // Failed authentications count against the client address (slows key guessing).
-      applyLimit(reply, await limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
+      // Failed authentications count against the client address (slows key guessing); a key that could not be read
+      // (the database is down) is no failed authentication.
+      if (e instanceof RiskcheckError && e.code === 'UNAUTHORIZED') applyLimit(reply, await limiter.hit(`ip:${request.ip}`, anonRate, 'ip'))
       throw e
     }
     applyLimit(reply, await limiter.hit(`key:${auth.key.id}`, auth.ratePerSecond, 'key'))
@@ -461,7 +481,12 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     states.set(request, { auth })
     // Last use is recorded at most once a minute per key (no write on every request).
     const t = nowMs()
-    if (auth.key.lastUsedAt === null || t - auth.key.lastUsedAt >= 60_000 || t < auth.key.lastUsedAt) await store.touchKey(auth.key.id, t)
+    if (auth.key.lastUsedAt === null || t - auth.key.lastUsedAt >= 60_000 || t < auth.key.lastUsedAt) {
+      // a record of use, not a condition of the answer: a database that cannot be written now does not refuse a read
+      await Promise.resolve(store.touchKey(auth.key.id, t)).catch((e: unknown) => {
+        if (!deps.note(e)) throw e
+      })
+    }
   })
 
   const idempotency = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -489,8 +514,17 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     const idem = states.get(request)?.idem
     if (!idem || idem.done) return
     idem.done = true
-    if (typeof payload === 'string' && isReplayable(status)) await store.completeIdempotent(idem.scope, idem.key, status, payload)
-    else await store.abandonIdempotent(idem.scope, idem.key)
+    const write = () =>
+      typeof payload === 'string' && isReplayable(status)
+        ? store.completeIdempotent(idem.scope, idem.key, status, payload)
+        : store.abandonIdempotent(idem.scope, idem.key)
+    try {
+      await write()
+    } catch (e) {
+      // The answer goes out all the same (it may be paid for); its record is written once the database is back.
+      if (!deps.note(e)) throw e
+      deps.database.afterRecovery(async () => write())
+    }
   }
   app.addHook('onSend', async (request, reply, payload) => {
     await finishIdempotent(request, reply.statusCode, payload)
@@ -576,9 +610,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   let purgeTimer: NodeJS.Timeout | undefined
   if (purgeEvery > 0) {
     purgeTimer = setInterval(() => {
-      Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => app.log.warn({ err: e }, 'purge failed'))
-      orgPolicies.purge(nowMs()).catch((e: unknown) => app.log.warn({ err: e }, 'answer log purge failed'))
-      bulk?.sweep().catch((e: unknown) => app.log.warn({ err: e }, 'bulk sweep failed'))
+      const log = backgroundLog()
+      Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => log?.warn({ err: e }, 'purge failed'))
+      orgPolicies.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'answer log purge failed'))
+      bulk?.sweep().catch((e: unknown) => log?.warn({ err: e }, 'bulk sweep failed'))
     }, purgeEvery)
     purgeTimer.unref()
   }
@@ -603,6 +638,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     await orgPolicies.flush()
     await dashboard?.close()
     await rc.close()
+    deps.close()
     if (ownStore) await store.close()
   })
 

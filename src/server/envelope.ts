@@ -6,12 +6,14 @@
  *
  * A RiskcheckError keeps its code and status; an {@link HttpRejection} carries a code with a more precise HTTP status
  * (405 wrong method, 415 not JSON or compressed, 431 headers too large …); framework errors (malformed JSON, schema
- * validation, body too large, unsupported media type) get the matching code; anything else is a 500 INTERNAL_ERROR
- * whose message never carries internals. The statuses are listed in docs/api.md.
+ * validation, body too large, unsupported media type) get the matching code; an outage of the database or Redis
+ * (./outage.ts) is a 503 UPSTREAM_UNAVAILABLE with Retry-After; anything else is a 500 INTERNAL_ERROR whose message
+ * never carries internals. The statuses are listed in docs/api.md.
  */
 import { errorAnchor, ERROR_STATUS, RiskcheckError, type ErrorCode } from '../errors.js'
 import type { ErrorEnvelope } from '../schema.js'
 import { textRuleMessage } from './text.js'
+import { OUTAGE_RETRY_AFTER_SECONDS, outageOf, unavailableError, type Dependency } from './outage.js'
 
 /**
  * Builds the failure body. `docsUrl` is the base of `docs_url` — the error reference, by default the server's own
@@ -46,6 +48,8 @@ export interface MappedError {
   headers?: Record<string, string>
   /** True when the error is ours to log (unexpected). */
   internal: boolean
+  /** The dependency whose outage the error is (a 503 UPSTREAM_UNAVAILABLE; ./outage.ts). */
+  outage?: Dependency
 }
 
 interface ValidationIssue {
@@ -142,6 +146,11 @@ export function mapError(error: unknown): MappedError {
   if (error instanceof RiskcheckError) {
     const headers = error.code === 'MAINTENANCE' || error.code === 'UPSTREAM_UNAVAILABLE' ? { 'Retry-After': '30' } : undefined
     return { status: error.status, code: error.code, message: error.message, internal: false, ...(headers ? { headers } : {}) }
+  }
+  const outage = outageOf(error)
+  if (outage) {
+    const { message } = unavailableError(outage)
+    return { status: 503, code: 'UPSTREAM_UNAVAILABLE', message, headers: { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) }, internal: false, outage }
   }
   const e = (error ?? {}) as FrameworkError
   if (Array.isArray(e.validation)) {

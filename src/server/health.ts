@@ -9,8 +9,11 @@
  *   limit, concurrently, so /readyz answers in bounded time even when a database hangs. It also reports the age of
  *   the open data: stale data is shown (and warned about at start) but does not make the server unready, because
  *   every instance would turn unready at the same moment while the answers are still served; alert on `data.stale`.
+ *   For the same reason a check of a dependency the server answers without (Redis) reports its failure as
+ *   `degraded` without making the server unready: readiness means "can answer requests".
  */
 import type { DataStatus } from '../data/status.js'
+import type { Availability } from './outage.js'
 import type { Store } from './store/types.js'
 
 /** One named readiness check. `run` throws or returns `{ ok: false }` when the dependency is not usable. */
@@ -18,6 +21,11 @@ export interface ReadinessCheck {
   /** Shown in the /readyz body (`database`, `migrations`, `redis`, …). */
   name: string
   run(): Promise<CheckOutcome> | CheckOutcome
+  /**
+   * A dependency the server answers without, in a lesser way (Redis: rate limits counted per instance): its failure
+   * is reported (`ok: false, degraded: true`) but does not make the server unready.
+   */
+  degrades?: boolean
 }
 
 /** The outcome of a check: `message` says what is wrong (or a short fact when ok). */
@@ -30,6 +38,8 @@ export interface CheckOutcome {
 export interface CheckReport {
   name: string
   ok: boolean
+  /** The check failed, and the server answers without it (see {@link ReadinessCheck.degrades}). */
+  degraded?: boolean
   message?: string
   duration_ms: number
 }
@@ -53,17 +63,24 @@ export interface Readiness {
 export const CHECK_TIMEOUT_MS = 2000
 
 /**
- * The store's checks: `database` (reachable) and `migrations` (the schema is the one this code expects — older means
+ * The store's checks: `database` (reachable — and, during an outage the server saw, answering its availability's
+ * probe again: for SQLite, a write) and `migrations` (the schema is the one this code expects — older means
  * `riskcheck admin migrate` has not run, newer means a newer riskcheck migrated it and this one must be upgraded).
  * A store without a probe gets a `database` check that reads the plan catalogue.
  */
-export function storeChecks(store: Store): ReadinessCheck[] {
+export function storeChecks(store: Store, availability?: Availability): ReadinessCheck[] {
+  const reachable = async (read: () => Promise<unknown>): Promise<CheckOutcome> => {
+    const outage = await availability?.check()
+    if (outage && !outage.ok) return outage
+    await read()
+    return { ok: true }
+  }
   if (!store.probe) {
-    return [{ name: 'database', run: async () => ((await store.listPlans()), { ok: true }) }]
+    return [{ name: 'database', run: () => reachable(async () => store.listPlans()) }]
   }
   const probe = async () => store.probe!()
   return [
-    { name: 'database', run: async () => ((await probe()), { ok: true }) },
+    { name: 'database', run: () => reachable(probe) },
     {
       name: 'migrations',
       run: async () => {
@@ -125,12 +142,13 @@ export async function readiness(
       return {
         name: c.name,
         ok: outcome.ok,
+        ...(!outcome.ok && c.degrades ? { degraded: true } : {}),
         ...(outcome.message ? { message: outcome.message } : {}),
         duration_ms: Math.round((now() - started) * 10) / 10,
       }
     }),
   )
-  const ok = reports.every((r) => r.ok)
+  const ok = reports.every((r) => r.ok || r.degraded)
   return {
     status: options.draining ? 'draining' : ok ? 'ready' : 'not_ready',
     checks: reports,

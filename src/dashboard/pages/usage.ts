@@ -57,7 +57,16 @@ export function registerUsageTally(svc: ServerContext, teams: TeamStore, log: Pi
         try {
           await teams.addUsage(r.orgId, r.day, r.type, r.lookups, r.credits)
         } catch (err) {
-          log.warn({ err }, 'dashboard: usage tally failed')
+          if (!svc.noteOutage(err)) {
+            log.warn({ err }, 'dashboard: usage tally failed')
+            continue
+          }
+          // the database is down: the counts wait for the next write (the outage has its own log line)
+          const key = `${r.orgId}\u0000${r.day}\u0000${r.type}`
+          const row = pending.get(key) ?? { ...r, lookups: 0, credits: 0 }
+          row.lookups += r.lookups
+          row.credits += r.credits
+          pending.set(key, row)
         }
       }
     })

@@ -13,6 +13,7 @@
  */
 import { Queue, Worker, type Job } from 'bullmq'
 import { redisConnections } from './connections.js'
+import { markDependency } from '../outage.js'
 import type { BulkJob } from '../../schema.js'
 import type { BulkOwner } from '../store/bulk-store.js'
 
@@ -116,7 +117,9 @@ export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
   const connect = connections.connect
   const publisher = connect()
   const queue = new Queue<BulkMessage>(BULK_QUEUE_NAME, { connection: publisher, prefix })
-  queue.on('error', onError)
+  // a BullMQ queue's or worker's 'error' events are its Redis connections' (../outage.ts)
+  const onRedisError = (err: Error) => onError(markDependency(err, 'redis'))
+  queue.on('error', onRedisError)
   let worker: Worker<BulkMessage> | null = null
 
   async function process(job: Job<BulkMessage>): Promise<string> {
@@ -173,7 +176,7 @@ export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
         ...(options.worker?.stalledInterval ? { stalledInterval: options.worker.stalledInterval } : {}),
         maxStalledCount: 1000,
       })
-      worker.on('error', onError)
+      worker.on('error', onRedisError)
       // A worker that could not renew a job's lock (e.g. its event loop was blocked past the lock duration) may see
       // the job handed to another worker: it stops running it here at once, so one worker at a time writes its rows.
       worker.on('lockRenewalFailed', (ids: string[]) => {

@@ -1,9 +1,10 @@
 /**
  * The Redis connections of one queue: each BullMQ queue, worker and subscriber gets its own ioredis client
- * (`maxRetriesPerRequest: null`, as BullMQ requires of worker connections), errors go to `onError`, and `closeAll`
- * ends them all when the queue closes.
+ * (`maxRetriesPerRequest: null`, as BullMQ requires of worker connections), errors go to `onError` marked as Redis's
+ * (../outage.ts), and `closeAll` ends them all when the queue closes.
  */
 import { Redis } from 'ioredis'
+import { markDependency } from '../outage.js'
 
 /** A factory of connections to `redisUrl` that remembers them for {@link RedisConnections.closeAll}. */
 export interface RedisConnections {
@@ -21,7 +22,7 @@ export function redisConnections(redisUrl: string, onError: (err: unknown) => vo
   return {
     connect() {
       const c = new Redis(redisUrl, { maxRetriesPerRequest: null })
-      c.on('error', onError)
+      c.on('error', (err: Error) => onError(markDependency(err, 'redis')))
       all.push(c)
       return c
     },

@@ -19,6 +19,7 @@
  */
 import { DelayedError, Queue, Worker, type Job } from 'bullmq'
 import { redisConnections } from './connections.js'
+import { markDependency } from '../outage.js'
 import { DEFAULT_DELIVERY_TIMEOUT_MS } from '../../webhooks/deliver.js'
 import { attemptDelivery, type AttemptContext, type DeliverFunction, type DeliveryStore, type DeliveryWorkerOptions, type TickResult } from '../../webhooks/queue.js'
 import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_MS } from '../../webhooks/schedule.js'
@@ -105,7 +106,9 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const connections = redisConnections(options.redisUrl, onError)
   const connect = connections.connect
   const queue = new Queue(DELIVERY_QUEUE_NAME, { connection: connect(), prefix })
-  queue.on('error', onError)
+  // a BullMQ queue's or worker's 'error' events are its Redis connections' (../outage.ts)
+  const onRedisError = (err: Error) => onError(markDependency(err, 'redis'))
+  queue.on('error', onRedisError)
   const ctx: AttemptContext = {
     store,
     now,
@@ -178,7 +181,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
           backoffStrategy: (attemptsMade, _type, err) => (err instanceof RetryLater ? err.delayMs : fallbackDelay(attemptsMade)),
         },
       })
-      worker.on('error', onError)
+      worker.on('error', onRedisError)
       worker.on('failed', (_job, err) => {
         if (!(err instanceof RetryLater)) onError(err)
       })

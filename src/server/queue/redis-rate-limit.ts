@@ -6,8 +6,9 @@
  * expire a window after its newest entry — all on the Redis server's clock, so the instances' clocks need not agree.
  * A list never holds more than the limit (refused requests are not logged).
  *
- * When Redis cannot be reached the limiter lets the request through (with the full limit in its headers) and reports
- * the error through `onError`: an outage of the limiter does not become an outage of the API (docs/service.md "Scaling out").
+ * When Redis cannot be reached the request is counted by the `fallback` limiter (the server's: in memory, so each
+ * instance limits alone until Redis is back), or without one let through with the full limit in its headers; the
+ * error goes to `onError`. An outage of the limiter does not become an outage of the API (docs/service.md "Scaling out").
  */
 import type { Redis } from 'ioredis'
 import type { RateLimiter, RateLimitState } from '../rate-limit.js'
@@ -51,8 +52,10 @@ export interface RedisRateLimiterOptions {
   windowMs?: number
   /** Clock in unix ms (tests); default: the Redis server's clock. */
   now?: () => number
-  /** Called when Redis fails (the request is let through). */
+  /** Called when Redis fails (the request is counted by `fallback`, or let through). */
   onError?: (err: unknown) => void
+  /** Counts the requests while Redis cannot be reached (asked at once while the client is not connected). */
+  fallback?: RateLimiter
 }
 
 /**
@@ -74,6 +77,8 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   const run = (redis as unknown as Record<string, Run>)[cmd] as Run
   return {
     async hit(bucket, limit, policy) {
+      const { fallback } = options
+      if (fallback && redis.status !== 'ready') return fallback.hit(bucket, limit, policy)
       try {
         const now = options.now ? String(Math.floor(options.now())) : ''
         const [accepted, count, resetMs] = await run.call(redis, prefix + bucket, String(limit), String(windowMs), now)
@@ -87,6 +92,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
         }
       } catch (err) {
         options.onError?.(err)
+        if (fallback) return fallback.hit(bucket, limit, policy)
         return { policy, allowed: true, limit, remaining: limit, resetSeconds: windowSeconds, windowSeconds }
       }
     },

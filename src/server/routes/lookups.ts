@@ -11,6 +11,7 @@ import type { CheckDefinition } from '../../checks/types.js'
 import type { ErrorCode } from '../../errors.js'
 import { runLookup, type LookupEnv } from '../../lookup.js'
 import { CONTEXTS, RESULT_SCHEMAS, type LookupResult } from '../../schema.js'
+import type { OrgLedger } from '../../accounts/ledger.js'
 import type { RequestAuth } from '../auth.js'
 import { defineRoute, type RouteDef, type ServerContext } from './types.js'
 
@@ -110,8 +111,22 @@ export async function serveLookup<D>(
     ctx.recordAnswer(auth, result)
     return result
   } finally {
-    if (ledger) await ledger.settle(served ? 1 : 0)
+    if (ledger) await settleOrKeep(ctx, ledger, served !== undefined)
     if (served) ctx.observeLookup(auth, served, ledger?.charged ?? 0)
+  }
+}
+
+/**
+ * Ends a request on its ledger. The credits of an answer were taken when it was reserved; when the settlement (the
+ * lookup count, the cache entry, an alert) cannot be written because the database went down since, the answer goes
+ * out all the same: refusing it would leave the client charged for nothing (docs/decisions.md "Outages of the
+ * database and Redis").
+ */
+async function settleOrKeep(ctx: ServerContext, ledger: OrgLedger, served: boolean): Promise<void> {
+  try {
+    await ledger.settle(served ? 1 : 0)
+  } catch (e) {
+    if (!served || !ctx.noteOutage(e)) throw e
   }
 }
 

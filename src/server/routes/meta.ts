@@ -22,8 +22,13 @@ const Health = Type.Object(
 
 const CheckReportSchema = Type.Object(
   {
-    name: Type.String({ description: '`database`, `migrations`, or a check the embedding application added.' }),
+    name: Type.String({ description: '`database`, `migrations`, `redis` (with --redis-url), or a check the embedding application added.' }),
     ok: Type.Boolean(),
+    degraded: Type.Optional(
+      Type.Boolean({
+        description: 'Present (true) when the check failed but the server answers without it, in a lesser way (Redis: rate limits per instance); the status stays `ready`.',
+      }),
+    ),
     message: Type.Optional(Type.String({ description: 'What is wrong, or a short fact when ok. Never a secret.' })),
     duration_ms: Type.Number({ minimum: 0 }),
   },
@@ -33,7 +38,7 @@ const CheckReportSchema = Type.Object(
 const ReadinessSchema = Type.Object(
   {
     status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready'), Type.Literal('draining')], {
-      description: '`ready` (200); `not_ready` (503: a check failed) or `draining` (503: the server is shutting down).',
+      description: '`ready` (200: it can answer requests); `not_ready` (503: a check failed — the database is unreachable, say) or `draining` (503: the server is shutting down).',
     }),
     checks: Type.Array(CheckReportSchema),
     data: Type.Object(
@@ -134,7 +139,8 @@ export const metaRoutes: RouteDef[] = [
     summary: 'Readiness: database reachable, migrations current, data freshness',
     description:
       '200 when every check passes, 503 when one fails or the server is draining (the body says which). Each check has a ' +
-      'time limit, so the answer comes in bounded time. Stale data is reported in `data` but does not fail readiness.',
+      'time limit, so the answer comes in bounded time. Stale data is reported in `data` and an unreachable Redis as a ' +
+      '`degraded` check, but neither fails readiness: the server still answers.',
     tags: ['Meta'],
     scope: null,
     probe: true,

@@ -46,6 +46,11 @@ export interface ServerContext {
   observeLookup(auth: RequestAuth, result: LookupResult<unknown>, billed: number): void
   /** Adds a listener of answered lookups (metrics, the dashboard's usage tally). */
   onLookup(listener: LookupListener): void
+  /**
+   * Reports `err` when it is an outage of the database or Redis (../outage.ts): true, and the caller logs nothing
+   * (the outage has its own line); false for any other error.
+   */
+  noteOutage(err: unknown): boolean
 }
 
 /** Hears of every answered single lookup; runs on the request's path, so it must be quick and must not throw. */

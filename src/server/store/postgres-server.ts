@@ -113,14 +113,22 @@ export async function migratePostgresServer(at: PostgresLocation, nowMs: number 
  * const pgs = await openPostgresServerStores({ connectionString: process.env.DATABASE_URL! })
  * const app = createServer({ db: pgs.store, orgPolicies: pgs.orgPolicies, dashboard: { teamStore: await pgs.teamStore() } })
  */
-export async function openPostgresServerStores(at: PostgresLocation, options: { migrate?: boolean } = {}): Promise<PostgresServerStores> {
+export async function openPostgresServerStores(
+  at: PostgresLocation,
+  options: { migrate?: boolean; /** bound of every statement and connection wait, ms (default 5000) */ timeoutMs?: number } = {},
+): Promise<PostgresServerStores> {
   if (options.migrate === false) {
     const problem = describeStatus(await postgresServerStatus(at))
     if (problem) throw new Error(problem)
   } else {
     await migratePostgresServer(at)
   }
-  const store = await createPostgresStore({ connectionString: at.connectionString, ...(at.schema ? { schema: at.schema } : {}), migrate: false })
+  const store = await createPostgresStore({
+    connectionString: at.connectionString,
+    ...(at.schema ? { schema: at.schema } : {}),
+    migrate: false,
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+  })
   let teams: Promise<TeamStore> | undefined
   return {
     store,

@@ -3,13 +3,18 @@
  * that run as several instances on one database. Every method is a promise; every credit change is a conditional
  * UPDATE in the database (./postgres/credits.ts), so instances sharing an org's credits can never overspend them;
  * the hot path — key lookup, reservation, refund, settlement, idempotency, cache — is one statement (one round trip)
- * each. Migrations (./postgres/migrations.ts) run on open unless `migrate: false`, under an advisory lock.
+ * each. Migrations (./postgres/migrations.ts) run on open unless `migrate: false`, under an advisory lock. Every
+ * statement and connection wait of the store's own pool is bounded (`timeoutMs`), and the pool reports outages to
+ * `availability` (./postgres/guard.ts).
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { periodAt } from '../../accounts/ledger.js'
 import { DEFAULT_PLANS, type Plan } from '../../accounts/plans.js'
 import { createPostgresCredits } from './postgres/credits.js'
+import { boundedPoolSettings, DEFAULT_DATABASE_TIMEOUT_MS, guardPool } from './postgres/guard.js'
+import type { Availability } from '../outage.js'
+import { numberOption } from '../../option-checks.js'
 import { perTurn } from './postgres/per-turn.js'
 import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './postgres/migrations.js'
 import { createPostgresRequests } from './postgres/requests.js'
@@ -27,6 +32,8 @@ export type Promised<S> = {
 export interface PostgresStore extends Promised<Store> {
   readonly pool: pg.Pool
   probe(): Promise<StoreProbe>
+  /** Whether the database answers: down from a failed connection or statement until its probe answers again. */
+  readonly availability: Availability
 }
 
 /** Options of {@link createPostgresStore}. */
@@ -42,6 +49,12 @@ export interface PostgresStoreOptions {
    * telling to run `riskcheck admin migrate` (deployments that migrate in a release step).
    */
   migrate?: boolean
+  /**
+   * Bound of every connection wait and statement of the store's own pool, in ms (default 5000): a database that stops
+   * answering fails a request after this long instead of holding it (a pool of your own keeps its own settings; give
+   * it `connectionTimeoutMillis` and `query_timeout`). Migrations run without it.
+   */
+  timeoutMs?: number
 }
 
 /** The plan catalogue as the columns of an `unnest` (one statement for any number of plans). */
@@ -100,23 +113,31 @@ async function seed(pool: pg.Pool): Promise<string> {
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   checkSchemaName(options.schema)
   if (!options.pool && !options.connectionString) throw new TypeError('riskcheck store: give a connectionString or a pool')
+  const timeoutMs = numberOption('timeoutMs', options.timeoutMs, DEFAULT_DATABASE_TIMEOUT_MS, { min: 1 }, 'riskcheck store')
   const own = !options.pool
-  const pool =
-    options.pool ??
-    new pg.Pool({ connectionString: options.connectionString, ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}) })
+  const connection = { connectionString: options.connectionString, ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}) }
+  const pool = options.pool ?? new pg.Pool({ ...connection, ...boundedPoolSettings(timeoutMs) })
   // An idle connection dropped by the server (a restart, a failover) is an 'error' event of the pool; unheard, it
   // would end the process. The pool replaces the connection and the next query reports any real outage.
   if (own) pool.on('error', () => undefined)
   try {
-    await prepareSchema(pool, options)
-    return buildStore(pool, own, await seed(pool))
+    if (own && options.migrate !== false) {
+      // migrations may take long: on a pool of their own, without the statement bound
+      const unbounded = new pg.Pool({ ...connection, max: 1 })
+      unbounded.on('error', () => undefined)
+      await prepareSchema(unbounded, options).finally(() => unbounded.end())
+    }
+    await prepareSchema(pool, { ...options, migrate: own ? false : options.migrate })
+    const guarded = guardPool(pool)
+    return buildStore(guarded.pool, own ? pool : undefined, guarded.availability, await seed(guarded.pool))
   } catch (e) {
     if (own) await pool.end().catch(() => undefined)
     throw e
   }
 }
 
-function buildStore(pool: pg.Pool, own: boolean, secret: string): PostgresStore {
+/** The store over the guarded pool; `own` is the pool to end on close (the store created it). */
+function buildStore(pool: pg.Pool, own: pg.Pool | undefined, availability: Availability, secret: string): PostgresStore {
   const credits = createPostgresCredits(pool)
   // The auth reads of requests arriving together: one statement (./postgres/per-turn.ts).
   const readAuth = perTurn(async (keyIds: string[]): Promise<Array<AuthRecord | null>> => {
@@ -152,6 +173,7 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
 
   return {
     pool,
+    availability,
     ...requests,
     keyHashSecret: async () => secret,
     listPlans: async () => (await rows<PlanRow>('SELECT id, name, monthly_price, monthly_credits, rate_per_second FROM plans ORDER BY position, id')).map(toPlan),
@@ -229,7 +251,8 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
     async close() {
       if (closed) return
       closed = true
-      if (own) await pool.end()
+      availability.close()
+      if (own) await own.end()
     },
   }
 }

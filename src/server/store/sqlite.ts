@@ -28,6 +28,8 @@ export interface SqliteStore extends Synchronous<Store> {
    * writes go with requests (the answer log of per-org policies).
    */
   groupWrite<T>(write: () => T): Promise<T>
+  /** Writes one row of its own: throws when the file cannot be written (disk full, read-only, locked, I/O error). */
+  probeWrite(): void
 }
 
 /** Options of {@link createSqliteStore}. */
@@ -88,6 +90,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
 function groupedSettlements(
   group: <T>(write: () => T) => Promise<T>,
   settle: (orgId: string, lookups: number, nowMs: number, cacheWrites: readonly CacheWrite[] | undefined) => void,
+  inTransaction: () => boolean,
 ): (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]) => Promise<void> {
   type Ask = { orgId: string; lookups: number; nowMs: number; cacheWrites: readonly CacheWrite[] | undefined; resolve: () => void; reject: (e: unknown) => void }
   let asks: Ask[] = []
@@ -108,6 +111,8 @@ function groupedSettlements(
             settle(org, sum, Math.max(...list.map((a) => a.nowMs)), list.flatMap((a) => a.cacheWrites ?? []))
           } catch (e) {
             failed.set(org, e)
+            // SQLite rolled the whole group back (a full disk): fail it all (./sqlite/group-commit.ts)
+            if (!inTransaction()) throw e
           }
         }
       }
@@ -128,7 +133,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
   const events = createSqliteEvents(db)
   const credits = createSqliteCredits(db, requests.resultCache, events)
   const group = groupCommit(db)
-  const settleGrouped = groupedSettlements(group, credits.settleCredits)
+  const settleGrouped = groupedSettlements(group, credits.settleCredits, () => db.inTransaction)
   let closed = false
   return {
     db,
@@ -148,6 +153,9 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
       // a real read of the file (not a cached value): throws when the store is closed or the file is unreadable
       const schemaVersion = db.pragma('user_version', { simple: true }) as number
       return { schemaVersion, expectedVersion }
+    },
+    probeWrite() {
+      db.prepare(`INSERT INTO meta (key, value) VALUES ('write_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(String(Date.now()))
     },
     close() {
       if (closed) return

@@ -52,6 +52,25 @@ describe('SQLite group commit', () => {
     db.close()
   })
 
+  it('a full database (SQLITE_FULL rolls the whole transaction back): every write of the group fails, none is written', async () => {
+    const db = new Database(tempDb())
+    db.pragma('journal_mode = WAL')
+    db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, b BLOB)')
+    // the file may grow by two pages: the second write needs far more
+    db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 2}`)
+    const insert = db.transaction((n: number, bytes: number) => db.prepare('INSERT INTO t (n, b) VALUES (?, ?)').run(n, Buffer.alloc(bytes)).changes)
+    const group = groupCommit(db)
+    const results = await Promise.allSettled([group(() => insert(1, 10)), group(() => insert(2, 100_000)), group(() => insert(3, 10))])
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+    expect((results[1] as PromiseRejectedResult).reason.code).toBe('SQLITE_FULL')
+    expect(db.prepare('SELECT n FROM t').all()).toEqual([])
+    expect(db.inTransaction).toBe(false)
+    // room again: the group commits as usual
+    db.pragma('max_page_count = 1000000')
+    expect(await Promise.all([group(() => insert(4, 10)), group(() => insert(5, 10))])).toEqual([1, 1])
+    db.close()
+  })
+
   it('200 concurrent grouped reservations against 50 credits: exactly 50 granted, balance 0', async () => {
     const store = createSqliteStore(tempDb())
     const T = Date.UTC(2026, 0, 1)

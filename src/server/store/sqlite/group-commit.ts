@@ -6,8 +6,9 @@ import type Database from 'better-sqlite3'
 
 /**
  * Group commit: the writes queued in one turn of the event loop run in one IMMEDIATE transaction, each in a savepoint
- * of its own (a transaction function called inside a transaction is one), so a write that throws rolls back alone.
- * Every promise settles after the commit — an answer never goes out before its credits are written. Under load, one
+ * of its own (a transaction function called inside a transaction is one), so a write that throws rolls back alone —
+ * unless SQLite rolled the whole transaction back (a full disk, an I/O error): then every write of the group fails,
+ * none half-written. Every promise settles after the commit — an answer never goes out before its credits are written. Under load, one
  * commit then serves many requests; alone, a write waits for nothing but the current turn to end.
  */
 export function groupCommit(db: Database.Database): <T>(write: () => T) => Promise<T> {
@@ -25,6 +26,9 @@ export function groupCommit(db: Database.Database): <T>(write: () => T) => Promi
           } catch (e) {
             it.value = e
             it.ok = false
+            // A full disk or an I/O error may roll the whole transaction back, not only the write's savepoint: the
+            // writes after it would then commit one by one outside it. Every write of the group fails instead.
+            if (!db.inTransaction) throw e
           }
         }
       }).immediate()

@@ -1,0 +1,180 @@
+/**
+ * PostgreSQL outages as they happen, against a server answering on a private cluster (test/pg-cluster.ts): the
+ * cluster crashed (`stop -m immediate`) and started again, and the database hung behind a frozen TCP proxy (a
+ * partition: connections stay open, nothing answers). While it lasts every request gets 503 UPSTREAM_UNAVAILABLE in
+ * the envelope with Retry-After — never 500, never 429 — while still frozen (so no request waits the partition out),
+ * GET /readyz says not ready, the log says so once and once more when it is back, the dashboard answers a 503 page
+ * with its security headers; afterwards the balance dropped by exactly the credits of the answers given.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueApiKey } from '../src/accounts/keys.js'
+import { createServer, type RiskcheckServer } from '../src/server/app.js'
+import { openPostgresServerStores, type PostgresServerStores } from '../src/server/store/postgres-server.js'
+import { createPgCluster, freezableProxy, pgClusterAvailable, type FreezableProxy, type PgCluster } from './pg-cluster.js'
+
+const RUN = pgClusterAvailable('test/outage-postgres.test.ts')
+const STARTING_CREDITS = 1000
+
+interface Answer {
+  status: number
+  retryAfter: string | null
+  body: { success: boolean; data?: { metadata?: { credits_used?: number } }; error?: { code: string; message: string; docs_url: string; request_id: string } }
+}
+
+/** A server in this process on the cluster (through `viaPort` when given), an org and a live key; log lines kept. */
+async function startServer(cluster: PgCluster, viaPort: number | undefined, timeoutMs: number) {
+  const url = viaPort ? cluster.url.replace(`:${cluster.port}/`, `:${viaPort}/`) : cluster.url
+  const stores: PostgresServerStores = await openPostgresServerStores({ connectionString: url }, { timeoutMs })
+  const log: string[] = []
+  const app: RiskcheckServer = createServer({
+    db: stores.store,
+    orgPolicies: stores.orgPolicies,
+    dashboard: { teamStore: await stores.teamStore() },
+    riskcheck: { offline: true },
+    purgeIntervalMs: 0,
+    logger: { level: 'warn', stream: { write: (line: string) => void log.push(line) } },
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const now = Date.now()
+  const org = await stores.store.createOrg({ name: 'Outage', planId: 'starter' }, now)
+  await stores.store.addCredits(org.id, STARTING_CREDITS, 'top_up', now)
+  const { secret } = await issueApiKey(stores.store, { orgId: org.id, name: 'outage' }, now)
+  let n = 0
+  const lookup = async (): Promise<Answer> => {
+    n++
+    const res = await fetch(`${base}/v1/ip`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ip: `11.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` }),
+    })
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Answer['body'] }
+  }
+  const readyz = async () => {
+    const res = await fetch(`${base}/readyz`)
+    return { status: res.status, body: (await res.json()) as { status: string; checks: Array<{ name: string; ok: boolean; message?: string }> } }
+  }
+  const balance = async () => (await stores.store.balance(org.id, Date.now())) as number
+  const close = async () => {
+    await app.close()
+    await stores.close()
+  }
+  return { app, base, log, lookup, readyz, balance, close }
+}
+
+/** What every request during an outage gets: 503 UPSTREAM_UNAVAILABLE in the envelope, with Retry-After. */
+function expectUnavailable(answers: Answer[]): void {
+  for (const a of answers) {
+    expect(a.status).toBe(503)
+    expect(a.retryAfter).toMatch(/^[1-9][0-9]*$/)
+    expect(a.body.success).toBe(false)
+    expect(a.body.error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' })
+    expect(a.body.error!.docs_url).toMatch(/#upstream_unavailable$/)
+    expect(a.body.error!.request_id).toMatch(/^req_/)
+  }
+}
+
+const credits = (answers: Answer[]) => answers.filter((a) => a.status === 200).reduce((n, a) => n + (a.body.data?.metadata?.credits_used ?? 0), 0)
+const lines = (log: string[], text: string) => log.filter((l) => l.includes(text))
+
+/** Asks `readyz` until it answers `status` (at most `tries` times, 200 ms apart); returns the number of tries. */
+async function until(readyz: () => Promise<{ status: number }>, status: number, tries = 100): Promise<number> {
+  for (let i = 1; i <= tries; i++) {
+    if ((await readyz()).status === status) return i
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`GET /readyz never answered ${status}`)
+}
+
+describe.skipIf(!RUN)('PostgreSQL crashed and started again under a serving server', () => {
+  let cluster: PgCluster
+  let server: Awaited<ReturnType<typeof startServer>>
+  beforeAll(async () => {
+    cluster = await createPgCluster()
+    server = await startServer(cluster, undefined, 2000)
+  }, 120_000)
+  afterAll(async () => {
+    await server?.close().catch(() => undefined)
+    cluster?.drop()
+  })
+
+  it('answers 503 UPSTREAM_UNAVAILABLE with Retry-After (never 500 or 429), says not ready, logs it once, and bills exactly what it answered', async () => {
+    const before = await server.balance()
+    const answers: Answer[] = []
+    for (let i = 0; i < 5; i++) answers.push(await server.lookup())
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+    expect((await server.readyz()).status).toBe(200)
+
+    cluster.crash()
+    // more requests than the anonymous limit (20 a second) allows: a key that cannot be read is no failed sign-in
+    const during = await Promise.all(Array.from({ length: 30 }, () => server.lookup()))
+    for (let i = 0; i < 10; i++) during.push(await server.lookup())
+    expectUnavailable(during)
+    const ready = await server.readyz()
+    expect(ready.status).toBe(503)
+    expect(ready.body.status).toBe('not_ready')
+    expect(ready.body.checks.find((c) => c.name === 'database')).toMatchObject({ ok: false })
+    // the dashboard: a page that reads the session answers a 503 page with its security headers
+    const page = await fetch(`${server.base}/dashboard/`, { headers: { cookie: 'rc_session=abc' }, redirect: 'manual' })
+    expect(page.status).toBe(503)
+    expect(page.headers.get('content-type')).toMatch(/text\/html/)
+    expect(page.headers.get('content-security-policy')).toBeTruthy()
+    expect(page.headers.get('x-frame-options')).toBe('DENY')
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(page.headers.get('retry-after')).toMatch(/^[1-9]/)
+
+    cluster.start()
+    await until(server.readyz, 200)
+    const after: Answer[] = []
+    for (let i = 0; i < 5; i++) after.push(await server.lookup())
+    expect(after.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+
+    expect(lines(server.log, 'is unreachable')).toHaveLength(1)
+    expect(lines(server.log, 'answers again after')).toHaveLength(1)
+    expect(lines(server.log, 'internal error')).toHaveLength(0)
+    expect(server.log.length).toBeLessThanOrEqual(3)
+    expect(before - (await server.balance())).toBe(credits([...answers, ...during, ...after]))
+  }, 120_000)
+})
+
+describe.skipIf(!RUN)('PostgreSQL hung behind a frozen proxy', () => {
+  let cluster: PgCluster
+  let proxy: FreezableProxy
+  let server: Awaited<ReturnType<typeof startServer>>
+  beforeAll(async () => {
+    cluster = await createPgCluster()
+    proxy = await freezableProxy(cluster.port)
+    server = await startServer(cluster, proxy.port, 1000)
+  }, 120_000)
+  afterAll(async () => {
+    await server?.close().catch(() => undefined)
+    await proxy?.close()
+    cluster?.drop()
+  })
+
+  it('answers every request 503 while the partition lasts — more of them at once than the pool holds — and recovers with money exact', async () => {
+    const before = await server.balance()
+    const answers: Answer[] = []
+    for (let i = 0; i < 5; i++) answers.push(await server.lookup())
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+
+    proxy.freeze()
+    // 30 at once (the pool holds 10), then more one by one: each answered while the proxy is still frozen
+    const during = await Promise.all(Array.from({ length: 30 }, () => server.lookup()))
+    for (let i = 0; i < 5; i++) during.push(await server.lookup())
+    expectUnavailable(during)
+    const ready = await server.readyz()
+    expect(ready.status).toBe(503)
+    expect(ready.body.checks.find((c) => c.name === 'database')).toMatchObject({ ok: false })
+
+    proxy.thaw()
+    await until(server.readyz, 200)
+    const after: Answer[] = []
+    for (let i = 0; i < 5; i++) after.push(await server.lookup())
+    expect(after.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+    expect(lines(server.log, 'is unreachable')).toHaveLength(1)
+    expect(lines(server.log, 'answers again after')).toHaveLength(1)
+    expect(lines(server.log, 'internal error')).toHaveLength(0)
+    expect(before - (await server.balance())).toBe(credits([...answers, ...during, ...after]))
+  }, 120_000)
+})
