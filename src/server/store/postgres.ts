@@ -3,7 +3,8 @@
  * that run as several instances on one database. Every method is a promise; every credit change is a conditional
  * UPDATE in the database (./postgres/credits.ts), so instances sharing an org's credits can never overspend them;
  * the hot path — key lookup, reservation, refund, settlement, idempotency, cache — is one statement (one round trip)
- * each. Migrations (./postgres/migrations.ts) run on open unless `migrate: false`, under an advisory lock.
+ * each, and a keyed request's settlement and answer share one. Instance leases and the credit holds of requests in
+ * flight: ./postgres/leases.ts. Migrations (./postgres/migrations.ts) run on open unless `migrate: false`, under an advisory lock.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
@@ -12,6 +13,7 @@ import { DEFAULT_PLANS, type Plan } from '../../accounts/plans.js'
 import { createPostgresCredits } from './postgres/credits.js'
 import { perTurn } from './postgres/per-turn.js'
 import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './postgres/migrations.js'
+import { createPostgresLeases } from './postgres/leases.js'
 import { createPostgresRequests } from './postgres/requests.js'
 import { toEvent, toOrg, toPlan, type EventRow, type Num, type OrgRow, type PlanRow } from './postgres/rows.js'
 import { toKey, type KeyRow } from './record-rows.js'
@@ -145,7 +147,8 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
       }
     })
   })
-  const requests = createPostgresRequests(pool)
+  const leases = createPostgresLeases(pool, credits)
+  const requests = createPostgresRequests(pool, async (nowMs) => leases.releaseExpired(nowMs))
   const rows = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<R>(text, values)).rows
   const keyOrNull = (r: KeyRow[]) => (r[0] ? toKey(r[0]) : null)
   let closed = false
@@ -153,6 +156,7 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
   return {
     pool,
     ...requests,
+    leases,
     keyHashSecret: async () => secret,
     listPlans: async () => (await rows<PlanRow>('SELECT id, name, monthly_price, monthly_credits, rate_per_second FROM plans ORDER BY position, id')).map(toPlan),
     async upsertPlans(plans) {
