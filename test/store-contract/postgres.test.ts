@@ -250,7 +250,7 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
 
     // With instance leases: a lease renewal, a held reservation and a close (refund, usage, cache entry and keyed
     // answer together) are one statement each; 40 keyed requests together, two statements (one per turn each).
-    const leases = store.leases
+    const leases = store.leases!
     statements = 0
     expect(await leases.renewLease('inst_t', T0, 10_000)).toEqual({ held: false, expired: false })
     expect(statements).toBe(1)

@@ -17,11 +17,11 @@ import type { ResultCache } from '../../cache.js'
  */
 export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
 
-/** How long an instance's lease runs without a renewal: 10 s (docs/decisions.md "Instance leases"). */
+/**
+ * How long an instance's lease runs without a renewal: 10 s; a server renews it (and sweeps the holds of instances
+ * whose lease lapsed) every third of that (docs/decisions.md "Instance leases").
+ */
 export const INSTANCE_LEASE_MS = 10_000
-
-/** How often a server renews its lease (and sweeps the holds of instances whose lease ended): every 3 s. */
-export const LEASE_RENEW_MS = 3_000
 
 /** A store type whose methods answer synchronously (SQLite through better-sqlite3, the in-memory store). */
 export type Synchronous<S> = {
@@ -91,7 +91,7 @@ export interface LeaseRenewal {
 
 /**
  * Instance leases and request holds (docs/decisions.md "Instance leases"). Every server instance holds a lease it
- * renews every {@link LEASE_RENEW_MS}; a billed request's credits are a hold of its instance until its settlement
+ * renews every third of {@link INSTANCE_LEASE_MS}; a billed request's credits are a hold of its instance until its settlement
  * closes it. When an instance stops renewing, any live instance releases its holds (refunds them, exactly once) and
  * a retry may take its in-progress Idempotency-Keys over.
  */
