@@ -13,7 +13,8 @@ import type { CreditLedger } from '../credits.js'
 import type { EventPayload, EventType } from '../schema.js'
 import type { ResultCache } from '../cache.js'
 import type { Plan } from './plans.js'
-import type { AccountStore, CacheWrite, CreditReason, CreditReservation, PlanChange } from './types.js'
+import { RiskcheckError } from '../errors.js'
+import type { AccountStore, CacheWrite, CreditReason, CreditReservation, HeldCredits, HoldRef, PlanChange, RequestClose } from './types.js'
 
 /** Alert thresholds in percent of the monthly allowance, highest first. */
 export const LOW_THRESHOLDS = [25, 5] as const
@@ -187,8 +188,13 @@ export function buildEvent(orgId: string, pending: PendingEvent, nowMs: number, 
 
 /** A per-request ledger: the library's {@link CreditLedger} plus `settle()` for the end of the request. */
 export interface OrgLedger extends CreditLedger {
-  /** Counts the request into the usage (`lookups`: 1 for a served lookup, 0 for a failed one) and emits due alerts. */
-  settle(lookups: number): Promise<void>
+  /**
+   * Counts the request into the usage (`lookups`: 1 for a served lookup, 0 for a failed one) and emits due alerts.
+   * On held credits it also closes the request's hold, and writes `idempotent` in the same write: it then resolves
+   * true (else false, and the caller writes the idempotency record itself). Rejects with UPSTREAM_UNAVAILABLE when
+   * the hold was released meanwhile (the request was taken for dead and refunded).
+   */
+  settle(lookups: number, idempotent?: RequestClose['idempotent']): Promise<boolean>
   /** Credits reserved and not refunded so far (what this request is charged). */
   readonly charged: number
   /**
@@ -198,9 +204,21 @@ export interface OrgLedger extends CreditLedger {
   deferWrites(cache: ResultCache): ResultCache
 }
 
+/** Credits held per request (`held` of {@link createOrgLedger}): the store's {@link HeldCredits} and the request's hold. */
+export interface HeldOptions {
+  credits: HeldCredits
+  hold: HoldRef
+  /** Told the hold's id when its settlement failed: the hold is still open and must be released. */
+  unsettled(holdId: string): void
+}
+
 /**
  * The ledger of one request of one org over the store. It remembers its reservations so a refund gives credits
  * back to the bucket they came from (the last taken first). Create one per request; it is not shared.
+ *
+ * With `held`, its reservations are a hold of the request's instance, and refunds are given back by the settlement
+ * that closes the hold (one write for both): a request that never settles — its process died — is refunded whole
+ * when its instance's lease ends.
  *
  * @example
  * const ledger = createOrgLedger(store, org.id, () => Date.now())
@@ -212,15 +230,42 @@ export function createOrgLedger(
   orgId: string,
   nowMs: () => number,
   known?: { balance?: number | undefined; periodEnd?: number | undefined },
+  heldBy?: HeldOptions,
 ): OrgLedger {
   const credits = store.grouped ?? store
   const held: CreditReservation[] = []
   const cacheWrites: CacheWrite[] = []
+  // given back from the hold at the settlement (held credits only)
+  const given = { fromSubscription: 0, fromPurchased: 0 }
+  let holding = false
   let charged = 0
   let touched = false
   // The balance the last reservation left, while no refund has changed it: credits_remaining without another read.
   // Before any reservation: the balance the auth read found, while its period lasts.
   let knownBalance: number | undefined = known?.balance !== undefined && known.periodEnd !== undefined && nowMs() < known.periodEnd ? known.balance : undefined
+
+  const settleHeld = async (h: HeldOptions, lookups: number, idempotent: RequestClose['idempotent']): Promise<boolean> => {
+    if (!touched && lookups === 0 && cacheWrites.length === 0 && !idempotent) return false
+    const close: RequestClose = {
+      ...(holding ? { holdId: h.hold.id } : {}),
+      lookups,
+      refund: { ...given },
+      ...(cacheWrites.length > 0 ? { cacheWrites: cacheWrites.splice(0) } : {}),
+      ...(idempotent ? { idempotent } : {}),
+    }
+    let closed: boolean
+    try {
+      closed = await h.credits.closeHeld(orgId, close, nowMs())
+    } catch (e) {
+      if (holding) h.unsettled(h.hold.id)
+      throw e
+    } finally {
+      holding = false
+    }
+    if (!closed) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'This request was cut off and not charged; retry it.')
+    return idempotent !== undefined
+  }
+
   return {
     get charged() {
       return charged
@@ -228,8 +273,9 @@ export function createOrgLedger(
     async reserve(amount) {
       if (amount <= 0) return true
       touched = true
-      const r = await credits.reserveCredits(orgId, amount, nowMs())
+      const r = heldBy ? await heldBy.credits.reserveHeld(orgId, amount, nowMs(), heldBy.hold) : await credits.reserveCredits(orgId, amount, nowMs())
       if (!r) return false
+      if (heldBy) holding = true
       held.push(r)
       charged += amount
       knownBalance = r.balanceAfter
@@ -237,17 +283,24 @@ export function createOrgLedger(
     },
     async refund(amount) {
       let left = Math.min(amount, charged)
-      if (left > 0) knownBalance = undefined
+      if (left > 0 && !heldBy) knownBalance = undefined
       while (left > 0) {
         const r = held[held.length - 1]
         if (!r) break
         const part = Math.min(left, r.amount)
-        const after = await credits.refundCredits(orgId, r, part, nowMs())
-        knownBalance = typeof after === 'number' ? after : undefined
+        const split = refundSplit(r, part)
+        if (heldBy) {
+          // given back by the settlement; the balance it will leave is known
+          given.fromPurchased += split.fromPurchased
+          given.fromSubscription += split.fromSubscription
+          if (knownBalance !== undefined) knownBalance += part
+        } else {
+          const after = await credits.refundCredits(orgId, r, part, nowMs())
+          knownBalance = typeof after === 'number' ? after : undefined
+        }
         // What is left of the reservation: split as the store split the refund.
-        const given = refundSplit(r, part)
-        r.fromPurchased -= given.fromPurchased
-        r.fromSubscription -= given.fromSubscription
+        r.fromPurchased -= split.fromPurchased
+        r.fromSubscription -= split.fromSubscription
         r.amount -= part
         if (r.amount === 0) held.pop()
         left -= part
@@ -257,9 +310,11 @@ export function createOrgLedger(
     async balance() {
       return knownBalance ?? store.balance(orgId, nowMs())
     },
-    async settle(lookups) {
-      if (!touched && lookups === 0 && cacheWrites.length === 0) return
+    async settle(lookups, idempotent) {
+      if (heldBy) return settleHeld(heldBy, lookups, idempotent)
+      if (!touched && lookups === 0 && cacheWrites.length === 0) return false
       await credits.settleCredits(orgId, lookups, nowMs(), cacheWrites.length > 0 ? cacheWrites.splice(0) : undefined)
+      return false
     },
     deferWrites(cache) {
       return {

@@ -187,3 +187,45 @@ export interface AccountStore {
    */
   readonly grouped?: Pick<AccountStore, 'reserveCredits' | 'refundCredits' | 'settleCredits'>
 }
+
+/** A request's hold: the credits its reservations took, recorded under its instance until the request ends. */
+export interface HoldRef {
+  /** The hold's id, unique among all instances'. */
+  id: string
+  /** The instance the request runs on. */
+  instanceId: string
+}
+
+/** What ends a request on the ledger, in one write (the settlement of {@link HeldCredits.closeHeld}). */
+export interface RequestClose {
+  /** The request's hold; absent when it reserved nothing. */
+  holdId?: string
+  /** Lookups counted into the usage. */
+  lookups: number
+  /** What of the hold is given back, by bucket; the rest is spent. */
+  refund: { fromSubscription: number; fromPurchased: number }
+  /** Result-cache entries stored with it. */
+  cacheWrites?: readonly CacheWrite[]
+  /**
+   * The request's idempotency record, written with it while `owner` still owns it: completed when `status` and
+   * `body` are given (the answer to replay), else forgotten.
+   */
+  idempotent?: { scope: string; key: string; owner: string; status?: number; body?: string }
+}
+
+/**
+ * Credits held per request (the server's stores: ../server/store/types.ts `InstanceLeases`): a reservation recorded
+ * as a hold of the request's instance, closed by the request's settlement — or, when its instance dies first,
+ * released (refunded) by another instance.
+ */
+export interface HeldCredits {
+  /** The reservation of {@link AccountStore.reserveCredits}, recording the credits taken in the hold (one write). */
+  reserveHeld(orgId: string, amount: number, nowMs: number, hold: HoldRef): Awaitable<CreditReservation | null>
+  /**
+   * Ends a request: gives back the unused part of its hold, counts its lookups, stores its cache entries and its
+   * idempotent answer, and closes the hold — one write. False when the hold was released meanwhile (its instance was
+   * taken for dead and another refunded it): nothing is counted or cached, the idempotency record is only forgotten,
+   * and the request must not be answered as charged.
+   */
+  closeHeld(orgId: string, close: RequestClose, nowMs: number): Awaitable<boolean>
+}

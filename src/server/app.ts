@@ -30,8 +30,10 @@ import {
   refuseEncodedBody,
   registerJsonBodyParser,
 } from './request-guards.js'
-import { bodyFingerprint, IDEMPOTENCY_TTL_MS, isReplayable, parseIdempotencyKey } from './idempotency.js'
-import { createOrgLedger } from '../accounts/ledger.js'
+import { bodyFingerprint, IDEMPOTENCY_TTL_MS, inProgressConflict, isReplayable, parseIdempotencyKey } from './idempotency.js'
+import { createOrgLedger, type OrgLedger } from '../accounts/ledger.js'
+import type { RequestClose } from '../accounts/types.js'
+import { createInstanceLease, type InstanceLease } from './instance-lease.js'
 import type { DeliverFunction } from '../webhooks/queue.js'
 import { createBulkService, type BulkService } from './bulk-service.js'
 import { buildOpenApi } from './openapi.js'
@@ -128,6 +130,12 @@ export interface ServerOptions {
   /** How often expired cache entries and idempotency records are deleted, in ms (default 10 minutes; 0 = never). */
   purgeIntervalMs?: number
   /**
+   * Length of this instance's lease in ms (default 10,000; renewed every third of it), on a store with instance
+   * leases (SQLite, PostgreSQL): how long after a crash its requests' credit holds are refunded and their
+   * Idempotency-Keys can be taken over (docs/deployment.md "When an instance dies").
+   */
+  instanceLeaseMs?: number
+  /**
    * Maintenance switch, asked on every request: while it returns true every request gets 503 MAINTENANCE with
    * Retry-After (e.g. during a database migration). Shutting down has the same effect for requests that arrive
    * while in-flight ones finish.
@@ -180,9 +188,39 @@ export type RiskcheckServer = FastifyInstance & {
   readonly metrics: ServerMetrics | undefined
 }
 
+interface IdemState {
+  scope: string
+  key: string
+  done: boolean
+  /** The request's settlement, waiting for its answer to be stored with it (a keyed lookup on held credits). */
+  settle?: (idempotent: NonNullable<RequestClose['idempotent']>) => Promise<boolean>
+}
+
 interface RequestState {
   auth?: RequestAuth
-  idem?: { scope: string; key: string; done: boolean }
+  idem?: IdemState
+}
+
+/**
+ * The ledger of a keyed request whose settlement waits for the answer: `settle` (called by the route as the lookup
+ * ends) is run by the onSend hook with the serialized answer, so the charge and the answer to replay are one write
+ * and a retry after a crash either finds both or neither.
+ */
+function settleWithAnswer(ledger: OrgLedger, idem: IdemState): OrgLedger {
+  return {
+    get charged() {
+      return ledger.charged
+    },
+    reserve: (amount) => ledger.reserve(amount),
+    refund: (amount) => ledger.refund(amount),
+    balance: () => ledger.balance(),
+    deferWrites: (cache) => ledger.deferWrites(cache),
+    async settle(lookups) {
+      if (idem.done) return ledger.settle(lookups)
+      idem.settle = (idempotent) => ledger.settle(lookups, idempotent)
+      return false
+    },
+  }
 }
 
 interface RouteConfig {
@@ -224,6 +262,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const testRate = numberOption('testKeyRatePerSecond', options.testKeyRatePerSecond, TEST_KEY_RATE_PER_SECOND, {}, 'riskcheck server')
   const anonRate = numberOption('anonymousRatePerSecond', options.anonymousRatePerSecond, 20, {}, 'riskcheck server')
   const purgeEvery = numberOption('purgeIntervalMs', options.purgeIntervalMs, 10 * 60 * 1000, { min: 0 }, 'riskcheck server')
+  const leaseMs = numberOption('instanceLeaseMs', options.instanceLeaseMs, 10_000, { min: 30 }, 'riskcheck server')
   const webhookEvery = numberOption('webhookIntervalMs', options.webhookIntervalMs, 1000, { min: 0 }, 'riskcheck server')
   const publicUrl = publicUrlOption(options)
   const requestTimeout = numberOption('requestTimeoutMs', options.requestTimeoutMs, 60_000, {}, 'riskcheck server')
@@ -247,6 +286,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
 
   const clock = rc.env.ctx.now
   const nowMs = () => clock().getTime()
+  // This instance's lease: the owner of its requests' credit holds and Idempotency-Keys (./instance-lease.ts).
+  const leases = store.leases
+  const lease: InstanceLease | undefined = leases ? createInstanceLease(leases, { nowMs, leaseMs, log: () => appRef?.log }) : undefined
   const q = options.queue
   const qPrefix = q?.prefix ?? 'riskcheck'
   const redis = q ? new Redis(q.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
@@ -371,10 +413,13 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     plans: configuredPlans ?? [],
     products: options.products ?? PRODUCTS,
     nowMs,
-    lookupEnv(auth) {
+    lookupEnv(auth, request) {
       const policy = auth.policy ?? rc.env.policy
       if (auth.mode === 'test') return { env: policy === testEnv.policy ? testEnv : { ...testEnv, policy }, ledger: null }
-      const ledger = createOrgLedger(store, auth.orgId, nowMs, auth.credits)
+      const held = leases && lease && request ? { credits: leases, hold: lease.hold(), unsettled: lease.unsettled } : undefined
+      const idem = request ? states.get(request)?.idem : undefined
+      const own = createOrgLedger(store, auth.orgId, nowMs, auth.credits, held)
+      const ledger = held && idem && !idem.done ? settleWithAnswer(own, idem) : own
       // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.
       const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
       return { env: { ...rc.env, ledger, policy, cache }, ledger }
@@ -495,7 +540,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (key === undefined || !state?.auth) return
     const path = request.url.split('?')[0] ?? request.url
     const scope = `${state.auth.key.id} ${request.method} ${path}`
-    const begin = await store.beginIdempotent(scope, key, bodyFingerprint(request.body), nowMs(), IDEMPOTENCY_TTL_MS)
+    const begin = await store.beginIdempotent(scope, key, bodyFingerprint(request.body), nowMs(), IDEMPOTENCY_TTL_MS, lease?.id)
     switch (begin.state) {
       case 'new':
         state.idem = { scope, key, done: false }
@@ -503,7 +548,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       case 'mismatch':
         throw new RiskcheckError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was already used with another request body.')
       case 'in_progress':
-        throw new RiskcheckError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still in progress; retry later.')
+        throw inProgressConflict(begin.retryAfterMs)
       case 'replay':
         void reply.code(begin.status).header('Idempotent-Replayed', 'true').type('application/json; charset=utf-8')
         return reply.send(begin.body)
@@ -514,8 +559,12 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     const idem = states.get(request)?.idem
     if (!idem || idem.done) return
     idem.done = true
+    const replay = typeof payload === 'string' && isReplayable(status)
+    // the settlement and the answer to replay in one write (a failure there answers its error instead; the hold is
+    // released by the instance lease's next renewal)
+    if (idem.settle && lease) return void (await idem.settle({ scope: idem.scope, key: idem.key, owner: lease.id, ...(replay ? { status, body: payload } : {}) }))
     const write = () =>
-      typeof payload === 'string' && isReplayable(status)
+      typeof payload === 'string' && replay
         ? store.completeIdempotent(idem.scope, idem.key, status, payload)
         : store.abandonIdempotent(idem.scope, idem.key)
     try {
@@ -600,6 +649,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (configuredPlans) await store.upsertPlans(configuredPlans)
     ctx.plans = configuredPlans ?? (await store.listPlans())
     await orgPolicies.preload()
+    await lease?.start()
     webhooks?.start()
     // Stale open data (docs/data.md) is said once, at start, with the command that fixes it: a
     // notice while the bundled snapshot answers (it ages by design), a warning when an installed set went stale.
@@ -638,6 +688,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     await orgPolicies.flush()
     await dashboard?.close()
     await rc.close()
+    await lease?.stop().catch((err: unknown) => app.log.warn({ err }, 'giving the instance lease up failed'))
     deps.close()
     if (ownStore) await store.close()
   })

@@ -4,7 +4,8 @@
  * - scope: the API key + method + path; kept 24 hours after the first request;
  * - same key, same body (a canonical JSON fingerprint) → the stored status and body are replayed
  *   (`Idempotent-Replayed: true`), nothing is run or charged again;
- * - same key, another body → 409 IDEMPOTENCY_CONFLICT; a repeat while the first is still running → 409 too;
+ * - same key, another body → 409 IDEMPOTENCY_CONFLICT; a repeat while the first is still running → 409 too, with
+ *   `Retry-After` the time left of the lease of the instance running it (after which a retry takes the key over);
  * - only answers of the handler are stored: requests rejected before it (auth, rate limit, validation) are not, and
  *   neither are answers worth retrying (402, 409, 429, 5xx), so a retry after a top-up or an outage runs again.
  *
@@ -12,6 +13,7 @@
  */
 import { createHash } from 'node:crypto'
 import { RiskcheckError } from '../errors.js'
+import { HttpRejection } from './envelope.js'
 
 /** How long a key is kept: 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -102,4 +104,15 @@ export function bodyFingerprint(body: unknown): string {
 /** Whether an answer with `status` is stored for replay. */
 export function isReplayable(status: number): boolean {
   return status < 500 && status !== 402 && status !== 409 && status !== 429
+}
+
+/**
+ * The 409 of a repeat while the first request still runs: `Retry-After` is what is left of its instance's lease in
+ * whole seconds (at least 1), the earliest moment a retry can take the key over if that instance has died.
+ */
+export function inProgressConflict(retryAfterMs: number | undefined): HttpRejection {
+  const seconds = Math.max(1, Math.ceil((retryAfterMs ?? 0) / 1000))
+  return new HttpRejection(409, 'IDEMPOTENCY_CONFLICT', `A request with this Idempotency-Key is still in progress; retry after ${seconds} s.`, {
+    'Retry-After': String(seconds),
+  })
 }

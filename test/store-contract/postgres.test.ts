@@ -16,6 +16,7 @@ import {
   postgresSchemaStatus,
   type PostgresStore,
 } from '../../src/server/index.js'
+import { leasesContract } from './leases-contract.js'
 import { policySetter, storeContract } from './store-contract.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
@@ -46,6 +47,18 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     return {
       store,
       setPolicyVersion: policySetter(createPostgresOrgPolicyStore(store.pool)),
+      async done() {
+        await store.close()
+        await drop()
+      },
+    }
+  })
+
+  leasesContract('PostgreSQL', async () => {
+    const { schema, drop } = freshSchema()
+    const store = await createPostgresStore({ connectionString: url!, schema })
+    return {
+      store,
       async done() {
         await store.close()
         await drop()
@@ -234,5 +247,28 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     expect(after.subscriptionCredits).toBe(before.subscriptionCredits - 40)
     expect(after.usage.periodLookups).toBe(before.usage.periodLookups + 40)
     expect(await store.resultCache.get('new-39', T0 + 1)).toEqual(entry)
+
+    // With instance leases: a lease renewal, a held reservation and a close (refund, usage, cache entry and keyed
+    // answer together) are one statement each; 40 keyed requests together, two statements (one per turn each).
+    const leases = store.leases!
+    statements = 0
+    expect(await leases.renewLease('inst_t', T0, 10_000)).toEqual({ held: false, expired: false })
+    expect(statements).toBe(1)
+    await store.beginIdempotent('s', 'h', 'f', T0, 1000, 'inst_t')
+    statements = 0
+    await leases.reserveHeld(org.id, 2, T0, { id: 'inst_t.1', instanceId: 'inst_t' })
+    const close = { holdId: 'inst_t.1', lookups: 1, refund: { fromSubscription: 1, fromPurchased: 0 }, cacheWrites: [{ key: 'held', entry, ttlMs: 10_000 }] }
+    expect(await leases.closeHeld(org.id, { ...close, idempotent: { scope: 's', key: 'h', owner: 'inst_t', status: 200, body: '{}' } }, T0)).toBe(true)
+    expect(statements).toBe(2)
+    statements = 0
+    const held = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        await leases.reserveHeld(org.id, 1, T0 + i, { id: `inst_t.h${i}`, instanceId: 'inst_t' })
+        return leases.closeHeld(org.id, { holdId: `inst_t.h${i}`, lookups: 1, refund: { fromSubscription: 0, fromPurchased: 0 } }, T0 + i)
+      }),
+    )
+    expect(statements).toBe(2)
+    expect(held.every((c) => c)).toBe(true)
+    expect(await leases.releaseExpired(T0 + 20_000)).toBe(0)
   })
 })

@@ -33,10 +33,11 @@ describe.skipIf(!url)('bulk storage on PostgreSQL', () => bulkStorageContract(op
 describe.skipIf(!url)('delivery storage on PostgreSQL', () => deliveryStorageContract(open))
 
 describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processes', () => {
-  it("the bulk and webhook migrations are the last versions of the store's one list, so every start applies them", () => {
+  it("the bulk and webhook migrations are versions of the store's one list, so every start applies them", () => {
     const versions = POSTGRES_MIGRATIONS.map((m) => m.version)
     expect(versions).toEqual(versions.map((_, i) => i + 1))
-    expect(POSTGRES_MIGRATIONS.slice(-POSTGRES_BULK_MIGRATIONS.length)).toEqual(POSTGRES_BULK_MIGRATIONS)
+    const first = POSTGRES_BULK_MIGRATIONS[0]!.version - 1
+    expect(POSTGRES_MIGRATIONS.slice(first, first + POSTGRES_BULK_MIGRATIONS.length)).toEqual(POSTGRES_BULK_MIGRATIONS)
   })
 
   it('the server picks the PostgreSQL storage from a store that exposes its pool, and bills through its settlement', async () => {

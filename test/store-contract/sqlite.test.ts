@@ -1,6 +1,10 @@
-/** The Store contract (./store-contract.ts) on the embedded SQLite store, a fresh in-memory database per case. */
+/**
+ * The Store contract (./store-contract.ts) and the instance leases' (./leases-contract.ts) on the embedded SQLite
+ * store, a fresh in-memory database per case.
+ */
 import { createSqliteOrgPolicyStore } from '../../src/server/store/org-policy-store.js'
 import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { leasesContract } from './leases-contract.js'
 import { policySetter, storeContract } from './store-contract.js'
 
 storeContract('SQLite', async () => {
@@ -12,4 +16,9 @@ storeContract('SQLite', async () => {
       store.close()
     },
   }
+})
+
+leasesContract('SQLite', async () => {
+  const store = createSqliteStore(':memory:')
+  return { store, done: async () => store.close() }
 })

@@ -102,7 +102,7 @@ export async function serveLookup<D>(
   request: FastifyRequest,
   run: (env: LookupEnv) => Promise<LookupResult<D>>,
 ): Promise<LookupResult<D>> {
-  const { env, ledger } = ctx.lookupEnv(auth)
+  const { env, ledger } = ctx.lookupEnv(auth, request)
   let served: LookupResult<D> | undefined
   try {
     const result = await run(env)

@@ -26,10 +26,10 @@ export interface ServerContext {
   /** The server clock (unix ms) — the riskcheck instance's clock. */
   nowMs(): number
   /**
-   * The lookup environment of a caller: test keys get test mode and no ledger; live keys the org's ledger. Call
-   * `settle` when the request ends.
+   * The lookup environment of a caller: test keys get test mode and no ledger; live keys the org's ledger (its
+   * credits a hold of this instance for `request`, when the store keeps holds). Call `settle` when the request ends.
    */
-  lookupEnv(auth: RequestAuth): { env: LookupEnv; ledger: OrgLedger | null }
+  lookupEnv(auth: RequestAuth, request?: FastifyRequest): { env: LookupEnv; ledger: OrgLedger | null }
   /** Logs an answer of a live key into its org's answer log (what `admin policy set` backtests; never throws). */
   recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): void
   /** The OpenAPI document (built once). */

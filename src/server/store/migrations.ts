@@ -2,7 +2,8 @@
  * Schema migrations of the SQLite store, applied in order on start. `PRAGMA user_version` holds how many have run.
  * Append only: never edit a migration that has shipped; add the next one. 002 holds bulk jobs (jobs, rows, credit
  * reservations) and webhooks (endpoints, events, deliveries, attempts) plus operator notices. 003 holds per-org scoring
- * policies and the per-org answer log their backtests read (./org-policy-store.ts).
+ * policies and the per-org answer log their backtests read (./org-policy-store.ts). 005 holds the instance leases and
+ * the credit holds of requests in flight (./sqlite/leases.ts).
  */
 
 /** One migration: a name (for messages) and its SQL (several statements allowed). */
@@ -255,6 +256,32 @@ CREATE INDEX org_answers_at ON org_answers(at);
     sql: `
 ALTER TABLE bulk_reservations ADD COLUMN job_id TEXT;
 CREATE INDEX bulk_reservations_job ON bulk_reservations(job_id);
+`,
+  },
+  {
+    // Server instances renew a lease; a billed request's credits are a hold of its instance until its settlement
+    // closes it, and an instance whose lease ended has its holds refunded and its in-progress Idempotency-Keys taken
+    // over (./sqlite/leases.ts). Records written before keep a null owner and the 2-minute takeover.
+    name: '005_instance_leases',
+    sql: `
+CREATE TABLE instances (
+  id          TEXT PRIMARY KEY,
+  started_at  INTEGER NOT NULL,
+  lease_until INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE credit_holds (
+  id           TEXT PRIMARY KEY,
+  instance_id  TEXT NOT NULL,
+  org_id       TEXT NOT NULL REFERENCES orgs(id),
+  from_sub     INTEGER NOT NULL CHECK (from_sub >= 0),
+  from_pur     INTEGER NOT NULL CHECK (from_pur >= 0),
+  period_start INTEGER NOT NULL,
+  created_at   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX credit_holds_instance ON credit_holds(instance_id);
+
+ALTER TABLE idempotency ADD COLUMN owner TEXT;
 `,
   },
 ]

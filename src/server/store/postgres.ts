@@ -3,9 +3,10 @@
  * that run as several instances on one database. Every method is a promise; every credit change is a conditional
  * UPDATE in the database (./postgres/credits.ts), so instances sharing an org's credits can never overspend them;
  * the hot path — key lookup, reservation, refund, settlement, idempotency, cache — is one statement (one round trip)
- * each. Migrations (./postgres/migrations.ts) run on open unless `migrate: false`, under an advisory lock. Every
- * statement and connection wait of the store's own pool is bounded (`timeoutMs`), and the pool reports outages to
- * `availability` (./postgres/guard.ts).
+ * each, and a keyed request's settlement and answer share one. Instance leases and the credit holds of requests in
+ * flight: ./postgres/leases.ts. Migrations (./postgres/migrations.ts) run on open unless `migrate: false`, under an
+ * advisory lock. Every statement and connection wait of the store's own pool is bounded (`timeoutMs`), and the pool
+ * reports outages to `availability` (./postgres/guard.ts).
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
@@ -17,6 +18,7 @@ import type { Availability } from '../outage.js'
 import { numberOption } from '../../option-checks.js'
 import { perTurn } from './postgres/per-turn.js'
 import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './postgres/migrations.js'
+import { createPostgresLeases } from './postgres/leases.js'
 import { createPostgresRequests } from './postgres/requests.js'
 import { toEvent, toOrg, toPlan, type EventRow, type Num, type OrgRow, type PlanRow } from './postgres/rows.js'
 import { toKey, type KeyRow } from './record-rows.js'
@@ -166,7 +168,8 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
       }
     })
   })
-  const requests = createPostgresRequests(pool)
+  const leases = createPostgresLeases(pool, credits)
+  const requests = createPostgresRequests(pool, async (nowMs) => leases.releaseExpired(nowMs))
   const rows = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<R>(text, values)).rows
   const keyOrNull = (r: KeyRow[]) => (r[0] ? toKey(r[0]) : null)
   let closed = false
@@ -175,6 +178,7 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
     pool,
     availability,
     ...requests,
+    leases,
     keyHashSecret: async () => secret,
     listPlans: async () => (await rows<PlanRow>('SELECT id, name, monthly_price, monthly_credits, rate_per_second FROM plans ORDER BY position, id')).map(toPlan),
     async upsertPlans(plans) {

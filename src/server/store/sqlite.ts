@@ -3,7 +3,8 @@
  * on open. Every credit change is one IMMEDIATE transaction holding a conditional UPDATE, so concurrent requests —
  * and other processes such as `riskcheck admin` on the same file — can never take a balance below zero or spend a
  * credit twice. The store is composed of ./sqlite/: accounts (plans, orgs, keys), credits, the event outbox,
- * requests (idempotency and the result cache), and the group commit of the credit writes.
+ * requests (idempotency and the result cache), the group commit of the credit writes, and the instance leases with
+ * the credit holds of requests in flight.
  */
 import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
@@ -14,6 +15,7 @@ import { createSqliteAccounts, insertPlans } from './sqlite/accounts.js'
 import { createSqliteCredits } from './sqlite/credits.js'
 import { createSqliteEvents } from './sqlite/events.js'
 import { groupCommit } from './sqlite/group-commit.js'
+import { createSqliteLeases, type SqliteLeases } from './sqlite/leases.js'
 import { createSqliteRequests } from './sqlite/requests.js'
 import type { Store, Synchronous } from './types.js'
 
@@ -129,10 +131,12 @@ function groupedSettlements(
 
 function buildStore(db: Database.Database, path: string, expectedVersion: number): SqliteStore {
   const secret = (db.prepare(`SELECT value FROM meta WHERE key = 'key_hash_secret'`).get() as { value: string }).value
-  const requests = createSqliteRequests(db)
+  let leases: SqliteLeases | undefined
+  const requests = createSqliteRequests(db, { leaseLeft: (id, nowMs) => leases!.leaseLeft(id, nowMs) })
   const events = createSqliteEvents(db)
   const credits = createSqliteCredits(db, requests.resultCache, events)
   const group = groupCommit(db)
+  leases = createSqliteLeases(db, credits, group)
   const settleGrouped = groupedSettlements(group, credits.settleCredits, () => db.inTransaction)
   let closed = false
   return {
@@ -143,6 +147,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
     ...credits,
     listEvents: events.listEvents,
     groupWrite: group,
+    leases: leases.leases,
     grouped: {
       reserveCredits: (orgId, amount, nowMs) => group(() => credits.reserveCredits(orgId, amount, nowMs)),
       refundCredits: (orgId, res, amount, nowMs) => group(() => credits.refundCredits(orgId, res, amount, nowMs)),

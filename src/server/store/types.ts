@@ -7,14 +7,21 @@
  *
  * Methods may be synchronous (SQLite) or return promises (a networked database); callers always `await`.
  */
-import type { AccountStore, Awaitable } from '../../accounts/types.js'
+import type { AccountStore, Awaitable, HeldCredits } from '../../accounts/types.js'
 import type { ResultCache } from '../../cache.js'
 
 /**
  * An idempotent request still "in progress" after this long was interrupted (its process stopped), and a retry may
- * take the record over; 2 minutes, longer than any request runs.
+ * take the record over; 2 minutes, longer than any request runs. For records of a store without instance leases
+ * (and records written before them); a record owned by an instance is taken over once that instance's lease ends.
  */
 export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
+
+/**
+ * How long an instance's lease runs without a renewal: 10 s; a server renews it (and sweeps the holds of instances
+ * whose lease lapsed) every third of that (docs/decisions.md "Instance leases").
+ */
+export const INSTANCE_LEASE_MS = 10_000
 
 /** A store type whose methods answer synchronously (SQLite through better-sqlite3, the in-memory store). */
 export type Synchronous<S> = {
@@ -26,7 +33,8 @@ export type IdempotencyBegin =
   | { state: 'new' }
   | { state: 'replay'; status: number; body: string }
   | { state: 'mismatch' }
-  | { state: 'in_progress' }
+  /** Still running: `retryAfterMs`, when known, is what is left of its owner's lease (the earliest a takeover can be). */
+  | { state: 'in_progress'; retryAfterMs?: number }
 
 /**
  * The server's store: the accounts (orgs, keys, plans, credits and their events, ../../accounts/types.ts), the
@@ -34,12 +42,23 @@ export type IdempotencyBegin =
  */
 export interface Store extends AccountStore {
   // idempotency
-  /** Starts an idempotent request, or tells how to answer a repeat. Records expire `ttlMs` after creation. */
-  beginIdempotent(scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number): Awaitable<IdempotencyBegin>
+  /**
+   * Starts an idempotent request, or tells how to answer a repeat. Records expire `ttlMs` after creation. `owner`
+   * (an instance id of {@link InstanceLeases}) is recorded with a new record; a record still in progress is taken over
+   * as soon as its owner's lease has ended (without an owner: after {@link IDEMPOTENCY_STALE_MS}).
+   */
+  beginIdempotent(scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number, owner?: string): Awaitable<IdempotencyBegin>
   /** Stores the response of a started idempotent request. */
   completeIdempotent(scope: string, key: string, status: number, body: string): Awaitable<void>
   /** Forgets a started idempotent request (its response is not to be replayed). */
   abandonIdempotent(scope: string, key: string): Awaitable<void>
+
+  /**
+   * Optional: instance leases and request holds, so that a request whose process died is neither kept in progress
+   * nor charged (SQLite and PostgreSQL have them; without them the server bills as before and takes a dead request's
+   * Idempotency-Key over after {@link IDEMPOTENCY_STALE_MS}).
+   */
+  readonly leases?: InstanceLeases
 
   /** The persistent result cache of lookups. */
   readonly resultCache: ResultCache
@@ -60,4 +79,30 @@ export interface StoreProbe {
   schemaVersion: number
   /** The schema version this code expects (its migrations). */
   expectedVersion: number
+}
+
+/** What a lease renewal found. */
+export interface LeaseRenewal {
+  /** False when the lease had ended before this renewal (the instance was taken for dead; its holds may be gone). */
+  held: boolean
+  /** True when another instance's lease has ended and its holds wait for {@link InstanceLeases.releaseExpired}. */
+  expired: boolean
+}
+
+/**
+ * Instance leases and request holds (docs/decisions.md "Instance leases"). Every server instance holds a lease it
+ * renews every third of {@link INSTANCE_LEASE_MS}; a billed request's credits are a hold of its instance until its settlement
+ * closes it. When an instance stops renewing, any live instance releases its holds (refunds them, exactly once) and
+ * a retry may take its in-progress Idempotency-Keys over.
+ */
+export interface InstanceLeases extends HeldCredits {
+  /** Takes or renews the instance's lease until `nowMs + leaseMs`. */
+  renewLease(instanceId: string, nowMs: number, leaseMs: number): Awaitable<LeaseRenewal>
+  /**
+   * Ends the leases that ran out by `nowMs` (or, given `instanceId`, that instance's: a clean stop) and refunds their
+   * holds, each once however many instances sweep at the same time. Returns the number of holds released.
+   */
+  releaseExpired(nowMs: number, instanceId?: string): Awaitable<number>
+  /** Refunds the holds named (requests that ended without a settlement), those still open. Returns how many. */
+  releaseHolds(holdIds: readonly string[], nowMs: number): Awaitable<number>
 }

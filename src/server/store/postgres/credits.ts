@@ -20,7 +20,7 @@ import {
   type AlertLevel,
   type PendingEvent,
 } from '../../../accounts/ledger.js'
-import type { CacheWrite, CreditReason, CreditReservation, OrgRecord, PlanChange } from '../../../accounts/types.js'
+import type { CacheWrite, CreditReason, CreditReservation, HoldRef, OrgRecord, PlanChange } from '../../../accounts/types.js'
 import { inTransaction, toOrg, toPlan, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
 
 interface CreditRow {
@@ -60,34 +60,41 @@ SELECT cur.period_start, cur.period_end, took.from_sub, cur.sub + cur.pur - $2::
 
 /**
  * The reservations of many requests in one statement: `$1`/`$2` each request's org and amount, in order, `$3` the
- * time. Per org, requests are granted in order while the balance covers them (a prefix: once one is refused, so are
- * the later ones of that org in this statement); every value is computed from the locked row, as {@link RESERVE}'s.
- * Returns one row per request whose org exists, with whether it was granted and its share of subscription credits.
+ * time, `$4`/`$5` each request's hold and instance (null: none). Per org, requests are granted in order while the
+ * balance covers them (a prefix: once one is refused, so are the later ones of that org in this statement); every
+ * value is computed from the locked row, as {@link RESERVE}'s. A granted request with a hold has what it took
+ * recorded there (../types.ts `InstanceLeases`). Returns one row per request whose org exists, with whether
+ * it was granted and its share of subscription credits.
  */
-const RESERVE_MANY = {
+export const RESERVE_MANY = {
   name: 'riskcheck_reserve_many',
   text: `WITH req AS (
-  SELECT * FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS r(org_id, amount, n)
+  SELECT * FROM unnest($1::text[], $2::bigint[], $4::text[], $5::text[]) WITH ORDINALITY AS r(org_id, amount, hold_id, instance_id, n)
 ), cur AS (
   SELECT id, subscription_credits AS sub, purchased_credits AS pur, period_credits, total_credits, period_start, period_end
   FROM orgs WHERE id IN (SELECT org_id FROM req) FOR UPDATE
 ), run AS (
-  SELECT req.n, req.org_id, req.amount, cur.sub, cur.pur, cur.period_start, cur.period_end,
+  SELECT req.n, req.org_id, req.amount, req.hold_id, req.instance_id, cur.sub, cur.pur, cur.period_start, cur.period_end,
     SUM(req.amount) OVER (PARTITION BY req.org_id ORDER BY req.n) AS cum
   FROM req JOIN cur ON cur.id = req.org_id
+), dec AS (
+  SELECT run.*, period_end > $3::bigint AND cum <= sub + pur AS granted, GREATEST(0, LEAST(sub, cum) - (cum - amount)) AS from_sub
+  FROM run
 ), tot AS (
-  SELECT org_id, SUM(amount) AS total FROM run WHERE period_end > $3::bigint AND cum <= sub + pur GROUP BY org_id
+  SELECT org_id, SUM(amount) AS total FROM dec WHERE granted GROUP BY org_id
 ), took AS (
   UPDATE orgs o SET subscription_credits = cur.sub - LEAST(cur.sub, tot.total),
     purchased_credits = cur.pur - (tot.total - LEAST(cur.sub, tot.total)),
     period_credits = cur.period_credits + tot.total, total_credits = cur.total_credits + tot.total
   FROM tot JOIN cur ON cur.id = tot.org_id WHERE o.id = tot.org_id
   RETURNING o.id
+), held AS (
+  INSERT INTO credit_holds (id, instance_id, org_id, from_sub, from_pur, period_start, created_at)
+  SELECT hold_id, instance_id, org_id, from_sub, amount - from_sub, period_start, $3::bigint FROM dec WHERE granted AND hold_id IS NOT NULL
+  ON CONFLICT (id) DO UPDATE SET from_sub = credit_holds.from_sub + EXCLUDED.from_sub, from_pur = credit_holds.from_pur + EXCLUDED.from_pur,
+    period_start = EXCLUDED.period_start
 )
-SELECT n, org_id, amount, cum, sub, pur, period_start, period_end,
-  period_end > $3::bigint AND cum <= sub + pur AS granted,
-  GREATEST(0, LEAST(sub, cum) - (cum - amount)) AS from_sub
-FROM run ORDER BY n`,
+SELECT n, org_id, amount, cum, sub, pur, period_start, period_end, granted, from_sub FROM dec ORDER BY n`,
 }
 
 /** Gives back `$4` subscription (only to the period they were taken in, `$3`) and `$5` purchased credits. */
@@ -106,7 +113,7 @@ WHERE id = $1 AND period_end > $2::bigint RETURNING subscription_credits + purch
  * and its subscription and purchased parts; `$5` the time. Per org, summed from the locked row as {@link REFUND}
  * decides for one (subscription credits only back into the period they came from). Returns each org's balance after.
  */
-const REFUND_MANY = {
+export const REFUND_MANY = {
   name: 'riskcheck_refund_many',
   text: `WITH req AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS r(org_id, period_start, sub, pur)
@@ -164,7 +171,7 @@ RETURNING o.id, o.subscription_credits + o.purchased_credits AS balance, o.month
 }
 
 /** The values of {@link SETTLE_AND_CACHE}'s arrays; one entry per key (the last wins), as ON CONFLICT requires. */
-function cacheColumns(writes: readonly CacheWrite[]): [string[], string[], number[], number[]] {
+export function cacheColumns(writes: readonly CacheWrite[]): [string[], string[], number[], number[]] {
   const byKey = new Map(writes.map((w) => [w.key, w]))
   const cols: [string[], string[], number[], number[]] = [[], [], [], []]
   for (const w of byKey.values()) {
@@ -189,7 +196,7 @@ const MOVE_ALERT = {
 SELECT COUNT(*)::int AS n FROM moved`,
 }
 
-type AlertState = { balance: Num; monthly_credits: Num; alert_level: number }
+export type AlertState = { balance: Num; monthly_credits: Num; alert_level: number }
 
 /** Writes a credit transaction and its credits.added event (one statement). */
 async function recordCredit(q: Queryable, orgId: string, amount: number, reason: CreditReason, balance: number, nowMs: number): Promise<void> {
@@ -305,29 +312,36 @@ export function createPostgresCredits(pool: pg.Pool) {
   /**
    * Group reservation: the reservations asked for in one turn of the event loop go out as one {@link RESERVE_MANY}
    * statement, each caller answered after it; a request of an org whose period has ended is reserved on its own
-   * (renewed first).
+   * (renewed first). A request with a hold has it written by the same statement.
    */
-  type ReserveAsk = { orgId: string; amount: number; nowMs: number }
-  const reserveMany = perTurn(async (asks: ReserveAsk[]): Promise<Array<CreditReservation | null | Promise<CreditReservation | null>>> => {
-    // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
-    const nowMs = Math.max(...asks.map((a) => a.nowMs))
-    const { rows } = await pool.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
+  type ReserveAsk = { orgId: string; amount: number; nowMs: number; hold?: HoldRef | undefined }
+  type Reserved = CreditReservation | null | Promise<CreditReservation | null>
+  const reserveOnMany = async (q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved): Promise<Reserved[]> => {
+    const { rows } = await q.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
       ...RESERVE_MANY,
-      values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs],
+      values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs, asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null)],
     })
-    const answers: Array<CreditReservation | null | Promise<CreditReservation | null>> = asks.map(() => null)
+    const answers: Reserved[] = asks.map(() => null)
     for (const r of rows) {
       const i = Number(r.n) - 1
       const a = asks[i]!
-      if (Number(r.period_end) <= nowMs) answers[i] = reserveAlone(a.orgId, a.amount, a.nowMs)
+      if (Number(r.period_end) <= nowMs) answers[i] = due(a)
       else if (r.granted) {
         const fromSubscription = Number(r.from_sub)
         answers[i] = { amount: a.amount, fromSubscription, fromPurchased: a.amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.sub) + Number(r.pur) - Number(r.cum) }
       }
     }
     return answers
-  })
-  const reserveGrouped = (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> => reserveMany({ orgId, amount, nowMs })
+  }
+  // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
+  const reserveMany = perTurn((asks: ReserveAsk[]) =>
+    reserveOnMany(pool, asks, Math.max(...asks.map((a) => a.nowMs)), (a) =>
+      a.hold
+        ? withOrg(a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!)
+        : reserveAlone(a.orgId, a.amount, a.nowMs),
+    ),
+  )
+  const reserveGrouped = (orgId: string, amount: number, nowMs: number, hold?: HoldRef): Promise<CreditReservation | null> => reserveMany({ orgId, amount, nowMs, hold })
 
   /**
    * Group refund: the refunds of one turn as one {@link REFUND_MANY} statement, each caller told its org's balance
@@ -358,7 +372,15 @@ export function createPostgresCredits(pool: pg.Pool) {
     return withOrg(orgId, nowMs, async (c) => toOrg((await c.query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [orgId])).rows[0]!))
   }
 
+  /** Locks an org's row inside the transaction of `c` and renews its period when due. */
+  const renewOn = async (c: Queryable, orgId: string, nowMs: number): Promise<void> => {
+    const { rows } = await c.query<CreditRow>(`SELECT ${CREDIT_COLUMNS} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])
+    if (rows[0]) await rollOver(c, orgId, rows[0], nowMs)
+  }
+
   return {
+    /** What the request holds (./holds.ts) build on. */
+    internals: { alert, withOrg, renewOn },
     readOrg,
     settleGrouped,
     reserveGrouped,

@@ -130,6 +130,33 @@ CREATE INDEX result_cache_expires ON result_cache(expires_at);
   },
   // bulk jobs and webhooks (../postgres-service-schema.ts)
   ...POSTGRES_BULK_MIGRATIONS,
+  {
+    // Server instances renew a lease; a billed request's credits are a hold of its instance until its settlement
+    // closes it; an instance whose lease ended has its holds refunded and its in-progress Idempotency-Keys taken over
+    // (./leases.ts). Records written before keep a null owner and the 2-minute takeover.
+    version: 5,
+    name: 'instance leases, credit holds of requests in flight, idempotency owners',
+    sql: `
+CREATE TABLE instances (
+  id          TEXT PRIMARY KEY,
+  started_at  BIGINT NOT NULL,
+  lease_until BIGINT NOT NULL
+);
+
+CREATE TABLE credit_holds (
+  id           TEXT PRIMARY KEY,
+  instance_id  TEXT NOT NULL,
+  org_id       TEXT NOT NULL REFERENCES orgs(id),
+  from_sub     BIGINT NOT NULL CHECK (from_sub >= 0),
+  from_pur     BIGINT NOT NULL CHECK (from_pur >= 0),
+  period_start BIGINT NOT NULL,
+  created_at   BIGINT NOT NULL
+);
+CREATE INDEX credit_holds_instance ON credit_holds(instance_id);
+
+ALTER TABLE idempotency ADD COLUMN owner TEXT;
+`,
+  },
 ]
 
 /** A plain lower-case identifier: what `schema` may be (it is written into SQL, never quoted from user input). */

@@ -1,7 +1,8 @@
 /**
  * Idempotency records and the persistent result cache of the SQLite store, and the purge of both. Starting an
  * idempotent request is one IMMEDIATE transaction (insert-or-read), so two requests — or two processes on one file —
- * given the same key at once never both run it.
+ * given the same key at once never both run it. A record in progress whose owner's lease has ended is taken over
+ * (./leases.ts).
  */
 import type Database from 'better-sqlite3'
 import type { CacheEntry, ResultCache } from '../../../cache.js'
@@ -18,6 +19,12 @@ interface IdempotencyRow {
   status: number | null
   body: string | null
   created_at: number
+  owner: string | null
+}
+
+/** What the idempotency records ask of the instance leases (./leases.ts `leaseLeft`). */
+export interface LeaseOwners {
+  leaseLeft(instanceId: string, nowMs: number): number
 }
 
 function createResultCache(db: Database.Database): ResultCache {
@@ -49,38 +56,40 @@ function createResultCache(db: Database.Database): ResultCache {
   }
 }
 
-export function createSqliteRequests(db: Database.Database): SqliteRequests {
+export function createSqliteRequests(db: Database.Database, owners?: LeaseOwners): SqliteRequests {
   const deleteExpired = db.prepare('DELETE FROM idempotency WHERE scope = ? AND idem_key = ? AND expires_at <= ?')
   const insert = db.prepare(
-    'INSERT OR IGNORE INTO idempotency (scope, idem_key, fingerprint, status, body, created_at, expires_at) VALUES (?, ?, ?, NULL, NULL, ?, ?)',
+    'INSERT OR IGNORE INTO idempotency (scope, idem_key, fingerprint, status, body, created_at, expires_at, owner) VALUES (?, ?, ?, NULL, NULL, ?, ?, ?)',
   )
-  const read = db.prepare('SELECT fingerprint, status, body, created_at FROM idempotency WHERE scope = ? AND idem_key = ?')
-  const restart = db.prepare('UPDATE idempotency SET created_at = ?, expires_at = ? WHERE scope = ? AND idem_key = ? AND status IS NULL')
+  const read = db.prepare('SELECT fingerprint, status, body, created_at, owner FROM idempotency WHERE scope = ? AND idem_key = ?')
+  const restart = db.prepare('UPDATE idempotency SET created_at = ?, expires_at = ?, owner = ? WHERE scope = ? AND idem_key = ? AND status IS NULL')
   const complete = db.prepare('UPDATE idempotency SET status = ?, body = ? WHERE scope = ? AND idem_key = ?')
   const abandon = db.prepare('DELETE FROM idempotency WHERE scope = ? AND idem_key = ? AND status IS NULL')
   const purgeIdempotency = db.prepare('DELETE FROM idempotency WHERE expires_at <= ?')
   const purgeCache = db.prepare('DELETE FROM result_cache WHERE expires_at <= ?')
 
-  const beginTx = db.transaction((scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number): IdempotencyBegin => {
+  type Begin = (scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number, owner: string | null) => IdempotencyBegin
+  const beginTx = db.transaction<Begin>((scope, key, fingerprint, nowMs, ttlMs, owner) => {
     deleteExpired.run(scope, key, nowMs)
-    if (insert.run(scope, key, fingerprint, nowMs, nowMs + ttlMs).changes === 1) return { state: 'new' }
+    if (insert.run(scope, key, fingerprint, nowMs, nowMs + ttlMs, owner).changes === 1) return { state: 'new' }
     const row = read.get(scope, key) as IdempotencyRow
     if (row.fingerprint !== fingerprint) return { state: 'mismatch' }
-    if (row.status === null || row.body === null) {
-      // No request runs this long: the one that started this record died with its process. Let the retry run
-      // instead of answering 409 until the record expires a day later.
-      if (nowMs - row.created_at >= IDEMPOTENCY_STALE_MS) {
-        restart.run(nowMs, nowMs + ttlMs, scope, key)
-        return { state: 'new' }
-      }
+    if (row.status !== null && row.body !== null) return { state: 'replay', status: row.status, body: row.body }
+    // Still in progress: while its owner's lease runs, it is; once it ended (the process died), the retry runs it.
+    // A record without an owner is taken over when no request could still be running it.
+    if (row.owner !== null && owners) {
+      const left = owners.leaseLeft(row.owner, nowMs)
+      if (left > 0) return { state: 'in_progress', retryAfterMs: left }
+    } else if (nowMs - row.created_at < IDEMPOTENCY_STALE_MS) {
       return { state: 'in_progress' }
     }
-    return { state: 'replay', status: row.status, body: row.body }
+    restart.run(nowMs, nowMs + ttlMs, owner, scope, key)
+    return { state: 'new' }
   })
 
   return {
     resultCache: createResultCache(db),
-    beginIdempotent: (scope, key, fingerprint, nowMs, ttlMs) => beginTx.immediate(scope, key, fingerprint, nowMs, ttlMs),
+    beginIdempotent: (scope, key, fingerprint, nowMs, ttlMs, owner) => beginTx.immediate(scope, key, fingerprint, nowMs, ttlMs, owner ?? null),
     completeIdempotent(scope, key, status, body) {
       complete.run(status, body, scope, key)
     },

@@ -1,0 +1,171 @@
+/**
+ * Instance leases and request holds of the PostgreSQL store (docs/decisions.md "Instance leases"). The hot path adds
+ * no round trip: a hold is written by the reservation's statement (./credits.ts `RESERVE_MANY`), and closed — with
+ * the refund of what the request did not use, its usage, its cache entries and its idempotent answer — by one
+ * statement per event-loop turn ({@link CLOSE_MANY}). A lease renewal is one statement every few seconds per
+ * instance; only when an instance has died does a sweep run (a transaction that refunds its holds exactly once).
+ */
+import type pg from 'pg'
+import type { RequestClose } from '../../../accounts/types.js'
+import type { InstanceLeases, LeaseRenewal } from '../types.js'
+import { cacheColumns, REFUND_MANY, type AlertState, type createPostgresCredits } from './credits.js'
+import { perTurn } from './per-turn.js'
+import { inTransaction, type Num, type Queryable } from './rows.js'
+
+const RENEW = {
+  name: 'riskcheck_lease_renew',
+  text: `WITH prev AS (
+  SELECT lease_until FROM instances WHERE id = $1
+), up AS (
+  INSERT INTO instances (id, started_at, lease_until) VALUES ($1, $2::bigint, $2::bigint + $3::bigint)
+  ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until
+)
+SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
+  EXISTS (SELECT 1 FROM instances WHERE lease_until <= $2::bigint AND id <> $1)
+  OR EXISTS (SELECT 1 FROM credit_holds h WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = h.instance_id)) AS expired`,
+}
+
+/**
+ * Ends many requests in one statement. Per request (`$1…$5`, in order): its org, lookups, hold (or null) and the
+ * subscription and purchased credits it gives back; `$6` the time; `$7…$10` the cache entries; `$11…$16` the
+ * idempotency records (the request's number, scope, key, owner, and status and body — null to forget it).
+ *
+ * Orgs whose period has ended are left alone (renewed and closed on their own). Of the others, a request whose hold
+ * is gone (released because its instance was taken for dead) is "fenced": nothing of it is counted and its record is
+ * forgotten. The rest have their holds deleted, their unused credits given back (subscription ones only into the
+ * period they came from), their lookups counted and their answers stored. Returns the settled orgs (for the alerts)
+ * and the numbers of the fenced requests.
+ */
+const CLOSE_MANY = {
+  name: 'riskcheck_close_many',
+  text: `WITH req AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS r(org_id, lookups, hold_id, sub, pur, n)
+), cur AS (
+  SELECT id, period_start FROM orgs WHERE id IN (SELECT org_id FROM req) AND period_end > $6::bigint ORDER BY id FOR UPDATE
+), mine AS (
+  SELECT req.* FROM req JOIN cur ON cur.id = req.org_id
+), closed AS (
+  DELETE FROM credit_holds h USING mine WHERE h.id = mine.hold_id RETURNING h.id, h.period_start
+), ok AS (
+  SELECT mine.*, closed.period_start AS hold_period FROM mine LEFT JOIN closed ON closed.id = mine.hold_id
+  WHERE mine.hold_id IS NULL OR closed.id IS NOT NULL
+), agg AS (
+  SELECT ok.org_id, SUM(ok.lookups) AS lookups,
+    SUM(CASE WHEN cur.period_start = ok.hold_period THEN ok.sub ELSE 0 END) AS sub,
+    SUM(ok.pur) AS pur,
+    SUM(CASE WHEN cur.period_start = ok.hold_period THEN ok.sub + ok.pur ELSE 0 END) AS period_part,
+    SUM(ok.sub + ok.pur) AS total
+  FROM ok JOIN cur ON cur.id = ok.org_id GROUP BY ok.org_id
+), cached AS (
+  INSERT INTO result_cache (key, value, stored_at, expires_at)
+  SELECT * FROM unnest($7::text[], $8::text[], $9::bigint[], $10::bigint[])
+  ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
+), idem AS (
+  SELECT d.*, d.n IN (SELECT n FROM ok) AS kept
+  FROM unnest($11::bigint[], $12::text[], $13::text[], $14::text[], $15::int[], $16::text[]) AS d(n, scope, idem_key, owner, status, body)
+  WHERE d.n IN (SELECT n FROM mine)
+), completed AS (
+  UPDATE idempotency i SET status = idem.status, body = idem.body FROM idem
+  WHERE i.scope = idem.scope AND i.idem_key = idem.idem_key AND i.owner = idem.owner AND idem.kept AND idem.status IS NOT NULL
+), forgotten AS (
+  DELETE FROM idempotency i USING idem
+  WHERE i.scope = idem.scope AND i.idem_key = idem.idem_key AND i.owner = idem.owner AND i.status IS NULL
+    AND (NOT idem.kept OR idem.status IS NULL)
+), settled AS (
+  UPDATE orgs o SET subscription_credits = o.subscription_credits + agg.sub, purchased_credits = o.purchased_credits + agg.pur,
+    period_credits = GREATEST(0, o.period_credits - agg.period_part), total_credits = GREATEST(0, o.total_credits - agg.total),
+    period_lookups = o.period_lookups + agg.lookups, total_lookups = o.total_lookups + agg.lookups
+  FROM agg WHERE o.id = agg.org_id
+  RETURNING o.id, o.subscription_credits + o.purchased_credits AS balance, o.monthly_credits, o.alert_level
+)
+SELECT id, balance, monthly_credits, alert_level, NULL::bigint AS fenced FROM settled
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, n FROM mine WHERE hold_id IS NOT NULL AND n NOT IN (SELECT n FROM ok)`,
+}
+
+interface HoldRow {
+  org_id: string
+  from_sub: Num
+  from_pur: Num
+  period_start: Num
+}
+
+type CloseAsk = { orgId: string; close: RequestClose; nowMs: number }
+type CloseRow = AlertState & { id: string | null; fenced: Num | null }
+
+function closeValues(asks: CloseAsk[], nowMs: number): unknown[] {
+  const idem = asks.flatMap((a, i) => (a.close.idempotent ? [{ n: i + 1, ...a.close.idempotent }] : []))
+  return [
+    asks.map((a) => a.orgId),
+    asks.map((a) => a.close.lookups),
+    asks.map((a) => a.close.holdId ?? null),
+    asks.map((a) => a.close.refund.fromSubscription),
+    asks.map((a) => a.close.refund.fromPurchased),
+    nowMs,
+    ...cacheColumns(asks.flatMap((a) => a.close.cacheWrites ?? [])),
+    idem.map((d) => d.n),
+    idem.map((d) => d.scope),
+    idem.map((d) => d.key),
+    idem.map((d) => d.owner),
+    idem.map((d) => d.status ?? null),
+    idem.map((d) => (d.status === undefined ? null : (d.body ?? null))),
+  ]
+}
+
+/** The leases and holds over a pool, on the credit operations of ./credits.ts. */
+export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof createPostgresCredits>): InstanceLeases {
+  const { alert, withOrg, renewOn } = credits.internals
+
+  /** Runs {@link CLOSE_MANY}, then the alerts of the orgs it settled; answers per request: closed, fenced, or due. */
+  const closeOn = async (q: Queryable, asks: CloseAsk[], nowMs: number): Promise<Array<'closed' | 'fenced' | 'due'>> => {
+    const { rows } = await q.query<CloseRow>({ ...CLOSE_MANY, values: closeValues(asks, nowMs) })
+    const settled = rows.filter((r) => r.id !== null)
+    const fenced = new Set(rows.filter((r) => r.fenced !== null).map((r) => Number(r.fenced)))
+    await Promise.all(settled.map((r) => alert(q, r.id!, r, nowMs)))
+    const orgs = new Set(settled.map((r) => r.id))
+    return asks.map((a, i) => (fenced.has(i + 1) ? 'fenced' : orgs.has(a.orgId) ? 'closed' : 'due'))
+  }
+  // An org whose period has ended: renewed, then closed alone (no org: nothing to close).
+  const closeAlone = async (a: CloseAsk): Promise<boolean> =>
+    (await withOrg(a.orgId, a.nowMs, async (c) => (await closeOn(c, [a], a.nowMs))[0] !== 'fenced')) ?? true
+  const closeMany = perTurn(async (asks: CloseAsk[]): Promise<Array<boolean | Promise<boolean>>> => {
+    const outcome = await closeOn(pool, asks, Math.max(...asks.map((a) => a.nowMs)))
+    return asks.map((a, i) => (outcome[i] === 'due' ? closeAlone(a) : outcome[i] === 'closed'))
+  })
+
+  /**
+   * Releases the holds `where` selects, inside the transaction of `c`: their orgs locked (in id order, renewed when
+   * due) before the holds are deleted, then one refund for all. Returns how many.
+   */
+  const releaseOn = async (c: Queryable, where: string, values: unknown[], nowMs: number): Promise<number> => {
+    const orgs = await c.query<{ org_id: string }>(`SELECT DISTINCT org_id FROM credit_holds h WHERE ${where} ORDER BY org_id`, values)
+    for (const { org_id } of orgs.rows) await renewOn(c, org_id, nowMs)
+    const { rows } = await c.query<HoldRow>(`DELETE FROM credit_holds h WHERE ${where} RETURNING org_id, from_sub, from_pur, period_start`, values)
+    if (rows.length === 0) return 0
+    await c.query({
+      ...REFUND_MANY,
+      values: [rows.map((h) => h.org_id), rows.map((h) => h.period_start), rows.map((h) => h.from_sub), rows.map((h) => h.from_pur), nowMs],
+    })
+    return rows.length
+  }
+
+  return {
+    async renewLease(instanceId, nowMs, leaseMs): Promise<LeaseRenewal> {
+      const { rows } = await pool.query<LeaseRenewal>({ ...RENEW, values: [instanceId, nowMs, leaseMs] })
+      return { held: rows[0]!.held, expired: rows[0]!.expired }
+    },
+    releaseExpired: (nowMs, instanceId) =>
+      inTransaction(pool, async (c) => {
+        const gone =
+          instanceId === undefined
+            ? (await c.query<{ id: string }>('DELETE FROM instances WHERE lease_until <= $1 RETURNING id', [nowMs])).rows.map((r) => r.id)
+            : (await c.query('DELETE FROM instances WHERE id = $1', [instanceId]), [instanceId])
+        // the dead instances' holds, and any whose instance row is gone (swept while its requests still ran)
+        const where = 'h.instance_id = ANY($1::text[]) OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = h.instance_id)'
+        return releaseOn(c, where, [gone], nowMs)
+      }),
+    releaseHolds: (holdIds, nowMs) => inTransaction(pool, (c) => releaseOn(c, 'h.id = ANY($1::text[])', [[...holdIds]], nowMs)),
+    reserveHeld: (orgId, amount, nowMs, hold) => credits.reserveGrouped(orgId, amount, nowMs, hold),
+    closeHeld: (orgId, close, nowMs) => closeMany({ orgId, close, nowMs }),
+  }
+}

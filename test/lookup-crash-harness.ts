@@ -1,0 +1,151 @@
+/**
+ * The harness of test/lookup-crash-points.test.ts and scripts/bench/takeover.ts: a fresh SQLite file or PostgreSQL
+ * schema, instance A as a child process (./children/lookup-crash.ts) that SIGKILLs itself at a named boundary of a
+ * billed lookup, and instance B in this process on the same database, where the client retries until it has a 200.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { issueApiKey } from '../src/accounts/keys.js'
+import { createServer, type RiskcheckServer } from '../src/server/app.js'
+import { createPostgresStore } from '../src/server/store/postgres.js'
+import { createSqliteStore } from '../src/server/store/sqlite.js'
+import type { Store } from '../src/server/store/types.js'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const url = process.env.RISKCHECK_TEST_DATABASE_URL
+const dir = mkdtempSync(join(tmpdir(), 'riskcheck-lookup-crash-'))
+/** Removes the SQLite files of this run. */
+export const removeFiles = () => rmSync(dir, { recursive: true, force: true })
+
+/** The boundaries of a billed lookup where instance A dies. */
+export const POINTS = ['reserved', 'looked-up', 'settled', 'responding'] as const
+export type Point = (typeof POINTS)[number]
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** A fresh database: how the child opens it, the test's own store on it, its open holds, and how to drop it. */
+export interface Db {
+  args: string[]
+  store: Store
+  holds(): Promise<number>
+  drop(): Promise<void>
+}
+
+export const engines: Array<{ name: string; enabled: boolean; open(): Promise<Db> }> = [
+  {
+    name: 'SQLite',
+    enabled: true,
+    async open() {
+      const file = join(dir, `crash-${randomBytes(4).toString('hex')}.sqlite`)
+      const store = createSqliteStore(file)
+      return {
+        args: ['sqlite', file],
+        store,
+        holds: async () => (store.db.prepare('SELECT COUNT(*) AS n FROM credit_holds').get() as { n: number }).n,
+        drop: async () => store.close(),
+      }
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    enabled: Boolean(url),
+    async open() {
+      const schema = `rc_crash_${randomBytes(5).toString('hex')}`
+      const store = await createPostgresStore({ connectionString: url!, schema })
+      return {
+        args: ['postgres', url!, schema],
+        store,
+        holds: async () => Number((await store.pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM credit_holds')).rows[0]!.n),
+        async drop() {
+          await store.close()
+          const admin = new pg.Pool({ connectionString: url })
+          await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+          await admin.end()
+        },
+      }
+    },
+  },
+]
+
+/** Starts instance A; resolves with its port once it listens. */
+async function startA(db: Db, point: Point | '', leaseMs?: number): Promise<{ child: ChildProcess; port: number }> {
+  const env = { ...process.env, RISKCHECK_CRASH_AT: point, ...(leaseMs ? { RISKCHECK_LEASE_MS: String(leaseMs) } : {}) }
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'children', 'lookup-crash.ts'), ...db.args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let err = ''
+  child.stderr!.on('data', (d: Buffer) => (err += String(d)))
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(String(d)) as { port: number }).port))
+    child.once('exit', (code) => reject(new Error(`instance A exited ${code} before it listened: ${err}`)))
+  })
+  return { child, port }
+}
+
+const BODY = { phone: '+14155552671' }
+const headers = (secret: string, key: string | undefined) => ({
+  authorization: `Bearer ${secret}`,
+  'content-type': 'application/json',
+  ...(key ? { 'idempotency-key': key } : {}),
+})
+
+/** Told when A has died, and when the client has its answer (for timing them). */
+export interface CrashHooks {
+  crashed?(): void
+  answered?(): void
+}
+
+/**
+ * One crash: A dies at `point` during the client's first request; the client retries on B until it gets a 200,
+ * following `Retry-After`. Returns what B answered (and a repeat with the key), the Retry-After values it was told on
+ * the way, and the org's state once A's holds are gone.
+ */
+export async function crashAndRetry(db: Db, point: Point, keyed: boolean, leaseMs: number | undefined, hooks: CrashHooks = {}) {
+  const now = Date.now()
+  const org = await db.store.createOrg({ name: 'Crash', planId: 'starter' }, now)
+  const { secret } = await issueApiKey(db.store, { orgId: org.id }, now)
+  const initial = await db.store.balance(org.id, now)
+  const b: RiskcheckServer = createServer({
+    db: db.store,
+    purgeIntervalMs: 0,
+    webhookIntervalMs: 0,
+    dashboard: false,
+    ...(leaseMs ? { instanceLeaseMs: leaseMs } : {}),
+    riskcheck: { offline: true },
+  })
+  await b.ready()
+  let a: { child: ChildProcess; port: number } | undefined
+  try {
+    a = await startA(db, point, leaseMs)
+    const exited = once(a.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+    const key = keyed ? `crash-${point}` : undefined
+    const first = await fetch(`http://127.0.0.1:${a.port}/v1/phone/type`, { method: 'POST', headers: headers(secret, key), body: JSON.stringify(BODY) }).then(
+      (r) => `answered ${r.status}`,
+      () => 'cut off',
+    )
+    const signal = (await exited)[1]
+    if (first !== 'cut off' || signal !== 'SIGKILL') throw new Error(`instance A was to die at ${point} before answering: ${first}, ${signal}`)
+    hooks.crashed?.()
+    const retryAfter: number[] = []
+    for (;;) {
+      const r = await b.inject({ method: 'POST', url: '/v1/phone/type', headers: headers(secret, key), payload: BODY })
+      if (r.statusCode === 200) {
+        hooks.answered?.()
+        // B sweeps A's holds once A's lease has ended (a takeover of A's key already did)
+        for (let i = 0; i < 100 && (await db.holds()) > 0; i++) await sleep(100)
+        const after = (await db.store.getOrg(org.id, Date.now()))!
+        const again = keyed ? await b.inject({ method: 'POST', url: '/v1/phone/type', headers: headers(secret, key), payload: BODY }) : undefined
+        return { answer: r, again, retryAfter, initial, after, holds: await db.holds() }
+      }
+      if (r.statusCode !== 409 || r.json().error.code !== 'IDEMPOTENCY_CONFLICT') throw new Error(`the retry got ${r.statusCode}: ${r.body}`)
+      retryAfter.push(Number(r.headers['retry-after']))
+      await sleep(retryAfter.at(-1)! * 1000)
+    }
+  } finally {
+    if (a && a.child.exitCode === null && a.child.signalCode === null) a.child.kill('SIGKILL')
+    await b.close()
+  }
+}
