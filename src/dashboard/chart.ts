@@ -1,7 +1,7 @@
 /**
  * The usage page's stacked bar chart (days × lookup types) as inline SVG drawn on the server, and the ticks of its
  * y-axis. The SVG has no viewBox: text is drawn at its CSS size at every width, bars are placed in percent of the
- * chart's width and in pixels of its fixed height (docs/decisions.md, "Dashboard charts at every width").
+ * chart's width and in pixels of its fixed height (docs/decisions.md, Team dashboard, "charts").
  */
 import { html, type Html } from './html.js'
 
