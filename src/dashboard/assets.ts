@@ -52,9 +52,10 @@ button:disabled { opacity:.5; cursor:not-allowed; }
 .inline { display:inline; margin:0; }
 .actions { display:flex; gap:8px; flex-wrap:wrap; align-items:center; }
 td.actions { display:table-cell; }
-.table-wrap { position:relative; overflow-x:auto; background:var(--card); border:1px solid var(--line); border-radius:8px; margin:0 0 16px; }
+.table-wrap { position:relative; container-type:inline-size; overflow-x:auto; background:var(--card); border:1px solid var(--line); border-radius:8px; margin:0 0 16px; }
 table { border-collapse:collapse; width:100%; font-size:.92rem; }
 th, td { text-align:left; padding:8px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
+td { overflow-wrap:anywhere; }
 th { background:#f3f4f6; font-weight:600; white-space:nowrap; }
 tr:last-child td { border-bottom:none; }
 code, .mono { font-family: ui-monospace, "Liberation Mono", monospace; font-size:.9em; }
@@ -77,6 +78,7 @@ progress { width:100%; max-width:320px; height:14px; }
 pre.result { background:#0f172a; color:#e2e8f0; padding:14px; border-radius:8px; overflow:auto; max-height:520px; font-size:.85rem;
   white-space:pre-wrap; overflow-wrap:anywhere; }
 .plot-row { display:flex; align-items:flex-start; margin:8px 0 0; }
+.chart { container-type:inline-size; }
 .chart svg { display:block; flex:none; }
 .chart svg.plot { flex:1 1 auto; width:100%; min-width:0; }
 .chart text { font-size:12px; fill:var(--muted); }
@@ -94,13 +96,15 @@ pre.result { background:#0f172a; color:#e2e8f0; padding:14px; border-radius:8px;
   header.top { padding:10px 14px; }
   .hide-narrow { display:none; }
 }
-@media (max-width: 600px) {
-  .chart .wide-only { display:none; }
+@container (max-width: 560px) {
+  .wide-only { display:none; }
+}
+@container (max-width: 800px) {
   table.cards, table.cards tbody, table.cards tr, table.cards td { display:block; width:100%; }
   table.cards thead { position:absolute; width:1px; height:1px; overflow:hidden; clip-path:inset(50%); white-space:nowrap; }
   table.cards tr { padding:8px 12px; border-bottom:1px solid var(--line); }
   table.cards tr:last-child { border-bottom:none; }
-  table.cards td { display:flow-root; border:none; padding:3px 0 3px 7rem; overflow-wrap:anywhere; }
+  table.cards td { display:flow-root; border:none; padding:3px 0 3px 7rem; }
   table.cards td::before { content:attr(data-label); float:left; margin-left:-7rem; width:6.5rem; color:var(--muted); font-weight:600; font-size:.85rem; line-height:1.7; }
   table.cards td.actions { display:flex; padding:8px 0 2px; }
   table.cards td[colspan] { padding:8px 0 2px; }

@@ -130,14 +130,14 @@ const attrsOf = (attrs: Readonly<Record<string, string>> | undefined) =>
   Object.entries(attrs ?? {}).map(([k, v]) => html` ${new Html(k.replace(/[^a-z0-9-]/gi, ''))}="${v}"`)
 
 /**
- * A table in a box that scrolls sideways if it must. With `stack`, a narrow screen shows each row as a card of
- * "column: value" lines instead (app.css reads each cell's `data-label`), so no row needs sideways scrolling.
+ * A table whose box never scrolls sideways: in a box under 800 px wide each row is a card of "column: value" lines
+ * (app.css reads each cell's `data-label`), and in a wider one a cell breaks a long word rather than widen the table.
  * `empty` is the one row of a table without rows; `wrap` and `body` are attributes of the box and the `<tbody>`.
  */
 export function dataTable(
   head: readonly string[],
   rows: readonly Row[],
-  options: { stack?: boolean; empty?: string; wrap?: Readonly<Record<string, string>>; body?: Readonly<Record<string, string>> } = {},
+  options: { empty?: string; wrap?: Readonly<Record<string, string>>; body?: Readonly<Record<string, string>> } = {},
 ): Html {
   const cell = (c: Cell, i: number) => {
     const { cls, body } = c !== null && typeof c === 'object' && 'cls' in c ? c : { cls: '', body: c as Part }
@@ -147,7 +147,7 @@ export function dataTable(
     rows.length === 0 && options.empty
       ? html`<tr><td colspan="${head.length}" class="muted">${options.empty}</td></tr>`
       : rows.map((r) => html`<tr${attrsOf(r.attrs)}>${r.cells.map(cell)}</tr>\n`)
-  return html`<div class="table-wrap"${attrsOf(options.wrap)}><table${options.stack ? html` class="cards"` : ''}>
+  return html`<div class="table-wrap"${attrsOf(options.wrap)}><table class="cards">
 <thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
 <tbody${attrsOf(options.body)}>${tbody}</tbody></table></div>`
 }

@@ -1,7 +1,7 @@
 /**
- * The dashboard's layout in headless Chromium, on a phone (390 × 844) and on a laptop (1280 × 800): every page —
- * signed in with data (keys, usage, bulk, webhooks, members, playground, account), the sign-in and sign-up pages and
- * the error pages — fits the width without sideways scrolling (the page's and any box's), shows the current tab,
+ * The dashboard's layout in headless Chromium, on a phone (390 × 844), a laptop (1280 × 800), a small phone and a
+ * tablet: every page — signed in with data (keys, usage, bulk, webhooks, members, playground, account), the sign-in
+ * and sign-up pages and the error pages — fits the width without sideways scrolling (the page's and any box's), shows the current tab,
  * draws no text under 11 CSS pixels (chart labels included, as rendered), and loads nothing that fails or comes from
  * elsewhere; its icon loads. Also: the icon's caching, and the keyboard alone (skip link, sign-in, navigation).
  */
@@ -203,8 +203,10 @@ const loadIcon = (href: string) => `(async () => { const i = new Image(); i.src 
 
 describe.skipIf(!HAS_BROWSER)('dashboard: layout on a phone and a laptop', () => {
   for (const [width, height] of [
-    [390, 844],
-    [1280, 800],
+    [390, 844], // a phone
+    [1280, 800], // a laptop
+    [320, 568], // a small phone
+    [768, 1024], // a tablet: the navigation on top, tables as cards, the charts wide
   ] as const) {
     it(`every page at ${width} px: no sideways scrolling, the current tab in view, text ≥ 11 px, nothing fails to load`, { timeout: 120_000 }, async () => {
       const contexts = new Map<Visit['as'], BrowserContext>()

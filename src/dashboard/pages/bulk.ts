@@ -105,7 +105,7 @@ ${
     : dataTable(
         ['Job', 'Status', 'Progress', 'Results', 'Actions'],
         jobs.map((j) => ({ attrs: { id: `job-${j.id}`, 'data-status': j.status }, cells: jobCells(v, j) })),
-        { stack: true, wrap: { 'data-poll': `${v.base}/bulk/jobs.json`, 'data-busy': jobs.some(busy) ? 'true' : 'false' } },
+        { wrap: { 'data-poll': `${v.base}/bulk/jobs.json`, 'data-busy': jobs.some(busy) ? 'true' : 'false' } },
       )
 }`
     return dash.page(reply, dash.teamLayout(v, 'Bulk jobs', 'bulk', flash), body, status)

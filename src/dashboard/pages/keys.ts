@@ -85,7 +85,7 @@ ${
             k.scopes.map((s) => html`<code>${s}</code> `),
             when(k.createdAt),
             when(k.lastUsedAt),
-            k.revokedAt === null ? html`<span class="status ok">active</span>` : html`<span class="status revoked">revoked ${when(k.revokedAt)}</span>`,
+            k.revokedAt === null ? html`<span class="status ok">active</span>` : html`<span class="status revoked">revoked</span> <small class="muted">${when(k.revokedAt)}</small>`,
             {
               cls: 'actions',
               body:
@@ -95,7 +95,6 @@ ${
             },
           ],
         })),
-        { stack: true },
       )
 }`
     return dash.page(reply, dash.teamLayout(v, 'API keys', 'keys', extra.flash), body, status)

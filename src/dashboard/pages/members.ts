@@ -88,7 +88,6 @@ ${dataTable(
       ...(admin ? [{ cls: 'actions', body: m.userId !== v.user.id && (owner || m.role !== 'owner') ? manage(m) : '' }] : []),
     ],
   })),
-  { stack: true },
 )}
 ${
 admin && invites.length > 0
@@ -106,7 +105,6 @@ admin && invites.length > 0
           },
         ],
       })),
-      { stack: true },
     )}`
   : ''
 }`

@@ -116,7 +116,7 @@ ${
     : dataTable(
         ['Time', 'Event', 'Details'],
         events.map((e) => ({ cells: [when(e.created * 1000), html`<span class="status ${e.type === 'credits.added' ? 'ok' : 'error'}">${e.type}</span>`, eventText(e)] })),
-        { stack: true, body: { 'data-testid': 'credit-events' } },
+        { body: { 'data-testid': 'credit-events' } },
       )
 }`
     return dash.page(reply, dash.teamLayout(v, 'Usage & credits', 'usage', doneFlash(request.query)), body)

@@ -71,7 +71,6 @@ ${
             when(e.createdAt.getTime()),
           ],
         })),
-        { stack: true },
       )
 }`
     return dash.page(reply, dash.teamLayout(v, 'Webhook endpoints', 'webhooks', extra.flash), body, code)
@@ -118,7 +117,6 @@ ${
             when(d.lastAttemptAt?.getTime()),
           ],
         })),
-        { stack: true },
       )
 }`
     return dash.page(reply, dash.teamLayout(v, 'Webhook endpoint', 'webhooks', extra.flash), body)
