@@ -56,6 +56,7 @@ td.actions { display:table-cell; }
 table { border-collapse:collapse; width:100%; font-size:.92rem; }
 th, td { text-align:left; padding:8px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
 td { overflow-wrap:anywhere; }
+td button, td .button { white-space:nowrap; overflow-wrap:normal; } td code { overflow-wrap:normal; }
 th { background:#f3f4f6; font-weight:600; white-space:nowrap; }
 tr:last-child td { border-bottom:none; }
 code, .mono { font-family: ui-monospace, "Liberation Mono", monospace; font-size:.9em; }
@@ -110,6 +111,7 @@ pre.result { background:#0f172a; color:#e2e8f0; padding:14px; border-radius:8px;
   table.cards td[colspan] { padding:8px 0 2px; }
   table.cards td.actions::before, table.cards td[colspan]::before { content:none; }
   table.cards td:empty { display:none; }
+  table.cards td code { overflow-wrap:anywhere; }
 }
 `
 

@@ -51,6 +51,9 @@ async function fillTeam(): Promise<void> {
   await page.getByRole('button', { name: 'Create key' }).click()
   const { secret } = await issueApiKey(h.app.store, { orgId, mode: 'live', name: 'signup form' }, Date.now())
   await h.app.store.addCredits(orgId, 500, 'top_up', Date.now())
+  // a revoked key whose name has no place to break a line
+  const unbroken = await issueApiKey(h.app.store, { orgId, mode: 'test', name: 'a-key-name-without-a-single-space-in-it-'.repeat(2) }, Date.now())
+  await h.app.store.revokeKey(unbroken.key.id, Date.now())
   for (const ip of ['8.8.8.8', '1.1.1.1', '9.9.9.9']) {
     const res = await fetch(`${h.base}/v1/ip`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ ip }) })
     expect(res.status).toBe(200)
