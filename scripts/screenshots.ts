@@ -74,6 +74,8 @@ async function main() {
       { name: 'webhooks', url: `${teamUrl}/webhooks`, signedIn: true },
       { name: 'webhook-endpoint', url: endpointUrl, signedIn: true },
       { name: 'members', url: `${teamUrl}/members`, signedIn: true },
+      { name: 'account', url: `${h.base}/dashboard/account`, signedIn: true },
+      { name: 'not-found', url: `${teamUrl}/nothing-here`, signedIn: true },
       {
         name: 'playground',
         url: `${teamUrl}/playground`,
@@ -86,8 +88,9 @@ async function main() {
       },
     ]
     for (const width of WIDTHS) {
-      const signedIn = await h.browser.newContext({ viewport: { width, height: 900 }, storageState: playgroundState })
-      const anonymous = await h.browser.newContext({ viewport: { width, height: 900 } })
+      const viewport = { width, height: width < 500 ? 844 : 900 }
+      const signedIn = await h.browser.newContext({ viewport, storageState: playgroundState })
+      const anonymous = await h.browser.newContext({ viewport })
       for (const p of pages) {
         const tab = await (p.signedIn ? signedIn : anonymous).newPage()
         await tab.goto(p.url)

@@ -68,6 +68,7 @@ export function layout(ctx: LayoutContext, body: Html): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${ctx.title} · riskcheck</title>
+<link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/assets/app.css">
 <script src="/dashboard/assets/app.js" defer></script>
 </head>
@@ -114,6 +115,41 @@ ${body}
 </body>
 </html>
 `}`
+}
+
+/** A cell of {@link dataTable}: its content, or its content with a class (`actions`: buttons, drawn without a label). */
+export type Cell = Part | { cls: string; body: Part }
+
+/** A row of {@link dataTable}: its cells in column order and the attributes of its `<tr>` (`data-key`, `id` …). */
+export interface Row {
+  attrs?: Readonly<Record<string, string>>
+  cells: readonly Cell[]
+}
+
+const attrsOf = (attrs: Readonly<Record<string, string>> | undefined) =>
+  Object.entries(attrs ?? {}).map(([k, v]) => html` ${new Html(k.replace(/[^a-z0-9-]/gi, ''))}="${v}"`)
+
+/**
+ * A table whose box never scrolls sideways: in a box under 800 px wide each row is a card of "column: value" lines
+ * (app.css reads each cell's `data-label`), and in a wider one a cell breaks a long word rather than widen the table.
+ * `empty` is the one row of a table without rows; `wrap` and `body` are attributes of the box and the `<tbody>`.
+ */
+export function dataTable(
+  head: readonly string[],
+  rows: readonly Row[],
+  options: { empty?: string; wrap?: Readonly<Record<string, string>>; body?: Readonly<Record<string, string>> } = {},
+): Html {
+  const cell = (c: Cell, i: number) => {
+    const { cls, body } = c !== null && typeof c === 'object' && 'cls' in c ? c : { cls: '', body: c as Part }
+    return html`<td data-label="${head[i] ?? ''}"${cls ? html` class="${cls}"` : ''}>${body}</td>`
+  }
+  const tbody =
+    rows.length === 0 && options.empty
+      ? html`<tr><td colspan="${head.length}" class="muted">${options.empty}</td></tr>`
+      : rows.map((r) => html`<tr${attrsOf(r.attrs)}>${r.cells.map(cell)}</tr>\n`)
+  return html`<div class="table-wrap"${attrsOf(options.wrap)}><table class="cards">
+<thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+<tbody${attrsOf(options.body)}>${tbody}</tbody></table></div>`
 }
 
 /** A date-time for tables: `2026-11-23 14:05 UTC`, or a dash. */

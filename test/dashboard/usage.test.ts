@@ -47,7 +47,7 @@ describe.skipIf(!HAS_BROWSER)('dashboard: usage and credits', () => {
     expect(await lookups.locator('rect').count()).toBe(2)
     expect(await lookups.locator('rect title').allTextContents()).toEqual(['2026-11-02 ip: 3 lookups', '2026-11-03 phone: 2 lookups'])
     expect(await page.getByTestId('chart-credits').locator('rect title').allTextContents()).toEqual(['2026-11-02 ip: 3 credits', '2026-11-03 phone: 2 credits'])
-    const box = await lookups.locator('svg').boundingBox()
+    const box = await lookups.locator('svg.plot').boundingBox()
     expect(box!.width).toBeGreaterThan(600)
 
     // spend the balance down: credits.low then credits.depleted appear

@@ -14,7 +14,7 @@ import { BULK_BODY_LIMIT } from '../../server/routes/bulk.js'
 import { apiRefusal, callApi } from '../api.js'
 import { doneFlash, DashboardError, type Dash, type TeamView } from '../context.js'
 import { readForm } from '../forms.js'
-import { csrfField, html, when } from '../html.js'
+import { csrfField, dataTable, html, when, type Cell } from '../html.js'
 
 type Req = FastifyRequest<{ Params: { org: string; mode?: string; id?: string }; Querystring: { done?: string } }>
 type Mode = 'live' | 'test'
@@ -45,6 +45,24 @@ const BulkForm = Type.Object({
 
 const progressTotal = (j: BulkJob) => Math.max(1, j.unique_inputs, j.processed)
 const busy = (j: BulkJob) => j.status === 'queued' || j.status === 'running'
+
+/** The cells of a job's row: name, status, progress (app.js updates the three while it runs), results, actions. */
+function jobCells(v: TeamView, j: BulkJob & { mode: Mode }): Cell[] {
+  const action = (name: string, label: string, cls: string) =>
+    html`<form method="post" action="${v.base}/bulk/${j.mode}/${j.id}/${name}" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="${cls}">${label}</button></form>`
+  return [
+    html`${j.name}<br><small class="muted">${j.type} · ${j.mode} · ${when(Date.parse(j.created_at))}</small>`,
+    html`<span class="status ${j.status}" data-field="status">${j.status}</span>`,
+    html`<progress max="${progressTotal(j)}" value="${j.processed}">${j.processed}</progress> <span data-field="progress">${j.processed} / ${progressTotal(j)}</span>`,
+    html`<small>approve ${j.results.approve} · verify ${j.results.verify} · review ${j.results.review} · block ${j.results.block} · errors ${j.results.errors}${j.mode === 'live' ? ` · ${j.credits_used} credits` : ''}</small>`,
+    {
+      cls: 'actions',
+      body: html`<a class="button secondary" href="${v.base}/bulk/${j.mode}/${j.id}/results.csv" download>Results CSV</a>
+${busy(j) ? action('cancel', 'Cancel', 'danger') : ''}
+${!busy(j) && j.results.errors > 0 ? action('retry', 'Retry failed rows', 'secondary') : ''}`,
+    },
+  ]
+}
 
 export function registerBulkPages(app: FastifyInstance, dash: Dash): void {
   const modeOf = (s: string | undefined): Mode => {
@@ -84,17 +102,11 @@ export function registerBulkPages(app: FastifyInstance, dash: Dash): void {
 ${
   jobs.length === 0
     ? html`<p class="muted">No bulk jobs yet.</p>`
-    : html`<div class="table-wrap" data-poll="${v.base}/bulk/jobs.json" data-busy="${jobs.some(busy) ? 'true' : 'false'}"><table>
-<thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Results</th><th scope="col">Actions</th></tr></thead>
-<tbody>${jobs.map(
-        (j) => html`<tr id="job-${j.id}" data-status="${j.status}"><td>${j.name}<br><small class="muted">${j.type} · ${j.mode} · ${when(Date.parse(j.created_at))}</small></td>
-<td><span class="status ${j.status}" data-field="status">${j.status}</span></td>
-<td><progress max="${progressTotal(j)}" value="${j.processed}">${j.processed}</progress> <span data-field="progress">${j.processed} / ${progressTotal(j)}</span></td>
-<td><small>approve ${j.results.approve} · verify ${j.results.verify} · review ${j.results.review} · block ${j.results.block} · errors ${j.results.errors}${j.mode === 'live' ? ` · ${j.credits_used} credits` : ''}</small></td>
-<td class="actions"><a class="button secondary" href="${v.base}/bulk/${j.mode}/${j.id}/results.csv" download>Results CSV</a>
-${busy(j) ? html`<form method="post" action="${v.base}/bulk/${j.mode}/${j.id}/cancel" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="danger">Cancel</button></form>` : ''}
-${!busy(j) && j.results.errors > 0 ? html`<form method="post" action="${v.base}/bulk/${j.mode}/${j.id}/retry" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="secondary">Retry failed rows</button></form>` : ''}</td></tr>`,
-      )}</tbody></table></div>`
+    : dataTable(
+        ['Job', 'Status', 'Progress', 'Results', 'Actions'],
+        jobs.map((j) => ({ attrs: { id: `job-${j.id}`, 'data-status': j.status }, cells: jobCells(v, j) })),
+        { wrap: { 'data-poll': `${v.base}/bulk/jobs.json`, 'data-busy': jobs.some(busy) ? 'true' : 'false' } },
+      )
 }`
     return dash.page(reply, dash.teamLayout(v, 'Bulk jobs', 'bulk', flash), body, status)
   }

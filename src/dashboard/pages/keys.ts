@@ -15,7 +15,7 @@ import type { ApiKeyRecord } from '../../accounts/types.js'
 import { Text } from '../../server/text.js'
 import { atLeast, doneFlash, notFound, DashboardError, type Dash, type TeamView } from '../context.js'
 import { readForm } from '../forms.js'
-import { csrfField, html, when, type Html } from '../html.js'
+import { csrfField, dataTable, html, when, type Html } from '../html.js'
 
 type OrgReq = FastifyRequest<{ Params: { org: string; id?: string }; Querystring: { done?: string } }>
 
@@ -66,7 +66,7 @@ ${csrfField(v.session.csrf)}
 </fieldset>
 <fieldset><legend>Scopes</legend>
 ${SCOPES.map(
-  (s) => html`<label><input type="checkbox" name="scopes" value="${s}"${s === 'webhooks' ? (admin ? '' : html` disabled`) : html` checked`}> <code>${s}</code> <span class="muted hide-narrow">${SCOPE_HELP[s]}</span></label>`,
+  (s) => html`<label><input type="checkbox" name="scopes" value="${s}"${s === 'webhooks' ? (admin ? '' : html` disabled`) : html` checked`}> <code>${s}</code> <span class="muted">${SCOPE_HELP[s]}</span></label>`,
 )}
 </fieldset>
 <button type="submit">Create key</button>
@@ -75,19 +75,27 @@ ${SCOPES.map(
 ${
   keys.length === 0
     ? html`<p class="muted">No keys yet.</p>`
-    : html`<div class="table-wrap"><table>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="hide-narrow">Action</span></th></tr></thead>
-<tbody>${keys.map(
-        (k) => html`<tr data-key="${k.id}"><td>${k.name}${creators.has(k.id) ? html`<br><small class="muted">by ${members.get(creators.get(k.id)!) ?? 'a former member'}</small>` : ''}</td>
-<td><code>${keyPrefix(k)}…${k.last4}</code></td><td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td>
-<td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td>
-<td>${k.revokedAt === null ? html`<span class="status ok">active</span>` : html`<span class="status revoked">revoked ${when(k.revokedAt)}</span>`}</td>
-<td>${
-          k.revokedAt === null && mayRevoke(v, k, creators)
-            ? html`<form method="post" action="${v.base}/keys/${k.id}/revoke" class="inline" data-confirm="Revoke ${k.name}? Requests with it fail from now on.">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Revoke ${k.name}">Revoke</button></form>`
-            : ''
-        }</td></tr>`,
-      )}</tbody></table></div>`
+    : dataTable(
+        ['Name', 'Key', 'Scopes', 'Created', 'Last used', 'Status', 'Action'],
+        keys.map((k) => ({
+          attrs: { 'data-key': k.id },
+          cells: [
+            html`${k.name}${creators.has(k.id) ? html`<br><small class="muted">by ${members.get(creators.get(k.id)!) ?? 'a former member'}</small>` : ''}`,
+            html`<code>${keyPrefix(k)}…${k.last4}</code>`,
+            k.scopes.map((s) => html`<code>${s}</code> `),
+            when(k.createdAt),
+            when(k.lastUsedAt),
+            k.revokedAt === null ? html`<span class="status ok">active</span>` : html`<span class="status revoked">revoked</span> <small class="muted">${when(k.revokedAt)}</small>`,
+            {
+              cls: 'actions',
+              body:
+                k.revokedAt === null && mayRevoke(v, k, creators)
+                  ? html`<form method="post" action="${v.base}/keys/${k.id}/revoke" class="inline" data-confirm="Revoke ${k.name}? Requests with it fail from now on.">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Revoke ${k.name}">Revoke</button></form>`
+                  : '',
+            },
+          ],
+        })),
+      )
 }`
     return dash.page(reply, dash.teamLayout(v, 'API keys', 'keys', extra.flash), body, status)
   }

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Text } from '../../server/text.js'
 import { atLeast, DashboardError, doneFlash, field, notFound, passwordField, PRE_COOKIE, randomToken, sha256, type Dash, type TeamView } from '../context.js'
 import { readForm } from '../forms.js'
-import { csrfField, html, when } from '../html.js'
+import { csrfField, dataTable, html, when } from '../html.js'
 import { nextMailText } from '../outbox.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
 import { ROLES, type TokenRecord } from '../store/types.js'
@@ -59,6 +59,10 @@ async function membersPage(dash: Dash, reply: FastifyReply, v: TeamView, flash?:
   const owner = v.member.role === 'owner'
   const grantable = ROLES.filter((r) => owner || r !== 'owner')
   const verified = v.user.emailVerifiedAt !== null
+  const manage = (m: { userId: string; email: string; role: string }) => html`<form method="post" action="${v.base}/members/${m.userId}/role" class="inline">${csrfField(v.session.csrf)}
+<label class="inline"><span class="hide-narrow muted">Role </span><select name="role" aria-label="Role of ${m.email}">${grantable.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${r}</option>`)}</select></label>
+<button type="submit" class="secondary">Change</button></form>
+<form method="post" action="${v.base}/members/${m.userId}/remove" class="inline" data-confirm="Remove ${m.email} from the team?">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>`
   const body = html`
 ${admin && !verified ? html`<p class="muted">Verify your email address to invite teammates: follow the link we mailed you.</p>` : ''}
 ${
@@ -73,29 +77,35 @@ admin && verified
 }
 ${owner ? twoFactorSection(v, await dash.teams.teamRequiresTwoFactor(v.org.id)) : ''}
 <h2>Members</h2>
-<div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th>${admin ? html`<th scope="col">Manage</th>` : ''}</tr></thead>
-<tbody>${members.map((m) => {
-    const manageable = admin && m.userId !== v.user.id && (owner || m.role !== 'owner')
-    return html`<tr data-member="${m.email}"><td>${m.email}${m.userId === v.user.id ? html` <span class="muted">(you)</span>` : ''}</td><td><span class="status">${m.role}</span></td><td>${when(m.createdAt)}</td>
-${
-admin
-  ? html`<td class="actions">${
-      manageable
-        ? html`<form method="post" action="${v.base}/members/${m.userId}/role" class="inline">${csrfField(v.session.csrf)}
-<label class="inline"><span class="hide-narrow muted">Role </span><select name="role" aria-label="Role of ${m.email}">${grantable.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${r}</option>`)}</select></label>
-<button type="submit" class="secondary">Change</button></form>
-<form method="post" action="${v.base}/members/${m.userId}/remove" class="inline" data-confirm="Remove ${m.email} from the team?">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>`
-        : ''
-    }</td>`
-  : ''
-}</tr>`
-  })}</tbody></table></div>
+${dataTable(
+  ['Email', 'Role', 'Since', ...(admin ? ['Manage'] : [])],
+  members.map((m) => ({
+    attrs: { 'data-member': m.email },
+    cells: [
+      html`<span class="wrap">${m.email}</span>${m.userId === v.user.id ? html` <span class="muted">(you)</span>` : ''}`,
+      html`<span class="status">${m.role}</span>`,
+      when(m.createdAt),
+      ...(admin ? [{ cls: 'actions', body: m.userId !== v.user.id && (owner || m.role !== 'owner') ? manage(m) : '' }] : []),
+    ],
+  })),
+)}
 ${
 admin && invites.length > 0
-  ? html`<h2>Pending invitations</h2><div class="table-wrap"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col">Withdraw</th></tr></thead>
-<tbody>${invites.map(
-      (i) => html`<tr data-invite="${i.email}"><td>${i.email}</td><td>${i.role}</td><td>${when(i.expiresAt)}</td><td><form method="post" action="${v.base}/members/invites/${i.hash}/delete" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Withdraw the invitation of ${i.email}">Withdraw</button></form></td></tr>`,
-    )}</tbody></table></div>`
+  ? html`<h2>Pending invitations</h2>${dataTable(
+      ['Email', 'Role', 'Expires', 'Withdraw'],
+      invites.map((i) => ({
+        attrs: { 'data-invite': i.email },
+        cells: [
+          html`<span class="wrap">${i.email}</span>`,
+          i.role,
+          when(i.expiresAt),
+          {
+            cls: 'actions',
+            body: html`<form method="post" action="${v.base}/members/invites/${i.hash}/delete" class="inline">${csrfField(v.session.csrf)}<button type="submit" class="danger" aria-label="Withdraw the invitation of ${i.email}">Withdraw</button></form>`,
+          },
+        ],
+      })),
+    )}`
   : ''
 }`
   return dash.page(reply, dash.teamLayout(v, 'Members', 'members', flash), body, status)

@@ -12,8 +12,9 @@ import type { StoredEvent } from '../../accounts/types.js'
 import { PRODUCTS } from '../../accounts/plans.js'
 import type { ServerContext } from '../../server/routes/types.js'
 import { doneFlash, type Dash } from '../context.js'
-import { html, when, type Html } from '../html.js'
-import type { TeamStore, UsageDay } from '../store/types.js'
+import { barChart } from '../chart.js'
+import { dataTable, html, when } from '../html.js'
+import type { TeamStore } from '../store/types.js'
 
 const DAY_MS = 24 * 3600_000
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
@@ -83,50 +84,6 @@ export function registerUsageTally(svc: ServerContext, teams: TeamStore, log: Pi
   }
 }
 
-/** A stacked bar chart (days × types) as inline SVG; classes c0…c6 colour the types (app.css). */
-export function barChart(days: string[], rows: UsageDay[], metric: 'lookups' | 'credits', label: string): Html {
-  const W = 720
-  const H = 220
-  const left = 40
-  const bottom = 24
-  const top = 10
-  const byDay = new Map<string, Map<string, number>>()
-  for (const r of rows) {
-    const m = byDay.get(r.day) ?? new Map<string, number>()
-    m.set(r.type, (m.get(r.type) ?? 0) + r[metric])
-    byDay.set(r.day, m)
-  }
-  const totals = days.map((d) => [...(byDay.get(d)?.values() ?? [])].reduce((a, b) => a + b, 0))
-  const max = Math.max(1, ...totals)
-  const step = (W - left - 4) / Math.max(1, days.length)
-  const barW = Math.min(40, Math.max(2, step * 0.7))
-  const y = (v: number) => top + (H - top - bottom) * (1 - v / max)
-  const bars: Html[] = []
-  days.forEach((d, i) => {
-    let acc = 0
-    const m = byDay.get(d)
-    TYPES.forEach((t, ti) => {
-      const v = m?.get(t) ?? 0
-      if (v === 0) return
-      const y1 = y(acc + v)
-      const y0 = y(acc)
-      acc += v
-      bars.push(
-        html`<rect class="c${ti}" x="${(left + i * step + (step - barW) / 2).toFixed(1)}" y="${y1.toFixed(1)}" width="${barW.toFixed(1)}" height="${Math.max(0.5, y0 - y1).toFixed(1)}"><title>${d} ${t}: ${v} ${metric}</title></rect>`,
-      )
-    })
-  })
-  const ticks = [0, Math.round(max / 2), max].filter((v, i, a) => a.indexOf(v) === i)
-  const labelEvery = Math.max(1, Math.ceil(days.length / 8))
-  return html`<figure class="card chart" data-testid="chart-${metric}"><figcaption><b>${label}</b></figcaption>
-<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}: ${totals.reduce((a, b) => a + b, 0)} in the period" xmlns="http://www.w3.org/2000/svg">
-${ticks.map((t) => html`<line x1="${left}" x2="${W}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}" stroke="#dde1e6"/><text x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" font-size="11" text-anchor="end" fill="#5b6570">${t}</text>`)}
-${bars}
-${days.map((d, i) => (i % labelEvery === 0 ? html`<text x="${(left + i * step + step / 2).toFixed(1)}" y="${H - 6}" font-size="11" text-anchor="middle" fill="#5b6570">${d.slice(5)}</text>` : ''))}
-</svg>
-<div class="legend">${TYPES.map((t, ti) => html`<span><i class="c${ti}"></i>${t}</span>`)}</div></figure>`
-}
-
 function eventText(e: StoredEvent): string {
   const data = (e.payload as { data?: Record<string, unknown> }).data ?? {}
   return Object.entries(data)
@@ -154,16 +111,22 @@ export function registerUsagePages(app: FastifyInstance, dash: Dash, tally: Usag
 <div class="stat"><span class="muted">Plan</span><b>${plan?.name ?? org.planId}</b><small class="muted">${org.planStatus}${org.suspended ? ' · suspended' : ''}</small></div>
 </div>
 <p>Period <b>${when(org.periodStart)}</b> to <b>${when(org.periodEnd)}</b>: ${org.usage.periodLookups} lookups, ${org.usage.periodCredits} credits (all time ${org.usage.totalLookups} lookups, ${org.usage.totalCredits} credits).</p>
-${barChart(days, rows, 'lookups', 'Live lookups per day by type')}
-${barChart(days, rows, 'credits', 'Credits per day by type')}
-<details class="card"><summary>The numbers of the charts</summary><div class="table-wrap"><table><thead><tr><th scope="col">Day</th><th scope="col">Type</th><th scope="col">Lookups</th><th scope="col">Credits</th></tr></thead>
-<tbody>${rows.length === 0 ? html`<tr><td colspan="4" class="muted">No live lookups in this period yet.</td></tr>` : rows.map((r) => html`<tr><td>${r.day}</td><td>${r.type}</td><td>${r.lookups}</td><td>${r.credits}</td></tr>`)}</tbody></table></div></details>
+${barChart(days, rows, 'lookups', 'Live lookups per day by type', TYPES)}
+${barChart(days, rows, 'credits', 'Credits per day by type', TYPES)}
+<details class="card"><summary>The numbers of the charts</summary>${dataTable(
+  ['Day', 'Type', 'Lookups', 'Credits'],
+  rows.map((r) => ({ cells: [r.day, r.type, r.lookups, r.credits] })),
+  { empty: 'No live lookups in this period yet.' },
+)}</details>
 <h2>Credit events</h2>
 ${
   events.length === 0
     ? html`<p class="muted">No credit events yet.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Details</th></tr></thead>
-<tbody data-testid="credit-events">${events.map((e) => html`<tr><td>${when(e.created * 1000)}</td><td><span class="status ${e.type === 'credits.added' ? 'ok' : 'error'}">${e.type}</span></td><td>${eventText(e)}</td></tr>`)}</tbody></table></div>`
+    : dataTable(
+        ['Time', 'Event', 'Details'],
+        events.map((e) => ({ cells: [when(e.created * 1000), html`<span class="status ${e.type === 'credits.added' ? 'ok' : 'error'}">${e.type}</span>`, eventText(e)] })),
+        { body: { 'data-testid': 'credit-events' } },
+      )
 }`
     return dash.page(reply, dash.teamLayout(v, 'Usage & credits', 'usage', doneFlash(request.query)), body)
   })

@@ -14,7 +14,7 @@ import { webhookOperator } from '../../server/webhook-service.js'
 import { WEBHOOK_FORMATS } from '../../webhooks/format.js'
 import { apiRefusal, callApi, checkApiInput } from '../api.js'
 import { DashboardError, doneFlash, field, fields, notFound, atLeast, type Dash, type TeamView } from '../context.js'
-import { csrfField, html, when, type Html } from '../html.js'
+import { csrfField, dataTable, html, when, type Html } from '../html.js'
 
 type Req = FastifyRequest<{ Params: { org: string; id?: string }; Querystring: { done?: string } }>
 
@@ -59,11 +59,19 @@ ${EVENT_TYPES.filter((t) => t !== 'ping').map((t) => html`<label><input type="ch
 ${
   endpoints.length === 0
     ? html`<p class="muted">No endpoints yet.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Last success</th><th scope="col">Created</th></tr></thead>
-<tbody>${endpoints.map(
-        (e) => html`<tr data-endpoint="${e.id}"><td><a href="${v.base}/webhooks/${e.id}">${e.url}</a>${e.description ? html`<br><small class="muted">${e.description}</small>` : ''}</td>
-<td>${e.events.map((t) => html`<code>${t}</code> `)}</td><td>${status(e)}</td><td>${when(e.lastSuccessAt?.getTime())}</td><td>${when(e.createdAt.getTime())}</td></tr>`,
-      )}</tbody></table></div>`
+    : dataTable(
+        ['URL', 'Events', 'Status', 'Last success', 'Created'],
+        endpoints.map((e) => ({
+          attrs: { 'data-endpoint': e.id },
+          cells: [
+            html`<a href="${v.base}/webhooks/${e.id}" class="wrap">${e.url}</a>${e.description ? html`<br><small class="muted">${e.description}</small>` : ''}`,
+            e.events.map((t) => html`<code>${t}</code> `),
+            status(e),
+            when(e.lastSuccessAt?.getTime()),
+            when(e.createdAt.getTime()),
+          ],
+        })),
+      )
 }`
     return dash.page(reply, dash.teamLayout(v, 'Webhook endpoints', 'webhooks', extra.flash), body, code)
   }
@@ -83,7 +91,7 @@ ${
 <div class="secret"><code id="wh-secret" data-testid="secret">${extra.secret}</code><button type="button" class="secondary" data-copy="wh-secret" hidden>Copy</button></div></section>`
     : ''
 }
-<section class="card"><p><b>${e.url}</b></p>
+<section class="card"><p class="wrap"><b>${e.url}</b></p>
 <p>Status: <span data-testid="endpoint-status">${status(e)}</span> · format <code>${e.format}</code> · events ${e.events.map((t) => html`<code>${t}</code> `)}</p>
 <p class="muted">Created ${when(e.createdAt.getTime())} · last success ${when(e.lastSuccessAt?.getTime())}</p>
 <div class="actions">
@@ -97,12 +105,19 @@ ${admin ? action('delete', 'Delete', 'danger', 'Delete this endpoint? Queued del
 ${
   deliveries.length === 0
     ? html`<p class="muted">No deliveries yet.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Last attempt</th></tr></thead>
-<tbody>${deliveries.map(
-        (d) => html`<tr data-delivery="${d.id}"><td><code>${types.get(d.eventId)}</code><br><small class="muted mono">${d.eventId}</small></td>
-<td><span class="status ${d.status === 'succeeded' ? 'ok' : d.status === 'pending' ? 'queued' : 'error'}">${d.status}</span>${d.resendOf ? html` <small class="muted">resend</small>` : ''}</td>
-<td>${d.attempts}</td><td>${d.lastStatus ?? (d.lastError ? html`<span class="muted">${d.lastError}</span>` : '—')}</td><td>${when(d.lastAttemptAt?.getTime())}</td></tr>`,
-      )}</tbody></table></div>`
+    : dataTable(
+        ['Event', 'Status', 'Attempts', 'Response', 'Last attempt'],
+        deliveries.map((d) => ({
+          attrs: { 'data-delivery': d.id },
+          cells: [
+            html`<code>${types.get(d.eventId)}</code><br><small class="muted mono">${d.eventId}</small>`,
+            html`<span class="status ${d.status === 'succeeded' ? 'ok' : d.status === 'pending' ? 'queued' : 'error'}">${d.status}</span>${d.resendOf ? html` <small class="muted">resend</small>` : ''}`,
+            d.attempts,
+            d.lastStatus ?? (d.lastError ? html`<span class="muted">${d.lastError}</span>` : '—'),
+            when(d.lastAttemptAt?.getTime()),
+          ],
+        })),
+      )
 }`
     return dash.page(reply, dash.teamLayout(v, 'Webhook endpoint', 'webhooks', extra.flash), body)
   }
