@@ -80,9 +80,9 @@ function drivers(sf: ts.SourceFile): Set<Engine> {
     if (/\bSTRICT\b|\bPRAGMA\b|INSERT OR (IGNORE|REPLACE)|AUTOINCREMENT/.test(sql)) out.add('sqlite')
     if (/\$\d+\b|BIGSERIAL|FOR UPDATE|SKIP LOCKED/.test(sql)) out.add('postgres')
   }
-  const note = (spec: string) => {
-    if (spec === 'better-sqlite3') out.add('sqlite')
-    if (spec === 'pg') out.add('postgres')
+  const note = (name: string) => {
+    if (name === 'better-sqlite3') out.add('sqlite')
+    if (name === 'pg') out.add('postgres')
   }
   const visit = (n: ts.Node) => {
     if (ts.isImportDeclaration(n) && ts.isStringLiteral(n.moduleSpecifier)) note(n.moduleSpecifier.text)
