@@ -7,7 +7,7 @@
  *   npx tsx scripts/refresh-email-lists.ts --dir DIR  # use already unpacked packages: DIR/freemail/package, …
  *
  * Outputs (each file starts with '#' comment lines naming its source, version, license and date):
- * - data/email/free-providers.txt     freemail `data/free.txt` (ISC) ∪ FREE_ADD − FREE_REMOVE − disposable
+ * - data/email/free-providers.txt     freemail's `free.txt` (ISC) ∪ FREE_ADD − FREE_REMOVE − disposable
  * - data/email/role-local-parts.txt   RFC 2142 ∪ role-based-email-addresses (MIT) MARKETING+NOTIFICATION+
  *                                     MEETING ∪ ROLE_ADD − ROLE_REMOVE
  * - data/email/disposable-allow.txt   entries of the installed `disposable-email-domains` package that must

@@ -17,8 +17,8 @@
 import type { DetailsByType, LookupType } from './schema.js'
 
 /**
- * The billing table as documented (the credits table of docs/options.md is generated from it; test/billing.test.ts checks
- * every rule against the lookups themselves).
+ * The billing table as documented (the credits table of docs/options.md is generated from it; src/options.test.ts
+ * checks every rule, test/test-inputs-table.test.ts the free answers against the lookups themselves).
  */
 export const BILLING_TABLE: ReadonlyArray<{ lookup: string; credits: string }> = [
   { lookup: 'email', credits: '1; free when `smtp_check` is `unavailable` (no mail server answered: none reachable, all timed out or hung up, the check\'s time budget ran out — or offline), and with `smtp: false` (the mailbox check is skipped and only the free checks run)' },

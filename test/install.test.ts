@@ -195,7 +195,7 @@ function loadGraph(entry: string, dynamic = false): { files: string[]; bare: Set
         (m) => (m[1] ?? m[2])!,
       ),
     )
-    // declarations name their siblings by the built file (`./x.js` for `./x.d.ts`)
+    // declarations name their siblings by the built file (a `.js` name for a `.d.ts` file)
     const target = (r: string) => (file.endsWith('.d.ts') ? r.replace(/\.js$/, '.d.ts') : file.endsWith('.d.cts') ? r.replace(/\.cjs$/, '.d.cts') : r)
     for (const r of s.relative) if (dynamic || !dynamicOnes.has(r)) visit(resolve(dirname(file), target(r)))
   }

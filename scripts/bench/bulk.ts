@@ -1,5 +1,5 @@
 /**
- * Benchmark of the bulk engine (issue 8, point 8). Each case runs in its own child process, so every peak RSS is
+ * Benchmark of the bulk engine. Each case runs in its own child process, so every peak RSS is
  * that case's alone:
  *
  * - phone: 100,000 phone numbers offline (mixed countries and spellings, 5 % repeats, 3 % junk) through

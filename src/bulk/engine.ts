@@ -20,7 +20,7 @@ import { MAX_CREDITS } from '../billing.js'
 import type { CreditLedger } from '../credits.js'
 import { createResultsCsv } from './csv.js'
 import { decodeListCursor, decodeResultsCursor, encodeListCursor, encodeResultsCursor } from './cursor.js'
-import { errorRow, errorText, foldedRows, foldInputs, lookupOptionsFor, type WorkItem } from './fold.js'
+import { errorRow, errorText, foldedRows, foldInputs, lookupOptionsFor, type FoldedInputs, type WorkItem } from './fold.js'
 import { createMemoryBulkStore } from './memory-store.js'
 import { buildLanes, Semaphore } from './schedule.js'
 import { DEFAULT_BULK_CONCURRENCY, MAX_BULK_INPUTS } from './limits.js'
@@ -431,6 +431,21 @@ async function settleJob(store: BulkStore, ledger: CreditLedger, id: string, res
   else await store.updateJob(id, final)
 }
 
+/** What the operations of one engine share: its checks, environment, options, store, runners and sweep state. */
+interface EngineScope {
+  readonly checks: BulkChecks
+  readonly env: LookupEnv
+  readonly options: BulkOptions
+  readonly core: EngineCore
+  readonly store: BulkStore
+  readonly maxInputs: number
+  readonly nowMs: () => number
+  closed: boolean
+  lastSweep: number
+  /** Settles when the unfinished jobs of the store were resumed (at once when the engine does not resume). */
+  ready: Promise<void>
+}
+
 /**
  * Creates a bulk engine over `checks` (one check definition per bulk type). Prefer `createBulkEngine` from
  * `./index.ts`, which binds the registry's checks; this form lets tests and embedders supply their own.
@@ -440,9 +455,91 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
   const { concurrency, maxInputs } = validateOptions(options)
   const owned = options.store === undefined
   const store = options.store ?? createMemoryBulkStore()
+  const core = createEngineCore(env, store, concurrency, options.onCompleted)
+  const scope: EngineScope = {
+    checks,
+    env,
+    options,
+    core,
+    store,
+    maxInputs,
+    nowMs: () => env.ctx.now().getTime(),
+    closed: false,
+    lastSweep: Number.NEGATIVE_INFINITY,
+    ready: Promise.resolve(),
+  }
+  const timer = setInterval(() => void sweepJobs(scope).catch(() => undefined), SWEEP_TIMER_MS)
+  timer.unref?.()
+  if (options.resume !== false && !options.dispatch) scope.ready = resumeJobs(scope)
+  const enter = () => enterEngine(scope)
+
+  return {
+    async create(params: BulkCreateParams) {
+      await enter()
+      const p = validateCreate(params, maxInputs)
+      return createJob(scope, p.type, p.inputs, p.name, p.options)
+    },
+    async get(id) {
+      await enter()
+      return (await loadJob(scope, id)).job
+    },
+    async list(query = {}) {
+      await enter()
+      return listJobPage(scope, query)
+    },
+    async cancel(id) {
+      await enter()
+      return cancelJob(scope, id)
+    },
+    async retry(id) {
+      await enter()
+      return retryJob(scope, id)
+    },
+    async results(id, query = {}) {
+      await enter()
+      return jobResults(scope, id, query)
+    },
+    async resultsCsv(id) {
+      await enter()
+      return jobResultsCsv(scope, id)
+    },
+    async waitFor(id) {
+      await enter()
+      const { job, runner } = await loadJob(scope, id)
+      return runner ? runner.done : job
+    },
+    async runJob(id, onStart) {
+      await enter()
+      return runStoredJob(scope, id, onStart)
+    },
+    async cancelLocal(id) {
+      const runner = core.runners.get(id)
+      if (!runner) return false
+      await runner.cancel()
+      return true
+    },
+    async releaseLocal(id) {
+      const runner = core.runners.get(id)
+      if (!runner) return false
+      await runner.close()
+      return true
+    },
+    async close() {
+      if (scope.closed) return
+      scope.closed = true
+      clearInterval(timer)
+      await scope.ready
+      await Promise.all([...core.runners.values()].map((r) => r.close()))
+      if (owned) await store.close?.()
+    },
+  }
+}
+
+/** The part of an engine its job runners share, with the pause that gives the event loop a turn now and then. */
+function createEngineCore(env: LookupEnv, store: BulkStore, concurrency: number, onCompleted: BulkOptions['onCompleted']): EngineCore {
   let turnStarted = performance.now()
   let turn: Promise<void> | null = null
-  const core: EngineCore = {
+  return {
     pause() {
       if (turn) return turn
       if (performance.now() - turnStarted < YIELD_EVERY_MS) return undefined
@@ -460,259 +557,215 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
     sem: new Semaphore(concurrency),
     concurrency,
     runners: new Map(),
-    onCompleted: options.onCompleted,
+    onCompleted,
   }
-  let closed = false
-  let lastSweep = Number.NEGATIVE_INFINITY
-  const nowMs = () => env.ctx.now().getTime()
+}
 
-  const defOf = (type: BulkType) => {
-    const def = checks[type]
-    if (!def) throw invalid(`Bulk jobs of type ${type} are not available.`, 'type')
-    return def as CheckDefinition<unknown, object, unknown>
-  }
+function checkOf(scope: EngineScope, type: BulkType): CheckDefinition<unknown, object, unknown> {
+  const def = scope.checks[type]
+  if (!def) throw invalid(`Bulk jobs of type ${type} are not available.`, 'type')
+  return def as CheckDefinition<unknown, object, unknown>
+}
 
-  const startRunner = (record: BulkJobRecord, work: WorkItem[] | null) => {
-    const runner = new JobRunner(core, record, defOf(record.job.type))
-    core.runners.set(record.job.id, runner)
-    setImmediate(() => void runner.run(work))
-    return runner
-  }
+function startRunner(scope: EngineScope, record: BulkJobRecord, work: WorkItem[] | null): JobRunner {
+  const runner = new JobRunner(scope.core, record, checkOf(scope, record.job.type))
+  scope.core.runners.set(record.job.id, runner)
+  setImmediate(() => void runner.run(work))
+  return runner
+}
 
-  async function sweep(): Promise<void> {
-    const now = nowMs()
-    lastSweep = now
-    for (const r of [...core.runners.values()]) if (Date.parse(r.job.expires_at) <= now) await r.cancel()
-    await store.deleteExpired(now)
-  }
-  const timer = setInterval(() => void sweep().catch(() => undefined), SWEEP_TIMER_MS)
-  timer.unref?.()
+/** Cancels the expired jobs running here and deletes the expired ones from the store. */
+async function sweepJobs(scope: EngineScope): Promise<void> {
+  const now = scope.nowMs()
+  scope.lastSweep = now
+  for (const r of [...scope.core.runners.values()]) if (Date.parse(r.job.expires_at) <= now) await r.cancel()
+  await scope.store.deleteExpired(now)
+}
 
-  const ready: Promise<void> =
-    options.resume === false || options.dispatch
-      ? Promise.resolve()
-      : (async () => {
-          try {
-            for (const rec of await store.listUnfinishedJobs()) {
-              if (Date.parse(rec.job.expires_at) > nowMs() && checks[rec.job.type]) startRunner(rec, null)
-            }
-          } catch {
-            // a store that cannot list now: its jobs stay as they are and resume with the next engine
-          }
-        })()
-
-  async function enter(): Promise<void> {
-    if (closed) throw new Error('riskcheck: the bulk engine is closed')
-    await ready
-    if (nowMs() - lastSweep >= SWEEP_EVERY_MS) await sweep()
-  }
-
-  /** How far the rows of an unfinished job run elsewhere are written (rows below the first pending one). */
-  async function remoteWatermark(job: BulkJob): Promise<number> {
-    if (!store.firstPendingIndex) return 0
-    return (await store.firstPendingIndex(job.id)) ?? job.unique_inputs
-  }
-
-  /** The job (live when running here); NOT_FOUND when unknown or expired. */
-  async function load(id: unknown): Promise<{ record: BulkJobRecord; job: BulkJob; runner: JobRunner | undefined }> {
-    if (typeof id !== 'string' || id.length === 0 || id.length > 100) throw notFound(id)
-    const record = await store.getJob(id)
-    if (!record) throw notFound(id)
-    if (Date.parse(record.job.expires_at) <= nowMs()) {
-      await sweep()
-      throw notFound(id)
+/** Starts a runner for each unfinished, unexpired job of the store. */
+async function resumeJobs(scope: EngineScope): Promise<void> {
+  try {
+    for (const rec of await scope.store.listUnfinishedJobs()) {
+      if (Date.parse(rec.job.expires_at) > scope.nowMs() && scope.checks[rec.job.type]) startRunner(scope, rec, null)
     }
-    const runner = core.runners.get(id)
-    return { record, job: runner ? copyJob(runner.job) : record.job, runner }
+  } catch {
+    // a store that cannot list now: its jobs stay as they are and resume with the next engine
   }
+}
 
-  async function createJob(type: BulkType, inputs: readonly string[], name: string | null, jobOptions: BulkJobOptions): Promise<BulkJob> {
-    const def = defOf(type)
-    const folded = await foldInputs(def, inputs, jobOptions, env.ctx)
-    if (closed) throw new Error('riskcheck: the bulk engine is closed')
-    const reserved = env.ctx.mode === 'test' ? 0 : folded.work.length * MAX_CREDITS[type]
-    const short = () =>
-      new RiskcheckError(
-        'INSUFFICIENT_CREDITS',
-        `This job needs ${reserved.toLocaleString('en-US')} credits (one per unique input); the balance is short. Nothing was started.`,
-      )
-    // Where the job store and the ledger share a database, the reservation belongs to the job and is taken in the
-    // transaction that inserts it: a crash in between can neither keep the credits without the job nor the reverse.
-    const { reserveFor } = env.ledger
-    const atomic = reserved > 0 && store.insertJobCharged !== undefined && reserveFor !== undefined
-    if (reserved > 0 && !atomic && !(await env.ledger.reserve(reserved))) throw short()
-    let record: BulkJobRecord
-    try {
-      const created = env.ctx.now()
-      const job: BulkJob = {
-        id: `bulk_${randomBytes(12).toString('hex')}`,
-        name: name ?? `${type} bulk job`,
-        type,
-        status: 'queued',
-        total_rows: folded.totalRows,
-        unique_inputs: folded.uniqueInputs,
-        processed: folded.errors,
-        credits_used: 0,
-        results: { approve: 0, verify: 0, review: 0, block: 0, errors: folded.errors, skipped: folded.skipped, cache_hits: 0 },
-        created_at: created.toISOString(),
-        completed_at: null,
-        expires_at: new Date(created.getTime() + BULK_RETENTION_MS).toISOString(),
-      }
-      if (closed) throw new Error('riskcheck: the bulk engine is closed')
-      if (atomic) {
-        const charged = await store.insertJobCharged!({ job, reserved, options: jobOptions }, foldedRows(folded), (tx) => reserveFor!(job.id, reserved, tx))
-        if (!charged) throw short()
-        record = charged
-      } else {
-        record = await store.insertJob({ job, reserved, options: jobOptions }, foldedRows(folded))
-      }
-    } catch (e) {
-      if (reserved > 0 && !atomic) await env.ledger.refund(reserved)
-      throw e
-    }
-    if (options.dispatch) {
-      // Run by a worker (which loads the pending rows from the store): the job is stored and its credits reserved.
-      await options.dispatch(copyJob(record.job))
-      return copyJob(record.job)
-    }
-    startRunner(record, folded.work)
+/** The start of every operation: refused once closed, after the resume, with a sweep at most once a minute. */
+async function enterEngine(scope: EngineScope): Promise<void> {
+  if (scope.closed) throw new Error('riskcheck: the bulk engine is closed')
+  await scope.ready
+  if (scope.nowMs() - scope.lastSweep >= SWEEP_EVERY_MS) await sweepJobs(scope)
+}
+
+/** How far the rows of an unfinished job run elsewhere are written (rows below the first pending one). */
+async function remoteWatermark(scope: EngineScope, job: BulkJob): Promise<number> {
+  if (!scope.store.firstPendingIndex) return 0
+  return (await scope.store.firstPendingIndex(job.id)) ?? job.unique_inputs
+}
+
+/** The job (live when running here); NOT_FOUND when unknown or expired. */
+async function loadJob(scope: EngineScope, id: unknown): Promise<{ record: BulkJobRecord; job: BulkJob; runner: JobRunner | undefined }> {
+  if (typeof id !== 'string' || id.length === 0 || id.length > 100) throw notFound(id)
+  const record = await scope.store.getJob(id)
+  if (!record) throw notFound(id)
+  if (Date.parse(record.job.expires_at) <= scope.nowMs()) {
+    await sweepJobs(scope)
+    throw notFound(id)
+  }
+  const runner = scope.core.runners.get(id)
+  return { record, job: runner ? copyJob(runner.job) : record.job, runner }
+}
+
+/** A new queued job for folded inputs. */
+function newJob(type: BulkType, folded: FoldedInputs, name: string | null, created: Date): BulkJob {
+  return {
+    id: `bulk_${randomBytes(12).toString('hex')}`,
+    name: name ?? `${type} bulk job`,
+    type,
+    status: 'queued',
+    total_rows: folded.totalRows,
+    unique_inputs: folded.uniqueInputs,
+    processed: folded.errors,
+    credits_used: 0,
+    results: { approve: 0, verify: 0, review: 0, block: 0, errors: folded.errors, skipped: folded.skipped, cache_hits: 0 },
+    created_at: created.toISOString(),
+    completed_at: null,
+    expires_at: new Date(created.getTime() + BULK_RETENTION_MS).toISOString(),
+  }
+}
+
+/**
+ * Reserves a job's credits and stores it with its rows. Where the job store and the ledger share a database, the
+ * reservation belongs to the job and is taken in the transaction that inserts it: a crash in between can neither keep
+ * the credits without the job nor the reverse. Elsewhere the credits are reserved first and given back if the insert
+ * fails.
+ */
+async function storeNewJob(scope: EngineScope, type: BulkType, folded: FoldedInputs, name: string | null, jobOptions: BulkJobOptions): Promise<BulkJobRecord> {
+  const { env, store } = scope
+  const reserved = env.ctx.mode === 'test' ? 0 : folded.work.length * MAX_CREDITS[type]
+  const short = () =>
+    new RiskcheckError(
+      'INSUFFICIENT_CREDITS',
+      `This job needs ${reserved.toLocaleString('en-US')} credits (one per unique input); the balance is short. Nothing was started.`,
+    )
+  const { reserveFor } = env.ledger
+  const atomic = reserved > 0 && store.insertJobCharged !== undefined && reserveFor !== undefined
+  if (reserved > 0 && !atomic && !(await env.ledger.reserve(reserved))) throw short()
+  try {
+    const job = newJob(type, folded, name, env.ctx.now())
+    if (scope.closed) throw new Error('riskcheck: the bulk engine is closed')
+    if (!atomic) return await store.insertJob({ job, reserved, options: jobOptions }, foldedRows(folded))
+    const charged = await store.insertJobCharged!({ job, reserved, options: jobOptions }, foldedRows(folded), (tx) => reserveFor!(job.id, reserved, tx))
+    if (!charged) throw short()
+    return charged
+  } catch (e) {
+    if (reserved > 0 && !atomic) await env.ledger.refund(reserved)
+    throw e
+  }
+}
+
+async function createJob(scope: EngineScope, type: BulkType, inputs: readonly string[], name: string | null, jobOptions: BulkJobOptions): Promise<BulkJob> {
+  const folded = await foldInputs(checkOf(scope, type), inputs, jobOptions, scope.env.ctx)
+  if (scope.closed) throw new Error('riskcheck: the bulk engine is closed')
+  const record = await storeNewJob(scope, type, folded, name, jobOptions)
+  if (scope.options.dispatch) {
+    // Run by a worker (which loads the pending rows from the store): the job is stored and its credits reserved.
+    await scope.options.dispatch(copyJob(record.job))
     return copyJob(record.job)
   }
+  startRunner(scope, record, folded.work)
+  return copyJob(record.job)
+}
 
-  return {
-    async create(params: BulkCreateParams) {
-      await enter()
-      const p = validateCreate(params, maxInputs)
-      return createJob(p.type, p.inputs, p.name, p.options)
-    },
+async function listJobPage(scope: EngineScope, query: { limit?: number; cursor?: string | null }): Promise<BulkJobPage> {
+  if (query === null || typeof query !== 'object') throw invalid('The list query must be an object.')
+  const limit = intParam('limit', query.limit, 20, 100)
+  const beforeSeq = query.cursor === undefined || query.cursor === null ? null : decodeListCursor(query.cursor)
+  await sweepJobs(scope)
+  const records = await scope.store.listJobs({ beforeSeq, limit: limit + 1 })
+  const page = records.slice(0, limit)
+  const data = page.map((r) => {
+    const live = scope.core.runners.get(r.job.id)
+    return live ? copyJob(live.job) : r.job
+  })
+  const last = page[page.length - 1]
+  return { data, next_cursor: records.length > limit && last ? encodeListCursor(last.seq) : null }
+}
 
-    async get(id) {
-      await enter()
-      return (await load(id)).job
-    },
-
-    async list(query = {}) {
-      await enter()
-      if (query === null || typeof query !== 'object') throw invalid('The list query must be an object.')
-      const limit = intParam('limit', query.limit, 20, 100)
-      const beforeSeq = query.cursor === undefined || query.cursor === null ? null : decodeListCursor(query.cursor)
-      await sweep()
-      const records = await store.listJobs({ beforeSeq, limit: limit + 1 })
-      const page = records.slice(0, limit)
-      const data = page.map((r) => {
-        const live = core.runners.get(r.job.id)
-        return live ? copyJob(live.job) : r.job
-      })
-      const last = page[page.length - 1]
-      const page_: BulkJobPage = { data, next_cursor: records.length > limit && last ? encodeListCursor(last.seq) : null }
-      return page_
-    },
-
-    async cancel(id) {
-      await enter()
-      const { record, job, runner } = await load(id)
-      if (runner) return runner.cancel()
-      if (isFinal(job)) return job
-      if (options.cancelRemote && !(await options.cancelRemote(job.id))) {
-        // A worker runs it and was asked to stop: it writes the cancelled job (and refunds) itself.
-        for (let i = 0; i < REMOTE_CANCEL_POLLS; i++) {
-          await new Promise((r) => setTimeout(r, REMOTE_CANCEL_POLL_MS))
-          const now = await store.getJob(job.id)
-          if (!now || isFinal(now.job)) return now ? now.job : job
-        }
-        throw new Error(`riskcheck: bulk job ${job.id} did not stop within ${(REMOTE_CANCEL_POLLS * REMOTE_CANCEL_POLL_MS) / 1000} s`)
-      }
-      // queued/running in the store but not run by this engine (e.g. resume disabled): stop it here
-      const cancelled: BulkJob = { ...copyJob(job), status: 'cancelled', completed_at: env.ctx.now().toISOString() }
-      await settleJob(store, env.ledger, job.id, record.reserved, cancelled)
-      return cancelled
-    },
-
-    async retry(id) {
-      await enter()
-      const { record, job } = await load(id)
-      if (!isFinal(job)) throw invalid('Only a completed, cancelled or failed job can be retried.', 'id')
-      const inputs = await store.listRetryableInputs(job.id)
-      if (inputs.length === 0) throw invalid('The job has no rows that failed for temporary reasons; nothing to retry.', 'id')
-      const name = `Retry of ${job.name}`.slice(0, MAX_JOB_NAME)
-      return createJob(job.type, inputs, name, record.options)
-    },
-
-    async results(id, query = {}): Promise<BulkResultsPage> {
-      await enter()
-      if (query === null || typeof query !== 'object') throw invalid('The results query must be an object.')
-      const limit = intParam('limit', query.limit, 100, 1000)
-      const action = query.action ?? null
-      if (action !== null && !ACTIONS.includes(action)) throw invalid(`\`action\` must be one of ${ACTIONS.join(', ')}.`, 'action')
-      const { job, runner } = await load(id)
-      const from = query.cursor === undefined || query.cursor === null ? 0 : decodeResultsCursor(query.cursor, job.id, action)
-      const final = isFinal(job)
-      const toIndex = final ? null : runner ? runner.watermark : await remoteWatermark(job)
-      const rows = await store.listRows(job.id, { fromIndex: from, toIndex, action, limit: limit + 1 })
-      const data = rows.slice(0, limit)
-      const last = data[data.length - 1]
-      let next: string | null = null
-      if (rows.length > limit && last) next = encodeResultsCursor(job.id, last.index + 1, action)
-      else if (!final) next = encodeResultsCursor(job.id, Math.max(from, toIndex ?? 0), action)
-      return { data: data.map(publicRow), next_cursor: next }
-    },
-
-    async resultsCsv(id): Promise<CsvStream> {
-      await enter()
-      const { job, runner } = await load(id)
-      const toIndex = isFinal(job) ? null : runner ? runner.watermark : await remoteWatermark(job)
-      async function* pages() {
-        const PAGE = 250
-        for (let from = 0; ; ) {
-          await new Promise<void>((resolve) => setImmediate(resolve)) // one page per event-loop turn
-          const page = await store.listRows(job.id, { fromIndex: from, toIndex, action: null, limit: PAGE })
-          if (page.length > 0) yield page
-          const last = page[page.length - 1]
-          if (page.length < PAGE || !last) return
-          from = last.index + 1
-        }
-      }
-      // a Readable: CsvStream is the part of it the public types promise (Node's own pipe type needs @types/node)
-      return createResultsCsv(job.type, pages()) as CsvStream
-    },
-
-    async waitFor(id) {
-      await enter()
-      const { job, runner } = await load(id)
-      return runner ? runner.done : job
-    },
-
-    async runJob(id, onStart) {
-      await enter()
-      const running = core.runners.get(id)
-      if (running) return running.done
-      const record = await store.getJob(id)
-      if (!record || isFinal(record.job) || Date.parse(record.job.expires_at) <= nowMs() || !checks[record.job.type]) return null
-      onStart?.(record.job)
-      return startRunner(record, null).done
-    },
-
-    async cancelLocal(id) {
-      const runner = core.runners.get(id)
-      if (!runner) return false
-      await runner.cancel()
-      return true
-    },
-
-    async releaseLocal(id) {
-      const runner = core.runners.get(id)
-      if (!runner) return false
-      await runner.close()
-      return true
-    },
-
-    async close() {
-      if (closed) return
-      closed = true
-      clearInterval(timer)
-      await ready
-      await Promise.all([...core.runners.values()].map((r) => r.close()))
-      if (owned) await store.close?.()
-    },
+async function cancelJob(scope: EngineScope, id: string): Promise<BulkJob> {
+  const { record, job, runner } = await loadJob(scope, id)
+  if (runner) return runner.cancel()
+  if (isFinal(job)) return job
+  if (scope.options.cancelRemote && !(await scope.options.cancelRemote(job.id))) {
+    // A worker runs it and was asked to stop: it writes the cancelled job (and refunds) itself.
+    for (let i = 0; i < REMOTE_CANCEL_POLLS; i++) {
+      await new Promise((r) => setTimeout(r, REMOTE_CANCEL_POLL_MS))
+      const now = await scope.store.getJob(job.id)
+      if (!now || isFinal(now.job)) return now ? now.job : job
+    }
+    throw new Error(`riskcheck: bulk job ${job.id} did not stop within ${(REMOTE_CANCEL_POLLS * REMOTE_CANCEL_POLL_MS) / 1000} s`)
   }
+  // queued/running in the store but not run by this engine (e.g. resume disabled): stop it here
+  const cancelled: BulkJob = { ...copyJob(job), status: 'cancelled', completed_at: scope.env.ctx.now().toISOString() }
+  await settleJob(scope.store, scope.env.ledger, job.id, record.reserved, cancelled)
+  return cancelled
+}
+
+async function retryJob(scope: EngineScope, id: string): Promise<BulkJob> {
+  const { record, job } = await loadJob(scope, id)
+  if (!isFinal(job)) throw invalid('Only a completed, cancelled or failed job can be retried.', 'id')
+  const inputs = await scope.store.listRetryableInputs(job.id)
+  if (inputs.length === 0) throw invalid('The job has no rows that failed for temporary reasons; nothing to retry.', 'id')
+  const name = `Retry of ${job.name}`.slice(0, MAX_JOB_NAME)
+  return createJob(scope, job.type, inputs, name, record.options)
+}
+
+async function jobResults(scope: EngineScope, id: string, query: { cursor?: string | null; limit?: number; action?: Action | null }): Promise<BulkResultsPage> {
+  if (query === null || typeof query !== 'object') throw invalid('The results query must be an object.')
+  const limit = intParam('limit', query.limit, 100, 1000)
+  const action = query.action ?? null
+  if (action !== null && !ACTIONS.includes(action)) throw invalid(`\`action\` must be one of ${ACTIONS.join(', ')}.`, 'action')
+  const { job, runner } = await loadJob(scope, id)
+  const from = query.cursor === undefined || query.cursor === null ? 0 : decodeResultsCursor(query.cursor, job.id, action)
+  const final = isFinal(job)
+  const toIndex = final ? null : runner ? runner.watermark : await remoteWatermark(scope, job)
+  const rows = await scope.store.listRows(job.id, { fromIndex: from, toIndex, action, limit: limit + 1 })
+  const data = rows.slice(0, limit)
+  const last = data[data.length - 1]
+  let next: string | null = null
+  if (rows.length > limit && last) next = encodeResultsCursor(job.id, last.index + 1, action)
+  else if (!final) next = encodeResultsCursor(job.id, Math.max(from, toIndex ?? 0), action)
+  return { data: data.map(publicRow), next_cursor: next }
+}
+
+async function jobResultsCsv(scope: EngineScope, id: string): Promise<CsvStream> {
+  const { job, runner } = await loadJob(scope, id)
+  const toIndex = isFinal(job) ? null : runner ? runner.watermark : await remoteWatermark(scope, job)
+  const store = scope.store
+  async function* pages() {
+    const PAGE = 250
+    for (let from = 0; ; ) {
+      await new Promise<void>((resolve) => setImmediate(resolve)) // one page per event-loop turn
+      const page = await store.listRows(job.id, { fromIndex: from, toIndex, action: null, limit: PAGE })
+      if (page.length > 0) yield page
+      const last = page[page.length - 1]
+      if (page.length < PAGE || !last) return
+      from = last.index + 1
+    }
+  }
+  // a Readable: CsvStream is the part of it the public types promise (Node's own pipe type needs @types/node)
+  return createResultsCsv(job.type, pages()) as CsvStream
+}
+
+/** Runs a stored job here (a worker's part); null when it is unknown, finished, expired or of a type not available. */
+async function runStoredJob(scope: EngineScope, id: string, onStart?: (job: BulkJob) => void): Promise<BulkJob | null> {
+  const running = scope.core.runners.get(id)
+  if (running) return running.done
+  const record = await scope.store.getJob(id)
+  if (!record || isFinal(record.job) || Date.parse(record.job.expires_at) <= scope.nowMs() || !scope.checks[record.job.type]) return null
+  onStart?.(record.job)
+  return startRunner(scope, record, null).done
 }

@@ -1,24 +1,7 @@
 /**
- * The domain-age lookup: how long ago the registrable domain of a domain / URL / email address was registered,
- * from the registry's RDAP service, with its expiry, registrar, statuses, name servers and DNSSEC flag.
- *
- * Facts reported (factor codes of ../scoring/factors.ts):
- * - `domain_not_registered`: the registry answered 404 (or the host has no registrable domain at all)
- * - `domain_newly_registered`: registered less than 30 days ago (`is_newly_registered`)
- * - `domain_recently_registered`: registered 30 to 89 days ago
- * - `domain_expiring_soon`: the registration expires in less than 30 days (or has expired)
- * - `domain_age_unknown`: RDAP timed out / failed (result partial; the reason names the cause: a DNS failure, a refused
- *   connection, a timeout, an HTTP status), was not asked (offline, `rdap.enabled: false`: not partial — nothing
- *   failed), or the registry publishes no registration date. An unknown age is never "new", and a failed lookup is
- *   never "not registered" (`found`/`registered` read false because docs/api.md allows no null there; `partial` and
- *   the `unknown` verdict say that nothing was learned).
- *
- * Age bands (`age_band`, by upper bound; days are whole days elapsed, years are calendar anniversaries):
- * `under_7_days` (< 7 d), `under_30_days` (7–29 d), `under_90_days` (30–89 d), `under_1_year` (90 d up to the
- * first anniversary), `under_3_years` (1st up to the 3rd anniversary), `3_years_plus`; null when the
- * registration date is unknown.
- *
- * All dates are computed from `ctx.now()`.
+ * The domain-age lookup: how long ago the registrable domain of a domain, URL or email address was registered, from
+ * the registry's RDAP service, with its expiry, registrar, statuses, name servers and DNSSEC flag; every date from
+ * `ctx.now()`. Its factors and age bands: docs/decisions.md, "Results" → "domain-age factors" and "`age_band`".
  */
 import { invalidInput } from '../errors.js'
 import type { AgeBand, DomainAgeDetails } from '../schema.js'

@@ -1,33 +1,8 @@
 /**
  * The phone lookup (`rc.phone(phone, { country })`, `POST /v1/phone`, `riskcheck phone`): numbering-plan validity,
- * formats, country, line type, original carrier, region and time zone offline; for US and Canadian numbers, a live
- * carrier record (current carrier, line type, porting, LRN) when a live carrier source is configured.
- *
- * Input: 1 to 40 characters. `country` (ISO 3166 alpha-2, default US) is how a number written without `+` is read;
- * a `country` that is not a 2-letter region with a numbering plan is INVALID_INPUT. Letters, emoji or half a number
- * are a result with `valid: false`, not an error.
- *
- * Field choices (recorded in docs/decisions.md "Results"):
- * - `e164`, `national_format`, `international_format`: null unless the number is valid. Formats keep an extension
- *   (`+1 201 555 0123 ext. 12`); `e164` never has one.
- * - `country_code`: the country *calling* code as digits, without `+` (`"44"`), as E.164 names it; null when no
- *   calling code could be read. `country.code`/`country.name`: ISO 3166 alpha-2 region and its English name
- *   (`Intl.DisplayNames`); `""` for non-geographic numbers (+800, +882 …) and unreadable input.
- * - `line_type`: see `LINE_TYPE_BY_PLAN_TYPE` (../sources/phone/parse.ts); a live answer replaces the plan's
- *   answer unless it is `unknown`.
- * - `carrier.name`: the live carrier, else the *original* carrier of the number range from Google's data (mobile
- *   ranges only; none for the US/Canada), else `""`. `carrier.ported`, `ocn`, `type`, `original_carrier`,
- *   `routing.lata`, `location.rate_center`: null unless a live source says; `routing.lrn`: `""` unless it says.
- * - `coverage`: `live` when a live carrier record was obtained, else `numbering_plan`.
- *
- * Factors: `phone_invalid` (alone: nothing else is judged); otherwise one line-type factor — `phone_voip`,
- * `phone_premium_rate`, `phone_toll_free`, `phone_landline` (info), `phone_line_type_unknown` (lowers confidence);
- * `phone_country_mismatch` when a `country` was passed explicitly and the valid number belongs to another region
- * (`+44 20 7946 0958` with `country: 'US'`; also a NANP number read with `country: 'US'` whose area code is
- * Canadian or Caribbean — the number is not in the country given); `phone_carrier_unavailable` when the live source
- * applied but failed or timed out (then `partial: true`). Offline the live source is not asked: no factor, not partial.
- *
- * Billing: 1 credit; invalid numbers are free (../billing.ts).
+ * formats, country, line type, original carrier, region and time zone offline; a live carrier record for US and
+ * Canadian numbers when a live carrier source is configured. Field and factor choices: docs/decisions.md, "Phone
+ * checks".
  */
 import type { CountryCode } from 'libphonenumber-js/max'
 import type { LineType, PhoneDetails } from '../schema.js'

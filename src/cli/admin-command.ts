@@ -1,24 +1,7 @@
 /**
- * `riskcheck admin …`: the operator commands for what the team dashboard also does (docs/dashboard.md), run against the server's
- * database (safe while the server runs: SQLite WAL or PostgreSQL, every change one transaction; ./admin-database.ts).
- *
- *   admin org create --name NAME [--plan PLAN_ID]          admin org list · admin org show ORG_ID
- *   admin org suspend ORG_ID · admin org unsuspend ORG_ID
- *   admin key create --org ORG_ID [--mode live|test] [--scopes lookup,bulk,account:read,webhooks] [--name N]
- *   admin key list --org ORG_ID · admin key revoke KEY_ID · admin key grant KEY_ID --scopes webhooks
- *   admin credits add --org ORG_ID --amount N [--reason top_up]
- *   admin plan set --org ORG_ID --plan PLAN_ID [--monthly-credits N] [--rate-per-second N] · admin plan list
- *   admin events list [--org ORG_ID] [--limit N]
- *   admin webhook enable ENDPOINT_ID · admin webhook resend ENDPOINT_ID [--since ISO] · admin webhook ping ENDPOINT_ID
- *   admin webhook list --org ORG_ID · admin notices list [--limit N]
- *   admin user list [--org ORG_ID] · admin user verify EMAIL · admin user two-factor-off EMAIL   (dashboard accounts,
- *   src/dashboard/admin.ts)
- *   admin policy set --org ORG_ID FILE [--dry-run] [--changes N] · admin policy show --org ORG_ID ·
- *   admin policy clear --org ORG_ID   (./admin-policy.ts)
- *   admin migrate [--check]   (PostgreSQL: apply pending migrations; --check: exit 1 unless current)
- *
- * Every command takes --db PATH (default ./riskcheck.sqlite) or --database-url postgres://… (the variables of
- * `serve`: RISKCHECK_DB, RISKCHECK_DATABASE_URL or DATABASE_URL, RISKCHECK_NO_MIGRATE), and --json.
+ * `riskcheck admin …`: the operator commands for what the team dashboard also does (docs/dashboard.md), run
+ * against the server's database (safe while the server runs: every change one transaction; ./admin-database.ts).
+ * The commands and their flags are listed in {@link ADMIN_HELP}.
  */
 import { parseArgs } from 'node:util'
 import { EXIT, messageOf, printError, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'

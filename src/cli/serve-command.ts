@@ -228,6 +228,194 @@ function dataSourcesOf(values: Record<string, unknown>): Partial<Record<DataSour
   return sources
 }
 
+/** What `serve` was asked to do: its flags and environment, checked. */
+interface ServeSettings {
+  values: Record<string, unknown>
+  port: number
+  riskcheck: ReturnType<typeof optionsFromFlags>
+  refreshEvery: number | null
+  metricsPort: number | null
+  drainMs: number
+  deployment: Deployment
+  redisPrefix: string
+  queueLockMs: number
+  databaseTimeoutMs: number | undefined
+  trustProxy: TrustProxy | undefined
+  docsUrl: string | undefined
+  dataSources: Partial<Record<DataSourceName, string>>
+}
+
+/**
+ * Runs `riskcheck serve` with `args` (after the command name) until `signal` aborts (or SIGINT/SIGTERM). Returns
+ * the exit code: 0 after a clean shutdown, 64 for bad usage, 1 when the server cannot start.
+ */
+export async function runServe(args: string[], io: CliIO, options: RunServeOptions = {}): Promise<number> {
+  const settings = await readServeSettings(args, io)
+  if (typeof settings === 'number') return settings
+  const { values, riskcheck, deployment } = settings
+  const policy = await policyFromFlags(values, io, 'riskcheck serve')
+  if (policy === null) return EXIT.usage
+  if (policy) riskcheck.scoring = policy.overrides
+
+  const stop = stopRequested(options.signal, io.env ?? process.env)
+  try {
+    const host = (values.host as string | undefined) ?? '127.0.0.1'
+    const db = (deployment.mode === 'sqlite' && deployment.db) || DEFAULT_DB
+    const started = await startServeApp(settings, io, host, db)
+    if (!started) return EXIT.failed
+    const { app, stores } = started
+    const address = app.server.address()
+    const actualPort = typeof address === 'object' && address ? address.port : settings.port
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
+    let metricsServer: import('node:http').Server | undefined
+    let metricsUrl: string | undefined
+    if (settings.metricsPort !== null && app.metrics) {
+      try {
+        ;({ server: metricsServer, url: metricsUrl } = await listenMetrics(app, host, settings.metricsPort))
+      } catch (e) {
+        io.stderr.write(`riskcheck serve: cannot start the metrics listener: ${messageOf(e)}\n`)
+        await app.close()
+        await stores?.close()
+        return EXIT.failed
+      }
+    }
+    const dashboardUrl = app.dashboard ? `${(values['public-url'] as string | undefined) ?? browsableUrl(host, actualPort)}/dashboard` : undefined
+    const where = deployment.mode === 'scaled' ? { database_url: safeUrl(deployment.databaseUrl) } : { db }
+    const policyInfo = policy ? { version: policy.version, file: values.policy as string } : null
+    io.stdout.write(listeningMessage({ url, where, metricsUrl, policy: policyInfo, dashboardUrl, json: values.json === true }))
+    const refresh = settings.refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, settings.refreshEvery, settings.dataSources) : null
+    options.onListening?.(url)
+
+    await stop.stopped
+    if (!values.json) io.stdout.write('riskcheck API shutting down: finishing in-flight requests…\n')
+    await refresh?.stop()
+    const drained = await drain(app, settings.drainMs)
+    metricsServer?.close()
+    // After the server: its shutdown (bulk checkpoints, deliveries in flight) still writes to the database.
+    if (drained) await stores?.close()
+    else void stores?.close().catch(() => undefined)
+    if (!drained) {
+      io.stderr.write(`riskcheck serve: drain time (${settings.drainMs} ms) ran out; in-flight requests were cut off\n`)
+      return EXIT.failed
+    }
+    return EXIT.ok
+  } finally {
+    stop.dispose()
+  }
+}
+
+/**
+ * The flags and environment of `serve`, checked. A number instead is the exit code to return at once: `--help`
+ * printed (0), or a usage error written to stderr (64).
+ */
+async function readServeSettings(args: string[], io: CliIO): Promise<ServeSettings | number> {
+  let origin: (flag: string) => string = (flag) => `--${flag}`
+  try {
+    const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
+    if (flags.help) {
+      io.stdout.write(SERVE_HELP)
+      return EXIT.ok
+    }
+    if (flags.mode !== undefined) throw new UsageError('--mode is decided per request by the key: svc_test_ keys get test answers, svc_live_ keys live ones')
+    const env = withEnvironment(flags, io.env ?? process.env)
+    const values = env.values
+    origin = env.origin
+    const port = values.port === undefined ? 8080 : Number(values.port)
+    if (!/^[0-9]{1,5}$/.test(String(values.port ?? '8080')) || port > 65535) throw new UsageError(`${origin('port')} must be 0–65535 (got ${String(values.port)})`)
+    const level = (values['log-level'] as string | undefined) ?? 'info'
+    if (!LOG_LEVELS.includes(level)) throw new UsageError(`${origin('log-level')} must be ${LOG_LEVELS.slice(0, -1).join(', ')} or silent (got ${level})`)
+    values['log-level'] = level
+    const metricsPort = values['metrics-port'] !== undefined ? metricsPortOf(values['metrics-port']) : null
+    let drainMs = DEFAULT_DRAIN_MS
+    if (values['drain-timeout'] !== undefined) {
+      const d = parseDuration(String(values['drain-timeout']))
+      if (d === null || d < 1000) throw new UsageError(`--drain-timeout must be a duration of at least 1s, e.g. 30s or 2m (got ${String(values['drain-timeout'])})`)
+      drainMs = d
+    }
+    const resolved = resolveDeployment({
+      ...pickDatabase(values, origin),
+      redisUrl: values['redis-url'] as string | undefined,
+      workers: values['no-workers'] !== true,
+    })
+    if (!resolved.ok) throw new UsageError(resolved.error)
+    const deployment = resolved.deployment
+    const redisPrefix = redisPrefixOf(values)
+    const queueLockMs = queueLockOf(values)
+    const databaseTimeoutMs = databaseTimeoutOf(values)
+    const trustProxy = trustProxyOf(values)
+    if (deployment.mode === 'scaled') postgresLocation(deployment.databaseUrl)
+    else if (databaseTimeoutMs !== undefined) throw new UsageError('--database-timeout is for PostgreSQL (--database-url): SQLite answers from this machine')
+    else if (values['no-migrate'] === true) throw new UsageError('--no-migrate is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened')
+    else if (values['queue-lock-timeout'] !== undefined) throw new UsageError('--queue-lock-timeout is for the shared queue (--redis-url): a SQLite store runs its work in this process')
+    const riskcheck = optionsFromFlags(values, io.env ?? process.env)
+    resolveOptions(riskcheck) // a bad option (--dns-server nope::) is a usage error, not a failed start
+    let refreshEvery: number | null = null
+    if (values['refresh-data'] !== undefined) {
+      refreshEvery = parseDuration(String(values['refresh-data']))
+      if (refreshEvery === null || refreshEvery < 60_000) throw new UsageError(`--refresh-data must be a duration of at least 1m, e.g. 6h or 30m (got ${String(values['refresh-data'])})`)
+      if (!riskcheck.dataDir) throw new UsageError('--refresh-data needs --data-dir DIR (or RISKCHECK_DATA_DIR)')
+    }
+    let docsUrl: string | undefined
+    if (values['docs-url'] !== undefined) {
+      try {
+        docsUrl = checkDocsUrl(String(values['docs-url']), origin('docs-url'))
+      } catch (e) {
+        throw new UsageError(messageOf(e))
+      }
+    }
+    await checkMailUrls(values)
+    const dataSources = dataSourcesOf(values)
+    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources }
+  } catch (e) {
+    // A value from the environment is named by its variable, not by the flag the message speaks of.
+    const message = messageOf(e).replace(/^--([a-z-]+)/, (whole, flag: string) => (origin(flag) === whole ? whole : origin(flag)))
+    io.stderr.write(`riskcheck serve: ${message}\n`)
+    return EXIT.usage
+  }
+}
+
+/**
+ * Creates the server on the deployment's storage and listens; null (the cause written to stderr, what was opened
+ * closed again) when it cannot start.
+ */
+async function startServeApp(
+  s: ServeSettings,
+  io: CliIO,
+  host: string,
+  db: string,
+): Promise<{ app: import('../server/app.js').RiskcheckServer; stores: import('../server/store/postgres-server.js').PostgresServerStores | undefined } | null> {
+  const { values, deployment } = s
+  // Loaded on demand so the lookup commands never load Fastify, SQLite or pg.
+  const { createServer } = await import('../server/app.js')
+  let stores: import('../server/store/postgres-server.js').PostgresServerStores | undefined
+  let created: import('../server/app.js').RiskcheckServer | undefined
+  try {
+    if (deployment.mode === 'scaled') stores = await openPostgres(deployment.databaseUrl, values['no-migrate'] !== true, s.databaseTimeoutMs)
+    const mail = values['mail-url'] !== undefined ? { mailUrl: String(values['mail-url']) } : {}
+    const app = createServer({
+      ...(stores ? { db: stores.store, orgPolicies: stores.orgPolicies, dashboard: { ...mail, teamStore: await stores.teamStore() } } : { db, dashboard: mail }),
+      riskcheck: s.riskcheck,
+      ...(values['public-url'] !== undefined ? { publicUrl: String(values['public-url']) } : {}),
+      ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
+      ...(deployment.mode === 'scaled'
+        ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers, prefix: s.redisPrefix, worker: queueWorkerOf(s.queueLockMs) } }
+        : {}),
+      ...(s.metricsPort !== null ? { metrics: true } : {}),
+      ...(s.trustProxy !== undefined ? { trustProxy: fastifyTrustProxy(s.trustProxy) } : {}),
+      ...(s.docsUrl !== undefined ? { docsUrl: s.docsUrl } : {}),
+      logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
+    })
+    created = app
+    await app.listen({ host, port: s.port })
+    return { app, stores }
+  } catch (e) {
+    io.stderr.write(`riskcheck serve: cannot start: ${messageOf(e)}\n`)
+    await created?.close().catch(() => undefined)
+    await stores?.close().catch(() => undefined)
+    return null
+  }
+}
+
 /** The address a browser on this machine opens for a listen address: `localhost` for a wildcard one (0.0.0.0, ::). */
 function browsableUrl(host: string, port: number): string {
   return isWildcardAddress(host) ? `http://localhost:${port}` : listenUrl({ address: host, port })
@@ -253,159 +441,6 @@ function listeningMessage(o: {
   const policy = o.policy ? `, policy ${o.policy.version} from ${o.policy.file}` : ''
   const metrics = o.metricsUrl ? `; metrics on ${o.metricsUrl}` : ''
   return `riskcheck API listening on ${o.url} (${store}${policy})${metrics}\n${o.dashboardUrl ? `team dashboard: ${o.dashboardUrl}\n` : ''}`
-}
-
-/**
- * Runs `riskcheck serve` with `args` (after the command name) until `signal` aborts (or SIGINT/SIGTERM). Returns
- * the exit code: 0 after a clean shutdown, 64 for bad usage, 1 when the server cannot start.
- */
-export async function runServe(args: string[], io: CliIO, options: RunServeOptions = {}): Promise<number> {
-  let values: Record<string, unknown>
-  let port: number
-  let riskcheck: ReturnType<typeof optionsFromFlags>
-  let origin: (flag: string) => string = (flag) => `--${flag}`
-  let refreshEvery: number | null = null
-  let metricsPort: number | null = null
-  let drainMs = DEFAULT_DRAIN_MS
-  let deployment: Deployment
-  let redisPrefix = 'riskcheck'
-  let queueLockMs = DEFAULT_QUEUE_LOCK_MS
-  let databaseTimeoutMs: number | undefined
-  let trustProxy: TrustProxy | undefined
-  let docsUrl: string | undefined
-  const dataSources: Partial<Record<DataSourceName, string>> = {}
-  try {
-    const flags = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...SERVE_FLAGS }, allowPositionals: false, strict: true }).values as Record<string, unknown>
-    if (flags.help) {
-      io.stdout.write(SERVE_HELP)
-      return EXIT.ok
-    }
-    if (flags.mode !== undefined) throw new UsageError('--mode is decided per request by the key: svc_test_ keys get test answers, svc_live_ keys live ones')
-    ;({ values, origin } = withEnvironment(flags, io.env ?? process.env))
-    port = values.port === undefined ? 8080 : Number(values.port)
-    if (!/^[0-9]{1,5}$/.test(String(values.port ?? '8080')) || port > 65535) throw new UsageError(`${origin('port')} must be 0–65535 (got ${String(values.port)})`)
-    const level = (values['log-level'] as string | undefined) ?? 'info'
-    if (!LOG_LEVELS.includes(level)) throw new UsageError(`${origin('log-level')} must be ${LOG_LEVELS.slice(0, -1).join(', ')} or silent (got ${level})`)
-    values['log-level'] = level
-    if (values['metrics-port'] !== undefined) metricsPort = metricsPortOf(values['metrics-port'])
-    if (values['drain-timeout'] !== undefined) {
-      const d = parseDuration(String(values['drain-timeout']))
-      if (d === null || d < 1000) throw new UsageError(`--drain-timeout must be a duration of at least 1s, e.g. 30s or 2m (got ${String(values['drain-timeout'])})`)
-      drainMs = d
-    }
-    const resolved = resolveDeployment({
-      ...pickDatabase(values, origin),
-      redisUrl: values['redis-url'] as string | undefined,
-      workers: values['no-workers'] !== true,
-    })
-    if (!resolved.ok) throw new UsageError(resolved.error)
-    deployment = resolved.deployment
-    redisPrefix = redisPrefixOf(values)
-    queueLockMs = queueLockOf(values)
-    databaseTimeoutMs = databaseTimeoutOf(values)
-    trustProxy = trustProxyOf(values)
-    if (deployment.mode === 'scaled') postgresLocation(deployment.databaseUrl)
-    else if (databaseTimeoutMs !== undefined) throw new UsageError('--database-timeout is for PostgreSQL (--database-url): SQLite answers from this machine')
-    else if (values['no-migrate'] === true) throw new UsageError('--no-migrate is for PostgreSQL (--database-url): a SQLite file is migrated when it is opened')
-    else if (values['queue-lock-timeout'] !== undefined) throw new UsageError('--queue-lock-timeout is for the shared queue (--redis-url): a SQLite store runs its work in this process')
-    riskcheck = optionsFromFlags(values, io.env ?? process.env)
-    resolveOptions(riskcheck) // a bad option (--dns-server nope::) is a usage error, not a failed start
-    if (values['refresh-data'] !== undefined) {
-      refreshEvery = parseDuration(String(values['refresh-data']))
-      if (refreshEvery === null || refreshEvery < 60_000) throw new UsageError(`--refresh-data must be a duration of at least 1m, e.g. 6h or 30m (got ${String(values['refresh-data'])})`)
-      if (!riskcheck.dataDir) throw new UsageError('--refresh-data needs --data-dir DIR (or RISKCHECK_DATA_DIR)')
-    }
-    if (values['docs-url'] !== undefined) {
-      try {
-        docsUrl = checkDocsUrl(String(values['docs-url']), origin('docs-url'))
-      } catch (e) {
-        throw new UsageError(messageOf(e))
-      }
-    }
-    await checkMailUrls(values)
-    Object.assign(dataSources, dataSourcesOf(values))
-  } catch (e) {
-    // A value from the environment is named by its variable, not by the flag the message speaks of.
-    const message = messageOf(e).replace(/^--([a-z-]+)/, (whole, flag: string) => (origin(flag) === whole ? whole : origin(flag)))
-    io.stderr.write(`riskcheck serve: ${message}\n`)
-    return EXIT.usage
-  }
-  const policy = await policyFromFlags(values, io, 'riskcheck serve')
-  if (policy === null) return EXIT.usage
-  if (policy) riskcheck.scoring = policy.overrides
-
-  const stop = stopRequested(options.signal, io.env ?? process.env)
-  try {
-    const host = (values.host as string | undefined) ?? '127.0.0.1'
-    const db = (deployment.mode === 'sqlite' && deployment.db) || DEFAULT_DB
-    // Loaded on demand so the lookup commands never load Fastify, SQLite or pg.
-    const { createServer } = await import('../server/app.js')
-    let app: Awaited<ReturnType<typeof createServer>>
-    let stores: import('../server/store/postgres-server.js').PostgresServerStores | undefined
-    let created: typeof app | undefined
-    try {
-      if (deployment.mode === 'scaled') stores = await openPostgres(deployment.databaseUrl, values['no-migrate'] !== true, databaseTimeoutMs)
-      const mail = values['mail-url'] !== undefined ? { mailUrl: String(values['mail-url']) } : {}
-      app = createServer({
-        ...(stores ? { db: stores.store, orgPolicies: stores.orgPolicies, dashboard: { ...mail, teamStore: await stores.teamStore() } } : { db, dashboard: mail }),
-        riskcheck,
-        ...(values['public-url'] !== undefined ? { publicUrl: String(values['public-url']) } : {}),
-        ...(values['unsafe-allow-loopback-webhooks'] === true ? { unsafeAllowLoopbackWebhooks: true } : {}),
-        ...(deployment.mode === 'scaled'
-          ? { queue: { redisUrl: deployment.redisUrl, workers: deployment.workers, prefix: redisPrefix, worker: queueWorkerOf(queueLockMs) } }
-          : {}),
-        ...(metricsPort !== null ? { metrics: true } : {}),
-        ...(trustProxy !== undefined ? { trustProxy: fastifyTrustProxy(trustProxy) } : {}),
-        ...(docsUrl !== undefined ? { docsUrl } : {}),
-        logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
-      })
-      created = app
-      await app.listen({ host, port })
-    } catch (e) {
-      io.stderr.write(`riskcheck serve: cannot start: ${messageOf(e)}\n`)
-      await created?.close().catch(() => undefined)
-      await stores?.close().catch(() => undefined)
-      return EXIT.failed
-    }
-
-    const address = app.server.address()
-    const actualPort = typeof address === 'object' && address ? address.port : port
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
-    const policyInfo = policy ? { version: policy.version, file: values.policy as string } : null
-    let metricsServer: import('node:http').Server | undefined
-    let metricsUrl: string | undefined
-    if (metricsPort !== null && app.metrics) {
-      try {
-        ;({ server: metricsServer, url: metricsUrl } = await listenMetrics(app, host, metricsPort))
-      } catch (e) {
-        io.stderr.write(`riskcheck serve: cannot start the metrics listener: ${messageOf(e)}\n`)
-        await app.close()
-        await stores?.close()
-        return EXIT.failed
-      }
-    }
-    const where = deployment.mode === 'scaled' ? { database_url: safeUrl(deployment.databaseUrl) } : { db }
-    const dashboardUrl = app.dashboard ? `${(values['public-url'] as string | undefined) ?? browsableUrl(host, actualPort)}/dashboard` : undefined
-    io.stdout.write(listeningMessage({ url, where, metricsUrl, policy: policyInfo, dashboardUrl, json: values.json === true }))
-    const refresh = refreshEvery !== null ? await startServerDataRefresh(app, riskcheck.dataDir as string, refreshEvery, dataSources) : null
-    options.onListening?.(url)
-
-    await stop.stopped
-    if (!values.json) io.stdout.write('riskcheck API shutting down: finishing in-flight requests…\n')
-    await refresh?.stop()
-    const drained = await drain(app, drainMs)
-    metricsServer?.close()
-    // After the server: its shutdown (bulk checkpoints, deliveries in flight) still writes to the database.
-    if (drained) await stores?.close()
-    else void stores?.close().catch(() => undefined)
-    if (!drained) {
-      io.stderr.write(`riskcheck serve: drain time (${drainMs} ms) ran out; in-flight requests were cut off\n`)
-      return EXIT.failed
-    }
-    return EXIT.ok
-  } finally {
-    stop.dispose()
-  }
 }
 
 /**

@@ -98,7 +98,7 @@ export const NOT_INSTALLED = 'not installed'
 
 /**
  * Version and date of every bundled source (entries are 0: counted only when an update needs them, see
- * ./entries.ts). A date that cannot be known (an unknown package version) is null, which `data status` reports as
+ * `countBundledEntries` in ./update.ts). A date that cannot be known (an unknown package version) is null, which `data status` reports as
  * stale; an optional data package that is not installed has version {@link NOT_INSTALLED}.
  */
 export function getBundledSources(): Record<DataSourceName, ManifestSource> {

@@ -1,31 +1,7 @@
 /**
- * A small MaxMind DB (MMDB, format 2.0) writer, written from the public format spec
- * (https://maxmind.github.io/MaxMind-DB/ — "MaxMind DB File Format Specification"). No npm package writes MMDB.
- *
- * What it does:
- * - a binary search tree over IPv4 (32-bit) or IPv6 (128-bit) addresses, with 24-, 28- or 32-bit records (the
- *   smallest that fits is chosen unless one is given);
- * - in an IPv6 tree, IPv4 networks live at `::a.b.c.d/(96+n)`, and by default `::ffff:0:0/96` (IPv4-mapped) and
- *   `2002::/16` (6to4) are aliased to that IPv4 subtree, as MaxMind's own writer does;
- * - a data section with every distinct record stored once and repeated strings (map keys, provider names) replaced
- *   by pointers;
- * - the metadata map (node_count, record_size, ip_version, database_type, languages, binary format 2.0,
- *   build_epoch, description).
- *
- * Overlapping inserts: a later insert applies to every address of its network; by default its map is merged over
- * what is already there (`{ ...old, ...new }`), or pass `merge` to decide. Sibling networks with identical data
- * are collapsed into one record, so the output is minimal for the data given.
- *
- * What it does not do: deletion, reserved-network removal (insert what you mean), data cache containers.
- * Values are typed as: string → utf8_string, boolean → boolean, integer 0…2^32-1 → uint32, negative integer ≥ -2^31
- * → int32, other numbers → double, bigint → uint64 (uint128 when wider), Uint8Array → bytes, arrays → array, plain
- * objects → map; wrap a value with {@link mmdbType} to choose (`uint16`, `uint64`, `float`…).
- *
- * @example
- * const w = new MmdbWriter({ ipVersion: 6, databaseType: 'Example-Flags' })
- * w.insert('192.0.2.0/24', { is_tor: true })
- * w.insert('2001:db8::/32', { is_vpn: true, vpn_provider: 'example' })
- * fs.writeFileSync('flags.mmdb', w.toBuffer())
+ * A small MaxMind DB (MMDB, format 2.0) writer, written from the public format specification
+ * (https://maxmind.github.io/MaxMind-DB/): no npm package writes MMDB. What it writes and how values are typed:
+ * {@link MmdbWriter}.
  */
 import { parseCidr, type ParsedCidr } from '../sources/ip/parse.js'
 
@@ -260,6 +236,22 @@ const EMPTY = 0
 
 /**
  * Builds an MMDB file in memory. Insert networks, then call {@link MmdbWriter.toBuffer}.
+ *
+ * - A binary search tree over IPv4 (32-bit) or IPv6 (128-bit) addresses, with 24-, 28- or 32-bit records (the
+ *   smallest that fits unless one is given); in an IPv6 tree, IPv4 networks live at `::a.b.c.d/(96+n)`, and by
+ *   default `::ffff:0:0/96` (IPv4-mapped) and `2002::/16` (6to4) are aliased to that subtree, as MaxMind's writer does.
+ * - A data section with every distinct record stored once and repeated strings replaced by pointers; the metadata map.
+ * - Overlapping inserts: a later insert applies to every address of its network, its map merged over what is there
+ *   (`{ ...old, ...new }`) unless `merge` decides; sibling networks with identical data collapse into one record.
+ * - Values: string → utf8_string, boolean → boolean, integer 0…2^32-1 → uint32, negative integer ≥ -2^31 → int32,
+ *   other numbers → double, bigint → uint64 (uint128 when wider), Uint8Array → bytes, arrays → array, plain objects
+ *   → map; {@link mmdbType} chooses another (`uint16`, `uint64`, `float` …). No deletion, no data cache containers.
+ *
+ * @example
+ * const w = new MmdbWriter({ ipVersion: 6, databaseType: 'Example-Flags' })
+ * w.insert('192.0.2.0/24', { is_tor: true })
+ * w.insert('2001:db8::/32', { is_vpn: true, vpn_provider: 'example' })
+ * fs.writeFileSync('flags.mmdb', w.toBuffer())
  */
 export class MmdbWriter {
   private readonly opts: MmdbWriterOptions

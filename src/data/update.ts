@@ -1,20 +1,7 @@
 /**
  * `riskcheck data update`: fetch the sources, check them, rebuild the compiled data and install a new data set
- * atomically (see ./store.ts for the directory layout and ./fetch-source.ts for the checks).
- *
- * Under the data directory's lock (./lock.ts):
- * 1. the set in force is the base (or the bundled data when none is installed);
- * 2. each selected source is fetched and checked into `staging/<new id>/` (two at a time); a refused source keeps
- *    its data from the base, and is reported with the reason;
- * 3. the other sources are carried over (hard links to the base set's files; bundled data stays where it is);
- * 4. the flags database is rebuilt when a range list changed (the bundled lists of the other range sources are copied
- *    in, so the set says exactly what it was built from), the email lists when the disposable list changed;
- * 5. the set is checked, its manifest written, everything fsynced, the directory renamed into `sets/`, and the
- *    pointer switched (one atomic rename). Old sets beyond the newest `keep` are removed.
- * Nothing is installed when every selected source was refused. Readers (a running server) pick up the new set on
- * their next pointer check. A host that could not be reached at all (DNS failure, refused, unreachable network) is
- * not asked again in the same update: the other sources it serves fail at once with the same reason, so an update
- * without network ends in a moment, one failure per source. `staging/` is removed on every way out.
+ * atomically (./store.ts has the directory layout, ./fetch-source.ts the checks). The steps and why an update never
+ * leaves a half set: docs/decisions.md, "Data updates".
  */
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
@@ -270,7 +257,6 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
   for (const name of selected) if (!DATA_SOURCES[name]) throw new TypeError(`unknown data source: ${String(name)}`)
   for (const name of Object.keys(options.sources ?? {})) if (!(DATA_SOURCE_NAMES as readonly string[]).includes(name)) throw new TypeError(`unknown data source: ${name}`)
   const clock = options.now ?? (() => new Date())
-  const upstreams: UpstreamUrls = { ...DEFAULT_UPSTREAMS, ...(options.upstreams ?? {}) }
   const emit = (e: UpdateEvent) => {
     try {
       options.onEvent?.(e)
@@ -278,9 +264,6 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
       // a failing reporter does not stop the update
     }
   }
-  const step = (s: UpdateStep) => options.onStep?.(s)
-  const keep = Math.max(2, options.keep ?? 3)
-
   return withDataLock(
     dataDir,
     async (lock) => {
@@ -291,148 +274,21 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
       rmSync(join(dataDir, 'staging'), { recursive: true, force: true })
       mkdirSync(stage, { recursive: true })
       const result: UpdateResult = { data_dir: dataDir, ok: false, installed: null, previous: base.id, updated: [], failed: [], pruned: [] }
+      const run: UpdateRun = { options, dataDir, now, base, id, stage, result, emit, step: (st) => options.onStep?.(st) }
       try {
         // 1. fetch and check
-        const got = new Map<DataSourceName, FetchedSource>()
-        const deadHosts = new Map<string, DownloadError>()
-        await inPool(selected, 2, async (name) => {
-          const info = DATA_SOURCES[name]
-          const written: string[] = []
-          let networkError: DownloadError | undefined
-          try {
-            const fetchedSource = await fetchSource(name, {
-              setDir: stage,
-              now,
-              override: options.sources?.[name] ?? null,
-              upstreams,
-              force: options.force === true,
-              download: (location, dest, o) => {
-                emit({ type: 'fetch', source: name, location })
-                written.push(dest)
-                const opts: DownloadOptions = {
-                  maxBytes: info.maxBytes,
-                  idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
-                  onProgress: (received, total) => emit({ type: 'progress', source: name, location, received, total }),
-                  ...(options.fetch ? { fetch: options.fetch } : {}),
-                  ...(options.sleep ? { sleep: options.sleep } : {}),
-                  ...o,
-                }
-                return downloadOnce(location, dest, opts, deadHosts).catch((e: unknown) => {
-                  if (e instanceof DownloadError && e.failure !== undefined) networkError = e
-                  throw e
-                })
-              },
-              previousEntries: async () => {
-                const prev = base.sources[name]
-                if (prev.origin === 'bundled') return countBundledEntries(name)
-                return prev.entries
-              },
-            })
-            got.set(name, fetchedSource)
-            emit({ type: 'fetched', source: name, version: fetchedSource.source.version, entries: fetchedSource.source.entries, checksum: fetchedSource.source.checksum, notes: fetchedSource.notes })
-          } catch (e) {
-            for (const p of written) rmSync(p, { force: true })
-            if (name === 'disposable') rmSync(join(stage, SET_FILES.disposable), { force: true })
-            if (!(e instanceof SourceError) && !(e instanceof Error)) throw e
-            const reason = (e as Error).message
-            const unreachable = isUnreachableDownload(networkError)
-            result.failed.push({ name, reason, ...(unreachable ? { unreachable: true as const } : {}) })
-            emit({ type: 'refused', source: name, reason, network: networkError !== undefined })
-          }
-        })
-        removeEmptyDirs(stage)
-        step('fetched')
-        result.failed.sort((a, b) => DATA_SOURCE_NAMES.indexOf(a.name) - DATA_SOURCE_NAMES.indexOf(b.name))
+        const got = await fetchSources(run, selected)
         if (got.size === 0) return result
-
         // 2. carry over what was not fetched
-        const sources = {} as Record<DataSourceName, ManifestSource>
-        for (const name of DATA_SOURCE_NAMES) {
-          const fresh = got.get(name)
-          if (fresh) {
-            sources[name] = fresh.source
-            continue
-          }
-          const prev = base.sources[name]
-          if (prev.origin !== 'bundled' && base.dir) for (const f of prev.files) carryFile(base.dir, stage, f.path)
-          sources[name] = prev
-        }
-
+        const sources = carryOver(run, got)
         // 3. rebuild what depends on a fetched source
-        const built: ManifestBuilt[] = []
-        const listsChanged = IP_LIST_SOURCES.some((n) => got.has(n))
-        if (listsChanged) {
-          for (const n of IP_LIST_SOURCES) if (sources[n].origin === 'bundled') sources[n] = copyBundledLists(n, stage)
-          const inputs: ListInput[] = []
-          for (const n of IP_LIST_SOURCES)
-            for (const f of sources[n].files) {
-              const file = listFileOf(f.path)
-              if (file) inputs.push({ file, path: join(stage, f.path) })
-            }
-          let flags
-          try {
-            flags = buildIpFlags(inputs, Math.floor(now.getTime() / 1000))
-          } catch (e) {
-            throw new Error(`building the flags database failed: ${(e as Error).message}`)
-          }
-          writeIpFlags(join(stage, 'ip'), flags, now)
-          for (const rel of [SET_FILES.flags, SET_FILES.asnFlags]) {
-            const h = sha256File(join(stage, rel))
-            built.push({ path: rel, bytes: h.bytes, sha256: h.sha256, from: [...IP_LIST_SOURCES] })
-            emit({ type: 'built', file: rel })
-          }
-        } else if (base.dir) {
-          for (const b of base.built.filter((x) => x.path === SET_FILES.flags || x.path === SET_FILES.asnFlags)) {
-            carryFile(base.dir, stage, b.path)
-            built.push(b)
-          }
-        }
-        const disposable = got.get('disposable')?.disposable
-        if (disposable) {
-          const { kept, removed } = subtractDisposable(readBundledFree(), disposable)
-          writeFileSync(join(stage, SET_FILES.free), `${freeListHeader(now, removed.length)}\n${kept.join('\n')}\n`)
-          const h = sha256File(join(stage, SET_FILES.free))
-          built.push({ path: SET_FILES.free, bytes: h.bytes, sha256: h.sha256, from: ['disposable'] })
-          emit({ type: 'built', file: SET_FILES.free })
-        } else if (base.dir) {
-          for (const b of base.built.filter((x) => x.path === SET_FILES.free)) {
-            carryFile(base.dir, stage, b.path)
-            built.push(b)
-          }
-        }
-        step('built')
-
+        const built = [...rebuildIpFlags(run, got, sources), ...rebuildFreeList(run, got)]
+        run.step('built')
         // 4. check the whole set
-        const manifest: DataManifest = { format: MANIFEST_FORMAT, id, created_at: now.toISOString(), riskcheck: VERSION, sources, built }
-        if (built.some((b) => b.path === SET_FILES.flags)) {
-          try {
-            openMmdb(join(stage, SET_FILES.flags), 'flags', 'flags')
-            JSON.parse(readFileSync(join(stage, SET_FILES.asnFlags), 'utf8'))
-          } catch (e) {
-            throw new Error(`the rebuilt flags data does not open: ${(e as Error).message}`)
-          }
-        }
-        for (const f of [...Object.values(sources).flatMap((s) => s.files), ...built]) {
-          const p = join(stage, f.path)
-          if (!existsSync(p) || statSync(p).size !== f.bytes) throw new Error(`set check failed: ${f.path} is missing or has the wrong size`)
-        }
-        writeFileDurably(join(stage, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`)
-        step('manifest-written')
-
+        checkSet(run, sources, built)
         // 5. install: rename into sets/, switch the pointer
         lock.assertHeld()
-        installSet(dataDir, id)
-        result.installed = id
-        for (const [name, f] of got)
-          result.updated.push({ name, version: f.source.version, entries: f.source.entries, checksum: f.source.checksum, upstream: f.source.upstream, notes: f.notes })
-        const order = (n: DataSourceName) => DATA_SOURCE_NAMES.indexOf(n)
-        result.updated.sort((a, b) => order(a.name) - order(b.name))
-        result.failed.sort((a, b) => order(a.name) - order(b.name))
-        result.ok = result.failed.length === 0
-        emit({ type: 'installed', set: id, previous: base.id })
-        step('installed')
-        result.pruned = pruneSets(dataDir, keep)
-        return result
+        return installStaged(run, got)
       } finally {
         rmSync(stage, { recursive: true, force: true })
         removeIfEmpty(join(dataDir, 'staging'))
@@ -440,6 +296,186 @@ export async function updateData(options: UpdateOptions): Promise<UpdateResult> 
     },
     options.lock,
   )
+}
+
+/** One update under way: its options, the set it starts from, the new set's id and staging folder, its result. */
+interface UpdateRun {
+  options: UpdateOptions
+  dataDir: string
+  now: Date
+  base: Base
+  id: string
+  stage: string
+  result: UpdateResult
+  emit: (e: UpdateEvent) => void
+  step: (s: UpdateStep) => void
+}
+
+/** Fetches and checks the selected sources into the staging folder, two at a time; a refused one goes to `failed`. */
+async function fetchSources(run: UpdateRun, selected: readonly DataSourceName[]): Promise<Map<DataSourceName, FetchedSource>> {
+  const got = new Map<DataSourceName, FetchedSource>()
+  const deadHosts = new Map<string, DownloadError>()
+  await inPool(selected, 2, (name) => fetchOne(run, name, got, deadHosts))
+  removeEmptyDirs(run.stage)
+  run.step('fetched')
+  run.result.failed.sort((a, b) => DATA_SOURCE_NAMES.indexOf(a.name) - DATA_SOURCE_NAMES.indexOf(b.name))
+  return got
+}
+
+/** Fetches one source; when it is refused, what it wrote is removed and the reason noted. */
+async function fetchOne(run: UpdateRun, name: DataSourceName, got: Map<DataSourceName, FetchedSource>, deadHosts: Map<string, DownloadError>): Promise<void> {
+  const { options, emit } = run
+  const info = DATA_SOURCES[name]
+  const written: string[] = []
+  let networkError: DownloadError | undefined
+  try {
+    const fetchedSource = await fetchSource(name, {
+      setDir: run.stage,
+      now: run.now,
+      override: options.sources?.[name] ?? null,
+      upstreams: { ...DEFAULT_UPSTREAMS, ...(options.upstreams ?? {}) },
+      force: options.force === true,
+      download: (location, dest, o) => {
+        emit({ type: 'fetch', source: name, location })
+        written.push(dest)
+        const opts: DownloadOptions = {
+          maxBytes: info.maxBytes,
+          idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+          onProgress: (received, total) => emit({ type: 'progress', source: name, location, received, total }),
+          ...(options.fetch ? { fetch: options.fetch } : {}),
+          ...(options.sleep ? { sleep: options.sleep } : {}),
+          ...o,
+        }
+        return downloadOnce(location, dest, opts, deadHosts).catch((e: unknown) => {
+          if (e instanceof DownloadError && e.failure !== undefined) networkError = e
+          throw e
+        })
+      },
+      previousEntries: async () => {
+        const prev = run.base.sources[name]
+        if (prev.origin === 'bundled') return countBundledEntries(name)
+        return prev.entries
+      },
+    })
+    got.set(name, fetchedSource)
+    emit({ type: 'fetched', source: name, version: fetchedSource.source.version, entries: fetchedSource.source.entries, checksum: fetchedSource.source.checksum, notes: fetchedSource.notes })
+  } catch (e) {
+    for (const p of written) rmSync(p, { force: true })
+    if (name === 'disposable') rmSync(join(run.stage, SET_FILES.disposable), { force: true })
+    if (!(e instanceof SourceError) && !(e instanceof Error)) throw e
+    const reason = (e as Error).message
+    const unreachable = isUnreachableDownload(networkError)
+    run.result.failed.push({ name, reason, ...(unreachable ? { unreachable: true as const } : {}) })
+    emit({ type: 'refused', source: name, reason, network: networkError !== undefined })
+  }
+}
+
+/** Every source of the new set: the fetched ones, and the others as they were (their files copied from the base set). */
+function carryOver(run: UpdateRun, got: Map<DataSourceName, FetchedSource>): Record<DataSourceName, ManifestSource> {
+  const { base, stage } = run
+  const sources = {} as Record<DataSourceName, ManifestSource>
+  for (const name of DATA_SOURCE_NAMES) {
+    const fresh = got.get(name)
+    if (fresh) {
+      sources[name] = fresh.source
+      continue
+    }
+    const prev = base.sources[name]
+    if (prev.origin !== 'bundled' && base.dir) for (const f of prev.files) carryFile(base.dir, stage, f.path)
+    sources[name] = prev
+  }
+  return sources
+}
+
+/** The flags databases: rebuilt from every IP list when one of them was fetched, else carried over. */
+function rebuildIpFlags(run: UpdateRun, got: Map<DataSourceName, FetchedSource>, sources: Record<DataSourceName, ManifestSource>): ManifestBuilt[] {
+  const { base, stage, now } = run
+  const built: ManifestBuilt[] = []
+  if (!IP_LIST_SOURCES.some((n) => got.has(n))) {
+    if (base.dir)
+      for (const b of base.built.filter((x) => x.path === SET_FILES.flags || x.path === SET_FILES.asnFlags)) {
+        carryFile(base.dir, stage, b.path)
+        built.push(b)
+      }
+    return built
+  }
+  for (const n of IP_LIST_SOURCES) if (sources[n].origin === 'bundled') sources[n] = copyBundledLists(n, stage)
+  const inputs: ListInput[] = []
+  for (const n of IP_LIST_SOURCES)
+    for (const f of sources[n].files) {
+      const file = listFileOf(f.path)
+      if (file) inputs.push({ file, path: join(stage, f.path) })
+    }
+  let flags
+  try {
+    flags = buildIpFlags(inputs, Math.floor(now.getTime() / 1000))
+  } catch (e) {
+    throw new Error(`building the flags database failed: ${(e as Error).message}`)
+  }
+  writeIpFlags(join(stage, 'ip'), flags, now)
+  for (const rel of [SET_FILES.flags, SET_FILES.asnFlags]) {
+    const h = sha256File(join(stage, rel))
+    built.push({ path: rel, bytes: h.bytes, sha256: h.sha256, from: [...IP_LIST_SOURCES] })
+    run.emit({ type: 'built', file: rel })
+  }
+  return built
+}
+
+/** The free-provider list less the disposable domains: rebuilt when the disposable list was fetched, else carried over. */
+function rebuildFreeList(run: UpdateRun, got: Map<DataSourceName, FetchedSource>): ManifestBuilt[] {
+  const { base, stage, now } = run
+  const disposable = got.get('disposable')?.disposable
+  if (!disposable) {
+    const built: ManifestBuilt[] = []
+    if (base.dir)
+      for (const b of base.built.filter((x) => x.path === SET_FILES.free)) {
+        carryFile(base.dir, stage, b.path)
+        built.push(b)
+      }
+    return built
+  }
+  const { kept, removed } = subtractDisposable(readBundledFree(), disposable)
+  writeFileSync(join(stage, SET_FILES.free), `${freeListHeader(now, removed.length)}\n${kept.join('\n')}\n`)
+  const h = sha256File(join(stage, SET_FILES.free))
+  run.emit({ type: 'built', file: SET_FILES.free })
+  return [{ path: SET_FILES.free, bytes: h.bytes, sha256: h.sha256, from: ['disposable'] }]
+}
+
+/** Checks the staged set (the rebuilt flags open, every file has its size) and writes its manifest. */
+function checkSet(run: UpdateRun, sources: Record<DataSourceName, ManifestSource>, built: ManifestBuilt[]): void {
+  const { stage, id, now } = run
+  const manifest: DataManifest = { format: MANIFEST_FORMAT, id, created_at: now.toISOString(), riskcheck: VERSION, sources, built }
+  if (built.some((b) => b.path === SET_FILES.flags)) {
+    try {
+      openMmdb(join(stage, SET_FILES.flags), 'flags', 'flags')
+      JSON.parse(readFileSync(join(stage, SET_FILES.asnFlags), 'utf8'))
+    } catch (e) {
+      throw new Error(`the rebuilt flags data does not open: ${(e as Error).message}`)
+    }
+  }
+  for (const f of [...Object.values(sources).flatMap((s) => s.files), ...built]) {
+    const p = join(stage, f.path)
+    if (!existsSync(p) || statSync(p).size !== f.bytes) throw new Error(`set check failed: ${f.path} is missing or has the wrong size`)
+  }
+  writeFileDurably(join(stage, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+  run.step('manifest-written')
+}
+
+/** Installs the staged set, fills in the result and prunes old sets. */
+function installStaged(run: UpdateRun, got: Map<DataSourceName, FetchedSource>): UpdateResult {
+  const { dataDir, id, result, base } = run
+  installSet(dataDir, id)
+  result.installed = id
+  for (const [name, f] of got)
+    result.updated.push({ name, version: f.source.version, entries: f.source.entries, checksum: f.source.checksum, upstream: f.source.upstream, notes: f.notes })
+  const order = (n: DataSourceName) => DATA_SOURCE_NAMES.indexOf(n)
+  result.updated.sort((a, b) => order(a.name) - order(b.name))
+  result.failed.sort((a, b) => order(a.name) - order(b.name))
+  result.ok = result.failed.length === 0
+  run.emit({ type: 'installed', set: id, previous: base.id })
+  run.step('installed')
+  result.pruned = pruneSets(dataDir, Math.max(2, run.options.keep ?? 3))
+  return result
 }
 
 /** Removes a directory when it is empty (an update leaves no empty `staging/` behind). */

@@ -144,6 +144,58 @@ function validateServers(servers: string[]): string[] {
  * const mx = await dns.resolveMx('example.com') // { status: 'ok', records: [{ exchange: 'mx.example.com', priority: 10 }] }
  */
 export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
+  const settings = readDnsSettings(opts)
+  const resolver = new Resolver({ timeout: settings.timeoutMs, tries: settings.tries })
+  if (opts.servers !== undefined) {
+    try {
+      resolver.setServers(validateServers(opts.servers))
+    } catch (err) {
+      throw new TypeError(`dns.servers: ${(err as Error).message}`)
+    }
+  }
+  const state: DnsState = {
+    settings,
+    // An LRU (not a Map trimmed from its front: V8 makes that O(n) per eviction once deletions pile up).
+    cache: new LRUCache<string, CacheEntry>({ max: Math.max(1, settings.maxCacheEntries) }),
+    inFlight: new Map(),
+    timers: new Set(),
+    slots: new Semaphore(settings.maxInFlight),
+    stats: { queries: 0, cacheHits: 0, deduplicated: 0, timeouts: 0 },
+    closed: false,
+  }
+  const ask = <T>(type: QueryType, name: unknown, call: (name: string) => Promise<RawResult<T>>) => askQuestion(state, type, name, call)
+  return {
+    resolveMx: (name) => ask('MX', name, (n) => resolveMxRecords(resolver, n)),
+    resolveTxt: (name) => ask('TXT', name, async (n) => ({ records: (await resolver.resolveTxt(n)).map((chunks) => chunks.join('')), ttl: null })),
+    resolve4: (name) =>
+      ask('A', name, async (n) => {
+        const recs = await resolver.resolve4(n, { ttl: true })
+        return { records: recs.map((r) => r.address), ttl: minTtlOf(recs) }
+      }),
+    resolve6: (name) =>
+      ask('AAAA', name, async (n) => {
+        const recs = await resolver.resolve6(n, { ttl: true })
+        return { records: recs.map((r) => r.address), ttl: minTtlOf(recs) }
+      }),
+    reverse: (ip) => ask('PTR', ip, async (n) => ({ records: (await resolver.reverse(n)).map(cleanHost), ttl: null })),
+    resolveNs: (name) => ask('NS', name, async (n) => ({ records: (await resolver.resolveNs(n)).map(cleanHost), ttl: null })),
+    servers: () => resolver.getServers(),
+    stats: () => ({ ...state.stats }),
+    close() {
+      if (state.closed) return
+      state.closed = true
+      resolver.cancel()
+      for (const t of state.timers) clearTimeout(t)
+      state.timers.clear()
+      state.cache.clear()
+      // Waiters in the queue wake up, see `closed` and answer 'error'.
+      state.slots.wakeAll()
+    },
+  }
+}
+
+/** The options of {@link createDnsSource}, checked, with their defaults. */
+function readDnsSettings(opts: DnsSourceOptions) {
   const timeoutMs = numberOption('dns.timeoutMs', opts.timeoutMs, DNS_DEFAULTS.timeoutMs, { integer: false })
   const tries = Math.floor(numberOption('dns.tries', opts.tries, DNS_DEFAULTS.tries, { integer: false }))
   const defaultTtl = numberOption('dns.cacheTtlSeconds', opts.cacheTtlSeconds, DNS_DEFAULTS.cacheTtlSeconds, { min: 0, integer: false })
@@ -152,186 +204,146 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
   const negativeTtl = numberOption('dns.negativeTtlSeconds', opts.negativeTtlSeconds, 60, { min: 0, integer: false })
   const maxInFlight = Math.floor(numberOption('dns.maxInFlight', opts.maxInFlight, DEFAULT_MAX_IN_FLIGHT, { integer: false }))
   const maxCacheEntries = Math.floor(numberOption('dns.maxCacheEntries', opts.maxCacheEntries, 10_000, { min: 0, integer: false }))
-  const now = opts.now ?? Date.now
-  const cacheEnabled = defaultTtl > 0 && maxCacheEntries > 0
+  return {
+    timeoutMs,
+    tries,
+    overallTimeoutMs: timeoutMs * tries,
+    defaultTtl,
+    minTtl,
+    maxTtl,
+    negativeTtl,
+    maxInFlight,
+    maxCacheEntries,
+    now: opts.now ?? Date.now,
+    cacheEnabled: defaultTtl > 0 && maxCacheEntries > 0,
+  }
+}
 
-  const resolver = new Resolver({ timeout: timeoutMs, tries })
-  if (opts.servers !== undefined) {
-    try {
-      resolver.setServers(validateServers(opts.servers))
-    } catch (err) {
-      throw new TypeError(`dns.servers: ${(err as Error).message}`)
+/** What the questions of one DNS source share: settings, cache, questions in flight, slots, counters. */
+interface DnsState {
+  readonly settings: ReturnType<typeof readDnsSettings>
+  readonly cache: LRUCache<string, CacheEntry>
+  readonly inFlight: Map<string, Promise<DnsAnswer<unknown>>>
+  readonly timers: Set<NodeJS.Timeout>
+  readonly slots: Semaphore
+  readonly stats: DnsStats
+  closed: boolean
+}
+
+/** MX records, the null MX (`.`) as an empty exchange, sorted by priority then exchange. */
+async function resolveMxRecords(resolver: Resolver, name: string): Promise<RawResult<MxRecord>> {
+  const recs = await resolver.resolveMx(name)
+  const records = recs
+    .map((r) => ({ exchange: r.exchange === '.' ? '' : cleanHost(r.exchange), priority: r.priority }))
+    .sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0))
+  return { records, ttl: null }
+}
+
+/** Caches an answer: records for their TTL, negative answers for the negative TTL (clamped); never failures. */
+function storeAnswer(state: DnsState, key: string, answer: DnsAnswer<unknown>, ttl: number | null): void {
+  const { cacheEnabled, defaultTtl, negativeTtl, minTtl, maxTtl, now } = state.settings
+  if (!cacheEnabled || state.closed) return
+  const clampTtl = (seconds: number) => Math.min(maxTtl, Math.max(minTtl, seconds))
+  let seconds: number
+  if (answer.status === 'ok') seconds = clampTtl(ttl ?? defaultTtl)
+  else if (answer.status === 'nxdomain' || answer.status === 'nodata') seconds = clampTtl(negativeTtl)
+  else return // timeouts and failures are never cached
+  if (seconds <= 0) return
+  state.cache.set(key, { expiresAt: now() + seconds * 1000, answer })
+}
+
+/** The outer time limit of one question: a promise that settles `'guard'` when it runs out, and an abort signal. */
+function questionGuard(state: DnsState) {
+  const outOfTime = new AbortController()
+  let timer: NodeJS.Timeout | undefined
+  const guard = new Promise<'guard'>((resolve) => {
+    timer = setTimeout(() => {
+      outOfTime.abort()
+      resolve('guard')
+    }, state.settings.overallTimeoutMs)
+    timer.unref?.()
+    state.timers.add(timer)
+  })
+  const stop = () => {
+    if (timer) {
+      clearTimeout(timer)
+      state.timers.delete(timer)
     }
   }
-  const overallTimeoutMs = timeoutMs * tries
+  return { guard, signal: outOfTime.signal, stop }
+}
 
-  // An LRU (not a Map trimmed from its front: V8 makes that O(n) per eviction once deletions pile up).
-  const cache = new LRUCache<string, CacheEntry>({ max: Math.max(1, maxCacheEntries) })
-  const inFlight = new Map<string, Promise<DnsAnswer<unknown>>>()
-  const timers = new Set<NodeJS.Timeout>()
-  const slots = new Semaphore(maxInFlight)
-  let closed = false
-  const stats: DnsStats = { queries: 0, cacheHits: 0, deduplicated: 0, timeouts: 0 }
-
-  function clampTtl(seconds: number): number {
-    return Math.min(maxTtl, Math.max(minTtl, seconds))
+/**
+ * Runs one real question with the concurrency limit and the outer timeout. The timeout runs from now, so a question
+ * that waits for a slot has that much less time, and one whose time runs out while queued is never sent.
+ */
+async function sendQuestion<T>(state: DnsState, call: () => Promise<RawResult<T>>): Promise<{ answer: DnsAnswer<T>; ttl: number | null }> {
+  const timedOut = { answer: { status: 'timeout', records: [], error: `no answer within ${state.settings.overallTimeoutMs} ms` } as DnsAnswer<T>, ttl: null }
+  // The time limit runs from now: it also ends a wait for a slot (the question then leaves the queue unsent).
+  const { guard, signal, stop } = questionGuard(state)
+  const slot = state.slots.acquireUnless(signal)
+  const held = typeof slot === 'boolean' ? slot : await slot
+  if (!held || signal.aborted) {
+    // out of time while queued (a slot handed over in that same turn is given back)
+    if (held) state.slots.release()
+    stop()
+    state.stats.timeouts++
+    return timedOut
   }
-
-  function store(key: string, answer: DnsAnswer<unknown>, ttl: number | null): void {
-    if (!cacheEnabled || closed) return
-    let seconds: number
-    if (answer.status === 'ok') seconds = clampTtl(ttl ?? defaultTtl)
-    else if (answer.status === 'nxdomain' || answer.status === 'nodata') seconds = clampTtl(negativeTtl)
-    else return // timeouts and failures are never cached
-    if (seconds <= 0) return
-    cache.set(key, { expiresAt: now() + seconds * 1000, answer })
+  if (state.closed) {
+    stop()
+    state.slots.release()
+    return { answer: { status: 'error', records: [], error: 'DNS source closed' }, ttl: null }
   }
-
-  /**
-   * Runs one real question with the concurrency limit and the outer timeout. The timeout runs from now, so a question
-   * that waits for a slot has that much less time, and one whose time runs out while queued is never sent.
-   */
-  async function send<T>(call: () => Promise<RawResult<T>>): Promise<{ answer: DnsAnswer<T>; ttl: number | null }> {
-    const timedOut = { answer: { status: 'timeout', records: [], error: `no answer within ${overallTimeoutMs} ms` } as DnsAnswer<T>, ttl: null }
-    // The time limit runs from now: it also ends a wait for a slot (the question then leaves the queue unsent).
-    const outOfTime = new AbortController()
-    let timer: NodeJS.Timeout | undefined
-    const guard = new Promise<'guard'>((resolve) => {
-      timer = setTimeout(() => {
-        outOfTime.abort()
-        resolve('guard')
-      }, overallTimeoutMs)
-      timer.unref?.()
-      timers.add(timer)
-    })
-    const stopGuard = () => {
-      if (timer) {
-        clearTimeout(timer)
-        timers.delete(timer)
-      }
-    }
-    const slot = slots.acquireUnless(outOfTime.signal)
-    const held = typeof slot === 'boolean' ? slot : await slot
-    if (!held || outOfTime.signal.aborted) {
-      // out of time while queued (a slot handed over in that same turn is given back)
-      if (held) slots.release()
-      stopGuard()
-      stats.timeouts++
+  state.stats.queries++
+  try {
+    const result = await Promise.race([call(), guard])
+    if (result === 'guard') {
+      state.stats.timeouts++
       return timedOut
     }
-    if (closed) {
-      stopGuard()
-      slots.release()
-      return { answer: { status: 'error', records: [], error: 'DNS source closed' }, ttl: null }
-    }
-    stats.queries++
-    try {
-      const result = await Promise.race([call(), guard])
-      if (result === 'guard') {
-        stats.timeouts++
-        return timedOut
-      }
-      if (result.records.length === 0) return { answer: { status: 'nodata', records: [] }, ttl: null }
-      return { answer: { status: 'ok', records: result.records }, ttl: result.ttl }
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      const status = closed ? 'error' : mapDnsErrorCode(code)
-      if (status === 'timeout') stats.timeouts++
-      if (status === 'nxdomain' || status === 'nodata') return { answer: { status, records: [] }, ttl: null }
-      return { answer: { status, records: [], error: String(code ?? (err as Error).message) }, ttl: null }
-    } finally {
-      stopGuard()
-      slots.release()
-    }
+    if (result.records.length === 0) return { answer: { status: 'nodata', records: [] }, ttl: null }
+    return { answer: { status: 'ok', records: result.records }, ttl: result.ttl }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    const status = state.closed ? 'error' : mapDnsErrorCode(code)
+    if (status === 'timeout') state.stats.timeouts++
+    if (status === 'nxdomain' || status === 'nodata') return { answer: { status, records: [] }, ttl: null }
+    return { answer: { status, records: [], error: String(code ?? (err as Error).message) }, ttl: null }
+  } finally {
+    stop()
+    state.slots.release()
   }
+}
 
-  /** Cache → in-flight → network, for one (type, name) question. */
-  function ask<T>(type: QueryType, rawName: unknown, call: (name: string) => Promise<RawResult<T>>): Promise<DnsAnswer<T>> {
-    if (closed) return Promise.resolve({ status: 'error', records: [], error: 'DNS source closed' })
-    const name = type === 'PTR' ? normalizeIp(rawName) : normalizeName(rawName)
-    if (name === null) {
-      return Promise.resolve({ status: 'error', records: [], error: `not a valid ${type === 'PTR' ? 'IP address' : 'domain name'}` })
-    }
-    const key = `${type} ${name}`
-    const hit = cache.get(key)
-    if (hit) {
-      if (hit.expiresAt > now()) {
-        stats.cacheHits++
-        return Promise.resolve(copyAnswer(hit.answer as DnsAnswer<T>))
-      }
-      cache.delete(key)
-    }
-    const pending = inFlight.get(key)
-    if (pending) {
-      stats.deduplicated++
-      return pending.then((a) => copyAnswer(a as DnsAnswer<T>))
-    }
-    const promise = send(() => call(name)).then(({ answer, ttl }) => {
-      inFlight.delete(key)
-      store(key, answer, ttl)
-      return answer
-    })
-    inFlight.set(key, promise as Promise<DnsAnswer<unknown>>)
-    return promise.then((a) => copyAnswer(a))
+/** Cache → in-flight → network, for one (type, name) question. */
+function askQuestion<T>(state: DnsState, type: QueryType, rawName: unknown, call: (name: string) => Promise<RawResult<T>>): Promise<DnsAnswer<T>> {
+  if (state.closed) return Promise.resolve({ status: 'error', records: [], error: 'DNS source closed' })
+  const name = type === 'PTR' ? normalizeIp(rawName) : normalizeName(rawName)
+  if (name === null) {
+    return Promise.resolve({ status: 'error', records: [], error: `not a valid ${type === 'PTR' ? 'IP address' : 'domain name'}` })
   }
-
-  return {
-    resolveMx(name) {
-      return ask<MxRecord>('MX', name, async (n) => {
-        const recs = await resolver.resolveMx(n)
-        const records = recs
-          .map((r) => ({ exchange: r.exchange === '.' ? '' : cleanHost(r.exchange), priority: r.priority }))
-          .sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0))
-        return { records, ttl: null }
-      })
-    },
-    resolveTxt(name) {
-      return ask<string>('TXT', name, async (n) => {
-        const recs = await resolver.resolveTxt(n)
-        return { records: recs.map((chunks) => chunks.join('')), ttl: null }
-      })
-    },
-    resolve4(name) {
-      return ask<string>('A', name, async (n) => {
-        const recs = await resolver.resolve4(n, { ttl: true })
-        return { records: recs.map((r) => r.address), ttl: minTtlOf(recs) }
-      })
-    },
-    resolve6(name) {
-      return ask<string>('AAAA', name, async (n) => {
-        const recs = await resolver.resolve6(n, { ttl: true })
-        return { records: recs.map((r) => r.address), ttl: minTtlOf(recs) }
-      })
-    },
-    reverse(ip) {
-      return ask<string>('PTR', ip, async (n) => {
-        const recs = await resolver.reverse(n)
-        return { records: recs.map(cleanHost), ttl: null }
-      })
-    },
-    resolveNs(name) {
-      return ask<string>('NS', name, async (n) => {
-        const recs = await resolver.resolveNs(n)
-        return { records: recs.map(cleanHost), ttl: null }
-      })
-    },
-    servers() {
-      return resolver.getServers()
-    },
-    stats() {
-      return { ...stats }
-    },
-    close() {
-      if (closed) return
-      closed = true
-      resolver.cancel()
-      for (const t of timers) clearTimeout(t)
-      timers.clear()
-      cache.clear()
-      // Waiters in the queue wake up, see `closed` and answer 'error'.
-      slots.wakeAll()
-    },
+  const key = `${type} ${name}`
+  const hit = state.cache.get(key)
+  if (hit) {
+    if (hit.expiresAt > state.settings.now()) {
+      state.stats.cacheHits++
+      return Promise.resolve(copyAnswer(hit.answer as DnsAnswer<T>))
+    }
+    state.cache.delete(key)
   }
+  const pending = state.inFlight.get(key)
+  if (pending) {
+    state.stats.deduplicated++
+    return pending.then((a) => copyAnswer(a as DnsAnswer<T>))
+  }
+  const promise = sendQuestion(state, () => call(name)).then(({ answer, ttl }) => {
+    state.inFlight.delete(key)
+    storeAnswer(state, key, answer, ttl)
+    return answer
+  })
+  state.inFlight.set(key, promise as Promise<DnsAnswer<unknown>>)
+  return promise.then((a) => copyAnswer(a))
 }
 
 function normalizeIp(ip: unknown): string | null {

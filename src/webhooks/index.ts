@@ -4,7 +4,7 @@
  * store.
  *
  * @example
- * import { buildCreditsLowEvent, enqueueEvent, createDeliveryWorker, createMemoryDeliveryStore } from './webhooks/index.js'
+ * import { buildCreditsLowEvent, enqueueEvent, createDeliveryWorker, createMemoryDeliveryStore } from './index.js'
  */
 export { signWebhook, verifyWebhook, DEFAULT_TOLERANCE_SECONDS } from './signature.js'
 export type { WebhookVerifyError, WebhookVerifyResult } from './signature.js'

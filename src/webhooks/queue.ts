@@ -1,23 +1,8 @@
 /**
- * The delivery queue core: what the server drives from its SQLite store. Everything persistent goes through a
- * {@link DeliveryStore} (an in-memory one is in `./memory-store.ts`); the logic here is the fan-out of an event to
- * endpoints ({@link enqueueEvent}), the resend of missed deliveries ({@link resendDeliveries}), the log retention
- * sweep ({@link pruneDeliveryLog}) and the worker ({@link createDeliveryWorker}) that leases due deliveries, signs each
- * with the endpoint's CURRENT secret at send time, sends it, appends the attempt to the log, schedules the retry or
- * finishes it, and auto-disables an endpoint that has failed for a day.
- *
- * Lifecycle of a delivery (one event × one endpoint):
- *   pending ──attempt ok──▶ succeeded
- *   pending ──attempt failed, retries left──▶ pending (next_attempt_at per ./schedule.ts)
- *   pending ──11th attempt failed──▶ failed (and maybe the endpoint is disabled with reason `failing`)
- *   pending ──endpoint disabled / deleted, or event gone──▶ skipped (no attempt; a resend can pick it up)
- * Fan-out to a disabled endpoint creates the delivery directly as `skipped`, so "resend missed deliveries" after
- * re-enabling also covers events that happened while it was disabled. A ping is delivered even to a disabled
- * endpoint (operators test an endpoint before re-enabling it).
- *
- * Delivery is at-least-once: a lease (`lease_until`) keeps a delivery from being sent twice at the same time, and a
- * process that dies mid-send leaves the lease to expire, after which the delivery is sent again. Receivers drop
- * duplicates by `SVC-Event-Id` (a resend keeps the event id and gets a new delivery id).
+ * The delivery queue core: fan-out of an event to endpoints ({@link enqueueEvent}), resend of missed deliveries
+ * ({@link resendDeliveries}), log retention ({@link pruneDeliveryLog}) and the worker ({@link createDeliveryWorker}),
+ * over a {@link DeliveryStore}. A delivery's lifecycle and why it is at least once: docs/decisions.md, "Webhooks" →
+ * "delivery lifecycle".
  */
 import type { EventPayload } from '../schema.js'
 import { buildDelivery, deliverWebhook, DEFAULT_DELIVERY_TIMEOUT_MS, type DeliverWebhookOptions, type DeliveryResult } from './deliver.js'

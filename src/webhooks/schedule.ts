@@ -1,16 +1,6 @@
 /**
- * The delivery retry schedule and the auto-disable rule (pure; the clock is passed in).
- *
- * Schedule (issue 10 / spec "11 attempts over about 24 hours"): the first attempt at once, then retries 1 min, 5 min,
- * 15 min, 30 min, 1 h, 2 h, 3 h, 4 h, 6 h and 7 h after the previous attempt — 11 attempts, the last one 23 h 51 min
- * after the first (plus the time the attempts themselves take). Optional jitter (Svix uses ±20 %) spreads retries
- * after an outage; it is off unless asked for so tests and logs stay exact.
- *
- * Auto-disable (docs/service.md, webhooks): when the last retry of a delivery fails and nothing has succeeded
- * for the endpoint for a day, the endpoint is disabled with disabled_reason `failing`. "A day" is measured as the
- * retry span ({@link FAILING_WINDOW_MS}, 23 h 51 min): a delivery reaches its final failure only after failing for that
- * long, so the rule reads "no success since this delivery's first attempt" — an endpoint whose other deliveries
- * succeed meanwhile stays enabled, and one re-enabled by an operator gets a fresh window.
+ * The delivery retry schedule and the auto-disable rule (pure; the clock is passed in). Why these delays and this
+ * window: docs/decisions.md, "Webhooks" → "retries" and "auto-disable".
  */
 
 const MIN = 60_000

@@ -9,7 +9,7 @@ import {
   WebhookAddressBlockedError,
 } from './ssrf.js'
 
-// Svix's `is_allowed_test` vectors (research note §5.4) plus transition forms, long spellings and cloud metadata.
+// Svix's `is_allowed_test` vectors plus transition forms, long spellings and cloud metadata.
 const BLOCKED: Array<[string, RegExp]> = [
   ['10.254.0.0', /Private-Use/],
   ['192.168.10.65', /Private-Use/],

@@ -1,31 +1,7 @@
 /**
- * SSRF protection for webhook deliveries, in two layers:
- *
- * 1. {@link validateWebhookUrl} — at endpoint creation (and again before every delivery): the URL must be `https://`
- *    with a public host name or a public IP literal, no credentials, and a port that is not on the Fetch standard's
- *    "bad port" list. The URL is judged AFTER WHATWG normalisation, so every spelling Node's `URL` accepts for an
- *    address (`http://2130706433/`, `0x7f.1`, `0177.0.0.1`, `127.0.0.1.`, full-width digits, `%31…`, bracketed and
- *    long-form IPv6) is judged as the address it becomes.
- * 2. {@link createGuardedLookup} — at connect time: a `lookup` for `node:http`/`node:https`/`node:net` that resolves the
- *    host and hands the socket only addresses that pass {@link getBlockedAddressReason}. Because Node connects to
- *    exactly the address the lookup returns, the address checked is the address connected to: a DNS answer that
- *    changed since creation (DNS rebinding) is caught. Node skips `lookup` for IP-literal hosts, so callers check
- *    literals themselves ({@link validateWebhookUrl} does; `deliverWebhook` runs it before every request).
- *
- * Blocked addresses: everything `isSpecialPurposeAddress` (src/sources/ip/bogon.ts) calls special — private, loopback,
- * link-local, CGNAT, multicast, broadcast, "this network", reserved, documentation, benchmarking, discard, ULA,
- * site-local, SRv6, unallocated IPv6 outside 2000::/3 and IPv4-mapped / IPv4-compatible / NAT64 / 6to4 / Teredo forms
- * of those — plus, following Svix, the whole of the IPv6 transition blocks 6to4 (2002::/16), Teredo (2001::/32) and
- * NAT64 (64:ff9b::/96, 64:ff9b:1::/48) even when the IPv4 address inside is public: a real webhook receiver has no
- * business there and a translator on our side could reach anything; and Azure's public-looking platform address
- * 168.63.129.16. Limitation: on an IPv6-only host behind DNS64,
- * IPv4-only receivers resolve to 64:ff9b::/96 and are refused.
- *
- * `allowLoopback` (tests and local development only — `riskcheck serve --unsafe-allow-loopback-webhooks`; production
- * never sets it) additionally permits exactly 127.0.0.0/8 and ::1 (and `http://` to those), nothing else.
- *
- * What this does not do: it does not resolve names at creation (that would only prove what DNS said once), and it
- * does not follow redirects (the deliverer never does).
+ * SSRF protection for webhook deliveries, in two layers: {@link validateWebhookUrl} judges the URL at creation and
+ * before every delivery, {@link createGuardedLookup} the address actually connected to. What is blocked and why:
+ * docs/decisions.md, "Webhooks" → "URL checks" and "blocked addresses".
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import type { LookupFunction } from 'node:net'

@@ -1,31 +1,7 @@
 /**
- * Email address syntax: "an address a real mailbox can have".
- *
- * The accepted language is the RFC 5321 `Mailbox` with a dot-atom local part (RFC 5322 §3.2.3, every
- * `atext` special allowed), UTF-8 local parts and domains (RFC 6531 SMTPUTF8), and IDN domains converted
- * to A-labels with UTS #46 (`node:url` `domainToASCII`). Everything that is RFC-valid but never seen on a
- * real mailbox is rejected with its own reason code: quoted local parts, comments / folding whitespace,
- * domain literals (`[1.2.3.4]`), dotless domains, numeric TLDs, special-use names (RFC 2606 / 6761 …).
- *
- * Safety: the input is capped at {@link EMAIL_MAX_INPUT} UTF-16 code units before anything else runs; the
- * scanning is done with `charCodeAt` loops, and the only regular expressions are single character classes
- * or anchored single-class repetitions (no nested quantifiers, no alternation), so the work is linear in
- * the input length. {@link parseEmailAddress} never throws.
- *
- * Decisions (documented here because callers store the result):
- * - Surrounding whitespace (anything `String.prototype.trim` removes) is dropped before checking.
- * - `normalized` = NFC local part, case preserved (local parts are case-sensitive per RFC 5321 §2.4),
- *   `@`, and the domain in lower-case **Unicode** form (`bücher.de` even when the input was
- *   `XN--BCHER-KVA.DE`), so one mailbox has one normalized form whatever way it was typed.
- *   The punycode form for DNS is `asciiDomain`.
- * - UTS #46 mapping applies to the domain: full-width letters, upper case and the ideographic full stops
- *   (U+3002, U+FF0E, U+FF61) are mapped, as browsers do (`ｇｍａｉｌ.com` → `gmail.com`).
- * - Lengths are UTF-8 octets: local part ≤ 64, each label ≤ 63 and the domain ≤ 253 in A-label form, and
- *   the whole address ≤ 254 in both its A-label and its UTF-8 form (RFC 3696 errata 1690).
- * - `example.com`, `example.net`, `example.org` (RFC 2606) and their subdomains are special-use here:
- *   IANA publishes a null MX for them, so no mailbox can exist there. The email check's test-mode magic
- *   inputs bypass syntax, and tests that need a live-looking domain can pass
- *   `{ allowSpecialUseDomains: true }` or use an ordinary name served by a loopback DNS server.
+ * Email address syntax: "an address a real mailbox can have". Linear in the input (capped at
+ * {@link EMAIL_MAX_INPUT}); {@link parseEmailAddress} never throws. The accepted language, what is refused though
+ * RFC-valid, and the normalized form: docs/decisions.md, "Email checks" → "address syntax" and "normalized address".
  */
 import { domainToASCII, domainToUnicode } from 'node:url'
 

@@ -23,7 +23,7 @@ describe('suggestEmail', () => {
       ['yahooo.cmo', 'yahoo.com'],
       ['emaildomain.con', 'emaildomain.com'],
       ['con-artists.con', 'con-artists.com'],
-      // research note §2.6 measurements
+      // common slips of the popular domains
       ['hotmial.com', 'hotmail.com'],
       ['yahooo.com', 'yahoo.com'],
       ['icloud.cm', 'icloud.com'],

