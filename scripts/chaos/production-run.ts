@@ -250,7 +250,18 @@ async function main(): Promise<void> {
     for (const c of held.splice(0)) c()
   })
   await runPhase('7 after hang')
-  await runPhase('8 instance A killed', () => sigkill(a), () => start('A2', 'serve'))
+  // the killed instance is started again as an orchestrator would: a start that fails is tried again (up to 3 times)
+  const restart = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await start(`A${attempt + 1}`, 'serve')
+      } catch (e) {
+        if (attempt >= 3) throw e
+        console.log(`restart ${attempt} of instance A failed; starting it again`)
+      }
+    }
+  }
+  await runPhase('8 instance A killed', () => sigkill(a), restart)
   await runPhase('9 after kill')
   phase = '10 draining clients'
   stopping = true

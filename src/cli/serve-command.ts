@@ -187,8 +187,21 @@ async function drain(app: import('../server/app.js').RiskcheckServer, ms: number
  */
 export async function openPostgres(databaseUrl: string, migrate: boolean, timeoutMs?: number) {
   const { openPostgresServerStores } = await import('../server/store/postgres-server.js')
-  return openPostgresServerStores(postgresLocation(databaseUrl), { migrate, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+  const { outageOf } = await import('../server/outage.js')
+  // A database that does not answer at start (restarting with us, or a start slowed by a busy machine) is asked
+  // again a few times, as it is during an outage, before the start fails.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openPostgresServerStores(postgresLocation(databaseUrl), { migrate, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+    } catch (e) {
+      if (attempt >= START_ATTEMPTS || outageOf(e) !== 'database') throw e
+      await new Promise((r) => setTimeout(r, attempt * 1000))
+    }
+  }
 }
+
+/** How many times `serve` and `worker` try to open an unreachable PostgreSQL before they fail to start. */
+const START_ATTEMPTS = 4
 
 /** How often a server started by npm checks that npm is still there. */
 const PARENT_CHECK_MS = 500
