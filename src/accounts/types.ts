@@ -1,19 +1,8 @@
 /**
  * The accounts of the service as stored: orgs with their plan and credits, API keys, credit reservations and the
- * credit events of the outbox, and the {@link AccountStore} that keeps them. The HTTP routes, the admin command line
- * and the dashboard all work through these; the server's store (../server/store/types.ts) extends the account store
- * with idempotency records and the result cache, and the SQLite, PostgreSQL and in-memory stores implement it.
- *
- * Rules every implementation follows:
- * - Credit changes are atomic in the database (a conditional UPDATE inside a transaction), never a read-modify-write
- *   in JavaScript, so concurrent requests and several processes can never take a balance below zero.
- * - Credit events (credits.low/depleted/added) are written to the event outbox in the same transaction as the
- *   balance change that caused them. The webhooks module delivers them.
- * - The period roll-over (a new month of subscription credits) happens lazily inside any credit operation or org
- *   read whose time is past the period end.
- * - Times are unix milliseconds passed in by the caller (the server's clock), never read by the store.
- *
- * Methods may be synchronous (SQLite) or return promises (a networked database); callers always `await`.
+ * credit events of the outbox, and the {@link AccountStore} that keeps them (extended by the server's store,
+ * ../server/store/types.ts). The rules every implementation follows: docs/decisions.md, "Storage engines" → "rules
+ * of every store". Methods may be synchronous (SQLite) or return promises; callers always `await`.
  */
 import type { CacheEntry } from '../cache.js'
 import type { EventPayload, EventType, PlanStatus, Scope } from '../schema.js'

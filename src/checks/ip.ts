@@ -1,23 +1,7 @@
 /**
  * The IP lookup (`rc.ip(address)`, `POST /v1/ip`, `riskcheck ip <address>`): location, network and risk flags of
- * an IPv4 or IPv6 address from local data (see ../sources/ip/index.ts), plus reverse DNS and DNSBL zones through the
- * DNS source when online.
- *
- * Input: strictly one address, 1 to 64 characters (see ../sources/ip/parse.ts). Octal/hex/short IPv4 forms, zone
- * ids, CIDRs, ports and anything else are INVALID_INPUT (not billed). IPv4-mapped IPv6 (`::ffff:192.0.2.1`) is
- * looked up, and reported, as its IPv4 address (`version: 4`).
- *
- * Facts reported (factor codes of ../scoring/factors.ts):
- * - `ip_bogon`: private, loopback, link-local, CGNAT, documentation, benchmarking, reserved, multicast, or a
- *   6to4/Teredo/NAT64 form of one (IANA special-purpose registries) → verdict invalid; no data lookup, no DNS.
- * - `ip_tor`, `ip_public_proxy`, `ip_residential_proxy`, `ip_vpn`, `ip_datacenter`, `ip_cloud`, `ip_blocklisted`:
- *   from the flags (`is_tor`, …, `on_blocklists`).
- * - `ip_source_unavailable`: a local data source could not be read, or a DNSBL zone did not answer (partial). An
- *   optional data package that is not installed is no failure: its fields are null and the warning
- *   `ip_data_not_installed` says so once.
- *
- * `reverse_dns` is the first PTR name (online only): null when there is none; null and partial when the query timed
- * out or failed; null offline (not asked, so not partial).
+ * an IPv4 or IPv6 address from local data (../sources/ip/index.ts), plus reverse DNS and DNSBL zones through the DNS
+ * source when online. What it accepts and reports: docs/decisions.md, "IP checks".
  */
 import { invalidInput } from '../errors.js'
 import type { ConnectionType, IpDetails } from '../schema.js'

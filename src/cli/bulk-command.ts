@@ -1,19 +1,7 @@
 /**
- * `riskcheck bulk`: one lookup type over a file of inputs, through the bulk engine (folding, bounded concurrency,
- * emails grouped by domain), with a progress bar, and the results written as CSV or JSON lines in input order.
- *
- *   riskcheck bulk --type email input.txt|input.csv|- [--column email] [--out results.csv|results.jsonl]
- *                  [--format csv|jsonl] [--country US] [--no-smtp] [--name NAME] [lookup flags]
- *
- * Input: one input per line, or (a `.csv` file, or any input with `--column`) CSV with a header row whose column
- * `--column` (default: the only column, or the one named after the type) holds the inputs. Output: `--out` (format
- * from `--format` or the file extension, `.csv` → CSV, otherwise JSON lines) or stdout (JSON lines unless
- * `--format csv`). With `--out`, the final job object is printed on stdout.
- *
- * Progress goes to stderr: a bar (count, rate, ETA) on a terminal, a plain line every few seconds otherwise.
- * Ctrl-C cancels the job cleanly: inputs not reached are not checked, and the rows done so far are written.
- * Exit codes: 0 completed · 1 the job failed · 2 the job was rejected (error JSON on stderr) · 64 bad usage ·
- * 130 cancelled by Ctrl-C.
+ * `riskcheck bulk`: one lookup type over a file of inputs, through the bulk engine, with a progress bar, and the
+ * results written as CSV or JSON lines in input order. Flags: {@link bulkHelpText}; input, output, progress, Ctrl-C
+ * and exit codes: docs/decisions.md, "Command line" → "`bulk`".
  */
 import { createReadStream } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'

@@ -1,17 +1,7 @@
 /**
  * The data in force for one riskcheck instance: the bundled data, or the current set of a data directory, switched
- * without a restart when `riskcheck data update` installs a new one.
- *
- * - The pointer file (`DIR/current`) is checked with one `stat` every `checkIntervalMs` (default 60 s; an unref'd
- *   timer, so it never keeps a process alive) and on `refresh()`.
- * - A new set is loaded completely before it is used: the parts the current set has loaded (city, ASN, flags, email
- *   lists) are read and parsed first; only then is the one `current` reference replaced. A set that fails to load is
- *   not used (a warning is reported and the current set keeps answering).
- * - Each lookup takes the set once and uses it from start to end (`run` pins one set for a whole call, e.g. the parts
- *   of a combined check), so every answer comes entirely from one set. A replaced set is released after the swap; a
- *   call still holding it keeps a working reference (files of installed sets never change, and the newest three sets
- *   are kept on disk).
- * - Sets are shared by every instance in the process that uses the same directory (loaded once).
+ * without a restart when `riskcheck data update` installs a new one. How a switch stays whole for every answer:
+ * docs/decisions.md, "Data updates" → "switching sets".
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { resolve } from 'node:path'

@@ -1,16 +1,7 @@
 /**
- * Per-org scoring policies in the server (docs/service.md, "Scoring policy"; docs/decisions.md "Per-org
- * policies"): which policy scores a request, and the answer log `riskcheck admin policy set` backtests over.
- *
- * Precedence: the org's own policy (`riskcheck admin policy set`) > the service's (`riskcheck serve --policy FILE`)
- * > the built-in default. An org policy replaces the service's — both are overrides of the built-in default — so a
- * policy file means the same wherever it is applied and its backtest shows exactly what the org will get.
- *
- * No restart: every authenticated request knows its org's policy version (read with the key, or from the org-policy
- * store), and compiled policies are cached by version id — a content hash, so a cached policy can never be stale. A
- * change made by `riskcheck admin` in another process applies from the org's next request. Bulk rows, scored in the
- * background, use the policy of the org's latest request (all policies are compiled at start, so resumed jobs keep
- * theirs).
+ * Per-org scoring policies in the server (docs/service.md, "Scoring policy"): which policy scores a
+ * request, and the answer log `riskcheck admin policy set` backtests over. Precedence and why no restart is needed:
+ * docs/decisions.md, "Per-org policies" → "precedence" and "no restart".
  */
 import type { LookupResult } from '../schema.js'
 import { policyFromObject } from '../scoring/policy-file.js'

@@ -1,14 +1,7 @@
 /**
- * When to believe an NXDOMAIN. Resolvers in private networks and sandboxes often answer NXDOMAIN for every name they
- * cannot resolve — even for `com.` — and such an answer must never turn into "the domain does not exist" (`invalid`).
- *
- * Rule: an NXDOMAIN for a name is believed only when the same resolver resolves the delegation of the name's
- * top-level domain (an NS question for `com.`, answered through the DNS source, so it is cached per TLD like any
- * answer). A real ICANN top-level domain (by the Public Suffix List, through `tldts`) that itself comes back NXDOMAIN
- * means the resolver is broken: its NXDOMAIN answers are not believed and one `dns_resolver_broken` warning names it.
- * A top-level domain that is not on the list (`bar.notatld`, `.test`, `.example`) cannot be confirmed by anyone: the
- * NXDOMAIN is believed without asking. Checks only call this for an NXDOMAIN they would judge on, so a domain that
- * resolves normally costs no extra question.
+ * When to believe an NXDOMAIN: resolvers in private networks and sandboxes often answer NXDOMAIN for every name they
+ * cannot resolve, and such an answer must never turn into "the domain does not exist". The rule:
+ * docs/decisions.md, "Results" → "trusting NXDOMAIN".
  */
 import { parse } from 'tldts'
 import type { RiskcheckWarning } from '../options.js'

@@ -1,18 +1,7 @@
 /**
- * The RDAP source: asks the registry's RDAP service (RFC 9082/9083) about a registered domain, through
- * `rdapper`, and answers with a small normalized record.
- *
- * - RDAP only: no WHOIS fallback (WHOIS is raw TCP/43 with free-text answers).
- * - The IANA bootstrap file (which RDAP server serves which TLD) is fetched once and kept for
- *   `bootstrapTtlSeconds` (default 24 h), or given inline with `bootstrapData` (then nothing is fetched for it).
- * - Every lookup has a deadline (`timeoutMs`, default 8 s) covering bootstrap, query and body.
- * - Concurrent lookups of one domain share one request; answers are cached (found: `cacheTtlSeconds`,
- *   default 6 h; not found: `notFoundTtlSeconds`, default 1 h); timeouts and errors are never cached.
- * - Response bodies are capped (`maxResponseBytes`, default 1 MiB) before they are parsed.
- *
- * Answers are data, never exceptions: `found`, `not_found` (HTTP 404 = not registered), `timeout`, `error`. A failure
- * says why in `error` and `cause` (./network-failure.ts): `DNS lookup of data.iana.org failed (ENOTFOUND)`,
- * `connection to … refused`, `… timed out after 8 s`, `… answered HTTP 503` — a failure is never "not registered".
+ * The RDAP source: asks the registry's RDAP service (RFC 9082/9083) about a registered domain, through `rdapper`, and
+ * answers with a small normalized record — data, never exceptions. Its limits, cache and failures:
+ * docs/decisions.md, "Sources and limits" → "RDAP".
  */
 import { LRUCache } from 'lru-cache'
 import { lookup as rdapLookup, type BootstrapData, type DomainRecord, type LookupOptions } from 'rdapper'

@@ -1,15 +1,7 @@
 /**
- * Sending one webhook delivery: {@link buildDelivery} makes the signed request (body + headers) for an event and an
- * endpoint; {@link deliverWebhook} POSTs it with `node:http`/`node:https` behind the SSRF guard and reports what
- * happened. It never throws.
- *
- * Delivery rules (docs/service.md, webhooks; docs/decisions.md "Webhooks"): success is any 2xx received within the timeout (10 s); 3xx is a failure and
- * is never followed; at most `maxResponseBytes` (4 KiB) of the response body are read and kept for the log; the URL is
- * re-validated and the connected address re-checked on every delivery (DNS may have changed since creation).
- *
- * Sockets come from private keep-alive agents whose `lookup` is the guard — never `http.globalAgent`, whose pooled
- * sockets could have been opened by unguarded code in the same process to a name that resolved to an internal
- * address. A request on a reused keep-alive socket that the receiver closed meanwhile is retried once at once.
+ * Sending one webhook delivery: {@link buildDelivery} makes the signed request for an event and an endpoint;
+ * {@link deliverWebhook} POSTs it behind the SSRF guard and reports what happened, never throwing. The rules of a
+ * delivery: docs/decisions.md, "Webhooks" → "sending a delivery".
  */
 import http from 'node:http'
 import https from 'node:https'

@@ -1,17 +1,8 @@
 /**
- * The dashboard's own storage: people, their password hashes, sessions, team memberships and roles, invites, email
- * verification, password reset and pending two-factor tokens, failed sign-ins (for the sign-in rate limit), mails
- * sent (for the mail throttle), TOTP secrets and recovery codes, team settings, the daily usage tally and the mail
- * cursor.
- *
- * Teams themselves are the service's orgs, and keys, credits, bulk jobs and webhook endpoints stay in the service's
- * store: the dashboard reaches them only through the service functions the HTTP API uses. This store never holds a
- * secret in clear but one: session ids, one-time tokens and recovery codes are kept as SHA-256 hashes, passwords as
- * scrypt hashes; TOTP secrets are kept as they are (the server must compute codes from them; docs/decisions.md).
- *
- * Implementations: in memory (./memory.ts), SQLite (./sqlite.ts) and PostgreSQL (./postgres.ts), each with its own
- * migration ledger `dashboard_migrations`. All pass the contract suite (./contract.ts). Times are unix ms passed in
- * by the caller.
+ * The dashboard's own storage (people, sessions, memberships, tokens, sign-in and mail counters, TOTP secrets, team
+ * settings, daily usage, the mail cursor) and its records. Implementations: ./memory.ts, ./sqlite.ts,
+ * ./postgres.ts, held to the contract suite ./contract.ts; times are unix ms passed in by the caller. What it stores
+ * and how secrets are kept: docs/decisions.md, "Team dashboard" → "own storage" and "passwords and sessions".
  */
 
 /** A value or a promise of it. */

@@ -1,20 +1,7 @@
 /**
- * Special-purpose ("bogon") addresses: the IANA IPv4 and IPv6 Special-Purpose Address Registries
- * (RFC 6890 and the RFCs each entry cites), plus multicast, the IPv6 space outside 2000::/3 that IANA has not
- * allocated for global unicast, and the transition forms that carry an IPv4 address inside IPv6.
- *
- * An address is *special* here when it is not globally reachable: the registry's "Globally Reachable" column is
- * False (or N/A for a whole block), or it is multicast/broadcast/reserved. Registry entries that ARE globally
- * reachable (AS112 192.31.196.0/24 and 192.175.48.0/24, AMT 192.52.193.0/24 and 2001:3::/32, the PCP/TURN/DNS-SD
- * anycast addresses, ORCHIDv2, drone remote ID, 2620:4f:8000::/48) are not special.
- *
- * Transition forms are looked through: the embedded IPv4 address of 6to4 (2002::/16), Teredo (2001::/32, server and
- * client), NAT64 (64:ff9b::/96) and IPv4-mapped addresses is judged; a public IPv4 inside is fine, a private one
- * makes the IPv6 address special too. (IPv4-mapped input is already parsed as IPv4 by `./parse.ts`.)
- *
- * Registries: https://www.iana.org/assignments/iana-ipv4-special-registry/ and
- * https://www.iana.org/assignments/iana-ipv6-special-registry/ (as of 2025; RFC 9637 3fff::/20, RFC 9602 5f00::/16,
- * RFC 9780 100:0:0:1::/64 included).
+ * Special-purpose ("bogon") addresses: the IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 and the
+ * RFCs each entry cites), multicast, unallocated IPv6 outside 2000::/3, and the transition forms that carry an IPv4
+ * address. What counts as special: docs/decisions.md, "IP checks" → "special-purpose addresses".
  */
 import { formatIpv4, parseIp, type ParsedIp } from './parse.js'
 

@@ -1,15 +1,7 @@
 /**
- * The time zone of an IP location when its database names none (DB-IP Lite, MaxMind's Country databases).
- *
- * - From the coordinates: `@photostructure/tz-lookup` (CC0, ~100 KB, in memory, millions of lookups a second). It
- *   approximates the zone polygons, so within a few kilometres of a zone border it may name the neighbouring zone —
- *   finer than IP geolocation itself, whose city coordinates are often tens of kilometres off.
- * - Checked against the country: a zone that does not cover the address's country (a point near a border named
- *   after the neighbour) is replaced by the country's zone whose principal place is nearest to the coordinates.
- * - No coordinates: the country's zone; for a country with several, its principal (most populous) one, as listed
- *   first in the IANA `zone.tab`.
- * The country↔zone table is `data/ip/timezones.json`, compiled from the IANA time zone database (public domain) by
- * `scripts/build-timezone-data.ts`. Null only when neither coordinates nor a country are known.
+ * The time zone of an IP location when its database names none (DB-IP Lite, MaxMind's Country databases): from the
+ * coordinates, checked against the country, else the country's principal zone. How and why:
+ * docs/decisions.md, "IP checks" → "time zones".
  */
 import tzLookup from '@photostructure/tz-lookup'
 import data from '../../../data/ip/timezones.json' with { type: 'json' }

@@ -1,20 +1,7 @@
 /**
  * National and international formats of a parsed number in one pass, with the same output as libphonenumber-js's
- * `formatNational()` / `formatInternational()`.
- *
- * Why: those two calls each re-select the numbering plan, re-build its format list and compile a fresh `RegExp` for
- * every format pattern they try (`new RegExp` per test in the library's `matchesEntirely`), and they choose the
- * same format twice. Here the format list of a numbering plan is read once (from libphonenumber-js's own public
- * `Metadata` object, so the metadata layout stays the library's business), its patterns are compiled once and
- * cached, and the format is chosen once for both outputs. The algorithm is the library's (format.js,
- * formatNationalNumberUsingFormat.js, applyInternationalSeparatorStyle.js of libphonenumber-js 1.13): the first
- * format whose last leading-digits pattern matches at the start and whose pattern matches the whole national
- * number; the national template with the national-prefix formatting rule applied to its first group, or the
- * international template; punctuation collapsed to single spaces in the international form; the extension appended
- * with the plan's prefix (` ext. `).
- *
- * If the library's metadata object ever lacks the expected methods, it falls back to the library's own calls.
- * `test/phone-format.test.ts` checks equality with the library on every example number and on random numbers.
+ * `formatNational()` / `formatInternational()` (test/phone-format.test.ts holds them equal). Why it is not the
+ * library's calls: docs/decisions.md, "Phone checks" → "formats in one pass".
  */
 import { Metadata, type PhoneNumber } from 'libphonenumber-js/max'
 

@@ -1,13 +1,7 @@
 /**
- * The SMTP source: asks a domain's mail servers whether a mailbox exists, without sending mail. EHLO (HELO fallback)
- * → MAIL FROM → RCPT TO the address → RCPT TO a random local part (catch-all probe) → RSET for the next address on
- * the same session → QUIT when idle. It never sends DATA, never uses STARTTLS/AUTH, and never rejects.
- *
- * Composition: MX names resolve to IP addresses; sessions are pooled per route (direct or a SOCKS5 proxy) and
- * mail-server IP address, because receiving servers limit connections per client IP; a session is renewed after a
- * few rejected recipients (strict servers tarpit and hang up after more) and a recipient that meets a 421 is retried
- * once on a new connection; a server that refuses an extra connection at the greeting gets fewer (its limit learned
- * and kept for a while); each verify() has a time budget across all MX hosts; close() ends everything at once.
+ * The SMTP source: asks a domain's mail servers whether a mailbox exists, without sending mail (EHLO → MAIL FROM →
+ * RCPT TO the address → RCPT TO a random local part → RSET … QUIT; never DATA, STARTTLS or AUTH), and never
+ * rejects. How sessions are pooled and limited: docs/decisions.md, "Sources and limits" → "SMTP sessions".
  */
 import { isAscii, isSendable, normalizeMxHosts } from './address.js'
 import { createCatchAllMemo } from './catch-all.js'
