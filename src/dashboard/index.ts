@@ -7,9 +7,10 @@ import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RiskcheckError } from '../errors.js'
+import { OUTAGE_RETRY_AFTER_SECONDS, outageOf } from '../server/outage.js'
 import { isWildcardAddress, listenUrl } from '../server/public-url.js'
 import type { ServerContext } from '../server/routes/types.js'
-import { APP_CSS, APP_JS } from './assets.js'
+import { APP_CSS, APP_JS, FAVICON_SVG } from './assets.js'
 import { attemptCounter } from './attempts.js'
 import { DashboardError, MFA_COOKIE, PRE_COOKIE, SESSION_COOKIE, randomToken, sameToken, sha256, type Dash, type TeamView, type Viewer } from './context.js'
 import { requestTextProblem } from './forms.js'
@@ -65,6 +66,16 @@ export interface Dashboard {
 export const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+/**
+ * The files under /dashboard/assets/, each with an ETag (a revalidation answers 304). Style and script are cached
+ * five minutes, so a new version reaches open browsers soon; the icon a day.
+ */
+const ASSETS = [
+  { name: 'app.css', type: 'text/css; charset=utf-8', body: APP_CSS, maxAge: 300 },
+  { name: 'app.js', type: 'text/javascript; charset=utf-8', body: APP_JS, maxAge: 300 },
+  { name: 'favicon.svg', type: 'image/svg+xml', body: FAVICON_SVG, maxAge: 86_400 },
+].map((a) => ({ ...a, etag: `"${sha256(a.body).slice(0, 16)}"` }))
+
 /** The headers of every dashboard answer. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': CSP,
@@ -93,7 +104,7 @@ export function registerDashboard(
   const dash = createDash(app, svc, teams, outbox, options)
   const { viewer } = dash
 
-  const errorPage = errorPageOf(dash)
+  const errorPage = errorPageOf(dash, svc)
 
   const tally = registerUsageTally(svc, teams, app.log)
 
@@ -111,10 +122,12 @@ export function registerDashboard(
         throw new DashboardError(404, `No page ${request.url.split('?')[0]!.slice(0, 200)}.`)
       })
 
-      scope.get('/assets/app.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(APP_CSS))
-      scope.get('/assets/app.js', async (_request, reply) =>
-        reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(APP_JS),
-      )
+      for (const a of ASSETS) {
+        scope.get(`/assets/${a.name}`, async (request, reply) => {
+          void reply.type(a.type).header('Cache-Control', `public, max-age=${a.maxAge}`).header('ETag', a.etag)
+          return request.headers['if-none-match'] === a.etag ? reply.code(304).send() : reply.send(a.body)
+        })
+      }
 
       scope.get('/', async (request, reply) => {
         const v = await viewer(request)
@@ -141,7 +154,7 @@ export function registerDashboard(
   )
 
   const notices = startNoticeMail({ app, svc, teams, outbox, mailer, nowMs, everyMs: options.noticeIntervalMs ?? 5000 })
-  const purgeTimer = startPurge(teams, nowMs, app)
+  const purgeTimer = startPurge(teams, nowMs, app, svc)
 
   return {
     teams,
@@ -239,12 +252,21 @@ function createDash(app: FastifyInstance, svc: ServerContext, teams: TeamStore, 
 /**
  * The error page of every refusal under /dashboard, with the security headers (it also answers errors the router
  * raises before any hook of the dashboard runs: an id too long to route, a malformed URL). The server's own refusals
- * (429 over the per-client limit, 503 while draining) keep their status and say why; a 401 sends a GET to sign-in,
- * and a refusal with a `location` (a team that requires two-factor sign-in) sends a GET there.
+ * (429 over the per-client limit, 503 while draining) keep their status and say why, and so does an outage of the
+ * database (503 with Retry-After, ../server/outage.ts); a 401 sends a GET to sign-in, and a refusal with a `location`
+ * (a team that requires two-factor sign-in) sends a GET there.
  */
-function errorPageOf(dash: Pick<Dash, 'viewer' | 'page'>) {
-  return async (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+function errorPageOf(dash: Pick<Dash, 'viewer' | 'page'>, svc: Pick<ServerContext, 'noteOutage'>) {
+  return async (thrown: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     void reply.headers(SECURITY_HEADERS)
+    const outage = outageOf(thrown)
+    if (outage) {
+      svc.noteOutage(thrown)
+      void reply.header('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS))
+    }
+    const error = outage
+      ? new RiskcheckError('UPSTREAM_UNAVAILABLE', `The service cannot reach its ${outage === 'database' ? 'database' : 'queue'} right now; try again in a few seconds.`)
+      : thrown
     if (error instanceof DashboardError && error.location && request.method === 'GET') return reply.redirect(error.location, 303)
     const e = error as Error & { statusCode?: number; code?: string }
     const told = error instanceof RiskcheckError && (error.status < 500 || error.code === 'MAINTENANCE' || error.code === 'UPSTREAM_UNAVAILABLE')
@@ -263,9 +285,9 @@ function errorPageOf(dash: Pick<Dash, 'viewer' | 'page'>) {
     if (ours) request.log.error({ err: error }, 'dashboard error')
     if (error instanceof RiskcheckError && error.code === 'MAINTENANCE') void reply.header('Retry-After', '30')
     const message = ours ? 'Something went wrong on our side; try again.' : routed === 400 ? 'The URL is malformed.' : e.message
-    // over the limit, the session is not read: the answer costs nothing
-    const v = status === 429 ? null : await dash.viewer(request).catch(() => null)
-    const title = status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : 'Not possible'
+    // over the limit, the session is not read: the answer costs nothing; nor during an outage: it cannot be read
+    const v = status === 429 || outage ? null : await dash.viewer(request).catch(() => null)
+    const title = status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : status === 503 ? 'Temporarily unavailable' : 'Not possible'
     return dash.page(
       reply,
       { title, ...(v ? { user: { email: v.user.email, verified: v.user.emailVerifiedAt !== null }, csrf: v.session.csrf } : {}) },
@@ -328,10 +350,10 @@ function linkBaseOf(app: FastifyInstance, publicUrl: string | undefined, mailer:
 }
 
 /** Deletes expired sessions and links, and sign-in failures and counted mails older than a day, every hour. */
-function startPurge(teams: TeamStore, nowMs: () => number, app: FastifyInstance): NodeJS.Timeout {
+function startPurge(teams: TeamStore, nowMs: () => number, app: FastifyInstance, svc: ServerContext): NodeJS.Timeout {
   const timer = setInterval(() => {
     const t = nowMs()
-    Promise.resolve(teams.purgeExpired(t, t - 24 * 3600_000)).catch((err: unknown) => app.log.warn({ err }, 'dashboard: purge failed'))
+    Promise.resolve(teams.purgeExpired(t, t - 24 * 3600_000)).catch((err: unknown) => svc.noteOutage(err) || app.log.warn({ err }, 'dashboard: purge failed'))
   }, 3600_000)
   timer.unref()
   return timer
