@@ -171,6 +171,15 @@ describe('source structure', () => {
   })
 })
 
+describe('outage suites', () => {
+  it('every test file that starts a private PostgreSQL cluster skips without one (and fails in CI) through test/pg-cluster.ts', () => {
+    const TEST = fileURLToPath(new URL('.', import.meta.url))
+    const clustered = allFiles(TEST).filter((f) => f.endsWith('.test.ts') && /createPgCluster\(/.test(readFileSync(f, 'utf8')))
+    expect(clustered.length).toBeGreaterThanOrEqual(1)
+    for (const f of clustered) expect(readFileSync(f, 'utf8'), relative(TEST, f)).toMatch(/pgClusterAvailable\(/)
+  })
+})
+
 describe('browser suites', () => {
   it('every test file that drives a browser skips without one (and fails in CI) through test/browser-env.ts', () => {
     const TEST = fileURLToPath(new URL('.', import.meta.url))
