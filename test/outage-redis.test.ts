@@ -2,7 +2,8 @@
  * Redis down under `riskcheck serve --database-url … --redis-url …` (run in this process, workers included), with a
  * Redis of this suite's own that it shuts down and starts again: requests are still answered — rate limits counted by
  * the instance alone meanwhile — so GET /readyz stays ready and reports the `redis` check as degraded; the log says
- * so once when Redis goes and once when it is back, however many reconnection attempts and requests there were.
+ * so once when Redis goes and once when it is back, however many reconnection attempts and requests there were; a bulk
+ * job created meanwhile is answered at once and runs once Redis is back.
  * Needs RISKCHECK_TEST_DATABASE_URL (a schema of its own) and redis-server on the PATH.
  */
 import { spawnSync } from 'node:child_process'
@@ -35,6 +36,7 @@ describe.skipIf(!databaseUrl || !hasRedisServer)('Redis down under a serving ser
   const stops: Array<() => unknown> = []
 
   afterAll(async () => {
+    startRedis() // (when a failure left it down) so that the server's queues can close
     for (const s of stops.reverse()) await s()
     stopRedis()
     rmSync(dir, { recursive: true, force: true })
@@ -91,6 +93,14 @@ describe.skipIf(!databaseUrl || !hasRedisServer)('Redis down under a serving ser
     const burst = await Promise.all(Array.from({ length: 15 }, () => lookup(test.secret)))
     expect(burst.filter((s) => s === 429).length).toBeGreaterThan(0)
     expect(burst.every((s) => s === 200 || s === 429)).toBe(true)
+    // a bulk job is stored and answered at once; its message reaches the queue once Redis is back
+    const created = await fetch(`${server.url}/v1/bulk/jobs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${live.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'ip', inputs: ['11.2.0.1', '11.2.0.2', '11.2.0.3'] }),
+    })
+    expect(created.status).toBe(202)
+    const job = ((await created.json()) as { data: { id: string } }).data
     const ready = await readyz()
     expect(ready.status).toBe(200)
     expect(ready.body.status).toBe('ready')
@@ -104,6 +114,13 @@ describe.skipIf(!databaseUrl || !hasRedisServer)('Redis down under a serving ser
     }
     await sleep(1500) // the availability's probe runs every second
     expect(await lookup(live.secret)).toBe(200)
+    let status = ''
+    for (let i = 0; i < 100 && status !== 'completed'; i++) {
+      const res = await fetch(`${server.url}/v1/bulk/jobs/${job.id}`, { headers: { authorization: `Bearer ${live.secret}` } })
+      status = ((await res.json()) as { data: { status: string } }).data.status
+      if (status !== 'completed') await sleep(200)
+    }
+    expect(status).toBe('completed')
     const log = server.io.err().split('\n').filter((l) => l.trim() !== '')
     expect(log.filter((l) => l.includes('Redis is unreachable'))).toHaveLength(1)
     expect(log.filter((l) => l.includes('Redis answers again after'))).toHaveLength(1)

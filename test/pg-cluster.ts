@@ -2,20 +2,23 @@
  * Outages as they happen, for the tests: a private PostgreSQL 15 cluster (Debian's pg_createcluster on a port of its
  * own; started, crashed with `stop -m immediate`, dropped by the suite — never the machine's shared one) and a TCP
  * proxy in front of it that can freeze (a network partition: connections stay open, nothing answers). Without
- * pg_createcluster, or without the right to run it (root or the postgres user), a suite is skipped with a note;
- * `.ci/run` sets RISKCHECK_TEST_REQUIRE_PG_CLUSTER=1, so there that fails the run instead.
+ * pg_createcluster, or without the right to run it (root, the postgres user or passwordless sudo), a suite is skipped
+ * with a note; `.ci/run` sets RISKCHECK_TEST_REQUIRE_PG_CLUSTER=1, so there that fails the run instead.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import net from 'node:net'
 import { userInfo } from 'node:os'
 
+/** How the cluster commands run: directly as root or postgres, else through passwordless sudo when there is one. */
+const asAdmin: string[] | null =
+  process.getuid?.() === 0 || userInfo().username === 'postgres' ? [] : spawnSync('sudo', ['-n', 'true']).status === 0 ? ['sudo', '-n'] : null
+
 /** Whether a suite needing a private cluster can run; prints why not, or throws when the run requires it. */
 export function pgClusterAvailable(suite: string): boolean {
   const tools = spawnSync('pg_createcluster', ['--version']).error === undefined && existsSync('/usr/lib/postgresql/15/bin/postgres')
-  const allowed = process.getuid?.() === 0 || userInfo().username === 'postgres'
-  if (tools && allowed) return true
-  const why = tools ? 'the right to run pg_createcluster (root or the postgres user)' : "Debian's postgresql-15 (pg_createcluster)"
+  if (tools && asAdmin) return true
+  const why = tools ? 'the right to run pg_createcluster (root, the postgres user or passwordless sudo)' : "Debian's postgresql-15 (pg_createcluster)"
   const how = `apt-get install -y postgresql-15, then as root: npx vitest run ${suite}`
   if (process.env.RISKCHECK_TEST_REQUIRE_PG_CLUSTER) throw new Error(`${suite} needs ${why} and RISKCHECK_TEST_REQUIRE_PG_CLUSTER is set: ${how}`)
   console.log(`[skipped] ${suite}: needs ${why} for a private PostgreSQL cluster. To run it: ${how} (or .ci/run).`)
@@ -52,7 +55,9 @@ export interface PgCluster {
   drop(): void
 }
 
-const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString()
+const command = (cmd: string, args: string[]): [string, string[]] => (asAdmin && asAdmin.length > 0 ? [asAdmin[0]!, [...asAdmin.slice(1), cmd, ...args]] : [cmd, args])
+const run = (cmd: string, args: string[]) => execFileSync(...command(cmd, args), { stdio: ['ignore', 'pipe', 'pipe'] }).toString()
+const tryRun = (cmd: string, args: string[]) => spawnSync(...command(cmd, args))
 
 /**
  * Creates and starts a cluster on `port` (default: {@link outagePort}(0)), named after it (`rc_test_PORT`), trusting
@@ -61,7 +66,7 @@ const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['
 export async function createPgCluster(port?: number): Promise<PgCluster> {
   const p = port ?? (await outagePort(0))
   const name = `rc_test_${p}`
-  spawnSync('pg_dropcluster', ['--stop', '15', name])
+  tryRun('pg_dropcluster', ['--stop', '15', name])
   run('pg_createcluster', ['15', name, '-p', String(p), '--', '--auth-host=trust', '--auth-local=trust'])
   const cluster: PgCluster = {
     name,
@@ -69,7 +74,7 @@ export async function createPgCluster(port?: number): Promise<PgCluster> {
     url: `postgres://postgres@127.0.0.1:${p}/postgres`,
     start: () => void run('pg_ctlcluster', ['15', name, 'start']),
     crash: () => void run('pg_ctlcluster', ['15', name, 'stop', '-m', 'immediate']),
-    drop: () => void spawnSync('pg_dropcluster', ['--stop', '15', name]),
+    drop: () => void tryRun('pg_dropcluster', ['--stop', '15', name]),
   }
   cluster.start()
   return cluster
@@ -85,8 +90,8 @@ export interface FreezableProxy {
   close(): Promise<void>
 }
 
-/** Starts a proxy on a free port of 127.0.0.1 in front of `targetPort`. */
-export async function freezableProxy(targetPort: number): Promise<FreezableProxy> {
+/** Starts a proxy on `port` of 127.0.0.1 (default {@link outagePort}(1)) in front of `targetPort`. */
+export async function freezableProxy(targetPort: number, port?: number): Promise<FreezableProxy> {
   let frozen: 'both' | 'answers' | null = null
   const held: Array<() => void> = []
   const sockets = new Set<net.Socket>()
@@ -111,7 +116,11 @@ export async function freezableProxy(targetPort: number): Promise<FreezableProxy
     if (frozen === 'both') held.push(connect)
     else connect()
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  const listenOn = port ?? (await outagePort(1))
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(listenOn, '127.0.0.1', () => resolve())
+  })
   return {
     port: (server.address() as net.AddressInfo).port,
     freeze(direction = 'both') {

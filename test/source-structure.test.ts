@@ -339,6 +339,12 @@ describe('comments', () => {
     expect(namesExisting(here, './memory.js', known)).toBe(true)
     expect(namesExisting(here, 'accounts/ledger.ts', known)).toBe(true)
     expect(namesExisting(here, 'no-such-file.ts', known)).toBe(false)
+describe('outage suites', () => {
+  it('every test file that starts a private PostgreSQL cluster skips without one (and fails in CI) through test/pg-cluster.ts', () => {
+    const TEST = fileURLToPath(new URL('.', import.meta.url))
+    const clustered = allFiles(TEST).filter((f) => f.endsWith('.test.ts') && /createPgCluster\(/.test(readFileSync(f, 'utf8')))
+    expect(clustered.length).toBeGreaterThanOrEqual(1)
+    for (const f of clustered) expect(readFileSync(f, 'utf8'), relative(TEST, f)).toMatch(/pgClusterAvailable\(/)
   })
 })
 

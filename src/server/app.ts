@@ -17,7 +17,7 @@ import type { LookupEnv } from '../lookup.js'
 import type { RiskcheckOptions } from '../options.js'
 import { newRequestId } from '../result.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
-import { ErrorEnvelopeSchema, type Scope } from '../schema.js'
+import { ErrorEnvelopeSchema, type BulkJob, type Scope } from '../schema.js'
 import { authenticate, authorize, type RequestAuth } from './auth.js'
 import { errorEnvelope, mapError } from './envelope.js'
 import { docsBase } from './error-docs.js'
@@ -47,6 +47,7 @@ import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyS
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
 import { serviceStorageOf } from './store/pick-storage.js'
 import type { Store } from './store/types.js'
+import type { BulkOwner } from './store/bulk-store.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
 import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
 import { createSqliteTeamStore } from '../dashboard/store/sqlite.js'
@@ -377,7 +378,18 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       }
       const bq = bulkQueue
       bulk = createBulkService({
-        ...(bq ? { dispatch: bq.dispatch, cancelRemote: bq.cancelRemote } : {}),
+        ...(bq
+          ? {
+              dispatch: (owner: BulkOwner, job: Pick<BulkJob, 'id'>) => {
+                const sent = bq.dispatch(owner, job)
+                if (redis?.status === 'ready') return sent
+                // Redis is down: the job is stored and charged; its message waits in the connection's queue and is
+                // added once Redis is back (or by the next worker's start), so the request is not held meanwhile
+                sent.catch((err: unknown) => backgroundLog()?.error({ err }, 'bulk queue error'))
+              },
+              cancelRemote: bq.cancelRemote,
+            }
+          : {}),
         storage: serviceStorage.bulk,
         liveEnv: rc.env,
         testEnv,
