@@ -588,9 +588,34 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     }
   }
   app.addHook('onSend', async (request, reply, payload) => {
-    await finishIdempotent(request, reply.statusCode, payload)
-    return payload
+    try {
+      await finishIdempotent(request, reply.statusCode, payload)
+      return payload
+    } catch (error) {
+      // The settlement (with the answer to replay) was not written: the request is answered its error, uncharged
+      // (its hold is released by the lease), and its key is freed for the retry — now, or once the database is back.
+      const idem = states.get(request)?.idem
+      if (idem) releaseKey(idem.scope, idem.key)
+      const m = mapError(error)
+      if (m.outage) {
+        deps.note(error)
+        ;(m.outage === 'database' ? deps.database : deps.redis)?.refused()
+      }
+      if (m.internal) request.log.error({ err: error }, 'internal error')
+      void reply.code(m.status).headers(m.headers ?? {}).type('application/json; charset=utf-8')
+      return JSON.stringify(errorEnvelope(m.code, m.message, request.id, docsUrl()))
+    }
   })
+  /** Frees an in-progress Idempotency-Key (a stored answer is never touched), after the outage if there is one. */
+  const releaseKey = (scope: string, key: string) => {
+    const write = async () => {
+      await store.abandonIdempotent(scope, key)
+    }
+    write().catch((e: unknown) => {
+      if (deps.note(e)) deps.database.afterRecovery(write)
+      else app.log.warn({ err: e }, 'freeing an Idempotency-Key failed')
+    })
+  }
   app.addHook('onResponse', async (request, reply) => {
     metrics?.request(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
     return finishIdempotent(request, 500, undefined)
