@@ -339,6 +339,9 @@ describe('comments', () => {
     expect(namesExisting(here, './memory.js', known)).toBe(true)
     expect(namesExisting(here, 'accounts/ledger.ts', known)).toBe(true)
     expect(namesExisting(here, 'no-such-file.ts', known)).toBe(false)
+  })
+})
+
 describe('outage suites', () => {
   it('every test file that starts a private PostgreSQL cluster skips without one (and fails in CI) through test/pg-cluster.ts', () => {
     const TEST = fileURLToPath(new URL('.', import.meta.url))
