@@ -198,6 +198,11 @@ export interface OrgLedger extends CreditLedger {
   /** Credits reserved and not refunded so far (what this request is charged). */
   readonly charged: number
   /**
+   * Whether its credits are held (`held` of {@link createOrgLedger}): a request whose settlement fails is then not
+   * charged — its hold is refunded — so it must not be answered as if it were.
+   */
+  readonly holdsCredits: boolean
+  /**
    * `cache` (the store's own result cache) with its writes held until {@link settle}, which stores them in the same
    * write as the settlement: a billed request then costs the database two writes (reserve, settle), not three.
    */
@@ -208,7 +213,10 @@ export interface OrgLedger extends CreditLedger {
 export interface HeldOptions {
   credits: HeldCredits
   hold: HoldRef
-  /** Told the hold's id when its settlement failed: the hold is still open and must be released. */
+  /**
+   * Told the hold's id when a write of it failed (a reservation whose reply was lost, a settlement that did not
+   * commit): the hold may still be open and must be released.
+   */
   unsettled(holdId: string): void
 }
 
@@ -244,6 +252,16 @@ export function createOrgLedger(
   // Before any reservation: the balance the auth read found, while its period lasts.
   let knownBalance: number | undefined = known?.balance !== undefined && known.periodEnd !== undefined && nowMs() < known.periodEnd ? known.balance : undefined
 
+  const reserveHeld = async (h: HeldOptions, amount: number): Promise<CreditReservation | null> => {
+    try {
+      return await h.credits.reserveHeld(orgId, amount, nowMs(), h.hold)
+    } catch (e) {
+      // it may have committed all the same (its reply lost): released if so
+      h.unsettled(h.hold.id)
+      throw e
+    }
+  }
+
   const settleHeld = async (h: HeldOptions, lookups: number, idempotent: RequestClose['idempotent']): Promise<boolean> => {
     if (!touched && lookups === 0 && cacheWrites.length === 0 && !idempotent) return false
     const close: RequestClose = {
@@ -270,10 +288,11 @@ export function createOrgLedger(
     get charged() {
       return charged
     },
+    holdsCredits: heldBy !== undefined,
     async reserve(amount) {
       if (amount <= 0) return true
       touched = true
-      const r = heldBy ? await heldBy.credits.reserveHeld(orgId, amount, nowMs(), heldBy.hold) : await credits.reserveCredits(orgId, amount, nowMs())
+      const r = heldBy ? await reserveHeld(heldBy, amount) : await credits.reserveCredits(orgId, amount, nowMs())
       if (!r) return false
       if (heldBy) holding = true
       held.push(r)

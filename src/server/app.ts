@@ -212,6 +212,7 @@ function settleWithAnswer(ledger: OrgLedger, idem: IdemState): OrgLedger {
     get charged() {
       return ledger.charged
     },
+    holdsCredits: ledger.holdsCredits,
     reserve: (amount) => ledger.reserve(amount),
     refund: (amount) => ledger.refund(amount),
     balance: () => ledger.balance(),
@@ -289,13 +290,17 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const nowMs = () => clock().getTime()
   // This instance's lease: the owner of its requests' credit holds and Idempotency-Keys (./instance-lease.ts).
   const leases = store.leases
-  const lease: InstanceLease | undefined = leases ? createInstanceLease(leases, { nowMs, leaseMs, log: () => appRef?.log }) : undefined
+  const lease: InstanceLease | undefined = leases ? createInstanceLease(leases, { nowMs, leaseMs, log: () => backgroundLog() }) : undefined
   const q = options.queue
   const qPrefix = q?.prefix ?? 'riskcheck'
   const redis = q ? new Redis(q.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
   const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
   // The database's and Redis's outages: one log line at the start and one at the end of each (./dependencies.ts).
   const deps = watchDependencies({ store, sqlite, redis, log: () => appRef?.log })
+  // once the database answers again, the lease is renewed at once: the holds of requests it failed are released
+  deps.database.onChange((c) => {
+    if (c.state === 'up') void lease?.renew()
+  })
   const localLimiter = () => createRateLimiter(options.rateLimitNow ? { now: options.rateLimitNow } : {})
   const limiter: RateLimiter =
     options.rateLimiter ??
@@ -572,9 +577,18 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (!idem || idem.done) return
     idem.done = true
     const replay = typeof payload === 'string' && isReplayable(status)
-    // the settlement and the answer to replay in one write (a failure there answers its error instead; the hold is
-    // released by the instance lease's next renewal)
-    if (idem.settle && lease) return void (await idem.settle({ scope: idem.scope, key: idem.key, owner: lease.id, ...(replay ? { status, body: payload } : {}) }))
+    // The settlement and the answer to replay in one write. A failure there answers its error instead: the request is
+    // not charged (the lease's next renewal releases its hold) and its key is freed once the database is back.
+    if (idem.settle && lease) {
+      const owner = lease.id
+      try {
+        await idem.settle({ scope: idem.scope, key: idem.key, owner, ...(replay ? { status, body: payload } : {}) })
+      } catch (e) {
+        if (deps.note(e)) deps.database.afterRecovery(async () => store.abandonIdempotent(idem.scope, idem.key, owner))
+        throw e
+      }
+      return
+    }
     const write = () =>
       typeof payload === 'string' && replay
         ? store.completeIdempotent(idem.scope, idem.key, status, payload)

@@ -143,7 +143,8 @@ export function mapError(error: unknown): MappedError {
   if (error instanceof HttpRejection) {
     return { status: error.status, code: error.code, message: error.message, internal: false, ...(error.headers ? { headers: error.headers } : {}) }
   }
-  if (error instanceof RiskcheckError) {
+  // (a lookup wraps what failed under it as INTERNAL_ERROR: a database that went down mid-lookup is an outage)
+  if (error instanceof RiskcheckError && !(error.code === 'INTERNAL_ERROR' && outageOf(error.cause))) {
     const headers = error.code === 'MAINTENANCE' || error.code === 'UPSTREAM_UNAVAILABLE' ? { 'Retry-After': '30' } : undefined
     return { status: error.status, code: error.code, message: error.message, internal: false, ...(headers ? { headers } : {}) }
   }

@@ -30,12 +30,15 @@ export type {
   Awaitable,
   CreditReason,
   CreditReservation,
+  HeldCredits,
+  HoldRef,
   OrgRecord,
   PlanChange,
+  RequestClose,
   StoredEvent,
 } from '../accounts/types.js'
-export type { IdempotencyBegin, Store, StoreProbe, Synchronous } from './store/types.js'
-export { IDEMPOTENCY_STALE_MS } from './store/types.js'
+export type { IdempotencyBegin, InstanceLeases, LeaseRenewal, Store, StoreProbe, Synchronous } from './store/types.js'
+export { IDEMPOTENCY_STALE_MS, INSTANCE_LEASE_MS } from './store/types.js'
 export { MIGRATIONS, type Migration } from './store/migrations.js'
 export {
   DEFAULT_PLANS,
@@ -68,6 +71,7 @@ export {
   renewal,
   reserveSplit,
   type CreditState,
+  type HeldOptions,
   type OrgLedger,
   type PlanChangeResult,
   type Renewal,

@@ -45,7 +45,8 @@ export function createInstanceLease(leases: InstanceLeases, options: InstanceLea
   const once = async () => {
     const now = options.nowMs()
     const r = await leases.renewLease(id, now, leaseMs)
-    if (!r.held && timer) options.log()?.warn({ instance: id }, 'instance lease had run out: its requests in flight were released and answer 503')
+    // (after failed renewals the database was down: its outage lines say so)
+    if (!r.held && timer && !failing) options.log()?.warn({ instance: id }, 'instance lease had run out: its requests in flight were released and answer 503')
     if (r.expired) {
       const n = await leases.releaseExpired(now)
       if (n > 0) options.log()?.info({ instance: id, released: n }, 'refunded the credit holds of stopped instances')
@@ -60,12 +61,11 @@ export function createInstanceLease(leases: InstanceLeases, options: InstanceLea
     (running ??= once()
       .then(
         () => {
-          if (failing) options.log()?.info({ instance: id }, 'instance lease renewed again')
           failing = false
         },
         (err: unknown) => {
-          // one line per outage, not one per renewal
-          if (!failing) options.log()?.warn({ instance: id, err: { message: (err as Error).message } }, 'instance lease renewal failed')
+          // one line per failure streak (none for an outage of the database: it has lines of its own)
+          if (!failing) options.log()?.warn({ instance: id, err }, 'instance lease renewal failed')
           failing = true
         },
       )

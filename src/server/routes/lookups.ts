@@ -117,16 +117,16 @@ export async function serveLookup<D>(
 }
 
 /**
- * Ends a request on its ledger. The credits of an answer were taken when it was reserved; when the settlement (the
- * lookup count, the cache entry, an alert) cannot be written because the database went down since, the answer goes
- * out all the same: refusing it would leave the client charged for nothing (docs/decisions.md "Outages of the
- * database and Redis").
+ * Ends a request on its ledger. When the settlement cannot be written because the database went down since: on held
+ * credits the request is refused (its hold is refunded, so it is not charged); otherwise its credits were taken when
+ * they were reserved and the answer goes out all the same, as refusing it would leave the client charged for nothing
+ * (docs/decisions.md "Outages of the database and Redis").
  */
 async function settleOrKeep(ctx: ServerContext, ledger: OrgLedger, served: boolean): Promise<void> {
   try {
     await ledger.settle(served ? 1 : 0)
   } catch (e) {
-    if (!served || !ctx.noteOutage(e)) throw e
+    if (!served || ledger.holdsCredits || !ctx.noteOutage(e)) throw e
   }
 }
 

@@ -50,8 +50,11 @@ export interface Store extends AccountStore {
   beginIdempotent(scope: string, key: string, fingerprint: string, nowMs: number, ttlMs: number, owner?: string): Awaitable<IdempotencyBegin>
   /** Stores the response of a started idempotent request. */
   completeIdempotent(scope: string, key: string, status: number, body: string): Awaitable<void>
-  /** Forgets a started idempotent request (its response is not to be replayed). */
-  abandonIdempotent(scope: string, key: string): Awaitable<void>
+  /**
+   * Forgets a started idempotent request (its response is not to be replayed); given `owner`, only while that instance
+   * owns it (a record another instance took over is left alone).
+   */
+  abandonIdempotent(scope: string, key: string, owner?: string): Awaitable<void>
 
   /**
    * Optional: instance leases and request holds, so that a request whose process died is neither kept in progress

@@ -379,7 +379,7 @@ export function createPostgresCredits(pool: pg.Pool) {
   }
 
   return {
-    /** What the request holds (./holds.ts) build on. */
+    /** What the request holds (./leases.ts) build on. */
     internals: { alert, withOrg, renewOn },
     readOrg,
     settleGrouped,

@@ -115,8 +115,8 @@ ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.sto
         values: [scope, key, status, body],
       })
     },
-    async abandonIdempotent(scope: string, key: string): Promise<void> {
-      await pool.query('DELETE FROM idempotency WHERE scope = $1 AND idem_key = $2 AND status IS NULL', [scope, key])
+    async abandonIdempotent(scope: string, key: string, owner?: string): Promise<void> {
+      await pool.query('DELETE FROM idempotency WHERE scope = $1 AND idem_key = $2 AND status IS NULL AND ($3::text IS NULL OR owner = $3)', [scope, key, owner ?? null])
     },
     async purgeExpired(nowMs: number): Promise<number> {
       const { rows } = await pool.query<{ n: number }>(

@@ -64,7 +64,7 @@ export function createSqliteRequests(db: Database.Database, owners?: LeaseOwners
   const read = db.prepare('SELECT fingerprint, status, body, created_at, owner FROM idempotency WHERE scope = ? AND idem_key = ?')
   const restart = db.prepare('UPDATE idempotency SET created_at = ?, expires_at = ?, owner = ? WHERE scope = ? AND idem_key = ? AND status IS NULL')
   const complete = db.prepare('UPDATE idempotency SET status = ?, body = ? WHERE scope = ? AND idem_key = ?')
-  const abandon = db.prepare('DELETE FROM idempotency WHERE scope = ? AND idem_key = ? AND status IS NULL')
+  const abandon = db.prepare('DELETE FROM idempotency WHERE scope = ? AND idem_key = ? AND status IS NULL AND (? IS NULL OR owner = ?)')
   const purgeIdempotency = db.prepare('DELETE FROM idempotency WHERE expires_at <= ?')
   const purgeCache = db.prepare('DELETE FROM result_cache WHERE expires_at <= ?')
 
@@ -93,8 +93,8 @@ export function createSqliteRequests(db: Database.Database, owners?: LeaseOwners
     completeIdempotent(scope, key, status, body) {
       complete.run(status, body, scope, key)
     },
-    abandonIdempotent(scope, key) {
-      abandon.run(scope, key)
+    abandonIdempotent(scope, key, owner) {
+      abandon.run(scope, key, owner ?? null, owner ?? null)
     },
     purgeExpired(nowMs) {
       return db.transaction(() => purgeCache.run(nowMs).changes + purgeIdempotency.run(nowMs).changes).immediate()
