@@ -609,7 +609,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       // The settlement (with the answer to replay) was not written: the request is answered its error, uncharged
       // (its hold is released by the lease), and its key is freed for the retry — now, or once the database is back.
       const idem = states.get(request)?.idem
-      if (idem) releaseKey(idem.scope, idem.key)
+      if (idem) releaseKey(idem.scope, idem.key, lease?.id)
       const m = mapError(error)
       if (m.outage) {
         deps.note(error)
@@ -620,10 +620,10 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       return JSON.stringify(errorEnvelope(m.code, m.message, request.id, docsUrl()))
     }
   })
-  /** Frees an in-progress Idempotency-Key (a stored answer is never touched), after the outage if there is one. */
-  const releaseKey = (scope: string, key: string) => {
+  /** Frees this instance's in-progress Idempotency-Key (a stored answer is never touched), after the outage if any. */
+  const releaseKey = (scope: string, key: string, owner: string | undefined) => {
     const write = async () => {
-      await store.abandonIdempotent(scope, key)
+      await store.abandonIdempotent(scope, key, owner)
     }
     write().catch((e: unknown) => {
       if (deps.note(e)) deps.database.afterRecovery(write)
