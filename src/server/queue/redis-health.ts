@@ -15,12 +15,15 @@ import type { ReadinessCheck } from '../health.js'
  */
 export function redisReadyCheck(redis: Redis): ReadinessCheck {
   const degraded = (why: string) => ({ ok: false, message: `Redis unreachable (${why}): rate limits are counted per instance; bulk jobs and webhook deliveries wait for it` })
+  // Before the first connection a PING is waited for (bounded by the readiness runner); once Redis was there, a
+  // client that is not connected (reconnecting) is said at once rather than after a PING that waits for it.
+  let connectedOnce = redis.status === 'ready'
+  redis.once('ready', () => (connectedOnce = true))
   return {
     name: 'redis',
     degrades: true,
     async run() {
-      // not connected (reconnecting): said at once rather than after a PING that waits for the connection
-      if (redis.status !== 'ready') return degraded(redis.status)
+      if (connectedOnce && redis.status !== 'ready') return degraded(redis.status)
       try {
         const pong = await redis.ping()
         return pong === 'PONG' ? { ok: true } : { ok: false, message: 'unexpected reply to PING' }
