@@ -43,14 +43,14 @@ describe.skipIf(!databaseUrl || !hasRedisServer)('Redis down under a serving ser
     const admin = new pg.Pool({ connectionString: databaseUrl })
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
     await admin.end()
-  })
+  }, 60_000)
 
   it('answers every request (limits per instance), stays ready with `redis` degraded, and logs the outage once each way', async () => {
     port = await outagePort(2)
     expect(startRedis().status).toBe(0)
     const stores = await openPostgresServerStores({ connectionString: databaseUrl!, schema })
     const now = Date.now()
-    const org = await stores.store.createOrg({ name: 'Redis down', planId: 'starter' }, now)
+    const org = await stores.store.createOrg({ name: 'Redis down', planId: 'scale' }, now)
     const live = await issueApiKey(stores.store, { orgId: org.id, name: 'live' }, now)
     const test = await issueApiKey(stores.store, { orgId: org.id, mode: 'test', name: 'test' }, now)
     await stores.close()

@@ -19,8 +19,8 @@ export function redisReadyCheck(redis: Redis): ReadinessCheck {
     name: 'redis',
     degrades: true,
     async run() {
-      // not connected (reconnecting): said at once rather than after a PING that waits for the connection
-      if (redis.status !== 'ready') return degraded(redis.status)
+      // lost and reconnecting: said at once rather than after a PING that waits for the connection
+      if (redis.status === 'reconnecting' || redis.status === 'close' || redis.status === 'end') return degraded(redis.status)
       try {
         const pong = await redis.ping()
         return pong === 'PONG' ? { ok: true } : { ok: false, message: 'unexpected reply to PING' }
