@@ -144,6 +144,11 @@ export interface AvailabilityOptions {
   intervalMs?: number
   /** Clock in ms (default `Date.now`). */
   now?: () => number
+  /**
+   * Whether a failure closes the gate ({@link Availability.gate}) while the outage lasts (default: every failure). A
+   * database that answered with an error (a statement timed out) is slow, not gone: its requests still try it.
+   */
+  gates?: (err: unknown) => boolean
 }
 
 /** The state of one dependency. */
@@ -154,7 +159,7 @@ export interface Availability {
   failed(err: unknown): void
   /** A request answered 503 during this outage (counted for the recovery line). */
   refused(): void
-  /** Throws {@link DependencyDown} while the dependency is down. */
+  /** Throws {@link DependencyDown} while the dependency is down (and the failure was one that gates). */
   gate(): void
   /**
    * Runs `work` once the dependency answers again (in the order given; at most 10,000 wait). A `work` that fails
@@ -184,7 +189,8 @@ export function createAvailability(options: AvailabilityOptions): Availability {
   const every = options.intervalMs ?? 1000
   const listeners: Array<(change: AvailabilityChange) => void> = []
   const waiting: Array<() => Promise<unknown>> = []
-  let outage: { since: number; cause: string; failures: number; refused: number } | undefined
+  let outage: { since: number; cause: string; failures: number; refused: number; gating: boolean } | undefined
+  const gates = options.gates ?? (() => true)
   let timer: NodeJS.Timeout | undefined
   let probes = 0
   let closed = false
@@ -254,9 +260,10 @@ export function createAvailability(options: AvailabilityOptions): Availability {
   const markDown = (err: unknown) => {
     if (outage) {
       outage.failures++
+      if (!outage.gating && gates(err)) outage.gating = true
       return
     }
-    outage = { since: now(), cause: causeOf(err), failures: 1, refused: 0 }
+    outage = { since: now(), cause: causeOf(err), failures: 1, refused: 0, gating: gates(err) }
     emit({ dependency: options.dependency, state: 'down', cause: outage.cause })
     schedule()
   }
@@ -271,7 +278,7 @@ export function createAvailability(options: AvailabilityOptions): Availability {
       if (outage) outage.refused++
     },
     gate() {
-      if (outage) throw new DependencyDown(options.dependency, outage.cause)
+      if (outage?.gating) throw new DependencyDown(options.dependency, outage.cause)
     },
     afterRecovery(work) {
       if (waiting.length < MAX_WAITING_WORK) waiting.push(work)

@@ -96,7 +96,10 @@ export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availab
       void client.end().catch(() => undefined)
     }
   }
-  const availability = createAvailability({ dependency: 'database', probe })
+  // Refused, cut or timed-out connections, and a server shutting down or starting, close the gate; a database that
+  // answered with an error (a statement or lock timeout, a full disk) is tried by the next request all the same.
+  const gates = (err: unknown) => breaksConnection(err) || /^(08|57P0[1-3])/.test(String((err as { code?: unknown }).code))
+  const availability = createAvailability({ dependency: 'database', probe, gates })
   const noted = new WeakSet<object>()
   const note = (err: unknown) => {
     if (err === null || typeof err !== 'object' || noted.has(err)) return
