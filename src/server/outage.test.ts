@@ -95,10 +95,21 @@ describe('createAvailability', () => {
     a.close()
   })
 
+  it('a database that answered late (a statement it cancelled, a busy pool) is no outage', async () => {
+    const p = probeOf()
+    const a = createAvailability({ dependency: 'database', probe: p.probe, intervalMs: 60_000 })
+    a.failed(pgError('57014'))
+    a.failed(pgError('55P03'))
+    a.failed(new Error('timeout exceeded when trying to connect'))
+    expect(a.down).toBe(false)
+    expect(mapError(pgError('57014'))).toMatchObject({ status: 503, code: 'UPSTREAM_UNAVAILABLE' })
+    a.close()
+  })
+
   it('a failure that does not gate leaves requests trying; the readiness check probes at once and ends the outage', async () => {
     const p = probeOf()
     const a = createAvailability({ dependency: 'database', probe: p.probe, intervalMs: 60_000, gates: () => false })
-    a.failed(pgError('57014'))
+    a.failed(pgError('53100'))
     expect(a.down).toBe(true)
     a.gate() // does not throw
     expect((await a.check()).ok).toBe(false)

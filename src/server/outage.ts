@@ -116,6 +116,17 @@ export function outageOf(err: unknown, depth = 0): Dependency | undefined {
   return e.cause !== undefined ? outageOf(e.cause, depth + 1) : undefined
 }
 
+/**
+ * Whether `err` is a database that answered late rather than one gone: a statement it cancelled itself
+ * (`statement_timeout` 57014, `lock_timeout` 55P03: rolled back) or a wait for a free connection of a busy pool. The
+ * request gets its 503; the database is not taken for down (a long transaction holding a lock is no outage).
+ */
+export function isSlowness(err: unknown): boolean {
+  const e = (err ?? {}) as ErrorShape
+  if (typeof e.severity === 'string') return e.code === '57014' || e.code === '55P03'
+  return e.message === 'timeout exceeded when trying to connect'
+}
+
 /** A short cause for the log and /readyz: the error's code, else its first line (never a URL's password). */
 export function causeOf(err: unknown): string {
   const e = (err ?? {}) as ErrorShape
@@ -155,7 +166,7 @@ export interface AvailabilityOptions {
 export interface Availability {
   readonly dependency: Dependency
   readonly down: boolean
-  /** A failure of the dependency seen by a caller: starts an outage (and the probe) when it is up. */
+  /** A failure of the dependency seen by a caller: starts an outage (and the probe) when it is up; slowness does not. */
   failed(err: unknown): void
   /** A request answered 503 during this outage (counted for the recovery line). */
   refused(): void
@@ -226,9 +237,13 @@ export function createAvailability(options: AvailabilityOptions): Availability {
         try {
           await work()
         } catch (e) {
-          if (outageOf(e) === options.dependency) {
-            waiting.unshift(work)
-            markDown(e)
+          if (outageOf(e) !== options.dependency) continue
+          waiting.unshift(work)
+          if (!isSlowness(e)) markDown(e)
+          else if (!closed) {
+            // the database is busy, not down: try again in a moment
+            setTimeout(() => void drain(), every).unref()
+            break
           }
         }
       }
@@ -258,6 +273,7 @@ export function createAvailability(options: AvailabilityOptions): Availability {
     }
   }
   const markDown = (err: unknown) => {
+    if (isSlowness(err)) return
     if (outage) {
       outage.failures++
       if (!outage.gating && gates(err)) outage.gating = true

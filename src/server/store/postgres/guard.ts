@@ -12,16 +12,18 @@ import { createAvailability, markDependency, outageOf, type Availability } from 
 export const DEFAULT_DATABASE_TIMEOUT_MS = 5000
 
 /**
- * The pool settings that bound a hang (a partition: connections open, nothing answers): `connectionTimeoutMillis`
- * (a new connection, or a wait for a free one), `query_timeout` (the client gives up on a statement),
- * `statement_timeout` (the server stops one the client gave up on), `idle_in_transaction_session_timeout` (the server
- * ends a transaction whose client went silent, releasing its row locks) and TCP keep-alive.
+ * The pool settings that bound a slow or hung database: `statement_timeout` (the server cancels a statement after
+ * `timeoutMs` and rolls it back — a certain outcome, so the server is asked to give up first), `query_timeout` (the
+ * client gives up when not even that answer came, half as long again and at least 1 s later: the database hangs — a
+ * partition, connections open and nothing answering — and whether the statement ran is unknown),
+ * `connectionTimeoutMillis` (a new connection, or a wait for a free one), `idle_in_transaction_session_timeout` (the
+ * server ends a transaction whose client went silent, releasing its row locks) and TCP keep-alive.
  */
 export function boundedPoolSettings(timeoutMs: number): pg.PoolConfig {
   return {
     connectionTimeoutMillis: timeoutMs,
-    query_timeout: timeoutMs,
     statement_timeout: timeoutMs,
+    query_timeout: timeoutMs + Math.max(1000, Math.round(timeoutMs / 2)),
     idle_in_transaction_session_timeout: 2 * timeoutMs,
     keepAlive: true,
   }
