@@ -30,6 +30,9 @@ async function startServer(path: string) {
   const now = Date.now()
   const org = store.createOrg({ name: 'Disk', planId: 'starter' }, now)
   const { secret } = await issueApiKey(store, { orgId: org.id, name: 'disk' }, now)
+  const reader = await issueApiKey(store, { orgId: org.id, name: 'reader', scopes: ['account:read'] }, now)
+  /** GET /v1/account with a key never used before (its first use is written, or would be). */
+  const account = async () => (await app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: `Bearer ${reader.secret}` } })).statusCode
   let n = 0
   const lookup = async () => {
     n++
@@ -52,7 +55,7 @@ async function startServer(path: string) {
     }
   }
   cleanups.push(() => void app.close())
-  return { app, log, lookup, readyz, ledger }
+  return { app, log, lookup, readyz, ledger, account }
 }
 
 /** The common part: the outage answered 503 with nothing written, then recovery, one log line each way. */
@@ -67,6 +70,8 @@ async function outage(server: Awaited<ReturnType<typeof startServer>>, start: ()
     expect(a.retryAfter).toMatch(/^[1-9][0-9]*$/)
   }
   expect(await server.readyz()).toBe(503)
+  // a read is answered: recording the key's first use is no condition of it
+  expect(await server.account()).toBe(200)
   expect(server.ledger()).toEqual(before)
   end()
   let tries = 0
