@@ -4,7 +4,9 @@
  * partition: connections stay open, nothing answers). While it lasts every request gets 503 UPSTREAM_UNAVAILABLE in
  * the envelope with Retry-After — never 500, never 429 — while still frozen (so no request waits the partition out),
  * GET /readyz says not ready, the log says so once and once more when it is back, the dashboard answers a 503 page
- * with its security headers; afterwards the balance dropped by exactly the credits of the answers given.
+ * with its security headers; afterwards the balance dropped by exactly the credits of the answers given. And a
+ * statement that committed while the partition swallowed its reply: the settlement (the paid answer still goes out)
+ * and the start of an Idempotency-Key record (its retry is not refused as in progress).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
@@ -41,12 +43,12 @@ async function startServer(cluster: PgCluster, viaPort: number | undefined, time
   await stores.store.addCredits(org.id, STARTING_CREDITS, 'top_up', now)
   const { secret } = await issueApiKey(stores.store, { orgId: org.id, name: 'outage' }, now)
   let n = 0
-  const lookup = async (): Promise<Answer> => {
+  const lookup = async (idempotencyKey?: string): Promise<Answer> => {
     n++
     const res = await fetch(`${base}/v1/ip`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ip: `11.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` }),
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+      body: JSON.stringify({ ip: idempotencyKey ? `12.0.0.${idempotencyKey.length}` : `11.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` }),
     })
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Answer['body'] }
   }
@@ -177,4 +179,51 @@ describe.skipIf(!RUN)('PostgreSQL hung behind a frozen proxy', () => {
     expect(lines(server.log, 'internal error')).toHaveLength(0)
     expect(before - (await server.balance())).toBe(credits([...answers, ...during, ...after]))
   }, 120_000)
+})
+
+describe.skipIf(!RUN)('a statement PostgreSQL committed whose reply the partition lost', () => {
+  let cluster: PgCluster
+  let proxy: FreezableProxy
+  let server: Awaited<ReturnType<typeof startServer>>
+  beforeAll(async () => {
+    cluster = await createPgCluster()
+    proxy = await freezableProxy(cluster.port)
+    server = await startServer(cluster, proxy.port, 1000)
+  }, 120_000)
+  afterAll(async () => {
+    await server?.close().catch(() => undefined)
+    await proxy?.close()
+    cluster?.drop()
+  })
+
+  const recover = async () => {
+    proxy.thaw()
+    await until(server.readyz, 200)
+  }
+
+  it('the settlement: the answer its reservation paid for goes out, and the balance matches what was answered', async () => {
+    const before = await server.balance()
+    const answers: Answer[] = [await server.lookup()]
+    proxy.freezeAnswersAfter('riskcheck_settle_many')
+    const cut = await server.lookup()
+    expect(cut.status).toBe(200)
+    answers.push(cut)
+    await recover()
+    answers.push(await server.lookup())
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200])
+    expect(before - (await server.balance())).toBe(credits(answers))
+  }, 60_000)
+
+  it('the Idempotency-Key record: the 503 is not followed by 409 "in progress" for the retry once the database is back', async () => {
+    const before = await server.balance()
+    proxy.freezeAnswersAfter('riskcheck_idempotency_begin')
+    const first = await server.lookup('retry-me')
+    expectUnavailable([first])
+    await recover()
+    const retry = await server.lookup('retry-me')
+    expect(retry.status).toBe(200)
+    const replay = await server.lookup('retry-me')
+    expect(replay.status).toBe(200)
+    expect(before - (await server.balance())).toBe(credits([retry]))
+  }, 60_000)
 })

@@ -85,6 +85,11 @@ export interface FreezableProxy {
   port: number
   /** Drops what either side sends (`'answers'`: only what the server sends — its statements still run). */
   freeze(direction?: 'both' | 'answers'): void
+  /**
+   * Drops the server's answers from the moment a client sends bytes containing `text` (a prepared statement's name):
+   * that statement runs and commits, and its reply is lost.
+   */
+  freezeAnswersAfter(text: string): void
   /** Forwards again; connections that waited are connected. */
   thaw(): void
   close(): Promise<void>
@@ -93,6 +98,7 @@ export interface FreezableProxy {
 /** Starts a proxy on `port` of 127.0.0.1 (default {@link outagePort}(1)) in front of `targetPort`. */
 export async function freezableProxy(targetPort: number, port?: number): Promise<FreezableProxy> {
   let frozen: 'both' | 'answers' | null = null
+  let trigger: Buffer | null = null
   const held: Array<() => void> = []
   const sockets = new Set<net.Socket>()
   const server = net.createServer((client) => {
@@ -102,7 +108,11 @@ export async function freezableProxy(targetPort: number, port?: number): Promise
       const upstream = net.connect(targetPort, '127.0.0.1')
       sockets.add(upstream)
       upstream.on('close', () => sockets.delete(upstream))
-      client.on('data', (d) => {
+      client.on('data', (d: Buffer) => {
+        if (trigger && d.includes(trigger)) {
+          trigger = null
+          frozen = 'answers'
+        }
         if (frozen !== 'both') upstream.write(d)
       })
       upstream.on('data', (d) => {
@@ -126,7 +136,11 @@ export async function freezableProxy(targetPort: number, port?: number): Promise
     freeze(direction = 'both') {
       frozen = direction
     },
+    freezeAnswersAfter(text) {
+      trigger = Buffer.from(text)
+    },
     thaw() {
+      trigger = null
       frozen = null
       for (const c of held.splice(0)) c()
     },

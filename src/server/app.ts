@@ -58,7 +58,7 @@ import { redisReadyCheck } from './queue/redis-health.js'
 import { Redis } from 'ioredis'
 import { numberOption } from '../option-checks.js'
 import { watchDependencies } from './dependencies.js'
-import { markDependency } from './outage.js'
+import { markDependency, mayHaveRun } from './outage.js'
 
 /** The Redis side of a server (`ServerOptions.queue`). */
 export interface ServerQueueOptions {
@@ -505,7 +505,15 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (key === undefined || !state?.auth) return
     const path = request.url.split('?')[0] ?? request.url
     const scope = `${state.auth.key.id} ${request.method} ${path}`
-    const begin = await store.beginIdempotent(scope, key, bodyFingerprint(request.body), nowMs(), IDEMPOTENCY_TTL_MS)
+    let begin: Awaited<ReturnType<Store['beginIdempotent']>>
+    try {
+      begin = await store.beginIdempotent(scope, key, bodyFingerprint(request.body), nowMs(), IDEMPOTENCY_TTL_MS)
+    } catch (e) {
+      // The record may have been written though its reply was lost: once the database is back it is given up, or the
+      // client's retry would be refused as still in progress.
+      if (deps.note(e) && mayHaveRun(e)) deps.database.afterRecovery(async () => store.abandonIdempotent(scope, key))
+      throw e
+    }
     switch (begin.state) {
       case 'new':
         state.idem = { scope, key, done: false }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { RiskcheckError } from '../errors.js'
 import { mapError } from './envelope.js'
-import { createAvailability, DependencyDown, markDependency, outageOf, type AvailabilityChange } from './outage.js'
+import { createAvailability, DependencyDown, markDependency, mayHaveRun, outageOf, type AvailabilityChange } from './outage.js'
 
 const socketError = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code, syscall: 'connect' })
 const pgError = (code: string) => Object.assign(new Error('pg'), { code, severity: 'ERROR' })
@@ -51,6 +51,20 @@ describe('outageOf', () => {
     expect(m.message).not.toMatch(/SQLITE/)
     expect(mapError(new RiskcheckError('UNAUTHORIZED', 'Invalid API key.'))).toMatchObject({ status: 401, code: 'UNAUTHORIZED' })
     expect(mapError(new Error('boom'))).toMatchObject({ status: 500, code: 'INTERNAL_ERROR' })
+  })
+})
+
+describe('mayHaveRun', () => {
+  it('only when the reply, not the statement, may be what was lost', () => {
+    expect(mayHaveRun(new Error('Query read timeout'))).toBe(true)
+    expect(mayHaveRun(new Error('Connection terminated unexpectedly'))).toBe(true)
+    expect(mayHaveRun(markDependency(socketError('ECONNRESET'), 'database'))).toBe(true)
+    expect(mayHaveRun(markDependency(socketError('ECONNREFUSED'), 'database'))).toBe(false)
+    expect(mayHaveRun(new Error('timeout exceeded when trying to connect'))).toBe(false)
+    expect(mayHaveRun(new DependencyDown('database', 'ECONNRESET'))).toBe(false)
+    expect(mayHaveRun(pgError('57014'))).toBe(false)
+    expect(mayHaveRun(sqliteError('SQLITE_FULL'))).toBe(false)
+    expect(mayHaveRun(new Error('Connection is closed.'))).toBe(false)
   })
 })
 

@@ -127,6 +127,19 @@ export function isSlowness(err: unknown): boolean {
   return e.message === 'timeout exceeded when trying to connect'
 }
 
+/**
+ * Whether a statement that failed with `err` may still have run: its connection timed out or was cut after it was
+ * sent, so its reply, not the statement, may be what was lost. False when it was never sent (the gate, a connection
+ * refused or not made in time) and when the database answered with an error (it rolled the statement back).
+ */
+export function mayHaveRun(err: unknown): boolean {
+  const e = (err ?? {}) as ErrorShape
+  if (err instanceof DependencyDown || typeof e.severity === 'string' || outageOf(err) !== 'database') return false
+  const message = typeof e.message === 'string' ? e.message : ''
+  if (message === 'Query read timeout' || message.startsWith('Connection terminated unexpectedly')) return true
+  return e.code === 'ECONNRESET' || e.code === 'EPIPE' || e.code === 'ETIMEDOUT'
+}
+
 /** A short cause for the log and /readyz: the error's code, else its first line (never a URL's password). */
 export function causeOf(err: unknown): string {
   const e = (err ?? {}) as ErrorShape
