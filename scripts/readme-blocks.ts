@@ -20,6 +20,8 @@ const GROUP_TITLES: Record<FactorGroup, string> = {
   ip: 'IP',
   email_auth: 'email authentication',
   combined: 'combined check (cross-signals)',
+  lists: 'every lookup (your lists)',
+  velocity: 'velocity',
 }
 
 function factorTable(): string {

@@ -14,7 +14,7 @@
  * Cache hits and test mode cost 0 (decided by the facade, not here); so does a lookup whose options make it free
  * (`maxCredits` of its check definition: the email lookup with `smtp: false`).
  */
-import type { DetailsByType, LookupType } from './schema.js'
+import type { DataByType, LookupType } from './schema.js'
 
 /**
  * The billing table as documented (the credits table of docs/options.md is generated from it; src/options.test.ts
@@ -41,15 +41,15 @@ export const MAX_CREDITS: Readonly<Record<Exclude<LookupType, 'check'>, number>>
 }
 
 /** Credits a completed (non-cached, live) lookup costs, from its details. */
-export function creditsFor<T extends Exclude<LookupType, 'check'>>(type: T, details: DetailsByType[T]): number {
+export function creditsFor<T extends Exclude<LookupType, 'check'>>(type: T, details: DataByType[T]): number {
   switch (type) {
     case 'email':
-      return (details as DetailsByType['email']).smtp_check === 'unavailable' ? 0 : 1
+      return (details as DataByType['email']).smtp_check === 'unavailable' ? 0 : 1
     case 'phone':
-      return (details as DetailsByType['phone']).valid ? 1 : 0
+      return (details as DataByType['phone']).valid ? 1 : 0
     case 'domain_age':
       // Unregistered (RDAP 404) is free; so is an answer the registry never gave (timeout: found is false too).
-      return (details as DetailsByType['domain_age']).found ? 1 : 0
+      return (details as DataByType['domain_age']).found ? 1 : 0
     case 'phone_type':
     case 'ip':
     case 'email_auth':

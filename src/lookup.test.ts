@@ -7,19 +7,19 @@ import { createMemoryLedger, UNMETERED } from './credits.js'
 import { RiskcheckError } from './errors.js'
 import { cacheKeyOf, runLookup, type LookupEnv } from './lookup.js'
 import { resolveOptions } from './options.js'
-import type { PhoneTypeDetails } from './schema.js'
+import type { PhoneTypeData } from './schema.js'
 import { DEFAULT_POLICY } from './scoring/rules.js'
 
 // A fake phone_type check: the input decides the outcome, and every run is counted.
 function fakeCheck() {
   const calls: string[] = []
-  const def: CheckDefinition<string, { bypassCache?: boolean }, PhoneTypeDetails> = {
+  const def: CheckDefinition<string, { bypassCache?: boolean }, PhoneTypeData> = {
     type: 'phone_type',
     prepare(input) {
       if (typeof input !== 'string') throw new RiskcheckError('INVALID_INPUT', 'not a string')
       return { input: input.trim(), cacheKey: input.trim().toLowerCase() }
     },
-    async run(_ctx, input): Promise<CheckOutcome<PhoneTypeDetails>> {
+    async run(_ctx, input): Promise<CheckOutcome<PhoneTypeData>> {
       calls.push(input)
       const valid = !input.startsWith('bad')
       return {

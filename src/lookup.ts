@@ -9,9 +9,10 @@ import type { CheckContext, CheckDefinition, CheckOutcome } from './checks/types
 import type { CreditLedger } from './credits.js'
 import { RiskcheckError } from './errors.js'
 import { buildResult, newRequestId } from './result.js'
-import type { CheckContextName, DetailsByType, LookupResult, LookupType } from './schema.js'
+import type { CheckContextName, DetailsByType, LookupResult, LookupType, Velocity } from './schema.js'
 import { evaluate, type Assessment, type EvaluateOptions } from './scoring/engine.js'
 import type { Policy } from './scoring/rules.js'
+import { answerWithLists, countVelocity, type Signals } from './signals.js'
 
 /** Everything a lookup needs besides its input. */
 export interface LookupEnv {
@@ -20,6 +21,8 @@ export interface LookupEnv {
   cacheTtlMs: number
   ledger: CreditLedger
   policy: Policy
+  /** Allow/block lists and velocity (both off when absent); applied when an answer is given, after the cache. */
+  signals?: Signals
 }
 
 /** Options every lookup accepts. */
@@ -54,6 +57,11 @@ export interface RunCheckOptions {
    * row and its charge are saved: an answer lost in a crash must not come back as a free cache hit).
    */
   deferCacheWrite?: (write: () => Promise<void>) => void
+  /**
+   * Count this answer's values for velocity (`details.velocity`) before scoring it: single lookups do; the combined
+   * check counts once for all its parts, and bulk rows are not traffic.
+   */
+  countVelocity?: boolean
 }
 
 /** Lookups whose answer depends on the updatable open data (src/data): their cache key names the data set. */
@@ -126,11 +134,10 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
   runOptions: RunCheckOptions = {},
 ): Promise<LookupRun<D>> {
   const { ctx } = env
-  const context = runOptions.context ?? null
 
   if (ctx.mode === 'test') {
     const outcome = await def.test(ctx, input, opts)
-    return { outcome, assessment: scoreOutcome(env, outcome, context), creditsUsed: 0, cacheHit: false }
+    return answer(env, def.type, outcome, runOptions, 0, false)
   }
 
   const max = maxCreditsOf(def, ctx, opts)
@@ -149,7 +156,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     if (hit) {
       const cached = hit.outcome as CheckOutcome<D>
       const outcome = def.revive ? def.revive(ctx, cached) : cached
-      return { outcome, assessment: scoreOutcome(env, outcome, context), creditsUsed: 0, cacheHit: true }
+      return answer(env, def.type, outcome, runOptions, 0, true)
     }
   }
 
@@ -187,14 +194,34 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     if (runOptions.deferCacheWrite) runOptions.deferCacheWrite(write)
     else await write()
   }
-  return { outcome, assessment: scoreOutcome(env, outcome, context), creditsUsed: credits, cacheHit: false }
+  return answer(env, def.type, outcome, runOptions, credits, false)
+}
+
+/**
+ * The answer of an outcome (fresh, cached or of test mode): the lists matched and, when asked, velocity counted at
+ * answer time (./signals.ts), then scored under the environment's policy and the combined check's context.
+ */
+async function answer<D>(
+  env: LookupEnv,
+  type: LookupType,
+  found: CheckOutcome<D>,
+  runOptions: RunCheckOptions,
+  creditsUsed: number,
+  cacheHit: boolean,
+): Promise<LookupRun<D>> {
+  const nowMs = runOptions.nowMs ?? env.ctx.now().getTime()
+  const listed = answerWithLists(env.signals, type, found, nowMs)
+  const outcome = isPromise(listed) ? await listed : listed
+  const velocity = runOptions.countVelocity ? await countVelocity(env.signals, type, outcome, env.ctx.mode === 'test', nowMs) : null
+  return { outcome, assessment: scoreOutcome(env, outcome, runOptions.context ?? null, velocity), creditsUsed, cacheHit }
 }
 
 /** The assessment of an outcome under the environment's policy (and the combined check's context). */
-function scoreOutcome(env: LookupEnv, outcome: CheckOutcome<unknown>, context: CheckContextName | null): Assessment {
+function scoreOutcome(env: LookupEnv, outcome: CheckOutcome<unknown>, context: CheckContextName | null, velocity: Velocity | null = null): Assessment {
   const options: EvaluateOptions = { policy: env.policy, context }
   if (outcome.reasons !== undefined) options.reasons = outcome.reasons
   if (outcome.validReason !== undefined) options.validReason = outcome.validReason
+  if (velocity) options.velocity = velocity
   return evaluate(outcome.factors, options)
 }
 
@@ -224,7 +251,7 @@ export async function runLookup<In, Opts extends CommonLookupOptions, D>(
   let run: LookupRun<D>
   try {
     const prepared = def.prepare(rawInput, options, env.ctx)
-    run = await runCheck(env, def, prepared.input, prepared.cacheKey, options, { nowMs })
+    run = await runCheck(env, def, prepared.input, prepared.cacheKey, options, { nowMs, countVelocity: true })
   } catch (e) {
     throw asRiskcheckError(e)
   }

@@ -7,6 +7,8 @@ import type { ResultCache } from './cache.js'
 import type { CreditLedger } from './credits.js'
 import type { PhoneCarrierSource } from './sources/phone/carrier-source.js'
 import type { BulkOptions } from './bulk/types.js'
+import type { ListsOption } from './lists/types.js'
+import type { VelocityOptions } from './velocity/counter.js'
 import { parseSmtpProxies } from './sources/smtp/proxy.js'
 import { badOption } from './option-checks.js'
 import { readSetting } from './settings.js'
@@ -155,6 +157,18 @@ export interface RiskcheckOptions {
   dataDir?: string
   /** How often the data directory is checked for a newly installed set, in ms (default 60000; 0: never). */
   dataCheckIntervalMs?: number
+  /**
+   * Your allow/block lists (docs/lists-and-velocity.md): the lists, or a function that loads them (called again by
+   * `rc.reloadLists()`). Every answer reports the lists its input is on in `details.lists`; a block match blocks, an
+   * allow match approves unless a block list matches too.
+   */
+  lists?: ListsOption
+  /**
+   * Velocity (docs/lists-and-velocity.md): count how many checks had the same IP, network, email domain, email and
+   * phone in the last hour and day (`details.velocity`, velocity factors past the policy's thresholds). `true`: in
+   * memory, for this process; or a store shared by several (`createRedisVelocityStore`) with its secret.
+   */
+  velocity?: boolean | VelocityOptions
 }
 
 /** Options after validation and defaults. */
@@ -177,7 +191,7 @@ export interface ResolvedOptions {
 
 const KNOWN = new Set([
   'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs', 'bulk', 'onWarning',
-  'dataDir', 'dataCheckIntervalMs',
+  'dataDir', 'dataCheckIntervalMs', 'lists', 'velocity',
 ])
 
 function bad(option: string, why: string): never {

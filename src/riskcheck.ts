@@ -17,6 +17,10 @@ import { runCombinedCheck, type CheckInput } from './checks/combined.js'
 import { createBulkEngine, type BulkEngine } from './bulk/index.js'
 import type { DataRefresh } from './data/provider.js'
 import type { DataStatus } from './data/status.js'
+import { createListsHolder } from './lists/holder.js'
+import type { ListsOption, ListSummary } from './lists/types.js'
+import type { Signals } from './signals.js'
+import { createVelocityCounter } from './velocity/counter.js'
 
 type Defs = typeof CHECKS
 /** Options of the lookup `K` (e.g. `{ smtp?, bypassCache? }` for email). */
@@ -56,6 +60,14 @@ export interface Riskcheck {
    * data set, loaded completely first; lookups in flight finish on the set they started with.
    */
   reloadData(): Promise<DataRefresh>
+  /**
+   * Loads the allow/block lists again — the loader given as `lists` is called again, or `next` replaces them — and
+   * switches to them once all are compiled (lookups in flight finish on the lists they started with). Rejects with a
+   * ListsError (a TypeError naming each unusable value) or the loader's error, and then keeps the lists in force.
+   */
+  reloadLists(next?: ListsOption): Promise<ListSummary[]>
+  /** The allow/block lists in force: id, name, kind, item type and number of items of each. */
+  listsSummary(): ListSummary[]
   /** Releases sockets, caches and timers. The instance must not be used afterwards. */
   close(): Promise<void>
 }
@@ -82,6 +94,7 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
   const ttlSeconds = (options.cache as { ttlSeconds?: number } | undefined)?.ttlSeconds
   const ledger: CreditLedger =
     typeof options.credits === 'number' ? createMemoryLedger(options.credits) : (options.credits ?? UNMETERED)
+  const signals = createSignals(options)
   const sources = createSources(resolved)
   try {
     sources.validate()
@@ -101,6 +114,7 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     cacheTtlMs: readSetting<number>('cache.ttlSeconds', ttlSeconds) * 1000,
     ledger,
     policy,
+    signals,
   }
   let bulk: BulkEngine
   try {
@@ -135,12 +149,29 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     env,
     dataStatus: () => sources.data.status(resolved.now()),
     reloadData: () => sources.data.refresh(),
+    reloadLists(next) {
+      if (!signals.lists) signals.lists = createListsHolder([])
+      return signals.lists.reload(next)
+    },
+    listsSummary: () => signals.lists?.summary() ?? [],
     async close() {
       if (closed) return
       closed = true
       await bulk.close()
       await sources.close()
       await cache?.close?.()
+      await signals.velocity?.close()
     },
+  }
+}
+
+/** The lists and velocity counter of the options (TypeErrors naming a bad option or list value). */
+function createSignals(options: RiskcheckOptions): Signals {
+  const velocity = options.velocity
+  if (velocity !== undefined && typeof velocity !== 'boolean' && (velocity === null || typeof velocity !== 'object'))
+    throw new TypeError('riskcheck: option `velocity` must be true, false or an object (secret, store, timeoutMs)')
+  return {
+    lists: options.lists === undefined ? null : createListsHolder(options.lists),
+    velocity: velocity === undefined || velocity === false ? null : createVelocityCounter(velocity === true ? {} : velocity),
   }
 }

@@ -9,7 +9,7 @@ import { Type, type Static, type TSchema, type TObject, type TProperties } from 
 
 const closed = <T extends TProperties>(properties: T, description?: string): TObject<T> =>
   Type.Object(properties, { additionalProperties: false, ...(description ? { description } : {}) })
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+const Nullable = <T extends TSchema>(schema: T, description?: string) => Type.Union([schema, Type.Null()], description ? { description } : {})
 const literals = <const T extends readonly string[]>(values: T, description?: string) =>
   Type.Union(
     values.map((v) => Type.Literal(v)),
@@ -57,6 +57,13 @@ export const CONTEXTS = ['signup', 'lead', 'checkout'] as const
 /** The situation a combined check is judged for. */
 export type CheckContextName = (typeof CONTEXTS)[number]
 
+export const LIST_KINDS = ['block', 'allow'] as const
+export const LIST_ITEM_TYPES = ['email', 'email_domain', 'ip', 'phone', 'country', 'asn'] as const
+
+export const VELOCITY_KINDS = ['ip', 'network', 'email_domain', 'email', 'phone'] as const
+/** What velocity counts: the same IP, network (/24, /48), email domain, normalised email, phone number. */
+export type VelocityKind = (typeof VELOCITY_KINDS)[number]
+
 export const BULK_TYPES = ['email', 'phone', 'phone_type', 'ip', 'domain_age', 'email_auth'] as const
 export type BulkType = (typeof BULK_TYPES)[number]
 
@@ -74,7 +81,7 @@ export type PlanStatus = (typeof PLAN_STATUSES)[number]
 
 // ─── details of each lookup ───────────────────────────────────────────────────────────────────────────────────────
 
-export const EmailDetailsSchema = closed({
+export const EmailDataSchema = closed({
   normalized: Type.String(),
   local_part: Type.String(),
   domain: Type.String(),
@@ -92,9 +99,10 @@ export const EmailDetailsSchema = closed({
   has_spf: Nullable(Type.Boolean()),
   has_dmarc: Nullable(Type.Boolean()),
 })
-export type EmailDetails = Static<typeof EmailDetailsSchema>
+/** What the Email check finds (its details without the answer-time fields `lists` and `velocity`). */
+export type EmailData = Static<typeof EmailDataSchema>
 
-export const IpDetailsSchema = closed({
+export const IpDataSchema = closed({
   ip: Type.String(),
   version: Type.Union([Type.Literal(4), Type.Literal(6)]),
   location: closed({
@@ -128,9 +136,10 @@ export const IpDetailsSchema = closed({
   }),
   reverse_dns: Nullable(Type.String()),
 })
-export type IpDetails = Static<typeof IpDetailsSchema>
+/** What the Ip check finds (its details without the answer-time fields `lists` and `velocity`). */
+export type IpData = Static<typeof IpDataSchema>
 
-export const PhoneDetailsSchema = closed({
+export const PhoneDataSchema = closed({
   e164: Nullable(Type.String()),
   national_format: Nullable(Type.String()),
   international_format: Nullable(Type.String()),
@@ -156,18 +165,20 @@ export const PhoneDetailsSchema = closed({
   routing: closed({ lrn: Type.String(), lata: Nullable(Type.String()) }),
   coverage: literals(COVERAGES),
 })
-export type PhoneDetails = Static<typeof PhoneDetailsSchema>
+/** What the Phone check finds (its details without the answer-time fields `lists` and `velocity`). */
+export type PhoneData = Static<typeof PhoneDataSchema>
 
-export const PhoneTypeDetailsSchema = closed({
+export const PhoneTypeDataSchema = closed({
   e164: Nullable(Type.String()),
   country: Nullable(Type.String()),
   valid: Type.Boolean(),
   line_type: literals(LINE_TYPES),
   numbering_plan_type: Nullable(Type.String()),
 })
-export type PhoneTypeDetails = Static<typeof PhoneTypeDetailsSchema>
+/** What the PhoneType check finds (its details without the answer-time fields `lists` and `velocity`). */
+export type PhoneTypeData = Static<typeof PhoneTypeDataSchema>
 
-export const DomainAgeDetailsSchema = closed({
+export const DomainAgeDataSchema = closed({
   domain: Type.String(),
   found: Type.Boolean({ description: 'The registry returned a record for the domain. False also when the lookup failed (then `partial` is true).' }),
   registered: Type.Boolean({
@@ -187,9 +198,10 @@ export const DomainAgeDetailsSchema = closed({
   nameservers: Type.Array(Type.String()),
   dnssec: Nullable(Type.Boolean()),
 })
-export type DomainAgeDetails = Static<typeof DomainAgeDetailsSchema>
+/** What the DomainAge check finds (its details without the answer-time fields `lists` and `velocity`). */
+export type DomainAgeData = Static<typeof DomainAgeDataSchema>
 
-export const EmailAuthDetailsSchema = closed({
+export const EmailAuthDataSchema = closed({
   domain: Type.String(),
   grade: literals(GRADES),
   mx: closed({ found: Type.Boolean(), records: Type.Array(Type.String()) }),
@@ -215,6 +227,68 @@ export const EmailAuthDetailsSchema = closed({
   }),
   bimi: closed({ found: Type.Boolean(), record: Nullable(Type.String()) }),
 })
+/** What the EmailAuth check finds (its details without the answer-time fields `lists` and `velocity`). */
+export type EmailAuthData = Static<typeof EmailAuthDataSchema>
+
+// ─── answer-time fields: list matches and velocity ───────────────────────────────────────────────────────────────
+
+export const ListMatchSchema = closed(
+  {
+    list_id: Type.String(),
+    name: Type.String(),
+    kind: literals(LIST_KINDS),
+    item_type: literals(LIST_ITEM_TYPES),
+    value: Type.String({ description: 'The list item that matched, normalised (`example.com`, `203.0.113.0/24`, `+14155550100`, `AS64500`).' }),
+  },
+  'One allow/block list the answer matched.',
+)
+
+const ListMatchesSchema = Type.Array(ListMatchSchema, {
+  description:
+    'The allow/block lists the input is on, one entry per list, applied when the answer is given (a cached answer is matched against the lists in force). Empty when none matched. See docs/lists-and-velocity.md.',
+})
+
+export const VelocityCountSchema = closed({
+  hour: Type.Integer({ minimum: 0, description: 'Checks in the last hour, this one included.' }),
+  day: Type.Integer({ minimum: 0, description: 'Checks in the last 24 hours, this one included.' }),
+})
+
+export const VelocitySchema = closed({
+  ip: Nullable(VelocityCountSchema),
+  network: Nullable(VelocityCountSchema),
+  email_domain: Nullable(VelocityCountSchema),
+  email: Nullable(VelocityCountSchema),
+  phone: Nullable(VelocityCountSchema),
+})
+/** How many checks in the last hour and day had the same IP, network, email domain, email and phone. */
+export type Velocity = Static<typeof VelocitySchema>
+
+const VELOCITY_DESCRIPTION =
+  'How many checks had the same input lately: per kind (ip, network /24 or /48, email_domain, email, phone) the counts of the last hour and 24 hours, this check included; null for a kind the check has no value of (a free email provider\'s domain is not counted). null when velocity is off. See docs/lists-and-velocity.md.'
+
+/** Details plus the answer-time fields: `lists` always, `velocity` where it applies. */
+const answered = <T extends TObject>(data: T, velocity: boolean) =>
+  Type.Composite(
+    [
+      data,
+      velocity
+        ? Type.Object({ lists: ListMatchesSchema, velocity: Nullable(VelocitySchema, VELOCITY_DESCRIPTION) })
+        : Type.Object({ lists: ListMatchesSchema }),
+    ],
+    { additionalProperties: false },
+  )
+
+export const EmailDetailsSchema = answered(EmailDataSchema, true)
+export type EmailDetails = Static<typeof EmailDetailsSchema>
+export const IpDetailsSchema = answered(IpDataSchema, true)
+export type IpDetails = Static<typeof IpDetailsSchema>
+export const PhoneDetailsSchema = answered(PhoneDataSchema, true)
+export type PhoneDetails = Static<typeof PhoneDetailsSchema>
+export const PhoneTypeDetailsSchema = answered(PhoneTypeDataSchema, true)
+export type PhoneTypeDetails = Static<typeof PhoneTypeDetailsSchema>
+export const DomainAgeDetailsSchema = answered(DomainAgeDataSchema, false)
+export type DomainAgeDetails = Static<typeof DomainAgeDetailsSchema>
+export const EmailAuthDetailsSchema = answered(EmailAuthDataSchema, false)
 export type EmailAuthDetails = Static<typeof EmailAuthDetailsSchema>
 
 // ─── the lookup result ────────────────────────────────────────────────────────────────────────────────────────────
@@ -233,20 +307,27 @@ export type Risk = Static<typeof RiskSchema>
 export const RecommendationSchema = closed({ action: literals(ACTIONS), message: Type.String() })
 export type Recommendation = Static<typeof RecommendationSchema>
 
-/** A part of the combined check: that lookup's details plus its own verdict and risk. */
-const part = <T extends TObject>(details: T) =>
-  Nullable(Type.Composite([details, Type.Object({ verdict: VerdictSchema, risk: RiskSchema })], { additionalProperties: false }))
+/**
+ * A part of the combined check: that lookup's details (its list matches included; velocity is counted once, for the
+ * whole check) plus its own verdict and risk.
+ */
+const part = <T extends TObject>(data: T) =>
+  Nullable(
+    Type.Composite([data, Type.Object({ lists: ListMatchesSchema, verdict: VerdictSchema, risk: RiskSchema })], { additionalProperties: false }),
+  )
 
 export const CheckDetailsSchema = closed({
-  email: part(EmailDetailsSchema),
-  ip: part(IpDetailsSchema),
-  phone: part(PhoneDetailsSchema),
+  email: part(EmailDataSchema),
+  ip: part(IpDataSchema),
+  phone: part(PhoneDataSchema),
   signals: closed({
     email_ip_country_match: Nullable(Type.Boolean()),
     phone_ip_country_match: Nullable(Type.Boolean()),
     disposable_and_vpn: Type.Boolean(),
   }),
   context: Nullable(literals(CONTEXTS)),
+  lists: Type.Array(ListMatchSchema, { description: 'The list matches of every part together (one entry per list and part).' }),
+  velocity: Nullable(VelocitySchema, VELOCITY_DESCRIPTION),
 })
 export type CheckDetails = Static<typeof CheckDetailsSchema>
 
@@ -260,6 +341,16 @@ export const DETAILS_SCHEMAS = {
   email_auth: EmailAuthDetailsSchema,
   check: CheckDetailsSchema,
 } as const
+
+/** What each single lookup's check finds (its details without the answer-time fields). */
+export interface DataByType {
+  email: EmailData
+  phone: PhoneData
+  phone_type: PhoneTypeData
+  ip: IpData
+  domain_age: DomainAgeData
+  email_auth: EmailAuthData
+}
 
 /** Details type of each lookup type. */
 export interface DetailsByType {

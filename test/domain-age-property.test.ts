@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { Value } from '@sinclair/typebox/value'
 import { domainAgeCheck } from '../src/checks/domain-age.js'
 import { isRiskcheckError } from '../src/errors.js'
-import { AGE_BANDS, DomainAgeDetailsSchema } from '../src/schema.js'
+import { AGE_BANDS, DomainAgeDataSchema } from '../src/schema.js'
 import { FACTORS } from '../src/scoring/factors.js'
 import type { CheckContext, Sources } from '../src/checks/types.js'
 import type { ResolvedOptions } from '../src/options.js'
@@ -70,7 +70,7 @@ describe('domain age on arbitrary input', () => {
           return
         }
         const o = await domainAgeCheck.run(ctx, prepared.input, {})
-        expect([...Value.Errors(DomainAgeDetailsSchema, o.details)]).toEqual([])
+        expect([...Value.Errors(DomainAgeDataSchema, o.details)]).toEqual([])
         for (const f of o.factors) expect(Object.hasOwn(FACTORS, f)).toBe(true)
         const d = o.details
         expect(d.domain).toBe(prepared.cacheKey)

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { Value } from '@sinclair/typebox/value'
 import { domainAgeCheck, lookupDomainAge } from '../src/checks/domain-age.js'
 import { isRiskcheckError } from '../src/errors.js'
-import { DomainAgeDetailsSchema } from '../src/schema.js'
+import { DomainAgeDataSchema } from '../src/schema.js'
 import { evaluate } from '../src/scoring/engine.js'
 import type { CheckContext, Sources } from '../src/checks/types.js'
 import type { ResolvedOptions } from '../src/options.js'
@@ -22,7 +22,7 @@ const ctx: CheckContext = { now: () => NOW, mode: 'test', offline: false, source
 async function answer(input: string) {
   const { input: prepared } = domainAgeCheck.prepare(input, {}, ctx)
   const o = await domainAgeCheck.test(ctx, prepared, {})
-  expect([...Value.Errors(DomainAgeDetailsSchema, o.details)]).toEqual([])
+  expect([...Value.Errors(DomainAgeDataSchema, o.details)]).toEqual([])
   const v = evaluate(o.factors, { ...(o.reasons ? { reasons: o.reasons } : {}), ...(o.validReason ? { validReason: o.validReason } : {}) })
   return { o, v }
 }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { domainAgeCheck, lookupDomainAge } from '../src/checks/domain-age.js'
 import { isRiskcheckError } from '../src/errors.js'
-import { DomainAgeDetailsSchema, type DomainAgeDetails } from '../src/schema.js'
+import { DomainAgeDataSchema, type DomainAgeData } from '../src/schema.js'
 import { evaluate } from '../src/scoring/engine.js'
 import type { CheckContext, CheckOutcome, Sources } from '../src/checks/types.js'
 import type { ResolvedOptions } from '../src/options.js'
@@ -29,7 +29,7 @@ function createRdapContext(opts: { offline?: boolean; rdap: RdapSourceOptions })
   }
 }
 
-const schemaErrors = (v: unknown) => [...Value.Errors(DomainAgeDetailsSchema, v)].map((e) => `${e.path} ${e.message}`)
+const schemaErrors = (v: unknown) => [...Value.Errors(DomainAgeDataSchema, v)].map((e) => `${e.path} ${e.message}`)
 
 const NOW = new Date('2026-11-22T09:30:00Z')
 const iso = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString()
@@ -46,7 +46,7 @@ afterAll(async () => {
   await server.close()
 })
 
-async function check(input: unknown, c: CheckContext = ctx): Promise<CheckOutcome<DomainAgeDetails>> {
+async function check(input: unknown, c: CheckContext = ctx): Promise<CheckOutcome<DomainAgeData>> {
   const prepared = domainAgeCheck.prepare(input, {}, c)
   const outcome = await domainAgeCheck.run(c, prepared.input, {})
   expect(schemaErrors(outcome.details)).toEqual([])

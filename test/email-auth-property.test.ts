@@ -8,7 +8,7 @@ import { emailAuthCheck } from '../src/checks/email-auth/index.js'
 import type { CheckContext, Sources } from '../src/checks/types.js'
 import { isRiskcheckError } from '../src/errors.js'
 import type { ResolvedOptions } from '../src/options.js'
-import { EmailAuthDetailsSchema, GRADES } from '../src/schema.js'
+import { EmailAuthDataSchema, GRADES } from '../src/schema.js'
 import { FACTORS } from '../src/scoring/factors.js'
 import { createDnsSource } from '../src/sources/dns.js'
 import type { DnsSource } from '../src/sources/dns-types.js'
@@ -60,7 +60,7 @@ describe('email-auth property', () => {
           return
         }
         const o = await emailAuthCheck.run(ctx, prepared.input, {})
-        expect(schemaErrors(EmailAuthDetailsSchema, o.details)).toEqual([])
+        expect(schemaErrors(EmailAuthDataSchema, o.details)).toEqual([])
         expect(GRADES).toContain(o.details.grade)
         expect(o.details.domain).toBe(prepared.input.host)
         for (const f of o.factors) expect(FACTORS[f].group).toBe('email_auth')

@@ -9,13 +9,13 @@ import { emailAuthCheck, inspectEmailAuth } from '../src/checks/email-auth/index
 import type { CheckContext, CheckOutcome, Sources } from '../src/checks/types.js'
 import type { ResolvedOptions } from '../src/options.js'
 import { createRiskcheck } from '../src/riskcheck.js'
-import type { EmailAuthDetails } from '../src/schema.js'
+import type { EmailAuthData } from '../src/schema.js'
 import { evaluate } from '../src/scoring/engine.js'
 import { createDnsSource } from '../src/sources/dns.js'
 import type { DnsSource } from '../src/sources/dns-types.js'
 import { startDnsServer, type FakeDnsServer, type Zones } from './fake-internet/dns-server.js'
 import { assertValidResult, schemaErrors } from './validate.js'
-import { EmailAuthDetailsSchema } from '../src/schema.js'
+import { EmailAuthDataSchema } from '../src/schema.js'
 
 const KEY_PARTS = ['v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAw1', 'yv4t3kzQ3Xo2h8H0ZtestkeyTAIL']
 const mx = (d: string) => [{ priority: 10, exchange: `mx.${d}` }]
@@ -86,10 +86,10 @@ afterAll(async () => {
   await server.close()
 })
 
-async function check(input: string): Promise<CheckOutcome<EmailAuthDetails>> {
+async function check(input: string): Promise<CheckOutcome<EmailAuthData>> {
   const prepared = emailAuthCheck.prepare(input, {}, ctx)
   const outcome = await emailAuthCheck.run(ctx, prepared.input, {})
-  expect(schemaErrors(EmailAuthDetailsSchema, outcome.details)).toEqual([])
+  expect(schemaErrors(EmailAuthDataSchema, outcome.details)).toEqual([])
   return outcome
 }
 

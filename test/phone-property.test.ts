@@ -9,7 +9,7 @@ import { phoneCheck, type PhoneLookupOptions } from '../src/checks/phone.js'
 import { phoneTypeCheck } from '../src/checks/phone-type.js'
 import type { CheckDefinition } from '../src/checks/types.js'
 import { RiskcheckError } from '../src/errors.js'
-import { PhoneDetailsSchema, PhoneTypeDetailsSchema } from '../src/schema.js'
+import { PhoneDataSchema, PhoneTypeDataSchema } from '../src/schema.js'
 import { FACTORS } from '../src/scoring/factors.js'
 import { analyzePhone } from '../src/sources/phone/parse.js'
 import { phoneContext } from './phone-helpers.js'
@@ -64,11 +64,11 @@ function checkProperty<D>(def: CheckDefinition<any, PhoneLookupOptions, D>, sche
 
 describe('phone lookups on arbitrary input (property)', () => {
   it('phone: a schema-valid result or INVALID_INPUT', async () => {
-    await fc.assert(checkProperty(phoneCheck, PhoneDetailsSchema), { numRuns: 400 })
+    await fc.assert(checkProperty(phoneCheck, PhoneDataSchema), { numRuns: 400 })
   })
 
   it('phone/type: a schema-valid result or INVALID_INPUT', async () => {
-    await fc.assert(checkProperty(phoneTypeCheck, PhoneTypeDetailsSchema), { numRuns: 400 })
+    await fc.assert(checkProperty(phoneTypeCheck, PhoneTypeDataSchema), { numRuns: 400 })
   })
 
   it('reading validity from the type (one type match) agrees with libphonenumber-js isValid()', () => {

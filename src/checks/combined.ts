@@ -11,13 +11,16 @@ import {
   CONTEXTS,
   type CheckContextName,
   type CheckDetails,
-  type EmailDetails,
-  type IpDetails,
+  type EmailData,
+  type IpData,
   type LookupResult,
-  type PhoneDetails,
+  type PhoneData,
 } from '../schema.js'
 import { evaluate, type Assessment } from '../scoring/engine.js'
 import type { FactorCode } from '../scoring/factors.js'
+import { VELOCITY_TYPES } from '../signals.js'
+import { velocityValuesOf, type VelocityValues } from '../velocity/counter.js'
+import type { ListMatch } from '../lists/types.js'
 import { emailCountry } from './email-country.js'
 import { CHECKS } from './registry.js'
 import type { CheckDefinition, CheckOutcome, Prepared } from './types.js'
@@ -130,11 +133,13 @@ async function runPart<In, O extends object, D>(
   return { outcome, assessment: fallback.assessment, creditsUsed: 0, cacheHit: false, timedOut: true }
 }
 
+/** A part as reported: its details without `velocity` (counted once, for the whole check), its verdict and risk. */
 function partView<D extends object>(part: Part<D> | null) {
   if (!part) return null
   const a = part.assessment
+  const { velocity: _, ...details } = part.outcome.details as D & { velocity?: unknown; lists: ListMatch[] }
   return {
-    ...part.outcome.details,
+    ...details,
     verdict: { status: a.status, reason: a.reason },
     risk: { score: a.score, level: a.level, factors: a.factors, confidence: a.confidence },
   }
@@ -142,9 +147,9 @@ function partView<D extends object>(part: Part<D> | null) {
 
 /** Country signals and their factors. */
 export function crossSignals(
-  email: EmailDetails | null,
-  ip: IpDetails | null,
-  phone: PhoneDetails | null,
+  email: EmailData | null,
+  ip: IpData | null,
+  phone: PhoneData | null,
 ): { signals: CheckDetails['signals']; factors: FactorCode[] } {
   const ipCountry = ip?.location.country_code?.toUpperCase() ?? null
   const mailCountry = email && email.syntax_valid ? emailCountry(email.domain) : null
@@ -157,6 +162,19 @@ export function crossSignals(
   if (phone_ip_country_match === false) factors.push('phone_ip_country_mismatch')
   if (disposable_and_vpn) factors.push('disposable_and_vpn')
   return { signals: { email_ip_country_match, phone_ip_country_match, disposable_and_vpn }, factors }
+}
+
+/**
+ * Velocity of the combined check: the values of every part counted once, together (one store round trip). `failed`
+ * when the store did not answer (the check is then partial, `velocity: null`).
+ */
+async function countCheckVelocity(env: LookupEnv, parts: ReadonlyArray<[string, Part<unknown> | null]>): Promise<{ counts: CheckDetails['velocity']; failed: boolean }> {
+  const counter = env.signals?.velocity
+  if (!counter) return { counts: null, failed: false }
+  const values: VelocityValues = {}
+  for (const [type, part] of parts) if (part && VELOCITY_TYPES.has(type)) velocityValuesOf(type, part.outcome.details, values)
+  const counts = await counter.count(values, env.ctx.mode === 'test', env.ctx.now().getTime())
+  return { counts, failed: counts === null }
 }
 
 /**
@@ -175,9 +193,9 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   const emailOpts = { ...common, ...(input.smtp !== undefined ? { smtp: input.smtp } : {}) }
 
   // Prepare every part before reserving anything: an unusable IP is an error of the whole request, unbilled.
-  const emailDef = CHECKS.email as CheckDefinition<any, any, EmailDetails>
-  const ipDef = CHECKS.ip as CheckDefinition<any, any, IpDetails>
-  const phoneDef = CHECKS.phone as CheckDefinition<any, any, PhoneDetails>
+  const emailDef = CHECKS.email as CheckDefinition<any, any, EmailData>
+  const ipDef = CHECKS.ip as CheckDefinition<any, any, IpData>
+  const phoneDef = CHECKS.phone as CheckDefinition<any, any, PhoneData>
   const emailIn = input.email === null ? null : emailDef.prepare(input.email, emailOpts, env.ctx)
   const ipIn = input.ip === null ? null : ipDef.prepare(input.ip, common, env.ctx)
   const phoneIn = input.phone === null ? null : phoneDef.prepare(input.phone, phoneOpts, env.ctx)
@@ -187,9 +205,9 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   if (reserve > 0 && !(await env.ledger.reserve(reserve))) {
     throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this check.')
   }
-  let email: Part<EmailDetails> | null = null
-  let ip: Part<IpDetails> | null = null
-  let phone: Part<PhoneDetails> | null = null
+  let email: Part<EmailData> | null = null
+  let ip: Part<IpData> | null = null
+  let phone: Part<PhoneData> | null = null
   try {
     ;[email, ip, phone] = await Promise.all([
       emailIn === null ? null : runPart(env, emailDef, emailIn, emailOpts, input.context, ms),
@@ -209,6 +227,11 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
     phone?.outcome.details ?? null,
   )
   const all = [email, ip, phone].filter((p): p is Part<any> => p !== null)
+  const velocity = await countCheckVelocity(env, [
+    ['email', email],
+    ['ip', ip],
+    ['phone', phone],
+  ])
   const factors = [...all.flatMap((p) => p.outcome.factors), ...signalFactors]
   const assessment: Assessment = evaluate(factors, {
     policy: env.policy,
@@ -216,6 +239,7 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
     // each part's sentences by factor: the overall reason is the one of the factor that decides across all parts
     reasons: Object.assign({}, ...all.map((p) => p.outcome.reasons ?? {})) as Partial<Record<FactorCode, string>>,
     validReason: 'No risk factors found in the email, IP or phone.',
+    velocity: velocity.counts,
   })
   const details: CheckDetails = {
     email: partView(email),
@@ -223,11 +247,13 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
     phone: partView(phone),
     signals,
     context: input.context,
+    lists: all.flatMap((p) => (p.outcome.details as { lists: ListMatch[] }).lists),
+    velocity: velocity.counts,
   }
   const outcome: CheckOutcome<CheckDetails> = {
     details,
     factors: assessment.factors,
-    partial: all.some((p) => p.outcome.partial),
+    partial: velocity.failed || all.some((p) => p.outcome.partial),
     dataSources: all.flatMap((p) => p.outcome.dataSources),
   }
   return buildResult(outcome, assessment, {

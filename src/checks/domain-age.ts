@@ -4,7 +4,7 @@
  * `ctx.now()`. Its factors and age bands: docs/decisions.md, "Results" → "domain-age factors" and "`age_band`".
  */
 import { invalidInput } from '../errors.js'
-import type { AgeBand, DomainAgeDetails } from '../schema.js'
+import type { AgeBand, DomainAgeData } from '../schema.js'
 import type { FactorCode } from '../scoring/factors.js'
 import type { RdapAnswer } from '../sources/rdap.js'
 import { parseDomainInput } from './domain-input.js'
@@ -49,7 +49,7 @@ const DAY_MS = 86_400_000
 export async function lookupDomainAge(
   ctx: CheckContext,
   registrableDomain: string,
-): Promise<{ details: DomainAgeDetails; partial: boolean }> {
+): Promise<{ details: DomainAgeData; partial: boolean }> {
   const outcome = await ageOutcome(ctx, registrableDomain)
   return { details: outcome.details, partial: outcome.partial }
 }
@@ -117,7 +117,7 @@ const TEST_DOMAINS: Record<string, { answer: (now: Date, domain: string) => Rdap
  * (`x@eu.corp.com` → `corp.com`). An input with no parsable host, or an IP address, is INVALID_INPUT. A host
  * without a registrable domain (`localhost`, `co.uk`) is judged not registered without any network.
  */
-export const domainAgeCheck: CheckDefinition<DomainAgeInput, DomainAgeOptions, DomainAgeDetails> = {
+export const domainAgeCheck: CheckDefinition<DomainAgeInput, DomainAgeOptions, DomainAgeData> = {
   type: 'domain_age',
 
   prepare(input: unknown) {
@@ -175,7 +175,7 @@ export const domainAgeCheck: CheckDefinition<DomainAgeInput, DomainAgeOptions, D
 
 // ─── internals ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
-async function ageOutcome(ctx: CheckContext, domain: string): Promise<CheckOutcome<DomainAgeDetails>> {
+async function ageOutcome(ctx: CheckContext, domain: string): Promise<CheckOutcome<DomainAgeData>> {
   if (ctx.mode === 'test') return outcomeFromAnswer(ctx.now(), domain, testAnswer(ctx.now(), domain), 'rdap')
   if (ctx.offline || ctx.options.rdap?.enabled === false) {
     return {
@@ -212,7 +212,7 @@ function failureReason(answer: RdapAnswer): string {
 }
 
 /** Turn an RDAP answer into the outcome, with every date computed from `now`. */
-function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source: string): CheckOutcome<DomainAgeDetails> {
+function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source: string): CheckOutcome<DomainAgeData> {
   if (answer.status === 'timeout' || answer.status === 'error') {
     return {
       details: unknownDetails(domain),
@@ -242,7 +242,7 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
   else if (ages.ageDays < RECENTLY_REGISTERED_DAYS) factors.push('domain_recently_registered')
   if (ages.daysUntilExpiry !== null && ages.daysUntilExpiry < EXPIRING_SOON_DAYS) factors.push('domain_expiring_soon')
 
-  const details: DomainAgeDetails = {
+  const details: DomainAgeData = {
     domain,
     found: true,
     registered: true,
@@ -259,7 +259,7 @@ function outcomeFromAnswer(now: Date, domain: string, answer: RdapAnswer, source
     nameservers: [...answer.nameservers],
     dnssec: answer.dnssec,
   }
-  const outcome: CheckOutcome<DomainAgeDetails> = { details, factors, partial: false, dataSources: [source] }
+  const outcome: CheckOutcome<DomainAgeData> = { details, factors, partial: false, dataSources: [source] }
   if (ages.ageDays === null) {
     outcome.reasons = { domain_age_unknown: 'The registry answered but publishes no registration date, so the domain age is unknown.' }
   } else {
@@ -347,7 +347,7 @@ function describeAge(days: number, years: number | null): string {
   return days === 1 ? '1 day' : `${days} days`
 }
 
-function notRegistrableOutcome(host: string): CheckOutcome<DomainAgeDetails> {
+function notRegistrableOutcome(host: string): CheckOutcome<DomainAgeData> {
   return {
     details: unknownDetails(host),
     factors: ['domain_not_registered'],
@@ -358,7 +358,7 @@ function notRegistrableOutcome(host: string): CheckOutcome<DomainAgeDetails> {
 }
 
 /** Details with nothing known: found/registered false (nothing was found), every date and age null. */
-function unknownDetails(domain: string): DomainAgeDetails {
+function unknownDetails(domain: string): DomainAgeData {
   return {
     domain,
     found: false,

@@ -4,7 +4,7 @@
  * source when online. What it accepts and reports: docs/decisions.md, "IP checks".
  */
 import { invalidInput } from '../errors.js'
-import type { ConnectionType, IpDetails } from '../schema.js'
+import type { ConnectionType, IpData } from '../schema.js'
 import type { FactorCode } from '../scoring/factors.js'
 import { getSpecialPurposeRange, type SpecialPurposeRange } from '../sources/ip/bogon.js'
 import { ipDataNotInstalledMessage } from '../sources/ip/data-paths.js'
@@ -42,7 +42,7 @@ export function explainInvalidIp(text: string): string {
 }
 
 /** Details with every lookup field empty. */
-function baseDetails(ip: ParsedIp): IpDetails {
+function baseDetails(ip: ParsedIp): IpData {
   return {
     ip: ip.address,
     version: ip.version,
@@ -63,7 +63,7 @@ function baseDetails(ip: ParsedIp): IpDetails {
   }
 }
 
-function bogonOutcome(ip: ParsedIp, range: SpecialPurposeRange): CheckOutcome<IpDetails> {
+function bogonOutcome(ip: ParsedIp, range: SpecialPurposeRange): CheckOutcome<IpData> {
   const details = baseDetails(ip)
   details.flags.is_bogon = true
   const inner = range.embedded ? ` (it embeds ${range.embedded})` : ''
@@ -92,7 +92,7 @@ function factorsOf(r: IpLookupResult): FactorCode[] {
 }
 
 /** Details from a source answer (flags without the proxy kinds). */
-function detailsOf(ip: ParsedIp, r: IpLookupResult): IpDetails {
+function detailsOf(ip: ParsedIp, r: IpLookupResult): IpData {
   const d = baseDetails(ip)
   d.location = { ...r.location }
   d.network = { ...r.network }
@@ -176,7 +176,7 @@ async function queryDnsbl(ctx: CheckContext, ip: ParsedIp, zone: string): Promis
 }
 
 /** The live (or offline) lookup. Never rejects for data reasons. */
-async function runIp(ctx: CheckContext, ip: ParsedIp): Promise<CheckOutcome<IpDetails>> {
+async function runIp(ctx: CheckContext, ip: ParsedIp): Promise<CheckOutcome<IpData>> {
   const special = getSpecialPurposeRange(ip)
   if (special) return bogonOutcome(ip, special)
   const local = localLookup(ctx, ip)
@@ -251,7 +251,7 @@ const TEST_LOCATIONS: Record<'US' | 'GB' | 'DE', IpLocation> = {
 interface TestScenario {
   note: string
   connection: ConnectionType | null
-  flags?: Partial<IpDetails['flags']>
+  flags?: Partial<IpData['flags']>
   proxy?: 'public' | 'residential'
   unavailable?: boolean
   asName: string
@@ -302,7 +302,7 @@ function testScenarioOf(ip: ParsedIp): { n: number; country: 'US' | 'GB' | 'DE' 
   return null
 }
 
-function testOutcome(ip: ParsedIp, n: number, country: 'US' | 'GB' | 'DE'): CheckOutcome<IpDetails> {
+function testOutcome(ip: ParsedIp, n: number, country: 'US' | 'GB' | 'DE'): CheckOutcome<IpData> {
   const s = TEST_SCENARIOS[n] as TestScenario
   const details = baseDetails(ip)
   if (s.unavailable) {
@@ -348,7 +348,7 @@ const TEST_INPUTS = [
 /**
  * The IP lookup definition. See the module comment for the facts reported and the input rules.
  */
-export const ipCheck: CheckDefinition<ParsedIp, IpLookupOptions, IpDetails> = {
+export const ipCheck: CheckDefinition<ParsedIp, IpLookupOptions, IpData> = {
   type: 'ip',
 
   prepare(input: unknown) {

@@ -3,7 +3,7 @@ import { phoneContext } from '../../test/phone-helpers.js'
 import { schemaErrors } from '../../test/validate.js'
 import { creditsFor } from '../billing.js'
 import { RiskcheckError } from '../errors.js'
-import { PhoneTypeDetailsSchema } from '../schema.js'
+import { PhoneTypeDataSchema } from '../schema.js'
 import { evaluate } from '../scoring/engine.js'
 import type { PhoneCarrierSource } from '../sources/phone/carrier-source.js'
 import { phoneTypeCheck } from './phone-type.js'
@@ -13,7 +13,7 @@ import type { CheckContext } from './types.js'
 async function lookup(ctx: CheckContext, phone: unknown, opts: PhoneLookupOptions = {}) {
   const { input } = phoneTypeCheck.prepare(phone, opts, ctx)
   const outcome = ctx.mode === 'test' ? await phoneTypeCheck.test(ctx, input, opts) : await phoneTypeCheck.run(ctx, input, opts)
-  expect(schemaErrors(PhoneTypeDetailsSchema, outcome.details)).toEqual([])
+  expect(schemaErrors(PhoneTypeDataSchema, outcome.details)).toEqual([])
   return { outcome, assessment: evaluate(outcome.factors, { reasons: outcome.reasons, validReason: outcome.validReason }) }
 }
 

@@ -13,7 +13,7 @@
  * and `phone_line_type_undetermined` in place of the phone lookup's `phone_line_type_unknown`: a line type the plan
  * cannot tell (FIXED_LINE_OR_MOBILE, UAN, pager, voicemail) makes this lookup's verdict `unknown`.
  */
-import type { PhoneTypeDetails } from '../schema.js'
+import type { PhoneTypeData } from '../schema.js'
 import type { PhoneAnalysis } from '../sources/phone/parse.js'
 import {
   NUMBERING_PLAN_SOURCE,
@@ -30,7 +30,7 @@ import {
 import type { CheckDefinition, CheckOutcome } from './types.js'
 
 /** The phone-type details of an analysed number. */
-export function phoneTypeDetails(a: PhoneAnalysis): PhoneTypeDetails {
+export function phoneTypeDetails(a: PhoneAnalysis): PhoneTypeData {
   return {
     e164: a.e164,
     country: a.region,
@@ -41,7 +41,7 @@ export function phoneTypeDetails(a: PhoneAnalysis): PhoneTypeDetails {
 }
 
 /** The outcome of the phone-type lookup for an analysed number. */
-export function phoneTypeOutcome(a: PhoneAnalysis, explicitCountry: string | null): CheckOutcome<PhoneTypeDetails> {
+export function phoneTypeOutcome(a: PhoneAnalysis, explicitCountry: string | null): CheckOutcome<PhoneTypeData> {
   const details = phoneTypeDetails(a)
   const dataSources = [NUMBERING_PLAN_SOURCE]
   if (!a.valid) return { details, factors: ['phone_invalid'], reasons: { phone_invalid: invalidReason(a) }, partial: false, dataSources }
@@ -62,7 +62,7 @@ export function phoneTypeOutcome(a: PhoneAnalysis, explicitCountry: string | nul
 const TYPE_SCENARIOS = Object.entries(PHONE_TEST_SCENARIOS).filter(([, s]) => s.assumeCountry !== undefined)
 
 /** The phone line-type lookup. See the module comment. */
-export const phoneTypeCheck: CheckDefinition<PhoneInput, PhoneLookupOptions, PhoneTypeDetails> = {
+export const phoneTypeCheck: CheckDefinition<PhoneInput, PhoneLookupOptions, PhoneTypeData> = {
   type: 'phone_type',
   prepare: (raw, opts) => preparePhone(raw, opts, false),
   async run(_ctx, input) {

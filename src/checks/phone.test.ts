@@ -3,7 +3,7 @@ import { phoneContext } from '../../test/phone-helpers.js'
 import { schemaErrors } from '../../test/validate.js'
 import { creditsFor } from '../billing.js'
 import { RiskcheckError } from '../errors.js'
-import { PhoneDetailsSchema } from '../schema.js'
+import { PhoneDataSchema } from '../schema.js'
 import { evaluate } from '../scoring/engine.js'
 import { PhoneCarrierError, emptyCarrierRecord, type LiveCarrierRecord, type PhoneCarrierSource } from '../sources/phone/carrier-source.js'
 import { phoneCheck, type PhoneLookupOptions } from './phone.js'
@@ -12,7 +12,7 @@ import type { CheckContext } from './types.js'
 async function lookup(ctx: CheckContext, phone: unknown, opts: PhoneLookupOptions = {}) {
   const { input } = phoneCheck.prepare(phone, opts, ctx)
   const outcome = ctx.mode === 'test' ? await phoneCheck.test(ctx, input, opts) : await phoneCheck.run(ctx, input, opts)
-  expect(schemaErrors(PhoneDetailsSchema, outcome.details)).toEqual([])
+  expect(schemaErrors(PhoneDataSchema, outcome.details)).toEqual([])
   return { outcome, assessment: evaluate(outcome.factors, { reasons: outcome.reasons, validReason: outcome.validReason }) }
 }
 

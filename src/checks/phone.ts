@@ -5,7 +5,7 @@
  * checks".
  */
 import type { CountryCode } from 'libphonenumber-js/max'
-import type { LineType, PhoneDetails } from '../schema.js'
+import type { LineType, PhoneData } from '../schema.js'
 import type { FactorCode } from '../scoring/factors.js'
 import {
   analyzePhone,
@@ -128,7 +128,7 @@ export function validPhoneReason(a: PhoneAnalysis, lineType: LineType): string {
 }
 
 /** Phone details from the numbering plan and the offline tables, before any live record. */
-export function numberingPlanDetails(a: PhoneAnalysis, info: OfflinePhoneInfo): PhoneDetails {
+export function numberingPlanDetails(a: PhoneAnalysis, info: OfflinePhoneInfo): PhoneData {
   const region = a.region ?? ''
   return {
     e164: a.e164,
@@ -155,7 +155,7 @@ export function numberingPlanDetails(a: PhoneAnalysis, info: OfflinePhoneInfo): 
 }
 
 /** Details with a live record laid over the numbering-plan answer (see the module comment for precedence). */
-export function applyLiveRecord(details: PhoneDetails, r: LiveCarrierRecord): PhoneDetails {
+export function applyLiveRecord(details: PhoneData, r: LiveCarrierRecord): PhoneData {
   const lineType = r.lineType !== null && r.lineType !== 'unknown' ? r.lineType : details.line_type
   return {
     ...details,
@@ -184,7 +184,7 @@ export function phoneOutcome(
   a: PhoneAnalysis,
   info: OfflinePhoneInfo,
   live: CarrierLookupOutcome | 'skipped' | undefined,
-): CheckOutcome<PhoneDetails> {
+): CheckOutcome<PhoneData> {
   let details = numberingPlanDetails(a, info)
   const dataSources = [NUMBERING_PLAN_SOURCE]
   if (!a.valid) return { details, factors: ['phone_invalid'], reasons: { phone_invalid: invalidReason(a) }, partial: false, dataSources }
@@ -204,7 +204,7 @@ export function phoneOutcome(
     }
   }
   const factors = phoneFactors(a, details.line_type, input.explicitCountry)
-  const outcome: CheckOutcome<PhoneDetails> = { details, factors, partial, dataSources }
+  const outcome: CheckOutcome<PhoneData> = { details, factors, partial, dataSources }
   if (unavailable !== undefined) {
     factors.push('phone_carrier_unavailable')
     outcome.reasons = { phone_carrier_unavailable: unavailable } // the reason only when this factor decides
@@ -287,7 +287,7 @@ export const PHONE_TEST_EXAMPLES: ReadonlyArray<{ input: string; note: string }>
 ]
 
 /** The test-mode outcome of the phone lookup: scenarios above, else the real offline answer. Never touches the network. */
-export function phoneTestOutcome(ctx: CheckContext, input: PhoneInput): CheckOutcome<PhoneDetails> {
+export function phoneTestOutcome(ctx: CheckContext, input: PhoneInput): CheckOutcome<PhoneData> {
   const a = analysisOf(input)
   const scenario = a.e164 !== null ? PHONE_TEST_SCENARIOS[a.e164] : undefined
   const effective =
@@ -299,7 +299,7 @@ export function phoneTestOutcome(ctx: CheckContext, input: PhoneInput): CheckOut
 // ─── the check ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
 /** The phone lookup. See the module comment. */
-export const phoneCheck: CheckDefinition<PhoneInput, PhoneLookupOptions, PhoneDetails> = {
+export const phoneCheck: CheckDefinition<PhoneInput, PhoneLookupOptions, PhoneData> = {
   type: 'phone',
   prepare: (raw, opts) => preparePhone(raw, opts),
   async run(ctx, input) {

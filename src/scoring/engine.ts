@@ -12,10 +12,11 @@
  * const policy = createPolicy({ weights: { ip_vpn: 60 } })
  * evaluate(['ip_vpn'], { policy }).action // 'verify'
  */
-import type { Action, CheckContextName, Confidence, RiskLevel, VerdictStatus } from '../schema.js'
+import type { Action, CheckContextName, Confidence, RiskLevel, Velocity, VerdictStatus } from '../schema.js'
 import { FACTORS, isFactorCode, type FactorCode, type FactorEffect } from './factors.js'
 import { resolveRules, validatePolicy, type PolicyIssue } from './policy-validate.js'
 import { DEFAULT_POLICY, type Policy, type PolicyOverlay, type PolicyRule, type Thresholds } from './rules.js'
+import { isVelocityFactor, mergeVelocity, velocityFactors, type VelocityOverrides } from './velocity.js'
 
 /** Overrides accepted by {@link createPolicy}: any part of a policy, merged onto the base. */
 export interface PolicyOverrides {
@@ -36,6 +37,8 @@ export interface PolicyOverrides {
   messages?: Partial<Record<Action, string>>
   /** Replaces the overlay of each context named. */
   contexts?: Partial<Record<CheckContextName, PolicyOverlay>>
+  /** Velocity thresholds (checks per hour / per 24 hours) past which the velocity factors fire; merged window by window. */
+  velocity?: VelocityOverrides
 }
 
 /** Score, level and confidence of a set of factors. */
@@ -101,6 +104,7 @@ export function createPolicy(overrides: PolicyOverrides = {}, base: Policy = DEF
     confidence: { ...base.confidence, ...(overrides.confidence ?? {}) },
     messages: { ...base.messages, ...(overrides.messages ?? {}) },
     contexts: contexts as Policy['contexts'],
+    velocity: mergeVelocity(base.velocity, overrides.velocity),
   }
 }
 
@@ -120,6 +124,7 @@ export function applyContext(policy: Policy, context: CheckContextName | null | 
       weights: { ...policy.weights, ...(overlay.weights ?? {}) },
       thresholds: checkThresholds(`contexts.${context}.thresholds`, { ...policy.thresholds, ...(overlay.thresholds ?? {}) }),
       rules: [...(overlay.rules ?? []), ...policy.rules],
+      velocity: mergeVelocity(policy.velocity, overlay.velocity),
     }
     byContext.set(context, merged)
   }
@@ -253,6 +258,11 @@ export interface EvaluateOptions {
   reason?: string
   /** The reason when no factor fired. */
   validReason?: string
+  /**
+   * Velocity counts of the answer (`details.velocity`): the velocity factors they pass under the policy's thresholds
+   * (the context's, when one is given) are added to `factors`, in place of any velocity factor given there.
+   */
+  velocity?: Velocity | null
 }
 
 /**
@@ -264,6 +274,16 @@ export interface EvaluateOptions {
 export function evaluate(factors: readonly FactorCode[], options: EvaluateOptions = {}): Assessment {
   const policy = applyContext(options.policy ?? DEFAULT_POLICY, options.context)
   const facts = factsOf(policy)
+  let reasons = options.reasons
+  if (options.velocity) {
+    // the counts decide the velocity factors under this policy (a stored answer's own velocity factors are replaced)
+    const v = velocityFactors(options.velocity, policy.velocity)
+    factors = factors.some(isVelocityFactor) ? factors.filter((f) => !isVelocityFactor(f)) : factors
+    if (v.factors.length > 0) {
+      factors = [...factors, ...v.factors]
+      reasons = { ...reasons, ...v.reasons }
+    }
+  }
   const fired = strongestFirst(distinct(factors, facts), facts)
   const t = tally(fired, facts)
   const { score: value, level, confidence } = scoreOf(t, policy)
@@ -282,7 +302,7 @@ export function evaluate(factors: readonly FactorCode[], options: EvaluateOption
   const reason =
     options.reason ??
     (top !== undefined && policy.effects[top] !== 'info'
-      ? (options.reasons?.[top] ?? FACTORS[top].description)
+      ? (reasons?.[top] ?? FACTORS[top].description)
       : (options.validReason ?? 'No risk factors found.'))
   const message = rule?.message ?? policy.messages[action]
   return { score: value, level, confidence, status, reason, action, message, factors: fired, rule: rule ? rule.name : null }

@@ -17,7 +17,7 @@
 export type FactorEffect = 'invalid' | 'risky' | 'unknown' | 'info'
 
 /** Which lookup reports a factor (for documentation and grouping). */
-export type FactorGroup = 'email' | 'domain' | 'phone' | 'ip' | 'email_auth' | 'combined'
+export type FactorGroup = 'email' | 'domain' | 'phone' | 'ip' | 'email_auth' | 'combined' | 'lists' | 'velocity'
 
 /** Definition of one factor in the vocabulary. */
 export interface FactorDefinition {
@@ -104,6 +104,17 @@ export const FACTORS = {
   email_ip_country_mismatch: f('combined', 20, 'risky', "The email's country differs from the IP address's country."),
   phone_ip_country_mismatch: f('combined', 20, 'risky', "The phone number's country differs from the IP address's country."),
   disposable_and_vpn: f('combined', 30, 'risky', 'A disposable email address used from a VPN, proxy or Tor address.'),
+
+  // your allow/block lists (every lookup)
+  list_blocked: f('lists', 100, 'risky', 'The input is on one of your block lists (details.lists).'),
+  list_allowed: f('lists', 0, 'info', 'The input is on one of your allow lists (details.lists).'),
+
+  // velocity: how often the same input was checked lately (details.velocity; thresholds per context in the policy)
+  velocity_ip_high: f('velocity', 35, 'risky', 'Many checks from this IP address in the last hour or day.'),
+  velocity_network_high: f('velocity', 25, 'risky', 'Many checks from this network (/24 for IPv4, /48 for IPv6) in the last hour or day.'),
+  velocity_email_domain_high: f('velocity', 20, 'risky', 'Many checks with this email domain (free providers not counted) in the last hour or day.'),
+  velocity_email_high: f('velocity', 35, 'risky', 'Many checks with this email address in the last hour or day.'),
+  velocity_phone_high: f('velocity', 35, 'risky', 'Many checks with this phone number in the last hour or day.'),
 } as const satisfies Record<string, FactorDefinition>
 
 /** A factor code of the vocabulary. */

@@ -9,7 +9,7 @@
  * base policy's rules) is checked by ./policy-validate.ts.
  */
 import { Type, type TSchema } from '@sinclair/typebox'
-import { ACTIONS, CONTEXTS, RISK_LEVELS } from '../schema.js'
+import { ACTIONS, CONTEXTS, RISK_LEVELS, VELOCITY_KINDS } from '../schema.js'
 import { FACTORS, FACTOR_CODES } from './factors.js'
 import { DEFAULT_POLICY } from './rules.js'
 
@@ -104,12 +104,46 @@ const RulesSchema = say(
   'must be a list of rules',
 )
 
+const VELOCITY_SUBJECTS: Record<(typeof VELOCITY_KINDS)[number], string> = {
+  ip: 'the same IP address',
+  network: 'the same network (/24 for IPv4, /48 for IPv6)',
+  email_domain: 'the same email domain (free providers are not counted)',
+  email: 'the same normalised email address',
+  phone: 'the same phone number',
+}
+
+const limit = (window: string) =>
+  say(
+    Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: `Most checks in the last ${window} before the factor fires; null: no limit.` }),
+    'must be a whole number ≥ 0 or null',
+  )
+
+const VelocitySchema = closed(
+  Object.fromEntries(
+    VELOCITY_KINDS.map((k) => [
+      k,
+      Type.Optional(
+        closed(
+          { hour: Type.Optional(limit('hour')), day: Type.Optional(limit('24 hours')) },
+          { description: `Checks with ${VELOCITY_SUBJECTS[k]} (factor velocity_${k}_high); default hour ${DEFAULT_POLICY.velocity[k].hour}, day ${DEFAULT_POLICY.velocity[k].day}.` },
+        ),
+      ),
+    ]),
+  ),
+  {
+    description:
+      'Velocity thresholds: a kind’s factor fires when more checks than this had the same value in the last hour or 24 hours (details.velocity). Merged window by window.',
+    unknownKey: `is not a velocity kind (${VELOCITY_KINDS.join(', ')})`,
+  },
+)
+
 const OverlaySchema = (name: string) =>
   closed(
     {
       weights: Type.Optional(WeightsSchema),
       thresholds: Type.Optional(ThresholdsSchema),
       rules: Type.Optional(say(Type.Array(RuleSchema, { description: 'Tried before the base rules.' }), 'must be a list of rules')),
+      velocity: Type.Optional(VelocitySchema),
     },
     { description: `Changes made when a combined check is judged for a ${name}.` },
   )
@@ -152,6 +186,7 @@ export const PolicyFileSchema = closed(
         unknownKey: `is not a context (${CONTEXTS.join(', ')})`,
       }),
     ),
+    velocity: Type.Optional(VelocitySchema),
   },
   {
     description:
@@ -190,7 +225,7 @@ function hoist(node: unknown, defs: ReadonlyMap<string, string>): unknown {
  * verifies what a schema cannot say (thresholds in order, rule references).
  */
 export function policyJsonSchema(): Record<string, unknown> {
-  const definitions = { weights: plain(WeightsSchema), thresholds: plain(ThresholdsSchema), rule: plain(RuleSchema) }
+  const definitions = { weights: plain(WeightsSchema), thresholds: plain(ThresholdsSchema), rule: plain(RuleSchema), velocity: plain(VelocitySchema) }
   const byText = new Map(Object.entries(definitions).map(([name, d]) => [JSON.stringify(d), name]))
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',

@@ -5,6 +5,7 @@
  */
 import type { Action, CheckContextName, RiskLevel } from '../schema.js'
 import { FACTORS, type FactorCode, type FactorEffect } from './factors.js'
+import type { VelocityOverrides, VelocityThresholds } from './velocity.js'
 
 /** Inclusive lower bounds of the levels above `low`. */
 export interface Thresholds {
@@ -32,6 +33,8 @@ export interface PolicyOverlay {
   thresholds?: Partial<Thresholds>
   /** Tried before the base rules. */
   rules?: readonly PolicyRule[]
+  /** Velocity thresholds of this context, merged onto the base ones window by window. */
+  velocity?: VelocityOverrides
 }
 
 /** A complete scoring policy. */
@@ -49,6 +52,8 @@ export interface Policy {
   messages: Readonly<Record<Action, string>>
   /** Overlays applied by the combined check's `context`. */
   contexts: Readonly<Partial<Record<CheckContextName, PolicyOverlay>>>
+  /** Velocity thresholds (checks per hour and per 24 hours) past which the velocity factors fire. */
+  velocity: VelocityThresholds
 }
 
 const mapFactors = <T>(pick: (code: FactorCode) => T) =>
@@ -66,6 +71,18 @@ export const BLOCKING_FACTORS: readonly FactorCode[] = [
   'auth_domain_not_found',
 ]
 
+/**
+ * The default velocity thresholds (no context, e.g. the single lookups): more checks than this in the last hour or
+ * 24 hours fire the kind's factor. The contexts below set their own.
+ */
+export const DEFAULT_VELOCITY: VelocityThresholds = Object.freeze({
+  ip: { hour: 10, day: 50 },
+  network: { hour: 30, day: 200 },
+  email_domain: { hour: 50, day: 300 },
+  email: { hour: 5, day: 20 },
+  phone: { hour: 5, day: 20 },
+})
+
 /** The default policy. Frozen: derive a new one with `createPolicy(overrides)`. */
 export const DEFAULT_POLICY: Policy = Object.freeze({
   weights: Object.freeze(mapFactors((c) => FACTORS[c].weight)),
@@ -73,6 +90,18 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
   thresholds: Object.freeze({ medium: 40, high: 65, critical: 85 }),
   actions: Object.freeze({ low: 'approve', medium: 'verify', high: 'review', critical: 'block' } as const),
   rules: Object.freeze([
+    {
+      name: 'block_list_blocks',
+      when: { any: ['list_blocked'] },
+      action: 'block',
+      message: 'Block: this input is on one of your block lists.',
+    },
+    {
+      name: 'allow_list_approves',
+      when: { any: ['list_allowed'] },
+      action: 'approve',
+      message: 'Approve: this input is on one of your allow lists.',
+    },
     {
       name: 'unusable_input_blocks',
       when: { any: BLOCKING_FACTORS },
@@ -88,15 +117,34 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
     block: 'Critical risk: reject.',
   }),
   contexts: Object.freeze({
-    signup: {},
+    signup: {
+      // New accounts in a burst from one place are the classic fake-account pattern: count strictly.
+      velocity: {
+        ip: { hour: 5, day: 20 },
+        network: { hour: 15, day: 60 },
+        email_domain: { hour: 20, day: 100 },
+        email: { hour: 3, day: 5 },
+        phone: { hour: 3, day: 5 },
+      },
+    },
     lead: {
       // A lead costs little to keep and is verified later: tolerate more before acting.
       thresholds: { medium: 50, high: 75, critical: 90 },
+      velocity: { email: { hour: 5, day: 10 }, phone: { hour: 5, day: 10 } },
     },
     checkout: {
       // Money moves: anonymity and throwaway identities weigh more, and every level starts earlier.
       thresholds: { medium: 30, high: 55, critical: 75 },
       weights: { ip_vpn: 45, ip_tor: 90, ip_public_proxy: 70, email_disposable: 80, phone_voip: 50 },
+      // Returning customers buy again: only a real burst counts (card testing runs hundreds an hour).
+      velocity: {
+        ip: { hour: 20, day: 100 },
+        network: { hour: 60, day: 400 },
+        email_domain: { hour: 100, day: 1000 },
+        email: { hour: 10, day: 50 },
+        phone: { hour: 10, day: 50 },
+      },
     },
   }),
+  velocity: DEFAULT_VELOCITY,
 }) as Policy

@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest'
 import { createFakeDns, type FakeZone } from '../../../test/email-auth-fake-dns.js'
 import { isRiskcheckError } from '../../errors.js'
 import type { ResolvedOptions } from '../../options.js'
-import { EmailAuthDetailsSchema } from '../../schema.js'
+import { EmailAuthDataSchema } from '../../schema.js'
 import { evaluate } from '../../scoring/engine.js'
 import type { DnsSource } from '../../sources/dns-types.js'
 import type { CheckContext, CheckOutcome, Sources } from '../types.js'
 import { emailAuthCheck, type EmailAuthInput } from './index.js'
-import type { EmailAuthDetails } from '../../schema.js'
+import type { EmailAuthData } from '../../schema.js'
 
 function ctxWith(dns: DnsSource, over: Partial<CheckContext> = {}): CheckContext {
   return {
@@ -21,9 +21,9 @@ function ctxWith(dns: DnsSource, over: Partial<CheckContext> = {}): CheckContext
   }
 }
 
-const schemaErrors = (v: unknown) => [...Value.Errors(EmailAuthDetailsSchema, v)].map((e) => `${e.path} ${e.message}`)
+const schemaErrors = (v: unknown) => [...Value.Errors(EmailAuthDataSchema, v)].map((e) => `${e.path} ${e.message}`)
 
-async function run(zone: FakeZone, input: string, delayMs = 0): Promise<CheckOutcome<EmailAuthDetails>> {
+async function run(zone: FakeZone, input: string, delayMs = 0): Promise<CheckOutcome<EmailAuthData>> {
   const dns = createFakeDns(zone, { delayMs })
   const ctx = ctxWith(dns)
   const prepared = emailAuthCheck.prepare(input, {}, ctx)

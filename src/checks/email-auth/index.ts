@@ -17,7 +17,7 @@
  */
 
 import { invalidInput } from '../../errors.js'
-import type { EmailAuthDetails } from '../../schema.js'
+import type { EmailAuthData } from '../../schema.js'
 import type { FactorCode } from '../../scoring/factors.js'
 import { isDnsFailure, type DnsAnswer, type DnsSource, type MxRecord } from '../../sources/dns-types.js'
 import { trustNxdomain } from '../../sources/dns-trust.js'
@@ -114,7 +114,7 @@ function factsOf(
 }
 
 /** Turns a report into the documented details, the factor codes and the partial flag. */
-export function outcomeOfReport(report: EmailAuthReport): CheckOutcome<EmailAuthDetails> {
+export function outcomeOfReport(report: EmailAuthReport): CheckOutcome<EmailAuthData> {
   const { spf, dmarc, dkim, bimi, grade } = report
   const factors: FactorCode[] = []
   let dnsUnavailable = false
@@ -139,7 +139,7 @@ export function outcomeOfReport(report: EmailAuthReport): CheckOutcome<EmailAuth
   if (bimi.status === 'unknown') dnsUnavailable = true
   if (dnsUnavailable) factors.push('auth_dns_unavailable')
 
-  const details: EmailAuthDetails = {
+  const details: EmailAuthData = {
     domain: report.host,
     grade: grade.grade,
     mx: { found: hosts.length > 0, records: hosts },
@@ -185,7 +185,7 @@ function summarize(report: EmailAuthReport): string {
  * The outcome when DNS gives nothing to judge: offline mode (not asked: `partial` false), a broken resolver or a
  * source that threw (failed: `partial` true).
  */
-function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: string[], partial = true): CheckOutcome<EmailAuthDetails> {
+function unavailableOutcome(input: EmailAuthInput, reason: string, dataSources: string[], partial = true): CheckOutcome<EmailAuthData> {
   const grade = gradeEmailAuth({
     mx: 'unknown',
     spf: 'unknown',
@@ -363,7 +363,7 @@ function testLabel(input: EmailAuthInput): string {
   return dot < 0 ? base : base.slice(0, dot)
 }
 
-async function testOutcome(input: EmailAuthInput): Promise<CheckOutcome<EmailAuthDetails>> {
+async function testOutcome(input: EmailAuthInput): Promise<CheckOutcome<EmailAuthData>> {
   const entry = TEST_DOMAINS[testLabel(input)] ?? (TEST_DOMAINS['grade-a'] as { spec: TestZoneSpec })
   const spec: TestZoneSpec = {
     ...entry.spec,
@@ -382,7 +382,7 @@ async function testOutcome(input: EmailAuthInput): Promise<CheckOutcome<EmailAut
  * const { details } = await emailAuthCheck.run(ctx, emailAuthCheck.prepare('x@eu.corp.com', {}, ctx).input, {})
  * details.grade // 'B'
  */
-export const emailAuthCheck: CheckDefinition<EmailAuthInput, EmailAuthOptions, EmailAuthDetails> = {
+export const emailAuthCheck: CheckDefinition<EmailAuthInput, EmailAuthOptions, EmailAuthData> = {
   type: 'email_auth',
 
   prepare(input: unknown) {

@@ -9,7 +9,7 @@
  */
 import { getDomain } from 'tldts'
 import { invalidInput, missingField } from '../../errors.js'
-import type { EmailDetails, SmtpCheck } from '../../schema.js'
+import type { EmailData, SmtpCheck } from '../../schema.js'
 import type { FactorCode } from '../../scoring/factors.js'
 import { isDnsFailure, type DnsAnswer } from '../../sources/dns-types.js'
 import { trustNxdomain } from '../../sources/dns-trust.js'
@@ -48,7 +48,7 @@ const DMARC_RE = /^v=dmarc1\s*(?:;|$)/i
  * const outcome = await emailCheck.run(ctx, emailCheck.prepare('jane@gmial.com', {}, ctx).input, {})
  * outcome.details.did_you_mean // 'jane@gmail.com'
  */
-export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailDetails> = {
+export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailData> = {
   type: 'email',
 
   prepare(input: unknown, opts: EmailOptions, ctx: CheckContext) {
@@ -139,7 +139,7 @@ export function checkEmail(
   ctx: CheckContext,
   parsed: ParsedEmail,
   smtp: boolean,
-): CheckOutcome<EmailDetails> | Promise<CheckOutcome<EmailDetails>> {
+): CheckOutcome<EmailData> | Promise<CheckOutcome<EmailData>> {
   if (!parsed.ok) return invalidSyntaxOutcome(parsed)
   const data = dataSetOf(ctx)
   const base = staticFacts(parsed, data === null ? null : data.email)
@@ -164,10 +164,10 @@ export function checkEmail(
 async function checkEmailOnline(
   ctx: CheckContext,
   parsed: Extract<ParsedEmail, { ok: true }>,
-  base: EmailDetails,
+  base: EmailData,
   dataSources: string[],
   smtp: boolean,
-): Promise<CheckOutcome<EmailDetails>> {
+): Promise<CheckOutcome<EmailData>> {
   const agePromise = domainAgeDays(ctx, parsed.asciiDomain)
   const dns = await lookupMailDns(ctx, parsed.asciiDomain)
   dataSources.push('dns')
@@ -308,7 +308,7 @@ function dataSetOf(ctx: CheckContext): ReturnType<CheckContext['sources']['data'
 }
 
 /** The facts that need no network: lists (of the data set in force; else the bundled ones), provider, typo. */
-function staticFacts(parsed: Extract<ParsedEmail, { ok: true }>, lists: EmailLists | null): EmailDetails {
+function staticFacts(parsed: Extract<ParsedEmail, { ok: true }>, lists: EmailLists | null): EmailData {
   const d = parsed.asciiDomain
   const isDisposable = lists ? lists.isDisposable : isDisposableDomain
   const isFree = lists ? lists.isFreeProvider : isFreeProviderDomain
@@ -351,7 +351,7 @@ function ageFactors(ageDays: number | null): FactorCode[] {
 }
 
 /** A cached answer brought up to today: the domain age (and its factors) from the remembered registration date. */
-function reviveEmail(ctx: CheckContext, outcome: CheckOutcome<EmailDetails>): CheckOutcome<EmailDetails> {
+function reviveEmail(ctx: CheckContext, outcome: CheckOutcome<EmailData>): CheckOutcome<EmailData> {
   const created = outcome.memo?.domain_created
   if (typeof created !== 'string') return outcome
   const ageDays = computeDomainAges(ctx.now(), created, null).ageDays
@@ -373,8 +373,8 @@ interface Findings {
 }
 
 /** Details + factors from the static facts and the network findings. */
-function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
-  const details: EmailDetails = {
+function assemble(base: EmailData, f: Findings): CheckOutcome<EmailData> {
+  const details: EmailData = {
     ...base,
     mx_found: f.dns.status === 'ok',
     mx_records: f.dns.status === 'ok' ? f.dns.hosts : [],
@@ -433,7 +433,7 @@ function assemble(base: EmailDetails, f: Findings): CheckOutcome<EmailDetails> {
   if (details.is_free_provider) factors.push('email_free_provider')
   factors.push(...ageFactors(f.ageDays))
   if (details.did_you_mean !== null) reasons.email_typo_suspected = `The domain looks like a typo: did you mean ${details.did_you_mean}?`
-  const outcome: CheckOutcome<EmailDetails> = {
+  const outcome: CheckOutcome<EmailData> = {
     details,
     factors,
     reasons,
@@ -452,7 +452,7 @@ function validReasonOf(smtp: SmtpCheck): string {
 }
 
 /** An address that fails the syntax check: no lookups at all. */
-function invalidSyntaxOutcome(parsed: Extract<ParsedEmail, { ok: false }>): CheckOutcome<EmailDetails> {
+function invalidSyntaxOutcome(parsed: Extract<ParsedEmail, { ok: false }>): CheckOutcome<EmailData> {
   const suggestion =
     parsed.localPart !== '' && parsed.domain !== '' && parsed.localPart.length <= 64 && parsed.domain.length <= 253
       ? safe(() => suggestEmail(parsed.localPart, parsed.domain), null)
@@ -518,7 +518,7 @@ const TEST_SCENARIOS: Record<string, TestScenario> = {
  * any other valid address gets the real lists/provider/typo facts and a "deliverable" DNS/SMTP answer, with the
  * domain age from the domain-age lookup's test mode.
  */
-async function testEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean): Promise<CheckOutcome<EmailDetails>> {
+async function testEmail(ctx: CheckContext, parsed: ParsedEmail, smtp: boolean): Promise<CheckOutcome<EmailData>> {
   if (!parsed.ok) return invalidSyntaxOutcome(parsed)
   const base = staticFacts(parsed, dataSetOf(ctx)?.email ?? null)
   const scenario = parsed.asciiDomain === TEST_DOMAIN ? TEST_SCENARIOS[parsed.localPart.toLowerCase()] : undefined

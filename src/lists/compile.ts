@@ -1,0 +1,189 @@
+/**
+ * Compiling list definitions into one index per item type across all lists: a hash map from the compared form of a
+ * value to the lists holding it (emails, domains, phone numbers, countries, AS numbers), and a prefix index for IP
+ * addresses and networks (./prefix-index.ts). A lookup's cost depends on neither the number of items nor the number
+ * of lists: one map probe per candidate (a domain has one candidate per label), one binary search for an address.
+ *
+ * Every value is checked; nothing is compiled when one is unusable (each named with its reason), so a list is never
+ * half loaded.
+ */
+import { createHash } from 'node:crypto'
+import type { ParsedCidr } from '../sources/ip/parse.js'
+import { MAX_VALUE_LENGTH, normalizeListValue } from './normalize.js'
+import { PrefixIndex } from './prefix-index.js'
+import { LIST_ITEM_TYPES, LIST_KINDS, type InvalidListItem, type ListDefinition, type ListItemType, type ListKind, type ListSummary } from './types.js'
+
+/** A list as compiled. */
+export interface ListInfo {
+  id: string
+  name: string
+  kind: ListKind
+  itemType: ListItemType
+  /** Position in the definitions (the order matches are reported in). */
+  position: number
+}
+
+/** One item of one list. */
+export interface ListEntry {
+  list: ListInfo
+  /** The normalised value (as reported in `details.lists[].value`). */
+  value: string
+  reason: string | null
+  /** Unix ms from which it no longer matches (Infinity: never expires). */
+  expiresAt: number
+}
+
+/** Every list's items, indexed for matching. */
+export interface ListIndex {
+  readonly lists: readonly ListInfo[]
+  readonly email: ReadonlyMap<string, ListEntry[]>
+  readonly emailDomain: ReadonlyMap<string, ListEntry[]>
+  readonly phone: ReadonlyMap<string, ListEntry[]>
+  readonly country: ReadonlyMap<string, ListEntry[]>
+  readonly asn: ReadonlyMap<string, ListEntry[]>
+  readonly ip: PrefixIndex<ListEntry[]>
+  /** Distinct items per list id. */
+  readonly counts: ReadonlyMap<string, number>
+}
+
+/** The result of {@link compileLists}: the index, or every unusable value. */
+export type CompiledLists = { ok: true; index: ListIndex } | { ok: false; invalid: InvalidListItem[] }
+
+/** Most lists in one index, and most items in one list. */
+export const MAX_LISTS = 1000
+export const MAX_ITEMS_PER_LIST = 1_000_000
+const MAX_NAME = 200
+const MAX_REASON = 500
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+const shown = (v: unknown): string => (typeof v === 'string' ? v.slice(0, 100) : typeof v === 'number' ? String(v) : typeof v)
+
+/** The default id of a list: `lst_` + 16 hex digits of a hash of its kind, item type and name. */
+export function defaultListId(kind: string, itemType: string, name: string): string {
+  return `lst_${createHash('sha256').update(`${kind}\u0000${itemType}\u0000${name}`).digest('hex').slice(0, 16)}`
+}
+
+/** The expiry of an item in Unix ms (Infinity for none), or null when it is not a date. */
+function expiryOf(v: unknown): number | null {
+  if (v === undefined || v === null) return Infinity
+  const ms = v instanceof Date ? v.getTime() : typeof v === 'number' ? v : typeof v === 'string' && v.length <= 40 ? Date.parse(v) : NaN
+  return Number.isFinite(ms) ? ms : null
+}
+
+/** The list's own fields, checked; null (with the problem added to `invalid`) when unusable. */
+function listInfo(def: unknown, position: number, ids: Set<string>, invalid: InvalidListItem[]): (ListInfo & { items: readonly unknown[] }) | null {
+  const bad = (reason: string) => {
+    invalid.push({ list: position, index: -1, value: isObject(def) ? shown(def.name) : shown(def), reason })
+    return null
+  }
+  if (!isObject(def)) return bad('a list must be an object with name, kind, itemType and items')
+  const itemType = def.itemType ?? def.item_type
+  const { name, kind, items } = def
+  if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME) return bad(`name must be a string of 1 to ${MAX_NAME} characters`)
+  if (!(LIST_KINDS as readonly unknown[]).includes(kind)) return bad(`kind must be one of ${LIST_KINDS.join(', ')}`)
+  if (!(LIST_ITEM_TYPES as readonly unknown[]).includes(itemType)) return bad(`itemType must be one of ${LIST_ITEM_TYPES.join(', ')}`)
+  if (!Array.isArray(items)) return bad('items must be an array')
+  if (items.length > MAX_ITEMS_PER_LIST) return bad(`a list holds at most ${MAX_ITEMS_PER_LIST} items`)
+  const id = def.id ?? defaultListId(kind as string, itemType as string, name)
+  if (typeof id !== 'string' || id === '' || id.length > 100) return bad('id must be a string of 1 to 100 characters')
+  if (ids.has(id)) return bad(`another list has the id ${id}`)
+  ids.add(id)
+  return { id, name, kind: kind as ListKind, itemType: itemType as ListItemType, position, items }
+}
+
+type Item = { value: unknown; reason: unknown; expiresAt: unknown }
+const itemOf = (raw: unknown): Item =>
+  isObject(raw) ? { value: raw.value, reason: raw.reason, expiresAt: raw.expiresAt ?? raw.expires_at } : { value: raw, reason: undefined, expiresAt: undefined }
+
+/** Adds `entry` under `key`, replacing an entry of the same list (a value given twice: the later one wins). */
+function put<K>(map: Map<K, ListEntry[]>, key: K, entry: ListEntry): boolean {
+  const at = map.get(key)
+  if (!at) {
+    map.set(key, [entry])
+    return true
+  }
+  const i = at.findIndex((e) => e.list === entry.list)
+  if (i >= 0) at[i] = entry
+  else at.push(entry)
+  return i < 0
+}
+
+/**
+ * Checks and compiles list definitions. Never throws: unusable lists and values come back in `invalid`, each with
+ * the list's position, the item's position, the value and the reason.
+ *
+ * @example
+ * const c = compileLists([{ name: 'Staff', kind: 'allow', itemType: 'email_domain', items: ['acme.io'] }])
+ * if (c.ok) c.index.emailDomain.get('acme.io') // [{ list: { name: 'Staff', … }, value: 'acme.io', … }]
+ */
+export function compileLists(defs: unknown): CompiledLists {
+  const invalid: InvalidListItem[] = []
+  if (!Array.isArray(defs)) return { ok: false, invalid: [{ list: -1, index: -1, value: shown(defs), reason: 'lists must be an array of lists' }] }
+  if (defs.length > MAX_LISTS) return { ok: false, invalid: [{ list: -1, index: -1, value: String(defs.length), reason: `at most ${MAX_LISTS} lists` }] }
+  const maps = {
+    email: new Map<string, ListEntry[]>(),
+    email_domain: new Map<string, ListEntry[]>(),
+    phone: new Map<string, ListEntry[]>(),
+    country: new Map<string, ListEntry[]>(),
+    asn: new Map<string, ListEntry[]>(),
+    ip: new Map<string, ListEntry[]>(),
+  }
+  const cidrs = new Map<string, ParsedCidr>()
+  const lists: ListInfo[] = []
+  const counts = new Map<string, number>()
+  const ids = new Set<string>()
+  defs.forEach((def, position) => {
+    const info = listInfo(def, position, ids, invalid)
+    if (!info) return
+    const { items, ...list } = info
+    lists.push(list)
+    let distinct = 0
+    items.forEach((raw, index) => {
+      const item = itemOf(raw)
+      const n = normalizeListValue(list.itemType, item.value)
+      const problem = !n.ok
+        ? n.reason
+        : item.reason !== undefined && item.reason !== null && (typeof item.reason !== 'string' || item.reason.length > MAX_REASON)
+          ? `reason must be a string of at most ${MAX_REASON} characters`
+          : expiryOf(item.expiresAt) === null
+            ? 'expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms)'
+            : null
+      if (problem !== null || !n.ok) {
+        invalid.push({ list: position, index, value: shown(item.value), reason: problem ?? 'unusable' })
+        return
+      }
+      const reason = typeof item.reason === 'string' && item.reason !== '' ? item.reason : null
+      const entry: ListEntry = { list, value: n.value, reason, expiresAt: expiryOf(item.expiresAt) as number }
+      if (n.cidr) cidrs.set(n.key, n.cidr)
+      if (put(maps[list.itemType], n.key, entry)) distinct++
+    })
+    counts.set(list.id, distinct)
+  })
+  if (invalid.length > 0) return { ok: false, invalid }
+  const ip = new PrefixIndex([...maps.ip].map(([key, payload]) => ({ cidr: cidrs.get(key) as ParsedCidr, payload })))
+  return {
+    ok: true,
+    index: { lists, email: maps.email, emailDomain: maps.email_domain, phone: maps.phone, country: maps.country, asn: maps.asn, ip, counts },
+  }
+}
+
+/** The loaded lists, for display. */
+export function summarize(index: ListIndex): ListSummary[] {
+  return index.lists.map((l) => ({ id: l.id, name: l.name, kind: l.kind, item_type: l.itemType, items: index.counts.get(l.id) ?? 0 }))
+}
+
+/** A TypeError naming the first unusable values (at most 5), with all of them in `invalid`. */
+export class ListsError extends TypeError {
+  readonly invalid: readonly InvalidListItem[]
+  constructor(invalid: readonly InvalidListItem[]) {
+    const first = invalid
+      .slice(0, 5)
+      .map((i) => (i.index < 0 ? `lists[${i.list}]: ${i.reason}` : `lists[${i.list}].items[${i.index}] ${JSON.stringify(i.value)}: ${i.reason}`))
+    const more = invalid.length > 5 ? ` (and ${invalid.length - 5} more)` : ''
+    super(`riskcheck: option \`lists\`: ${first.join('; ')}${more}`)
+    this.name = 'ListsError'
+    this.invalid = invalid
+  }
+}
+
+export { MAX_VALUE_LENGTH }

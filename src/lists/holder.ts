@@ -1,0 +1,86 @@
+/**
+ * The lists in force for one riskcheck instance: compiled from values at once, or from a loader in the background
+ * (lookups wait for the first load). `reload` compiles the next lists completely before switching to them, so a
+ * lookup sees either the old lists or the new ones, never half of each; a failed reload keeps the lists in force.
+ */
+import { RiskcheckError } from '../errors.js'
+import { compileLists, ListsError, summarize, type ListIndex } from './compile.js'
+import type { ListsOption, ListSummary } from './types.js'
+
+/** The lists of an instance. */
+export interface ListsHolder {
+  /** The index in force (a promise only while the first load of a loader runs). Rejects when that load failed. */
+  current(): ListIndex | Promise<ListIndex>
+  /** Loads `next` (default: the instance's own values or loader, again) and switches to it once compiled. */
+  reload(next?: ListsOption): Promise<ListSummary[]>
+  /** The lists in force (empty while the first load runs or after it failed). */
+  summary(): ListSummary[]
+}
+
+/** Compiles values, throwing a {@link ListsError} that names the unusable ones. */
+function compileOrThrow(defs: unknown): ListIndex {
+  const c = compileLists(defs)
+  if (!c.ok) throw new ListsError(c.invalid)
+  return c.index
+}
+
+async function load(option: ListsOption): Promise<ListIndex> {
+  const defs = typeof option === 'function' ? await option() : option
+  return compileOrThrow(defs)
+}
+
+/**
+ * The holder of `option`. Values are compiled now (a {@link ListsError}, a TypeError, when one is unusable); a
+ * loader is called now and its lists are in force once loaded. While the first load has failed, lookups reject with
+ * UPSTREAM_UNAVAILABLE (a block list that could not be read never lets an answer through unblocked) until a reload
+ * succeeds.
+ */
+export function createListsHolder(option: ListsOption): ListsHolder {
+  let source = option
+  let index: ListIndex | null = null
+  let pending: Promise<ListIndex> | null = null
+  let failure: RiskcheckError | null = null
+  let generation = 0 // a load that finishes after a newer one started does not switch
+  if (typeof option === 'function') {
+    pending = load(option).then(
+      (i) => {
+        if (generation === 0) {
+          index = i
+          pending = null
+        }
+        return index ?? i
+      },
+      (e: unknown) => {
+        if (generation !== 0 && index) return index
+        pending = null
+        failure = new RiskcheckError('UPSTREAM_UNAVAILABLE', `The allow/block lists could not be loaded: ${(e as Error)?.message ?? String(e)}`, { cause: e })
+        throw failure
+      },
+    )
+    pending.catch(() => undefined) // reported to the lookups that wait for it, not as an unhandled rejection
+  } else {
+    if (typeof option !== 'object' || option === null) throw new ListsError([{ list: -1, index: -1, value: typeof option, reason: 'lists must be an array of lists or a function that loads them' }])
+    index = compileOrThrow(option)
+  }
+  return {
+    current() {
+      if (index) return index
+      if (pending) return pending
+      return Promise.reject(failure ?? new RiskcheckError('UPSTREAM_UNAVAILABLE', 'The allow/block lists are not loaded.'))
+    },
+    async reload(next) {
+      const from = next ?? source
+      if (typeof from !== 'function' && (typeof from !== 'object' || from === null))
+        throw new ListsError([{ list: -1, index: -1, value: typeof from, reason: 'lists must be an array of lists or a function that loads them' }])
+      const mine = ++generation
+      const loaded = await load(from)
+      if (mine !== generation) return summarize(loaded)
+      index = loaded
+      failure = null
+      pending = null
+      source = from
+      return summarize(loaded)
+    },
+    summary: () => (index ? summarize(index) : []),
+  }
+}

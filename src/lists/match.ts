@@ -1,0 +1,137 @@
+/**
+ * Matching an answer against the lists: which values of a lookup's details are compared with which item types, and
+ * the factors and verdict sentence the matches give. Works on the details (not the raw input), so an answer served
+ * from the cache is matched against the lists in force now.
+ *
+ * | lookup | compared |
+ * |---|---|
+ * | email | the address (`email`), its domain and parent domains (`email_domain`) |
+ * | ip | the address, in every listed network holding it (`ip`); its country (`country`); its AS (`asn`) |
+ * | phone, phone type | the E.164 number (`phone`); its country (`country`) |
+ * | domain age, email authentication | the domain and parent domains (`email_domain`) |
+ */
+import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
+import type { FactorCode } from '../scoring/factors.js'
+import { parseIp } from '../sources/ip/parse.js'
+import type { ListEntry, ListIndex } from './compile.js'
+import type { ListItemType, ListMatch } from './types.js'
+
+/** The matches of one answer, with what the verdict needs. */
+export interface ListOutcome {
+  matches: ListMatch[]
+  factors: FactorCode[]
+  reasons: Partial<Record<FactorCode, string>>
+}
+
+const WHAT: Record<ListItemType, string> = {
+  email: 'email address',
+  email_domain: 'email domain',
+  ip: 'IP address',
+  phone: 'phone number',
+  country: 'country',
+  asn: 'network (AS number)',
+}
+
+/** Collects matches, one per list (the first found: the most specific), skipping expired items. */
+class Collector {
+  readonly found: ListEntry[] = []
+  constructor(readonly nowMs: number) {}
+
+  /** Adds the live entries of lists not matched yet; true when something was added. */
+  add(entries: readonly ListEntry[] | undefined): boolean {
+    if (!entries) return false
+    let added = false
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i] as ListEntry
+      if (e.expiresAt <= this.nowMs) continue
+      let seen = false
+      for (let k = 0; k < this.found.length; k++) if ((this.found[k] as ListEntry).list === e.list) seen = true
+      if (!seen) {
+        this.found.push(e)
+        added = true
+      }
+    }
+    return added
+  }
+}
+
+/** The domain and each parent domain (`a.b.example.com`, `b.example.com`, `example.com`, `com`). */
+function matchDomain(index: ListIndex, c: Collector, domain: unknown): void {
+  if (index.emailDomain.size === 0 || typeof domain !== 'string') return
+  let d = asciiDomain(domain)
+  while (d !== null) {
+    c.add(index.emailDomain.get(d))
+    const dot = d.indexOf('.')
+    d = dot < 0 ? null : d.slice(dot + 1)
+  }
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
+
+/** The values of an answer's details compared with the lists (see the module comment). */
+function collect(index: ListIndex, type: string, details: Record<string, any>, c: Collector): void {
+  switch (type) {
+    case 'email': {
+      if (details.syntax_valid !== true) return
+      const domain = str(details.domain)
+      if (domain === null) return
+      if (index.email.size > 0) {
+        const ascii = asciiDomain(domain)
+        if (ascii !== null) c.add(index.email.get(canonicalEmailOf(String(details.local_part), ascii)))
+      }
+      matchDomain(index, c, domain)
+      return
+    }
+    case 'ip': {
+      const ip = index.ip.size > 0 ? parseIp(details.ip) : null
+      if (ip) index.ip.find(ip, (entries) => (c.add(entries), false))
+      const country = str(details.location?.country_code)
+      if (country !== null && index.country.size > 0) c.add(index.country.get(country.toUpperCase()))
+      const asn = details.network?.asn
+      if (typeof asn === 'number' && index.asn.size > 0) c.add(index.asn.get(`AS${asn}`))
+      return
+    }
+    case 'phone':
+    case 'phone_type': {
+      const e164 = str(details.e164)
+      if (e164 !== null) c.add(index.phone.get(e164))
+      const country = str(type === 'phone' ? details.country?.code : details.country)
+      if (country !== null && index.country.size > 0) c.add(index.country.get(country.toUpperCase()))
+      return
+    }
+    case 'domain_age':
+    case 'email_auth':
+      matchDomain(index, c, details.domain)
+      return
+  }
+}
+
+/** The sentence of a block match: `The email domain is on the block list "Fraud rings" (chargebacks).` */
+function blockSentence(e: ListEntry): string {
+  return `The ${WHAT[e.list.itemType]} is on the block list "${e.list.name}"${e.reason ? ` (${e.reason})` : ''}.`
+}
+
+/**
+ * The list matches of one answer (lookup `type`, its details) at `nowMs`, in list order, with the factors
+ * `list_blocked` / `list_allowed` and the sentence of the first block match.
+ */
+export function matchLists(index: ListIndex, type: string, details: unknown, nowMs: number): ListOutcome {
+  const c = new Collector(nowMs)
+  if (details !== null && typeof details === 'object') collect(index, type, details as Record<string, any>, c)
+  if (c.found.length === 0) return { matches: [], factors: [], reasons: {} }
+  c.found.sort((a, b) => a.list.position - b.list.position)
+  const factors: FactorCode[] = []
+  const reasons: Partial<Record<FactorCode, string>> = {}
+  const block = c.found.find((e) => e.list.kind === 'block')
+  if (block) {
+    factors.push('list_blocked')
+    reasons.list_blocked = blockSentence(block)
+  }
+  const allow = c.found.find((e) => e.list.kind === 'allow')
+  if (allow) {
+    factors.push('list_allowed')
+    reasons.list_allowed = `The ${WHAT[allow.list.itemType]} is on the allow list "${allow.list.name}".`
+  }
+  const matches = c.found.map((e) => ({ list_id: e.list.id, name: e.list.name, kind: e.list.kind, item_type: e.list.itemType, value: e.value }))
+  return { matches, factors, reasons }
+}

@@ -1,0 +1,144 @@
+/**
+ * IP prefixes (addresses and CIDR networks, v4 and v6) with a payload each, found by address: sorted ranges plus a
+ * parent link per range. CIDR ranges are nested or disjoint, so every range holding an address is an ancestor of the
+ * last range that starts at or before it: a lookup is one binary search (log₂ n steps) and a walk up the parents (at
+ * most the nesting depth: 33 for IPv4, 129 for IPv6), innermost first. IPv4 bounds are unsigned 32-bit numbers; IPv6
+ * bounds four 32-bit words each, in typed arrays (about 40 bytes per IPv6 range).
+ *
+ * `work` counts the steps of every lookup (search steps and parent hops), so tests can prove the cost grows with
+ * log n and not with n.
+ */
+import type { ParsedCidr, ParsedIp } from '../sources/ip/parse.js'
+
+interface Row<T> {
+  first: number | readonly number[]
+  last: number | readonly number[]
+  payload: T
+}
+
+function cmpWords(a: ArrayLike<number>, ai: number, b: ArrayLike<number>, bi: number): number {
+  for (let k = 0; k < 4; k++) {
+    const x = a[ai + k] as number
+    const y = b[bi + k] as number
+    if (x !== y) return x < y ? -1 : 1
+  }
+  return 0
+}
+
+const lt = (a: Row<unknown>, b: Row<unknown>): number => {
+  if (typeof a.first === 'number') return a.first - (b.first as number) || (b.last as number) - (a.last as number)
+  return cmpWords(a.first, 0, b.first as number[], 0) || cmpWords(b.last as number[], 0, a.last as number[], 0)
+}
+
+/** One address family: bounds, parents and payloads in start order. */
+class Family<T> {
+  readonly first: Uint32Array
+  readonly last: Uint32Array
+  readonly parent: Int32Array
+  readonly payloads: T[]
+  readonly words: 1 | 4
+
+  constructor(rows: Row<T>[], words: 1 | 4) {
+    rows.sort(lt)
+    this.words = words
+    this.first = new Uint32Array(rows.length * words)
+    this.last = new Uint32Array(rows.length * words)
+    this.parent = new Int32Array(rows.length)
+    this.payloads = rows.map((r) => r.payload)
+    const stack: number[] = []
+    rows.forEach((r, i) => {
+      if (words === 1) {
+        this.first[i] = r.first as number
+        this.last[i] = r.last as number
+      } else {
+        this.first.set(r.first as number[], i * 4)
+        this.last.set(r.last as number[], i * 4)
+      }
+      // ranges that end before this one starts are no ancestors of it (nor of anything after it)
+      while (stack.length > 0 && this.endsBefore(stack[stack.length - 1] as number, i)) stack.pop()
+      this.parent[i] = stack.length > 0 ? (stack[stack.length - 1] as number) : -1
+      stack.push(i)
+    })
+  }
+
+  /** True when range `a` ends before range `b` starts. */
+  private endsBefore(a: number, b: number): boolean {
+    if (this.words === 1) return (this.last[a] as number) < (this.first[b] as number)
+    return cmpWords(this.last, a * 4, this.first, b * 4) < 0
+  }
+
+  get size(): number {
+    return this.parent.length
+  }
+}
+
+/** IP prefixes with payloads; see the module comment. */
+export class PrefixIndex<T> {
+  private readonly v4: Family<T>
+  private readonly v6: Family<T>
+  /** Steps taken by all lookups so far (binary-search steps and parent hops). */
+  work = 0
+
+  /** Builds the index. Rows with the same network must be merged by the caller (one payload per network). */
+  constructor(rows: ReadonlyArray<{ cidr: ParsedCidr; payload: T }>) {
+    const v4: Row<T>[] = []
+    const v6: Row<T>[] = []
+    for (const { cidr, payload } of rows) (cidr.version === 4 ? v4 : v6).push({ first: cidr.first, last: cidr.last, payload })
+    this.v4 = new Family(v4, 1)
+    this.v6 = new Family(v6, 4)
+  }
+
+  /** Number of networks. */
+  get size(): number {
+    return this.v4.size + this.v6.size
+  }
+
+  /**
+   * Calls `visit` with the payload of every network holding `ip`, innermost first, until it returns true.
+   *
+   * @example index.find(parseIp('203.0.113.7')!, (p) => { hits.push(p); return false })
+   */
+  find(ip: ParsedIp, visit: (payload: T) => boolean): void {
+    const f = ip.version === 4 ? this.v4 : this.v6
+    if (f.size === 0) return
+    let lo = 0
+    let hi = f.size - 1
+    let steps = 0
+    if (ip.version === 4) {
+      const x = ip.value
+      while (lo <= hi) {
+        steps++
+        const mid = (lo + hi) >>> 1
+        if ((f.first[mid] as number) <= x) lo = mid + 1
+        else hi = mid - 1
+      }
+      let j = hi
+      while (j >= 0 && (f.last[j] as number) < x) {
+        steps++
+        j = f.parent[j] as number
+      }
+      for (; j >= 0; j = f.parent[j] as number) {
+        steps++
+        if (visit(f.payloads[j] as T)) break
+      }
+    } else {
+      const w = ip.words
+      while (lo <= hi) {
+        steps++
+        const mid = (lo + hi) >>> 1
+        if (cmpWords(f.first, mid * 4, w, 0) <= 0) lo = mid + 1
+        else hi = mid - 1
+      }
+      let j = hi
+      while (j >= 0 && cmpWords(f.last, j * 4, w, 0) < 0) {
+        steps++
+        j = f.parent[j] as number
+      }
+      for (; j >= 0; j = f.parent[j] as number) {
+        steps++
+        if (visit(f.payloads[j] as T)) break
+      }
+    }
+    this.work += steps
+  }
+}

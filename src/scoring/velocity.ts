@@ -1,0 +1,81 @@
+/**
+ * Velocity thresholds and the factors they give: a kind's factor (`velocity_ip_high` …) fires when its count of the
+ * last hour passes the hour threshold, or its count of the last 24 hours passes the day threshold. Thresholds come
+ * from the policy (`velocity`, and per context `contexts.<name>.velocity`); null switches a window off. The counts
+ * themselves are measured by the velocity counter (src/velocity/); a backtest re-derives the factors from stored
+ * counts under the candidate policy.
+ */
+import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
+import type { FactorCode } from './factors.js'
+
+/** The most checks of one kind allowed in each window before the kind's factor fires (null: no limit). */
+export interface VelocityLimit {
+  hour: number | null
+  day: number | null
+}
+
+/** Limits per kind. */
+export type VelocityThresholds = Readonly<Record<VelocityKind, VelocityLimit>>
+
+/** Overrides of thresholds: any kind, any window. */
+export type VelocityOverrides = Partial<Record<VelocityKind, Partial<VelocityLimit>>>
+
+/** The factor of each kind. */
+export const VELOCITY_FACTORS: Readonly<Record<VelocityKind, FactorCode>> = {
+  ip: 'velocity_ip_high',
+  network: 'velocity_network_high',
+  email_domain: 'velocity_email_domain_high',
+  email: 'velocity_email_high',
+  phone: 'velocity_phone_high',
+}
+
+const VELOCITY_FACTOR_SET: ReadonlySet<string> = new Set(Object.values(VELOCITY_FACTORS))
+
+/** True for a velocity factor code. */
+export const isVelocityFactor = (code: string): boolean => VELOCITY_FACTOR_SET.has(code)
+
+const SUBJECT: Record<VelocityKind, string> = {
+  ip: 'this IP address',
+  network: 'this network',
+  email_domain: 'this email domain',
+  email: 'this email address',
+  phone: 'this phone number',
+}
+
+/** `thresholds` with `overrides` merged in, window by window. */
+export function mergeVelocity(thresholds: VelocityThresholds, overrides: VelocityOverrides | undefined): VelocityThresholds {
+  if (!overrides) return thresholds
+  const out = {} as Record<VelocityKind, VelocityLimit>
+  for (const k of VELOCITY_KINDS) out[k] = { ...thresholds[k], ...(overrides[k] ?? {}) }
+  return out
+}
+
+/**
+ * The velocity factors of counts under thresholds, with a sentence each.
+ *
+ * @example
+ * velocityFactors({ ip: { hour: 12, day: 30 }, network: null, email_domain: null, email: null, phone: null }, thresholds)
+ * // { factors: ['velocity_ip_high'], reasons: { velocity_ip_high: '12 checks from this IP address in the last hour (more than 10).' } }
+ */
+export function velocityFactors(
+  counts: Velocity | null | undefined,
+  thresholds: VelocityThresholds,
+): { factors: FactorCode[]; reasons: Partial<Record<FactorCode, string>> } {
+  const factors: FactorCode[] = []
+  const reasons: Partial<Record<FactorCode, string>> = {}
+  if (!counts) return { factors, reasons }
+  for (const k of VELOCITY_KINDS) {
+    const c = counts[k]
+    if (!c) continue
+    const t = thresholds[k]
+    const hour = t.hour !== null && c.hour > t.hour
+    const day = t.day !== null && c.day > t.day
+    if (!hour && !day) continue
+    const code = VELOCITY_FACTORS[k]
+    factors.push(code)
+    const [n, window, limit] = hour ? [c.hour, 'hour', t.hour] : [c.day, '24 hours', t.day]
+    const verb = k === 'ip' || k === 'network' ? 'from' : 'with'
+    reasons[code] = `${n} checks ${verb} ${SUBJECT[k]} in the last ${window} (more than ${limit}).`
+  }
+  return { factors, reasons }
+}

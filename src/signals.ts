@@ -1,0 +1,63 @@
+/**
+ * Signals from the caller's own traffic, added when an answer is given — after the cache, so a cached answer (which
+ * holds only what the check found) is matched against the lists in force now and counted now:
+ * - `details.lists`: the allow/block lists the input is on (src/lists/), with the factors `list_blocked` /
+ *   `list_allowed`;
+ * - `details.velocity`: how many checks had the same values lately (src/velocity/), whose counts the scoring turns
+ *   into velocity factors under the policy's thresholds.
+ */
+import type { CheckOutcome } from './checks/types.js'
+import type { ListsHolder } from './lists/holder.js'
+import type { ListIndex } from './lists/compile.js'
+import { matchLists } from './lists/match.js'
+import type { Velocity } from './schema.js'
+import { velocityValuesOf, type VelocityCounter } from './velocity/counter.js'
+
+/** The lists and the velocity counter of an instance (either may be off). */
+export interface Signals {
+  lists: ListsHolder | null
+  velocity: VelocityCounter | null
+}
+
+/** The lookups whose details carry `velocity` (the combined check carries it too, counted once for all its parts). */
+export const VELOCITY_TYPES: ReadonlySet<string> = new Set(['email', 'ip', 'phone', 'phone_type'])
+
+const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
+
+/** The outcome with `details.lists` (and `velocity: null` where it applies), the list factors and sentences. */
+function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutcome<D>, nowMs: number): CheckOutcome<D> {
+  const details = { ...(outcome.details as object), lists: [] } as Record<string, unknown>
+  if (VELOCITY_TYPES.has(type)) details.velocity = null
+  const answered: CheckOutcome<D> = { ...outcome, details: details as D }
+  if (!index || index.lists.length === 0) return answered
+  const m = matchLists(index, type, outcome.details, nowMs)
+  details.lists = m.matches
+  if (m.factors.length > 0) {
+    answered.factors = [...outcome.factors, ...m.factors]
+    answered.reasons = { ...(outcome.reasons ?? {}), ...m.reasons }
+  }
+  return answered
+}
+
+/**
+ * A check's outcome as answered at `nowMs`: a new outcome (the given one, possibly a cache entry, is not changed)
+ * with the list matches. A promise only while the lists of a loader are still loading; rejects with
+ * UPSTREAM_UNAVAILABLE when they could not be loaded.
+ */
+export function answerWithLists<D>(signals: Signals | undefined, type: string, outcome: CheckOutcome<D>, nowMs: number): CheckOutcome<D> | Promise<CheckOutcome<D>> {
+  const index = signals?.lists ? signals.lists.current() : null
+  if (isPromise(index)) return index.then((i) => withLists(i, type, outcome, nowMs))
+  return withLists(index, type, outcome, nowMs)
+}
+
+/**
+ * Counts the answer's values and sets `details.velocity` (the outcome must be one {@link answerWithLists} made).
+ * When the store fails, `velocity` stays null and the outcome is partial. Returns the counts.
+ */
+export async function countVelocity(signals: Signals | undefined, type: string, outcome: CheckOutcome<unknown>, test: boolean, nowMs: number): Promise<Velocity | null> {
+  if (!signals?.velocity || !VELOCITY_TYPES.has(type)) return null
+  const counts = await signals.velocity.count(velocityValuesOf(type, outcome.details), test, nowMs)
+  ;(outcome.details as Record<string, unknown>).velocity = counts
+  if (counts === null) outcome.partial = true
+  return counts
+}

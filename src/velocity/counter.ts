@@ -1,0 +1,125 @@
+/**
+ * Velocity for embedded use: each answer records its values — the IP, its network (/24 for IPv4, /48 for IPv6), the
+ * email domain (not for free providers), the normalised email, the phone number — in a counter store and reports
+ * how many checks had each in the last hour and 24 hours (`details.velocity`). Values reach the store only as keyed
+ * hashes (HMAC-SHA-256 with the deployment's secret, of the mode, the kind and the value), so the store holds no
+ * input and the counts cannot be matched to one without the secret. Test-mode checks count apart from live ones.
+ */
+import { createHmac, randomBytes } from 'node:crypto'
+import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
+import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
+import { formatIpv4, formatIpv6Words, parseIp } from '../sources/ip/parse.js'
+import { createMemoryVelocityStore, type VelocityStore, type WindowCount } from './store.js'
+
+/** Options of velocity (`createRiskcheck({ velocity })`). */
+export interface VelocityOptions {
+  /**
+   * The key of the hashes (at least 16 bytes of text or a Buffer). Every instance sharing a store must use the same
+   * one; required with a `store`, a random one per instance otherwise.
+   */
+  secret?: string | Buffer
+  /** Where counts live (default: in memory, this process only). `createRedisVelocityStore` shares them. */
+  store?: VelocityStore
+  /** Longest wait for the store, in ms (default 1000); past it the answer has `velocity: null` and is partial. */
+  timeoutMs?: number
+}
+
+/** The value of each kind found in one answer (null: none). */
+export type VelocityValues = Partial<Record<VelocityKind, string>>
+
+/** Counts velocity for answers. */
+export interface VelocityCounter {
+  /** Records `values` at `nowMs` and answers the counts (null when the store failed or did not answer in time). */
+  count(values: VelocityValues, test: boolean, nowMs: number): Promise<Velocity | null>
+  close(): Promise<void>
+}
+
+/** The network of an address: its /24 (IPv4) or /48 (IPv6), as CIDR text. */
+export function networkOf(address: string): string | null {
+  const ip = parseIp(address)
+  if (!ip) return null
+  if (ip.version === 4) return `${formatIpv4(ip.value - (ip.value % 256))}/24`
+  const w = ip.words
+  return `${formatIpv6Words([w[0], (w[1] & 0xffff0000) >>> 0, 0, 0])}/48`
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
+
+/** Adds the values of one lookup's details (lookup `type`) to `out`. */
+export function velocityValuesOf(type: string, details: unknown, out: VelocityValues = {}): VelocityValues {
+  if (details === null || typeof details !== 'object') return out
+  const d = details as Record<string, any>
+  if (type === 'ip') {
+    const ip = parseIp(d.ip)
+    if (ip) {
+      out.ip = ip.address
+      const net = networkOf(ip.address)
+      if (net) out.network = net
+    }
+  } else if (type === 'email') {
+    const domain = d.syntax_valid === true ? asciiDomain(d.domain) : null
+    if (domain !== null && typeof d.local_part === 'string') {
+      out.email = canonicalEmailOf(d.local_part, domain)
+      if (d.is_free_provider !== true) out.email_domain = domain
+    }
+  } else if (type === 'phone' || type === 'phone_type') {
+    const e164 = str(d.e164)
+    if (e164 !== null) out.phone = e164
+  }
+  return out
+}
+
+const KIND_TAG: Record<VelocityKind, string> = { ip: 'i', network: 'n', email_domain: 'd', email: 'e', phone: 'p' }
+
+/** Checks `options` and creates the counter. Throws a TypeError naming the bad option. */
+export function createVelocityCounter(options: VelocityOptions): VelocityCounter {
+  if (options === null || typeof options !== 'object') throw new TypeError('riskcheck: option `velocity` must be an object or true')
+  for (const k of Object.keys(options))
+    if (!['secret', 'store', 'timeoutMs'].includes(k)) throw new TypeError(`riskcheck: option \`velocity.${k}\` is not an option (known: secret, store, timeoutMs)`)
+  const { secret, store: given, timeoutMs = 1000 } = options
+  if (given !== undefined && (given === null || typeof given.hit !== 'function')) throw new TypeError('riskcheck: option `velocity.store` must have a hit(keys, nowMs) method')
+  if (secret === undefined && given !== undefined)
+    throw new TypeError('riskcheck: option `velocity.secret` is required with `velocity.store` (every instance sharing the store needs the same one)')
+  if (secret !== undefined && !((typeof secret === 'string' || Buffer.isBuffer(secret)) && secret.length >= 16))
+    throw new TypeError('riskcheck: option `velocity.secret` must be a string or Buffer of at least 16 characters')
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
+  const key = secret ?? randomBytes(32)
+  const store = given ?? createMemoryVelocityStore()
+  const hash = (space: string, kind: VelocityKind, value: string) =>
+    `${space}${KIND_TAG[kind]}:${createHmac('sha256', key).update(`${space}\u0000${kind}\u0000${value}`).digest('base64url').slice(0, 22)}`
+
+  return {
+    async count(values, test, nowMs) {
+      const kinds = VELOCITY_KINDS.filter((k) => values[k] !== undefined)
+      const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
+      if (kinds.length === 0) return velocity
+      const space = test ? 't' : 'l'
+      const keys = kinds.map((k) => hash(space, k, values[k] as string))
+      let timer: NodeJS.Timeout | undefined
+      try {
+        const got = store.hit(keys, nowMs)
+        const counts: WindowCount[] = Array.isArray(got)
+          ? got
+          : await Promise.race([
+              got,
+              new Promise<never>((_, reject) => {
+                timer = setTimeout(() => reject(new Error('velocity store timed out')), timeoutMs)
+                timer.unref?.()
+              }),
+            ])
+        kinds.forEach((k, i) => {
+          const c = counts[i]
+          velocity[k] = c ? { hour: c.hour, day: c.day } : null
+        })
+        return velocity
+      } catch {
+        return null
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    async close() {
+      await store.close?.()
+    },
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Velocity counter stores: each records one check under several keys and answers, per key, how many checks it
+ * recorded in the last hour and the last 24 hours (sliding windows, exact to the millisecond). The in-memory store
+ * here serves one process; ./redis-store.ts shares counts between processes. Keys are opaque (keyed hashes made by
+ * ./counter.ts); a store never sees an input.
+ */
+
+/** One hour and one day, in ms: the two windows. */
+export const HOUR_MS = 60 * 60 * 1000
+export const DAY_MS = 24 * HOUR_MS
+
+/** Checks recorded under one key in the last hour and 24 hours, the one just recorded included. */
+export interface WindowCount {
+  hour: number
+  day: number
+}
+
+/** Where velocity counts live. Methods may answer synchronously or with a promise. */
+export interface VelocityStore {
+  /** Records one check at `nowMs` under each key and returns each key's counts, in the order of `keys`. */
+  hit(keys: readonly string[], nowMs: number): WindowCount[] | Promise<WindowCount[]>
+  /** Releases resources (optional). */
+  close?(): void | Promise<void>
+}
+
+/**
+ * One key's log: the times of its checks in order, with a running total (`cum[i]` = checks recorded up to and
+ * including `times[i]`, counted from the log's start), so a window's count is one binary search and a subtraction.
+ * Checks in the same millisecond share an entry.
+ */
+interface Log {
+  times: number[]
+  cum: number[]
+  /** First entry still within the day window. */
+  head: number
+  /** Checks recorded before `times[0]` (entries dropped from the front). */
+  before: number
+}
+
+/** First index ≥ `from` whose time is after `t`. */
+function after(times: readonly number[], from: number, t: number): number {
+  let lo = from
+  let hi = times.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((times[mid] as number) > t) hi = mid
+    else lo = mid + 1
+  }
+  return lo
+}
+
+const prefix = (log: Log, i: number): number => (i > 0 ? (log.cum[i - 1] as number) : log.before)
+
+/** Records one check at `t` (usually the newest; a clock stepping back inserts it in order). */
+function record(log: Log, t: number): void {
+  const n = log.times.length
+  const last = n > 0 ? (log.times[n - 1] as number) : -Infinity
+  if (t === last) {
+    log.cum[n - 1] = (log.cum[n - 1] as number) + 1
+  } else if (t > last) {
+    log.times.push(t)
+    log.cum.push(prefix(log, n) + 1)
+  } else {
+    const i = after(log.times, 0, t)
+    if (i > 0 && log.times[i - 1] === t) {
+      for (let k = i - 1; k < n; k++) log.cum[k] = (log.cum[k] as number) + 1
+    } else {
+      log.times.splice(i, 0, t)
+      log.cum.splice(i, 0, prefix(log, i) + 1)
+      for (let k = i + 1; k <= n; k++) log.cum[k] = (log.cum[k] as number) + 1
+    }
+  }
+}
+
+/** Drops entries that left the day window once they are many, keeping the running totals right. */
+function compact(log: Log): void {
+  if (log.head < 64 || log.head * 2 < log.times.length) return
+  log.before = prefix(log, log.head)
+  log.times = log.times.slice(log.head)
+  log.cum = log.cum.slice(log.head)
+  log.head = 0
+}
+
+/** Options of {@link createMemoryVelocityStore}. */
+export interface MemoryVelocityStoreOptions {
+  /**
+   * Most keys held (default 1,000,000). Keys whose last check left the day window are dropped first; beyond the
+   * limit the key checked least recently is forgotten (its counts restart).
+   */
+  maxKeys?: number
+}
+
+/**
+ * The in-memory store: exact sliding windows, answers synchronously. Memory grows with the distinct keys of the
+ * last 24 hours and the distinct milliseconds of their checks.
+ *
+ * @example
+ * const store = createMemoryVelocityStore()
+ * store.hit(['k1'], Date.now()) // [{ hour: 1, day: 1 }]
+ */
+export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = {}): VelocityStore & { readonly size: number } {
+  const maxKeys = options.maxKeys ?? 1_000_000
+  // Map order = least recently checked first (a key is moved to the end on every check), so idle keys are at the front.
+  const logs = new Map<string, Log>()
+  const one = (key: string, now: number): WindowCount => {
+    let log = logs.get(key)
+    if (log) logs.delete(key)
+    else log = { times: [], cum: [], head: 0, before: 0 }
+    logs.set(key, log)
+    if (log.times.length > 0 && now < (log.times[log.times.length - 1] as number)) log.head = 0 // the clock stepped back
+    record(log, now)
+    log.head = after(log.times, log.head, now - DAY_MS)
+    const total = log.cum[log.cum.length - 1] as number
+    const day = total - prefix(log, log.head)
+    const hour = total - prefix(log, after(log.times, log.head, now - HOUR_MS))
+    compact(log)
+    return { hour, day }
+  }
+  const evict = (now: number) => {
+    for (const [key, log] of logs) {
+      const newest = log.times[log.times.length - 1] as number
+      if (logs.size <= maxKeys && newest > now - DAY_MS) break
+      logs.delete(key)
+    }
+  }
+  return {
+    get size() {
+      return logs.size
+    },
+    hit(keys, nowMs) {
+      const out = keys.map((k) => one(k, nowMs))
+      evict(nowMs)
+      return out
+    },
+  }
+}
