@@ -76,11 +76,14 @@ export function describePolicy(file: PolicyFile): string[] {
   if (o.rules) lines.push(`rules (in order): ${file.policy.rules.map((r) => `${r.name} → ${r.action}`).join(', ') || 'none'}`)
   if (o.confidence) lines.push(`confidence: medium from ${file.policy.confidence.medium}, low from ${file.policy.confidence.low} uncertain factors`)
   if (o.messages) lines.push(`messages: ${Object.keys(o.messages).join(', ')}`)
+  if (o.lists) lines.push(`lists: block match → ${file.policy.lists.block ?? 'no action'}, allow match → ${file.policy.lists.allow ?? 'no action'}`)
+  if (o.velocity) lines.push(`velocity: ${JSON.stringify(o.velocity)}`)
   for (const [name, overlay] of Object.entries(o.contexts ?? {})) {
     const parts: string[] = []
     if (overlay?.thresholds) parts.push(`thresholds ${JSON.stringify(overlay.thresholds)}`)
     if (overlay?.weights) parts.push(`weights ${list(Object.entries(overlay.weights).map(([k, v]) => `${k} ${v}`), 5)}`)
     if (overlay?.rules) parts.push(`${overlay.rules.length} rule(s) first`)
+    if (overlay?.velocity) parts.push(`velocity ${JSON.stringify(overlay.velocity)}`)
     lines.push(`context ${name} (replaced): ${parts.join('; ') || 'no changes'}`)
   }
   if (lines.length === 0) lines.push('no changes from the default policy')

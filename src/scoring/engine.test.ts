@@ -18,9 +18,9 @@ describe('factor vocabulary', () => {
       expect(def.weight).toBeLessThanOrEqual(100)
     }
   })
-  it('covers every lookup and the combined cross-signals', () => {
+  it('covers every lookup, the combined cross-signals, your lists and velocity', () => {
     const groups = new Set(FACTOR_CODES.map((c) => FACTORS[c].group))
-    expect([...groups].sort()).toEqual(['combined', 'domain', 'email', 'email_auth', 'ip', 'phone'])
+    expect([...groups].sort()).toEqual(['combined', 'domain', 'email', 'email_auth', 'ip', 'lists', 'phone', 'velocity'])
   })
 })
 

@@ -15,7 +15,7 @@
 import type { Action, CheckContextName, Confidence, RiskLevel, Velocity, VerdictStatus } from '../schema.js'
 import { FACTORS, isFactorCode, type FactorCode, type FactorEffect } from './factors.js'
 import { resolveRules, validatePolicy, type PolicyIssue } from './policy-validate.js'
-import { DEFAULT_POLICY, type Policy, type PolicyOverlay, type PolicyRule, type Thresholds } from './rules.js'
+import { DEFAULT_POLICY, type ListActions, type Policy, type PolicyOverlay, type PolicyRule, type Thresholds } from './rules.js'
 import { isVelocityFactor, mergeVelocity, velocityFactors, type VelocityOverrides } from './velocity.js'
 
 /** Overrides accepted by {@link createPolicy}: any part of a policy, merged onto the base. */
@@ -39,6 +39,8 @@ export interface PolicyOverrides {
   contexts?: Partial<Record<CheckContextName, PolicyOverlay>>
   /** Velocity thresholds (checks per hour / per 24 hours) past which the velocity factors fire; merged window by window. */
   velocity?: VelocityOverrides
+  /** What a block / allow list match decides before any rule (null: only its factor's weight counts). */
+  lists?: Partial<ListActions>
 }
 
 /** Score, level and confidence of a set of factors. */
@@ -105,6 +107,7 @@ export function createPolicy(overrides: PolicyOverrides = {}, base: Policy = DEF
     messages: { ...base.messages, ...(overrides.messages ?? {}) },
     contexts: contexts as Policy['contexts'],
     velocity: mergeVelocity(base.velocity, overrides.velocity),
+    lists: { ...base.lists, ...(overrides.lists ?? {}) },
   }
 }
 
@@ -244,6 +247,22 @@ function ruleMatches(rule: PolicyRule, fired: readonly FactorCode[]): boolean {
   return false
 }
 
+const ACTION_WORD: Record<Action, string> = { approve: 'Approve', verify: 'Verify', review: 'Review', block: 'Block' }
+
+/**
+ * The decision of your lists, taken before any rule (`policy.lists`): a block list match decides first, then an
+ * allow list match (so block wins when both match). Reported as the rule `block_list` / `allow_list`.
+ */
+function listRule(policy: Policy, fired: readonly FactorCode[]): PolicyRule | null {
+  for (const kind of ['block', 'allow'] as const) {
+    const action = policy.lists[kind]
+    const factor: FactorCode = kind === 'block' ? 'list_blocked' : 'list_allowed'
+    if (action && fired.includes(factor))
+      return { name: `${kind}_list`, when: { any: [factor] }, action, message: `${ACTION_WORD[action]}: this input is on one of your ${kind} lists.` }
+  }
+  return null
+}
+
 /** Options of {@link evaluate}. */
 export interface EvaluateOptions {
   policy?: Policy
@@ -288,8 +307,8 @@ export function evaluate(factors: readonly FactorCode[], options: EvaluateOption
   const t = tally(fired, facts)
   const { score: value, level, confidence } = scoreOf(t, policy)
   const status = STATUS_BY_RANK[t.rank] as VerdictStatus
-  let rule: PolicyRule | null = null
-  if (fired.length > 0) {
+  let rule: PolicyRule | null = listRule(policy, fired)
+  if (fired.length > 0 && rule === null) {
     for (const r of policy.rules) {
       if (ruleMatches(r, fired)) {
         rule = r

@@ -137,6 +137,14 @@ const VelocitySchema = closed(
   },
 )
 
+const listAction = (kind: 'block' | 'allow', factor: string) =>
+  say(
+    Type.Union([...ACTIONS.map((a) => Type.Literal(a)), Type.Null()], {
+      description: `Action of an answer on one of your ${kind} lists (factor ${factor}); default ${DEFAULT_POLICY.lists[kind]}; null: no action of its own.`,
+    }),
+    `must be one of ${ACTIONS.join(', ')} or null`,
+  )
+
 const OverlaySchema = (name: string) =>
   closed(
     {
@@ -187,6 +195,18 @@ export const PolicyFileSchema = closed(
       }),
     ),
     velocity: Type.Optional(VelocitySchema),
+    lists: Type.Optional(
+      closed(
+        {
+          block: Type.Optional(listAction('block', 'list_blocked')),
+          allow: Type.Optional(listAction('allow', 'list_allowed')),
+        },
+        {
+          description:
+            'What your allow/block lists decide, before any rule: a block match first (so block wins), then an allow match. null: the match only adds its factor’s weight, and rules may use the factor.',
+        },
+      ),
+    ),
   },
   {
     description:

@@ -39,7 +39,7 @@ describe('validatePolicy()', () => {
       { path: 'weights.email_disposable', message: 'must be a number from 0 to 100 (got "x")' },
       { path: 'weights.ip_vpn', message: 'must be a number from 0 to 100 (got 101)' },
       { path: 'weights.nope', message: 'is not a factor code of the vocabulary (see "Factor vocabulary" in docs/scoring.md)' },
-      { path: 'zz', message: 'is not a field here (expected $schema, description, weights, effects, thresholds, actions, rules, confidence, messages, contexts)' },
+      { path: 'zz', message: 'is not a field here (expected $schema, description, weights, effects, thresholds, actions, rules, confidence, messages, contexts, velocity, lists)' },
     ])
   })
 

@@ -54,6 +54,18 @@ export interface Policy {
   contexts: Readonly<Partial<Record<CheckContextName, PolicyOverlay>>>
   /** Velocity thresholds (checks per hour and per 24 hours) past which the velocity factors fire. */
   velocity: VelocityThresholds
+  /**
+   * What your lists decide, before any rule: the action of an answer on a block list (`list_blocked`), and of one on
+   * an allow list (`list_allowed`) and on no block list. null: the match only adds its factor's weight, and rules may
+   * use the factor.
+   */
+  lists: ListActions
+}
+
+/** The actions of list matches (see {@link Policy.lists}). */
+export interface ListActions {
+  block: Action | null
+  allow: Action | null
 }
 
 const mapFactors = <T>(pick: (code: FactorCode) => T) =>
@@ -90,18 +102,6 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
   thresholds: Object.freeze({ medium: 40, high: 65, critical: 85 }),
   actions: Object.freeze({ low: 'approve', medium: 'verify', high: 'review', critical: 'block' } as const),
   rules: Object.freeze([
-    {
-      name: 'block_list_blocks',
-      when: { any: ['list_blocked'] },
-      action: 'block',
-      message: 'Block: this input is on one of your block lists.',
-    },
-    {
-      name: 'allow_list_approves',
-      when: { any: ['list_allowed'] },
-      action: 'approve',
-      message: 'Approve: this input is on one of your allow lists.',
-    },
     {
       name: 'unusable_input_blocks',
       when: { any: BLOCKING_FACTORS },
@@ -147,4 +147,5 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
     },
   }),
   velocity: DEFAULT_VELOCITY,
+  lists: Object.freeze({ block: 'block', allow: 'approve' } as const),
 }) as Policy
