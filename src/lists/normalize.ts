@@ -7,7 +7,7 @@
 import { asciiDomain, canonicalEmail } from '../checks/email/canonical.js'
 import { formatIpv4, formatIpv6Words, parseCidr, type ParsedCidr } from '../sources/ip/parse.js'
 import { getContinentCode } from '../sources/ip/geo-names.js'
-import { analyzePhone } from '../sources/phone/parse.js'
+import { getCountries, getCountryCallingCode } from 'libphonenumber-js/max'
 import type { ListItemType } from './types.js'
 
 /** A value in its compared form: `key` for matching, `value` as reported (both strings except the IP network). */
@@ -27,6 +27,34 @@ export function cidrText(c: ParsedCidr): string {
   const single = c.version === 4 ? c.prefix === 32 : c.prefix === 128
   const first = c.version === 4 ? formatIpv4(c.first) : formatIpv6Words(c.first)
   return single ? first : `${first}/${c.prefix}`
+}
+
+// Assigned country calling codes: those of the numbering plans, plus the non-geographic ones (+800 freephone …).
+let callingCodes: Set<string> | undefined
+const callingCodeSet = () => (callingCodes ??= new Set([...getCountries().map((c) => getCountryCallingCode(c)), '800', '808', '870', '878', '881', '882', '883', '888', '979']))
+
+/**
+ * The E.164 form of a number written in international form (`+44 20 7946 0958`, `+1 (201) 555-0123`): `+` and the
+ * digits, separators (spaces, `-`, `.`, `/`, parentheses) dropped; it must start with an assigned country calling
+ * code and have 7 to 15 digits. No numbering-plan check (a number the plan rejects never matches, as lookups report
+ * no E.164 form for it); a trunk prefix written as `(0)` is refused, since it is not part of the E.164 form.
+ */
+function e164Of(text: string): string | Normalized {
+  const first = text.charCodeAt(0)
+  if (first !== 0x2b /* + */ && first !== 0xff0b) return fail('not in international form (it must start with +)')
+  if (text.includes('(0)')) return fail('has a trunk prefix (0): write the number without it')
+  let digits = ''
+  for (let i = 1; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 48 && c <= 57) digits += text[i]
+    else if (c !== 0x20 && c !== 0x2d && c !== 0x2e && c !== 0x2f && c !== 0x28 && c !== 0x29 && c !== 0xa0)
+      return fail('not a phone number in international form (+ and digits; no extension)')
+  }
+  if (digits.length < 7 || digits.length > 15) return fail('not a phone number (7 to 15 digits after the +)')
+  const codes = callingCodeSet()
+  if (!codes.has(digits.slice(0, 1)) && !codes.has(digits.slice(0, 2)) && !codes.has(digits.slice(0, 3)))
+    return fail('not a phone number (no such country calling code)')
+  return `+${digits}`
 }
 
 /** The AS number of `AS64500`, `as64500` or `64500`, or null. */
@@ -78,12 +106,8 @@ export function normalizeListValue(type: ListItemType, raw: unknown): Normalized
       return { ok: true, key: t, value: t, cidr: c }
     }
     case 'phone': {
-      const first = text.charCodeAt(0)
-      if (first !== 0x2b /* + */ && first !== 0xff0b) return fail('not in international form (it must start with +)')
-      const a = analyzePhone(text, undefined, { formats: false })
-      if (a.e164 === null) return fail('not a valid phone number')
-      if (a.extension !== null) return fail('has an extension (list the number without it)')
-      return same(a.e164)
+      const e = e164Of(text)
+      return typeof e === 'string' ? same(e) : e
     }
     case 'country': {
       const code = text.toUpperCase()

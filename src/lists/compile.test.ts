@@ -1,0 +1,197 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { parseIp } from '../sources/ip/parse.js'
+import { compileLists, defaultListId, ListsError, summarize, type ListIndex } from './compile.js'
+import { matchLists } from './match.js'
+
+const compiled = (defs: unknown): ListIndex => {
+  const c = compileLists(defs)
+  if (!c.ok) throw new ListsError(c.invalid)
+  return c.index
+}
+
+describe('compileLists', () => {
+  it('names every unusable value with its list, position and reason, and compiles nothing then', () => {
+    const c = compileLists([
+      { name: 'ok', kind: 'block', itemType: 'ip', items: ['192.0.2.1', 'nope', { value: '10.0.0.0/8', expiresAt: 'soon' }] },
+      { name: 'bad kind', kind: 'deny', itemType: 'ip', items: [] },
+      { name: 'mails', kind: 'allow', itemType: 'email', items: ['a@b.co', { value: 'x@y.co', reason: 7 }] },
+    ])
+    expect(c.ok).toBe(false)
+    if (c.ok) return
+    expect(c.invalid).toEqual([
+      { list: 0, index: 1, value: 'nope', reason: 'not an IP address or CIDR network' },
+      { list: 0, index: 2, value: '10.0.0.0/8', reason: 'expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms)' },
+      { list: 1, index: -1, value: 'bad kind', reason: 'kind must be one of block, allow' },
+      { list: 2, index: 1, value: 'x@y.co', reason: 'reason must be a string of at most 500 characters' },
+    ])
+    expect(new ListsError(c.invalid).message).toBe(
+      'riskcheck: option `lists`: lists[0].items[1] "nope": not an IP address or CIDR network; lists[0].items[2] "10.0.0.0/8": expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms); lists[1]: kind must be one of block, allow; lists[2].items[1] "x@y.co": reason must be a string of at most 500 characters',
+    )
+  })
+
+  it('rejects malformed definitions with a reason (not an array, duplicate ids, missing fields)', () => {
+    expect(compileLists('x')).toEqual({ ok: false, invalid: [{ list: -1, index: -1, value: 'x', reason: 'lists must be an array of lists' }] })
+    const dup = compileLists([
+      { id: 'a', name: 'one', kind: 'block', itemType: 'asn', items: [] },
+      { id: 'a', name: 'two', kind: 'block', itemType: 'asn', items: [] },
+    ])
+    expect(dup.ok ? [] : dup.invalid.map((i) => i.reason)).toEqual(['another list has the id a'])
+    const missing = compileLists([null, { name: '', kind: 'block', itemType: 'ip', items: [] }, { name: 'x', kind: 'block', itemType: 'url', items: [] }, { name: 'y', kind: 'allow', itemType: 'ip' }])
+    expect(missing.ok ? [] : missing.invalid.map((i) => i.reason)).toEqual([
+      'a list must be an object with name, kind, itemType and items',
+      'name must be a string of 1 to 200 characters',
+      'itemType must be one of email, email_domain, ip, phone, country, asn',
+      'items must be an array',
+    ])
+  })
+
+  it('counts a value given twice once (the later reason and expiry win); ids default to a stable hash', () => {
+    const index = compiled([
+      { name: 'Fraud', kind: 'block', item_type: 'email', items: ['Jane.Doe@gmail.com', { value: 'janedoe+x@googlemail.com', reason: 'second' }, 'b@c.io'] },
+    ])
+    expect(summarize(index)).toEqual([{ id: defaultListId('block', 'email', 'Fraud'), name: 'Fraud', kind: 'block', item_type: 'email', items: 2 }])
+    expect(defaultListId('block', 'email', 'Fraud')).toMatch(/^lst_[0-9a-f]{16}$/)
+    expect(index.email.get('janedoe@gmail.com')?.map((e) => e.reason)).toEqual(['second'])
+  })
+})
+
+describe('matchLists', () => {
+  const index = compiled([
+    { id: 'nets', name: 'Bad networks', kind: 'block', itemType: 'ip', items: ['203.0.113.0/24', '203.0.113.7', '2001:db8::/32', { value: '198.51.100.0/24', expiresAt: 1000 }] },
+    { id: 'office', name: 'Office', kind: 'allow', itemType: 'ip', items: ['203.0.113.0/25'] },
+    { id: 'domains', name: 'Domains', kind: 'block', itemType: 'email_domain', items: ['example.com', 'evil.example.com'] },
+    { id: 'cc', name: 'Countries', kind: 'block', itemType: 'country', items: ['KP'] },
+    { id: 'as', name: 'ASNs', kind: 'block', itemType: 'asn', items: ['AS64500'] },
+    { id: 'phones', name: 'Phones', kind: 'allow', itemType: 'phone', items: ['+44 20 7946 0958'] },
+  ])
+  const ip = (address: string, country: string | null = null, asn: number | null = null) => ({ ip: address, location: { country_code: country }, network: { asn } })
+
+  it('an address: one match per list, the most specific network of each, in list order', () => {
+    const m = matchLists(index, 'ip', ip('203.0.113.7'), 0)
+    expect(m.matches).toEqual([
+      { list_id: 'nets', name: 'Bad networks', kind: 'block', item_type: 'ip', value: '203.0.113.7' },
+      { list_id: 'office', name: 'Office', kind: 'allow', item_type: 'ip', value: '203.0.113.0/25' },
+    ])
+    expect(m.factors).toEqual(['list_blocked', 'list_allowed'])
+    expect(m.reasons.list_blocked).toBe('The IP address is on the block list "Bad networks".')
+    expect(matchLists(index, 'ip', ip('203.0.113.200'), 0).matches.map((x) => x.value)).toEqual(['203.0.113.0/24'])
+    expect(matchLists(index, 'ip', ip('2001:db8:ffff::1'), 0).matches.map((x) => x.value)).toEqual(['2001:db8::/32'])
+    expect(matchLists(index, 'ip', ip('192.0.2.1'), 0).matches).toEqual([])
+  })
+
+  it('expired items no longer match', () => {
+    expect(matchLists(index, 'ip', ip('198.51.100.9'), 999).matches).toHaveLength(1)
+    expect(matchLists(index, 'ip', ip('198.51.100.9'), 1000).matches).toHaveLength(0)
+  })
+
+  it('the country and AS of an address, the country of a phone number', () => {
+    expect(matchLists(index, 'ip', ip('192.0.2.1', 'kp', 64500), 0).matches.map((x) => x.list_id)).toEqual(['cc', 'as'])
+    const phone = { e164: '+442079460958', country: { code: 'GB', name: 'United Kingdom' } }
+    expect(matchLists(index, 'phone', phone, 0).matches.map((x) => x.list_id)).toEqual(['phones'])
+    expect(matchLists(index, 'phone_type', { e164: null, country: 'KP' }, 0).matches.map((x) => x.list_id)).toEqual(['cc'])
+  })
+
+  it('a domain and its subdomains, for email, domain age and email authentication', () => {
+    const email = (d: string) => ({ syntax_valid: true, local_part: 'x', domain: d })
+    expect(matchLists(index, 'email', email('a.b.example.com'), 0).matches.map((x) => x.value)).toEqual(['example.com'])
+    expect(matchLists(index, 'email', email('mail.evil.example.com'), 0).matches.map((x) => x.value)).toEqual(['evil.example.com'])
+    expect(matchLists(index, 'email', email('example.org'), 0).matches).toEqual([])
+    expect(matchLists(index, 'email', { ...email('example.com'), syntax_valid: false }, 0).matches).toEqual([])
+    expect(matchLists(index, 'domain_age', { domain: 'WWW.Example.com' }, 0).matches).toHaveLength(1)
+    expect(matchLists(index, 'email_auth', { domain: 'example.com' }, 0).matches).toHaveLength(1)
+  })
+
+  it('never throws on odd details', () => {
+    for (const type of ['email', 'ip', 'phone', 'phone_type', 'domain_age', 'email_auth', 'check', 'x'])
+      for (const d of [null, undefined, 1, 'x', {}, { ip: 5, location: null, network: 'x' }, { domain: {}, syntax_valid: true }])
+        expect(matchLists(index, type, d, 0).matches).toEqual([])
+  })
+})
+
+describe('matching cost does not grow with the lists (counted, not timed)', () => {
+  /** A list of `n` IPv4 networks and addresses, `n` IPv6 ones and `n` of each other type. */
+  function big(n: number): ListIndex {
+    const v4: string[] = []
+    const v6: string[] = []
+    const rest: Record<string, string[]> = { email: [], email_domain: [], phone: [], asn: [] }
+    for (let i = 0; i < n; i++) {
+      v4.push(i % 3 === 0 ? `${10 + (i % 200)}.${(i >> 8) & 255}.${i & 255}.0/24` : `${10 + (i % 200)}.${(i >> 8) & 255}.${i & 255}.${i % 251}`)
+      v6.push(`2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::/64`)
+      rest.email!.push(`user${i}@example${i % 97}.com`)
+      rest.email_domain!.push(`d${i}.example.net`)
+      rest.phone!.push(`+4420794${String(60000 + (i % 40000)).padStart(5, '0')}`)
+      rest.asn!.push(`AS${i + 1}`)
+    }
+    return compiled([
+      { name: 'v4', kind: 'block', itemType: 'ip', items: v4 },
+      { name: 'v6', kind: 'block', itemType: 'ip', items: v6 },
+      ...Object.entries(rest).map(([t, items]) => ({ name: t, kind: 'block', itemType: t, items })),
+    ])
+  }
+
+  class CountingMap<K, V> extends Map<K, V> {
+    gets = 0
+    override get(k: K): V | undefined {
+      this.gets++
+      return super.get(k)
+    }
+  }
+
+  /** Work of one batch of lookups: prefix-index steps and map probes. */
+  function work(index: ListIndex): { ip: number; probes: number } {
+    const maps = (['email', 'emailDomain', 'phone', 'country', 'asn'] as const).map((k) => {
+      const m = new CountingMap(index[k])
+      ;(index as unknown as Record<string, unknown>)[k] = m
+      return m
+    })
+    index.ip.work = 0
+    for (let i = 0; i < 200; i++) {
+      matchLists(index, 'ip', { ip: `${10 + (i % 200)}.${i % 7}.${i % 250}.${i % 251}`, location: { country_code: 'DE' }, network: { asn: i } }, 0)
+      matchLists(index, 'ip', { ip: `2001:db8:0:${i.toString(16)}::1`, location: { country_code: null }, network: { asn: null } }, 0)
+      matchLists(index, 'email', { syntax_valid: true, local_part: `user${i}`, domain: `a.b.d${i}.example.net` }, 0)
+      matchLists(index, 'phone', { e164: `+44207946${i}`, country: { code: 'GB', name: 'United Kingdom' } }, 0)
+    }
+    return { ip: index.ip.work, probes: maps.reduce((n, m) => n + m.gets, 0) }
+  }
+
+  it('100 times the items: the same map probes, and prefix-index steps grow by log₂ 100 per lookup at most', { timeout: 60_000 }, () => {
+    const small = work(big(200))
+    const large = work(big(20_000))
+    expect(large.probes).toBe(small.probes)
+    const lookups = 400
+    // binary search over 100× the ranges: log₂(100) ≈ 6.6 more steps per lookup; parent hops are bounded by the nesting
+    expect(large.ip - small.ip).toBeLessThanOrEqual(lookups * 8)
+    expect(large.ip / lookups).toBeLessThanOrEqual(Math.log2(40_000) + 4)
+  })
+})
+
+describe('the prefix index agrees with a linear scan (property)', () => {
+  it('random IPv4 networks and addresses', () => {
+    const cidr = fc.tuple(fc.nat(0xffffffff), fc.integer({ min: 0, max: 32 }))
+    fc.assert(
+      fc.property(fc.array(cidr, { maxLength: 60 }), fc.array(fc.nat(0xffffffff), { maxLength: 30 }), (nets, addrs) => {
+        const items = nets.map(([a, p]) => `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}/${p}`)
+        const index = compiled([{ name: 'n', kind: 'block', itemType: 'ip', items }])
+        for (const a of [...addrs, ...nets.map(([x]) => x)]) {
+          const text = `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`
+          const found: string[] = []
+          index.ip.find(parseIp(text)!, (entries) => (found.push(...entries.map((e) => e.value)), false))
+          const expected = nets
+            .filter(([x, p]) => p === 0 || x >>> (32 - p) === a >>> (32 - p))
+            .sort((x, y) => y[1] - x[1])
+            .map(([x, p]) => normalizedOf(x, p))
+          expect(found).toEqual([...new Set(expected)])
+        }
+      }),
+      { numRuns: 200 },
+    )
+  })
+})
+
+/** The normalised text of an IPv4 network. */
+function normalizedOf(x: number, p: number): string {
+  const first = p === 0 ? 0 : (x >>> (32 - p)) * 2 ** (32 - p)
+  const t = `${first >>> 24}.${(first >>> 16) & 255}.${(first >>> 8) & 255}.${first & 255}`
+  return p === 32 ? t : `${t}/${p}`
+}
