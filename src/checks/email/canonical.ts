@@ -45,14 +45,15 @@ export function canonicalEmailOf(localPart: string, asciiDomain: string): string
 }
 
 /**
- * The canonical form of an address, or null when it is not an address a mailbox can have.
+ * The canonical form of an address, or null when it is not an address a mailbox can have (special-use domains such
+ * as example.com are accepted, as test mode answers for them).
  *
  * @example
  * canonicalEmail('Jane.Doe+news@GoogleMail.com') // 'janedoe@gmail.com'
  * canonicalEmail('Jane.Doe+news@acme.io')        // 'jane.doe+news@acme.io'
  */
 export function canonicalEmail(address: unknown): string | null {
-  const parsed = parseEmailAddress(address)
+  const parsed = parseEmailAddress(address, { allowSpecialUseDomains: true })
   return parsed.ok ? canonicalEmailOf(parsed.localPart, parsed.asciiDomain) : null
 }
 
