@@ -1,0 +1,82 @@
+/**
+ * The Redis velocity store on a real Redis 7: two riskcheck instances sharing it count together, exactly (100 checks
+ * from one IP split across them: the 100th sees 100), in one round trip per request, and keys hold no input and
+ * expire with the day window.
+ */
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'
+import { createRedisVelocityStore } from '../src/velocity/redis-store.js'
+import { DAY_MS, HOUR_MS } from '../src/velocity/store.js'
+import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
+
+const url = testRedisUrl('velocity-redis')
+const SECRET = 'a velocity secret shared by both'
+
+describe.skipIf(!url)('Redis velocity store', () => {
+  let redis: Redis
+  let other: Redis
+  const prefix = uniquePrefix()
+  const instances: Riskcheck[] = []
+  beforeAll(() => {
+    redis = testRedis(url!)
+    other = testRedis(url!)
+  })
+  afterAll(async () => {
+    for (const rc of instances) await rc.close()
+    await deleteKeys(redis, prefix)
+    redis.disconnect()
+    other.disconnect()
+  })
+  const instance = (client: Redis, now?: () => number) => {
+    const rc = createRiskcheck({
+      mode: 'test',
+      velocity: { secret: SECRET, store: createRedisVelocityStore({ redis: client, prefix, ...(now ? { now } : {}) }) },
+    })
+    instances.push(rc)
+    return rc
+  }
+
+  it('two instances count together, exactly: 100 checks split across them, the 100th sees 100', async () => {
+    const a = instance(redis)
+    const b = instance(other)
+    const seen = await Promise.all(Array.from({ length: 99 }, (_, i) => (i % 2 === 0 ? a : b).ip('192.0.2.12').then((r) => r.details.velocity!.ip!.hour)))
+    expect(new Set(seen).size).toBe(99) // every check saw a different count: none lost, none counted twice
+    expect(Math.max(...seen)).toBe(99)
+    const last = await b.check({ ip: '192.0.2.12', email: 'deliverable@example.com' })
+    expect(last.details.velocity).toMatchObject({ ip: { hour: 100, day: 100 }, network: { hour: 100, day: 100 }, email: { hour: 1, day: 1 } })
+  })
+
+  it('one script call per request; keys are hashes that expire with the day window', async () => {
+    const monitor = await redis.monitor()
+    const commands: string[] = []
+    monitor.on('monitor', (_t: string, args: string[]) => {
+      if (args.some((x) => typeof x === 'string' && x.startsWith(prefix))) commands.push(String(args[0]).toLowerCase())
+    })
+    const c = instance(redis)
+    await c.check({ ip: '192.0.2.13', email: 'deliverable@example.com', phone: '+44 7400 123456' })
+    await new Promise((r) => setTimeout(r, 100))
+    monitor.disconnect()
+    expect(commands.filter((x) => x === 'evalsha' || x === 'eval')).toHaveLength(1)
+    const keys = await redis.keys(`${prefix}*`)
+    expect(keys.length).toBeGreaterThan(0)
+    for (const k of keys) {
+      expect(k.slice(prefix.length)).toMatch(/^t[indep]:[A-Za-z0-9_-]{22}$/)
+      const ttl = await redis.pttl(k)
+      expect(ttl).toBeGreaterThan(DAY_MS - 60_000)
+      expect(ttl).toBeLessThanOrEqual(DAY_MS)
+    }
+  })
+
+  it('sliding windows on the given clock: old checks leave the hour, then the day', async () => {
+    let t = Date.UTC(2026, 10, 22, 12)
+    const rc = instance(redis, () => t)
+    const count = async () => (await rc.phone('+44 7400 999999')).details.velocity!.phone
+    await count()
+    await count()
+    t += HOUR_MS
+    expect(await count()).toEqual({ hour: 1, day: 3 })
+    t += DAY_MS - HOUR_MS
+    expect(await count()).toEqual({ hour: 1, day: 2 })
+  })
+})
