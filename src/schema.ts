@@ -266,29 +266,26 @@ export type Velocity = Static<typeof VelocitySchema>
 const VELOCITY_DESCRIPTION =
   'How many checks had the same input lately: per kind (ip, network /24 or /48, email_domain, email, phone) the counts of the last hour and 24 hours, this check included; null for a kind the check has no value of (a free email provider\'s domain is not counted). null when velocity is off. See docs/lists-and-velocity.md.'
 
-/** Details plus the answer-time fields: `lists` always, `velocity` where it applies. */
-const answered = <T extends TObject>(data: T, velocity: boolean) =>
-  Type.Composite(
-    [
-      data,
-      velocity
-        ? Type.Object({ lists: ListMatchesSchema, velocity: Nullable(VelocitySchema, VELOCITY_DESCRIPTION) })
-        : Type.Object({ lists: ListMatchesSchema }),
-    ],
-    { additionalProperties: false },
-  )
+/** Details plus the answer-time field `lists`. */
+const listed = <T extends TObject>(data: T) => Type.Composite([data, Type.Object({ lists: ListMatchesSchema })], { additionalProperties: false })
 
-export const EmailDetailsSchema = answered(EmailDataSchema, true)
+/** Details plus the answer-time fields `lists` and `velocity`. */
+const answered = <T extends TObject>(data: T) =>
+  Type.Composite([data, Type.Object({ lists: ListMatchesSchema, velocity: Nullable(VelocitySchema, VELOCITY_DESCRIPTION) })], {
+    additionalProperties: false,
+  })
+
+export const EmailDetailsSchema = answered(EmailDataSchema)
 export type EmailDetails = Static<typeof EmailDetailsSchema>
-export const IpDetailsSchema = answered(IpDataSchema, true)
+export const IpDetailsSchema = answered(IpDataSchema)
 export type IpDetails = Static<typeof IpDetailsSchema>
-export const PhoneDetailsSchema = answered(PhoneDataSchema, true)
+export const PhoneDetailsSchema = answered(PhoneDataSchema)
 export type PhoneDetails = Static<typeof PhoneDetailsSchema>
-export const PhoneTypeDetailsSchema = answered(PhoneTypeDataSchema, true)
+export const PhoneTypeDetailsSchema = answered(PhoneTypeDataSchema)
 export type PhoneTypeDetails = Static<typeof PhoneTypeDetailsSchema>
-export const DomainAgeDetailsSchema = answered(DomainAgeDataSchema, false)
+export const DomainAgeDetailsSchema = listed(DomainAgeDataSchema)
 export type DomainAgeDetails = Static<typeof DomainAgeDetailsSchema>
-export const EmailAuthDetailsSchema = answered(EmailAuthDataSchema, false)
+export const EmailAuthDetailsSchema = listed(EmailAuthDataSchema)
 export type EmailAuthDetails = Static<typeof EmailAuthDetailsSchema>
 
 // ─── the lookup result ────────────────────────────────────────────────────────────────────────────────────────────

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseIp } from '../sources/ip/parse.js'
-import { compileLists, defaultListId, ListsError, summarize, type ListIndex } from './compile.js'
+import { compileLists, defaultListId, ListsError, summarize, type ListEntry, type ListIndex } from './compile.js'
 import { matchLists } from './match.js'
 
 const compiled = (defs: unknown): ListIndex => {
@@ -141,7 +141,7 @@ describe('matching cost does not grow with the lists (counted, not timed)', () =
   /** Work of one batch of lookups: prefix-index steps and map probes. */
   function work(index: ListIndex): { ip: number; probes: number } {
     const maps = (['email', 'emailDomain', 'phone', 'country', 'asn'] as const).map((k) => {
-      const m = new CountingMap(index[k])
+      const m = new CountingMap<unknown, ListEntry[]>(index[k] as ReadonlyMap<unknown, ListEntry[]>)
       ;(index as unknown as Record<string, unknown>)[k] = m
       return m
     })

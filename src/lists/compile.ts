@@ -40,7 +40,8 @@ export interface ListIndex {
   readonly emailDomain: ReadonlyMap<string, ListEntry[]>
   readonly phone: ReadonlyMap<string, ListEntry[]>
   readonly country: ReadonlyMap<string, ListEntry[]>
-  readonly asn: ReadonlyMap<string, ListEntry[]>
+  /** By AS number. */
+  readonly asn: ReadonlyMap<number, ListEntry[]>
   readonly ip: PrefixIndex<ListEntry[]>
   /** Distinct items per list id. */
   readonly counts: ReadonlyMap<string, number>
@@ -125,7 +126,7 @@ export function compileLists(defs: unknown): CompiledLists {
     email_domain: new Map<string, ListEntry[]>(),
     phone: new Map<string, ListEntry[]>(),
     country: new Map<string, ListEntry[]>(),
-    asn: new Map<string, ListEntry[]>(),
+    asn: new Map<number, ListEntry[]>(),
     ip: new Map<string, ListEntry[]>(),
   }
   const cidrs = new Map<string, ParsedCidr>()
@@ -155,7 +156,8 @@ export function compileLists(defs: unknown): CompiledLists {
       const reason = typeof item.reason === 'string' && item.reason !== '' ? item.reason : null
       const entry: ListEntry = { list, value: n.value, reason, expiresAt: expiryOf(item.expiresAt) as number }
       if (n.cidr) cidrs.set(n.key, n.cidr)
-      if (put(maps[list.itemType], n.key, entry)) distinct++
+      const added = list.itemType === 'asn' ? put(maps.asn, Number(n.key.slice(2)), entry) : put(maps[list.itemType], n.key, entry)
+      if (added) distinct++
     })
     counts.set(list.id, distinct)
   })

@@ -34,24 +34,26 @@ const WHAT: Record<ListItemType, string> = {
 
 /** Collects matches, one per list (the first found: the most specific), skipping expired items. */
 class Collector {
-  readonly found: ListEntry[] = []
+  found: ListEntry[] | null = null
   constructor(readonly nowMs: number) {}
 
-  /** Adds the live entries of lists not matched yet; true when something was added. */
-  add(entries: readonly ListEntry[] | undefined): boolean {
-    if (!entries) return false
-    let added = false
+  /** Adds the live entries of lists not matched yet. */
+  add(entries: readonly ListEntry[] | undefined): void {
+    if (!entries) return
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i] as ListEntry
       if (e.expiresAt <= this.nowMs) continue
+      const found = (this.found ??= [])
       let seen = false
-      for (let k = 0; k < this.found.length; k++) if ((this.found[k] as ListEntry).list === e.list) seen = true
-      if (!seen) {
-        this.found.push(e)
-        added = true
-      }
+      for (let k = 0; k < found.length; k++) if ((found[k] as ListEntry).list === e.list) seen = true
+      if (!seen) found.push(e)
     }
-    return added
+  }
+
+  /** {@link add} for the prefix index's walk (which goes on to the enclosing networks). */
+  readonly visit = (entries: ListEntry[]): boolean => {
+    this.add(entries)
+    return false
   }
 }
 
@@ -84,11 +86,11 @@ function collect(index: ListIndex, type: string, details: Record<string, any>, c
     }
     case 'ip': {
       const ip = index.ip.size > 0 ? parseIp(details.ip) : null
-      if (ip) index.ip.find(ip, (entries) => (c.add(entries), false))
+      if (ip) index.ip.find(ip, c.visit)
       const country = str(details.location?.country_code)
       if (country !== null && index.country.size > 0) c.add(index.country.get(country.toUpperCase()))
       const asn = details.network?.asn
-      if (typeof asn === 'number' && index.asn.size > 0) c.add(index.asn.get(`AS${asn}`))
+      if (typeof asn === 'number' && index.asn.size > 0) c.add(index.asn.get(asn))
       return
     }
     case 'phone':
@@ -118,20 +120,21 @@ function blockSentence(e: ListEntry): string {
 export function matchLists(index: ListIndex, type: string, details: unknown, nowMs: number): ListOutcome {
   const c = new Collector(nowMs)
   if (details !== null && typeof details === 'object') collect(index, type, details as Record<string, any>, c)
-  if (c.found.length === 0) return { matches: [], factors: [], reasons: {} }
-  c.found.sort((a, b) => a.list.position - b.list.position)
+  const found = c.found
+  if (found === null) return { matches: [], factors: [], reasons: {} }
+  found.sort((a, b) => a.list.position - b.list.position)
   const factors: FactorCode[] = []
   const reasons: Partial<Record<FactorCode, string>> = {}
-  const block = c.found.find((e) => e.list.kind === 'block')
+  const block = found.find((e) => e.list.kind === 'block')
   if (block) {
     factors.push('list_blocked')
     reasons.list_blocked = blockSentence(block)
   }
-  const allow = c.found.find((e) => e.list.kind === 'allow')
+  const allow = found.find((e) => e.list.kind === 'allow')
   if (allow) {
     factors.push('list_allowed')
     reasons.list_allowed = `The ${WHAT[allow.list.itemType]} is on the allow list "${allow.list.name}".`
   }
-  const matches = c.found.map((e) => ({ list_id: e.list.id, name: e.list.name, kind: e.list.kind, item_type: e.list.itemType, value: e.value }))
+  const matches = found.map((e) => ({ list_id: e.list.id, name: e.list.name, kind: e.list.kind, item_type: e.list.itemType, value: e.value }))
   return { matches, factors, reasons }
 }

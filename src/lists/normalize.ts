@@ -7,7 +7,7 @@
 import { asciiDomain, canonicalEmail } from '../checks/email/canonical.js'
 import { formatIpv4, formatIpv6Words, parseCidr, type ParsedCidr } from '../sources/ip/parse.js'
 import { getContinentCode } from '../sources/ip/geo-names.js'
-import { getCountries, getCountryCallingCode } from 'libphonenumber-js/max'
+import { getCountries, getCountryCallingCode, isSupportedCountry } from 'libphonenumber-js/max'
 import type { ListItemType } from './types.js'
 
 /** A value in its compared form: `key` for matching, `value` as reported (both strings except the IP network). */
@@ -112,7 +112,8 @@ export function normalizeListValue(type: ListItemType, raw: unknown): Normalized
     case 'country': {
       const code = text.toUpperCase()
       const letters = code.length === 2 && code >= 'AA' && code <= 'ZZ' && code.charCodeAt(1) >= 65 && code.charCodeAt(1) <= 90
-      return letters && getContinentCode(code) !== null ? same(code) : fail('not an ISO 3166 alpha-2 country code')
+      // ISO 3166 codes, and the regions of the numbering plans (AC Ascension, TA Tristan da Cunha are phone regions)
+      return letters && (getContinentCode(code) !== null || isSupportedCountry(code)) ? same(code) : fail('not an ISO 3166 alpha-2 country code')
     }
     case 'asn': {
       const n = asnOf(text)

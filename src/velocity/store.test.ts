@@ -47,7 +47,7 @@ describe('in-memory velocity store', () => {
           const times = [...(log.get(key) ?? []), now]
           log.set(key, times)
           const want: WindowCount = { hour: times.filter((t) => t > now - HOUR_MS && t <= now).length, day: times.filter((t) => t > now - DAY_MS && t <= now).length }
-          const [got] = s.hit([key], now)
+          const [got] = s.hit([key], now) as WindowCount[]
           // checks recorded later in time than `now` (the clock stepped back) are counted too: they are in the window's future
           const future = times.filter((t) => t > now).length
           expect(got).toEqual({ hour: want.hour + future, day: want.day + future })
