@@ -62,6 +62,8 @@ export interface RunCheckOptions {
    * check counts once for all its parts, and bulk rows are not traffic.
    */
   countVelocity?: boolean
+  /** A part of the combined check: its details carry no `velocity` (the check counts once for all its parts). */
+  part?: boolean
 }
 
 /** Lookups whose answer depends on the updatable open data (src/data): their cache key names the data set. */
@@ -210,7 +212,7 @@ async function answer<D>(
   cacheHit: boolean,
 ): Promise<LookupRun<D>> {
   const nowMs = runOptions.nowMs ?? env.ctx.now().getTime()
-  const listed = answerWithLists(env.signals, type, found, nowMs)
+  const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.part === true)
   const outcome = isPromise(listed) ? await listed : listed
   const velocity = runOptions.countVelocity ? await countVelocity(env.signals, type, outcome, env.ctx.mode === 'test', nowMs) : null
   return { outcome, assessment: scoreOutcome(env, outcome, runOptions.context ?? null, velocity), creditsUsed, cacheHit }

@@ -25,9 +25,9 @@ export const VELOCITY_TYPES: ReadonlySet<string> = new Set(['email', 'ip', 'phon
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
 
 /** The outcome with `details.lists` (and `velocity: null` where it applies), the list factors and sentences. */
-function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutcome<D>, nowMs: number): CheckOutcome<D> {
+function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutcome<D>, nowMs: number, part: boolean): CheckOutcome<D> {
   const details = { ...(outcome.details as object), lists: [] } as Record<string, unknown>
-  if (VELOCITY_TYPES.has(type)) details.velocity = null
+  if (!part && VELOCITY_TYPES.has(type)) details.velocity = null
   const answered: CheckOutcome<D> = { ...outcome, details: details as D }
   if (!index || index.lists.length === 0) return answered
   const m = matchLists(index, type, outcome.details, nowMs)
@@ -41,13 +41,20 @@ function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutco
 
 /**
  * A check's outcome as answered at `nowMs`: a new outcome (the given one, possibly a cache entry, is not changed)
- * with the list matches. A promise only while the lists of a loader are still loading; rejects with
+ * with the list matches, and `velocity: null` where velocity applies unless it is a `part` of a combined check
+ * (counted once for the whole check). A promise only while the lists of a loader are still loading; rejects with
  * UPSTREAM_UNAVAILABLE when they could not be loaded.
  */
-export function answerWithLists<D>(signals: Signals | undefined, type: string, outcome: CheckOutcome<D>, nowMs: number): CheckOutcome<D> | Promise<CheckOutcome<D>> {
+export function answerWithLists<D>(
+  signals: Signals | undefined,
+  type: string,
+  outcome: CheckOutcome<D>,
+  nowMs: number,
+  part = false,
+): CheckOutcome<D> | Promise<CheckOutcome<D>> {
   const index = signals?.lists ? signals.lists.current() : null
-  if (isPromise(index)) return index.then((i) => withLists(i, type, outcome, nowMs))
-  return withLists(index, type, outcome, nowMs)
+  if (isPromise(index)) return index.then((i) => withLists(i, type, outcome, nowMs, part))
+  return withLists(index, type, outcome, nowMs, part)
 }
 
 /**

@@ -113,7 +113,7 @@ async function runPart<In, O extends object, D>(
   ms: number,
 ): Promise<Part<D>> {
   const abandoned = { value: false }
-  const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, abandoned })
+  const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, abandoned, part: true })
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), ms)
@@ -128,18 +128,17 @@ async function runPart<In, O extends object, D>(
   abandoned.value = true // its late answer is unbilled, so it must not become a free cache hit either
   live.catch(() => undefined) // the slow part may still fail later; nobody waits for it
   const offlineEnv: LookupEnv = { ...env, cache: null, ctx: { ...env.ctx, offline: true } }
-  const fallback = await runCheck(offlineEnv, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true })
+  const fallback = await runCheck(offlineEnv, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, part: true })
   const outcome: CheckOutcome<D> = { ...fallback.outcome, partial: true }
   return { outcome, assessment: fallback.assessment, creditsUsed: 0, cacheHit: false, timedOut: true }
 }
 
-/** A part as reported: its details without `velocity` (counted once, for the whole check), its verdict and risk. */
+/** A part as reported: its details (with its list matches; velocity is counted once, for the whole check), verdict and risk. */
 function partView<D extends object>(part: Part<D> | null) {
   if (!part) return null
   const a = part.assessment
-  const { velocity: _, ...details } = part.outcome.details as D & { velocity?: unknown; lists: ListMatch[] }
   return {
-    ...details,
+    ...(part.outcome.details as D & { lists: ListMatch[] }),
     verdict: { status: a.status, reason: a.reason },
     risk: { score: a.score, level: a.level, factors: a.factors, confidence: a.confidence },
   }
