@@ -5,6 +5,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'
+import type { CheckResult } from '../src/schema.js'
+import { createPolicy } from '../src/scoring/engine.js'
+import { createBacktest } from '../src/scoring/backtest.js'
 import { createMemoryVelocityStore, type VelocityStore } from '../src/velocity/store.js'
 import { assertValidResult } from './validate.js'
 
@@ -126,6 +129,27 @@ describe('velocity factors and the policy', () => {
     const ips = ['192.0.2.1', '192.0.2.12', '192.0.2.13', '192.0.2.1', '192.0.2.12'] // clean addresses of one /24 (test mode)
     for (let i = 0; i < 5; i++) actions.push((await rc.check({ email: `user${i}@acme-widgets.io`, ip: ips[i], context: 'signup' })).recommendation.action)
     expect(actions).toEqual(['approve', 'approve', 'approve', 'block', 'block'])
+  })
+
+  it('the backtest re-derives velocity factors from the stored counts under the candidate policy', async () => {
+    const rc = make() // the default policy: signup allows 15 checks an hour from one network
+    const answers: CheckResult[] = []
+    const ips = ['192.0.2.1', '192.0.2.12', '192.0.2.13']
+    for (let i = 0; i < 6; i++) answers.push(await rc.check({ email: `burst${i}@acme-widgets.io`, ip: ips[i % 3], context: 'signup' }))
+    expect(answers.map((a) => a.recommendation.action)).toEqual(Array(6).fill('approve'))
+    const candidate = createPolicy({
+      contexts: {
+        signup: {
+          velocity: { network: { hour: 3 } },
+          rules: [{ name: 'network_burst_blocks', when: { any: ['velocity_network_high'] }, action: 'block' }],
+        },
+      },
+    })
+    const run = createBacktest(candidate)
+    run.add(JSON.parse(JSON.stringify(answers)))
+    const report = run.report()
+    expect(report.matrix.approve.block).toBe(3)
+    expect(report.changes.map((c) => [c.candidate.action, c.candidate.rule])).toEqual(Array(3).fill(['block', 'network_burst_blocks']))
   })
 })
 

@@ -14,7 +14,7 @@
  * report.matrix.approve.verify // answers that were approved and would now be asked to verify
  * report.labels?.good.candidate.block // good customers the candidate policy would block
  */
-import { ACTIONS, type Action, type CheckContextName, type LookupType } from '../schema.js'
+import { ACTIONS, VELOCITY_KINDS, type Action, type CheckContextName, type LookupType, type Velocity } from '../schema.js'
 import { applyContext, evaluate, levelOf } from './engine.js'
 import { isFactorCode, type FactorCode } from './factors.js'
 import type { Policy, Thresholds } from './rules.js'
@@ -141,11 +141,12 @@ const MEMO_LIMIT = 100_000
 
 function decider(policy: Policy) {
   const memo = new Map<string, Decision>()
-  const decide = (factors: readonly string[], context: CheckContextName | null): Decision => {
-    const key = context === null ? factors.join('\u0001') : `${context}|${factors.join('\u0001')}`
+  const decide = (factors: readonly string[], context: CheckContextName | null, velocity?: Velocity | null): Decision => {
+    let key = context === null ? factors.join('\u0001') : `${context}|${factors.join('\u0001')}`
+    if (velocity) key += `|${VELOCITY_KINDS.map((k) => (velocity[k] ? `${velocity[k]!.hour},${velocity[k]!.day}` : '')).join(';')}`
     let d = memo.get(key)
     if (d === undefined) {
-      const a = evaluate(factors as readonly FactorCode[], { policy, context })
+      const a = evaluate(factors as readonly FactorCode[], velocity ? { policy, context, velocity } : { policy, context })
       d = {
         score: a.score,
         action: a.action,
@@ -244,8 +245,8 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
       return
     }
     const context = override !== undefined ? override : (a.context ?? null)
-    const next = candidate(a.factors, context)
-    const current: Action | null = baseline ? baseline(a.factors, context).action : (a.action ?? null)
+    const next = candidate(a.factors, context, a.velocity)
+    const current: Action | null = baseline ? baseline(a.factors, context, a.velocity).action : (a.action ?? null)
     if (current === null) {
       skipped.no_action++
       return
@@ -276,7 +277,7 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
           context,
           label: li === UNLABELLED ? null : (LABELS[li] as Label),
           factors: a.factors,
-          current: { action: current, score: baseline ? baseline(a.factors, context).score : (a.score ?? null) },
+          current: { action: current, score: baseline ? baseline(a.factors, context, a.velocity).score : (a.score ?? null) },
           candidate: { action: next.action, score: next.score, rule: next.rule },
         }
         if (changes.length < maxChanges) changes.push(change)

@@ -11,7 +11,7 @@
  *
  * Anything else is skipped with a reason, never thrown on.
  */
-import { ACTIONS, CONTEXTS, LOOKUP_TYPES, type Action, type CheckContextName, type LookupType } from '../schema.js'
+import { ACTIONS, CONTEXTS, LOOKUP_TYPES, VELOCITY_KINDS, type Action, type CheckContextName, type LookupType, type Velocity } from '../schema.js'
 
 /** One past answer, reduced to what re-scoring needs. */
 export interface StoredAnswer {
@@ -29,6 +29,11 @@ export interface StoredAnswer {
   context?: CheckContextName | null
   /** Other names labels may use for it: the request id, the email, IP and phone of a combined check. */
   keys?: readonly string[]
+  /**
+   * The velocity counts it had (`details.velocity`): a backtest then derives the velocity factors from them under the
+   * candidate policy's thresholds, instead of taking the recorded ones.
+   */
+  velocity?: Velocity | null
 }
 
 /** Why an item was not re-scored. */
@@ -72,6 +77,19 @@ export function* expandResults(value: unknown): Generator<unknown> {
   yield value
 }
 
+/** Velocity counts as riskcheck writes them (`details.velocity`), or null. */
+function velocityOf(v: unknown): Velocity | null {
+  if (!isObject(v)) return null
+  const out = {} as Record<string, { hour: number; day: number } | null>
+  for (const k of VELOCITY_KINDS) {
+    const c = v[k]
+    if (c === null || c === undefined) out[k] = null
+    else if (isObject(c) && typeof c.hour === 'number' && typeof c.day === 'number') out[k] = { hour: c.hour, day: c.day }
+    else return null
+  }
+  return out as Velocity
+}
+
 /** The part inputs of a combined check's input object. */
 function checkParts(input: Record<string, unknown>): string[] {
   const out: string[] = []
@@ -99,7 +117,7 @@ function fromLookupResult(r: Record<string, unknown>): StoredAnswer | SkipReason
   const id = str(request.id)
   if (id) keys.push(id)
   const details = isObject(r.details) ? r.details : null
-  return {
+  const answer: StoredAnswer = {
     input,
     type,
     action: actionOf(isObject(r.recommendation) ? r.recommendation.action : undefined),
@@ -108,6 +126,9 @@ function fromLookupResult(r: Record<string, unknown>): StoredAnswer | SkipReason
     context: type === 'check' ? contextOf(details?.context) : null,
     keys,
   }
+  const velocity = velocityOf(details?.velocity)
+  if (velocity) answer.velocity = velocity
+  return answer
 }
 
 /**
@@ -132,5 +153,7 @@ export function toStoredAnswer(value: unknown): StoredAnswer | SkipReason {
     context: contextOf(value.context),
   }
   if (Array.isArray(value.keys)) answer.keys = value.keys.filter((k): k is string => typeof k === 'string')
+  const velocity = velocityOf(value.velocity ?? (isObject(value.details) ? value.details.velocity : undefined))
+  if (velocity) answer.velocity = velocity
   return answer
 }
