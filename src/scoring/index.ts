@@ -13,8 +13,10 @@
  */
 export { FACTORS, FACTOR_CODES, describeFactor, isFactorCode } from './factors.js'
 export type { FactorCode, FactorDefinition, FactorEffect, FactorGroup } from './factors.js'
-export { DEFAULT_POLICY, BLOCKING_FACTORS } from './rules.js'
-export type { Policy, PolicyOverlay, PolicyRule, Thresholds } from './rules.js'
+export { DEFAULT_POLICY, DEFAULT_VELOCITY, BLOCKING_FACTORS } from './rules.js'
+export type { ListActions, Policy, PolicyOverlay, PolicyRule, Thresholds } from './rules.js'
+export { mergeVelocity, velocityFactors, VELOCITY_FACTORS } from './velocity.js'
+export type { VelocityLimit, VelocityOverrides, VelocityThresholds } from './velocity.js'
 export { applyContext, createPolicy, evaluate, levelOf, PolicyError, score, statusOf } from './engine.js'
 export type { Assessment, EvaluateOptions, PolicyOverrides, Score } from './engine.js'
 export { validatePolicy } from './policy-validate.js'
