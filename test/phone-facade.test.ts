@@ -54,7 +54,7 @@ describe('rc.phone / rc.phoneType', () => {
     assertValidResult(type, 'phone_type')
     expect(type.metadata.credits_used).toBe(1)
     const usType = await rc.phoneType('201-555-0123', { country: 'us' })
-    expect(usType.details).toEqual({ e164: '+12015550123', country: 'US', valid: true, line_type: 'unknown', numbering_plan_type: 'FIXED_LINE_OR_MOBILE' })
+    expect(usType.details).toEqual({ e164: '+12015550123', country: 'US', valid: true, line_type: 'unknown', numbering_plan_type: 'FIXED_LINE_OR_MOBILE', lists: [], velocity: null })
     await rc.close()
   })
 
