@@ -12,7 +12,7 @@ import { buildResult, newRequestId } from './result.js'
 import type { CheckContextName, DetailsByType, LookupResult, LookupType, Velocity } from './schema.js'
 import { evaluate, type Assessment, type EvaluateOptions } from './scoring/engine.js'
 import type { Policy } from './scoring/rules.js'
-import { answerWithLists, countVelocity, type Signals } from './signals.js'
+import { answerWithLists, countVelocity, VELOCITY_TYPES, type Signals } from './signals.js'
 
 /** Everything a lookup needs besides its input. */
 export interface LookupEnv {
@@ -203,19 +203,24 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
  * The answer of an outcome (fresh, cached or of test mode): the lists matched and, when asked, velocity counted at
  * answer time (./signals.ts), then scored under the environment's policy and the combined check's context.
  */
-async function answer<D>(
+function answer<D>(
   env: LookupEnv,
   type: LookupType,
   found: CheckOutcome<D>,
   runOptions: RunCheckOptions,
   creditsUsed: number,
   cacheHit: boolean,
-): Promise<LookupRun<D>> {
+): LookupRun<D> | Promise<LookupRun<D>> {
   const nowMs = runOptions.nowMs ?? env.ctx.now().getTime()
+  const context = runOptions.context ?? null
   const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.part === true)
-  const outcome = isPromise(listed) ? await listed : listed
-  const velocity = runOptions.countVelocity ? await countVelocity(env.signals, type, outcome, env.ctx.mode === 'test', nowMs) : null
-  return { outcome, assessment: scoreOutcome(env, outcome, runOptions.context ?? null, velocity), creditsUsed, cacheHit }
+  const counting = runOptions.countVelocity === true && env.signals?.velocity != null && VELOCITY_TYPES.has(type)
+  if (!counting && !isPromise(listed)) return { outcome: listed, assessment: scoreOutcome(env, listed, context), creditsUsed, cacheHit }
+  return (async () => {
+    const outcome = isPromise(listed) ? await listed : listed
+    const velocity = counting ? await countVelocity(env.signals, type, outcome, env.ctx.mode === 'test', nowMs) : null
+    return { outcome, assessment: scoreOutcome(env, outcome, context, velocity), creditsUsed, cacheHit }
+  })()
 }
 
 /** The assessment of an outcome under the environment's policy (and the combined check's context). */

@@ -5,7 +5,7 @@
  * hashes (HMAC-SHA-256 with the deployment's secret, of the mode, the kind and the value), so the store holds no
  * input and the counts cannot be matched to one without the secret. Test-mode checks count apart from live ones.
  */
-import { createHmac, randomBytes } from 'node:crypto'
+import { createHmac, createSecretKey, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
 import { formatIpv4, formatIpv6Words, parseIp } from '../sources/ip/parse.js'
@@ -83,7 +83,7 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   if (secret !== undefined && !((typeof secret === 'string' || Buffer.isBuffer(secret)) && secret.length >= 16))
     throw new TypeError('riskcheck: option `velocity.secret` must be a string or Buffer of at least 16 characters')
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
-  const key = secret ?? randomBytes(32)
+  const key = createSecretKey(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret)
   const store = given ?? createMemoryVelocityStore()
   const hash = (space: string, kind: VelocityKind, value: string) =>
     `${space}${KIND_TAG[kind]}:${createHmac('sha256', key).update(`${space}\u0000${kind}\u0000${value}`).digest('base64url').slice(0, 22)}`

@@ -35,6 +35,8 @@ interface Log {
   head: number
   /** Checks recorded before `times[0]` (entries dropped from the front). */
   before: number
+  /** Number of the key's latest check in the store's queue of checks. */
+  last: number
 }
 
 /** First index ≥ `from` whose time is after `t`. */
@@ -84,8 +86,8 @@ function compact(log: Log): void {
 /** Options of {@link createMemoryVelocityStore}. */
 export interface MemoryVelocityStoreOptions {
   /**
-   * Most keys held (default 1,000,000). Keys whose last check left the day window are dropped first; beyond the
-   * limit the key checked least recently is forgotten (its counts restart).
+   * Most keys held (default 1,000,000). Keys whose last check left the day window are dropped; beyond the limit the
+   * key checked least recently is forgotten (its counts restart).
    */
   maxKeys?: number
 }
@@ -100,15 +102,21 @@ export interface MemoryVelocityStoreOptions {
  */
 export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = {}): VelocityStore & { readonly size: number } {
   const maxKeys = options.maxKeys ?? 1_000_000
-  // Map order = least recently checked first (a key is moved to the end on every check), so idle keys are at the front.
   const logs = new Map<string, Log>()
+  // Every check's key and number, oldest first: the front tells which key was checked least recently (an entry is
+  // stale once its key was checked again), so idle keys are found without scanning the map.
+  let queueKeys: string[] = []
+  let queueSeqs: number[] = []
+  let head = 0
+  let seq = 0
   const one = (key: string, now: number): WindowCount => {
     let log = logs.get(key)
-    if (log) logs.delete(key)
-    else log = { times: [], cum: [], head: 0, before: 0 }
-    logs.set(key, log)
+    if (!log) logs.set(key, (log = { times: [], cum: [], head: 0, before: 0, last: 0 }))
     if (log.times.length > 0 && now < (log.times[log.times.length - 1] as number)) log.head = 0 // the clock stepped back
     record(log, now)
+    log.last = ++seq
+    queueKeys.push(key)
+    queueSeqs.push(seq)
     log.head = after(log.times, log.head, now - DAY_MS)
     const total = log.cum[log.cum.length - 1] as number
     const day = total - prefix(log, log.head)
@@ -117,10 +125,20 @@ export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = 
     return { hour, day }
   }
   const evict = (now: number) => {
-    for (const [key, log] of logs) {
-      const newest = log.times[log.times.length - 1] as number
-      if (logs.size <= maxKeys && newest > now - DAY_MS) break
-      logs.delete(key)
+    while (head < queueKeys.length) {
+      const key = queueKeys[head] as string
+      const log = logs.get(key)
+      if (log && log.last === queueSeqs[head]) {
+        const newest = log.times[log.times.length - 1] as number
+        if (logs.size <= maxKeys && newest > now - DAY_MS) break
+        logs.delete(key)
+      }
+      head++
+    }
+    if (head > 1024 && head * 2 > queueKeys.length) {
+      queueKeys = queueKeys.slice(head)
+      queueSeqs = queueSeqs.slice(head)
+      head = 0
     }
   }
   return {
