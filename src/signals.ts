@@ -26,15 +26,18 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promis
 
 /** The outcome with `details.lists` (and `velocity: null` where it applies), the list factors and sentences. */
 function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutcome<D>, nowMs: number, part: boolean): CheckOutcome<D> {
-  const details = { ...(outcome.details as object), lists: [] } as Record<string, unknown>
+  // Object.assign, not spread syntax: `{ ...details, lists }` costs several times as much on Node 20 (every answer)
+  const details = Object.assign({}, outcome.details) as Record<string, unknown>
+  details.lists = []
   if (!part && VELOCITY_TYPES.has(type)) details.velocity = null
-  const answered: CheckOutcome<D> = { ...outcome, details: details as D }
+  const answered = Object.assign({}, outcome)
+  answered.details = details as D
   if (!index || index.lists.length === 0) return answered
   const m = matchLists(index, type, outcome.details, nowMs)
   details.lists = m.matches
   if (m.factors.length > 0) {
     answered.factors = [...outcome.factors, ...m.factors]
-    answered.reasons = { ...(outcome.reasons ?? {}), ...m.reasons }
+    answered.reasons = Object.assign({}, outcome.reasons, m.reasons)
   }
   return answered
 }

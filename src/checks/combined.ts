@@ -137,11 +137,10 @@ async function runPart<In, O extends object, D>(
 function partView<D extends object>(part: Part<D> | null) {
   if (!part) return null
   const a = part.assessment
-  return {
-    ...(part.outcome.details as D & { lists: ListMatch[] }),
+  return Object.assign({}, part.outcome.details as D & { lists: ListMatch[] }, {
     verdict: { status: a.status, reason: a.reason },
     risk: { score: a.score, level: a.level, factors: a.factors, confidence: a.confidence },
-  }
+  })
 }
 
 /** Country signals and their factors. */

@@ -254,14 +254,20 @@ const ACTION_WORD: Record<Action, string> = { approve: 'Approve', verify: 'Verif
  * allow list match (so block wins when both match). Reported as the rule `block_list` / `allow_list`.
  */
 function listRule(policy: Policy, fired: readonly FactorCode[]): PolicyRule | null {
-  for (const kind of ['block', 'allow'] as const) {
-    const action = policy.lists[kind]
-    const factor: FactorCode = kind === 'block' ? 'list_blocked' : 'list_allowed'
-    if (action && fired.includes(factor))
-      return { name: `${kind}_list`, when: { any: [factor] }, action, message: `${ACTION_WORD[action]}: this input is on one of your ${kind} lists.` }
+  let rules = listRules.get(policy)
+  if (!rules) {
+    rules = (['block', 'allow'] as const).flatMap((kind): PolicyRule[] => {
+      const action = policy.lists[kind]
+      const factor: FactorCode = kind === 'block' ? 'list_blocked' : 'list_allowed'
+      return action ? [{ name: `${kind}_list`, when: { any: [factor] }, action, message: `${ACTION_WORD[action]}: this input is on one of your ${kind} lists.` }] : []
+    })
+    listRules.set(policy, rules)
   }
+  for (const r of rules) if (fired.includes((r.when.any as FactorCode[])[0] as FactorCode)) return r
   return null
 }
+
+const listRules = new WeakMap<Policy, PolicyRule[]>()
 
 /** Options of {@link evaluate}. */
 export interface EvaluateOptions {
