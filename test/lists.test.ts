@@ -3,7 +3,12 @@
  * them (block wins), the match is made at answer time (a cached answer meets the lists in force), items expire,
  * lists load from a loader and reload, and unusable values are a TypeError naming them.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough, Readable } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
+import { runCli } from '../src/cli/main.js'
 import { createMemoryCache, type CacheEntry, type ResultCache } from '../src/cache.js'
 import { isRiskcheckError } from '../src/errors.js'
 import { ListsError } from '../src/lists/compile.js'
@@ -169,5 +174,44 @@ describe('loading and reloading', () => {
     expect(rc.listsSummary()).toEqual([])
     await rc.reloadLists([{ name: 'later', kind: 'block', itemType: 'asn', items: ['AS15169'] }])
     expect(rc.listsSummary().map((l) => l.items)).toEqual([1])
+  })
+})
+
+describe('the CLI: --lists FILE', () => {
+  const run = async (args: string[], stdin = '') => {
+    const stdout = new PassThrough()
+    const stderr = new PassThrough()
+    let out = ''
+    let err = ''
+    stdout.on('data', (d) => (out += d))
+    stderr.on('data', (d) => (err += d))
+    const code = await runCli(args, { stdin: Readable.from([stdin]), stdout, stderr })
+    return { code, out, err }
+  }
+
+  it('lookups, the combined check and bulk answer with the lists of a YAML or JSON file; a bad file is a usage error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'riskcheck-lists-'))
+    try {
+      const yaml = join(dir, 'lists.yaml')
+      writeFileSync(yaml, '- name: Bad networks\n  kind: block\n  itemType: ip\n  items: [198.51.100.0/24]\n')
+      const json = join(dir, 'lists.json')
+      writeFileSync(json, JSON.stringify([{ name: 'Staff', kind: 'allow', itemType: 'email_domain', items: ['example.com'] }]))
+      const ip = await run(['ip', '198.51.100.7', '--mode', 'test', '--lists', yaml])
+      expect(ip.code).toBe(0)
+      expect(JSON.parse(ip.out).recommendation.action).toBe('block')
+      const check = await run(['check', '--email', 'disposable@example.com', '--mode', 'test', '--lists', json])
+      expect(JSON.parse(check.out).details.lists.map((m: { name: string }) => m.name)).toEqual(['Staff'])
+      const bulk = await run(['bulk', '--type', 'ip', '--mode', 'test', '--lists', yaml, '--format', 'jsonl', '-'], '198.51.100.7\n192.0.2.1\n')
+      expect(bulk.code, bulk.err).toBe(0)
+      expect(bulk.out.trim().split('\n').map((l) => JSON.parse(l).action)).toEqual(['block', 'approve'])
+      writeFileSync(yaml, '- name: x\n  kind: block\n  itemType: ip\n  items: [nope]\n')
+      const bad = await run(['ip', '192.0.2.1', '--mode', 'test', '--lists', yaml])
+      expect([bad.code, bad.err]).toEqual([64, 'riskcheck: option `lists`: lists[0].items[0] "nope": not an IP address or CIDR network\n'])
+      const missing = await run(['ip', '192.0.2.1', '--mode', 'test', '--lists', join(dir, 'none.yaml')])
+      expect(missing.code).toBe(64)
+      expect(missing.err).toMatch(/^riskcheck: --lists: cannot read /)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

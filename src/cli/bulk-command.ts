@@ -17,7 +17,7 @@ import type { BulkEngine } from '../bulk/types.js'
 import { isRiskcheckError } from '../errors.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { BULK_TYPES, type BulkJob, type BulkType } from '../schema.js'
-import { EXIT, exitCodeOf, GLOBAL_FLAGS, messageOf, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'
+import { EXIT, exitCodeOf, GLOBAL_FLAGS, messageOf, listsFromFlags, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'
 
 /** The CLI's streams, plus where Ctrl-C comes from (default `process`); tests pass an EventEmitter. */
 export type BulkCliIO = CliIO & { signals?: Pick<EventEmitter, 'once' | 'removeListener'> }
@@ -249,7 +249,8 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
   let rc: Riskcheck
   let engine: BulkEngine
   try {
-    rc = createRiskcheck({ ...optionsFromFlags(values, io.env), ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })
+    const lists = await listsFromFlags(values as Record<string, unknown>)
+    rc = createRiskcheck({ ...optionsFromFlags(values, io.env), ...(policy ? { scoring: policy.overrides } : {}), ...(lists ? { lists } : {}), onWarning: stderrWarning(io) })
     engine = createBulkEngine(rc.env, { concurrency })
   } catch (e) {
     await outFile?.close()

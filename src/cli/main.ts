@@ -16,7 +16,7 @@ import { isRiskcheckError } from '../errors.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { VERSION } from '../version.js'
 import { COMMANDS } from './commands.js'
-import { EXIT, exitCodeOf, GLOBAL_FLAGS, GLOBAL_HELP, messageOf, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliIO } from './shared.js'
+import { EXIT, exitCodeOf, GLOBAL_FLAGS, GLOBAL_HELP, listsFromFlags, messageOf, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliIO } from './shared.js'
 
 // Kept importable from here for code written against earlier versions; new commands import ./shared.js.
 export { GLOBAL_FLAGS, optionsFromFlags, policyFromFlags, stderrWarning, type CliIO } from './shared.js'
@@ -173,7 +173,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     concurrency = Math.max(1, wholeNumber('concurrency', (parsed.values as Record<string, unknown>).concurrency, 1) ?? 8)
     const policy = await policyFromFlags(parsed.values, io)
     if (policy === null) return EXIT.usage
-    rc = createRiskcheck({ ...optionsFromFlags(parsed.values, io.env), ...(policy ? { scoring: policy.overrides } : {}), onWarning: stderrWarning(io) })
+    const lists = await listsFromFlags(parsed.values as Record<string, unknown>)
+    rc = createRiskcheck({ ...optionsFromFlags(parsed.values, io.env), ...(policy ? { scoring: policy.overrides } : {}), ...(lists ? { lists } : {}), onWarning: stderrWarning(io) })
   } catch (e) {
     printError(io, 'riskcheck', e)
     return EXIT.usage

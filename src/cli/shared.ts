@@ -3,8 +3,11 @@
  * and the lookup flags that build the riskcheck options. The CLI core (./main.ts) and each command module import
  * this module; none imports another command or the core, so there is no import loop.
  */
+import { readFile } from 'node:fs/promises'
 import type { ParseArgsConfig } from 'node:util'
+import { parse as parseYaml } from 'yaml'
 import { isRiskcheckError } from '../errors.js'
+import type { ListDefinition } from '../lists/types.js'
 import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
 import { formatPolicyIssues, loadPolicyFile, PolicyFileError, type PolicyFile } from '../scoring/policy-file.js'
 import { flagDefaultLabel, flaggedSettings, settingProblem, type Setting } from '../settings.js'
@@ -77,6 +80,11 @@ const CLI_ONLY_FLAGS: Array<{ flag: string; def: Options[string]; help: [string,
     flag: 'policy',
     def: { type: 'string' },
     help: ['--policy FILE', 'scoring policy file (JSON or YAML: weights, thresholds, actions, rules, contexts; see riskcheck policy)'],
+  },
+  {
+    flag: 'lists',
+    def: { type: 'string' },
+    help: ['--lists FILE', 'allow/block lists (JSON or YAML: a list of { name, kind, itemType, items }; see docs/lists-and-velocity.md)'],
   },
   { flag: 'compact', def: { type: 'boolean' }, help: ['--compact', 'one-line JSON (default when reading stdin)'] },
   { flag: 'concurrency', def: { type: 'string' }, help: ['--concurrency N', 'lookups at once when reading stdin (default 8)'] },
@@ -170,4 +178,28 @@ export async function policyFromFlags(values: Record<string, unknown>, io: Pick<
     } else io.stderr.write(`${prefix}: --policy: cannot read ${String(path)}: ${messageOf(e)}\n`)
     return null
   }
+}
+
+/**
+ * The list definitions of `--lists FILE` (JSON or YAML: an array of lists); undefined without the flag. A file that
+ * cannot be read or parsed is a UsageError; the lists themselves are checked by `createRiskcheck` (a ListsError
+ * naming each unusable value).
+ */
+export async function listsFromFlags(values: Record<string, unknown>): Promise<ListDefinition[] | undefined> {
+  const path = values.lists
+  if (path === undefined) return undefined
+  let text: string
+  try {
+    text = await readFile(String(path), 'utf8')
+  } catch (e) {
+    throw new UsageError(`--lists: cannot read ${String(path)}: ${messageOf(e)}`)
+  }
+  let doc: unknown
+  try {
+    doc = parseYaml(text)
+  } catch (e) {
+    throw new UsageError(`--lists: ${String(path)} is neither JSON nor YAML: ${messageOf(e)}`)
+  }
+  if (!Array.isArray(doc)) throw new UsageError(`--lists: ${String(path)} must hold a list of lists ({ name, kind, itemType, items })`)
+  return doc as ListDefinition[]
 }
