@@ -139,7 +139,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
 
   if (ctx.mode === 'test') {
     const outcome = await def.test(ctx, input, opts)
-    return answer(env, def.type, outcome, runOptions, 0, false)
+    return answer(env, def.type, outcome, runOptions, 0, false, input)
   }
 
   const max = maxCreditsOf(def, ctx, opts)
@@ -158,7 +158,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     if (hit) {
       const cached = hit.outcome as CheckOutcome<D>
       const outcome = def.revive ? def.revive(ctx, cached) : cached
-      return answer(env, def.type, outcome, runOptions, 0, true)
+      return answer(env, def.type, outcome, runOptions, 0, true, input)
     }
   }
 
@@ -196,7 +196,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     if (runOptions.deferCacheWrite) runOptions.deferCacheWrite(write)
     else await write()
   }
-  return answer(env, def.type, outcome, runOptions, credits, false)
+  return answer(env, def.type, outcome, runOptions, credits, false, input)
 }
 
 /**
@@ -210,10 +210,11 @@ function answer<D>(
   runOptions: RunCheckOptions,
   creditsUsed: number,
   cacheHit: boolean,
+  input: unknown,
 ): LookupRun<D> | Promise<LookupRun<D>> {
   const nowMs = runOptions.nowMs ?? env.ctx.now().getTime()
   const context = runOptions.context ?? null
-  const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.part === true)
+  const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.part === true, input)
   const counting = runOptions.countVelocity === true && env.signals?.velocity != null && VELOCITY_TYPES.has(type)
   if (!counting && !isPromise(listed)) return { outcome: listed, assessment: scoreOutcome(env, listed, context), creditsUsed, cacheHit }
   return (async () => {

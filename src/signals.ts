@@ -25,7 +25,7 @@ export const VELOCITY_TYPES: ReadonlySet<string> = new Set(['email', 'ip', 'phon
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
 
 /** The outcome with `details.lists` (and `velocity: null` where it applies), the list factors and sentences. */
-function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutcome<D>, nowMs: number, part: boolean): CheckOutcome<D> {
+function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutcome<D>, nowMs: number, part: boolean, input: unknown): CheckOutcome<D> {
   // Object.assign, not spread syntax: `{ ...details, lists }` costs several times as much on Node 20 (every answer)
   const details = Object.assign({}, outcome.details) as Record<string, unknown>
   details.lists = []
@@ -33,7 +33,7 @@ function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutco
   const answered = Object.assign({}, outcome)
   answered.details = details as D
   if (!index || index.lists.length === 0) return answered
-  const m = matchLists(index, type, outcome.details, nowMs)
+  const m = matchLists(index, type, outcome.details, nowMs, input)
   details.lists = m.matches
   if (m.factors.length > 0) {
     answered.factors = [...outcome.factors, ...m.factors]
@@ -45,7 +45,8 @@ function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutco
 /**
  * A check's outcome as answered at `nowMs`: a new outcome (the given one, possibly a cache entry, is not changed)
  * with the list matches, and `velocity: null` where velocity applies unless it is a `part` of a combined check
- * (counted once for the whole check). A promise only while the lists of a loader are still loading; rejects with
+ * (counted once for the whole check). `input` is the check's prepared input (the IP lookup's parsed address saves
+ * parsing it again). A promise only while the lists of a loader are still loading; rejects with
  * UPSTREAM_UNAVAILABLE when they could not be loaded.
  */
 export function answerWithLists<D>(
@@ -54,10 +55,11 @@ export function answerWithLists<D>(
   outcome: CheckOutcome<D>,
   nowMs: number,
   part = false,
+  input: unknown = undefined,
 ): CheckOutcome<D> | Promise<CheckOutcome<D>> {
   const index = signals?.lists ? signals.lists.current() : null
-  if (isPromise(index)) return index.then((i) => withLists(i, type, outcome, nowMs, part))
-  return withLists(index, type, outcome, nowMs, part)
+  if (isPromise(index)) return index.then((i) => withLists(i, type, outcome, nowMs, part, input))
+  return withLists(index, type, outcome, nowMs, part, input)
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import type { FactorCode } from '../scoring/factors.js'
-import { parseIp } from '../sources/ip/parse.js'
+import { parseIp, type ParsedIp } from '../sources/ip/parse.js'
 import type { ListEntry, ListIndex } from './compile.js'
 import type { ListItemType, ListMatch } from './types.js'
 
@@ -70,8 +70,15 @@ function matchDomain(index: ListIndex, c: Collector, domain: unknown): void {
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
 
+/** The IP lookup's prepared input when it is the address of `details` (saves parsing it again), else a parse. */
+function addressOf(details: Record<string, any>, input: unknown): ParsedIp | null {
+  const p = input as ParsedIp | null | undefined
+  if (p && typeof p === 'object' && (p.version === 4 || p.version === 6) && p.address === details.ip) return p
+  return parseIp(details.ip)
+}
+
 /** The values of an answer's details compared with the lists (see the module comment). */
-function collect(index: ListIndex, type: string, details: Record<string, any>, c: Collector): void {
+function collect(index: ListIndex, type: string, details: Record<string, any>, c: Collector, input: unknown): void {
   switch (type) {
     case 'email': {
       if (details.syntax_valid !== true) return
@@ -85,7 +92,7 @@ function collect(index: ListIndex, type: string, details: Record<string, any>, c
       return
     }
     case 'ip': {
-      const ip = index.ip.size > 0 ? parseIp(details.ip) : null
+      const ip = index.ip.size > 0 ? addressOf(details, input) : null
       if (ip) index.ip.find(ip, c.visit)
       const country = str(details.location?.country_code)
       if (country !== null && index.country.size > 0) c.add(index.country.get(country.toUpperCase()))
@@ -115,11 +122,12 @@ function blockSentence(e: ListEntry): string {
 
 /**
  * The list matches of one answer (lookup `type`, its details) at `nowMs`, in list order, with the factors
- * `list_blocked` / `list_allowed` and the sentence of the first block match.
+ * `list_blocked` / `list_allowed` and the sentence of the first block match. `input` may be the check's prepared
+ * input (used only when it is the parsed address of an IP answer).
  */
-export function matchLists(index: ListIndex, type: string, details: unknown, nowMs: number): ListOutcome {
+export function matchLists(index: ListIndex, type: string, details: unknown, nowMs: number, input?: unknown): ListOutcome {
   const c = new Collector(nowMs)
-  if (details !== null && typeof details === 'object') collect(index, type, details as Record<string, any>, c)
+  if (details !== null && typeof details === 'object') collect(index, type, details as Record<string, any>, c, input)
   const found = c.found
   if (found === null) return { matches: [], factors: [], reasons: {} }
   found.sort((a, b) => a.list.position - b.list.position)

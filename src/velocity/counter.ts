@@ -86,15 +86,21 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   const key = createSecretKey(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret)
   const store = given ?? createMemoryVelocityStore()
   const hash = (space: string, kind: VelocityKind, value: string) =>
-    `${space}${KIND_TAG[kind]}:${createHmac('sha256', key).update(`${space}\u0000${kind}\u0000${value}`).digest('base64url').slice(0, 22)}`
+    `${space}${KIND_TAG[kind]}:${createHmac('sha256', key).update(`${space}\u0000${kind}\u0000${value}`).digest().toString('base64url', 0, 16)}`
 
   return {
     async count(values, test, nowMs) {
-      const kinds = VELOCITY_KINDS.filter((k) => values[k] !== undefined)
       const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
-      if (kinds.length === 0) return velocity
       const space = test ? 't' : 'l'
-      const keys = kinds.map((k) => hash(space, k, values[k] as string))
+      const kinds: VelocityKind[] = []
+      const keys: string[] = []
+      for (const k of VELOCITY_KINDS) {
+        const v = values[k]
+        if (v === undefined) continue
+        kinds.push(k)
+        keys.push(hash(space, k, v))
+      }
+      if (kinds.length === 0) return velocity
       let timer: NodeJS.Timeout | undefined
       try {
         const got = store.hit(keys, nowMs)
@@ -107,15 +113,15 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
                 timer.unref?.()
               }),
             ])
-        kinds.forEach((k, i) => {
+        for (let i = 0; i < kinds.length; i++) {
           const c = counts[i]
-          velocity[k] = c ? { hour: c.hour, day: c.day } : null
-        })
+          velocity[kinds[i] as VelocityKind] = c ? { hour: c.hour, day: c.day } : null
+        }
         return velocity
       } catch {
         return null
       } finally {
-        clearTimeout(timer)
+        if (timer) clearTimeout(timer)
       }
     },
     async close() {
