@@ -48,20 +48,24 @@ describe.skipIf(!url)('Redis velocity store', () => {
   })
 
   it('one script call per request; keys are hashes that expire with the day window', async () => {
-    const monitor = await redis.monitor()
-    const commands: string[] = []
-    monitor.on('monitor', (_t: string, args: string[]) => {
-      if (args.some((x) => typeof x === 'string' && x.startsWith(prefix))) commands.push(String(args[0]).toLowerCase())
+    // Count what the store sends: every command goes through the client's sendCommand.
+    const sent: string[] = []
+    const counted = new Proxy(redis, {
+      get(target, p) {
+        const v = Reflect.get(target, p, target)
+        if (p === 'sendCommand') return (cmd: { name: string }, ...rest: unknown[]) => (sent.push(cmd.name), (v as Function).call(target, cmd, ...rest))
+        return typeof v === 'function' ? v.bind(counted) : v
+      },
     })
-    const c = instance(redis)
-    await c.check({ ip: '192.0.2.13', email: 'deliverable@example.com', phone: '+44 7400 123456' })
-    await new Promise((r) => setTimeout(r, 100))
-    monitor.disconnect()
-    expect(commands.filter((x) => x === 'evalsha' || x === 'eval')).toHaveLength(1)
-    const keys = await redis.keys(`${prefix}*`)
-    expect(keys.length).toBeGreaterThan(0)
+    const rc = createRiskcheck({ mode: 'test', velocity: { secret: SECRET, store: createRedisVelocityStore({ redis: counted, prefix: `${prefix}rt:` }) } })
+    instances.push(rc)
+    await rc.check({ ip: '192.0.2.13', email: 'deliverable@example.com', phone: '+44 7400 123456' })
+    expect(sent.filter((c) => c === 'evalsha' || c === 'eval')).toHaveLength(1)
+    expect(sent.filter((c) => c !== 'evalsha' && c !== 'eval' && c !== 'script')).toEqual([])
+    const keys = await redis.keys(`${prefix}rt:*`)
+    expect(keys).toHaveLength(5)
     for (const k of keys) {
-      expect(k.slice(prefix.length)).toMatch(/^t[indep]:[A-Za-z0-9_-]{22}$/)
+      expect(k.slice(prefix.length + 3)).toMatch(/^t[indep]:[A-Za-z0-9_-]{22}$/)
       const ttl = await redis.pttl(k)
       expect(ttl).toBeGreaterThan(DAY_MS - 60_000)
       expect(ttl).toBeLessThanOrEqual(DAY_MS)
