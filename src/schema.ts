@@ -322,9 +322,9 @@ export const CheckDetailsSchema = closed({
     phone_ip_country_match: Nullable(Type.Boolean()),
     disposable_and_vpn: Type.Boolean(),
   }),
-  context: Nullable(literals(CONTEXTS)),
   lists: Type.Array(ListMatchSchema, { description: 'The list matches of every part together (one entry per list and part).' }),
   velocity: Nullable(VelocitySchema, VELOCITY_DESCRIPTION),
+  context: Nullable(literals(CONTEXTS)),
 })
 export type CheckDetails = Static<typeof CheckDetailsSchema>
 

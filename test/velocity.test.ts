@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'
 import type { CheckResult } from '../src/schema.js'
 import { createPolicy } from '../src/scoring/engine.js'
+import { parseAnswerLine } from '../src/scoring/answer-line.js'
 import { createBacktest } from '../src/scoring/backtest.js'
 import { createMemoryVelocityStore, type VelocityStore } from '../src/velocity/store.js'
 import { assertValidResult } from './validate.js'
@@ -145,11 +146,14 @@ describe('velocity factors and the policy', () => {
         },
       },
     })
-    const run = createBacktest(candidate)
-    run.add(JSON.parse(JSON.stringify(answers)))
-    const report = run.report()
-    expect(report.matrix.approve.block).toBe(3)
-    expect(report.changes.map((c) => [c.candidate.action, c.candidate.rule])).toEqual(Array(3).fill(['block', 'network_burst_blocks']))
+    for (const stored of [JSON.parse(JSON.stringify(answers)), answers.map((a) => parseAnswerLine(JSON.stringify(a)))]) {
+      // as objects, and as the lines of a results file (read without their details, but with velocity counts)
+      const run = createBacktest(candidate)
+      run.add(stored)
+      const report = run.report()
+      expect(report.matrix.approve.block).toBe(3)
+      expect(report.changes.map((c) => [c.candidate.action, c.candidate.rule])).toEqual(Array(3).fill(['block', 'network_burst_blocks']))
+    }
   })
 })
 

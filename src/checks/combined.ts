@@ -244,9 +244,9 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
     ip: partView(ip),
     phone: partView(phone),
     signals,
-    context: input.context,
     lists: all.flatMap((p) => (p.outcome.details as { lists: ListMatch[] }).lists),
     velocity: velocity.counts,
+    context: input.context, // last: a backtest reading results files finds it at the end of the details
   }
   const outcome: CheckOutcome<CheckDetails> = {
     details,

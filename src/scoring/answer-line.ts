@@ -1,6 +1,7 @@
 /**
  * Parsing one JSON line of a stored answer without its `details`: re-scoring needs the input, the factors, the
- * action and (for a combined check) the context, while the details are most of the bytes of a line — 600 of the 720
+ * action, (for a combined check) the context and velocity counts where there are some, while the details are most of
+ * the bytes of a line — 600 of the 720
  * of an email bulk row, 2 KB of a combined check. When the line is in the key order riskcheck writes (a bulk row:
  * `… "factors": […], "details": {…}}`; a lookup result: `… "risk": {…}, "details": {…}, "recommendation": …`), the
  * details are cut out unparsed and the rest is parsed; anything else is parsed whole.
@@ -11,6 +12,7 @@
  */
 
 const DETAILS = ',"details":'
+const VELOCITY_COUNTS = '"velocity":{'
 const RECOMMENDATION = ',"recommendation":'
 const CONTEXT_KEY = '"context":'
 const CONTEXT_VALUES = new Map<string, string | null>([
@@ -38,7 +40,8 @@ function resultOf(v: unknown): Record<string, unknown> | null {
  */
 export function parseAnswerLine(line: string): unknown {
   const d = line.indexOf(DETAILS)
-  if (d > 0) {
+  // Velocity counts are re-scored too (src/scoring/velocity.ts): a line that has some is parsed whole.
+  if (d > 0 && line.indexOf(VELOCITY_COUNTS, d) < 0) {
     const r = line.indexOf(RECOMMENDATION, d)
     try {
       if (r > 0) {
