@@ -58,12 +58,11 @@ export interface RunCheckOptions {
    */
   deferCacheWrite?: (write: () => Promise<void>) => void
   /**
-   * Count this answer's values for velocity (`details.velocity`) before scoring it: single lookups do; the combined
-   * check counts once for all its parts, and bulk rows are not traffic.
+   * Count this answer's values for velocity (`details.velocity`) before scoring it: single lookups do. Without it
+   * the details carry no `velocity` field: the combined check counts once for all its parts, and bulk rows are not
+   * traffic.
    */
   countVelocity?: boolean
-  /** A part of the combined check: its details carry no `velocity` (the check counts once for all its parts). */
-  part?: boolean
 }
 
 /** Lookups whose answer depends on the updatable open data (src/data): their cache key names the data set. */
@@ -214,7 +213,7 @@ function answer<D>(
 ): LookupRun<D> | Promise<LookupRun<D>> {
   const nowMs = runOptions.nowMs ?? env.ctx.now().getTime()
   const context = runOptions.context ?? null
-  const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.part === true, input)
+  const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.countVelocity === true, input)
   const counting = runOptions.countVelocity === true && env.signals?.velocity != null && VELOCITY_TYPES.has(type)
   if (!counting && !isPromise(listed)) return { outcome: listed, assessment: scoreOutcome(env, listed, context), creditsUsed, cacheHit }
   return (async () => {

@@ -349,6 +349,19 @@ export interface DataByType {
   email_auth: EmailAuthData
 }
 
+/**
+ * Details of a bulk row of each type: what the check found and the list matches (no `velocity`: a list being cleaned
+ * is not traffic). The columns of results.csv and the compact form of stored rows follow it.
+ */
+export const BULK_DETAILS_SCHEMAS = {
+  email: listed(EmailDataSchema),
+  phone: listed(PhoneDataSchema),
+  phone_type: listed(PhoneTypeDataSchema),
+  ip: listed(IpDataSchema),
+  domain_age: DomainAgeDetailsSchema,
+  email_auth: EmailAuthDetailsSchema,
+} as const
+
 /** Details type of each lookup type. */
 export interface DetailsByType {
   email: EmailDetails

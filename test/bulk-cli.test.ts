@@ -101,7 +101,7 @@ describe('riskcheck bulk', () => {
     const r = await run(['--type', 'phone_type', '-', '--offline', '--format', 'csv'], { stdin: '+14155552671\n+442079460958\n', tty: true })
     expect(r.code).toBe(0)
     expect(r.stderr).toMatch(/bulk \[.*\] 100% \| 2\/2 \| [\d,]+\/s \| ETA/)
-    expect(r.stdout.split('\n')[0]).toBe('input,action,status,reason,risk_score,credits_used,cache_hit,error,factors,e164,country,valid,line_type,numbering_plan_type')
+    expect(r.stdout.split('\n')[0]).toBe('input,action,status,reason,risk_score,credits_used,cache_hit,error,factors,e164,country,valid,line_type,numbering_plan_type,lists')
   })
 
   it('rejects bad usage with exit code 64 and a too-large or empty job with the error code', async () => {

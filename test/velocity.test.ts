@@ -183,7 +183,7 @@ describe('privacy and failures', () => {
 
   it('bad options are TypeErrors naming the option', () => {
     expect(() => createRiskcheck({ velocity: { store: createMemoryVelocityStore() } })).toThrow(/`velocity.secret` is required with `velocity.store`/)
-    expect(() => createRiskcheck({ velocity: { secret: 'short' } })).toThrow(/`velocity.secret` must be a string or Buffer of at least 16/)
+    expect(() => createRiskcheck({ velocity: { secret: 'short' } })).toThrow(/`velocity.secret` must be a string of at least 16 characters/)
     expect(() => createRiskcheck({ velocity: { nope: 1 } as never })).toThrow(/`velocity.nope` is not an option/)
     expect(() => createRiskcheck({ velocity: 'yes' as never })).toThrow(/`velocity` must be true, false or an object/)
   })

@@ -8,6 +8,7 @@ const ip = {
   network: { asn: 15169, as_name: 'Google LLC', isp: null, org: null, connection_type: 'datacenter' },
   flags: { is_vpn: false, is_proxy: false, is_tor: false, is_datacenter: true, is_cloud: true, is_bogon: false, vpn_provider: null, cloud_provider: 'gcp', on_blocklists: ['a', 'b'] },
   reverse_dns: 'dns.google',
+  lists: [{ list_id: 'lst_1', name: 'n', kind: 'block', item_type: 'asn', value: 'AS15169' }],
 }
 
 describe('detailsCodec', () => {

@@ -9,7 +9,7 @@
  * `+14155550100` stays a re-importable E.164 number.
  */
 import { Readable } from 'node:stream'
-import { DETAILS_SCHEMAS, type BulkType } from '../schema.js'
+import { BULK_DETAILS_SCHEMAS, type BulkType } from '../schema.js'
 import type { BulkRowRecord } from './types.js'
 
 /**
@@ -52,7 +52,7 @@ export function detailsPaths(type: BulkType): string[][] {
   let paths = pathCache.get(type)
   if (!paths) {
     paths = []
-    flattenSchema(DETAILS_SCHEMAS[type] as unknown as SchemaNode, '', paths)
+    flattenSchema(BULK_DETAILS_SCHEMAS[type] as unknown as SchemaNode, '', paths)
     pathCache.set(type, paths)
   }
   return paths

@@ -113,7 +113,7 @@ async function runPart<In, O extends object, D>(
   ms: number,
 ): Promise<Part<D>> {
   const abandoned = { value: false }
-  const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, abandoned, part: true })
+  const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, abandoned })
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), ms)
@@ -128,7 +128,7 @@ async function runPart<In, O extends object, D>(
   abandoned.value = true // its late answer is unbilled, so it must not become a free cache hit either
   live.catch(() => undefined) // the slow part may still fail later; nobody waits for it
   const offlineEnv: LookupEnv = { ...env, cache: null, ctx: { ...env.ctx, offline: true } }
-  const fallback = await runCheck(offlineEnv, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, part: true })
+  const fallback = await runCheck(offlineEnv, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true })
   const outcome: CheckOutcome<D> = { ...fallback.outcome, partial: true }
   return { outcome, assessment: fallback.assessment, creditsUsed: 0, cacheHit: false, timedOut: true }
 }

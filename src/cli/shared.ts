@@ -81,13 +81,18 @@ const CLI_ONLY_FLAGS: Array<{ flag: string; def: Options[string]; help: [string,
     def: { type: 'string' },
     help: ['--policy FILE', 'scoring policy file (JSON or YAML: weights, thresholds, actions, rules, contexts; see riskcheck policy)'],
   },
-  {
-    flag: 'lists',
-    def: { type: 'string' },
-    help: ['--lists FILE', 'allow/block lists (JSON or YAML: a list of { name, kind, itemType, items }; see docs/lists-and-velocity.md)'],
-  },
   { flag: 'compact', def: { type: 'boolean' }, help: ['--compact', 'one-line JSON (default when reading stdin)'] },
   { flag: 'concurrency', def: { type: 'string' }, help: ['--concurrency N', 'lookups at once when reading stdin (default 8)'] },
+]
+
+/**
+ * `--lists FILE`: the lookups' and bulk's own (not the service's: its lists belong to each org), so it is not among
+ * {@link GLOBAL_FLAGS}, which `riskcheck serve` and `worker` take too.
+ */
+export const LISTS_FLAG: Options = { lists: { type: 'string' } }
+export const LISTS_HELP: [string, string] = [
+  '--lists FILE',
+  'allow/block lists (JSON or YAML: a list of { name, kind, itemType, items }; see docs/lists-and-velocity.md)',
 ]
 
 /** The parseArgs shape of a setting's flag. */

@@ -14,10 +14,10 @@ import { createMemoryVelocityStore, type VelocityStore, type WindowCount } from 
 /** Options of velocity (`createRiskcheck({ velocity })`). */
 export interface VelocityOptions {
   /**
-   * The key of the hashes (at least 16 bytes of text or a Buffer). Every instance sharing a store must use the same
-   * one; required with a `store`, a random one per instance otherwise.
+   * The key of the hashes (at least 16 characters, or bytes). Every instance sharing a store must use the same one;
+   * required with a `store`, a random one per instance otherwise.
    */
-  secret?: string | Buffer
+  secret?: string | Uint8Array
   /** Where counts live (default: in memory, this process only). `createRedisVelocityStore` shares them. */
   store?: VelocityStore
   /** Longest wait for the store, in ms (default 1000); past it the answer has `velocity: null` and is partial. */
@@ -80,10 +80,10 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   if (given !== undefined && (given === null || typeof given.hit !== 'function')) throw new TypeError('riskcheck: option `velocity.store` must have a hit(keys, nowMs) method')
   if (secret === undefined && given !== undefined)
     throw new TypeError('riskcheck: option `velocity.secret` is required with `velocity.store` (every instance sharing the store needs the same one)')
-  if (secret !== undefined && !((typeof secret === 'string' || Buffer.isBuffer(secret)) && secret.length >= 16))
-    throw new TypeError('riskcheck: option `velocity.secret` must be a string or Buffer of at least 16 characters')
+  if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length >= 16))
+    throw new TypeError('riskcheck: option `velocity.secret` must be a string of at least 16 characters, or as many bytes')
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
-  const key = createSecretKey(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret)
+  const key = createSecretKey(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret))
   const store = given ?? createMemoryVelocityStore()
   const hash = (space: string, kind: VelocityKind, value: string) =>
     `${space}${KIND_TAG[kind]}:${createHmac('sha256', key).update(`${space}\u0000${kind}\u0000${value}`).digest().toString('base64url', 0, 16)}`

@@ -53,8 +53,8 @@ const COMMAND = 'riskcheckVelocityHit'
  * `partial: true`).
  *
  * @example
- * import { Redis } from 'ioredis'
- * const rc = createRiskcheck({ velocity: { secret: process.env.VELOCITY_SECRET, store: createRedisVelocityStore({ redis: new Redis(url) }) } })
+ * // redis: an ioredis client, e.g. new Redis(process.env.REDIS_URL)
+ * const rc = createRiskcheck({ velocity: { secret: process.env.VELOCITY_SECRET, store: createRedisVelocityStore({ redis }) } })
  */
 export function createRedisVelocityStore(options: RedisVelocityStoreOptions): VelocityStore {
   const { redis } = options
