@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseIp } from '../sources/ip/parse.js'
-import { compileLists, defaultListId, ListsError, summarize, type ListEntry, type ListIndex } from './compile.js'
+import { compileLists, defaultListId, ListsError, summarize, type Entries, type ListIndex } from './compile.js'
 import { matchLists } from './match.js'
 
 const compiled = (defs: unknown): ListIndex => {
@@ -52,7 +52,7 @@ describe('compileLists', () => {
     ])
     expect(summarize(index)).toEqual([{ id: defaultListId('block', 'email', 'Fraud'), name: 'Fraud', kind: 'block', item_type: 'email', items: 2 }])
     expect(defaultListId('block', 'email', 'Fraud')).toMatch(/^lst_[0-9a-f]{16}$/)
-    expect(index.email.get('janedoe@gmail.com')?.map((e) => e.reason)).toEqual(['second'])
+    expect([index.email.get('janedoe@gmail.com')].flat().map((e) => e?.reason)).toEqual(['second'])
   })
 })
 
@@ -102,6 +102,18 @@ describe('matchLists', () => {
     expect(matchLists(index, 'email_auth', { domain: 'example.com' }, 0).matches).toHaveLength(1)
   })
 
+  it('a value on several lists matches each of them', () => {
+    const two = compiled([
+      { id: 'a', name: 'A', kind: 'block', itemType: 'email_domain', items: ['shared.example'] },
+      { id: 'b', name: 'B', kind: 'allow', itemType: 'email_domain', items: ['shared.example', { value: 'shared.example', reason: 'again' }] },
+      { id: 'c', name: 'C', kind: 'block', itemType: 'ip', items: ['192.0.2.0/24'] },
+      { id: 'd', name: 'D', kind: 'block', itemType: 'ip', items: ['192.0.2.0/24'] },
+    ])
+    expect(matchLists(two, 'domain_age', { domain: 'x.shared.example' }, 0).matches.map((m) => m.list_id)).toEqual(['a', 'b'])
+    expect(matchLists(two, 'ip', { ip: '192.0.2.9', location: {}, network: {} }, 0).matches.map((m) => m.list_id)).toEqual(['c', 'd'])
+    expect(summarize(two).map((l) => l.items)).toEqual([1, 1, 1, 1])
+  })
+
   it('never throws on odd details', () => {
     for (const type of ['email', 'ip', 'phone', 'phone_type', 'domain_age', 'email_auth', 'check', 'x'])
       for (const d of [null, undefined, 1, 'x', {}, { ip: 5, location: null, network: 'x' }, { domain: {}, syntax_valid: true }])
@@ -141,7 +153,7 @@ describe('matching cost does not grow with the lists (counted, not timed)', () =
   /** Work of one batch of lookups: prefix-index steps and map probes. */
   function work(index: ListIndex): { ip: number; probes: number } {
     const maps = (['email', 'emailDomain', 'phone', 'country', 'asn'] as const).map((k) => {
-      const m = new CountingMap<unknown, ListEntry[]>(index[k] as ReadonlyMap<unknown, ListEntry[]>)
+      const m = new CountingMap<unknown, Entries>(index[k] as ReadonlyMap<unknown, Entries>)
       ;(index as unknown as Record<string, unknown>)[k] = m
       return m
     })
@@ -176,7 +188,7 @@ describe('the prefix index agrees with a linear scan (property)', () => {
         for (const a of [...addrs, ...nets.map(([x]) => x)]) {
           const text = `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`
           const found: string[] = []
-          index.ip.find(parseIp(text)!, (entries) => (found.push(...entries.map((e) => e.value)), false))
+          index.ip.find(parseIp(text)!, (entries) => (found.push(...[entries].flat().map((e) => e.value)), false))
           const expected = nets
             .filter(([x, p]) => p === 0 || x >>> (32 - p) === a >>> (32 - p))
             .sort((x, y) => y[1] - x[1])

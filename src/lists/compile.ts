@@ -33,16 +33,22 @@ export interface ListEntry {
   expiresAt: number
 }
 
+/**
+ * The entries under one value: the entry itself when one list holds it (the usual case: one object less per item
+ * for the collector to walk), else one per list.
+ */
+export type Entries = ListEntry | ListEntry[]
+
 /** Every list's items, indexed for matching. */
 export interface ListIndex {
   readonly lists: readonly ListInfo[]
-  readonly email: ReadonlyMap<string, ListEntry[]>
-  readonly emailDomain: ReadonlyMap<string, ListEntry[]>
-  readonly phone: ReadonlyMap<string, ListEntry[]>
-  readonly country: ReadonlyMap<string, ListEntry[]>
+  readonly email: ReadonlyMap<string, Entries>
+  readonly emailDomain: ReadonlyMap<string, Entries>
+  readonly phone: ReadonlyMap<string, Entries>
+  readonly country: ReadonlyMap<string, Entries>
   /** By AS number. */
-  readonly asn: ReadonlyMap<number, ListEntry[]>
-  readonly ip: PrefixIndex<ListEntry[]>
+  readonly asn: ReadonlyMap<number, Entries>
+  readonly ip: PrefixIndex<Entries>
   /** Distinct items per list id. */
   readonly counts: ReadonlyMap<string, number>
 }
@@ -97,11 +103,16 @@ const itemOf = (raw: unknown): Item =>
   isObject(raw) ? { value: raw.value, reason: raw.reason, expiresAt: raw.expiresAt ?? raw.expires_at } : { value: raw, reason: undefined, expiresAt: undefined }
 
 /** Adds `entry` under `key`, replacing an entry of the same list (a value given twice: the later one wins). */
-function put<K>(map: Map<K, ListEntry[]>, key: K, entry: ListEntry): boolean {
+function put<K>(map: Map<K, Entries>, key: K, entry: ListEntry): boolean {
   const at = map.get(key)
   if (!at) {
-    map.set(key, [entry])
+    map.set(key, entry)
     return true
+  }
+  if (!Array.isArray(at)) {
+    if (at.list === entry.list) map.set(key, entry)
+    else map.set(key, [at, entry])
+    return at.list !== entry.list
   }
   const i = at.findIndex((e) => e.list === entry.list)
   if (i >= 0) at[i] = entry
@@ -122,12 +133,12 @@ export function compileLists(defs: unknown): CompiledLists {
   if (!Array.isArray(defs)) return { ok: false, invalid: [{ list: -1, index: -1, value: shown(defs), reason: 'lists must be an array of lists' }] }
   if (defs.length > MAX_LISTS) return { ok: false, invalid: [{ list: -1, index: -1, value: String(defs.length), reason: `at most ${MAX_LISTS} lists` }] }
   const maps = {
-    email: new Map<string, ListEntry[]>(),
-    email_domain: new Map<string, ListEntry[]>(),
-    phone: new Map<string, ListEntry[]>(),
-    country: new Map<string, ListEntry[]>(),
-    asn: new Map<number, ListEntry[]>(),
-    ip: new Map<string, ListEntry[]>(),
+    email: new Map<string, Entries>(),
+    email_domain: new Map<string, Entries>(),
+    phone: new Map<string, Entries>(),
+    country: new Map<string, Entries>(),
+    asn: new Map<number, Entries>(),
+    ip: new Map<string, Entries>(),
   }
   const cidrs = new Map<string, ParsedCidr>()
   const lists: ListInfo[] = []

@@ -13,7 +13,7 @@
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import type { FactorCode } from '../scoring/factors.js'
 import { parseIp, type ParsedIp } from '../sources/ip/parse.js'
-import type { ListEntry, ListIndex } from './compile.js'
+import type { Entries, ListEntry, ListIndex } from './compile.js'
 import type { ListItemType, ListMatch } from './types.js'
 
 /** The matches of one answer, with what the verdict needs. */
@@ -38,20 +38,24 @@ class Collector {
   constructor(readonly nowMs: number) {}
 
   /** Adds the live entries of lists not matched yet. */
-  add(entries: readonly ListEntry[] | undefined): void {
+  add(entries: Entries | undefined): void {
     if (!entries) return
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i] as ListEntry
-      if (e.expiresAt <= this.nowMs) continue
-      const found = (this.found ??= [])
-      let seen = false
-      for (let k = 0; k < found.length; k++) if ((found[k] as ListEntry).list === e.list) seen = true
-      if (!seen) found.push(e)
+    if (!Array.isArray(entries)) {
+      this.one(entries)
+      return
     }
+    for (let i = 0; i < entries.length; i++) this.one(entries[i] as ListEntry)
+  }
+
+  private one(e: ListEntry): void {
+    if (e.expiresAt <= this.nowMs) return
+    const found = (this.found ??= [])
+    for (let k = 0; k < found.length; k++) if ((found[k] as ListEntry).list === e.list) return
+    found.push(e)
   }
 
   /** {@link add} for the prefix index's walk (which goes on to the enclosing networks). */
-  readonly visit = (entries: ListEntry[]): boolean => {
+  readonly visit = (entries: Entries): boolean => {
     this.add(entries)
     return false
   }
