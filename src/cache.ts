@@ -1,11 +1,7 @@
 /**
- * The result cache (7 days by default). A hit costs 0 credits and reports `cache_hit: true`.
- *
- * The key is `type:[configuration:]normalized-input[:answer-changing options]` (the check's `prepare` builds the
- * input part; offline mode and a switched-off RDAP add the configuration). Only complete outcomes are stored: a
- * partial one (a source timed out) is never cached, so a temporary failure is not served for a week. Offline, only
- * billed answers are stored (a free local answer is recomputed faster than a cache round trip, and costs nothing). The stored value is the check's outcome (details + factors), not the scored result: scoring runs again on
- * a hit, so a changed policy applies to cached answers too.
+ * The result cache (7 days by default): a hit costs 0 credits and reports `cache_hit: true`. The key is
+ * `type:[configuration:]normalized-input[:answer-changing options]`; the value the check's outcome, scored again on a
+ * hit. What is kept: docs/decisions.md, "Billing and caching" → "cache hits" and "what the cache keeps".
  */
 import { LRUCache } from 'lru-cache'
 import type { CheckOutcome } from './checks/types.js'

@@ -1,15 +1,8 @@
 /**
- * Every setting of `createRiskcheck`, defined once: its option path, type, default, bounds, description and — where it
- * has one — its command-line flag (which `riskcheck serve` also reads as `RISKCHECK_<FLAG>`). From this table come:
- *
- * - the library's validation and defaults (`resolveOptions` in ./options.ts reads every scalar setting through
- *   {@link readSetting}),
- * - the CLI's lookup flags, their help lines and their conversion into options (src/cli/shared.ts),
- * - the environment variables of `riskcheck serve` (src/cli/serve-settings.ts),
- * - the options table of docs/options.md (scripts/readme-blocks.ts; test/readme.test.ts fails when it differs).
- *
- * Settings whose values are objects or functions (a cache, a ledger, a clock …) are listed for the documentation
- * with `kind: 'value'`; ./options.ts checks their shape.
+ * Every setting of `createRiskcheck`, defined once: option path, type, default, bounds, description and CLI flag. The
+ * library's validation (`resolveOptions`, ./options.ts), the CLI's lookup flags (src/cli/shared.ts), `serve`'s
+ * environment variables (src/cli/serve-settings.ts) and docs/options.md (scripts/readme-blocks.ts) all come from it.
+ * Object and function settings are listed with `kind: 'value'`; ./options.ts checks their shape.
  */
 import { isIP, isIPv4, isIPv6 } from 'node:net'
 import { badOption, describeBounds, withinBounds } from './option-checks.js'

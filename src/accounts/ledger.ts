@@ -1,12 +1,7 @@
 /**
- * Credits of an org: the pure rules (billing periods, alert levels, event payloads) shared by every store, and the
- * per-request {@link CreditLedger} the library's lookup pipeline reserves and refunds through.
- *
- * - Two buckets: subscription credits (granted each period, reset at roll-over) and purchased credits (kept until
- *   spent). Subscription credits are spent first.
- * - Alerts: credits.low once when the balance falls below 25 % and once below 5 % of the monthly allowance,
- *   credits.depleted once at 0 — each on the way down. When credits arrive (credits.added) the alert level is set back
- *   to what the new balance calls for without re-sending, so the next fall past a threshold alerts again.
+ * Credits of an org: the pure rules (billing periods, alert levels, event payloads) every store shares, and the
+ * per-request {@link CreditLedger} the library's lookup pipeline reserves and refunds through. The two buckets and when
+ * alerts fire: docs/decisions.md, "Billing and caching" → "credit alerts".
  */
 import { randomBytes } from 'node:crypto'
 import type { CreditLedger } from '../credits.js'

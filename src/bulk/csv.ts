@@ -1,12 +1,8 @@
 /**
- * CSV of bulk results (RFC 4180, a page of rows at a time) and a small CSV reader for the CLI's input files.
- *
- * Columns ({@link CSV_BASE_CELLS}; docs/api.md "results.csv columns" is generated from them; docs/bulk.md): input, action, status,
- * reason, risk_score, credits_used, cache_hit, error, factors, then the type's details flattened to dotted names in
- * schema order (`location.country_code`, `flags.is_vpn`, …). Arrays are joined with `;`, booleans are `true`/`false`,
- * null is an empty cell. Formula escaping: a text cell a spreadsheet would read as a formula is prefixed with `'`,
- * unless it is only a number or a phone number ({@link isFormulaText}), so `=HYPERLINK(…)` stays text and
- * `+14155550100` stays a re-importable E.164 number.
+ * CSV of bulk results (RFC 4180, a page of rows at a time) and a small CSV reader for the CLI's input files. The
+ * columns are {@link CSV_BASE_CELLS} then the type's details flattened to dotted names (docs/api.md "results.csv
+ * columns" is generated from them); formula-like text is escaped with `'` ({@link isFormulaText}). Why:
+ * docs/decisions.md, "HTTP API" → "results.csv columns".
  */
 import { Readable } from 'node:stream'
 import { BULK_DETAILS_SCHEMAS, type BulkType } from '../schema.js'

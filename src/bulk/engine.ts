@@ -1,14 +1,8 @@
 /**
- * The bulk engine: create → fold → reserve credits → run rows (bounded concurrency, emails grouped by domain) →
- * refund what was not used → completed. Jobs and rows live in a {@link BulkStore}; results are paged and streamed
- * from it, so 100,000 rows are never held twice as full result objects.
- *
- * Billing: one credit per unique runnable input is reserved when the job is created (nothing in test mode). Each
- * row is billed by the shared pipeline (`runCheck`, prepaid): free answers (invalid phone, unregistered domain,
- * unavailable SMTP) and cache hits cost 0. When the job ends (completed, cancelled or failed) the difference
- * reserved − used is refunded, so rows never reached, error rows and free answers cost nothing.
- *
- * This module takes the check table as a parameter; `./index.ts` binds the registry's checks.
+ * The bulk engine: create → fold → reserve credits → run rows (bounded concurrency, emails grouped by domain) → refund
+ * what was not used → completed. Jobs and rows live in a {@link BulkStore}, results are paged from it. Billing:
+ * docs/decisions.md, "Billing and caching" → "bulk credits". This module takes the check table as a parameter;
+ * `./index.ts` binds the registry's checks.
  */
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'

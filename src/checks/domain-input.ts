@@ -1,14 +1,8 @@
 /**
- * Shared input parsing for the domain lookups (domain age, email authentication).
- *
- * The input may be a bare domain (`example.com`, `Bücher.de.`), a URL (`https://user@www.example.com:8080/x`)
- * or an email address (`x@eu.corp.com`). The host is extracted with `tldts`, converted to ASCII (IDN →
- * punycode, full-width and upper-case characters mapped, per UTS #46 via `node:url`'s `domainToASCII`),
- * lower-cased and stripped of trailing dots. The registrable domain ("eTLD+1") comes from the ICANN section
- * of the Public Suffix List (private suffixes such as `github.io` are NOT split off); unknown TLDs are
- * treated as one-label suffixes, so `foo.example.test` → `example.test`.
- *
- * No regular expressions run on the input; it is capped at {@link MAX_DOMAIN_INPUT_LENGTH} characters first.
+ * Shared input parsing for the domain lookups (domain age, email authentication). The input is a domain, a URL or an
+ * email address; the host is extracted with `tldts`, converted to lower-case ASCII (UTS #46 via `domainToASCII`), and
+ * its registrable domain taken from the ICANN section of the Public Suffix List (unknown TLDs count as one label). The
+ * input is capped at {@link MAX_DOMAIN_INPUT_LENGTH} first; no regular expression runs on it.
  */
 import { isIP } from 'node:net'
 import { domainToASCII } from 'node:url'

@@ -1,17 +1,8 @@
 /**
- * The phone line-type lookup (`rc.phoneType(phone, { country })`, `POST /v1/phone/type`, `riskcheck phone-type`):
- * the line type from the numbering plan only — never a live source, so it answers offline and costs 1 credit always.
- *
- * Details: `e164` (null unless valid), `country` (ISO 3166 alpha-2 region of the number; null for non-geographic
- * numbers and unreadable input), `valid`, `line_type` (mapped as in `LINE_TYPE_BY_PLAN_TYPE`,
- * ../sources/phone/parse.ts) and `numbering_plan_type`, libphonenumber's raw type (`MOBILE`, `FIXED_LINE`,
- * `FIXED_LINE_OR_MOBILE`, `TOLL_FREE`, `PREMIUM_RATE`, `SHARED_COST`, `VOIP`, `PERSONAL_NUMBER`, `PAGER`, `UAN`,
- * `VOICEMAIL`; null when invalid).
- *
- * Input rules and factors are the phone lookup's (./phone.ts), without `phone_carrier_unavailable` (no live source):
- * `phone_invalid`, `phone_voip`, `phone_premium_rate`, `phone_toll_free`, `phone_landline`, `phone_country_mismatch`,
- * and `phone_line_type_undetermined` in place of the phone lookup's `phone_line_type_unknown`: a line type the plan
- * cannot tell (FIXED_LINE_OR_MOBILE, UAN, pager, voicemail) makes this lookup's verdict `unknown`.
+ * The phone line-type lookup (`rc.phoneType(phone, { country })`, `POST /v1/phone/type`, `riskcheck phone-type`): the
+ * line type from the numbering plan only, so it answers offline and always costs 1 credit. Its details and factors (the
+ * phone lookup's, with `phone_line_type_undetermined` for a type the plan cannot tell) are in docs/lookups.md; the
+ * mapping is `LINE_TYPE_BY_PLAN_TYPE` (../sources/phone/parse.ts).
  */
 import type { PhoneTypeData } from '../schema.js'
 import type { PhoneAnalysis } from '../sources/phone/parse.js'

@@ -1,17 +1,8 @@
 /**
- * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then drains within --drain-timeout (in-flight requests,
- * webhook deliveries and bulk checkpoints finish, then the riskcheck instance and the database are closed;
- * docs/deployment.md). `--metrics-port N` serves Prometheus metrics (and /healthz) on a separate listener
- * (./metrics-listener.ts). Every flag can also be set by an environment variable (./serve-settings.ts); flags win.
- *
- *   riskcheck serve [--host 127.0.0.1] [--port 8080] [--db ./riskcheck.sqlite | --database-url postgres://… --redis-url redis://…]
- *                   [--no-migrate] [--no-workers] [--json] [--log-level info]
- *                   [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
- *                   [--unsafe-allow-loopback-webhooks] [--mail-url smtp://HOST:PORT] [--public-url https://HOST[/PREFIX]]
- *                   [--trust-proxy HOPS|ADDRESSES] [the lookup flags: --offline, --dns-server IP:PORT, --smtp-port N, --city-db PATH, …]
- *
- * `--policy FILE` applies a scoring policy file (JSON or YAML) to every request of every org without a policy of its
- * own (`riskcheck admin policy set`, which wins); its version id is printed with the listening address. `--refresh-data EVERY` runs `riskcheck data update` inside the server.
+ * `riskcheck serve`: runs the HTTP API until SIGINT/SIGTERM, then drains within --drain-timeout (docs/deployment.md).
+ * `--metrics-port N` serves Prometheus metrics on a listener of its own (./metrics-listener.ts); every flag has an
+ * environment variable (./serve-settings.ts), and a flag wins. `--policy FILE` scores orgs without a policy of their
+ * own; `--refresh-data EVERY` runs `riskcheck data update` inside the server. The flags: `riskcheck serve --help`.
  */
 import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
@@ -117,13 +108,9 @@ export interface RunServeOptions {
 }
 
 /**
- * Resolves when the server should stop: `signal` aborts, or SIGINT/SIGTERM arrives, or — when npm started the
- * process (`npx riskcheck serve`, `npm start`) — npm is gone. Listens from the moment it is called, before the
- * server starts, so a signal sent as soon as the address is printed is never missed.
- *
- * Why the npm case: npm passes a SIGTERM on to the shell it runs the command in, and that shell dies of it without
- * passing it to the server, which would keep its port as an orphan. So under npm the server watches its parent and
- * shuts down gracefully once it changes. (Outside npm it does not: `riskcheck serve &` outlives its shell by design.)
+ * Resolves when the server should stop: `signal` aborts, SIGINT/SIGTERM arrives, or — when npm started the process —
+ * npm is gone. Listens from the moment it is called, so a signal sent as soon as the address is printed is not missed.
+ * Why the npm case: docs/decisions.md, "Command line" → "`serve` shutdown".
  */
 export function stopRequested(signal: AbortSignal | undefined, env: Record<string, string | undefined>): { stopped: Promise<void>; dispose(): void } {
   if (signal) {

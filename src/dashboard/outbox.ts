@@ -28,12 +28,8 @@ const HOUR = 60 * MINUTE
 const DAY = 24 * HOUR
 
 /**
- * The default limits (docs/dashboard.md). Verification: 1 a minute and 5 an hour per account, 10 a day per
- * address (someone signed up with another's address cannot have it mailed all day). Invitations: 10 an hour per
- * inviting account, 20 an hour and 50 a day per team, 3 a day per invited address (whoever invites it). Notices: 20 an
- * hour per team and per recipient. Reset links: 1 a minute and 5 an hour per account, 10 a day per address. Sign-up
- * notes (someone tried to sign up with an address that has an account): 3 an hour and 10 a day per address. A reset or
- * sign-up mail held back is not announced (the form answers alike whether or not the address has an account).
+ * The default limits of each kind of mail (docs/dashboard.md). Why these, and why a held-back reset or sign-up mail is
+ * not announced: docs/decisions.md, "Team dashboard" → "mail throttle".
  */
 export const MAIL_LIMITS: Readonly<Record<MailKind, readonly MailLimit[]>> = {
   verify: [

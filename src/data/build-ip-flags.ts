@@ -1,15 +1,8 @@
 /**
- * Compiles the open IP range lists (./ip-lists.ts) into the flag data of the IP lookup:
- *
- * - `flags.mmdb` — an IPv6 MMDB (IPv4 at ::/96, aliased at ::ffff:0:0/96 and 2002::/16) whose records are
- *   `{ is_datacenter?, is_cloud?, cloud_provider?, is_vpn?, vpn_provider?, is_tor? }` (only `true` flags stored);
- *   database_type `riskcheck-ip-flags`.
- * - `asn-flags.json` — hosting ASNs (→ is_datacenter) and single-company VPN ASNs (→ is_vpn + provider), applied at
- *   lookup time to the address's ASN.
- *
- * Used by `riskcheck data update` (a new data set) and by `scripts/build-ip-data.ts` (the bundled `data/ip/`). The
- * build is reproducible: the same lists and build epoch give byte-identical files. The result is read back with the
- * `maxmind` reader and spot-checked (the first network of every list must answer with its flag) before it is used.
+ * Compiles the open IP range lists (./ip-lists.ts) into the IP lookup's flag data: `flags.mmdb` (an IPv6 MMDB of `true`
+ * flags, database_type `riskcheck-ip-flags`) and `asn-flags.json` (hosting and single-company VPN ASNs, applied to the
+ * address's ASN). Used by `riskcheck data update` and scripts/build-ip-data.ts. Reproducible (same lists and epoch,
+ * same bytes); read back and spot-checked before use.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

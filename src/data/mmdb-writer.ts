@@ -235,22 +235,15 @@ class DataEncoder {
 const EMPTY = 0
 
 /**
- * Builds an MMDB file in memory. Insert networks, then call {@link MmdbWriter.toBuffer}.
- *
- * - A binary search tree over IPv4 (32-bit) or IPv6 (128-bit) addresses, with 24-, 28- or 32-bit records (the
- *   smallest that fits unless one is given); in an IPv6 tree, IPv4 networks live at `::a.b.c.d/(96+n)`, and by
- *   default `::ffff:0:0/96` (IPv4-mapped) and `2002::/16` (6to4) are aliased to that subtree, as MaxMind's writer does.
- * - A data section with every distinct record stored once and repeated strings replaced by pointers; the metadata map.
- * - Overlapping inserts: a later insert applies to every address of its network, its map merged over what is there
- *   (`{ ...old, ...new }`) unless `merge` decides; sibling networks with identical data collapse into one record.
- * - Values: string → utf8_string, boolean → boolean, integer 0…2^32-1 → uint32, negative integer ≥ -2^31 → int32,
- *   other numbers → double, bigint → uint64 (uint128 when wider), Uint8Array → bytes, arrays → array, plain objects
- *   → map; {@link mmdbType} chooses another (`uint16`, `uint64`, `float` …). No deletion, no data cache containers.
+ * Builds an MMDB file in memory: insert networks, then call {@link MmdbWriter.toBuffer}. A search tree of 24-, 28- or
+ * 32-bit records (the smallest that fits); in an IPv6 tree IPv4 lives at `::a.b.c.d/(96+n)`, aliased at `::ffff:0:0/96`
+ * and `2002::/16`. A later insert overrides its network (maps merged unless `merge` decides); identical siblings
+ * collapse. Values map by kind (string → utf8_string, integer → uint32 or int32, other number → double, bigint →
+ * uint64, object → map …); {@link mmdbType} picks another.
  *
  * @example
  * const w = new MmdbWriter({ ipVersion: 6, databaseType: 'Example-Flags' })
  * w.insert('192.0.2.0/24', { is_tor: true })
- * w.insert('2001:db8::/32', { is_vpn: true, vpn_provider: 'example' })
  * fs.writeFileSync('flags.mmdb', w.toBuffer())
  */
 export class MmdbWriter {

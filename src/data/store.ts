@@ -1,14 +1,8 @@
 /**
- * The layout of a data directory and its atomic operations:
- *
- *   DIR/current            the pointer: the id of the set in force (one line), replaced by an atomic rename
- *   DIR/sets/<id>/         one complete, immutable data set with its manifest.json
- *   DIR/staging/<id>/      a set being built (never read; removed when an update fails)
- *   DIR/update.lock        held while an update runs (./lock.ts)
- *
- * A set is built completely in `staging/`, checked, fsynced, renamed into `sets/`, and only then does the pointer
- * switch to it (write `current.<pid>.tmp`, fsync, rename over `current`, fsync the directory). A reader therefore sees
- * either the old set or the new one, never a half-written one; a crash at any point leaves the old pointer valid.
+ * The layout of a data directory and its atomic operations: `current` (the id of the set in force), `sets/<id>/`
+ * (complete, immutable sets with their manifest), `staging/<id>/` (a set being built) and `update.lock` (./lock.ts). A
+ * set is built in staging, checked, fsynced and renamed into `sets/` before the pointer switches by an atomic rename,
+ * so a reader or a crash never sees a half-written set (docs/decisions.md, "Data updates" → "switching sets").
  */
 import { randomBytes } from 'node:crypto'
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'

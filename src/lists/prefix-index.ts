@@ -1,12 +1,8 @@
 /**
- * IP prefixes (addresses and CIDR networks, v4 and v6) with a payload each, found by address: sorted ranges plus a
- * parent link per range. CIDR ranges are nested or disjoint, so every range holding an address is an ancestor of the
- * last range that starts at or before it: a lookup is one binary search (log₂ n steps) and a walk up the parents (at
- * most the nesting depth: 33 for IPv4, 129 for IPv6), innermost first. IPv4 bounds are unsigned 32-bit numbers; IPv6
- * bounds four 32-bit words each, in typed arrays (about 40 bytes per IPv6 range).
- *
- * `work` counts the steps of every lookup (search steps and parent hops), so tests can prove the cost grows with
- * log n and not with n.
+ * IP prefixes (addresses and CIDR networks, v4 and v6) with a payload each, found by address: sorted ranges with a
+ * parent link each, so a lookup is one binary search and a walk up the parents (innermost first); IPv6 bounds are four
+ * 32-bit words in typed arrays. `work` counts the steps, so tests prove the cost grows with log n (docs/decisions.md,
+ * "Lists and velocity" → "one index per item type").
  */
 import type { ParsedCidr, ParsedIp } from '../sources/ip/parse.js'
 

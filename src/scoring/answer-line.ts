@@ -1,14 +1,7 @@
 /**
- * Parsing one JSON line of a stored answer without its `details`: re-scoring needs the input, the factors, the
- * action, (for a combined check) the context and velocity counts where there are some, while the details are most of
- * the bytes of a line — 600 of the 720
- * of an email bulk row, 2 KB of a combined check. When the line is in the key order riskcheck writes (a bulk row:
- * `… "factors": […], "details": {…}}`; a lookup result: `… "risk": {…}, "details": {…}, "recommendation": …`), the
- * details are cut out unparsed and the rest is parsed; anything else is parsed whole.
- *
- * Why the cut is safe: inside a JSON string every `"` is escaped, so `,"details":` and `,"recommendation":` can only
- * be structure; cut at a nested level, the remaining braces do not balance and the short parse fails (then the whole
- * line is parsed); and the short parse is only used when it has the fields re-scoring reads.
+ * Parsing one JSON line of a stored answer without its `details` (most of a line's bytes): when the line is in the key
+ * order riskcheck writes, the details are cut out unparsed and the rest parsed; anything else is parsed whole. Why the
+ * cut is safe: docs/decisions.md, "Per-org policies" → "answer lines without details".
  */
 
 const DETAILS = ',"details":'

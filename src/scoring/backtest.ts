@@ -1,18 +1,12 @@
 /**
- * Backtesting a policy: re-score stored answers under a candidate policy — no network, no credits, only the pure
- * engine over the factors each answer recorded — and report what would change: the transition matrix (current
- * action → candidate action), the answers whose action changes, and with labels (`fraud` / `good` per input) the
- * fraud caught and the good customers blocked or held, per action, with a sweep of the block and review thresholds.
- *
- * Streaming: answers are read once, one at a time; memory holds the counters, the changes kept (`maxChanges`) and
- * one memo entry per distinct (context, factor set) — answers repeat the same few hundred factor sets, so a million
- * answers cost a million memo look-ups and a few hundred evaluations.
+ * Backtesting a policy: re-score stored answers under a candidate policy (no network, no credits) and report what would
+ * change: the action transition matrix, the changed answers, and with labels the fraud caught and good customers held,
+ * with a threshold sweep. Answers stream through once (docs/decisions.md, "Per-org policies" → "backtest cost").
  *
  * @example
  * import { backtest, createPolicy } from 'riskcheck/scoring'
  * const report = await backtest(results, createPolicy({ weights: { ip_vpn: 60 } }), { labels: { 'a@b.example': 'good' } })
- * report.matrix.approve.verify // answers that were approved and would now be asked to verify
- * report.labels?.good.candidate.block // good customers the candidate policy would block
+ * report.matrix.approve.verify // answers approved before that would now be asked to verify
  */
 import { ACTIONS, VELOCITY_KINDS, type Action, type CheckContextName, type LookupType, type Velocity } from '../schema.js'
 import { applyContext, evaluate, levelOf } from './engine.js'

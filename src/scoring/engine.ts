@@ -1,16 +1,12 @@
 /**
- * The scoring engine: pure functions from fired factors to a score, a level, a confidence, a verdict status and a
- * recommended action, under a {@link Policy}.
- *
- * Model: the score is the sum of the weights of the distinct fired factors, clamped to 0–100 (so it is
- * order-independent and adding a factor never lowers it); the level comes from the thresholds; the action from the
- * level unless a hard rule matches first; confidence from the number of "uncertain" factors; the verdict status
- * from the strongest factor effect (invalid > risky > unknown > valid).
+ * The scoring engine: pure functions from fired factors to a score, level, confidence, verdict status and recommended
+ * action under a {@link Policy}. The score is the clamped sum of the distinct factors' weights; the level comes from
+ * the thresholds, the action from the level unless a hard rule matches first; confidence from the "uncertain" factors,
+ * the verdict status from the strongest effect (docs/scoring.md).
  *
  * @example
  * import { createPolicy, evaluate } from 'riskcheck/scoring'
- * const policy = createPolicy({ weights: { ip_vpn: 60 } })
- * evaluate(['ip_vpn'], { policy }).action // 'verify'
+ * evaluate(['ip_vpn'], { policy: createPolicy({ weights: { ip_vpn: 60 } }) }).action // 'verify'
  */
 import type { Action, CheckContextName, Confidence, RiskLevel, Velocity, VerdictStatus } from '../schema.js'
 import { FACTORS, isFactorCode, type FactorCode, type FactorEffect } from './factors.js'

@@ -1,16 +1,11 @@
 /**
- * Policy files: the overrides `createPolicy` takes, written as JSON or YAML (see "Policies as files and backtesting"
- * in docs/scoring.md and `docs/policy.schema.json`). Loading one validates it completely — every problem with its path and
- * line — and gives the policy, its canonical JSON and a stable version id.
- *
- * The version id (`pol_` + 16 hex digits of the SHA-256 of the canonical JSON) names what the file says about
- * scoring: the same overrides give the same id whether written as JSON or YAML, in any key order, with any comments,
- * `$schema` or `description`. It does not cover the defaults underneath, which follow the riskcheck version.
+ * Policy files: the overrides `createPolicy` takes, as JSON or YAML (docs/scoring.md "Policies as files and
+ * backtesting", docs/policy.schema.json). Loading validates completely (each problem with path and line) and gives the
+ * policy, its canonical JSON and its version id: `pol_` + 16 hex digits of the SHA-256 of the canonical JSON, the same
+ * for the same overrides in any syntax, key order or comments.
  *
  * @example
- * import { loadPolicyFile, evaluate } from 'riskcheck/scoring'
  * const { policy, version } = await loadPolicyFile('policy.yaml')
- * evaluate(['ip_tor'], { policy }).action
  */
 import { createHash } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'

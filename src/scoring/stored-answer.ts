@@ -1,15 +1,7 @@
 /**
- * Stored answers: what a backtest needs of one past answer — its input, its factors, the action it got and the
- * context it was judged in — read from any shape riskcheck writes:
- *
- * - a lookup result (`rc.email(…)`, `rc.check(…)`, one line of `riskcheck email < inputs`), or the HTTP envelope
- *   `{ success: true, data: result }`;
- * - a bulk result row (`rc.bulk.results`, `riskcheck bulk` JSON lines, a row of results.csv), or a results page
- *   `{ data: rows, next_cursor }` (with or without `success`);
- * - an array of any of these;
- * - a {@link StoredAnswer} itself (e.g. built from a cache or a database of your own).
- *
- * Anything else is skipped with a reason, never thrown on.
+ * Stored answers: what a backtest needs of one past answer (input, factors, action, context), read from any shape
+ * riskcheck writes — a lookup result or its HTTP envelope, a bulk row or results page, an array of these, or a
+ * {@link StoredAnswer} itself. Anything else is skipped with a reason, never thrown on.
  */
 import { ACTIONS, CONTEXTS, LOOKUP_TYPES, VELOCITY_KINDS, type Action, type CheckContextName, type LookupType, type Velocity } from '../schema.js'
 

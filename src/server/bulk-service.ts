@@ -1,11 +1,8 @@
 /**
- * Bulk jobs in the server process: one bulk engine per owner (org + key mode), each over its own view of the job
- * tables (`BulkServiceStorage.jobStore`: SQLite or PostgreSQL, ./store/service-storage.ts) and — for live keys — a
- * persistent credit ledger of the org (`BulkServiceStorage.ledger`), so a job is billed to its org, resumed by exactly
- * one engine after a restart, and invisible to every other org. Engines are created on first use and, at start, for
- * every owner with queued or running jobs (which then resume where they were). When a job completes or fails, the
- * org's usage is counted, due credit alerts are written, and a `bulk.completed` event carrying the job object goes
- * into the outbox.
+ * Bulk jobs in the server process: one bulk engine per owner (org + key mode), each over its own view of the job tables
+ * (`BulkServiceStorage.jobStore`, ./store/service-storage.ts) and, for live keys, the org's credit ledger. Engines
+ * start on first use and, at start, for every owner with unfinished jobs. A finished job counts usage, writes due
+ * credit alerts and puts a `bulk.completed` event in the outbox.
  */
 import { createBulkEngine } from '../bulk/index.js'
 import type { BulkEngine } from '../bulk/types.js'

@@ -1,14 +1,8 @@
 /**
- * The response envelope and the mapping of every failure to it.
- *
- *   success: { "success": true, "data": … }
- *   failure: { "success": false, "error": { "code", "message", "docs_url", "request_id" } }
- *
- * A RiskcheckError keeps its code and status; an {@link HttpRejection} carries a code with a more precise HTTP status
- * (405 wrong method, 415 not JSON or compressed, 431 headers too large …); framework errors (malformed JSON, schema
- * validation, body too large, unsupported media type) get the matching code; an outage of the database or Redis
- * (./outage.ts) is a 503 UPSTREAM_UNAVAILABLE with Retry-After; anything else is a 500 INTERNAL_ERROR whose message
- * never carries internals. The statuses are listed in docs/api.md.
+ * The response envelope (`{ success: true, data }` /
+ * `{ success: false, error: { code, message, docs_url, request_id } }`) and the mapping of every failure to it: a
+ * RiskcheckError or {@link HttpRejection} keeps its code and status, framework errors get the matching code, an outage
+ * is a 503 (./outage.ts), anything else a 500 with no internals (docs/decisions.md, "HTTP API" → "error statuses").
  */
 import { errorAnchor, ERROR_STATUS, RiskcheckError, type ErrorCode } from '../errors.js'
 import type { ErrorEnvelope } from '../schema.js'

@@ -1,16 +1,9 @@
 /**
- * Liveness and readiness of the server (GET /healthz, GET /readyz; docs/deployment.md and
- * docs/deployment.md).
- *
- * - Liveness says the process answers; it reads nothing else, so a slow database never gets a healthy process
- *   restarted.
- * - Readiness runs named checks — the store (one real round trip, and its schema version against the one this code
- *   expects), plus any the embedding application adds (`createServer({ readinessChecks })`) — each within a time
- *   limit, concurrently, so /readyz answers in bounded time even when a database hangs. It also reports the age of
- *   the open data: stale data is shown (and warned about at start) but does not make the server unready, because
- *   every instance would turn unready at the same moment while the answers are still served; alert on `data.stale`.
- *   For the same reason a check of a dependency the server answers without (Redis) reports its failure as
- *   `degraded` without making the server unready: readiness means "can answer requests".
+ * Liveness and readiness of the server (GET /healthz, GET /readyz; docs/deployment.md). Liveness reads nothing;
+ * readiness runs the named checks (the store's round trip and schema version, plus `createServer({ readinessChecks })`)
+ * concurrently, each within a time limit, and reports the age of the open data. What makes the server unready:
+ * docs/decisions.md, "Outages of the database and Redis" → "readiness"; stale data does not (docs/decisions.md, "Data
+ * updates" → "stale data and readiness").
  */
 import type { DataStatus } from '../data/status.js'
 import type { Availability } from './outage.js'

@@ -1,15 +1,9 @@
 /**
- * `Idempotency-Key` on POST requests (as Stripe, and draft-ietf-httpapi-idempotency-key-header):
- *
- * - scope: the API key + method + path; kept 24 hours after the first request;
- * - same key, same body (a canonical JSON fingerprint) → the stored status and body are replayed
- *   (`Idempotent-Replayed: true`), nothing is run or charged again;
- * - same key, another body → 409 IDEMPOTENCY_CONFLICT; a repeat while the first is still running → 409 too, with
- *   `Retry-After` the time left of the lease of the instance running it (after which a retry takes the key over);
- * - only answers of the handler are stored: requests rejected before it (auth, rate limit, validation) are not, and
- *   neither are answers worth retrying (402, 409, 429, 5xx), so a retry after a top-up or an outage runs again.
- *
- * The header value may be a bare token or an RFC 8941 sf-string (`"…"`); 1–255 printable ASCII characters.
+ * `Idempotency-Key` on POST requests (as Stripe, and draft-ietf-httpapi-idempotency-key-header): scoped to API key,
+ * method and path for 24 hours; a repeat with the same body replays the stored answer, with another body it is a 409.
+ * The value is a bare token or an RFC 8941 sf-string, 1–255 printable ASCII characters. What is stored:
+ * docs/decisions.md, "HTTP API" → "idempotency"; when a repeat takes over: docs/decisions.md, "Instance leases" →
+ * "takeover".
  */
 import { createHash } from 'node:crypto'
 import { RiskcheckError } from '../errors.js'

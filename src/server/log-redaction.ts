@@ -1,15 +1,8 @@
 /**
- * Secrets never reach the server's log. Three layers, so one missed field does not leak:
- *
- * 1. the request serializer logs the path with every query value replaced (`/v1/ip?api_key=[REDACTED]`), never the
- *    headers (so no `Authorization`);
- * 2. pino's `redact` removes `authorization`/`cookie` headers should anything log a headers object;
- * 3. every line written is scrubbed of anything shaped like an API key (`svc_live_…`, `svc_test_…`), a webhook
- *    signing secret (`whsec_…`) or a bearer credential, wherever it appears (message, error, stack, URL path).
- *
- * Layer 3 wraps the log destination, so it applies when the server owns the destination (`logger: true` or a config
- * with `stream`); with a pino `transport` (a worker thread) it applies to messages only, through pino's log-method
- * hook.
+ * Secrets never reach the server's log (docs/decisions.md, "HTTP API" → "secrets in logs"), in three layers: the
+ * request serializer logs the path with query values redacted and no headers; pino's `redact` drops
+ * `authorization`/`cookie`; every line written is scrubbed of anything shaped like a key, a webhook secret or a bearer
+ * credential. Layer 3 wraps the destination; with a pino `transport` it applies to messages only.
  */
 import type { FastifyServerOptions } from 'fastify'
 

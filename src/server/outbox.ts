@@ -1,10 +1,8 @@
 /**
- * The event outbox → webhook delivery queue. Every event of the server is first written to the `events` table (the
- * ledger writes credits.low / credits.depleted / credits.added in the same transaction as the balance change; the
- * bulk service writes bulk.completed; `riskcheck admin webhook ping` writes ping), then {@link pumpOutbox} fans each
- * new event out to the endpoints subscribed to it (`enqueueEvent` of the webhooks module) and advances a cursor kept
- * in the `meta` table. Fan-out is idempotent (one first delivery per event and endpoint), so a pump repeated after a
- * crash, or run by two processes on one database, never sends an event twice.
+ * The event outbox → webhook delivery queue: every event is first written to the `events` table (in the transaction of
+ * its cause), then {@link pumpOutbox} fans each new event out to the endpoints subscribed to it, once per event and
+ * endpoint, so a pump repeated after a crash or run by two processes sends nothing twice (docs/decisions.md, "Webhooks"
+ * → "deliveries under crashes").
  */
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../schema.js'

@@ -1,18 +1,8 @@
 /**
- * Per-key request rate limits, held in memory: a sliding log per bucket (an API key, or the client address for
- * requests without a valid key). A request is accepted when fewer than `limit` requests were accepted in the window
- * before it (the last second), so no one-second span accepts more than the limit, and a client that never sends more
- * than the limit in a second is never refused; refused requests are not counted. Several server instances each count
- * their own requests; with `--redis-url` they share the Redis limiter of `./queue/redis-rate-limit.ts` (same rule).
- *
- * Headers (IETF draft-ietf-httpapi-ratelimit-headers-10, plus the common legacy triple):
- *
- *   RateLimit-Policy: "key";q=20;w=1
- *   RateLimit: "key";r=19;t=1
- *   X-RateLimit-Limit: 20 · X-RateLimit-Remaining: 19 · X-RateLimit-Reset: 1
- *   Retry-After: 1   (on 429 only)
- *
- * `t`, X-RateLimit-Reset and Retry-After are the whole seconds until the oldest request counted leaves the window.
+ * Per-key request rate limits in memory: a sliding log per bucket (an API key, or the client address without a valid
+ * key), with the RateLimit headers (IETF draft) and the legacy X-RateLimit triple. With `--redis-url` instances share
+ * ./queue/redis-rate-limit.ts instead (same rule). The rule and the headers: docs/decisions.md, "Rate limits" → "the
+ * rule" and "headers".
  */
 
 /** The state of a bucket after one request. */
@@ -72,15 +62,12 @@ function append(log: Log, t: number): void {
 }
 
 /**
- * Creates an in-memory sliding-log limiter. Each bucket keeps the times it accepted in the window (at most `limit`,
- * in a ring). Buckets are kept in order of their last accepted request, so idle ones (nothing in the window:
- * forgetting them changes nothing) are dropped from the front whenever a bucket is added, and beyond `maxBuckets`
- * (default 100,000) buckets in use the least recently accepted one is forgotten. `now` is injectable (unix ms) so
- * tests control time; a clock stepping back only makes the limit stricter, for at most one window.
+ * Creates an in-memory sliding-log limiter: each bucket keeps the times it accepted in the window (at most `limit`, in
+ * a ring); idle buckets are dropped and at most `maxBuckets` (default 100,000) kept. `now` (unix ms) is injectable
+ * (docs/decisions.md, "Rate limits" → "memory bound" and "clock").
  *
  * @example
- * const limiter = createRateLimiter()
- * limiter.hit('key_abc', 10, 'key').allowed // true while fewer than 10 were accepted in the last second
+ * createRateLimiter().hit('key_abc', 10, 'key').allowed // true while fewer than 10 were accepted in the last second
  */
 export function createRateLimiter(
   options: { windowMs?: number; now?: () => number; maxBuckets?: number } = {},

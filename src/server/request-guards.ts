@@ -1,14 +1,8 @@
 /**
- * The request's form, checked before any work is done on its content — every refusal is the error envelope with a
- * request id (docs/api.md lists them):
- *
- * - a client error Node's HTTP parser raises before Fastify sees a request (request line and headers over 16 KB →
- *   431, a body shorter than its Content-Length, both Content-Length and Transfer-Encoding, malformed HTTP → 400, a
- *   request not received in time → 408) is answered on the socket by {@link createClientErrorHandler};
- * - a JSON body nested deeper than {@link MAX_BODY_DEPTH} is refused by a linear scan before it is parsed;
- * - only `application/json` bodies are parsed (anything else, text/plain included, is a 415);
- * - a body with a Content-Encoding other than identity is a 415 with `Accept-Encoding: identity` (RFC 7694): the
- *   server does not decompress request bodies, so a compressed body can never pass the body limit unmeasured.
+ * The request's form, checked before any work on its content; every refusal is the error envelope with a request id
+ * (docs/api.md): client errors of Node's HTTP parser (431, 400, 408) answered on the socket, JSON nested deeper than
+ * {@link MAX_BODY_DEPTH}, bodies that are not `application/json` (415) or are compressed (415). Why: docs/decisions.md,
+ * "HTTP API" → "error statuses" and "bounded bodies" and "compressed request bodies".
  */
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'

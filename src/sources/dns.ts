@@ -125,23 +125,14 @@ function validateServers(servers: string[]): string[] {
 
 
 /**
- * Creates a DNS source over Node's `dns.promises.Resolver`.
- *
- * - Per-query timeout: the resolver's own `timeout`/`tries`, plus an outer timer at `timeoutMs × tries` from the
- *   moment the question is asked (time spent waiting for a slot included) that answers `timeout` even if c-ares backs
- *   off for longer. So a lookup whose questions are asked together waits at most one such round, however busy.
- * - Identical questions in flight are sent once; answers are cached with the record TTL (A/AAAA) or
- *   `cacheTtlSeconds` (other types), clamped; `nxdomain`/`nodata` are cached for `negativeTtlSeconds`;
- *   timeouts and server failures are never cached.
- * - At most `maxInFlight` questions are outstanding; the rest queue (a question whose time runs out in the queue
- *   answers `timeout` without being sent).
- *
- * It does not validate DNSSEC, follow CNAMEs itself (the server does) or resolve through `/etc/hosts`.
- * Throws a `TypeError` at creation for bad options (e.g. an unparsable server).
+ * Creates a DNS source over Node's `dns.promises.Resolver`: a per-query timeout with an outer cap of
+ * `timeoutMs × tries` from when the question is asked, identical questions in flight sent once, answers cached by TTL
+ * (`nxdomain`/`nodata` for `negativeTtlSeconds`; failures never), at most `maxInFlight` questions out. No DNSSEC, no
+ * CNAME following, no `/etc/hosts`. Bad options throw a `TypeError` (docs/decisions.md, "Sources and limits" → "DNS").
  *
  * @example
  * const dns = createDnsSource({ servers: ['127.0.0.1:5353'], timeoutMs: 1000 })
- * const mx = await dns.resolveMx('example.com') // { status: 'ok', records: [{ exchange: 'mx.example.com', priority: 10 }] }
+ * const mx = await dns.resolveMx('example.com') // { status: 'ok', records: [{ exchange, priority }] }
  */
 export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
   const settings = readDnsSettings(opts)

@@ -1,12 +1,8 @@
 /**
- * Velocity counts shared by every process that uses the same Redis: one sorted set per key (score = the check's
- * time in ms, one member per check), trimmed to the day window on every check and set to expire a day after its
- * newest check. One round trip per request, whatever the number of keys: a Lua script records the check under every
- * key and counts both windows, atomically — two instances recording at once both see both checks. Times come from
- * the Redis server's clock, so the instances' clocks need not agree.
- *
- * Memory: about 60 to 100 bytes per check in the last 24 hours. The script touches several keys, so on Redis Cluster
- * they must hash to one slot (give a `prefix` with a hash tag, `{rc}:`).
+ * Velocity counts shared by every process on one Redis: a sorted set per key (score = the check's time in ms), trimmed
+ * to the day window and expiring a day after its newest check. One Lua call per request records the check under every
+ * key and counts both windows atomically, on the Redis server's clock. About 60–100 bytes per check of the last day; on
+ * Redis Cluster give a `prefix` with a hash tag (`{rc}:`), since the script touches several keys.
  */
 import { randomBytes } from 'node:crypto'
 import { DAY_MS, HOUR_MS, type VelocityStore, type WindowCount } from './store.js'

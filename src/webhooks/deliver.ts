@@ -184,17 +184,12 @@ function classifyError(err: unknown): { error: DeliveryError; detail: string } {
 const RETRYABLE_ON_REUSED = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED'])
 
 /**
- * POSTs one delivery and reports the outcome; never throws (every failure is a result with `ok: false`).
- *
- * Before connecting it re-runs {@link validateWebhookUrl} (https only, public host, no credentials; IP literals are
- * judged here because Node does not call `lookup` for them); the guarded lookup then checks every address DNS
- * answers, and the connected socket's address is checked once more before the request is written. Redirects are not
- * followed (3xx → `redirect`). A response that does not start within `timeoutMs` is a `timeout`; the body is read up to
- * `maxResponseBytes` or until the deadline, whichever comes first.
+ * POSTs one delivery and reports the outcome; never throws (a failure is a result with `ok: false`). The URL is
+ * validated again, every address DNS answers and the connected address checked; redirects are not followed; the body is
+ * read up to `maxResponseBytes` within `timeoutMs` (docs/decisions.md, "Webhooks" → "sending a delivery").
  *
  * @example
  * const r = await deliverWebhook({ url: endpoint.url, ...buildDelivery(event, endpoint, { deliveryId, now }) })
- * if (!r.ok) console.log(r.error, r.status, r.errorDetail)
  */
 export async function deliverWebhook(options: DeliverWebhookOptions): Promise<DeliveryResult> {
   const started = performance.now()

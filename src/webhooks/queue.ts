@@ -455,18 +455,13 @@ export async function attemptDelivery(ctx: AttemptContext, d: DeliveryRecord, re
 }
 
 /**
- * The worker the server runs (one per process; several processes may share a store thanks to leases).
- *
- * Each leased delivery: read the endpoint and event; skip (no attempt) when the endpoint is gone, or disabled and the
- * event is not a ping; otherwise build the request at send time — body in the endpoint's format, SVC-Signature with
- * the endpoint's current secret and the current time — send it, append the attempt (number, status, duration,
- * truncated response, time) to the log, and either finish it (2xx) or schedule the next attempt per the retry
- * schedule, or finish it as failed after the 11th attempt; then, if no success has reached the endpoint for a day
- * (`shouldDisable`), disable it with reason `failing` and call `onEndpointDisabled`.
+ * The worker the server runs (one per process; processes may share a store thanks to leases). Each leased delivery is
+ * skipped when its endpoint is gone (or disabled, unless a ping), else built and signed at send time, sent, logged, and
+ * finished or rescheduled; an endpoint failing for a day is disabled (docs/decisions.md, "Webhooks" → "delivery
+ * lifecycle" and "auto-disable").
  *
  * @example
- * const worker = createDeliveryWorker({ store, now: () => new Date(), onEndpointDisabled: (ep) => log.warn(ep.id) })
- * worker.start()
+ * createDeliveryWorker({ store, now: () => new Date(), onEndpointDisabled: (ep) => log.warn(ep.id) }).start()
  */
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { store, now } = options

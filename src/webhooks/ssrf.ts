@@ -156,19 +156,13 @@ function rawAuthority(input: string): string {
 }
 
 /**
- * Checks a webhook endpoint URL before it is stored (the server answers 422 INVALID_INPUT on refusal) and again
- * before each delivery. Accepts: `https://` + a public DNS name (one under an ICANN public suffix, not a special-use
- * name) or a public IP literal, no userinfo (not even an empty `@`), a port not in {@link BLOCKED_WEBHOOK_PORTS}.
- * With `allowLoopback`: also `http://` or `https://` to 127.0.0.0/8, `[::1]` or `localhost`.
- *
- * It does not resolve the name; the connect-time guard ({@link createGuardedLookup}) checks what DNS answers at
- * delivery time. Never throws.
+ * Checks a webhook endpoint URL before it is stored (422 INVALID_INPUT on refusal) and before each delivery: `https://`
+ * with a public DNS name or public IP literal, no userinfo, no port of {@link BLOCKED_WEBHOOK_PORTS}; `allowLoopback`
+ * also takes loopback over http(s). It resolves nothing ({@link createGuardedLookup} checks DNS at delivery). Never
+ * throws (docs/decisions.md, "Webhooks" → "URL checks").
  *
  * @example
- * validateWebhookUrl('https://hooks.example.com/riskcheck')  // { ok: true, url: URL }
- * validateWebhookUrl('http://hooks.example.com/')            // { ok: false, reason: 'scheme_not_https', … }
- * validateWebhookUrl('https://2130706433/')                  // { ok: false, reason: 'address_not_public', … } (127.0.0.1)
- * validateWebhookUrl('https://[::ffff:7f00:1]/')             // { ok: false, reason: 'address_not_public', … }
+ * validateWebhookUrl('https://2130706433/') // { ok: false, reason: 'address_not_public', … } (127.0.0.1)
  */
 export function validateWebhookUrl(input: unknown, options: WebhookSsrfOptions = {}): WebhookUrlCheck {
   const allowLoopback = options.allowLoopback === true

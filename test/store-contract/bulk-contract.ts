@@ -1,7 +1,8 @@
 /**
- * The contract of {@link BulkServiceStorage} (src/server/store/service-storage.ts), run against SQLite and PostgreSQL
- * alike: jobs and rows per owner, the job and its credit reservation written in one transaction, the reservation
- * closed with the final status in one transaction (never twice), the sweep, and a real bulk engine run over it.
+ * The contract of {@link BulkServiceStorage} (src/server/store/service-storage.ts), run by ./contracts.test.ts on every
+ * engine of ./engines.ts: jobs and rows per owner, the job and its credit reservation written in one transaction, the
+ * reservation closed with the final status in one transaction (never twice), the sweep, and a real bulk engine run over
+ * it.
  */
 import { expect, it } from 'vitest'
 import { createBulkEngineFor } from '../../src/bulk/engine.js'

@@ -1,8 +1,8 @@
 /**
- * The contract of a store's instance leases and request holds (`InstanceLeases`, src/server/store/types.ts), run
- * against SQLite (./sqlite.test.ts) and PostgreSQL (./postgres.test.ts): a request's hold is closed by its
- * settlement or released (refunded) once — never both, never twice — and a repeat of an Idempotency-Key is in
- * progress while its owner's lease runs and taken over as soon as it has ended. Times are given, never waited for.
+ * The contract of a store's instance leases and request holds (`InstanceLeases`, src/server/store/types.ts), run by
+ * ./contracts.test.ts on every engine of ./engines.ts that has them: a request's hold is closed by its settlement or
+ * released (refunded) once — never both, never twice — and a repeat of an Idempotency-Key is in progress while its
+ * owner's lease runs and taken over as soon as it has ended. Times are given, never waited for.
  */
 import { describe, expect, it } from 'vitest'
 import type { InstanceLeases, Store } from '../../src/server/store/types.js'

@@ -1,14 +1,13 @@
 /**
- * The Store contract (./store-contract.ts) on PostgreSQL, and what only a networked store has to show: several
- * processes (pools) sharing one org's credits, several instances migrating at once, the schema checks on open, and
- * how many round trips the hot path costs. Needs RISKCHECK_TEST_DATABASE_URL (e.g.
+ * What only a networked store has to show: several processes (pools) sharing one org's credits, several instances
+ * migrating at once, the schema checks on open, and how many round trips the hot path costs. (The contracts run on
+ * PostgreSQL from ./contracts.test.ts.) Needs RISKCHECK_TEST_DATABASE_URL (e.g.
  * postgres://postgres@127.0.0.1:5432/test); every case gets a fresh schema of its own, dropped afterwards.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
-  createPostgresOrgPolicyStore,
   createPostgresStore,
   DEFAULT_PLANS,
   migratePostgres,
@@ -16,12 +15,10 @@ import {
   postgresSchemaStatus,
   type PostgresStore,
 } from '../../src/server/index.js'
-import { leasesContract } from './leases-contract.js'
-import { policySetter, storeContract } from './store-contract.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
 if (!url) {
-  console.log('PostgreSQL Store contract suite skipped: set RISKCHECK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it')
+  console.log('PostgreSQL store suite skipped: set RISKCHECK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it')
 }
 
 const T0 = Date.parse('2026-11-22T00:00:00Z')
@@ -41,31 +38,6 @@ const freshSchema = () => {
 const poolIn = (schema: string, max = 10) => new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max })
 
 describe.skipIf(!url)('Store on PostgreSQL', () => {
-  storeContract('PostgreSQL', async () => {
-    const { schema, drop } = freshSchema()
-    const store = await createPostgresStore({ connectionString: url!, schema })
-    return {
-      store,
-      setPolicyVersion: policySetter(createPostgresOrgPolicyStore(store.pool)),
-      async done() {
-        await store.close()
-        await drop()
-      },
-    }
-  })
-
-  leasesContract('PostgreSQL', async () => {
-    const { schema, drop } = freshSchema()
-    const store = await createPostgresStore({ connectionString: url!, schema })
-    return {
-      store,
-      async done() {
-        await store.close()
-        await drop()
-      },
-    }
-  })
-
   const cleanups: Array<() => Promise<void>> = []
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c()

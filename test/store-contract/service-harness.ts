@@ -1,7 +1,7 @@
 /**
  * What the bulk and delivery contract suites (./bulk-contract.ts, ./delivery-contract.ts) need of a database besides
- * the storage under test: orgs with a known balance, the balance and row counts read back, and a teardown. One
- * harness per engine: ./service-storage-sqlite.test.ts, ./service-storage-postgres.test.ts.
+ * the storage under test: orgs with a known balance, the balance and row counts read back, and a teardown. Each
+ * engine of ./engines.ts builds its own.
  */
 import type { BulkServiceStorage, DeliveryServiceStorage } from '../../src/server/store/service-storage.js'
 

@@ -1,77 +1,13 @@
 /**
- * The bulk and delivery storage contracts (./bulk-contract.ts, ./delivery-contract.ts) on the in-memory store, a
- * fresh one per case, and how the server picks that storage: once per store, so it outlives a server.
+ * How the server picks the storage of a memory store: once per store, so it outlives a server. (The bulk and delivery
+ * contracts run on it from ./contracts.test.ts.)
  */
 import { describe, expect, it } from 'vitest'
-import type { BulkOwner } from '../../src/server/store/service-storage.js'
-import { createMemoryBulkStorage } from '../../src/server/store/memory-bulk.js'
-import { createMemoryDeliveryStorage } from '../../src/server/store/memory-deliveries.js'
-import { createMemoryStore, memoryStoreInternals } from '../../src/server/store/memory.js'
+import { createMemoryStore } from '../../src/server/store/memory.js'
 import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
 import { createSqliteStore } from '../../src/server/store/sqlite.js'
-import { bulkStorageContract, jobRecord, pendingRows } from './bulk-contract.js'
-import { deliveryStorageContract } from './delivery-contract.js'
-import { NOW, type ServiceHarness } from './service-harness.js'
-
-async function open(): Promise<ServiceHarness> {
-  const store = createMemoryStore()
-  const internals = memoryStoreInternals(store)!
-  const bulk = createMemoryBulkStorage(store, internals)
-  const webhooks = createMemoryDeliveryStorage(internals)
-  // the owners whose job stores were asked for: the views a count of jobs and rows goes through
-  const owners = new Map<string, BulkOwner>()
-  const org = (orgId: string) => internals.orgState(orgId)!
-  return {
-    bulk: {
-      ...bulk,
-      jobStore(owner, onFinished) {
-        owners.set(`${owner.mode}:${owner.orgId}`, owner)
-        return bulk.jobStore(owner, onFinished)
-      },
-    },
-    webhooks,
-    async createOrg({ subscription, purchased }) {
-      const id = store.createOrg({ name: 'Contract', planId: 'starter' }, NOW - 86_400_000).id
-      Object.assign(org(id), { subscriptionCredits: subscription, purchasedCredits: purchased })
-      return id
-    },
-    balance: async (orgId) => org(orgId).subscriptionCredits + org(orgId).purchasedCredits,
-    async usage(orgId) {
-      const o = store.getOrg(orgId, NOW)!
-      return { periodEnd: o.periodEnd, periodLookups: o.usage.periodLookups }
-    },
-    async endPeriod(orgId, monthlyCredits) {
-      Object.assign(org(orgId), { monthlyCredits, periodEnd: NOW - 1 })
-    },
-    async stored() {
-      let jobs = 0
-      let rows = 0
-      let pending = 0
-      for (const owner of owners.values()) {
-        const view = bulk.jobStore(owner)
-        for (const { job } of await view.listJobs({ beforeSeq: null, limit: Number.MAX_SAFE_INTEGER })) {
-          jobs++
-          rows += job.unique_inputs // a job's rows are all stored with it
-          pending += (await view.pendingRows(job.id)).length
-        }
-      }
-      return {
-        jobs,
-        rows,
-        pendingRows: pending,
-        reservations: bulk.openReservations(),
-        events: store.listEvents({ limit: Number.MAX_SAFE_INTEGER }).map((e) => ({ id: e.id, type: e.type })),
-        deliveries: webhooks.allDeliveries().map((d) => d.eventId),
-      }
-    },
-    async done() {
-      store.close()
-    },
-  }
-}
-
-describe('bulk storage in memory', () => bulkStorageContract(open))
-describe('delivery storage in memory', () => deliveryStorageContract(open))
+import { jobRecord, pendingRows } from './bulk-contract.js'
+import { NOW } from './service-harness.js'
 
 describe('the storage the server picks for a memory store', () => {
   it('is the memory storage, made once per store: a second server over the store sees the jobs of the first', async () => {

@@ -1,26 +1,21 @@
 /**
- * The bulk and delivery storage contracts (./bulk-contract.ts, ./delivery-contract.ts) on PostgreSQL, and what only
- * a database shared by several processes has to show: two pools (two server processes) claiming deliveries, pumping
- * the outbox, reserving one org's credits and finishing one job at the same time. Needs RISKCHECK_TEST_DATABASE_URL
- * (e.g. postgres://postgres@127.0.0.1:5432/test); every case gets a fresh schema of its own, dropped afterwards.
+ * What only a database shared by several processes has to show of the bulk and delivery storage: two pools (two
+ * server processes) claiming deliveries, pumping the outbox, reserving one org's credits and finishing one job at the
+ * same time. (The contracts run on PostgreSQL from ./contracts.test.ts.) Needs RISKCHECK_TEST_DATABASE_URL (e.g.
+ * postgres://postgres@127.0.0.1:5432/test); every case gets a fresh schema of its own, dropped afterwards.
  */
 import { describe, expect, it } from 'vitest'
 import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
 import { POSTGRES_BULK_MIGRATIONS } from '../../src/server/store/postgres-service-schema.js'
 import { POSTGRES_MIGRATIONS } from '../../src/server/store/postgres/migrations.js'
 import type { Store } from '../../src/server/store/types.js'
-import { bulkStorageContract, jobRecord, pendingRows } from './bulk-contract.js'
-import { addEndpoint, creditsEvent, deliveryStorageContract } from './delivery-contract.js'
-import { freshSchema, pgHarness, url } from './pg-service-env.js'
+import { jobRecord, pendingRows } from './bulk-contract.js'
+import { addEndpoint, creditsEvent } from './delivery-contract.js'
+import { freshPostgres as freshSchema, PG_URL as url, pgHarness } from './engines.js'
 import { NOW } from './service-harness.js'
 
 if (!url) {
   console.log('PostgreSQL bulk/delivery storage suite skipped: set RISKCHECK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it')
-}
-
-const open = async () => {
-  const s = await freshSchema()
-  return pgHarness(s.store, s.drop)
 }
 
 /** Two "processes" on one fresh schema: a harness per pool. */
@@ -28,9 +23,6 @@ async function twoProcesses() {
   const s = await freshSchema()
   return { a: pgHarness(s.store, s.drop), b: pgHarness(s.store, async () => undefined, s.poolIn()), drop: s.drop }
 }
-
-describe.skipIf(!url)('bulk storage on PostgreSQL', () => bulkStorageContract(open))
-describe.skipIf(!url)('delivery storage on PostgreSQL', () => deliveryStorageContract(open))
 
 describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processes', () => {
   it("the bulk and webhook migrations are versions of the store's one list, so every start applies them", () => {

@@ -1,8 +1,8 @@
 /**
- * The contract of the server's {@link Store} (src/server/store/types.ts), one set of cases run against every
- * implementation (./sqlite.test.ts, ./postgres.test.ts): what the HTTP layer relies on, whatever the engine. Every
- * call is awaited, so synchronous and promise-returning stores run the same cases; "concurrent" cases start all
- * calls before awaiting any, which on a networked store really interleaves them.
+ * The contract of the server's {@link Store} (src/server/store/types.ts), run by ./contracts.test.ts on every engine of
+ * ./engines.ts: what the HTTP layer relies on, whatever the engine. Every call is awaited, so synchronous and
+ * promise-returning stores run the same cases; "concurrent" cases start all calls before awaiting any, which on a
+ * networked store really interleaves them.
  */
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_PLANS } from '../../src/accounts/plans.js'

@@ -1,13 +1,7 @@
 /**
- * The email-authentication grade (docs/scoring.md "Email-authentication grade"): points (DMARC 40, SPF 30, DKIM 15, MX 10, BIMI 5) give a
- * letter, then caps lower it: SPF `+all` → F; no DMARC → at most D; DMARC `p=none` or an SPF permerror → at most C;
- * `p=quarantine` or no DKIM found → at most B; A+ needs `p=reject` at pct 100, SPF `-all`, DKIM and BIMI.
- *
- * DNS failures never produce an F: a part whose lookup failed scores 0 points but triggers no cap, and when the
- * letter would still be F, it is raised to D unless the facts that *were* obtained already force an F (i.e. the
- * grade would be F even if every failed part had come back perfect).
- *
- * {@link GRADE_RUBRIC} is the same rubric as data (docs/scoring.md prints it).
+ * The email-authentication grade (docs/scoring.md "Email-authentication grade"): points per part give a letter, then
+ * caps lower it; {@link GRADE_RUBRIC} is the same rubric as data. A DNS failure never makes an F (docs/decisions.md,
+ * "Email checks" → "grade under DNS failures").
  */
 
 import type { Grade } from '../../schema.js'

@@ -1,19 +1,8 @@
 /**
- * The email-authentication lookup (`rc.emailAuth(input)`, `POST /v1/domain/email-auth`, `riskcheck email-auth`):
- * MX, SPF (with RFC 7208 lookup counting), DMARC (with organizational-domain fallback), DKIM (common selectors),
- * BIMI, and a letter grade from the rubric of docs/scoring.md "Email-authentication grade" (./grade.ts).
- *
- * The input may be a domain, a URL or an email address; the HOST itself is checked (mail from `x@eu.corp.com` is
- * authenticated at `eu.corp.com`), DMARC and BIMI fall back to the organizational domain (`corp.com`). An input with
- * no parsable host is INVALID_INPUT.
- *
- * Every DNS question of one lookup goes out at once (MX, SPF TXT, both DMARC names, every DKIM selector, both BIMI
- * names); only SPF include/redirect targets wait for the record that names them, and the targets of one record are
- * again asked concurrently.
- *
- * Facts reported (factor codes of ../../scoring/factors.ts): auth_no_mx, auth_no_spf, auth_spf_pass_all,
- * auth_spf_too_many_lookups, auth_spf_permerror, auth_spf_softfail_or_neutral, auth_no_dmarc, auth_dmarc_none,
- * auth_dmarc_weak, auth_no_dkim, auth_dns_unavailable (a lookup timed out/failed: partial, never an F).
+ * The email-authentication lookup (`rc.emailAuth(input)`, `POST /v1/domain/email-auth`, `riskcheck email-auth`): MX,
+ * SPF, DMARC, DKIM (common selectors), BIMI and a letter grade (./grade.ts). The input is a domain, URL or address (no
+ * parsable host → INVALID_INPUT); its `auth_*` factors are in ../../scoring/factors.ts. Which names are asked, and
+ * when: docs/decisions.md, "Email checks" → "email-auth questions".
  */
 
 import { invalidInput } from '../../errors.js'

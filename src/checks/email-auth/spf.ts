@@ -1,14 +1,7 @@
 /**
- * SPF (RFC 7208) for the email-authentication grade: record selection, a full term parser, and a *static* walk of
- * the record tree that counts DNS-querying terms and void lookups the way RFC 7208 §4.6.4 counts them.
- *
- * Static means there is no connecting client IP: every branch is walked (the worst case), `ptr` and macro-bearing
- * targets are counted but not resolved, and `exp=` is never fetched. This is what SPF linters (checkdmarc) do and
- * what a sender needs to know: "can some receiver hit a permerror on my record?".
- *
- * All DNS-querying terms of one record are resolved concurrently; a shared counter keeps the RFC budget (10 terms,
- * 2 void lookups), so no more than `limit + 1` terms are ever resolved and `dns_lookups` is exact up to the limit
- * (a value of `limit + 1` means "more than the limit").
+ * SPF (RFC 7208) for the email-authentication grade: record selection, a full term parser, and a static walk of the
+ * record tree counting DNS-querying terms and void lookups as §4.6.4 does. Why static, and how the concurrent walk
+ * keeps the count exact: docs/decisions.md, "Email checks" → "SPF lookup count".
  */
 
 import { isDnsFailure, type DnsAnswer, type DnsSource } from '../../sources/dns-types.js'

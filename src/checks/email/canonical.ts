@@ -1,18 +1,8 @@
 /**
- * The canonical form of an email address: the one string every spelling of one mailbox maps to, for comparing
- * addresses (allow/block lists) and counting them (velocity). Lower case throughout; at the consumer providers that
- * deliver `jane.doe+news@gmail.com` to `janedoe@gmail.com`, without what they ignore. Domains are compared in their
- * ASCII (punycode) form.
- *
- * | domains | dots in the local part | `+tag` | domain |
- * |---|---|---|---|
- * | gmail.com, googlemail.com | ignored | ignored | gmail.com |
- * | Microsoft's consumer domains (outlook.*, hotmail.*, live.*, msn.com …) | kept | ignored | as is |
- * | iCloud (icloud.com, me.com, mac.com), Proton, Fastmail, Yandex | kept | ignored | as is |
- * | any other domain | kept | kept | as is |
- *
- * Company domains (Google Workspace, Microsoft 365 …) keep dots and tags: whether they are ignored there depends on
- * the company's setup.
+ * The canonical form of an email address: the one string every spelling of a mailbox maps to, for comparing (lists) and
+ * counting (velocity) addresses. Lower case, the domain in ASCII, and at consumer providers without what they ignore
+ * (`jane.doe+news@gmail.com` → `janedoe@gmail.com`). Which providers ignore dots or tags: docs/decisions.md, "Lists and
+ * velocity" → "canonical email address".
  */
 import { domainToASCII } from 'node:url'
 import { parseEmailAddress } from './syntax.js'

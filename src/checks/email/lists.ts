@@ -1,18 +1,8 @@
 /**
- * Domain and local-part lists for the email check: disposable domains, free mailbox providers and role
- * local parts. Every list is loaded once, on first use (module-level lazy init), into a `Set`; lookups
- * are O(1) per candidate (the disposable check walks at most one candidate per label of the domain).
- *
- * Where the data comes from (details, licenses and dates in data/email/SOURCES.md):
- * - disposable: the `disposable-email-domains` npm package (a dependency, MIT) read from node_modules at
- *   run time — `index.json` (exact domains) and `wildcard.json` (any subdomain) — minus
- *   data/email/disposable-allow.txt (ICANN public suffixes found in it and curated exceptions).
- * - free providers: data/email/free-providers.txt (freemail, ISC, plus curated additions).
- * - role local parts: data/email/role-local-parts.txt (RFC 2142 + role-based-email-addresses, MIT, + curated).
- * All snapshots are rebuilt by `npx tsx scripts/refresh-email-lists.ts`.
- *
- * None of these functions throws for odd input (they answer false); a missing data file is an installation
- * error and throws on first use with the path that was searched.
+ * Domain and local-part lists of the email check: disposable domains (the `disposable-email-domains` package, minus
+ * data/email/disposable-allow.txt), free mailbox providers and role local parts (data/email/), each loaded once into a
+ * `Set` on first use. Sources, licenses and dates: data/email/SOURCES.md; `npx tsx scripts/refresh-email-lists.ts`
+ * rebuilds them. Odd input answers false; a missing data file throws on first use with the path searched.
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'

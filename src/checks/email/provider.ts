@@ -1,15 +1,8 @@
 /**
- * Mailbox provider detection for the email check's `provider` field.
- *
- * Two tables, both plain data matched by label-suffix lookups (no regular expressions):
- * - {@link PROVIDER_MX_SUFFIXES}: MX host name suffixes of hosted mail services. A custom domain whose MX is
- *   `aspmx.l.google.com` reports `google` (Google Workspace), one at `*.mail.protection.outlook.com`
- *   reports `microsoft` (Microsoft 365), and so on. The MX is what actually receives the mail, so it wins.
- * - {@link PROVIDER_DOMAINS}: the providers' own consumer mailbox domains (gmail.com, hotmail.co.uk, …),
- *   used when no MX host matches (no MX given, offline, or an MX we do not know).
- *
- * Provider ids are stable lower-case machine names (`google`, `microsoft`, `yahoo`, …); they are not
- * display names.
+ * Mailbox provider detection for the email check's `provider` field, by label-suffix lookups in two tables:
+ * {@link PROVIDER_MX_SUFFIXES} (hosted mail services by MX host; the MX receives the mail, so it wins) and
+ * {@link PROVIDER_DOMAINS} (the providers' consumer domains, used when no MX matches). Ids are stable lower-case
+ * machine names (`google`, `microsoft`, …), not display names.
  */
 
 /** One provider: its id, its own mailbox domains, and the MX host suffixes of its mail service. */

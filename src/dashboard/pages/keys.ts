@@ -1,11 +1,7 @@
 /**
- * API keys page: create a live or test key with a name and scopes (the secret is shown once, in the answer to the
- * form, with a copy button), the list with prefix, last four, scopes, last use, and revoke. Keys are the service's
- * (issueApiKey / Store.listKeys / Store.revokeKey, as `riskcheck admin key …`); revocation holds from the next
- * request because the API reads the key on every request.
- *
- * Who may do what: every member sees the keys and creates keys; only owners and admins grant the `webhooks` scope
- * and revoke any key; a developer revokes only keys they created. Live keys need a verified email address.
+ * API keys page: create a live or test key (the secret shown once), list and revoke — the service's keys, as
+ * `riskcheck admin key …`, so a revocation holds from the next request. Every member sees and creates keys; owners and
+ * admins grant the `webhooks` scope and revoke any key, a developer only their own; live keys need a verified address.
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'

@@ -1,10 +1,8 @@
 /**
- * Members page and invitations. Owners and admins invite by email with a role (owner, admin, developer), change
- * roles and remove members; only an owner grants or takes the owner role, and a team always keeps one owner.
- * An invitation is a one-time link mailed to the address (valid 7 days): following it, a person without an account
- * sets a password (the link proves the address, so it counts as verified) and joins; a signed-in person with that
- * address accepts it with one click. Only a verified address invites (an unverified account must not be a way to mail
- * strangers), and invitations count against the mail limits of the inviter, the team and the invited address.
+ * Members page and invitations: owners and admins invite by email with a role, change roles and remove members; only an
+ * owner grants or takes the owner role, and a team keeps one owner. An invitation is a one-time link valid 7 days
+ * (following it proves the address). Only a verified address invites, within the mail limits (docs/decisions.md, "Team
+ * dashboard" → "mail throttle").
  */
 import { randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'

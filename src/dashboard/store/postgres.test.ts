@@ -1,11 +1,11 @@
 /**
- * The TeamStore contract on PostgreSQL. Needs RISKCHECK_TEST_DATABASE_URL (e.g.
+ * What only the PostgreSQL TeamStore has to show: servers sharing one database (its contract runs from
+ * test/store-contract/contracts.test.ts). Needs RISKCHECK_TEST_DATABASE_URL (e.g.
  * postgres://postgres@127.0.0.1:5432/test); every case gets a fresh schema of its own, dropped afterwards.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { teamStoreContract } from './contract.js'
 import { createPgTeamStore, migratePgDashboard, PG_DASHBOARD_MIGRATIONS } from './postgres.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
@@ -24,18 +24,6 @@ const freshSchema = async () => {
 }
 
 describe.skipIf(!url)('TeamStore on PostgreSQL', () => {
-  teamStoreContract(async () => {
-    const { schema, drop } = await freshSchema()
-    const store = await createPgTeamStore({ connectionString: url!, schema })
-    return {
-      store,
-      async done() {
-        await store.close()
-        await drop()
-      },
-    }
-  })
-
   it('migrates once even when several servers start at the same time', async () => {
     const { schema, drop } = await freshSchema()
     const pools = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: url!, options: `-c search_path=${schema}` }))

@@ -1,15 +1,8 @@
 /**
- * Bulk jobs distributed by BullMQ on Redis (`--redis-url`; docs/service.md "Scaling out"). The store stays the system of
- * record — the job, its rows, its counters and its credit reservation — and BullMQ carries one message per job:
- * "run bulk job `bulk_…` of org X" (job id = bulk job id). An API instance stores the job and reserves its credits,
- * then adds the message; one worker at a time holds it and runs the job there (`runJob`: the pending rows of the
- * store, written with the job's counters in one transaction per batch). A worker that dies mid-run stops renewing
- * its lock; BullMQ's stalled-job check hands the message to another worker, which resumes from the rows still
- * pending: no row lost, none written twice, and the credits are settled once, by the worker that finishes the job.
- * A worker that shuts down (SIGTERM) writes what it has done and gives the message back (a failed run is retried).
- *
- * Cancelling: when no worker runs the job yet, the API takes the message off the queue and cancels the job itself;
- * otherwise it publishes the cancel on a Redis channel and the worker running the job cancels it (and refunds).
+ * Bulk jobs distributed by BullMQ on Redis (`--redis-url`; docs/service.md "Scaling out"). The store is the system of
+ * record (job, rows, counters, credit reservation); BullMQ carries one message per job, its job id the bulk job id, and
+ * one worker at a time runs it from its pending rows. A worker shutting down writes what it has done and gives the
+ * message back. Why: docs/decisions.md, "Scaling out (Redis)" → "bulk distribution" and "cancel across instances".
  */
 import { Queue, Worker, type Job } from 'bullmq'
 import { redisConnections } from './connections.js'

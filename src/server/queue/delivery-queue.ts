@@ -1,21 +1,9 @@
 /**
- * Webhook deliveries distributed by BullMQ on Redis (`--redis-url`; docs/service.md "Scaling out"). The store stays the
- * system of record — each delivery is a row with its status, attempt count and next due time, each attempt a line of
- * the log — and BullMQ carries one message per delivery: "deliver `dlv_…`" (job id = delivery id, so a delivery has
- * at most one job at a time).
- *
- * - {@link DeliveryQueue.sweep} (run every second by every process): leases due pending deliveries in the store (the
- *   store's atomic `leaseDue`, for `leaseMs`) and adds their jobs. New deliveries, retries whose job was lost and
- *   deliveries a worker never finished are all picked up this way; adding a job that exists is a no-op.
- * - The worker (`startWorker`, run by `serve` and `riskcheck worker`, not by `serve --no-workers`): reads the
- *   delivery; does nothing when it is no longer pending (a repeated message); waits (BullMQ delay) when it is not due
- *   yet; else makes one attempt (`attemptDelivery`: sign with the endpoint's current secret, send, log, schedule).
- *   A failed attempt with retries left fails the job so BullMQ retries it, with the backoff of the documented
- *   schedule (1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 3 h, 4 h, 6 h, 7 h; `src/webhooks/schedule.ts`) taken from the
- *   row's next due time. A worker that dies mid-delivery stops renewing its job lock; BullMQ's stalled-job check
- *   hands the job to another worker, which sends the delivery again: at least once, same event id and delivery id,
- *   signed afresh. The attempt count and the final `failed` status come from the store, never from BullMQ's counters,
- *   so a lost or repeated message neither loses nor adds an attempt.
+ * Webhook deliveries distributed by BullMQ on Redis (`--redis-url`; docs/service.md "Scaling out"). The store is the
+ * system of record (each delivery a row, each attempt a line of its log); BullMQ carries one message per delivery, its
+ * job id the delivery id. {@link DeliveryQueue.sweep} leases due deliveries and adds their jobs; the worker makes one
+ * attempt per message. Why: docs/decisions.md, "Scaling out (Redis)" → "system of record" and "delivery sweep" and
+ * "webhook retry schedule".
  */
 import { DelayedError, Queue, Worker, type Job } from 'bullmq'
 import { redisConnections } from './connections.js'

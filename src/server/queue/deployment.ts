@@ -1,14 +1,8 @@
 /**
- * Which deployment a set of settings describes, and which combinations are refused (docs/service.md "Scaling out"):
- *
- * - SQLite alone (`--db`, the default): one process; bulk jobs run in-process, webhook deliveries on a timer, rate
- *   limits in memory. `--no-workers` and `riskcheck worker` need the shared queue and are refused.
- * - PostgreSQL + Redis (`--database-url` + `--redis-url`): any number of API instances and workers; bulk work and
- *   webhook deliveries go through BullMQ on Redis, rate limits are counted in Redis.
- *
- * Everything else is refused with a usage error (exit 64): Redis without PostgreSQL (a SQLite file cannot be shared
- * by the instances the queue distributes work to), PostgreSQL without Redis (instances could not share rate limits
- * nor hand work to each other), and `--db` together with `--database-url`.
+ * Which deployment a set of settings describes — SQLite alone (one process, everything in-process) or PostgreSQL +
+ * Redis (any number of API instances and workers, work through BullMQ) — and the combinations refused with a usage
+ * error (exit 64): Redis without PostgreSQL, PostgreSQL without Redis, `--db` with `--database-url`. Why:
+ * docs/decisions.md, "Scaling out (Redis)" → "supported deployments".
  */
 
 /** The settings that decide the deployment (parsed from flags and environment). */

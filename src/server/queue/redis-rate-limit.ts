@@ -1,14 +1,8 @@
 /**
- * Rate limits shared by every instance: the sliding log of the in-memory limiter (`../rate-limit.ts`), kept in Redis
- * so N API instances together accept no more than a key's plan allows in any window, and the RateLimit headers each
- * instance sends describe the shared count. One round trip per request: a Lua script drops the times that left the
- * window from a bucket's list, appends this request's time when fewer than the limit remain, and sets the list to
- * expire a window after its newest entry — all on the Redis server's clock, so the instances' clocks need not agree.
- * A list never holds more than the limit (refused requests are not logged).
- *
- * When Redis cannot be reached the request is counted by the `fallback` limiter (the server's: in memory, so each
- * instance limits alone until Redis is back), or without one let through with the full limit in its headers; the
- * error goes to `onError`. An outage of the limiter does not become an outage of the API (docs/service.md "Scaling out").
+ * Rate limits shared by every instance: the sliding log of `../rate-limit.ts`, kept in Redis, one Lua call per request
+ * on the Redis server's clock. When Redis cannot be reached, the `fallback` limiter counts the request (or, without
+ * one, it is let through) and the error goes to `onError`. Why: docs/decisions.md, "Rate limits" → "Redis"; and
+ * docs/decisions.md, "Scaling out (Redis)" → "shared rate limits".
  */
 import type { Redis } from 'ioredis'
 import type { RateLimiter, RateLimitState } from '../rate-limit.js'

@@ -1,17 +1,8 @@
 /**
- * Strict IP address parsing for the IP lookup.
- *
- * Accepted: IPv4 dotted-quad in plain decimal (`192.0.2.1`) and IPv6 in RFC 4291 text form (`2001:db8::1`,
- * `::ffff:192.0.2.1`, upper or lower case), with surrounding ASCII whitespace ignored. Rejected (parse → null):
- * everything the lenient parsers of `inet_aton`/`ipaddr.js` also take — octal or zero-padded octets (`010.0.0.1`),
- * hex (`0x7f.0.0.1`), short forms (`127.1`, `2130706433`) — and IPv6 zone ids (`fe80::1%eth0`), brackets
- * (`[::1]`), CIDR suffixes, ports and anything else. `node:net`'s `isIP` already refuses leading zeros but accepts
- * zone ids, so it is not used.
- *
- * An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, also written `::ffff:c000:201`) is an IPv4 address in IPv6
- * clothing: it parses to the IPv4 address (`version: 4`, `mapped: true`), so it is looked up as that IPv4 address.
- *
- * No regular expressions run on the input: one linear pass over at most {@link MAX_IP_INPUT_LENGTH} characters.
+ * Strict IP address parsing for the IP lookup: plain dotted-quad IPv4 and RFC 4291 IPv6, surrounding ASCII whitespace
+ * ignored; octal, hex and short IPv4 forms, zone ids, brackets, CIDRs and ports are refused (parse → null), so
+ * `node:net`'s `isIP` (which takes zone ids) is not used. An IPv4-mapped address parses to its IPv4 address
+ * (`mapped: true`). One linear pass, no regular expression (docs/decisions.md, "IP checks" → "input").
  */
 
 /** Longest input (UTF-16 code units, before trimming) that is parsed at all; the API allows 1 to 64 characters (docs/api.md). */

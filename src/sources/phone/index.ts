@@ -1,16 +1,8 @@
 /**
  * The phone source: numbering-plan parsing (libphonenumber-js/max), offline enrichment from Google's prefix data
- * (original carrier, region description, time zone) and, when configured, a live carrier source for US and
- * Canadian numbers. Checks (../../checks/phone.ts, phone-type.ts) get it as `ctx.sources.phone`.
- *
- * Offline enrichment follows libphonenumber's own rules (PhoneNumberToCarrierMapper, PhoneNumberOfflineGeocoder,
- * PhoneNumberToTimeZonesMapper), for valid numbers only:
- * - carrier name: only for MOBILE, FIXED_LINE_OR_MOBILE and PAGER numbers — it is the carrier the number range was
- *   *originally* assigned to (porting is not reflected) and the data has no US/Canadian carriers;
- * - region description: only for geographic numbers — FIXED_LINE, FIXED_LINE_OR_MOBILE, and MOBILE in the countries
- *   whose mobile numbers carry geography (+52 MX, +54 AR, +55 BR, +62 ID, +86 CN);
- * - time zones: the longest prefix for geographic numbers, the calling code's zones otherwise; reduced to the
- *   zones of the number's own region, reported only when exactly one remains (else null).
+ * (original carrier, region description, time zone) and, when configured, a live carrier source for US and Canadian
+ * numbers. Checks (../../checks/phone.ts, phone-type.ts) get it as `ctx.sources.phone`. Which numbers get which
+ * enrichment: docs/decisions.md, "Phone checks" → "offline enrichment".
  */
 import type { CountryCode } from 'libphonenumber-js/max'
 import { analyzePhone, type PhoneAnalysis } from './parse.js'

@@ -24,25 +24,9 @@ export const MAX_PHONE_LENGTH = 40
 export const DEFAULT_PHONE_COUNTRY: CountryCode = 'US'
 
 /**
- * How libphonenumber's numbering-plan types map to the documented `line_type` vocabulary (docs/lookups.md "Phone and phone line type")
- * (mobile, landline, voip, toll_free, premium, unknown):
- *
- * | libphonenumber type | line_type | why |
- * |---|---|---|
- * | MOBILE | mobile | |
- * | FIXED_LINE | landline | |
- * | FIXED_LINE_OR_MOBILE | unknown | the plan does not separate the two (all US/CA geographic numbers); a live carrier source may say which |
- * | VOIP | voip | |
- * | TOLL_FREE | toll_free | |
- * | PREMIUM_RATE | premium | |
- * | SHARED_COST | premium | the caller pays a service charge shared with the number holder (UK 084x/087x, FR 08 1x/08 2x): revenue-sharing service numbers, the same kind of number as premium rate, not a personal line |
- * | PERSONAL_NUMBER | voip | "follow-me" numbers (UK 070, US 500) are virtual: they forward to whatever line the holder sets, like a non-fixed VoIP number |
- * | UAN | unknown | a company's universal access number routes to lines the plan does not tell (landline, VoIP, call centre) |
- * | PAGER | unknown | a paging service, neither a voice mobile nor a landline; the vocabulary has no better word |
- * | VOICEMAIL | unknown | a voicemail access number: no line of a known kind answers it |
- * | (none: invalid number) | unknown | |
- *
- * The raw type is always kept (`numbering_plan_type` of the phone-type lookup).
+ * How libphonenumber's numbering-plan types map to the `line_type` vocabulary (docs/lookups.md "Phone and phone line
+ * type"); the raw type is kept as `numbering_plan_type`. Why each type that is not obvious maps as it does:
+ * docs/decisions.md, "Phone checks" → "line types".
  */
 export const LINE_TYPE_BY_PLAN_TYPE: Readonly<Record<PhoneNumberType, LineType>> = Object.freeze({
   MOBILE: 'mobile',
@@ -183,18 +167,12 @@ export interface AnalyzePhoneOptions {
 
 /**
  * Parses `input` (already checked by {@link validatePhoneInput}) and reads the numbering-plan facts. The whole input
- * must be the number (`extract: false`): `call +1 201 555 0123 now` is not a number. Separators, an extension
- * (`x12`, `ext. 12`, `;ext=12`), a leading `tel:`, full-width and other Unicode decimal digits are accepted. Never
- * throws; an unreadable or invalid number gives `valid: false` with null formats.
- *
- * The number is parsed once and its type matched once: with the max metadata every numbering plan has type
- * patterns, and libphonenumber-js's `isValid()` is then exactly `getType() !== undefined` (it calls the same type
- * matcher), so `valid` is read from the type rather than matching the patterns twice.
+ * must be the number; separators, an extension, `tel:` and Unicode decimal digits are accepted. Never throws: an
+ * unreadable number gives `valid: false` with null formats (docs/decisions.md, "Phone checks" → "one parse, one type
+ * match").
  *
  * @example
- * analyzePhone('020 7946 0958', 'GB')
- * // { e164: '+442079460958', nationalFormat: '020 7946 0958', internationalFormat: '+44 20 7946 0958',
- * //   callingCode: '44', region: 'GB', valid: true, planType: 'FIXED_LINE', lineType: 'landline', … }
+ * analyzePhone('020 7946 0958', 'GB') // { e164: '+442079460958', valid: true, planType: 'FIXED_LINE', lineType: 'landline', … }
  */
 export function analyzePhone(
   input: string,

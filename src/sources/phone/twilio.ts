@@ -1,28 +1,8 @@
 /**
- * A {@link PhoneCarrierSource} over Twilio Lookup v2 Line Type Intelligence:
- * `GET {baseUrl}/v2/PhoneNumbers/{E.164}?Fields=line_type_intelligence` with HTTP Basic auth
- * (https://www.twilio.com/docs/lookup/v2-api/line-type-intelligence).
- *
- * What it fills: `line_type` (mapped below), `carrier.name` (`carrier_name`), `carrier.type` (Twilio's raw `type`),
- * `carrier.mcc` / `carrier.mnc` (`mobile_country_code` / `mobile_network_code`, mobile numbers only).
- * What stays null / empty: Line Type Intelligence reports no OCN, no porting flag, no original carrier, no LRN, no
- * LATA and no rate center, so `carrier.ocn`, `carrier.ported`, `carrier.original_carrier`, `routing.lata`,
- * `location.rate_center` stay null and `routing.lrn` stays "". (Its `carrier_name` is the *current* carrier.)
- *
- * Twilio `type` → `line_type`:
- *
- * | Twilio | line_type | | Twilio | line_type |
- * |---|---|---|---|---|
- * | mobile | mobile | | tollFree | toll_free |
- * | landline | landline | | premium | premium |
- * | fixedVoip | voip | | sharedCost | premium |
- * | nonFixedVoip | voip | | uan | unknown |
- * | personal | voip | | voicemail | unknown |
- * | unknown | unknown | | pager | unknown |
- *
- * (the same choices as the numbering-plan mapping in ./parse.ts; `carrier.type` keeps the fixed/non-fixed VoIP
- * distinction). Canadian numbers need NPAC approval on the Twilio account, else Twilio answers error 60601 and the
- * lookup is partial.
+ * A {@link PhoneCarrierSource} over Twilio Lookup v2 Line Type Intelligence
+ * (`GET {baseUrl}/v2/PhoneNumbers/{E.164}?Fields=line_type_intelligence`, HTTP Basic auth): line type, carrier name and
+ * type, and MCC/MNC of mobiles. What stays null, how Twilio's types map and what Canadian numbers need:
+ * docs/decisions.md, "Phone checks" → "live carrier source (Twilio)".
  */
 import type { LineType } from '../../schema.js'
 import { PhoneCarrierError, type CarrierLookupOptions, type LiveCarrierRecord, type PhoneCarrierSource } from './carrier-source.js'

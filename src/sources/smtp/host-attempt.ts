@@ -1,10 +1,8 @@
 /**
- * Trying one MX host of one check: resolve its name to an IP address, take a pooled session for the route and that
- * address (or open one: connect, greet), run the mailbox transaction, and give the session back — renewed after a few
- * rejected recipients, retried once on a new connection after a stale session or a 421. Failures to connect or to be
- * greeted are remembered per route and address for a while, so the next addresses at that server do not wait again.
- * A 4xx at the greeting while another session to the server is open is its connection limit, not a failure: the
- * limit is lowered to the sessions it accepted (remembered for a while) and the address waits for one of them.
+ * Trying one MX host of one check: resolve its name, take a pooled session for the route and address (or open one), run
+ * the mailbox transaction and give the session back — renewed after a few rejected recipients, retried once on a new
+ * connection after a stale session or a 421. Failures to connect are remembered per route and address
+ * (docs/decisions.md, "Sources and limits" → "SMTP sessions" and "a refused extra connection").
  */
 import net from 'node:net'
 import { isSpecialPurposeAddress } from '../ip/bogon.js'
@@ -219,12 +217,10 @@ async function open(deps: SlotDeps, route: Route, ip: string, signal: AbortSigna
 }
 
 /**
- * On a slot of `key`: the remembered failure, or a new session (adopted by the pool). A 4xx at the greeting is the
- * server's connection limit, not a failure to remember, when other slots of the key are held: the limit is lowered
- * to those slots (before this one is freed, so it goes to no waiter) and `busy` says to wait for a session instead;
- * and when none is held but a session of ours to the server closed a moment ago, the server still counts that one
- * (Exim notices a session's end a little after the client does): the slot is kept and the connection tried again
- * after a short pause, a few times. Other failures are remembered for the server unless they were ours (abort, proxy).
+ * On a slot of `key`: the remembered failure, or a new session (adopted by the pool). A 4xx at the greeting while other
+ * slots of the key are held lowers the limit to them and answers `busy`; just after a session of ours closed it is
+ * retried after a short pause (docs/decisions.md, "Sources and limits" → "a refused extra connection"). Other failures
+ * are remembered for the server unless they were ours (abort, proxy).
  */
 async function openOnSlot(deps: SlotDeps, route: Route, ip: string, key: string, signal: AbortSignal): Promise<SlotResult> {
   const { pool, failures, limits, stats, recentlyClosed } = deps

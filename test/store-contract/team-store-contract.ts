@@ -1,8 +1,9 @@
 /**
- * The contract every {@link TeamStore} passes (run by ./store.test.ts against each implementation).
+ * The contract of the dashboard's {@link TeamStore} (src/dashboard/store/types.ts), run by ./contracts.test.ts on
+ * every engine of ./engines.ts.
  */
 import { expect, it } from 'vitest'
-import type { TeamStore } from './types.js'
+import type { TeamStore } from '../../src/dashboard/store/types.js'
 
 type WithStore = (fn: (s: TeamStore) => Promise<void>) => () => Promise<void>
 

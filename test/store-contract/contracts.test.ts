@@ -1,0 +1,55 @@
+/**
+ * Every storage contract on every engine of ./engines.ts: the server's store, its instance leases, org policies, bulk
+ * and delivery storage, and the dashboard's team store — each case on a fresh storage, closed or dropped after it.
+ */
+import { describe } from 'vitest'
+import { bulkStorageContract } from './bulk-contract.js'
+import { deliveryStorageContract } from './delivery-contract.js'
+import { ENGINES, type ContractName, type Engine } from './engines.js'
+import { leasesContract } from './leases-contract.js'
+import { orgPolicyContract } from './org-policy-contract.js'
+import { policySetter, storeContract } from './store-contract.js'
+import { teamStoreContract } from './team-store-contract.js'
+
+const T0 = Date.parse('2026-11-22T00:00:00Z')
+
+/** Each contract, run on one engine. */
+const CONTRACTS: Record<ContractName, (engine: Engine) => void> = {
+  store: ({ name, open }) =>
+    storeContract(name, async () => {
+      const s = await open()
+      return { store: s.store, setPolicyVersion: policySetter(s.orgPolicies()), done: s.done }
+    }),
+  leases: ({ name, open }) => leasesContract(name, open),
+  orgPolicies: ({ name, open }) =>
+    orgPolicyContract(name, async (options) => {
+      const s = await open()
+      const a = (await s.store.createOrg({ name: 'A', planId: 'free' }, T0)).id
+      const b = (await s.store.createOrg({ name: 'B', planId: 'free' }, T0)).id
+      return { policies: s.orgPolicies(options), a, b, done: s.done }
+    }),
+  bulk: ({ name, open }) => describe(`bulk storage (${name})`, () => bulkStorageContract(async () => (await open()).service())),
+  deliveries: ({ name, open }) => describe(`delivery storage (${name})`, () => deliveryStorageContract(async () => (await open()).service())),
+  teamStore: ({ name, open }) =>
+    describe(`TeamStore (${name})`, () =>
+      teamStoreContract(async () => {
+        const s = await open()
+        const store = await s.teamStore()
+        return {
+          store,
+          async done() {
+            await store.close()
+            await s.done()
+          },
+        }
+      })),
+}
+
+for (const engine of ENGINES) {
+  if (engine.skip) console.log(`[skipped] storage contracts on ${engine.name}: ${engine.skip}`)
+  describe.skipIf(engine.skip !== null)(`storage contracts on ${engine.name}`, () => {
+    for (const [contract, run] of Object.entries(CONTRACTS) as Array<[ContractName, (engine: Engine) => void]>) {
+      if (!engine.lacks?.[contract]) run(engine)
+    }
+  })
+}
