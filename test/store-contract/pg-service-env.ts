@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
-import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres.js'
+import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
 import { NOW, storedInTables, type ServiceHarness } from './service-harness.js'
 
 export const url = process.env.RISKCHECK_TEST_DATABASE_URL

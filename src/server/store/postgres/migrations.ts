@@ -12,8 +12,8 @@
  * BIGINT (unix ms; `pg` hands them back as strings, which the store converts).
  */
 import type pg from 'pg'
-import { ORG_POLICY_POSTGRES_SCHEMA } from '../org-policy-postgres.js'
-import { POSTGRES_BULK_MIGRATIONS } from '../postgres-service-schema.js'
+import { ORG_POLICY_POSTGRES_SCHEMA } from './org-policies.js'
+import { POSTGRES_BULK_MIGRATIONS } from './client.js'
 
 /** One PostgreSQL migration: its version (1, 2, 3, …), a name for messages and the ledger, and its SQL. */
 export interface PostgresMigration {

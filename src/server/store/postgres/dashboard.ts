@@ -8,8 +8,8 @@
  * See ./types.ts for the contract.
  */
 import pg from 'pg'
-import { pgAccountMethods } from './postgres-account.js'
-import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
+import { pgAccountMethods } from './dashboard-accounts.js'
+import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../../../dashboard/store/types.js'
 
 /** The dashboard's PostgreSQL migrations, in order. */
 export const PG_DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [

@@ -6,12 +6,12 @@
  * ledgers at the versions this code expects.
  */
 import pg from 'pg'
-import { createPgTeamStore, migratePgDashboard, PG_DASHBOARD_MIGRATIONS } from '../../dashboard/store/postgres.js'
-import type { TeamStore } from '../../dashboard/store/types.js'
-import { createPostgresOrgPolicyStore } from './org-policy-postgres.js'
-import type { OrgPolicyStore } from './org-policy-store.js'
-import { createPostgresStore, type PostgresStore } from './postgres.js'
-import { checkSchemaName, migratePostgres, postgresSchemaStatus } from './postgres/migrations.js'
+import { createPgTeamStore, migratePgDashboard, PG_DASHBOARD_MIGRATIONS } from './dashboard.js'
+import type { TeamStore } from '../../../dashboard/store/types.js'
+import { createPostgresOrgPolicyStore } from './org-policies.js'
+import type { OrgPolicyStore } from '../org-policy-store.js'
+import { createPostgresStore, type PostgresStore } from './store.js'
+import { checkSchemaName, migratePostgres, postgresSchemaStatus } from './migrations.js'
 
 /** Where the tables are: a connection string and, optionally, the schema (default: the connection's search_path). */
 export interface PostgresLocation {

@@ -14,8 +14,8 @@ import {
   type OrgPolicyRecord,
   type OrgPolicyStore,
   type OrgPolicyStoreOptions,
-} from './org-policy-store.js'
-import type { Action, CheckContextName, LookupType } from '../../schema.js'
+} from '../org-policy-store.js'
+import type { Action, CheckContextName, LookupType } from '../../../schema.js'
 
 /** What the implementation needs of a connection: `pg`'s Pool and Client have it. */
 export interface PgQueryable {

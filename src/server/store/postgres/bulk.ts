@@ -13,10 +13,10 @@
  * - Rows keep the SQLite encoding (the result column is the bulk codec's compact JSON), so both stores read alike.
  */
 import type pg from 'pg'
-import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
-import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../bulk/types.js'
-import type { CreditLedger } from '../../credits.js'
-import type { BulkJob, BulkType, EventPayload } from '../../schema.js'
+import { detailsCodec, type DetailsCodec } from '../../../bulk/codec.js'
+import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../../bulk/types.js'
+import type { CreditLedger } from '../../../credits.js'
+import type { BulkJob, BulkType, EventPayload } from '../../../schema.js'
 import {
   buildEvent,
   creditsAddedEvent,
@@ -25,11 +25,11 @@ import {
   renewal,
   reserveSplit,
   type AlertLevel,
-} from '../../accounts/ledger.js'
-import { packResult, STATE_CODE, unpackRow, type RowRow } from './bulk-store.js'
-import { num, withTransaction, type Queryable } from './postgres-service-schema.js'
-import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
-import type { CreditReservation } from '../../accounts/types.js'
+} from '../../../accounts/ledger.js'
+import { packResult, STATE_CODE, unpackRow, type RowRow } from '../bulk-store.js'
+import { num, withTransaction, type Queryable } from './client.js'
+import type { BulkOwner, BulkServiceStorage } from '../service-storage.js'
+import type { CreditReservation } from '../../../accounts/types.js'
 
 /** Rows per INSERT when a job is created (a job of 100,000 inputs takes 20 statements). */
 const INSERT_BATCH = 5000

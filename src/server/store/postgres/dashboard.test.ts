@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { teamStoreContract } from './contract.js'
-import { createPgTeamStore, migratePgDashboard, PG_DASHBOARD_MIGRATIONS } from './postgres.js'
+import { teamStoreContract } from '../../../dashboard/store/contract.js'
+import { createPgTeamStore, migratePgDashboard, PG_DASHBOARD_MIGRATIONS } from './dashboard.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
 if (!url) {
