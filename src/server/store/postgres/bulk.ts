@@ -27,7 +27,7 @@ import {
   type AlertLevel,
 } from '../../../accounts/ledger.js'
 import { packResult, STATE_CODE, unpackRow, type RowRow } from '../bulk-store.js'
-import { num, withTransaction, type Queryable } from './client.js'
+import { num, inTransaction, type Queryable } from './client.js'
 import type { BulkOwner, BulkServiceStorage } from '../service-storage.js'
 import type { CreditReservation } from '../../../accounts/types.js'
 
@@ -218,10 +218,10 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
 
   return {
     persistent: true,
-    insertJob: (record, rows) => withTransaction(pool, (client) => insertOn(client, record, rows)),
+    insertJob: (record, rows) => inTransaction(pool, (client) => insertOn(client, record, rows)),
     async insertJobCharged(record, rows, charge: (tx: unknown) => MaybePromise<boolean>) {
       try {
-        return await withTransaction(pool, async (client) => {
+        return await inTransaction(pool, async (client) => {
           if (!(await charge(client))) throw SHORT
           return insertOn(client, record, rows)
         })
@@ -231,7 +231,7 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
       }
     },
     async finishJob(id, job, settle) {
-      await withTransaction(pool, async (client) => {
+      await inTransaction(pool, async (client) => {
         // the row lock makes a concurrent finish wait, then see the final status
         const now = (await client.query<{ status: string }>('SELECT status FROM bulk_jobs WHERE id = $1 AND org_id = $2 AND mode = $3 FOR UPDATE', [id, orgId, mode])).rows[0]
         if (now && FINAL.has(now.status)) return
@@ -263,7 +263,7 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
     },
     async commitRows(id, rows, job) {
       const { seq, codec } = await must(id)
-      await withTransaction(pool, async (client) => {
+      await inTransaction(pool, async (client) => {
         const [idx, state, retryable, action, , result] = rowArrays(codec, rows)
         await client.query(
           `UPDATE bulk_rows r SET state = u.state, retryable = u.retryable, action = u.action, result = u.result
@@ -326,7 +326,7 @@ const toReservation = (r: ReservationRow): CreditReservation => ({
  * closed in the job store's transactions (`tx`, the transaction's client); without one, in a transaction of their own.
  */
 export function createPostgresBulkLedger(pool: pg.Pool, credits: PgBulkCredits, orgId: string, nowMs: () => number): CreditLedger {
-  const inTx = <T>(tx: unknown, fn: (q: Queryable) => Promise<T>): Promise<T> => (tx ? fn(tx as Queryable) : withTransaction(pool, fn))
+  const inTx = <T>(tx: unknown, fn: (q: Queryable) => Promise<T>): Promise<T> => (tx ? fn(tx as Queryable) : inTransaction(pool, fn))
 
   const reserveOn = async (q: Queryable, jobId: string | null, amount: number): Promise<boolean> => {
     const r = await credits.reserve(q, orgId, amount, nowMs())
@@ -362,7 +362,7 @@ export function createPostgresBulkLedger(pool: pg.Pool, credits: PgBulkCredits, 
 
   const cols = 'id, amount, from_subscription, from_purchased, period_start'
   return {
-    reserve: (amount) => (amount <= 0 ? true : withTransaction(pool, (q) => reserveOn(q, null, amount))),
+    reserve: (amount) => (amount <= 0 ? true : inTransaction(pool, (q) => reserveOn(q, null, amount))),
     reserveFor: (jobId, amount, tx) => (amount <= 0 ? true : inTx(tx, (q) => reserveOn(q, jobId, amount))),
     settleFor: (jobId, unused, tx) =>
       inTx(tx, async (q) => {
@@ -371,7 +371,7 @@ export function createPostgresBulkLedger(pool: pg.Pool, credits: PgBulkCredits, 
       }),
     async refund(amount) {
       if (amount <= 0) return
-      await withTransaction(pool, async (q) => {
+      await inTransaction(pool, async (q) => {
         const { rows } = await q.query<ReservationRow>(`SELECT ${cols} FROM bulk_reservations WHERE org_id = $1 AND job_id IS NULL ORDER BY id DESC FOR UPDATE`, [orgId])
         await giveBack(q, rows, amount, false)
       })

@@ -21,7 +21,8 @@ import {
   type PendingEvent,
 } from '../../../accounts/ledger.js'
 import type { CacheWrite, CreditReason, CreditReservation, HoldRef, OrgRecord, PlanChange } from '../../../accounts/types.js'
-import { inTransaction, toOrg, toPlan, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
+import { inTransaction, type Num, type Queryable } from './client.js'
+import { toOrg, toPlan, type OrgRow, type PlanRow } from './rows.js'
 
 interface CreditRow {
   period_anchor: Num

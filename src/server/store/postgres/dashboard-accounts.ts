@@ -4,6 +4,7 @@
  * must count before it writes.
  */
 import type pg from 'pg'
+import { inTransaction } from './client.js'
 import type { TeamStore } from '../../../dashboard/store/types.js'
 
 /** The methods of {@link TeamStore} about account security, over `pool`. */
@@ -24,22 +25,6 @@ export type PgAccountMethods = Pick<
   | 'teamRequiresTwoFactor'
   | 'setTeamRequiresTwoFactor'
 >
-
-/** Runs `fn` in a transaction on one client of `pool`. */
-async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    const out = await fn(client)
-    await client.query('COMMIT')
-    return out
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw e
-  } finally {
-    client.release()
-  }
-}
 
 export function pgAccountMethods(pool: pg.Pool): PgAccountMethods {
   const run = async (sql: string, params: unknown[]) => (await pool.query(sql, params)).rowCount ?? 0

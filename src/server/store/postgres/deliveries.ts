@@ -20,7 +20,7 @@ import type { DeliveryRecord } from '../../../webhooks/queue.js'
 import { pumpEvents } from '../../outbox.js'
 import { disabledEndpointNotice, newEndpointId } from '../delivery-store.js'
 import { insertEvent } from './bulk.js'
-import { num, withTransaction } from './client.js'
+import { num, inTransaction } from './client.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from '../service-storage.js'
 import { dateOrNull, toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../record-rows.js'
 
@@ -105,7 +105,7 @@ export function createPostgresDeliveryStore(pool: pg.Pool, now: () => number = D
         .sort((a, b) => (a.nextAttemptAt?.getTime() ?? 0) - (b.nextAttemptAt?.getTime() ?? 0))
     },
     completeDelivery: (id, u, a) =>
-      withTransaction(pool, async (q) => {
+      inTransaction(pool, async (q) => {
         const done = await q.query<{ endpoint_id: string }>(
           `UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_attempt_at = $5, last_status = $6,
              last_error = $7, lease_until = NULL WHERE id = $1 RETURNING endpoint_id`,
@@ -153,7 +153,7 @@ export function createPostgresDeliveryStore(pool: pg.Pool, now: () => number = D
       return rows.map(toDelivery)
     },
     pruneBefore: (cutoff) =>
-      withTransaction(pool, async (q) => {
+      inTransaction(pool, async (q) => {
         const at = cutoff.getTime()
         const attempts = (await q.query('DELETE FROM webhook_attempts WHERE at < $1', [at])).rowCount ?? 0
         const deliveries = (await q.query(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`, [at])).rowCount ?? 0
@@ -228,7 +228,7 @@ export function createPostgresDeliveryStorage(options: PostgresDeliveryStorageOp
     deliveries,
     insertEvent: (event) => insertEvent(pool, event),
     pumpOutbox: (clock, limit = 500, crashHook) =>
-      withTransaction(pool, async (client) => {
+      inTransaction(pool, async (client) => {
         let taken: number[] = []
         const count = await pumpEvents(
           {

@@ -10,7 +10,7 @@ import type { RequestClose } from '../../../accounts/types.js'
 import type { InstanceLeases, LeaseRenewal } from '../types.js'
 import { cacheColumns, REFUND_MANY, type AlertState, type createPostgresCredits } from './credits.js'
 import { perTurn } from './per-turn.js'
-import { inTransaction, type Num, type Queryable } from './rows.js'
+import { inTransaction, type Num, type Queryable } from './client.js'
 
 const RENEW = {
   name: 'riskcheck_lease_renew',

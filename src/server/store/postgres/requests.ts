@@ -9,7 +9,7 @@ import type pg from 'pg'
 import type { CacheEntry, ResultCache } from '../../../cache.js'
 import { perTurn } from './per-turn.js'
 import { IDEMPOTENCY_STALE_MS, type IdempotencyBegin } from '../types.js'
-import type { Num } from './rows.js'
+import type { Num } from './client.js'
 
 const BEGIN = {
   name: 'riskcheck_idempotency_begin',
