@@ -16,18 +16,12 @@ import type pg from 'pg'
 import { detailsCodec, type DetailsCodec } from '../../../bulk/codec.js'
 import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../../bulk/types.js'
 import type { CreditLedger } from '../../../credits.js'
-import type { BulkJob, BulkType, EventPayload } from '../../../schema.js'
-import {
-  buildEvent,
-  creditsAddedEvent,
-  dueAlerts,
-  refundSplit,
-  renewal,
-  reserveSplit,
-  type AlertLevel,
-} from '../../../accounts/ledger.js'
+import type { BulkJob, BulkType } from '../../../schema.js'
+import { buildEvent, dueAlerts, refundSplit, reserveSplit, type AlertLevel } from '../../../accounts/ledger.js'
 import { packResult, STATE_CODE, unpackRow, type RowRow } from '../bulk-store.js'
 import { num, inTransaction, type Queryable } from './client.js'
+import { lockCredits } from './credits.js'
+import { insertEvent } from './events.js'
 import type { BulkOwner, BulkServiceStorage } from '../service-storage.js'
 import type { CreditReservation } from '../../../accounts/types.js'
 
@@ -66,40 +60,6 @@ export interface PgBulkCredits {
   settle(q: Queryable, orgId: string, lookups: number, nowMs: number): Promise<void>
 }
 
-interface CreditRow {
-  period_anchor: string
-  period_start: string
-  period_end: string
-  monthly_credits: string
-  subscription_credits: string
-  purchased_credits: string
-  alert_level: number
-}
-
-/** Locks the org's credit row and renews its period when due (the credit transaction and credits.added event with it). */
-async function lockCredits(q: Queryable, orgId: string, nowMs: number): Promise<CreditRow | null> {
-  const cols = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits, alert_level'
-  const row = (await q.query<CreditRow>(`SELECT ${cols} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])).rows[0]
-  if (!row || nowMs < num(row.period_end)) return row ?? null
-  const r = renewal(num(row.period_anchor), num(row.monthly_credits), num(row.purchased_credits), nowMs)
-  const renewed = await q.query<CreditRow>(
-    `UPDATE orgs SET period_start = $2, period_end = $3, subscription_credits = monthly_credits, period_lookups = 0,
-       period_credits = 0, alert_level = $4 WHERE id = $1 RETURNING ${cols}`,
-    [orgId, r.start, r.end, r.alertLevel],
-  )
-  if (r.granted > 0) {
-    await q.query('INSERT INTO credit_transactions (org_id, amount, reason, balance_after, created_at) VALUES ($1, $2, $3, $4, $5)', [
-      orgId,
-      r.granted,
-      'period_renewal',
-      r.balance,
-      nowMs,
-    ])
-    await insertEvent(q, buildEvent(orgId, creditsAddedEvent(r.granted, r.balance, 'period_renewal'), nowMs))
-  }
-  return renewed.rows[0] ?? null
-}
-
 /** The credit statements of the core `orgs` table (see {@link PgBulkCredits}). */
 export const PG_BULK_CREDITS: PgBulkCredits = {
   async reserve(q, orgId, amount, nowMs) {
@@ -136,17 +96,6 @@ export const PG_BULK_CREDITS: PgBulkCredits = {
     if (due.level !== level) await q.query('UPDATE orgs SET alert_level = $2 WHERE id = $1', [orgId, due.level])
     for (const e of due.events) await insertEvent(q, buildEvent(orgId, e, nowMs))
   },
-}
-
-/** Writes an event into the core outbox (`events`); a repeated id is ignored. */
-export async function insertEvent(q: Queryable, event: EventPayload): Promise<void> {
-  await q.query('INSERT INTO events (id, org_id, type, created, payload) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING', [
-    event.id,
-    event.org_id,
-    event.type,
-    event.created,
-    JSON.stringify(event),
-  ])
 }
 
 /** Rows as the columns of one multi-row statement. */

@@ -22,9 +22,10 @@ import {
 } from '../../../accounts/ledger.js'
 import type { CacheWrite, CreditReason, CreditReservation, HoldRef, OrgRecord, PlanChange } from '../../../accounts/types.js'
 import { inTransaction, type Num, type Queryable } from './client.js'
+import { insertEvents } from './events.js'
 import { toOrg, toPlan, type OrgRow, type PlanRow } from './rows.js'
 
-interface CreditRow {
+export interface CreditRow {
   period_anchor: Num
   period_start: Num
   period_end: Num
@@ -190,9 +191,8 @@ const MOVE_ALERT = {
   text: `WITH moved AS (
   UPDATE orgs SET alert_level = $3 WHERE id = $1 AND alert_level = $2 RETURNING id
 ), written AS (
-  INSERT INTO events (id, org_id, type, created, payload)
-  SELECT e.id, moved.id, e.type, e.created, e.payload
-  FROM moved, unnest($4::text[], $5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY AS e(id, type, created, payload, n) ORDER BY e.n
+  ${insertEvents(`SELECT e.id, moved.id, e.type, e.created, e.payload
+  FROM moved, unnest($4::text[], $5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY AS e(id, type, created, payload, n) ORDER BY e.n`)}
 )
 SELECT COUNT(*)::int AS n FROM moved`,
 }
@@ -204,14 +204,19 @@ async function recordCredit(q: Queryable, orgId: string, amount: number, reason:
   const event = buildEvent(orgId, creditsAddedEvent(amount, balance, reason), nowMs)
   await q.query(
     `WITH t AS (INSERT INTO credit_transactions (org_id, amount, reason, balance_after, created_at) VALUES ($1, $2, $3, $4, $5))
-     INSERT INTO events (id, org_id, type, created, payload) VALUES ($6, $1, $7, $8, $9)`,
+     ${insertEvents('VALUES ($6, $1, $7, $8, $9)')}`,
     [orgId, amount, reason, balance, nowMs, event.id, event.type, event.created, JSON.stringify(event)],
   )
 }
 
-/** Renews the period of a locked row when due (subscription reset, period usage reset, credits.added). */
-async function rollOver(q: Queryable, orgId: string, row: CreditRow, nowMs: number): Promise<CreditRow> {
-  if (nowMs < Number(row.period_end)) return row
+/**
+ * Locks an org's credit row for the rest of the transaction of `q` and renews its period when it has ended (the
+ * subscription reset, the period usage reset, a credits.added event): the one period renewal of the PostgreSQL
+ * store, bulk jobs' credits included. Null when there is no org.
+ */
+export async function lockCredits(q: Queryable, orgId: string, nowMs: number): Promise<CreditRow | null> {
+  const row = (await q.query<CreditRow>(`SELECT ${CREDIT_COLUMNS} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])).rows[0]
+  if (!row || nowMs < Number(row.period_end)) return row ?? null
   const r = renewal(Number(row.period_anchor), Number(row.monthly_credits), Number(row.purchased_credits), nowMs)
   const { rows } = await q.query<CreditRow>(
     `UPDATE orgs SET period_start = $2, period_end = $3, subscription_credits = monthly_credits, period_lookups = 0,
@@ -227,8 +232,8 @@ export function createPostgresCredits(pool: pg.Pool) {
   /** Runs `fn` in a transaction holding the org's row, renewed first when its period has ended; null when there is no org. */
   const withOrg = <T>(orgId: string, nowMs: number, fn: (c: pg.PoolClient, row: CreditRow) => Promise<T>): Promise<T | null> =>
     inTransaction(pool, async (c) => {
-      const { rows } = await c.query<CreditRow>(`SELECT ${CREDIT_COLUMNS} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])
-      return rows[0] ? fn(c, await rollOver(c, orgId, rows[0], nowMs)) : null
+      const row = await lockCredits(c, orgId, nowMs)
+      return row ? fn(c, row) : null
     })
 
   const reserveOn = async (q: Queryable, orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null | 'due'> => {
@@ -373,15 +378,9 @@ export function createPostgresCredits(pool: pg.Pool) {
     return withOrg(orgId, nowMs, async (c) => toOrg((await c.query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [orgId])).rows[0]!))
   }
 
-  /** Locks an org's row inside the transaction of `c` and renews its period when due. */
-  const renewOn = async (c: Queryable, orgId: string, nowMs: number): Promise<void> => {
-    const { rows } = await c.query<CreditRow>(`SELECT ${CREDIT_COLUMNS} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])
-    if (rows[0]) await rollOver(c, orgId, rows[0], nowMs)
-  }
-
   return {
     /** What the request holds (./leases.ts) build on. */
-    internals: { alert, withOrg, renewOn },
+    internals: { alert, withOrg, renewOn: lockCredits },
     readOrg,
     settleGrouped,
     reserveGrouped,

@@ -19,20 +19,12 @@ import type { EventPayload } from '../../../schema.js'
 import type { DeliveryRecord } from '../../../webhooks/queue.js'
 import { pumpEvents } from '../../outbox.js'
 import { disabledEndpointNotice, newEndpointId } from '../delivery-store.js'
-import { insertEvent } from './bulk.js'
-import { num, inTransaction } from './client.js'
+import { insertEvent } from './events.js'
+import { inTransaction, num, type Num } from './client.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from '../service-storage.js'
 import { dateOrNull, toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../record-rows.js'
 
-type Num = string | number
-
-
-
-
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime())
-
-
-
 
 const DELIVERY_COLUMNS =
   'id, event_id, endpoint_id, org_id, status, attempts, next_attempt_at, lease_until, created_at, last_attempt_at, last_status, last_error, resend_of'
