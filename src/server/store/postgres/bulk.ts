@@ -275,8 +275,6 @@ const toReservation = (r: ReservationRow): CreditReservation => ({
  * closed in the job store's transactions (`tx`, the transaction's client); without one, in a transaction of their own.
  */
 export function createPostgresBulkLedger(pool: pg.Pool, credits: PgBulkCredits, orgId: string, nowMs: () => number): CreditLedger {
-  const inTx = <T>(tx: unknown, fn: (q: Queryable) => Promise<T>): Promise<T> => (tx ? fn(tx as Queryable) : inTransaction(pool, fn))
-
   const reserveOn = async (q: Queryable, jobId: string | null, amount: number): Promise<boolean> => {
     const r = await credits.reserve(q, orgId, amount, nowMs())
     if (!r) return false
@@ -310,14 +308,16 @@ export function createPostgresBulkLedger(pool: pg.Pool, credits: PgBulkCredits, 
   }
 
   const cols = 'id, amount, from_subscription, from_purchased, period_start'
+  /** Closes a job's reservations, giving back what it did not use. */
+  const settleOn = async (q: Queryable, jobId: string, unused: number) => {
+    const { rows } = await q.query<ReservationRow>(`SELECT ${cols} FROM bulk_reservations WHERE org_id = $1 AND job_id = $2 ORDER BY id FOR UPDATE`, [orgId, jobId])
+    await giveBack(q, rows, unused, true)
+  }
   return {
     reserve: (amount) => (amount <= 0 ? true : inTransaction(pool, (q) => reserveOn(q, null, amount))),
-    reserveFor: (jobId, amount, tx) => (amount <= 0 ? true : inTx(tx, (q) => reserveOn(q, jobId, amount))),
-    settleFor: (jobId, unused, tx) =>
-      inTx(tx, async (q) => {
-        const { rows } = await q.query<ReservationRow>(`SELECT ${cols} FROM bulk_reservations WHERE org_id = $1 AND job_id = $2 ORDER BY id FOR UPDATE`, [orgId, jobId])
-        await giveBack(q, rows, unused, true)
-      }),
+    // with `tx`, on the job store's transaction; else in one of its own
+    reserveFor: (jobId, amount, tx) => (amount <= 0 ? true : tx ? reserveOn(tx as Queryable, jobId, amount) : inTransaction(pool, (q) => reserveOn(q, jobId, amount))),
+    settleFor: (jobId, unused, tx) => (tx ? settleOn(tx as Queryable, jobId, unused) : inTransaction(pool, (q) => settleOn(q, jobId, unused))),
     async refund(amount) {
       if (amount <= 0) return
       await inTransaction(pool, async (q) => {

@@ -227,64 +227,86 @@ export async function lockCredits(q: Queryable, orgId: string, nowMs: number): P
   return rows[0]!
 }
 
-/** The credit operations over a pool. */
-export function createPostgresCredits(pool: pg.Pool) {
-  /** Runs `fn` in a transaction holding the org's row, renewed first when its period has ended; null when there is no org. */
-  const withOrg = <T>(orgId: string, nowMs: number, fn: (c: pg.PoolClient, row: CreditRow) => Promise<T>): Promise<T | null> =>
-    inTransaction(pool, async (c) => {
-      const row = await lockCredits(c, orgId, nowMs)
-      return row ? fn(c, row) : null
+/** Runs `fn` in a transaction holding the org's row, renewed first when its period has ended; null when there is no org. */
+function withOrg<T>(pool: pg.Pool, orgId: string, nowMs: number, fn: (c: pg.PoolClient, row: CreditRow) => Promise<T>): Promise<T | null> {
+  return inTransaction(pool, async (c) => {
+    const row = await lockCredits(c, orgId, nowMs)
+    return row ? fn(c, row) : null
+  })
+}
+
+/** One reservation ({@link RESERVE}); 'due' when the org's period has ended (renew first). */
+async function reserveOn(q: Queryable, orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null | 'due'> {
+  const { rows } = await q.query<{ period_start: Num; period_end: Num; from_sub: Num | null; balance_after: Num }>({ ...RESERVE, values: [orgId, amount, nowMs] })
+  const r = rows[0]
+  if (!r) return null
+  if (Number(r.period_end) <= nowMs) return 'due'
+  if (r.from_sub === null) return null
+  const fromSubscription = Number(r.from_sub)
+  return { amount, fromSubscription, fromPurchased: amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.balance_after) }
+}
+
+/** The balance after the refund; null when the org is missing or its period has ended (renew first). */
+async function refundOn(q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | null> {
+  const { fromSubscription, fromPurchased } = refundSplit(res, amount)
+  const { rows } = await q.query<{ balance: Num }>({ ...REFUND, values: [orgId, nowMs, res.periodStart, fromSubscription, fromPurchased] })
+  return rows[0] ? Number(rows[0].balance) : null
+}
+
+/** Emits the alerts the state calls for; when another request moved the level first, decides again on the fresh row. */
+async function alert(q: Queryable, orgId: string, state: AlertState, nowMs: number): Promise<void> {
+  for (let s: AlertState | undefined = state; s; ) {
+    const level = s.alert_level as AlertLevel
+    const due = dueAlerts(Number(s.balance), Number(s.monthly_credits), level)
+    if (due.level === level) return
+    const events = due.events.map((e: PendingEvent) => buildEvent(orgId, e, nowMs))
+    const { rows } = await q.query<{ n: number }>({
+      ...MOVE_ALERT,
+      values: [orgId, level, due.level, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.created), events.map((e) => JSON.stringify(e))],
     })
-
-  const reserveOn = async (q: Queryable, orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null | 'due'> => {
-    const { rows } = await q.query<{ period_start: Num; period_end: Num; from_sub: Num | null; balance_after: Num }>({ ...RESERVE, values: [orgId, amount, nowMs] })
-    const r = rows[0]
-    if (!r) return null
-    if (Number(r.period_end) <= nowMs) return 'due'
-    if (r.from_sub === null) return null
-    const fromSubscription = Number(r.from_sub)
-    return { amount, fromSubscription, fromPurchased: amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.balance_after) }
+    if (rows[0]!.n === 1) return
+    s = (await q.query<AlertState>('SELECT subscription_credits + purchased_credits AS balance, monthly_credits, alert_level FROM orgs WHERE id = $1', [orgId])).rows[0]
   }
+}
 
-  /** The balance after the refund; null when the org is missing or its period has ended (renew first). */
-  const refundOn = async (q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | null> => {
-    const { fromSubscription, fromPurchased } = refundSplit(res, amount)
-    const { rows } = await q.query<{ balance: Num }>({ ...REFUND, values: [orgId, nowMs, res.periodStart, fromSubscription, fromPurchased] })
-    return rows[0] ? Number(rows[0].balance) : null
-  }
+/** One settlement and its alerts; false when the org is missing or its period has ended (renew first). */
+async function settleOn(q: Queryable, orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<boolean> {
+  const { rows } = await q.query<AlertState>(
+    cacheWrites?.length ? { ...SETTLE_AND_CACHE, values: [orgId, lookups, nowMs, ...cacheColumns(cacheWrites)] } : { ...SETTLE, values: [orgId, lookups, nowMs] },
+  )
+  if (!rows[0]) return false
+  await alert(q, orgId, rows[0], nowMs)
+  return true
+}
 
-  /** Emits the alerts the state calls for; when another request moved the level first, decides again on the fresh row. */
-  const alert = async (q: Queryable, orgId: string, state: AlertState, nowMs: number): Promise<void> => {
-    for (let s: AlertState | undefined = state; s; ) {
-      const level = s.alert_level as AlertLevel
-      const due = dueAlerts(Number(s.balance), Number(s.monthly_credits), level)
-      if (due.level === level) return
-      const events = due.events.map((e: PendingEvent) => buildEvent(orgId, e, nowMs))
-      const { rows } = await q.query<{ n: number }>({
-        ...MOVE_ALERT,
-        values: [orgId, level, due.level, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.created), events.map((e) => JSON.stringify(e))],
-      })
-      if (rows[0]!.n === 1) return
-      s = (await q.query<AlertState>('SELECT subscription_credits + purchased_credits AS balance, monthly_credits, alert_level FROM orgs WHERE id = $1', [orgId])).rows[0]
+type ReserveAsk = { orgId: string; amount: number; nowMs: number; hold?: HoldRef | undefined }
+type Reserved = CreditReservation | null | Promise<CreditReservation | null>
+
+/** Many reservations as one {@link RESERVE_MANY}; a request whose org's period has ended is answered by `due`. */
+async function reserveOnMany(q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved): Promise<Reserved[]> {
+  const { rows } = await q.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
+    ...RESERVE_MANY,
+    values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs, asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null)],
+  })
+  const answers: Reserved[] = asks.map(() => null)
+  for (const r of rows) {
+    const i = Number(r.n) - 1
+    const a = asks[i]!
+    if (Number(r.period_end) <= nowMs) answers[i] = due(a)
+    else if (r.granted) {
+      const fromSubscription = Number(r.from_sub)
+      answers[i] = { amount: a.amount, fromSubscription, fromPurchased: a.amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.sub) + Number(r.pur) - Number(r.cum) }
     }
   }
+  return answers
+}
 
-  const settleOn = async (q: Queryable, orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<boolean> => {
-    const { rows } = await q.query<AlertState>(
-      cacheWrites?.length
-        ? { ...SETTLE_AND_CACHE, values: [orgId, lookups, nowMs, ...cacheColumns(cacheWrites)] }
-        : { ...SETTLE, values: [orgId, lookups, nowMs] },
-    )
-    if (!rows[0]) return false
-    await alert(q, orgId, rows[0], nowMs)
-    return true
-  }
-
-  /**
-   * Group settlement: the settlements asked for in one turn of the event loop go out as one {@link SETTLE_MANY}
-   * statement (the lookups of each org summed), each caller answered after it; an org whose period has ended since is
-   * settled on its own (renewed first). Under load, many requests then share one round trip for their settlement.
-   */
+/**
+ * The operations of the hot path, grouped: the calls of one turn of the event loop go out as one statement
+ * ({@link SETTLE_MANY}, {@link RESERVE_MANY}, {@link REFUND_MANY}), each caller answered after it; an org whose period
+ * has ended is served on its own (renewed first), as are the calls made alone.
+ */
+function hotPath(pool: pg.Pool) {
   type SettleAsk = { orgId: string; lookups: number; nowMs: number; cacheWrites: readonly CacheWrite[] | undefined }
   const settleMany = perTurn(async (asks: SettleAsk[]): Promise<void[]> => {
     const byOrg = new Map<string, { n: number; nowMs: number }>()
@@ -300,66 +322,36 @@ export function createPostgresCredits(pool: pg.Pool) {
     const settled = new Set(rows.map((r) => r.id))
     await Promise.all([
       ...rows.map((r) => alert(pool, r.id, r, byOrg.get(r.id)!.nowMs)),
-      ...[...byOrg].filter(([id]) => !settled.has(id)).map(([id, o]) => withOrg(id, o.nowMs, (c) => settleOn(c, id, o.n, o.nowMs))),
+      ...[...byOrg].filter(([id]) => !settled.has(id)).map(([id, o]) => withOrg(pool, id, o.nowMs, (c) => settleOn(c, id, o.n, o.nowMs))),
     ])
     return asks.map(() => undefined)
   })
-  const settleGrouped = (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> =>
-    settleMany({ orgId, lookups, nowMs, cacheWrites })
 
   const reserveAlone = async (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> => {
     const r = await reserveOn(pool, orgId, amount, nowMs)
     if (r !== 'due') return r
-    return withOrg(orgId, nowMs, async (c) => {
+    return withOrg(pool, orgId, nowMs, async (c) => {
       const again = await reserveOn(c, orgId, amount, nowMs)
       return again === 'due' ? null : again
     })
   }
-  /**
-   * Group reservation: the reservations asked for in one turn of the event loop go out as one {@link RESERVE_MANY}
-   * statement, each caller answered after it; a request of an org whose period has ended is reserved on its own
-   * (renewed first). A request with a hold has it written by the same statement.
-   */
-  type ReserveAsk = { orgId: string; amount: number; nowMs: number; hold?: HoldRef | undefined }
-  type Reserved = CreditReservation | null | Promise<CreditReservation | null>
-  const reserveOnMany = async (q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved): Promise<Reserved[]> => {
-    const { rows } = await q.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
-      ...RESERVE_MANY,
-      values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs, asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null)],
-    })
-    const answers: Reserved[] = asks.map(() => null)
-    for (const r of rows) {
-      const i = Number(r.n) - 1
-      const a = asks[i]!
-      if (Number(r.period_end) <= nowMs) answers[i] = due(a)
-      else if (r.granted) {
-        const fromSubscription = Number(r.from_sub)
-        answers[i] = { amount: a.amount, fromSubscription, fromPurchased: a.amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.sub) + Number(r.pur) - Number(r.cum) }
-      }
-    }
-    return answers
-  }
   // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
+  // A request with a hold has it written by the same statement.
   const reserveMany = perTurn((asks: ReserveAsk[]) =>
     reserveOnMany(pool, asks, Math.max(...asks.map((a) => a.nowMs)), (a) =>
       a.hold
-        ? withOrg(a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!)
+        ? withOrg(pool, a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!)
         : reserveAlone(a.orgId, a.amount, a.nowMs),
     ),
   )
-  const reserveGrouped = (orgId: string, amount: number, nowMs: number, hold?: HoldRef): Promise<CreditReservation | null> => reserveMany({ orgId, amount, nowMs, hold })
 
-  /**
-   * Group refund: the refunds of one turn as one {@link REFUND_MANY} statement, each caller told its org's balance
-   * after them; an org past its period end is refunded alone (renewed first).
-   */
   const refundAlone = async (orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> => {
     const balance = await refundOn(pool, orgId, res, amount, nowMs)
     if (balance !== null) return balance
-    return (await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))) ?? undefined
+    return (await withOrg(pool, orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))) ?? undefined
   }
   type RefundAsk = { orgId: string; res: CreditReservation; amount: number; nowMs: number }
-  const refundGrouped = perTurn(async (asks: RefundAsk[]): Promise<Array<number | void | Promise<number | void>>> => {
+  const refundMany = perTurn(async (asks: RefundAsk[]): Promise<Array<number | void | Promise<number | void>>> => {
     const nowMs = Math.max(...asks.map((a) => a.nowMs))
     const parts = asks.map((a) => refundSplit(a.res, a.amount))
     const { rows } = await pool.query<{ id: string; balance: Num }>({
@@ -371,39 +363,24 @@ export function createPostgresCredits(pool: pg.Pool) {
     return asks.map((a) => (after.has(a.orgId) ? after.get(a.orgId)! : refundAlone(a.orgId, a.res, a.amount, a.nowMs)))
   })
 
-  const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
-    const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })
-    if (!rows[0]) return null
-    if (nowMs < Number(rows[0].period_end)) return toOrg(rows[0])
-    return withOrg(orgId, nowMs, async (c) => toOrg((await c.query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [orgId])).rows[0]!))
-  }
-
   return {
-    /** What the request holds (./leases.ts) build on. */
-    internals: { alert, withOrg, renewOn: lockCredits },
-    readOrg,
-    settleGrouped,
-    reserveGrouped,
     reserve: reserveAlone,
-    refundGrouped: (orgId: string, res: CreditReservation, amount: number, nowMs: number) => refundGrouped({ orgId, res, amount, nowMs }),
     refund: refundAlone,
     async settle(orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> {
       if (await settleOn(pool, orgId, lookups, nowMs, cacheWrites)) return
-      await withOrg(orgId, nowMs, (c) => settleOn(c, orgId, lookups, nowMs, cacheWrites))
+      await withOrg(pool, orgId, nowMs, (c) => settleOn(c, orgId, lookups, nowMs, cacheWrites))
     },
-    async balance(orgId: string, nowMs: number): Promise<number> {
-      const { rows } = await pool.query<{ balance: Num; period_end: Num }>({
-        name: 'riskcheck_balance',
-        text: 'SELECT subscription_credits + purchased_credits AS balance, period_end FROM orgs WHERE id = $1',
-        values: [orgId],
-      })
-      if (!rows[0]) return 0
-      if (nowMs < Number(rows[0].period_end)) return Number(rows[0].balance)
-      const org = await readOrg(orgId, nowMs)
-      return org ? org.subscriptionCredits + org.purchasedCredits : 0
-    },
+    settleGrouped: (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> => settleMany({ orgId, lookups, nowMs, cacheWrites }),
+    reserveGrouped: (orgId: string, amount: number, nowMs: number, hold?: HoldRef): Promise<CreditReservation | null> => reserveMany({ orgId, amount, nowMs, hold }),
+    refundGrouped: (orgId: string, res: CreditReservation, amount: number, nowMs: number) => refundMany({ orgId, res, amount, nowMs }),
+  }
+}
+
+/** An operator's changes, one transaction each: a top-up and a plan change. */
+function operatorChanges(pool: pg.Pool) {
+  return {
     add: (orgId: string, amount: number, reason: CreditReason, nowMs: number): Promise<OrgRecord | null> =>
-      withOrg(orgId, nowMs, async (c, row) => {
+      withOrg(pool, orgId, nowMs, async (c, row) => {
         const balance = Number(row.subscription_credits) + Number(row.purchased_credits) + amount
         const { rows } = await c.query<OrgRow>('UPDATE orgs SET purchased_credits = purchased_credits + $2, alert_level = $3 WHERE id = $1 RETURNING *', [
           orgId,
@@ -414,7 +391,7 @@ export function createPostgresCredits(pool: pg.Pool) {
         return toOrg(rows[0]!)
       }),
     setPlan: (orgId: string, change: PlanChange, nowMs: number): Promise<OrgRecord | null> =>
-      withOrg(orgId, nowMs, async (c, row) => {
+      withOrg(pool, orgId, nowMs, async (c, row) => {
         const plan = (await c.query<PlanRow>('SELECT * FROM plans WHERE id = $1', [change.planId])).rows[0]
         if (!plan) throw new RangeError(`unknown plan ${change.planId}`)
         const current = {
@@ -432,5 +409,37 @@ export function createPostgresCredits(pool: pg.Pool) {
         if (p.granted > 0) await recordCredit(c, orgId, p.granted, 'upgrade', p.balance, nowMs)
         return toOrg(rows[0]!)
       }),
+  }
+}
+
+/** The credit operations over a pool. */
+export function createPostgresCredits(pool: pg.Pool) {
+  const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
+    const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })
+    if (!rows[0]) return null
+    if (nowMs < Number(rows[0].period_end)) return toOrg(rows[0])
+    return withOrg(pool, orgId, nowMs, async (c) => toOrg((await c.query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [orgId])).rows[0]!))
+  }
+  return {
+    /** What the request holds (./leases.ts) build on. */
+    internals: {
+      alert,
+      withOrg: <T>(orgId: string, nowMs: number, fn: (c: pg.PoolClient, row: CreditRow) => Promise<T>) => withOrg(pool, orgId, nowMs, fn),
+      renewOn: lockCredits,
+    },
+    readOrg,
+    ...hotPath(pool),
+    ...operatorChanges(pool),
+    async balance(orgId: string, nowMs: number): Promise<number> {
+      const { rows } = await pool.query<{ balance: Num; period_end: Num }>({
+        name: 'riskcheck_balance',
+        text: 'SELECT subscription_credits + purchased_credits AS balance, period_end FROM orgs WHERE id = $1',
+        values: [orgId],
+      })
+      if (!rows[0]) return 0
+      if (nowMs < Number(rows[0].period_end)) return Number(rows[0].balance)
+      const org = await readOrg(orgId, nowMs)
+      return org ? org.subscriptionCredits + org.purchasedCredits : 0
+    },
   }
 }
