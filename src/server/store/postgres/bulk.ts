@@ -1,16 +1,6 @@
 /**
- * Bulk jobs on PostgreSQL: the {@link BulkServiceStorage} of servers whose store is PostgreSQL, over the tables of
- * ./postgres-service-schema.ts and the core store's `orgs` and `events`. What SQLite gets from being one file with one
- * writer, this gets from transactions on one pool shared by every process:
- *
- * - A job, its rows and its credit reservation are inserted in one transaction (`insertJobCharged`); its final status
- *   and the closing of its reservation (the unused credits given back) in another (`finishJob`, which locks the job
- *   row first, so two processes finishing one job settle it once). The credit statements run on the transaction's
- *   client against `orgs`, the org's row locked for the transaction.
- * - Rows are written in batches: one multi-row INSERT per batch of a new job, one UPDATE … FROM unnest(…) per flush
- *   of the engine (with the job's counters, in one transaction).
- * - A finished job's usage and bulk.completed event are written in its final transaction (`onFinished`).
- * - Rows keep the SQLite encoding (the result column is the bulk codec's compact JSON), so both stores read alike.
+ * Bulk jobs on PostgreSQL: the {@link BulkServiceStorage} of servers whose store is PostgreSQL, over the bulk tables
+ * and the core store's `orgs` and `events` (docs/decisions.md "PostgreSQL store" → bulk jobs).
  */
 import type pg from 'pg'
 import { detailsCodec, type DetailsCodec } from '../../../bulk/codec.js'

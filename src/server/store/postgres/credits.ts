@@ -1,11 +1,6 @@
 /**
- * Credits of the PostgreSQL store. Every billed request runs a reservation, perhaps a refund, and a settlement; each
- * is ONE statement (one round trip) holding the whole decision — a conditional UPDATE whose WHERE refuses to take a
- * balance below zero — so any number of server processes can share one org's credits without overspending and
- * without a BEGIN/SELECT/UPDATE/COMMIT dance. Only what is rare takes a transaction: the month's roll-over (the
- * statements above refuse to run past the period end and the transaction renews first, rules of
- * ../../../accounts/ledger.ts), an alert (its level change and its outbox events are one statement, so an alert is
- * written once), and an operator's top-up or plan change.
+ * Credits of the PostgreSQL store: a reservation, a refund or a settlement is one conditional statement; only the
+ * period roll-over, alerts and an operator's changes take a transaction (docs/decisions.md "PostgreSQL store").
  */
 import type pg from 'pg'
 import { perTurn } from './per-turn.js'
@@ -38,12 +33,9 @@ export interface CreditRow {
 const CREDIT_COLUMNS = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits, alert_level'
 
 /**
- * Takes `$2` credits, subscription first. The CTE locks the row and reads it as it is now (after any update that
- * committed while it waited); the UPDATE then writes values computed from that locked row only. (Computing them from
- * the updated row itself would be wrong here: PostgreSQL evaluates the CHECK constraints on a version computed from
- * the statement's snapshot before it notices a concurrent update and recomputes, so a row renewed meanwhile would
- * fail `subscription_credits >= 0` spuriously.) No row: no org. A null `from_sub`: the balance is short or the period
- * has ended (told by `period_end`).
+ * Takes `$2` credits, subscription first, with values computed from the row the CTE locks (docs/decisions.md
+ * "PostgreSQL store" → credits). No row: no org. A null `from_sub`: the balance is short or the period has ended (told
+ * by `period_end`).
  */
 const RESERVE = {
   name: 'riskcheck_reserve',
@@ -65,7 +57,7 @@ SELECT cur.period_start, cur.period_end, took.from_sub, cur.sub + cur.pur - $2::
  * time, `$4`/`$5` each request's hold and instance (null: none). Per org, requests are granted in order while the
  * balance covers them (a prefix: once one is refused, so are the later ones of that org in this statement); every
  * value is computed from the locked row, as {@link RESERVE}'s. A granted request with a hold has what it took
- * recorded there (../types.ts `InstanceLeases`). Returns one row per request whose org exists, with whether
+ * recorded there ({@link InstanceLeases}). Returns one row per request whose org exists, with whether
  * it was granted and its share of subscription credits.
  */
 export const RESERVE_MANY = {

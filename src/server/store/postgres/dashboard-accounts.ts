@@ -1,7 +1,6 @@
 /**
- * The account-security part of the PostgreSQL dashboard store (./postgres.ts): passwords, sessions of a user, TOTP
- * and recovery codes, sign-in attempts and team settings. Each method is one statement, or one transaction where it
- * must count before it writes.
+ * The account-security part of the PostgreSQL dashboard store (./dashboard.ts): passwords, sessions of a user, TOTP
+ * and recovery codes, sign-in attempts and team settings; one statement each, or one transaction where it counts first.
  */
 import type pg from 'pg'
 import { inTransaction } from './client.js'

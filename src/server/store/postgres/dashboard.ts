@@ -1,11 +1,6 @@
 /**
- * The dashboard's store on PostgreSQL (`pg`), for servers whose service store is PostgreSQL: the same tables as the
- * SQLite store (./sqlite.ts), in a schema of their own choosing (default `public`), with their own migration ledger
- * `dashboard_migrations`; migrations run under a transaction-scoped advisory lock, so several servers starting at
- * once migrate once. Every operation is a single atomic SQL statement (no read-modify-write in JavaScript), except the
- * checks-and-counts of sign-in attempts (./postgres-account.ts) and of the mail throttle: one transaction each, under
- * a transaction-scoped advisory lock per key.
- * See ./types.ts for the contract.
+ * The dashboard's {@link TeamStore} on PostgreSQL: the SQLite store's tables, in the service's schema, with a migration
+ * ledger of their own (docs/decisions.md "PostgreSQL store" → the dashboard).
  */
 import pg from 'pg'
 import { inTransaction, num } from './client.js'

@@ -1,18 +1,6 @@
 /**
- * Webhooks on PostgreSQL: the {@link DeliveryServiceStorage} of servers whose store is PostgreSQL, over the tables
- * of ./postgres-service-schema.ts and the core store's `events` outbox. Every server process (API instances and
- * workers) runs the outbox pump and claims due deliveries on the one database:
- *
- * - Claim (`leaseDue`): one statement takes the due, unleased (or lease-expired) pending deliveries with
- *   `FOR UPDATE SKIP LOCKED` and sets their lease, so two workers never take the same delivery, and a worker that
- *   died holding one leaves a lease that expires and lets another take it over.
- * - Fan-out: deliveries are inserted with one multi-row statement; the unique index on (event, endpoint) of first
- *   deliveries makes a repeated fan-out insert nothing.
- * - Pump: events not fanned out yet (`pumped_at IS NULL`) are taken with `FOR UPDATE SKIP LOCKED` in a transaction
- *   that marks them once their deliveries are written: several pumps share the work, each event is fanned out by
- *   one, and a pump that dies leaves its events to the next.
- * - A delivery's outcome, its attempt, the endpoint's last success and an auto-disable with its operator notice are
- *   one transaction.
+ * Webhooks on PostgreSQL: the {@link DeliveryServiceStorage} of servers whose store is PostgreSQL, over the webhook
+ * tables and the core store's `events` outbox (docs/decisions.md "PostgreSQL store" → webhooks, the outbox pump).
  */
 import type pg from 'pg'
 import type { EventPayload } from '../../../schema.js'

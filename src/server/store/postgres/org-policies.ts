@@ -1,11 +1,6 @@
 /**
- * The PostgreSQL implementation of {@link OrgPolicyStore} (per-org policies and the answer log; ./org-policy-store.ts
- * describes both). It needs only a `query(text, values)` function — a `pg` Pool or Client — and the `orgs` table of
- * the PostgreSQL store; `ORG_POLICY_POSTGRES_SCHEMA` creates its two tables (run it with the store's migrations).
- *
- * The PostgreSQL store's auth read can return the org's policy version with the key (`LEFT JOIN org_policies p ON
- * p.org_id = k.org_id`, `p.version` as `AuthRecord.org.policyVersion`), as the SQLite one does; without it the server
- * asks {@link OrgPolicyStore.getOrgPolicyVersion} on every request.
+ * The PostgreSQL {@link OrgPolicyStore} (per-org policies and the answer log) over a `pg` Pool or Client; its tables are
+ * version 2 of the service's migrations, and the store's auth read returns an org's policy version with its key.
  */
 import {
   ANSWER_LOG_TTL_MS,

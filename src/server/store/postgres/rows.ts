@@ -1,4 +1,4 @@
-/** Rows of the PostgreSQL store and their conversion to the records of ../types.ts. */
+/** Rows of the PostgreSQL store and their conversion to the service's records ({@link OrgRecord}, {@link StoredEvent}, {@link Plan}). */
 import type { Num } from './client.js'
 import type { EventPayload, EventType, PlanStatus } from '../../../schema.js'
 import type { Plan } from '../../../accounts/plans.js'

@@ -1,9 +1,7 @@
 /**
- * Everything a server process keeps in PostgreSQL, opened on one pool: the core store (./postgres.ts), the per-org
- * policies and answer log (./org-policy-postgres.ts) and the dashboard's team store (src/dashboard/store/postgres.ts,
- * which keeps its own migration ledger `dashboard_migrations`). `riskcheck serve`, `riskcheck worker` and
- * `riskcheck admin --database-url` all open it here, so they agree on the schema and on what "migrated" means: both
- * ledgers at the versions this code expects.
+ * Everything a server process keeps in PostgreSQL, opened on one pool: the core store (./store.ts), the per-org policies
+ * (./org-policies.ts) and the dashboard's team store (./dashboard.ts). `riskcheck serve`, `worker` and `admin
+ * --database-url` all open it here, so they agree on what "migrated" means: both ledgers at this code's versions.
  */
 import pg from 'pg'
 import { createPgTeamStore } from './dashboard.js'

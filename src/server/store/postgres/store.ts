@@ -1,12 +1,6 @@
 /**
- * The PostgreSQL store: the same {@link Store} as the embedded SQLite one (./sqlite.ts), row for row, for servers
- * that run as several instances on one database. Every method is a promise; every credit change is a conditional
- * UPDATE in the database (./postgres/credits.ts), so instances sharing an org's credits can never overspend them;
- * the hot path — key lookup, reservation, refund, settlement, idempotency, cache — is one statement (one round trip)
- * each, and a keyed request's settlement and answer share one. Instance leases and the credit holds of requests in
- * flight: ./postgres/leases.ts. Migrations (./postgres/migrations.ts) run on open unless `migrate: false`, under an
- * advisory lock. Every statement and connection wait of the store's own pool is bounded (`timeoutMs`), and the pool
- * reports outages to `availability` (./postgres/guard.ts).
+ * The PostgreSQL store: the {@link Store} of the SQLite one, row for row, for servers that run as several instances on
+ * one database (docs/decisions.md "PostgreSQL store"). Migrations run on open unless `migrate: false`.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
@@ -142,7 +136,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 /** The store over the guarded pool; `own` is the pool to end on close (the store created it). */
 function buildStore(pool: pg.Pool, own: pg.Pool | undefined, availability: Availability, secret: string): PostgresStore {
   const credits = createPostgresCredits(pool)
-  // The auth reads of requests arriving together: one statement (./postgres/per-turn.ts).
+  // The auth reads of requests arriving together: one statement (./per-turn.ts).
   const readAuth = perTurn(async (keyIds: string[]): Promise<Array<AuthRecord | null>> => {
     const { rows } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null; org_balance: Num; org_period_end: Num }>({
       name: 'riskcheck_auth_many',
