@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
-import { createPostgresStore } from '../src/server/store/postgres.js'
+import { createPostgresStore } from '../src/server/store/postgres/store.js'
 import { createSqliteStore } from '../src/server/store/sqlite.js'
 import type { Store } from '../src/server/store/types.js'
 

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
-import { openPostgresServerStores, type PostgresServerStores } from '../src/server/store/postgres-server.js'
+import { openPostgresServerStores, type PostgresServerStores } from '../src/server/store/postgres/server.js'
 import { createPgCluster, freezableProxy, pgClusterAvailable, type FreezableProxy, type PgCluster } from './pg-cluster.js'
 
 const RUN = pgClusterAvailable('test/outage-postgres.test.ts')

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
-import { openPostgresServerStores } from '../src/server/store/postgres-server.js'
+import { openPostgresServerStores } from '../src/server/store/postgres/server.js'
 import { outagePort } from './pg-cluster.js'
 import { serveInProcess } from './server-helpers.js'
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { Scope } from '../src/schema.js'
 import { issueApiKey } from '../src/accounts/keys.js'
-import { createPostgresStore, type PostgresStore } from '../src/server/store/postgres.js'
+import { createPostgresStore, type PostgresStore } from '../src/server/store/postgres/store.js'
 import { deleteKeys, testRedis, testRedisUrl } from './redis-env.js'
 
 /** A running `serve` (with its URL) or `worker` process. */

@@ -31,7 +31,7 @@ import { parseArgs } from 'node:util'
 import { createRiskcheck } from '../../src/riskcheck.js'
 import { createServer } from '../../src/server/app.js'
 import { issueApiKey } from '../../src/accounts/keys.js'
-import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres.js'
+import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
 import pg from 'pg'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
 

@@ -21,7 +21,7 @@ import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { issueApiKey } from '../../src/accounts/keys.js'
-import { createPostgresStore } from '../../src/server/store/postgres.js'
+import { createPostgresStore } from '../../src/server/store/postgres/store.js'
 
 const { values: flags } = parseArgs({
   options: {

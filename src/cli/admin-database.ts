@@ -77,14 +77,14 @@ async function openSqlite(path: string): Promise<AdminDatabase> {
 }
 
 async function openPostgresDatabase(url: string, migrate: boolean): Promise<AdminDatabase> {
-  const { openPostgresServerStores } = await import('../server/store/postgres-server.js')
+  const { openPostgresServerStores } = await import('../server/store/postgres/server.js')
   const pgs = await openPostgresServerStores(postgresLocation(url), { migrate })
   return {
     store: pgs.store,
     policies: pgs.orgPolicies,
     teams: () => pgs.teamStore(),
     async deliveries(nowMs) {
-      const { createPostgresDeliveryStorage } = await import('../server/store/postgres-deliveries.js')
+      const { createPostgresDeliveryStorage } = await import('../server/store/postgres/deliveries.js')
       return adminDeliveries(createPostgresDeliveryStorage({ pool: pgs.store.pool, now: () => nowMs }))
     },
     close: () => pgs.close(),
@@ -114,10 +114,10 @@ export interface MigrateOutcome {
  */
 export async function runMigrate(target: DatabaseTarget, check: boolean): Promise<MigrateOutcome> {
   if (target.kind === 'sqlite') return migrateSqlite(target.path, check)
-  const pgs = await import('../server/store/postgres-server.js')
+  const pgs = await import('../server/store/postgres/server.js')
   const at = postgresLocation(target.url)
   const where = safeUrl(target.url)
-  const versions = (s: import('../server/store/postgres-server.js').PostgresServerStatus) =>
+  const versions = (s: import('../server/store/postgres/server.js').PostgresServerStatus) =>
     `version ${s.core.current} (dashboard ${s.dashboard.current}); this riskcheck expects ${s.core.expected} (dashboard ${s.dashboard.expected})`
   if (check) {
     const status = await pgs.postgresServerStatus(at)

@@ -173,7 +173,7 @@ async function drain(app: import('../server/app.js').RiskcheckServer, ms: number
  * unless `migrate` is false, in which case a schema that is not current is refused (exit 1) with what to run.
  */
 export async function openPostgres(databaseUrl: string, migrate: boolean, timeoutMs?: number) {
-  const { openPostgresServerStores } = await import('../server/store/postgres-server.js')
+  const { openPostgresServerStores } = await import('../server/store/postgres/server.js')
   const { outageOf } = await import('../server/outage.js')
   // A database that does not answer at start (restarting with us, or a start slowed by a busy machine) is asked
   // again a few times, as it is during an outage, before the start fails.
@@ -383,11 +383,11 @@ async function startServeApp(
   io: CliIO,
   host: string,
   db: string,
-): Promise<{ app: import('../server/app.js').RiskcheckServer; stores: import('../server/store/postgres-server.js').PostgresServerStores | undefined } | null> {
+): Promise<{ app: import('../server/app.js').RiskcheckServer; stores: import('../server/store/postgres/server.js').PostgresServerStores | undefined } | null> {
   const { values, deployment } = s
   // Loaded on demand so the lookup commands never load Fastify, SQLite or pg.
   const { createServer } = await import('../server/app.js')
-  let stores: import('../server/store/postgres-server.js').PostgresServerStores | undefined
+  let stores: import('../server/store/postgres/server.js').PostgresServerStores | undefined
   let created: import('../server/app.js').RiskcheckServer | undefined
   try {
     if (deployment.mode === 'scaled') stores = await openPostgres(deployment.databaseUrl, values['no-migrate'] !== true, s.databaseTimeoutMs)

@@ -16,7 +16,7 @@ export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type Che
 export { createServerMetrics, type ServerMetrics } from './metrics.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory.js'
-export { createPostgresStore, type PostgresStore, type PostgresStoreOptions, type Promised } from './store/postgres.js'
+export { createPostgresStore, type PostgresStore, type PostgresStoreOptions, type Promised } from './store/postgres/store.js'
 export {
   migratePostgres,
   postgresSchemaStatus,
@@ -104,5 +104,5 @@ export {
   type OrgPolicyStore,
   type OrgPolicyStoreOptions,
 } from './store/org-policy-store.js'
-export { createPostgresOrgPolicyStore, ORG_POLICY_POSTGRES_SCHEMA, type PgQueryable } from './store/org-policy-postgres.js'
+export { createPostgresOrgPolicyStore, ORG_POLICY_POSTGRES_SCHEMA, type PgQueryable } from './store/postgres/org-policies.js'
 export { createOrgPolicies, loggedAnswerOf, type OrgPolicies, type OrgPoliciesOptions, type ResolvedPolicy } from './org-policies.js'

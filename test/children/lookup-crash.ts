@@ -6,7 +6,7 @@
  * length in ms (RISKCHECK_LEASE_MS, default the server's). Prints `{"port":N}` once it listens.
  */
 import { createServer } from '../../src/server/app.js'
-import { createPostgresStore } from '../../src/server/store/postgres.js'
+import { createPostgresStore } from '../../src/server/store/postgres/store.js'
 import { createSqliteStore } from '../../src/server/store/sqlite.js'
 import type { Store } from '../../src/server/store/types.js'
 

@@ -14,7 +14,7 @@ import { createMemoryTeamStore } from '../../src/dashboard/store/memory.js'
 import type { TeamStore } from '../../src/dashboard/store/types.js'
 import { createServer, type RiskcheckServer, type ServerOptions } from '../../src/server/app.js'
 import { createMemoryStore } from '../../src/server/store/memory.js'
-import { openPostgresServerStores } from '../../src/server/store/postgres-server.js'
+import { openPostgresServerStores } from '../../src/server/store/postgres/server.js'
 
 export type EngineName = 'memory' | 'sqlite' | 'postgres'
 

@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
-import { POSTGRES_BULK_MIGRATIONS } from '../../src/server/store/postgres-service-schema.js'
-import { POSTGRES_MIGRATIONS } from '../../src/server/store/postgres/migrations.js'
+import { POSTGRES_BULK_MIGRATIONS, POSTGRES_MIGRATIONS } from '../../src/server/store/postgres/migrations.js'
 import type { Store } from '../../src/server/store/types.js'
 import { jobRecord, pendingRows } from './bulk-contract.js'
 import { addEndpoint, creditsEvent } from './delivery-contract.js'

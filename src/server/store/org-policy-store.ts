@@ -12,7 +12,7 @@
  *   with its other purges, and reads never return older entries.
  *
  * Implementations: SQLite (tables of migration 003 in ./migrations.ts, {@link createSqliteOrgPolicyStore}) and memory
- * ({@link createMemoryOrgPolicyStore}); ./org-policy-postgres.ts holds the PostgreSQL tables and statements.
+ * ({@link createMemoryOrgPolicyStore}); ./postgres/org-policies.ts holds the PostgreSQL tables and statements.
  */
 import type Database from 'better-sqlite3'
 import type { Action, CheckContextName, LookupType } from '../../schema.js'

@@ -2,8 +2,8 @@
  * What the server's bulk service (../bulk-service.ts) and webhook service (../webhook-service.ts) need of a database,
  * beyond the core {@link Store}: the bulk jobs with their credit reservations, the event outbox, and the webhook
  * endpoints and delivery queue. SQLite implements it over the server's one file (./bulk-store.ts,
- * ./delivery-store.ts); PostgreSQL over a pool shared by many server processes (./postgres-bulk.ts,
- * ./postgres-deliveries.ts); the memory store over its maps and outbox (./memory-bulk.ts, ./memory-deliveries.ts).
+ * ./delivery-store.ts); PostgreSQL over a pool shared by many server processes (./postgres/bulk.ts,
+ * ./postgres/deliveries.ts); the memory store over its maps and outbox (./memory-bulk.ts, ./memory-deliveries.ts).
  * One contract suite per seam (test/store-contract/) runs against all three.
  *
  * Guarantees every implementation gives (the contract suites check them):

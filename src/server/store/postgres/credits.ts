@@ -1,11 +1,6 @@
 /**
- * Credits of the PostgreSQL store. Every billed request runs a reservation, perhaps a refund, and a settlement; each
- * is ONE statement (one round trip) holding the whole decision — a conditional UPDATE whose WHERE refuses to take a
- * balance below zero — so any number of server processes can share one org's credits without overspending and
- * without a BEGIN/SELECT/UPDATE/COMMIT dance. Only what is rare takes a transaction: the month's roll-over (the
- * statements above refuse to run past the period end and the transaction renews first, rules of
- * ../../../accounts/ledger.ts), an alert (its level change and its outbox events are one statement, so an alert is
- * written once), and an operator's top-up or plan change.
+ * Credits of the PostgreSQL store: a reservation, a refund or a settlement is one conditional statement; only the
+ * period roll-over, alerts and an operator's changes take a transaction (docs/decisions.md "PostgreSQL store").
  */
 import type pg from 'pg'
 import { perTurn } from './per-turn.js'
@@ -21,9 +16,11 @@ import {
   type PendingEvent,
 } from '../../../accounts/ledger.js'
 import type { CacheWrite, CreditReason, CreditReservation, HoldRef, OrgRecord, PlanChange } from '../../../accounts/types.js'
-import { inTransaction, toOrg, toPlan, type Num, type OrgRow, type PlanRow, type Queryable } from './rows.js'
+import { inTransaction, type Num, type Queryable } from './client.js'
+import { insertEvents } from './events.js'
+import { toOrg, toPlan, type OrgRow, type PlanRow } from './rows.js'
 
-interface CreditRow {
+export interface CreditRow {
   period_anchor: Num
   period_start: Num
   period_end: Num
@@ -36,12 +33,9 @@ interface CreditRow {
 const CREDIT_COLUMNS = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits, alert_level'
 
 /**
- * Takes `$2` credits, subscription first. The CTE locks the row and reads it as it is now (after any update that
- * committed while it waited); the UPDATE then writes values computed from that locked row only. (Computing them from
- * the updated row itself would be wrong here: PostgreSQL evaluates the CHECK constraints on a version computed from
- * the statement's snapshot before it notices a concurrent update and recomputes, so a row renewed meanwhile would
- * fail `subscription_credits >= 0` spuriously.) No row: no org. A null `from_sub`: the balance is short or the period
- * has ended (told by `period_end`).
+ * Takes `$2` credits, subscription first, with values computed from the row the CTE locks (docs/decisions.md
+ * "PostgreSQL store" → credits). No row: no org. A null `from_sub`: the balance is short or the period has ended (told
+ * by `period_end`).
  */
 const RESERVE = {
   name: 'riskcheck_reserve',
@@ -63,7 +57,7 @@ SELECT cur.period_start, cur.period_end, took.from_sub, cur.sub + cur.pur - $2::
  * time, `$4`/`$5` each request's hold and instance (null: none). Per org, requests are granted in order while the
  * balance covers them (a prefix: once one is refused, so are the later ones of that org in this statement); every
  * value is computed from the locked row, as {@link RESERVE}'s. A granted request with a hold has what it took
- * recorded there (../types.ts `InstanceLeases`). Returns one row per request whose org exists, with whether
+ * recorded there ({@link InstanceLeases}). Returns one row per request whose org exists, with whether
  * it was granted and its share of subscription credits.
  */
 export const RESERVE_MANY = {
@@ -189,9 +183,8 @@ const MOVE_ALERT = {
   text: `WITH moved AS (
   UPDATE orgs SET alert_level = $3 WHERE id = $1 AND alert_level = $2 RETURNING id
 ), written AS (
-  INSERT INTO events (id, org_id, type, created, payload)
-  SELECT e.id, moved.id, e.type, e.created, e.payload
-  FROM moved, unnest($4::text[], $5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY AS e(id, type, created, payload, n) ORDER BY e.n
+  ${insertEvents(`SELECT e.id, moved.id, e.type, e.created, e.payload
+  FROM moved, unnest($4::text[], $5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY AS e(id, type, created, payload, n) ORDER BY e.n`)}
 )
 SELECT COUNT(*)::int AS n FROM moved`,
 }
@@ -203,14 +196,19 @@ async function recordCredit(q: Queryable, orgId: string, amount: number, reason:
   const event = buildEvent(orgId, creditsAddedEvent(amount, balance, reason), nowMs)
   await q.query(
     `WITH t AS (INSERT INTO credit_transactions (org_id, amount, reason, balance_after, created_at) VALUES ($1, $2, $3, $4, $5))
-     INSERT INTO events (id, org_id, type, created, payload) VALUES ($6, $1, $7, $8, $9)`,
+     ${insertEvents('VALUES ($6, $1, $7, $8, $9)')}`,
     [orgId, amount, reason, balance, nowMs, event.id, event.type, event.created, JSON.stringify(event)],
   )
 }
 
-/** Renews the period of a locked row when due (subscription reset, period usage reset, credits.added). */
-async function rollOver(q: Queryable, orgId: string, row: CreditRow, nowMs: number): Promise<CreditRow> {
-  if (nowMs < Number(row.period_end)) return row
+/**
+ * Locks an org's credit row for the rest of the transaction of `q` and renews its period when it has ended (the
+ * subscription reset, the period usage reset, a credits.added event): the one period renewal of the PostgreSQL
+ * store, bulk jobs' credits included. Null when there is no org.
+ */
+export async function lockCredits(q: Queryable, orgId: string, nowMs: number): Promise<CreditRow | null> {
+  const row = (await q.query<CreditRow>(`SELECT ${CREDIT_COLUMNS} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])).rows[0]
+  if (!row || nowMs < Number(row.period_end)) return row ?? null
   const r = renewal(Number(row.period_anchor), Number(row.monthly_credits), Number(row.purchased_credits), nowMs)
   const { rows } = await q.query<CreditRow>(
     `UPDATE orgs SET period_start = $2, period_end = $3, subscription_credits = monthly_credits, period_lookups = 0,
@@ -221,64 +219,86 @@ async function rollOver(q: Queryable, orgId: string, row: CreditRow, nowMs: numb
   return rows[0]!
 }
 
-/** The credit operations over a pool. */
-export function createPostgresCredits(pool: pg.Pool) {
-  /** Runs `fn` in a transaction holding the org's row, renewed first when its period has ended; null when there is no org. */
-  const withOrg = <T>(orgId: string, nowMs: number, fn: (c: pg.PoolClient, row: CreditRow) => Promise<T>): Promise<T | null> =>
-    inTransaction(pool, async (c) => {
-      const { rows } = await c.query<CreditRow>(`SELECT ${CREDIT_COLUMNS} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])
-      return rows[0] ? fn(c, await rollOver(c, orgId, rows[0], nowMs)) : null
+/** Runs `fn` in a transaction holding the org's row, renewed first when its period has ended; null when there is no org. */
+function withOrg<T>(pool: pg.Pool, orgId: string, nowMs: number, fn: (c: pg.PoolClient, row: CreditRow) => Promise<T>): Promise<T | null> {
+  return inTransaction(pool, async (c) => {
+    const row = await lockCredits(c, orgId, nowMs)
+    return row ? fn(c, row) : null
+  })
+}
+
+/** One reservation ({@link RESERVE}); 'due' when the org's period has ended (renew first). */
+async function reserveOn(q: Queryable, orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null | 'due'> {
+  const { rows } = await q.query<{ period_start: Num; period_end: Num; from_sub: Num | null; balance_after: Num }>({ ...RESERVE, values: [orgId, amount, nowMs] })
+  const r = rows[0]
+  if (!r) return null
+  if (Number(r.period_end) <= nowMs) return 'due'
+  if (r.from_sub === null) return null
+  const fromSubscription = Number(r.from_sub)
+  return { amount, fromSubscription, fromPurchased: amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.balance_after) }
+}
+
+/** The balance after the refund; null when the org is missing or its period has ended (renew first). */
+async function refundOn(q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | null> {
+  const { fromSubscription, fromPurchased } = refundSplit(res, amount)
+  const { rows } = await q.query<{ balance: Num }>({ ...REFUND, values: [orgId, nowMs, res.periodStart, fromSubscription, fromPurchased] })
+  return rows[0] ? Number(rows[0].balance) : null
+}
+
+/** Emits the alerts the state calls for; when another request moved the level first, decides again on the fresh row. */
+async function alert(q: Queryable, orgId: string, state: AlertState, nowMs: number): Promise<void> {
+  for (let s: AlertState | undefined = state; s; ) {
+    const level = s.alert_level as AlertLevel
+    const due = dueAlerts(Number(s.balance), Number(s.monthly_credits), level)
+    if (due.level === level) return
+    const events = due.events.map((e: PendingEvent) => buildEvent(orgId, e, nowMs))
+    const { rows } = await q.query<{ n: number }>({
+      ...MOVE_ALERT,
+      values: [orgId, level, due.level, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.created), events.map((e) => JSON.stringify(e))],
     })
-
-  const reserveOn = async (q: Queryable, orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null | 'due'> => {
-    const { rows } = await q.query<{ period_start: Num; period_end: Num; from_sub: Num | null; balance_after: Num }>({ ...RESERVE, values: [orgId, amount, nowMs] })
-    const r = rows[0]
-    if (!r) return null
-    if (Number(r.period_end) <= nowMs) return 'due'
-    if (r.from_sub === null) return null
-    const fromSubscription = Number(r.from_sub)
-    return { amount, fromSubscription, fromPurchased: amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.balance_after) }
+    if (rows[0]!.n === 1) return
+    s = (await q.query<AlertState>('SELECT subscription_credits + purchased_credits AS balance, monthly_credits, alert_level FROM orgs WHERE id = $1', [orgId])).rows[0]
   }
+}
 
-  /** The balance after the refund; null when the org is missing or its period has ended (renew first). */
-  const refundOn = async (q: Queryable, orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | null> => {
-    const { fromSubscription, fromPurchased } = refundSplit(res, amount)
-    const { rows } = await q.query<{ balance: Num }>({ ...REFUND, values: [orgId, nowMs, res.periodStart, fromSubscription, fromPurchased] })
-    return rows[0] ? Number(rows[0].balance) : null
-  }
+/** One settlement and its alerts; false when the org is missing or its period has ended (renew first). */
+async function settleOn(q: Queryable, orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<boolean> {
+  const { rows } = await q.query<AlertState>(
+    cacheWrites?.length ? { ...SETTLE_AND_CACHE, values: [orgId, lookups, nowMs, ...cacheColumns(cacheWrites)] } : { ...SETTLE, values: [orgId, lookups, nowMs] },
+  )
+  if (!rows[0]) return false
+  await alert(q, orgId, rows[0], nowMs)
+  return true
+}
 
-  /** Emits the alerts the state calls for; when another request moved the level first, decides again on the fresh row. */
-  const alert = async (q: Queryable, orgId: string, state: AlertState, nowMs: number): Promise<void> => {
-    for (let s: AlertState | undefined = state; s; ) {
-      const level = s.alert_level as AlertLevel
-      const due = dueAlerts(Number(s.balance), Number(s.monthly_credits), level)
-      if (due.level === level) return
-      const events = due.events.map((e: PendingEvent) => buildEvent(orgId, e, nowMs))
-      const { rows } = await q.query<{ n: number }>({
-        ...MOVE_ALERT,
-        values: [orgId, level, due.level, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.created), events.map((e) => JSON.stringify(e))],
-      })
-      if (rows[0]!.n === 1) return
-      s = (await q.query<AlertState>('SELECT subscription_credits + purchased_credits AS balance, monthly_credits, alert_level FROM orgs WHERE id = $1', [orgId])).rows[0]
+type ReserveAsk = { orgId: string; amount: number; nowMs: number; hold?: HoldRef | undefined }
+type Reserved = CreditReservation | null | Promise<CreditReservation | null>
+
+/** Many reservations as one {@link RESERVE_MANY}; a request whose org's period has ended is answered by `due`. */
+async function reserveOnMany(q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved): Promise<Reserved[]> {
+  const { rows } = await q.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
+    ...RESERVE_MANY,
+    values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs, asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null)],
+  })
+  const answers: Reserved[] = asks.map(() => null)
+  for (const r of rows) {
+    const i = Number(r.n) - 1
+    const a = asks[i]!
+    if (Number(r.period_end) <= nowMs) answers[i] = due(a)
+    else if (r.granted) {
+      const fromSubscription = Number(r.from_sub)
+      answers[i] = { amount: a.amount, fromSubscription, fromPurchased: a.amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.sub) + Number(r.pur) - Number(r.cum) }
     }
   }
+  return answers
+}
 
-  const settleOn = async (q: Queryable, orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<boolean> => {
-    const { rows } = await q.query<AlertState>(
-      cacheWrites?.length
-        ? { ...SETTLE_AND_CACHE, values: [orgId, lookups, nowMs, ...cacheColumns(cacheWrites)] }
-        : { ...SETTLE, values: [orgId, lookups, nowMs] },
-    )
-    if (!rows[0]) return false
-    await alert(q, orgId, rows[0], nowMs)
-    return true
-  }
-
-  /**
-   * Group settlement: the settlements asked for in one turn of the event loop go out as one {@link SETTLE_MANY}
-   * statement (the lookups of each org summed), each caller answered after it; an org whose period has ended since is
-   * settled on its own (renewed first). Under load, many requests then share one round trip for their settlement.
-   */
+/**
+ * The operations of the hot path, grouped: the calls of one turn of the event loop go out as one statement
+ * ({@link SETTLE_MANY}, {@link RESERVE_MANY}, {@link REFUND_MANY}), each caller answered after it; an org whose period
+ * has ended is served on its own (renewed first), as are the calls made alone.
+ */
+function hotPath(pool: pg.Pool) {
   type SettleAsk = { orgId: string; lookups: number; nowMs: number; cacheWrites: readonly CacheWrite[] | undefined }
   const settleMany = perTurn(async (asks: SettleAsk[]): Promise<void[]> => {
     const byOrg = new Map<string, { n: number; nowMs: number }>()
@@ -294,66 +314,36 @@ export function createPostgresCredits(pool: pg.Pool) {
     const settled = new Set(rows.map((r) => r.id))
     await Promise.all([
       ...rows.map((r) => alert(pool, r.id, r, byOrg.get(r.id)!.nowMs)),
-      ...[...byOrg].filter(([id]) => !settled.has(id)).map(([id, o]) => withOrg(id, o.nowMs, (c) => settleOn(c, id, o.n, o.nowMs))),
+      ...[...byOrg].filter(([id]) => !settled.has(id)).map(([id, o]) => withOrg(pool, id, o.nowMs, (c) => settleOn(c, id, o.n, o.nowMs))),
     ])
     return asks.map(() => undefined)
   })
-  const settleGrouped = (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> =>
-    settleMany({ orgId, lookups, nowMs, cacheWrites })
 
   const reserveAlone = async (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> => {
     const r = await reserveOn(pool, orgId, amount, nowMs)
     if (r !== 'due') return r
-    return withOrg(orgId, nowMs, async (c) => {
+    return withOrg(pool, orgId, nowMs, async (c) => {
       const again = await reserveOn(c, orgId, amount, nowMs)
       return again === 'due' ? null : again
     })
   }
-  /**
-   * Group reservation: the reservations asked for in one turn of the event loop go out as one {@link RESERVE_MANY}
-   * statement, each caller answered after it; a request of an org whose period has ended is reserved on its own
-   * (renewed first). A request with a hold has it written by the same statement.
-   */
-  type ReserveAsk = { orgId: string; amount: number; nowMs: number; hold?: HoldRef | undefined }
-  type Reserved = CreditReservation | null | Promise<CreditReservation | null>
-  const reserveOnMany = async (q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved): Promise<Reserved[]> => {
-    const { rows } = await q.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
-      ...RESERVE_MANY,
-      values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs, asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null)],
-    })
-    const answers: Reserved[] = asks.map(() => null)
-    for (const r of rows) {
-      const i = Number(r.n) - 1
-      const a = asks[i]!
-      if (Number(r.period_end) <= nowMs) answers[i] = due(a)
-      else if (r.granted) {
-        const fromSubscription = Number(r.from_sub)
-        answers[i] = { amount: a.amount, fromSubscription, fromPurchased: a.amount - fromSubscription, periodStart: Number(r.period_start), balanceAfter: Number(r.sub) + Number(r.pur) - Number(r.cum) }
-      }
-    }
-    return answers
-  }
   // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
+  // A request with a hold has it written by the same statement.
   const reserveMany = perTurn((asks: ReserveAsk[]) =>
     reserveOnMany(pool, asks, Math.max(...asks.map((a) => a.nowMs)), (a) =>
       a.hold
-        ? withOrg(a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!)
+        ? withOrg(pool, a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!)
         : reserveAlone(a.orgId, a.amount, a.nowMs),
     ),
   )
-  const reserveGrouped = (orgId: string, amount: number, nowMs: number, hold?: HoldRef): Promise<CreditReservation | null> => reserveMany({ orgId, amount, nowMs, hold })
 
-  /**
-   * Group refund: the refunds of one turn as one {@link REFUND_MANY} statement, each caller told its org's balance
-   * after them; an org past its period end is refunded alone (renewed first).
-   */
   const refundAlone = async (orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> => {
     const balance = await refundOn(pool, orgId, res, amount, nowMs)
     if (balance !== null) return balance
-    return (await withOrg(orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))) ?? undefined
+    return (await withOrg(pool, orgId, nowMs, (c) => refundOn(c, orgId, res, amount, nowMs))) ?? undefined
   }
   type RefundAsk = { orgId: string; res: CreditReservation; amount: number; nowMs: number }
-  const refundGrouped = perTurn(async (asks: RefundAsk[]): Promise<Array<number | void | Promise<number | void>>> => {
+  const refundMany = perTurn(async (asks: RefundAsk[]): Promise<Array<number | void | Promise<number | void>>> => {
     const nowMs = Math.max(...asks.map((a) => a.nowMs))
     const parts = asks.map((a) => refundSplit(a.res, a.amount))
     const { rows } = await pool.query<{ id: string; balance: Num }>({
@@ -365,45 +355,24 @@ export function createPostgresCredits(pool: pg.Pool) {
     return asks.map((a) => (after.has(a.orgId) ? after.get(a.orgId)! : refundAlone(a.orgId, a.res, a.amount, a.nowMs)))
   })
 
-  const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
-    const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })
-    if (!rows[0]) return null
-    if (nowMs < Number(rows[0].period_end)) return toOrg(rows[0])
-    return withOrg(orgId, nowMs, async (c) => toOrg((await c.query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [orgId])).rows[0]!))
-  }
-
-  /** Locks an org's row inside the transaction of `c` and renews its period when due. */
-  const renewOn = async (c: Queryable, orgId: string, nowMs: number): Promise<void> => {
-    const { rows } = await c.query<CreditRow>(`SELECT ${CREDIT_COLUMNS} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])
-    if (rows[0]) await rollOver(c, orgId, rows[0], nowMs)
-  }
-
   return {
-    /** What the request holds (./leases.ts) build on. */
-    internals: { alert, withOrg, renewOn },
-    readOrg,
-    settleGrouped,
-    reserveGrouped,
     reserve: reserveAlone,
-    refundGrouped: (orgId: string, res: CreditReservation, amount: number, nowMs: number) => refundGrouped({ orgId, res, amount, nowMs }),
     refund: refundAlone,
     async settle(orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> {
       if (await settleOn(pool, orgId, lookups, nowMs, cacheWrites)) return
-      await withOrg(orgId, nowMs, (c) => settleOn(c, orgId, lookups, nowMs, cacheWrites))
+      await withOrg(pool, orgId, nowMs, (c) => settleOn(c, orgId, lookups, nowMs, cacheWrites))
     },
-    async balance(orgId: string, nowMs: number): Promise<number> {
-      const { rows } = await pool.query<{ balance: Num; period_end: Num }>({
-        name: 'riskcheck_balance',
-        text: 'SELECT subscription_credits + purchased_credits AS balance, period_end FROM orgs WHERE id = $1',
-        values: [orgId],
-      })
-      if (!rows[0]) return 0
-      if (nowMs < Number(rows[0].period_end)) return Number(rows[0].balance)
-      const org = await readOrg(orgId, nowMs)
-      return org ? org.subscriptionCredits + org.purchasedCredits : 0
-    },
+    settleGrouped: (orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> => settleMany({ orgId, lookups, nowMs, cacheWrites }),
+    reserveGrouped: (orgId: string, amount: number, nowMs: number, hold?: HoldRef): Promise<CreditReservation | null> => reserveMany({ orgId, amount, nowMs, hold }),
+    refundGrouped: (orgId: string, res: CreditReservation, amount: number, nowMs: number) => refundMany({ orgId, res, amount, nowMs }),
+  }
+}
+
+/** An operator's changes, one transaction each: a top-up and a plan change. */
+function operatorChanges(pool: pg.Pool) {
+  return {
     add: (orgId: string, amount: number, reason: CreditReason, nowMs: number): Promise<OrgRecord | null> =>
-      withOrg(orgId, nowMs, async (c, row) => {
+      withOrg(pool, orgId, nowMs, async (c, row) => {
         const balance = Number(row.subscription_credits) + Number(row.purchased_credits) + amount
         const { rows } = await c.query<OrgRow>('UPDATE orgs SET purchased_credits = purchased_credits + $2, alert_level = $3 WHERE id = $1 RETURNING *', [
           orgId,
@@ -414,7 +383,7 @@ export function createPostgresCredits(pool: pg.Pool) {
         return toOrg(rows[0]!)
       }),
     setPlan: (orgId: string, change: PlanChange, nowMs: number): Promise<OrgRecord | null> =>
-      withOrg(orgId, nowMs, async (c, row) => {
+      withOrg(pool, orgId, nowMs, async (c, row) => {
         const plan = (await c.query<PlanRow>('SELECT * FROM plans WHERE id = $1', [change.planId])).rows[0]
         if (!plan) throw new RangeError(`unknown plan ${change.planId}`)
         const current = {
@@ -432,5 +401,37 @@ export function createPostgresCredits(pool: pg.Pool) {
         if (p.granted > 0) await recordCredit(c, orgId, p.granted, 'upgrade', p.balance, nowMs)
         return toOrg(rows[0]!)
       }),
+  }
+}
+
+/** The credit operations over a pool. */
+export function createPostgresCredits(pool: pg.Pool) {
+  const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
+    const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })
+    if (!rows[0]) return null
+    if (nowMs < Number(rows[0].period_end)) return toOrg(rows[0])
+    return withOrg(pool, orgId, nowMs, async (c) => toOrg((await c.query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [orgId])).rows[0]!))
+  }
+  return {
+    /** What the request holds (./leases.ts) build on. */
+    internals: {
+      alert,
+      withOrg: <T>(orgId: string, nowMs: number, fn: (c: pg.PoolClient, row: CreditRow) => Promise<T>) => withOrg(pool, orgId, nowMs, fn),
+      renewOn: lockCredits,
+    },
+    readOrg,
+    ...hotPath(pool),
+    ...operatorChanges(pool),
+    async balance(orgId: string, nowMs: number): Promise<number> {
+      const { rows } = await pool.query<{ balance: Num; period_end: Num }>({
+        name: 'riskcheck_balance',
+        text: 'SELECT subscription_credits + purchased_credits AS balance, period_end FROM orgs WHERE id = $1',
+        values: [orgId],
+      })
+      if (!rows[0]) return 0
+      if (nowMs < Number(rows[0].period_end)) return Number(rows[0].balance)
+      const org = await readOrg(orgId, nowMs)
+      return org ? org.subscriptionCredits + org.purchasedCredits : 0
+    },
   }
 }

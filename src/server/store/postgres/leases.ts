@@ -10,7 +10,7 @@ import type { RequestClose } from '../../../accounts/types.js'
 import type { InstanceLeases, LeaseRenewal } from '../types.js'
 import { cacheColumns, REFUND_MANY, type AlertState, type createPostgresCredits } from './credits.js'
 import { perTurn } from './per-turn.js'
-import { inTransaction, type Num, type Queryable } from './rows.js'
+import { inTransaction, type Num, type Queryable } from './client.js'
 
 const RENEW = {
   name: 'riskcheck_lease_renew',
@@ -26,15 +26,10 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
 }
 
 /**
- * Ends many requests in one statement. Per request (`$1…$5`, in order): its org, lookups, hold (or null) and the
- * subscription and purchased credits it gives back; `$6` the time; `$7…$10` the cache entries; `$11…$16` the
- * idempotency records (the request's number, scope, key, owner, and status and body — null to forget it).
- *
- * Orgs whose period has ended are left alone (renewed and closed on their own). Of the others, a request whose hold
- * is gone (released because its instance was taken for dead) is "fenced": nothing of it is counted and its record is
- * forgotten. The rest have their holds deleted, their unused credits given back (subscription ones only into the
- * period they came from), their lookups counted and their answers stored. Returns the settled orgs (for the alerts)
- * and the numbers of the fenced requests.
+ * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). Per request
+ * (`$1…$5`, in order): its org, lookups, hold (or null) and the subscription and purchased credits it gives back; `$6`
+ * the time; `$7…$10` the cache entries; `$11…$16` the idempotency records (the request's number, scope, key, owner,
+ * and status and body — null to forget it). Returns the settled orgs and the numbers of the fenced requests.
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',

@@ -1,29 +1,169 @@
 /**
- * Versioned schema migrations of the PostgreSQL store. Every instance of the server (and `riskcheck admin migrate`)
- * calls {@link migratePostgres} on start; it applies the pending versions in one transaction under a
- * transaction-scoped advisory lock, so several instances starting at once migrate exactly once and none of them sees
- * a half-migrated schema. The versions applied are recorded in `riskcheck_migrations`.
- *
- * Append only: never edit a version that has shipped; add the next one. Modules that keep their own tables on
- * PostgreSQL (bulk jobs, webhook deliveries) add their versions at the end of {@link POSTGRES_MIGRATIONS}, numbered
- * on from the last one; {@link migratePostgres} refuses a list whose versions are not 1, 2, 3, … in order.
- *
- * The tables are those of the SQLite store (../migrations.ts) column for column, with times and credit counters as
- * BIGINT (unix ms; `pg` hands them back as strings, which the store converts).
+ * Every PostgreSQL migration list — the service's and the dashboard's — and the one runner that applies a list under
+ * its ledger (docs/decisions.md "PostgreSQL store"). Append only: never edit a version that has shipped.
  */
 import type pg from 'pg'
-import { ORG_POLICY_POSTGRES_SCHEMA } from '../org-policy-postgres.js'
-import { POSTGRES_BULK_MIGRATIONS } from '../postgres-service-schema.js'
+import type { Migration } from '../shared/migration.js'
+import { inTransaction } from './client.js'
 
-/** One PostgreSQL migration: its version (1, 2, 3, …), a name for messages and the ledger, and its SQL. */
-export interface PostgresMigration {
-  version: number
-  name: string
-  sql: string
-}
+/** One PostgreSQL migration (the shape every engine shares). */
+export type PostgresMigration = Migration
 
-/** The migrations, in order. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+/** The per-org policies and answer log (version 2; the columns of SQLite migration 003, times unix ms in BIGINT). */
+export const ORG_POLICY_POSTGRES_SCHEMA = `
+CREATE TABLE IF NOT EXISTS org_policies (
+  org_id      TEXT PRIMARY KEY REFERENCES orgs(id),
+  version     TEXT NOT NULL,
+  canonical   TEXT NOT NULL,
+  description TEXT,
+  source      TEXT,
+  set_at      BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS org_answers (
+  id      BIGSERIAL PRIMARY KEY,
+  org_id  TEXT NOT NULL,
+  at      BIGINT NOT NULL,
+  type    TEXT NOT NULL,
+  input   TEXT NOT NULL,
+  action  TEXT NOT NULL,
+  score   INTEGER,
+  factors TEXT NOT NULL,
+  context TEXT
+);
+CREATE INDEX IF NOT EXISTS org_answers_org_at ON org_answers(org_id, at);
+CREATE INDEX IF NOT EXISTS org_answers_at ON org_answers(at);
+`
+
+/** The bulk and webhook tables: versions 3 and 4 of {@link POSTGRES_MIGRATIONS}. */
+export const POSTGRES_BULK_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 3,
+    name: 'bulk jobs, rows and credit reservations',
+    sql: `
+CREATE TABLE bulk_jobs (
+  seq        BIGSERIAL PRIMARY KEY,
+  id         TEXT NOT NULL UNIQUE,
+  org_id     TEXT NOT NULL,
+  mode       TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+  status     TEXT NOT NULL,
+  job        TEXT NOT NULL,
+  reserved   BIGINT NOT NULL,
+  options    TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX bulk_jobs_owner ON bulk_jobs(org_id, mode, seq);
+CREATE INDEX bulk_jobs_unfinished ON bulk_jobs(status) WHERE status IN ('queued', 'running');
+CREATE INDEX bulk_jobs_expires ON bulk_jobs(expires_at);
+
+CREATE TABLE bulk_rows (
+  job_seq   BIGINT NOT NULL REFERENCES bulk_jobs(seq) ON DELETE CASCADE,
+  idx       INTEGER NOT NULL,
+  state     SMALLINT NOT NULL,
+  retryable SMALLINT NOT NULL,
+  action    TEXT,
+  input     TEXT NOT NULL,
+  result    TEXT,
+  PRIMARY KEY (job_seq, idx)
+);
+
+CREATE TABLE bulk_reservations (
+  id                BIGSERIAL PRIMARY KEY,
+  org_id            TEXT NOT NULL,
+  amount            BIGINT NOT NULL CHECK (amount > 0),
+  from_subscription BIGINT NOT NULL,
+  from_purchased    BIGINT NOT NULL,
+  period_start      BIGINT NOT NULL,
+  job_id            TEXT
+);
+CREATE INDEX bulk_reservations_org ON bulk_reservations(org_id, id);
+CREATE INDEX bulk_reservations_job ON bulk_reservations(job_id);
+`,
+  },
+  {
+    version: 4,
+    name: 'webhook endpoints, events, deliveries, attempts, operator notices; outbox pump marks',
+    sql: `
+CREATE TABLE webhook_endpoints (
+  id              TEXT PRIMARY KEY,
+  org_id          TEXT NOT NULL,
+  url             TEXT NOT NULL,
+  description     TEXT,
+  events          TEXT NOT NULL,
+  format          TEXT NOT NULL,
+  secret          TEXT NOT NULL,
+  status          TEXT NOT NULL,
+  disabled_reason TEXT,
+  created_at      BIGINT NOT NULL,
+  enabled_at      BIGINT,
+  last_success_at BIGINT
+);
+CREATE INDEX webhook_endpoints_org ON webhook_endpoints(org_id, created_at);
+
+CREATE TABLE webhook_events (
+  id        TEXT PRIMARY KEY,
+  org_id    TEXT NOT NULL,
+  type      TEXT NOT NULL,
+  created   BIGINT NOT NULL,
+  payload   TEXT NOT NULL,
+  stored_at BIGINT NOT NULL
+);
+
+CREATE TABLE webhook_deliveries (
+  seq             BIGSERIAL,
+  id              TEXT PRIMARY KEY,
+  event_id        TEXT NOT NULL,
+  endpoint_id     TEXT NOT NULL,
+  org_id          TEXT NOT NULL,
+  status          TEXT NOT NULL,
+  attempts        INTEGER NOT NULL,
+  next_attempt_at BIGINT,
+  lease_until     BIGINT,
+  created_at      BIGINT NOT NULL,
+  last_attempt_at BIGINT,
+  last_status     INTEGER,
+  last_error      TEXT,
+  resend_of       TEXT
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries(endpoint_id, created_at);
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries(event_id);
+CREATE UNIQUE INDEX webhook_deliveries_fanout ON webhook_deliveries(event_id, endpoint_id) WHERE resend_of IS NULL;
+
+CREATE TABLE webhook_attempts (
+  delivery_id   TEXT NOT NULL,
+  attempt       INTEGER NOT NULL,
+  event_id      TEXT NOT NULL,
+  endpoint_id   TEXT NOT NULL,
+  at            BIGINT NOT NULL,
+  ok            BOOLEAN NOT NULL,
+  status        INTEGER,
+  duration_ms   INTEGER NOT NULL,
+  response_body TEXT NOT NULL,
+  error         TEXT,
+  error_detail  TEXT,
+  PRIMARY KEY (delivery_id, attempt)
+);
+CREATE INDEX webhook_attempts_at ON webhook_attempts(at);
+CREATE INDEX webhook_attempts_endpoint ON webhook_attempts(endpoint_id, at);
+
+CREATE TABLE operator_notices (
+  id      BIGSERIAL PRIMARY KEY,
+  at      BIGINT NOT NULL,
+  org_id  TEXT,
+  subject TEXT NOT NULL,
+  kind    TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+
+ALTER TABLE events ADD COLUMN pumped_at BIGINT;
+CREATE INDEX events_unpumped ON events(seq) WHERE pumped_at IS NULL;
+`,
+  },
+]
+
+/** The service's migrations (ledger `riskcheck_migrations`), in order. */
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'core: meta, plans, orgs, keys, credit transactions, events outbox, idempotency, result cache',
@@ -128,12 +268,9 @@ CREATE INDEX result_cache_expires ON result_cache(expires_at);
     name: 'per-org scoring policies and the answer log',
     sql: ORG_POLICY_POSTGRES_SCHEMA,
   },
-  // bulk jobs and webhooks (../postgres-service-schema.ts)
   ...POSTGRES_BULK_MIGRATIONS,
   {
-    // Server instances renew a lease; a billed request's credits are a hold of its instance until its settlement
-    // closes it; an instance whose lease ended has its holds refunded and its in-progress Idempotency-Keys taken over
-    // (./leases.ts). Records written before keep a null owner and the 2-minute takeover.
+    // docs/decisions.md "Instance leases"; records written before keep a null owner and the 2-minute takeover
     version: 5,
     name: 'instance leases, credit holds of requests in flight, idempotency owners',
     sql: `
@@ -159,6 +296,116 @@ ALTER TABLE idempotency ADD COLUMN owner TEXT;
   },
 ]
 
+/** The dashboard's migrations (ledger `dashboard_migrations`), in order. */
+export const PG_DASHBOARD_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'users, members, sessions, tokens, login failures, usage, key creators, cursors',
+    sql: `
+CREATE TABLE dashboard_users (
+  id                TEXT PRIMARY KEY,
+  email             TEXT NOT NULL UNIQUE,
+  password_hash     TEXT NOT NULL,
+  email_verified_at BIGINT,
+  created_at        BIGINT NOT NULL
+);
+CREATE TABLE dashboard_members (
+  org_id     TEXT NOT NULL,
+  user_id    TEXT NOT NULL REFERENCES dashboard_users(id),
+  role       TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'developer')),
+  created_at BIGINT NOT NULL,
+  seq        BIGSERIAL,
+  PRIMARY KEY (org_id, user_id)
+);
+CREATE INDEX dashboard_members_user ON dashboard_members(user_id);
+CREATE TABLE dashboard_sessions (
+  id_hash    TEXT PRIMARY KEY,
+  user_id    TEXT NOT NULL REFERENCES dashboard_users(id),
+  csrf       TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE TABLE dashboard_tokens (
+  hash       TEXT PRIMARY KEY,
+  kind       TEXT NOT NULL CHECK (kind IN ('verify', 'invite')),
+  user_id    TEXT NOT NULL,
+  org_id     TEXT,
+  email      TEXT NOT NULL,
+  role       TEXT,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX dashboard_tokens_org ON dashboard_tokens(org_id, kind);
+CREATE TABLE dashboard_login_failures (
+  key TEXT NOT NULL,
+  at  BIGINT NOT NULL
+);
+CREATE INDEX dashboard_login_failures_key ON dashboard_login_failures(key, at);
+CREATE TABLE dashboard_usage (
+  org_id  TEXT NOT NULL,
+  day     TEXT NOT NULL,
+  type    TEXT NOT NULL,
+  lookups BIGINT NOT NULL,
+  credits BIGINT NOT NULL,
+  PRIMARY KEY (org_id, day, type)
+);
+CREATE TABLE dashboard_key_creators (
+  org_id  TEXT NOT NULL,
+  key_id  TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL
+);
+CREATE INDEX dashboard_key_creators_org ON dashboard_key_creators(org_id);
+CREATE TABLE dashboard_cursors (
+  name  TEXT PRIMARY KEY,
+  value BIGINT NOT NULL
+);`,
+  },
+  {
+    version: 2,
+    name: 'password reset and pending two-factor tokens, TOTP, recovery codes, team settings, sign-in attempts',
+    sql: `
+ALTER TABLE dashboard_users ADD COLUMN totp_secret TEXT, ADD COLUMN totp_enabled_at BIGINT, ADD COLUMN totp_last_step BIGINT;
+CREATE TABLE dashboard_recovery_codes (
+  user_id TEXT NOT NULL REFERENCES dashboard_users(id),
+  hash    TEXT NOT NULL,
+  PRIMARY KEY (user_id, hash)
+);
+CREATE TABLE dashboard_team_settings (
+  org_id             TEXT PRIMARY KEY,
+  require_two_factor BOOLEAN NOT NULL
+);
+ALTER TABLE dashboard_login_failures ADD COLUMN attempt TEXT;
+CREATE INDEX dashboard_login_failures_attempt ON dashboard_login_failures(attempt);
+ALTER TABLE dashboard_tokens DROP CONSTRAINT dashboard_tokens_kind_check,
+  ADD CONSTRAINT dashboard_tokens_kind_check CHECK (kind IN ('verify', 'invite', 'reset', 'mfa'));
+CREATE INDEX dashboard_tokens_user ON dashboard_tokens(user_id, kind);`,
+  },
+  {
+    version: 3,
+    name: 'mail log (the mail throttle)',
+    sql: `
+CREATE TABLE dashboard_mail_log (
+  key TEXT NOT NULL,
+  at  BIGINT NOT NULL
+);
+CREATE INDEX dashboard_mail_log_key ON dashboard_mail_log(key, at);`,
+  },
+]
+
+/** Where a list's applied versions are recorded, and the advisory lock that serialises the runs applying it. */
+export interface PostgresLedger {
+  /** The table of applied versions (`version`, `name`, `applied_at`). */
+  table: string
+  /** The lock's key: with `perSchema`, the first of two int4 keys, the second a hash of the schema name; else one bigint key. */
+  lock: number
+  perSchema: boolean
+}
+
+/** The service's ledger; its lock is per schema ("rcmg"). */
+export const SERVICE_LEDGER: PostgresLedger = { table: 'riskcheck_migrations', lock: 0x72636d67, perSchema: true }
+/** The dashboard's ledger, in the service's schema; one lock for every schema ("rcdash"). */
+export const DASHBOARD_LEDGER: PostgresLedger = { table: 'dashboard_migrations', lock: 0x7263_6461_7368, perSchema: false }
+
 /** A plain lower-case identifier: what `schema` may be (it is written into SQL, never quoted from user input). */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -169,66 +416,59 @@ export function checkSchemaName(schema: string | undefined): void {
   }
 }
 
-/** Throws unless the versions are 1, 2, 3, … in order (a module appending a version out of turn is a bug). */
-function checkVersions(migrations: readonly PostgresMigration[]): void {
+/** Throws unless the versions are 1, 2, 3, … in order (a version appended out of turn is a bug). */
+function checkVersions(migrations: readonly Migration[]): void {
   migrations.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`riskcheck store: PostgreSQL migration "${m.name}" has version ${m.version}, expected ${i + 1}`)
   })
 }
-
-/** The first key of the migration advisory lock ("rcmg"); the second is a hash of the schema name. */
-const MIGRATION_LOCK = 0x72636d67
 
 /** Options of {@link migratePostgres} and {@link postgresSchemaStatus}. */
 export interface PostgresMigrateOptions {
   /** The schema to migrate (created if missing); default: the connection's current schema (usually `public`). */
   schema?: string
   /** The list to apply (default {@link POSTGRES_MIGRATIONS}). */
-  migrations?: readonly PostgresMigration[]
+  migrations?: readonly Migration[]
+  /** Where the list's versions are recorded (default {@link SERVICE_LEDGER}; the dashboard's list: {@link DASHBOARD_LEDGER}). */
+  ledger?: PostgresLedger
   /** When the versions are recorded as applied (unix ms; default now). */
   nowMs?: number
 }
 
 /**
- * Applies the pending migrations in one transaction under `pg_advisory_xact_lock`, so of several instances starting
- * at once one migrates and the others wait and then find nothing to do. Returns the versions it applied. Throws when
- * the database holds a newer schema than this code knows.
+ * Applies the pending migrations of a list in one transaction under `pg_advisory_xact_lock`, so of several instances
+ * starting at once one migrates and the others wait and then find nothing to do. Returns the versions it applied.
+ * Throws when the ledger holds a newer version than the list knows.
  *
  * @example
  * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
- * const applied = await migratePostgres(pool) // [1, 2] the first time, [] after
+ * const applied = await migratePostgres(pool) // [1, 2, …] the first time, [] after
  */
 export async function migratePostgres(pool: pg.Pool, options: PostgresMigrateOptions = {}): Promise<number[]> {
   const migrations = options.migrations ?? POSTGRES_MIGRATIONS
+  const ledger = options.ledger ?? SERVICE_LEDGER
   checkSchemaName(options.schema)
   checkVersions(migrations)
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
+  return inTransaction(pool, async (client) => {
     const schema = options.schema ?? (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s
-    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK, schema])
+    if (ledger.perSchema) await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ledger.lock, schema])
+    else await client.query('SELECT pg_advisory_xact_lock($1)', [ledger.lock])
     // After the lock: CREATE SCHEMA IF NOT EXISTS is not safe against a concurrent creator.
     if (options.schema) {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
       await client.query(`SET LOCAL search_path TO ${schema}`)
     }
-    await client.query('CREATE TABLE IF NOT EXISTS riskcheck_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)')
-    const current = Number((await client.query<{ v: number }>('SELECT COALESCE(MAX(version), 0) AS v FROM riskcheck_migrations')).rows[0]!.v)
+    await client.query(`CREATE TABLE IF NOT EXISTS ${ledger.table} (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`)
+    const current = Number((await client.query<{ v: number }>(`SELECT COALESCE(MAX(version), 0) AS v FROM ${ledger.table}`)).rows[0]!.v)
     if (current > migrations.length) throw newerError(current, migrations.length)
     const applied: number[] = []
     for (const m of migrations.slice(current)) {
       await client.query(m.sql)
-      await client.query('INSERT INTO riskcheck_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, options.nowMs ?? Date.now()])
+      await client.query(`INSERT INTO ${ledger.table} (version, name, applied_at) VALUES ($1, $2, $3)`, [m.version, m.name, options.nowMs ?? Date.now()])
       applied.push(m.version)
     }
-    await client.query('COMMIT')
     return applied
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw e
-  } finally {
-    client.release()
-  }
+  })
 }
 
 /** The error for a database migrated by a newer riskcheck. */
@@ -237,13 +477,14 @@ export function newerError(current: number, expected: number): Error {
 }
 
 /**
- * The schema version the database holds (0 when it was never migrated) and the one this code expects: what
+ * The version a ledger holds (0 when it was never migrated) and the one this code expects: what
  * `riskcheck admin migrate --check` and GET /readyz compare.
  */
 export async function postgresSchemaStatus(pool: pg.Pool, options: Omit<PostgresMigrateOptions, 'nowMs'> = {}): Promise<{ current: number; expected: number }> {
   checkSchemaName(options.schema)
   const expected = (options.migrations ?? POSTGRES_MIGRATIONS).length
-  const table = options.schema ? `${options.schema}.riskcheck_migrations` : 'riskcheck_migrations'
+  const name = (options.ledger ?? SERVICE_LEDGER).table
+  const table = options.schema ? `${options.schema}.${name}` : name
   const found = await pool.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [table])
   if (!found.rows[0]?.t) return { current: 0, expected }
   const { rows } = await pool.query<{ v: number }>(`SELECT COALESCE(MAX(version), 0) AS v FROM ${table}`)

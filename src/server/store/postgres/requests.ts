@@ -1,7 +1,7 @@
 /**
  * Idempotency records and the persistent result cache of the PostgreSQL store, one statement each. Starting an
  * idempotent request is an upsert that only takes a record over when it is expired, or in progress with an owner
- * whose lease was released (./leases.ts) — or, without an owner, stale (IDEMPOTENCY_STALE_MS of ../types.ts) — read
+ * whose lease was released (./leases.ts) — or, without an owner, stale ({@link IDEMPOTENCY_STALE_MS}) — read
  * together with the record as it was, so the answer — new, replay, mismatch, in progress — costs one round trip
  * and two processes given the same key at once never both run it.
  */
@@ -9,7 +9,7 @@ import type pg from 'pg'
 import type { CacheEntry, ResultCache } from '../../../cache.js'
 import { perTurn } from './per-turn.js'
 import { IDEMPOTENCY_STALE_MS, type IdempotencyBegin } from '../types.js'
-import type { Num } from './rows.js'
+import type { Num } from './client.js'
 
 const BEGIN = {
   name: 'riskcheck_idempotency_begin',

@@ -1,20 +1,8 @@
-/**
- * Rows of the PostgreSQL store and their conversion to the records of ../types.ts, plus the transaction helper the
- * store's rare multi-statement operations use. `pg` returns BIGINT columns as strings (they may exceed 2^53); the
- * values here (unix ms, credits) never do, so they are converted with `Number`.
- */
-import type pg from 'pg'
+/** Rows of the PostgreSQL store and their conversion to the service's records ({@link OrgRecord}, {@link StoredEvent}, {@link Plan}). */
+import type { Num } from './client.js'
 import type { EventPayload, EventType, PlanStatus } from '../../../schema.js'
 import type { Plan } from '../../../accounts/plans.js'
 import type { OrgRecord, StoredEvent } from '../../../accounts/types.js'
-
-/** What the store runs statements on: the pool, or a client inside a transaction. */
-export interface Queryable {
-  query<R extends pg.QueryResultRow = any>(config: string | pg.QueryConfig<unknown[]>, values?: unknown[]): Promise<pg.QueryResult<R>>
-}
-
-/** A BIGINT (string) or INTEGER column as a number. */
-export type Num = string | number
 
 export interface OrgRow {
   id: string
@@ -38,7 +26,6 @@ export interface OrgRow {
   total_lookups: Num
   total_credits: Num
 }
-
 
 export interface EventRow {
   id: string
@@ -79,32 +66,10 @@ export function toOrg(r: OrgRow): OrgRecord {
   }
 }
 
-
 export function toEvent(r: EventRow): StoredEvent {
   return { id: r.id, orgId: r.org_id, type: r.type as EventType, created: Number(r.created), payload: JSON.parse(r.payload) as EventPayload }
 }
 
 export function toPlan(r: PlanRow): Plan {
   return { id: r.id, name: r.name, monthly_price: r.monthly_price, monthly_credits: Number(r.monthly_credits), rate_per_second: r.rate_per_second }
-}
-
-/**
- * Runs `fn` in a transaction on one client of the pool: committed when it resolves, rolled back when it throws.
- * Only the rare operations (a period roll-over, an operator's plan change or top-up) pay its extra round trips.
- */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect()
-  let broken: Error | undefined
-  try {
-    await client.query('BEGIN')
-    const result = await fn(client)
-    await client.query('COMMIT')
-    return result
-  } catch (e) {
-    // A connection that cannot even roll back is dropped from the pool rather than handed to the next caller.
-    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError))
-    throw e
-  } finally {
-    client.release(broken)
-  }
 }

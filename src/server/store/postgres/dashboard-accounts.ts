@@ -1,10 +1,10 @@
 /**
- * The account-security part of the PostgreSQL dashboard store (./postgres.ts): passwords, sessions of a user, TOTP
- * and recovery codes, sign-in attempts and team settings. Each method is one statement, or one transaction where it
- * must count before it writes.
+ * The account-security part of the PostgreSQL dashboard store (./dashboard.ts): passwords, sessions of a user, TOTP
+ * and recovery codes, sign-in attempts and team settings; one statement each, or one transaction where it counts first.
  */
 import type pg from 'pg'
-import type { TeamStore } from './types.js'
+import { inTransaction } from './client.js'
+import type { TeamStore } from '../../../dashboard/store/types.js'
 
 /** The methods of {@link TeamStore} about account security, over `pool`. */
 export type PgAccountMethods = Pick<
@@ -24,22 +24,6 @@ export type PgAccountMethods = Pick<
   | 'teamRequiresTwoFactor'
   | 'setTeamRequiresTwoFactor'
 >
-
-/** Runs `fn` in a transaction on one client of `pool`. */
-async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    const out = await fn(client)
-    await client.query('COMMIT')
-    return out
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw e
-  } finally {
-    client.release()
-  }
-}
 
 export function pgAccountMethods(pool: pg.Pool): PgAccountMethods {
   const run = async (sql: string, params: unknown[]) => (await pool.query(sql, params)).rowCount ?? 0

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { createPgTeamStore, migratePgDashboard, PG_DASHBOARD_MIGRATIONS } from './postgres.js'
+import { createPgTeamStore } from './dashboard.js'
+import { DASHBOARD_LEDGER, migratePostgres, PG_DASHBOARD_MIGRATIONS } from './migrations.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
 if (!url) {
@@ -23,13 +24,16 @@ const freshSchema = async () => {
   return { schema, drop }
 }
 
+/** The dashboard's list through the one PostgreSQL runner, on its own ledger. */
+const migrateDashboard = (pool: pg.Pool, nowMs: number) => migratePostgres(pool, { migrations: PG_DASHBOARD_MIGRATIONS, ledger: DASHBOARD_LEDGER, nowMs })
+
 describe.skipIf(!url)('TeamStore on PostgreSQL', () => {
   it('migrates once even when several servers start at the same time', async () => {
     const { schema, drop } = await freshSchema()
     const pools = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: url!, options: `-c search_path=${schema}` }))
     try {
       await pools[0]!.query(`CREATE SCHEMA ${schema}`)
-      const results = await Promise.all(pools.map((p) => migratePgDashboard(p, 7)))
+      const results = await Promise.all(pools.map((p) => migrateDashboard(p, 7)))
       expect(results.flat()).toEqual(PG_DASHBOARD_MIGRATIONS.map((m) => m.version))
       expect((await pools[0]!.query('SELECT version FROM dashboard_migrations')).rows).toEqual(PG_DASHBOARD_MIGRATIONS.map((m) => ({ version: m.version })))
     } finally {
@@ -49,7 +53,7 @@ describe.skipIf(!url)('TeamStore on PostgreSQL', () => {
       await pool.query("INSERT INTO dashboard_users (id, email, password_hash, created_at) VALUES ('u', 'a@x.test', 'h', 1)")
       await pool.query("INSERT INTO dashboard_tokens VALUES ('h', 'invite', 'u', 'org_a', 'b@x.test', 'admin', 1, 100)")
       await pool.query("INSERT INTO dashboard_login_failures VALUES ('k', 5)")
-      expect(await migratePgDashboard(pool, 7)).toEqual(PG_DASHBOARD_MIGRATIONS.slice(1).map((m) => m.version))
+      expect(await migrateDashboard(pool, 7)).toEqual(PG_DASHBOARD_MIGRATIONS.slice(1).map((m) => m.version))
       const store = await createPgTeamStore({ pool })
       expect(await store.getUser('u')).toMatchObject({ email: 'a@x.test', totpSecret: null, totpEnabledAt: null })
       expect(await store.listInvites('org_a', 2)).toMatchObject([{ hash: 'h', email: 'b@x.test', role: 'admin' }])

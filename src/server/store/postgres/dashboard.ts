@@ -1,134 +1,32 @@
 /**
- * The dashboard's store on PostgreSQL (`pg`), for servers whose service store is PostgreSQL: the same tables as the
- * SQLite store (./sqlite.ts), in a schema of their own choosing (default `public`), with their own migration ledger
- * `dashboard_migrations`; migrations run under a transaction-scoped advisory lock, so several servers starting at
- * once migrate once. Every operation is a single atomic SQL statement (no read-modify-write in JavaScript), except the
- * checks-and-counts of sign-in attempts (./postgres-account.ts) and of the mail throttle: one transaction each, under
- * a transaction-scoped advisory lock per key.
- * See ./types.ts for the contract.
+ * The dashboard's {@link TeamStore} on PostgreSQL: the SQLite store's tables, in the service's schema, with a migration
+ * ledger of their own (docs/decisions.md "PostgreSQL store" → the dashboard).
  */
 import pg from 'pg'
-import { pgAccountMethods } from './postgres-account.js'
-import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
+import { inTransaction, num } from './client.js'
+import { pgAccountMethods } from './dashboard-accounts.js'
+import { checkSchemaName, DASHBOARD_LEDGER, migratePostgres, PG_DASHBOARD_MIGRATIONS } from './migrations.js'
+import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../../../dashboard/store/types.js'
 
-/** The dashboard's PostgreSQL migrations, in order. */
-export const PG_DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
-  {
-    version: 1,
-    name: 'users, members, sessions, tokens, login failures, usage, key creators, cursors',
-    sql: `
-CREATE TABLE dashboard_users (
-  id                TEXT PRIMARY KEY,
-  email             TEXT NOT NULL UNIQUE,
-  password_hash     TEXT NOT NULL,
-  email_verified_at BIGINT,
-  created_at        BIGINT NOT NULL
-);
-CREATE TABLE dashboard_members (
-  org_id     TEXT NOT NULL,
-  user_id    TEXT NOT NULL REFERENCES dashboard_users(id),
-  role       TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'developer')),
-  created_at BIGINT NOT NULL,
-  seq        BIGSERIAL,
-  PRIMARY KEY (org_id, user_id)
-);
-CREATE INDEX dashboard_members_user ON dashboard_members(user_id);
-CREATE TABLE dashboard_sessions (
-  id_hash    TEXT PRIMARY KEY,
-  user_id    TEXT NOT NULL REFERENCES dashboard_users(id),
-  csrf       TEXT NOT NULL,
-  created_at BIGINT NOT NULL,
-  expires_at BIGINT NOT NULL
-);
-CREATE TABLE dashboard_tokens (
-  hash       TEXT PRIMARY KEY,
-  kind       TEXT NOT NULL CHECK (kind IN ('verify', 'invite')),
-  user_id    TEXT NOT NULL,
-  org_id     TEXT,
-  email      TEXT NOT NULL,
-  role       TEXT,
-  created_at BIGINT NOT NULL,
-  expires_at BIGINT NOT NULL
-);
-CREATE INDEX dashboard_tokens_org ON dashboard_tokens(org_id, kind);
-CREATE TABLE dashboard_login_failures (
-  key TEXT NOT NULL,
-  at  BIGINT NOT NULL
-);
-CREATE INDEX dashboard_login_failures_key ON dashboard_login_failures(key, at);
-CREATE TABLE dashboard_usage (
-  org_id  TEXT NOT NULL,
-  day     TEXT NOT NULL,
-  type    TEXT NOT NULL,
-  lookups BIGINT NOT NULL,
-  credits BIGINT NOT NULL,
-  PRIMARY KEY (org_id, day, type)
-);
-CREATE TABLE dashboard_key_creators (
-  org_id  TEXT NOT NULL,
-  key_id  TEXT PRIMARY KEY,
-  user_id TEXT NOT NULL
-);
-CREATE INDEX dashboard_key_creators_org ON dashboard_key_creators(org_id);
-CREATE TABLE dashboard_cursors (
-  name  TEXT PRIMARY KEY,
-  value BIGINT NOT NULL
-);`,
-  },
-  {
-    version: 2,
-    name: 'password reset and pending two-factor tokens, TOTP, recovery codes, team settings, sign-in attempts',
-    sql: `
-ALTER TABLE dashboard_users ADD COLUMN totp_secret TEXT, ADD COLUMN totp_enabled_at BIGINT, ADD COLUMN totp_last_step BIGINT;
-CREATE TABLE dashboard_recovery_codes (
-  user_id TEXT NOT NULL REFERENCES dashboard_users(id),
-  hash    TEXT NOT NULL,
-  PRIMARY KEY (user_id, hash)
-);
-CREATE TABLE dashboard_team_settings (
-  org_id             TEXT PRIMARY KEY,
-  require_two_factor BOOLEAN NOT NULL
-);
-ALTER TABLE dashboard_login_failures ADD COLUMN attempt TEXT;
-CREATE INDEX dashboard_login_failures_attempt ON dashboard_login_failures(attempt);
-ALTER TABLE dashboard_tokens DROP CONSTRAINT dashboard_tokens_kind_check,
-  ADD CONSTRAINT dashboard_tokens_kind_check CHECK (kind IN ('verify', 'invite', 'reset', 'mfa'));
-CREATE INDEX dashboard_tokens_user ON dashboard_tokens(user_id, kind);`,
-  },
-  {
-    version: 3,
-    name: 'mail log (the mail throttle)',
-    sql: `
-CREATE TABLE dashboard_mail_log (
-  key TEXT NOT NULL,
-  at  BIGINT NOT NULL
-);
-CREATE INDEX dashboard_mail_log_key ON dashboard_mail_log(key, at);`,
-  },
-]
-
-/** An arbitrary fixed key of the migration advisory lock ("rcdash"). */
-const MIGRATION_LOCK = 0x7263_6461_7368
 /** The class (first of the two int4 keys) of the mail throttle's advisory locks ("rcml"); the second is the key's hash. */
 const MAIL_LOCK_CLASS = 0x7263_6d6c
 
 /**
- * The mail throttle's check-and-count in one transaction: every key of `quotas` locked, each quota's `limit`-th newest mail in its window read, and one
- * row per key written only when all have room. Two instances reserving at once are serialised by the locks.
+ * The mail throttle's check-and-count in one transaction: every key of `quotas` locked, each quota's `limit`-th newest
+ * mail in its window read, and one row per key written only when all have room. Two instances reserving at once are
+ * serialised by the locks.
  */
-async function reservePg(pool: pg.Pool, quotas: readonly MailQuota[], nowMs: number): Promise<MailReservation> {
-  const client = await pool.connect()
-  const fullUntil = async (quota: MailQuota): Promise<number | null> => {
-    const r = await client.query<{ at: string }>('SELECT at FROM dashboard_mail_log WHERE key = $1 AND at > $2 ORDER BY at DESC LIMIT 1 OFFSET $3', [
-      quota.key,
-      nowMs - quota.windowMs,
-      quota.limit - 1,
-    ])
-    return r.rows[0] ? Number(r.rows[0].at) + quota.windowMs : null
-  }
+function reservePg(pool: pg.Pool, quotas: readonly MailQuota[], nowMs: number): Promise<MailReservation> {
   const keys = [...new Set(quotas.map((x) => x.key))]
-  try {
-    await client.query('BEGIN')
+  return inTransaction(pool, async (client) => {
+    const fullUntil = async (quota: MailQuota): Promise<number | null> => {
+      const r = await client.query<{ at: string }>('SELECT at FROM dashboard_mail_log WHERE key = $1 AND at > $2 ORDER BY at DESC LIMIT 1 OFFSET $3', [
+        quota.key,
+        nowMs - quota.windowMs,
+        quota.limit - 1,
+      ])
+      return r.rows[0] ? Number(r.rows[0].at) + quota.windowMs : null
+    }
     // locked in the order of the lock keys themselves (the hashes), so two reservations never wait in a cycle
     await client.query('SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($2::text[]) AS t(k) ORDER BY h) AS l', [
       MAIL_LOCK_CLASS,
@@ -139,46 +37,13 @@ async function reservePg(pool: pg.Pool, quotas: readonly MailQuota[], nowMs: num
       const t = await fullUntil(quota)
       if (t !== null) full.push(t)
     }
-    if (full.length > 0) {
-      await client.query('ROLLBACK')
-      return { ok: false, retryAt: Math.max(...full) }
-    }
+    // nothing written: the transaction commits only the locks' release
+    if (full.length > 0) return { ok: false, retryAt: Math.max(...full) }
     await client.query('INSERT INTO dashboard_mail_log (key, at) SELECT k, $2 FROM unnest($1::text[]) AS t(k)', [keys, nowMs])
     let nextAt = nowMs
     for (const quota of quotas) nextAt = Math.max(nextAt, (await fullUntil(quota)) ?? nowMs)
-    await client.query('COMMIT')
     return { ok: true, nextAt }
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw e
-  } finally {
-    client.release()
-  }
-}
-
-/** Applies pending migrations (in one transaction under the advisory lock). Returns the versions applied. */
-export async function migratePgDashboard(pool: pg.Pool, nowMs: number = Date.now()): Promise<number[]> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-    await client.query('CREATE TABLE IF NOT EXISTS dashboard_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)')
-    const applied = new Set((await client.query<{ version: number }>('SELECT version FROM dashboard_migrations')).rows.map((r) => r.version))
-    const done: number[] = []
-    for (const m of PG_DASHBOARD_MIGRATIONS) {
-      if (applied.has(m.version)) continue
-      await client.query(m.sql)
-      await client.query('INSERT INTO dashboard_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, nowMs])
-      done.push(m.version)
-    }
-    await client.query('COMMIT')
-    return done
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw e
-  } finally {
-    client.release()
-  }
+  })
 }
 
 /** Options of {@link createPgTeamStore}. */
@@ -203,7 +68,6 @@ interface UserRow {
 interface TokenRow { hash: string; kind: TokenKind; user_id: string; org_id: string | null; email: string; role: Role | null; created_at: string | number; expires_at: string | number }
 interface MemberRow { org_id: string; user_id: string; role: Role; created_at: string | number }
 
-const num = (v: string | number) => Number(v)
 const numOrNull = (v: string | number | null) => (v === null ? null : Number(v))
 const toUser = (r: UserRow | undefined): UserRecord | null =>
   r
@@ -239,7 +103,7 @@ SELECT * FROM u`
 
 /** Opens the store (connects and migrates). `close()` ends the pool it created. */
 export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<TeamStore> {
-  if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) throw new TypeError('schema must be a plain lower-case identifier')
+  checkSchemaName(options.schema)
   const own = !options.pool
   const pool =
     options.pool ??
@@ -249,7 +113,7 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
     })
   try {
     if (options.schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`)
-    await migratePgDashboard(pool)
+    await migratePostgres(pool, { migrations: PG_DASHBOARD_MIGRATIONS, ledger: DASHBOARD_LEDGER })
   } catch (e) {
     if (own) await pool.end().catch(() => undefined)
     throw e

@@ -1,17 +1,15 @@
 /**
- * Everything a server process keeps in PostgreSQL, opened on one pool: the core store (./postgres.ts), the per-org
- * policies and answer log (./org-policy-postgres.ts) and the dashboard's team store (src/dashboard/store/postgres.ts,
- * which keeps its own migration ledger `dashboard_migrations`). `riskcheck serve`, `riskcheck worker` and
- * `riskcheck admin --database-url` all open it here, so they agree on the schema and on what "migrated" means: both
- * ledgers at the versions this code expects.
+ * Everything a server process keeps in PostgreSQL, opened on one pool: the core store (./store.ts), the per-org policies
+ * (./org-policies.ts) and the dashboard's team store (./dashboard.ts). `riskcheck serve`, `worker` and `admin
+ * --database-url` all open it here, so they agree on what "migrated" means: both ledgers at this code's versions.
  */
 import pg from 'pg'
-import { createPgTeamStore, migratePgDashboard, PG_DASHBOARD_MIGRATIONS } from '../../dashboard/store/postgres.js'
-import type { TeamStore } from '../../dashboard/store/types.js'
-import { createPostgresOrgPolicyStore } from './org-policy-postgres.js'
-import type { OrgPolicyStore } from './org-policy-store.js'
-import { createPostgresStore, type PostgresStore } from './postgres.js'
-import { checkSchemaName, migratePostgres, postgresSchemaStatus } from './postgres/migrations.js'
+import { createPgTeamStore } from './dashboard.js'
+import type { TeamStore } from '../../../dashboard/store/types.js'
+import { createPostgresOrgPolicyStore } from './org-policies.js'
+import type { OrgPolicyStore } from '../org-policy-store.js'
+import { createPostgresStore, type PostgresStore } from './store.js'
+import { checkSchemaName, DASHBOARD_LEDGER, migratePostgres, PG_DASHBOARD_MIGRATIONS, postgresSchemaStatus } from './migrations.js'
 
 /** Where the tables are: a connection string and, optionally, the schema (default: the connection's search_path). */
 export interface PostgresLocation {
@@ -58,13 +56,6 @@ async function withPool<T>(at: PostgresLocation, fn: (pool: pg.Pool) => Promise<
   }
 }
 
-/** The dashboard ledger's version on `pool` (0 before its first migration). */
-async function dashboardVersion(pool: pg.Pool): Promise<number> {
-  const found = await pool.query<{ t: string | null }>(`SELECT to_regclass('dashboard_migrations')::text AS t`)
-  if (!found.rows[0]?.t) return 0
-  return Number((await pool.query<{ v: number }>('SELECT COALESCE(MAX(version), 0) AS v FROM dashboard_migrations')).rows[0]!.v)
-}
-
 /** Whether both ledgers are at the versions this code expects. */
 export function isCurrent(status: PostgresServerStatus): boolean {
   return status.core.current === status.core.expected && status.dashboard.current === status.dashboard.expected
@@ -86,10 +77,11 @@ export function describeStatus(status: PostgresServerStatus): string | null {
 /** Reads both ledgers without changing anything (`riskcheck admin migrate --check`, `--no-migrate` starts). */
 export async function postgresServerStatus(at: PostgresLocation): Promise<PostgresServerStatus> {
   return withPool(at, async (pool) => {
-    const core = await postgresSchemaStatus(pool, at.schema ? { schema: at.schema } : {})
+    const schema = at.schema ? { schema: at.schema } : {}
+    const core = await postgresSchemaStatus(pool, schema)
     // The dashboard's ledger lives in the core schema; without it (never migrated) there is nothing to read.
-    const dashboard = { current: core.current === 0 ? 0 : await dashboardVersion(pool), expected: PG_DASHBOARD_MIGRATIONS.length }
-    return { core, dashboard }
+    const dashboard = await postgresSchemaStatus(pool, { ...schema, migrations: PG_DASHBOARD_MIGRATIONS, ledger: DASHBOARD_LEDGER })
+    return { core, dashboard: core.current === 0 ? { ...dashboard, current: 0 } : dashboard }
   })
 }
 
@@ -100,7 +92,7 @@ export async function postgresServerStatus(at: PostgresLocation): Promise<Postgr
 export async function migratePostgresServer(at: PostgresLocation, nowMs: number = Date.now()): Promise<PostgresServerMigrated> {
   return withPool(at, async (pool) => {
     const core = await migratePostgres(pool, { ...(at.schema ? { schema: at.schema } : {}), nowMs })
-    const dashboard = await migratePgDashboard(pool, nowMs)
+    const dashboard = await migratePostgres(pool, { migrations: PG_DASHBOARD_MIGRATIONS, ledger: DASHBOARD_LEDGER, nowMs })
     return { core, dashboard }
   })
 }

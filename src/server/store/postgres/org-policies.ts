@@ -1,11 +1,6 @@
 /**
- * The PostgreSQL implementation of {@link OrgPolicyStore} (per-org policies and the answer log; ./org-policy-store.ts
- * describes both). It needs only a `query(text, values)` function — a `pg` Pool or Client — and the `orgs` table of
- * the PostgreSQL store; `ORG_POLICY_POSTGRES_SCHEMA` creates its two tables (run it with the store's migrations).
- *
- * The PostgreSQL store's auth read can return the org's policy version with the key (`LEFT JOIN org_policies p ON
- * p.org_id = k.org_id`, `p.version` as `AuthRecord.org.policyVersion`), as the SQLite one does; without it the server
- * asks {@link OrgPolicyStore.getOrgPolicyVersion} on every request.
+ * The PostgreSQL {@link OrgPolicyStore} (per-org policies and the answer log) over a `pg` Pool or Client; its tables are
+ * version 2 of the service's migrations, and the store's auth read returns an org's policy version with its key.
  */
 import {
   ANSWER_LOG_TTL_MS,
@@ -14,38 +9,13 @@ import {
   type OrgPolicyRecord,
   type OrgPolicyStore,
   type OrgPolicyStoreOptions,
-} from './org-policy-store.js'
-import type { Action, CheckContextName, LookupType } from '../../schema.js'
+} from '../org-policy-store.js'
+import type { Action, CheckContextName, LookupType } from '../../../schema.js'
+import type { Queryable } from './client.js'
 
-/** What the implementation needs of a connection: `pg`'s Pool and Client have it. */
-export interface PgQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>
-}
-
-/** The tables (the same columns as SQLite migration 003; times are unix ms in BIGINT). */
-export const ORG_POLICY_POSTGRES_SCHEMA = `
-CREATE TABLE IF NOT EXISTS org_policies (
-  org_id      TEXT PRIMARY KEY REFERENCES orgs(id),
-  version     TEXT NOT NULL,
-  canonical   TEXT NOT NULL,
-  description TEXT,
-  source      TEXT,
-  set_at      BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS org_answers (
-  id      BIGSERIAL PRIMARY KEY,
-  org_id  TEXT NOT NULL,
-  at      BIGINT NOT NULL,
-  type    TEXT NOT NULL,
-  input   TEXT NOT NULL,
-  action  TEXT NOT NULL,
-  score   INTEGER,
-  factors TEXT NOT NULL,
-  context TEXT
-);
-CREATE INDEX IF NOT EXISTS org_answers_org_at ON org_answers(org_id, at);
-CREATE INDEX IF NOT EXISTS org_answers_at ON org_answers(at);
-`
+/** What the store needs of a connection (a `pg` Pool or Client); the name riskcheck/server exports it under. */
+export type { Queryable as PgQueryable } from './client.js'
+export { ORG_POLICY_POSTGRES_SCHEMA } from './migrations.js'
 
 const toPolicy = (r: Record<string, unknown>): OrgPolicyRecord => ({
   orgId: r.org_id as string,
@@ -74,7 +44,7 @@ const toAnswer = (r: Record<string, unknown>): LoggedAnswer => ({
  * await pool.query(ORG_POLICY_POSTGRES_SCHEMA)
  * createServer({ db: postgresStore, orgPolicies: createPostgresOrgPolicyStore(pool) })
  */
-export function createPostgresOrgPolicyStore(db: PgQueryable, options: OrgPolicyStoreOptions = {}): OrgPolicyStore {
+export function createPostgresOrgPolicyStore(db: Queryable, options: OrgPolicyStoreOptions = {}): OrgPolicyStore {
   const cap = options.maxAnswersPerOrg ?? MAX_ANSWERS_PER_ORG
   return {
     async getOrgPolicy(orgId) {

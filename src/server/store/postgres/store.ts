@@ -1,29 +1,24 @@
 /**
- * The PostgreSQL store: the same {@link Store} as the embedded SQLite one (./sqlite.ts), row for row, for servers
- * that run as several instances on one database. Every method is a promise; every credit change is a conditional
- * UPDATE in the database (./postgres/credits.ts), so instances sharing an org's credits can never overspend them;
- * the hot path — key lookup, reservation, refund, settlement, idempotency, cache — is one statement (one round trip)
- * each, and a keyed request's settlement and answer share one. Instance leases and the credit holds of requests in
- * flight: ./postgres/leases.ts. Migrations (./postgres/migrations.ts) run on open unless `migrate: false`, under an
- * advisory lock. Every statement and connection wait of the store's own pool is bounded (`timeoutMs`), and the pool
- * reports outages to `availability` (./postgres/guard.ts).
+ * The PostgreSQL store: the {@link Store} of the SQLite one, row for row, for servers that run as several instances on
+ * one database (docs/decisions.md "PostgreSQL store"). Migrations run on open unless `migrate: false`.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { periodAt } from '../../accounts/ledger.js'
-import { DEFAULT_PLANS, type Plan } from '../../accounts/plans.js'
-import { createPostgresCredits } from './postgres/credits.js'
-import { boundedPoolSettings, DEFAULT_DATABASE_TIMEOUT_MS, guardPool } from './postgres/guard.js'
-import type { Availability } from '../outage.js'
-import { numberOption } from '../../option-checks.js'
-import { perTurn } from './postgres/per-turn.js'
-import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './postgres/migrations.js'
-import { createPostgresLeases } from './postgres/leases.js'
-import { createPostgresRequests } from './postgres/requests.js'
-import { toEvent, toOrg, toPlan, type EventRow, type Num, type OrgRow, type PlanRow } from './postgres/rows.js'
-import { toKey, type KeyRow } from './record-rows.js'
-import type { AuthRecord } from '../../accounts/types.js'
-import type { Store, StoreProbe } from './types.js'
+import { periodAt } from '../../../accounts/ledger.js'
+import { DEFAULT_PLANS, type Plan } from '../../../accounts/plans.js'
+import { createPostgresCredits } from './credits.js'
+import { boundedPoolSettings, DEFAULT_DATABASE_TIMEOUT_MS, guardPool } from './guard.js'
+import type { Availability } from '../../outage.js'
+import { numberOption } from '../../../option-checks.js'
+import { perTurn } from './per-turn.js'
+import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './migrations.js'
+import { createPostgresLeases } from './leases.js'
+import { createPostgresRequests } from './requests.js'
+import type { Num } from './client.js'
+import { toEvent, toOrg, toPlan, type EventRow, type OrgRow, type PlanRow } from './rows.js'
+import { toKey, type KeyRow } from '../record-rows.js'
+import type { AuthRecord } from '../../../accounts/types.js'
+import type { Store, StoreProbe } from '../types.js'
 
 /** A store type whose methods all return promises (a networked database). */
 export type Promised<S> = {
@@ -141,7 +136,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 /** The store over the guarded pool; `own` is the pool to end on close (the store created it). */
 function buildStore(pool: pg.Pool, own: pg.Pool | undefined, availability: Availability, secret: string): PostgresStore {
   const credits = createPostgresCredits(pool)
-  // The auth reads of requests arriving together: one statement (./postgres/per-turn.ts).
+  // The auth reads of requests arriving together: one statement (./per-turn.ts).
   const readAuth = perTurn(async (keyIds: string[]): Promise<Array<AuthRecord | null>> => {
     const { rows } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null; org_balance: Num; org_period_end: Num }>({
       name: 'riskcheck_auth_many',

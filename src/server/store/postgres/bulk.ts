@@ -1,35 +1,19 @@
 /**
- * Bulk jobs on PostgreSQL: the {@link BulkServiceStorage} of servers whose store is PostgreSQL, over the tables of
- * ./postgres-service-schema.ts and the core store's `orgs` and `events`. What SQLite gets from being one file with one
- * writer, this gets from transactions on one pool shared by every process:
- *
- * - A job, its rows and its credit reservation are inserted in one transaction (`insertJobCharged`); its final status
- *   and the closing of its reservation (the unused credits given back) in another (`finishJob`, which locks the job
- *   row first, so two processes finishing one job settle it once). The credit statements run on the transaction's
- *   client against `orgs`, the org's row locked for the transaction.
- * - Rows are written in batches: one multi-row INSERT per batch of a new job, one UPDATE … FROM unnest(…) per flush
- *   of the engine (with the job's counters, in one transaction).
- * - A finished job's usage and bulk.completed event are written in its final transaction (`onFinished`).
- * - Rows keep the SQLite encoding (the result column is the bulk codec's compact JSON), so both stores read alike.
+ * Bulk jobs on PostgreSQL: the {@link BulkServiceStorage} of servers whose store is PostgreSQL, over the bulk tables
+ * and the core store's `orgs` and `events` (docs/decisions.md "PostgreSQL store" → bulk jobs).
  */
 import type pg from 'pg'
-import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
-import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../bulk/types.js'
-import type { CreditLedger } from '../../credits.js'
-import type { BulkJob, BulkType, EventPayload } from '../../schema.js'
-import {
-  buildEvent,
-  creditsAddedEvent,
-  dueAlerts,
-  refundSplit,
-  renewal,
-  reserveSplit,
-  type AlertLevel,
-} from '../../accounts/ledger.js'
-import { packResult, STATE_CODE, unpackRow, type RowRow } from './bulk-store.js'
-import { num, withTransaction, type Queryable } from './postgres-service-schema.js'
-import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
-import type { CreditReservation } from '../../accounts/types.js'
+import { detailsCodec, type DetailsCodec } from '../../../bulk/codec.js'
+import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../../bulk/types.js'
+import type { CreditLedger } from '../../../credits.js'
+import type { BulkJob, BulkType } from '../../../schema.js'
+import { buildEvent, dueAlerts, refundSplit, reserveSplit, type AlertLevel } from '../../../accounts/ledger.js'
+import { packResult, STATE_CODE, unpackRow, type RowRow } from '../bulk-store.js'
+import { num, inTransaction, type Queryable } from './client.js'
+import { lockCredits } from './credits.js'
+import { insertEvent } from './events.js'
+import type { BulkOwner, BulkServiceStorage } from '../service-storage.js'
+import type { CreditReservation } from '../../../accounts/types.js'
 
 /** Rows per INSERT when a job is created (a job of 100,000 inputs takes 20 statements). */
 const INSERT_BATCH = 5000
@@ -64,40 +48,6 @@ export interface PgBulkCredits {
   refund(q: Queryable, orgId: string, reservation: CreditReservation, amount: number, nowMs: number): Promise<void>
   /** Counts `lookups` into the usage and writes the credit alerts the balance calls for (the core store's settlement). */
   settle(q: Queryable, orgId: string, lookups: number, nowMs: number): Promise<void>
-}
-
-interface CreditRow {
-  period_anchor: string
-  period_start: string
-  period_end: string
-  monthly_credits: string
-  subscription_credits: string
-  purchased_credits: string
-  alert_level: number
-}
-
-/** Locks the org's credit row and renews its period when due (the credit transaction and credits.added event with it). */
-async function lockCredits(q: Queryable, orgId: string, nowMs: number): Promise<CreditRow | null> {
-  const cols = 'period_anchor, period_start, period_end, monthly_credits, subscription_credits, purchased_credits, alert_level'
-  const row = (await q.query<CreditRow>(`SELECT ${cols} FROM orgs WHERE id = $1 FOR UPDATE`, [orgId])).rows[0]
-  if (!row || nowMs < num(row.period_end)) return row ?? null
-  const r = renewal(num(row.period_anchor), num(row.monthly_credits), num(row.purchased_credits), nowMs)
-  const renewed = await q.query<CreditRow>(
-    `UPDATE orgs SET period_start = $2, period_end = $3, subscription_credits = monthly_credits, period_lookups = 0,
-       period_credits = 0, alert_level = $4 WHERE id = $1 RETURNING ${cols}`,
-    [orgId, r.start, r.end, r.alertLevel],
-  )
-  if (r.granted > 0) {
-    await q.query('INSERT INTO credit_transactions (org_id, amount, reason, balance_after, created_at) VALUES ($1, $2, $3, $4, $5)', [
-      orgId,
-      r.granted,
-      'period_renewal',
-      r.balance,
-      nowMs,
-    ])
-    await insertEvent(q, buildEvent(orgId, creditsAddedEvent(r.granted, r.balance, 'period_renewal'), nowMs))
-  }
-  return renewed.rows[0] ?? null
 }
 
 /** The credit statements of the core `orgs` table (see {@link PgBulkCredits}). */
@@ -136,17 +86,6 @@ export const PG_BULK_CREDITS: PgBulkCredits = {
     if (due.level !== level) await q.query('UPDATE orgs SET alert_level = $2 WHERE id = $1', [orgId, due.level])
     for (const e of due.events) await insertEvent(q, buildEvent(orgId, e, nowMs))
   },
-}
-
-/** Writes an event into the core outbox (`events`); a repeated id is ignored. */
-export async function insertEvent(q: Queryable, event: EventPayload): Promise<void> {
-  await q.query('INSERT INTO events (id, org_id, type, created, payload) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING', [
-    event.id,
-    event.org_id,
-    event.type,
-    event.created,
-    JSON.stringify(event),
-  ])
 }
 
 /** Rows as the columns of one multi-row statement. */
@@ -218,10 +157,10 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
 
   return {
     persistent: true,
-    insertJob: (record, rows) => withTransaction(pool, (client) => insertOn(client, record, rows)),
+    insertJob: (record, rows) => inTransaction(pool, (client) => insertOn(client, record, rows)),
     async insertJobCharged(record, rows, charge: (tx: unknown) => MaybePromise<boolean>) {
       try {
-        return await withTransaction(pool, async (client) => {
+        return await inTransaction(pool, async (client) => {
           if (!(await charge(client))) throw SHORT
           return insertOn(client, record, rows)
         })
@@ -231,7 +170,7 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
       }
     },
     async finishJob(id, job, settle) {
-      await withTransaction(pool, async (client) => {
+      await inTransaction(pool, async (client) => {
         // the row lock makes a concurrent finish wait, then see the final status
         const now = (await client.query<{ status: string }>('SELECT status FROM bulk_jobs WHERE id = $1 AND org_id = $2 AND mode = $3 FOR UPDATE', [id, orgId, mode])).rows[0]
         if (now && FINAL.has(now.status)) return
@@ -263,7 +202,7 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
     },
     async commitRows(id, rows, job) {
       const { seq, codec } = await must(id)
-      await withTransaction(pool, async (client) => {
+      await inTransaction(pool, async (client) => {
         const [idx, state, retryable, action, , result] = rowArrays(codec, rows)
         await client.query(
           `UPDATE bulk_rows r SET state = u.state, retryable = u.retryable, action = u.action, result = u.result
@@ -326,8 +265,6 @@ const toReservation = (r: ReservationRow): CreditReservation => ({
  * closed in the job store's transactions (`tx`, the transaction's client); without one, in a transaction of their own.
  */
 export function createPostgresBulkLedger(pool: pg.Pool, credits: PgBulkCredits, orgId: string, nowMs: () => number): CreditLedger {
-  const inTx = <T>(tx: unknown, fn: (q: Queryable) => Promise<T>): Promise<T> => (tx ? fn(tx as Queryable) : withTransaction(pool, fn))
-
   const reserveOn = async (q: Queryable, jobId: string | null, amount: number): Promise<boolean> => {
     const r = await credits.reserve(q, orgId, amount, nowMs())
     if (!r) return false
@@ -361,17 +298,19 @@ export function createPostgresBulkLedger(pool: pg.Pool, credits: PgBulkCredits, 
   }
 
   const cols = 'id, amount, from_subscription, from_purchased, period_start'
+  /** Closes a job's reservations, giving back what it did not use. */
+  const settleOn = async (q: Queryable, jobId: string, unused: number) => {
+    const { rows } = await q.query<ReservationRow>(`SELECT ${cols} FROM bulk_reservations WHERE org_id = $1 AND job_id = $2 ORDER BY id FOR UPDATE`, [orgId, jobId])
+    await giveBack(q, rows, unused, true)
+  }
   return {
-    reserve: (amount) => (amount <= 0 ? true : withTransaction(pool, (q) => reserveOn(q, null, amount))),
-    reserveFor: (jobId, amount, tx) => (amount <= 0 ? true : inTx(tx, (q) => reserveOn(q, jobId, amount))),
-    settleFor: (jobId, unused, tx) =>
-      inTx(tx, async (q) => {
-        const { rows } = await q.query<ReservationRow>(`SELECT ${cols} FROM bulk_reservations WHERE org_id = $1 AND job_id = $2 ORDER BY id FOR UPDATE`, [orgId, jobId])
-        await giveBack(q, rows, unused, true)
-      }),
+    reserve: (amount) => (amount <= 0 ? true : inTransaction(pool, (q) => reserveOn(q, null, amount))),
+    // with `tx`, on the job store's transaction; else in one of its own
+    reserveFor: (jobId, amount, tx) => (amount <= 0 ? true : tx ? reserveOn(tx as Queryable, jobId, amount) : inTransaction(pool, (q) => reserveOn(q, jobId, amount))),
+    settleFor: (jobId, unused, tx) => (tx ? settleOn(tx as Queryable, jobId, unused) : inTransaction(pool, (q) => settleOn(q, jobId, unused))),
     async refund(amount) {
       if (amount <= 0) return
-      await withTransaction(pool, async (q) => {
+      await inTransaction(pool, async (q) => {
         const { rows } = await q.query<ReservationRow>(`SELECT ${cols} FROM bulk_reservations WHERE org_id = $1 AND job_id IS NULL ORDER BY id DESC FOR UPDATE`, [orgId])
         await giveBack(q, rows, amount, false)
       })
