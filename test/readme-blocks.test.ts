@@ -157,8 +157,9 @@ describe('README and docs/ code blocks', () => {
     expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual([
       registry,
       registry,
-      'test/velocity-walkthrough.test.ts runs it against a server of its own',
       'it is the test run itself',
+      'it needs a Redis: test/velocity-redis.test.ts runs the store on one',
+      'test/velocity-walkthrough.test.ts runs it against a server of its own',
     ])
     expect(sh.map((b) => b.code.split('\n')[0]!.split(' ').slice(0, 4).join(' '))).toEqual(['npm install', 'npx riskcheck admin org', 'npm install'])
   })
