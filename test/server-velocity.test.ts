@@ -2,11 +2,13 @@
  * Velocity in the HTTP service on SQLite: live checks of an org counted per IP, network, email domain, email and
  * phone on the combined check and the single lookups; test keys and other orgs counted apart; the factor of the org's
  * policy past its threshold; only keyed hashes in the file, deleted once out of the day window; two servers on one
- * file count exactly; the serve flags.
+ * file count exactly (in one process, and as two `serve` processes under concurrent requests); the serve flags.
  */
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { runServe } from '../src/cli/serve-command.js'
@@ -153,6 +155,46 @@ describe('velocity in the service (SQLite)', () => {
     })
     expect(JSON.parse(last.body).data.details.velocity).toMatchObject({ ip: { hour: 100, day: 100 }, network: { hour: 100, day: 100 } })
     await b.close()
+  })
+
+  it('two serve processes on one SQLite file, 100 checks at once across them: every count from 1 to 100 seen once', async () => {
+    const file = join(dir, 'processes.sqlite')
+    const store = createSqliteStore(file)
+    const now = Date.now()
+    const org = store.createOrg({ name: 'Processes', planId: 'scale' }, now)
+    store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000, ratePerSecond: 10_000 }, now)
+    const key = (await issueApiKey(store, { orgId: org.id, name: 'k' }, now)).secret
+    store.close()
+    const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
+    const children: ChildProcess[] = []
+    const serve = () =>
+      new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', bin, 'serve', '--db', file, '--port', '0', '--json', '--offline', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] })
+        children.push(child)
+        let out = ''
+        let err = ''
+        child.stderr!.on('data', (d) => (err += d))
+        child.stdout!.on('data', (d) => {
+          out += d
+          const line = out.split('\n').find((l) => l.startsWith('{'))
+          if (line) resolve((JSON.parse(line) as { url: string }).url)
+        })
+        child.on('close', (code) => reject(new Error(`serve exited ${code}: ${err}`)))
+      })
+    try {
+      const urls = await Promise.all([serve(), serve()])
+      const seen = await Promise.all(
+        Array.from({ length: 100 }, async (_, i) => {
+          const res = await fetch(`${urls[i % 2]}/v1/ip`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ ip: '81.2.76.9' }) })
+          expect(res.status).toBe(200)
+          return ((await res.json()) as { data: { details: { velocity: { ip: { hour: number } } } } }).data.details.velocity.ip.hour
+        }),
+      )
+      expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
+    } finally {
+      for (const c of children) c.kill('SIGTERM')
+      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))))
+    }
   })
 
   it('velocity: false and --no-velocity switch it off; --velocity-secret sets the key', async () => {
