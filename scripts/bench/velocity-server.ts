@@ -8,8 +8,12 @@
  *
  * A fresh schema and a Redis key prefix of its own, both removed at the end; the server runs offline, one org with a
  * live key, requests one at a time (the count per request is exact; times are relative, the machine is shared).
+ * Then the same routes on a temporary SQLite file (no Redis), velocity on and off: the request time only.
  */
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
@@ -87,6 +91,41 @@ async function main(): Promise<void> {
   console.log(`velocity over HTTP on PostgreSQL + Redis, ${N} sequential requests per row (offline lookups)`)
   for (const r of rows) console.log(r)
   console.log('The extra per request is the velocity script: one EVALSHA for all of a request\'s counters (one round trip).')
+  console.log(`\nvelocity over HTTP on SQLite (one transaction per request that inserts and counts), ${N} sequential requests per row`)
+  for (const r of await sqliteRows()) console.log(r)
+}
+
+/** The same routes on a SQLite file (no Redis): request time with velocity on and off. */
+async function sqliteRows(): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'rc-bench-vel-'))
+  const rows: string[] = []
+  try {
+    for (const velocity of [true, false]) {
+      const app = createServer({ db: join(dir, `${velocity}.sqlite`), riskcheck: { offline: true }, dashboard: false, purgeIntervalMs: 0, velocity })
+      await app.ready()
+      const now = Date.now()
+      const org = await app.store.createOrg({ name: 'Bench', planId: 'scale' }, now)
+      await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 10_000_000, ratePerSecond: 100_000 }, now)
+      const key = (await issueApiKey(app.store, { orgId: org.id, name: 'bench' }, now)).secret
+      await app.listen({ host: '127.0.0.1', port: 0 })
+      const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+      for (const [route, body] of ROUTES) {
+        const send = async (i: number) => {
+          const res = await fetch(`${base}${route}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body(i)) })
+          if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`)
+          await res.arrayBuffer()
+        }
+        for (let i = 0; i < 20; i++) await send(i)
+        const t0 = performance.now()
+        for (let i = 0; i < N; i++) await send(i)
+        rows.push(`${route.padEnd(10)} velocity ${velocity ? 'on ' : 'off'}  ${((performance.now() - t0) / N).toFixed(2)} ms/request`)
+      }
+      await app.close()
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return rows
 }
 
 main().catch((e: unknown) => {

@@ -287,14 +287,16 @@ ALTER TABLE idempotency ADD COLUMN owner TEXT;
   },
   {
     // Velocity counts of servers on this file (./sqlite/velocity.ts): one row per recorded check and value, the value
-    // only as a keyed hash; rows older than the day window are deleted as checks arrive.
+    // only as a keyed hash, numbered per key; rows older than the day window are deleted as checks arrive.
     name: '006_velocity',
     sql: `
 CREATE TABLE velocity_hits (
   key TEXT NOT NULL,
-  at  INTEGER NOT NULL
-) STRICT;
-CREATE INDEX velocity_hits_key_at ON velocity_hits(key, at);
+  seq INTEGER NOT NULL,
+  at  INTEGER NOT NULL,
+  PRIMARY KEY (key, seq)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX velocity_hits_key_at ON velocity_hits(key, at, seq);
 CREATE INDEX velocity_hits_at ON velocity_hits(at);
 `,
   },
