@@ -15,6 +15,8 @@ describe('public API surface', () => {
       expect(api, name).toHaveProperty(name)
     for (const name of ['createPolicy', 'evaluate', 'score', 'levelOf', 'DEFAULT_POLICY', 'FACTORS', 'FACTOR_CODES'])
       expect(scoring, name).toHaveProperty(name)
+    // velocity stores, usable on their own (docs/lists-and-velocity.md "Counter stores")
+    for (const name of ['createRedisVelocityStore', 'createMemoryVelocityStore', 'HOUR_MS', 'DAY_MS']) expect(api, name).toHaveProperty(name)
     // policy files and backtests
     for (const name of ['backtest', 'createBacktest', 'loadPolicyFile', 'parsePolicy', 'validatePolicy', 'policyVersion', 'policyJsonSchema', 'readResults', 'readLabels'])
       expect(scoring, name).toHaveProperty(name)

@@ -154,7 +154,13 @@ describe('README and docs/ code blocks', () => {
     expect(ALL.length).toBeGreaterThan(8)
     for (const b of ALL) expect(['ts', 'js', 'sh', 'yaml', 'console', 'text'], b.where).toContain(b.lang)
     const registry = 'it installs from the npm registry: `npm run test:consumer` runs it'
-    expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual([registry, registry, 'it is the test run itself'])
+    expect(ALL.filter((b) => b.notRun).map((b) => b.notRun)).toEqual([
+      registry,
+      registry,
+      'it is the test run itself',
+      'it needs a Redis: test/velocity-redis.test.ts runs the store on one',
+      'test/velocity-walkthrough.test.ts runs it against a server of its own',
+    ])
     expect(sh.map((b) => b.code.split('\n')[0]!.split(' ').slice(0, 4).join(' '))).toEqual(['npm install', 'npx riskcheck admin org', 'npm install'])
   })
 

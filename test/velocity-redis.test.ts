@@ -83,4 +83,14 @@ describe.skipIf(!url)('Redis velocity store', () => {
     t += DAY_MS - HOUR_MS
     expect(await count()).toEqual({ hour: 1, day: 2 })
   })
+
+  it('works on its own from the built package: createRiskcheck({ velocity: { secret, store } })', async () => {
+    const pkg = (await import(new URL('../dist/index.js', import.meta.url).href)) as typeof import('../src/index.js')
+    const store = pkg.createRedisVelocityStore({ redis: other, prefix: `${prefix}pkg:` })
+    const rc = pkg.createRiskcheck({ mode: 'test', velocity: { secret: SECRET, store } })
+    instances.push(rc)
+    await rc.ip('192.0.2.40')
+    expect((await rc.ip('192.0.2.41')).details.velocity).toMatchObject({ ip: { hour: 1, day: 1 }, network: { hour: 2, day: 2 } })
+    expect(await redis.keys(`${prefix}pkg:*`)).toHaveLength(3)
+  })
 })

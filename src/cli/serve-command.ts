@@ -22,7 +22,7 @@ const SERVE_HELP = `Usage: riskcheck serve [--host 127.0.0.1] [--port 8080] [--d
                         [--redis-prefix NAME] [--queue-lock-timeout 30s] [--database-timeout 5s]]
                        [--policy FILE] [--data-dir DIR] [--refresh-data EVERY] [--data-source NAME=URL|FILE …]
                        [--metrics-port N] [--drain-timeout 30s] [--trust-proxy HOPS|ADDRESSES]
-                       [--mail-url smtp://HOST:PORT] [--public-url URL]
+                       [--mail-url smtp://HOST:PORT] [--public-url URL] [--velocity-secret SECRET | --no-velocity]
                        [lookup flags: --offline, --dns-server IP[:PORT], --dns-timeout MS, --smtp-port N, --helo NAME,
                         --mail-from ADDR, --smtp-proxy URL, --city-db PATH, --asn-db PATH, --rdap-bootstrap-url URL, --now ISO, …]
 
@@ -89,10 +89,25 @@ from the org's next request; no restart).
   --docs-url URL      RISKCHECK_DOCS_URL             base of docs_url in error answers (your error documentation; the code's
                                                      anchor is appended, #rate_limited); default: this server's own
                                                      GET /docs/errors under --public-url, else at its listen address
+  --velocity-secret S RISKCHECK_VELOCITY_SECRET      key of the velocity hashes (16+ characters, the same on every
+                                                     instance); default: derived from the database's own random secret
+  --no-velocity       RISKCHECK_NO_VELOCITY=1        do not count velocity (details.velocity is null)
   lookup flags        RISKCHECK_<FLAG>               e.g. RISKCHECK_OFFLINE=1, RISKCHECK_DNS_SERVER=1.1.1.1,9.9.9.9,
                                                      RISKCHECK_SMTP_PORT=2525, RISKCHECK_HELO=mx.example.org
 A flag wins over its variable. Booleans read 1/true/yes/on or 0/false/no/off.
 `
+
+/** The server's velocity option of --no-velocity and --velocity-secret (a UsageError for a short secret or both). */
+function velocityOf(values: Record<string, unknown>): false | { secret: string } | undefined {
+  const secret = values['velocity-secret'] as string | undefined
+  if (values['no-velocity'] === true) {
+    if (secret !== undefined) throw new UsageError('--velocity-secret and --no-velocity exclude each other')
+    return false
+  }
+  if (secret === undefined) return undefined
+  if (secret.length < 16) throw new UsageError('--velocity-secret must be at least 16 characters (the same on every instance)')
+  return { secret }
+}
 
 /** The BullMQ worker settings of a `--queue-lock-timeout`: the lock, and the stalled-job check at the same period. */
 export function queueWorkerOf(lockMs: number): { lockDuration: number; stalledInterval: number } {
@@ -242,6 +257,8 @@ interface ServeSettings {
   databaseTimeoutMs: number | undefined
   trustProxy: TrustProxy | undefined
   docsUrl: string | undefined
+  /** The server's `velocity` option of --velocity-secret / --no-velocity. */
+  velocity: false | { secret: string } | undefined
   dataSources: Partial<Record<DataSourceName, string>>
 }
 
@@ -365,7 +382,8 @@ async function readServeSettings(args: string[], io: CliIO): Promise<ServeSettin
     }
     await checkMailUrls(values)
     const dataSources = dataSourcesOf(values)
-    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources }
+    const velocity = velocityOf(values)
+    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources, velocity }
   } catch (e) {
     // A value from the environment is named by its variable, not by the flag the message speaks of.
     const message = messageOf(e).replace(/^--([a-z-]+)/, (whole, flag: string) => (origin(flag) === whole ? whole : origin(flag)))
@@ -403,6 +421,7 @@ async function startServeApp(
       ...(s.metricsPort !== null ? { metrics: true } : {}),
       ...(s.trustProxy !== undefined ? { trustProxy: fastifyTrustProxy(s.trustProxy) } : {}),
       ...(s.docsUrl !== undefined ? { docsUrl: s.docsUrl } : {}),
+      ...(s.velocity !== undefined ? { velocity: s.velocity } : {}),
       logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })
     created = app

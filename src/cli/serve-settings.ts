@@ -45,6 +45,8 @@ export const SERVE_FLAGS: Options = {
   'drain-timeout': { type: 'string' },
   'trust-proxy': { type: 'string' },
   'docs-url': { type: 'string' },
+  'velocity-secret': { type: 'string' },
+  'no-velocity': { type: 'boolean' },
 }
 
 /** Lookup flags that mean nothing to a server (per request, or output formatting) and so have no variable. */

@@ -61,6 +61,7 @@ import { Redis } from 'ioredis'
 import { numberOption } from '../option-checks.js'
 import { watchDependencies } from './dependencies.js'
 import { markDependency } from './outage.js'
+import { createServerVelocity, serverVelocityOption, type ServerVelocityOptions } from './velocity.js'
 
 /** The Redis side of a server (`ServerOptions.queue`). */
 export interface ServerQueueOptions {
@@ -93,6 +94,11 @@ export interface ServerOptions {
   products?: Product[]
   /** Requests a second of a test key (default 10). */
   testKeyRatePerSecond?: number
+  /**
+   * Velocity per org (docs/lists-and-velocity.md "Velocity in the service"): on by default, counted in Redis with
+   * `queue`, else in the SQLite file (a store of your own: this process's memory). false: off.
+   */
+  velocity?: boolean | ServerVelocityOptions
   /** Requests a second of one client address without a valid key (public routes, failed auth); default 20. */
   anonymousRatePerSecond?: number
   /** Clock of the rate limiter in unix ms (default `Date.now`); billing and results use the riskcheck clock. */
@@ -267,6 +273,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const leaseMs = numberOption('instanceLeaseMs', options.instanceLeaseMs, 10_000, { min: 30 }, 'riskcheck server')
   const webhookEvery = numberOption('webhookIntervalMs', options.webhookIntervalMs, 1000, { min: 0 }, 'riskcheck server')
   const publicUrl = publicUrlOption(options)
+  const velocityOption = serverVelocityOption(options.velocity, options.riskcheck?.velocity)
   const requestTimeout = numberOption('requestTimeoutMs', options.requestTimeoutMs, 60_000, {}, 'riskcheck server')
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
   const docsUrl = docsBase({ docsUrl: options.docsUrl, publicUrl }, () => (appRef?.server.listening ? appRef.server.address() : null))
@@ -315,6 +322,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       : localLimiter())
   const secret = Promise.resolve(store.keyHashSecret())
   secret.catch(() => undefined)
+  const velocity = createServerVelocity({ option: velocityOption, redis, redisPrefix: qPrefix, sqlite: sqlite?.db, keyHashSecret: secret })
   const states = new WeakMap<FastifyRequest, RequestState>()
   const testEnv: LookupEnv = { ...rc.env, ctx: { ...rc.env.ctx, mode: 'test' }, ledger: UNMETERED }
   let closing = false
@@ -432,14 +440,15 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     nowMs,
     lookupEnv(auth, request) {
       const policy = auth.policy ?? rc.env.policy
-      if (auth.mode === 'test') return { env: policy === testEnv.policy ? testEnv : { ...testEnv, policy }, ledger: null }
+      const signals = velocity ? velocity.signals(rc.env.signals, auth.orgId) : rc.env.signals
+      if (auth.mode === 'test') return { env: policy === testEnv.policy && !velocity ? testEnv : { ...testEnv, policy, signals }, ledger: null }
       const held = leases && lease && request ? { credits: leases, hold: lease.hold(), unsettled: lease.unsettled } : undefined
       const idem = request ? states.get(request)?.idem : undefined
       const own = createOrgLedger(store, auth.orgId, nowMs, auth.credits, held)
       const ledger = held && idem && !idem.done ? settleWithAnswer(own, idem) : own
       // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.
       const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
-      return { env: { ...rc.env, ledger, policy, cache }, ledger }
+      return { env: { ...rc.env, ledger, policy, cache, signals }, ledger }
     },
     recordAnswer(auth, result) {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)

@@ -3,7 +3,8 @@
  * Append only: never edit a migration that has shipped; add the next one. 002 holds bulk jobs (jobs, rows, credit
  * reservations) and webhooks (endpoints, events, deliveries, attempts) plus operator notices. 003 holds per-org scoring
  * policies and the per-org answer log their backtests read (./org-policy-store.ts). 005 holds the instance leases and
- * the credit holds of requests in flight (./sqlite/leases.ts).
+ * the credit holds of requests in flight (./sqlite/leases.ts). 006 holds the velocity counts: one row per check and
+ * keyed hash, kept for the day window (./sqlite/velocity.ts).
  */
 
 /** One migration: a name (for messages) and its SQL (several statements allowed). */
@@ -282,6 +283,21 @@ CREATE TABLE credit_holds (
 CREATE INDEX credit_holds_instance ON credit_holds(instance_id);
 
 ALTER TABLE idempotency ADD COLUMN owner TEXT;
+`,
+  },
+  {
+    // Velocity counts of servers on this file (./sqlite/velocity.ts): one row per recorded check and value, the value
+    // only as a keyed hash, numbered per key; rows older than the day window are deleted as checks arrive.
+    name: '006_velocity',
+    sql: `
+CREATE TABLE velocity_hits (
+  key TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  at  INTEGER NOT NULL,
+  PRIMARY KEY (key, seq)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX velocity_hits_key_at ON velocity_hits(key, at, seq);
+CREATE INDEX velocity_hits_at ON velocity_hits(at);
 `,
   },
 ]

@@ -1,0 +1,47 @@
+/**
+ * Velocity counts in the SQLite file (migration 006): one row per check and keyed hash, numbered per key (`seq`: 1,
+ * 2, 3 …) with its time in ms, never earlier than the key's previous check. A window's count is then the newest
+ * number minus the number of the first check inside the window, plus one: two index seeks, whatever the number of
+ * checks. A hit is one IMMEDIATE transaction that numbers, inserts and counts each key, so every server process on
+ * the file counts exactly (one writer at a time; each sees every check committed before its own). Rows of a key
+ * older than the day are deleted when the key is checked again, others in small batches every few hits, so the table
+ * holds about the last 24 hours of checks (a number restarts from 1 once all of its key's rows are gone).
+ */
+import type Database from 'better-sqlite3'
+import { DAY_MS, HOUR_MS, type WindowCount } from '../../../velocity/store.js'
+import type { ServerVelocityStore } from '../contracts/velocity.js'
+
+/** Hits between two sweeps of expired rows of keys not checked again. */
+const SWEEP_EVERY = 128
+/** Most rows one sweep deletes (a sweep stays short inside a request's transaction). */
+const SWEEP_LIMIT = 1000
+
+/** The velocity store of the SQLite store's database `db` (migrated). */
+export function createSqliteVelocityStore(db: Database.Database): ServerVelocityStore {
+  const newest = db.prepare('SELECT seq, at FROM velocity_hits WHERE key = ? ORDER BY seq DESC LIMIT 1')
+  const insert = db.prepare('INSERT INTO velocity_hits (key, seq, at) VALUES (?, ?, ?)')
+  const firstAfter = db.prepare('SELECT seq FROM velocity_hits WHERE key = ? AND at > ? ORDER BY at, seq LIMIT 1').pluck()
+  const dropOld = db.prepare('DELETE FROM velocity_hits WHERE key = ? AND at <= ?')
+  const sweep = db.prepare('DELETE FROM velocity_hits WHERE (key, seq) IN (SELECT key, seq FROM velocity_hits WHERE at <= ? LIMIT ?)')
+  let hits = 0
+  const purge = (nowMs: number, limit = SWEEP_LIMIT): number => sweep.run(nowMs - DAY_MS, limit).changes
+  const hit = db.transaction((keys: readonly string[], nowMs: number): WindowCount[] => {
+    const out: WindowCount[] = []
+    for (const key of keys) {
+      const last = newest.get(key) as { seq: number; at: number } | undefined
+      const seq = (last?.seq ?? 0) + 1
+      // times never go back within a key (another process's clock a little behind), so numbers follow times
+      insert.run(key, seq, Math.max(nowMs, last?.at ?? nowMs))
+      const hourFirst = firstAfter.get(key, nowMs - HOUR_MS) as number | undefined
+      const dayFirst = firstAfter.get(key, nowMs - DAY_MS) as number | undefined
+      out.push({ hour: hourFirst === undefined ? 0 : seq - hourFirst + 1, day: dayFirst === undefined ? 0 : seq - dayFirst + 1 })
+      dropOld.run(key, nowMs - DAY_MS)
+    }
+    if (++hits % SWEEP_EVERY === 0) purge(nowMs)
+    return out
+  })
+  return {
+    hit: (keys, nowMs) => (keys.length === 0 ? [] : hit.immediate(keys, Math.floor(nowMs))),
+    purge,
+  }
+}
