@@ -20,7 +20,7 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import { issueApiKey } from '../../src/accounts/keys.js'
 import { createServer } from '../../src/server/app.js'
-import { openPostgresServerStores } from '../../src/server/store/postgres-server.js'
+import { openPostgresServerStores } from '../../src/server/store/postgres/server.js'
 import { startRedisCommandProxy } from '../../test/redis-command-proxy.js'
 import { deleteKeys } from '../../test/redis-env.js'
 
