@@ -1,6 +1,6 @@
 /**
  * The shape of the server's plugins: a Fastify plugin over the {@link ServerParts}, marked `skip-override` (what the
- * fastify-plugin package sets) so its hooks, handlers and routes belong to the root instance and apply to every route,
+ * fastify-plugin package sets, with its name) so its hooks, handlers and routes belong to the root instance and apply to every route,
  * not to an encapsulated child.
  */
 import type { FastifyInstance, FastifyPluginCallback } from 'fastify'
@@ -12,5 +12,9 @@ export function rootPlugin(name: string, register: (app: FastifyInstance, parts:
     register(app, parts)
     done()
   }
-  return Object.assign(plugin, { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: name })
+  return Object.assign(plugin, {
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: name,
+    [Symbol.for('plugin-meta')]: { name },
+  })
 }
