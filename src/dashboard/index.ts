@@ -150,7 +150,7 @@ export function registerDashboard(
       registerMemberPages(scope, dash)
       registerPlaygroundPages(scope, dash, app)
     },
-    { prefix: '/dashboard' },
+    { prefix: '/dashboard', name: 'riskcheck-dashboard' },
   )
 
   const notices = startNoticeMail({ app, svc, teams, outbox, mailer, nowMs, everyMs: options.noticeIntervalMs ?? 5000 })

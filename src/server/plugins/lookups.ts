@@ -1,0 +1,65 @@
+/**
+ * What route handlers (../routes/) and the dashboard see of the server: the {@link ServerContext}. Its heart is the
+ * lookup environment of a caller — test mode for test keys, the org's ledger for live keys (a hold of this instance's
+ * lease, settled with the answer of a keyed request: ./idempotency.ts) — and the listeners of answered lookups.
+ */
+import { createOrgLedger } from '../../accounts/ledger.js'
+import { PRODUCTS } from '../../accounts/plans.js'
+import { buildOpenApi } from '../openapi.js'
+import { ROUTES } from '../routes/index.js'
+import type { LookupListener, ServerContext } from '../routes/types.js'
+import type { ServerParts } from './context.js'
+import { readinessOf } from './health-metrics.js'
+import { settleWithAnswer } from './idempotency.js'
+
+/** The context of the server's route handlers, built once. */
+export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext {
+  const { store, rc, nowMs, lease, states, testEnv, velocity, orgPolicies, bulk, webhooks, settings, options, live } = parts
+  const leases = store.leases
+  const lookupListeners: LookupListener[] = []
+  const metrics = parts.metrics
+  if (metrics)
+    lookupListeners.push((auth, result, billed) => {
+      metrics.lookup(result.request.type, result.metadata.cache_hit, auth.mode)
+      if (auth.mode === 'live') metrics.billed(billed)
+    })
+  let openapiDoc: Record<string, unknown> | undefined
+  return {
+    store,
+    riskcheck: rc,
+    plans: settings.configuredPlans ?? [],
+    products: options.products ?? PRODUCTS,
+    nowMs,
+    lookupEnv(auth, request) {
+      const policy = auth.policy ?? rc.env.policy
+      const signals = velocity ? velocity.signals(rc.env.signals, auth.orgId) : rc.env.signals
+      if (auth.mode === 'test') return { env: policy === testEnv.policy && !velocity ? testEnv : { ...testEnv, policy, signals }, ledger: null }
+      const held = leases && lease && request ? { credits: leases, hold: lease.hold(), unsettled: lease.unsettled } : undefined
+      const idem = request ? states.get(request)?.idem : undefined
+      const own = createOrgLedger(store, auth.orgId, nowMs, auth.credits, held)
+      const ledger = held && idem && !idem.done ? settleWithAnswer(own, idem) : own
+      // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.
+      const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
+      return { env: { ...rc.env, ledger, policy, cache, signals }, ledger }
+    },
+    recordAnswer(auth, result) {
+      if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
+    },
+    openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, settings.publicUrl ? { serverUrl: settings.publicUrl } : {})),
+    readiness: readinessOf(parts),
+    ...(bulk ? { bulk } : {}),
+    ...(webhooks ? { webhooks } : {}),
+    allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
+    observeLookup(auth, result, billed) {
+      for (const listener of lookupListeners) {
+        try {
+          listener(auth, result, billed)
+        } catch (err) {
+          live.app?.log.warn({ err }, 'lookup listener failed')
+        }
+      }
+    },
+    onLookup: (listener) => void lookupListeners.push(listener),
+    noteOutage: parts.deps.note,
+  }
+}
