@@ -10,7 +10,7 @@ import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { markDependency } from '../src/server/outage.js'
 import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
-import type { InstanceLeases } from '../src/server/store/types.js'
+import type { InstanceLeases } from '../src/server/store/contracts/store.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const BODY = { phone: '+14155552671', bypass_cache: true }

@@ -21,7 +21,7 @@ import { createServer, type RiskcheckServer } from '../../src/server/app.js'
 import { createMemoryStore } from '../../src/server/store/memory.js'
 import { createPostgresStore } from '../../src/server/store/postgres.js'
 import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite.js'
-import type { Store } from '../../src/server/store/types.js'
+import type { Store } from '../../src/server/store/contracts/store.js'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
 
 const { values } = parseArgs({

@@ -8,8 +8,9 @@ import type { CacheEntry } from '../cache.js'
 import type { EventPayload, EventType, PlanStatus, Scope } from '../schema.js'
 import type { Plan } from './plans.js'
 
-/** A value or a promise of it. */
-export type Awaitable<T> = T | Promise<T>
+import type { Awaitable } from '../awaitable.js'
+
+export type { Awaitable }
 
 /** An organisation (team): owns keys, a plan and credits. */
 export interface OrgRecord {

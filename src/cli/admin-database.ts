@@ -3,13 +3,13 @@
  * stores the server uses — the service store, the org-policy store, the dashboard's team store and the webhook
  * delivery storage — so every admin command runs unchanged on either. And `riskcheck admin migrate`.
  */
-import type { TeamStore } from '../dashboard/store/types.js'
+import type { TeamStore } from '../server/store/contracts/team-store.js'
 import type { EventPayload } from '../schema.js'
 import type { OperatorNotice, StoredEndpoint } from '../server/store/delivery-store.js'
-import type { DeliveryServiceStorage } from '../server/store/service-storage.js'
-import type { OrgPolicyStore } from '../server/store/org-policy-store.js'
+import type { DeliveryServiceStorage } from '../server/store/contracts/service-storage.js'
+import type { OrgPolicyStore } from '../server/store/contracts/org-policies.js'
 import type { Awaitable } from '../accounts/types.js'
-import type { Store } from '../server/store/types.js'
+import type { Store } from '../server/store/contracts/store.js'
 import type { DeliveryRecord } from '../webhooks/queue.js'
 import { postgresLocation, safeUrl, type DatabaseTarget } from './database.js'
 

@@ -27,7 +27,7 @@ import { registerMemberPages } from './pages/members.js'
 import { registerPlaygroundPages } from './pages/playground.js'
 import { registerUsagePages, registerUsageTally } from './pages/usage.js'
 import { createMemoryTeamStore } from './store/memory.js'
-import type { TeamStore } from './store/types.js'
+import type { TeamStore } from '../server/store/contracts/team-store.js'
 
 /** Options of the dashboard (ServerOptions.dashboard). */
 export interface DashboardOptions {

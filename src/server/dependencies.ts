@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import { createAvailability, markDependency, outageOf, type Availability, type AvailabilityChange, type Dependency } from './outage.js'
 import type { SqliteStore } from './store/sqlite.js'
-import type { Store } from './store/types.js'
+import type { Store } from './store/contracts/store.js'
 
 /** The dependencies of one server. */
 export interface ServerDependencies {

@@ -37,8 +37,8 @@ export type {
   RequestClose,
   StoredEvent,
 } from '../accounts/types.js'
-export type { IdempotencyBegin, InstanceLeases, LeaseRenewal, Store, StoreProbe, Synchronous } from './store/types.js'
-export { IDEMPOTENCY_STALE_MS, INSTANCE_LEASE_MS } from './store/types.js'
+export type { IdempotencyBegin, InstanceLeases, LeaseRenewal, Store, StoreProbe, Synchronous } from './store/contracts/store.js'
+export { IDEMPOTENCY_STALE_MS, INSTANCE_LEASE_MS } from './store/shared/lease-times.js'
 export { MIGRATIONS, type Migration } from './store/migrations.js'
 export {
   DEFAULT_PLANS,

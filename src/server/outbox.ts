@@ -9,7 +9,7 @@
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../schema.js'
 import { enqueueEvent, type DeliveryCrashHook, type DeliveryStore } from '../webhooks/queue.js'
-import type { Awaitable } from './store/service-storage.js'
+import type { Awaitable } from './store/contracts/service-storage.js'
 
 /** The key of the pump's cursor (the seq of the last event fanned out) in the `meta` table. */
 export const OUTBOX_CURSOR_KEY = 'webhook_outbox_seq'

@@ -22,8 +22,9 @@ import {
 } from '../webhooks/queue.js'
 import { insertOutboxEvent } from './outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
-import { createSqliteDeliveryStorage, disabledEndpointNotice, type SqliteDeliveryStore } from './store/delivery-store.js'
-import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/service-storage.js'
+import { createSqliteDeliveryStorage, type SqliteDeliveryStore } from './store/delivery-store.js'
+import { disabledEndpointNotice } from './store/shared/endpoints.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/contracts/service-storage.js'
 
 /** Options of {@link createWebhookService}. */
 export interface WebhookServiceOptions {

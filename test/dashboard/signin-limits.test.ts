@@ -16,7 +16,7 @@ import type { Mailer } from '../../src/dashboard/mail.js'
 import { hashPassword } from '../../src/dashboard/password.js'
 import { createMemoryTeamStore } from '../../src/dashboard/store/memory.js'
 import { createPgTeamStore } from '../../src/dashboard/store/postgres.js'
-import type { TeamStore } from '../../src/dashboard/store/types.js'
+import type { TeamStore } from '../../src/server/store/contracts/team-store.js'
 import { createServer, type RiskcheckServer, type ServerOptions } from '../../src/server/app.js'
 import { memoryIO } from '../helpers.js'
 

@@ -3,7 +3,7 @@
  * fresh one per case, and how the server picks that storage: once per store, so it outlives a server.
  */
 import { describe, expect, it } from 'vitest'
-import type { BulkOwner } from '../../src/server/store/service-storage.js'
+import type { BulkOwner } from '../../src/server/store/contracts/service-storage.js'
 import { createMemoryBulkStorage } from '../../src/server/store/memory-bulk.js'
 import { createMemoryDeliveryStorage } from '../../src/server/store/memory-deliveries.js'
 import { createMemoryStore, memoryStoreInternals } from '../../src/server/store/memory.js'

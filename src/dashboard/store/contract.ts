@@ -2,7 +2,7 @@
  * The contract every {@link TeamStore} passes (run by ./store.test.ts against each implementation).
  */
 import { expect, it } from 'vitest'
-import type { TeamStore } from './types.js'
+import type { TeamStore } from '../../server/store/contracts/team-store.js'
 
 type WithStore = (fn: (s: TeamStore) => Promise<void>) => () => Promise<void>
 

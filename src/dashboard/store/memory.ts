@@ -1,5 +1,5 @@
 /** The dashboard's store in memory (tests, and servers whose service store is not SQLite). See ./types.ts. */
-import type { MailQuota, MembershipRecord, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { MailQuota, MembershipRecord, SessionRecord, TeamStore, TokenRecord, UsageDay, UserRecord } from '../../server/store/contracts/team-store.js'
 
 export function createMemoryTeamStore(): TeamStore {
   const users = new Map<string, UserRecord>()

@@ -4,7 +4,7 @@
  * must count before it writes.
  */
 import type pg from 'pg'
-import type { TeamStore } from './types.js'
+import type { TeamStore } from '../../server/store/contracts/team-store.js'
 
 /** The methods of {@link TeamStore} about account security, over `pool`. */
 export type PgAccountMethods = Pick<

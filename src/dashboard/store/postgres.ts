@@ -9,7 +9,7 @@
  */
 import pg from 'pg'
 import { pgAccountMethods } from './postgres-account.js'
-import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../../server/store/contracts/team-store.js'
 
 /** The dashboard's PostgreSQL migrations, in order. */
 export const PG_DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [

@@ -8,15 +8,15 @@
  * (event_id, endpoint_id) for non-resends), so the outbox pump may repeat an event after a crash without sending it
  * twice.
  */
-import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../../schema.js'
 import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../webhooks/queue.js'
 import { insertOutboxEvent, pumpOutbox } from '../outbox.js'
-import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from './contracts/deliveries.js'
+import { disabledEndpointNotice, newEndpointId } from './shared/endpoints.js'
 import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from './record-rows.js'
 
-export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
+export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from './contracts/deliveries.js'
 
 /** The SQLite delivery store plus endpoint management: {@link EndpointDeliveryStore}, synchronous. */
 export interface SqliteDeliveryStore extends EndpointDeliveryStore {
@@ -38,35 +38,7 @@ export interface SqliteDeliveryStore extends EndpointDeliveryStore {
   listAttempts(endpointId: string, limit?: number): DeliveryAttemptRecord[]
 }
 
-
-
-
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime())
-
-
-
-
-/** A new endpoint id: `we_` + 24 hex characters. */
-export function newEndpointId(): string {
-  return `we_${randomBytes(12).toString('hex')}`
-}
-
-/**
- * The operator notice of an endpoint auto-disabled at `at` (`riskcheck admin notices list`, the dashboard mails it):
- * what every delivery storage writes in the transaction that disables the endpoint.
- */
-export function disabledEndpointNotice(endpoint: WebhookEndpointRecord, at: Date): Omit<OperatorNotice, 'id'> {
-  return {
-    at: at.getTime(),
-    orgId: endpoint.orgId,
-    subject: endpoint.id,
-    kind: 'webhook_endpoint_disabled',
-    message:
-      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
-      'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
-      `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
-  }
-}
 
 /** Options of {@link createSqliteDeliveryStore}. */
 export interface SqliteDeliveryStoreOptions {

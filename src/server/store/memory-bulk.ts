@@ -11,7 +11,7 @@ import type { BulkStore, MaybePromise } from '../../bulk/types.js'
 import type { CreditLedger } from '../../credits.js'
 import type { BulkJob } from '../../schema.js'
 import type { MemoryStore, MemoryStoreInternals } from './memory.js'
-import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
+import type { BulkOwner, BulkServiceStorage } from './contracts/service-storage.js'
 import type { CreditReservation } from '../../accounts/types.js'
 
 const FINAL = new Set(['completed', 'cancelled', 'failed'])

@@ -10,10 +10,10 @@ import type { EventPayload } from '../../schema.js'
 import { createMemoryDeliveryStore, type MemoryDeliveryStore } from '../../webhooks/memory-store.js'
 import type { DeliveryRecord, WebhookEndpointRecord } from '../../webhooks/queue.js'
 import { pumpEvents } from '../outbox.js'
-import { disabledEndpointNotice, newEndpointId } from './delivery-store.js'
+import { disabledEndpointNotice, newEndpointId } from './shared/endpoints.js'
 import type { MemoryStoreInternals } from './memory.js'
-import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from './service-storage.js'
-import type { Synchronous } from './types.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from './contracts/service-storage.js'
+import type { Synchronous } from './contracts/store.js'
 
 /** The key of an event's first delivery to an endpoint (resends are not first deliveries). */
 const fanoutKey = (d: DeliveryRecord) => `${d.eventId}\u0000${d.endpointId}`

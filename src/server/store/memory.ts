@@ -35,7 +35,8 @@ import type {
   PlanChange,
   StoredEvent,
 } from '../../accounts/types.js'
-import { IDEMPOTENCY_STALE_MS, type IdempotencyBegin, type Store, type Synchronous } from './types.js'
+import type { IdempotencyBegin, Store, Synchronous } from './contracts/store.js'
+import { IDEMPOTENCY_STALE_MS } from './shared/lease-times.js'
 
 /** The in-memory store. */
 export interface MemoryStore extends Synchronous<Store> {

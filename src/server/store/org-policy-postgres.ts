@@ -7,14 +7,8 @@
  * p.org_id = k.org_id`, `p.version` as `AuthRecord.org.policyVersion`), as the SQLite one does; without it the server
  * asks {@link OrgPolicyStore.getOrgPolicyVersion} on every request.
  */
-import {
-  ANSWER_LOG_TTL_MS,
-  MAX_ANSWERS_PER_ORG,
-  type LoggedAnswer,
-  type OrgPolicyRecord,
-  type OrgPolicyStore,
-  type OrgPolicyStoreOptions,
-} from './org-policy-store.js'
+import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from './contracts/org-policies.js'
+import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from './shared/answer-log.js'
 import type { Action, CheckContextName, LookupType } from '../../schema.js'
 
 /** What the implementation needs of a connection: `pg`'s Pool and Client have it. */

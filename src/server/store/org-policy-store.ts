@@ -1,75 +1,15 @@
 /**
- * Per-org scoring policies and the per-org answer log (docs/service.md, docs/decisions.md "Per-org
- * policies"): the storage behind `riskcheck admin policy set | show | clear` and the backtest `policy set` prints.
- *
- * - The org's policy: its version id (`pol_…`, the content hash of the canonical overrides), the canonical JSON of the
- *   overrides (what the server compiles), the file's description and path, and when it was set. One row per org;
- *   no row = the org uses the service's policy.
- * - The answer log: what re-scoring needs of each answer a live key of the org got from a single lookup or a combined
- *   check — time, type, input, action, score, fired factor codes, context — and nothing else (no details, no key, no
- *   request). Entries expire 7 days after the answer ({@link ANSWER_LOG_TTL_MS}) and an org keeps at most its newest
- *   {@link MAX_ANSWERS_PER_ORG}; both are enforced by {@link OrgPolicyStore.purgeAnswers}, which the server runs
- *   with its other purges, and reads never return older entries.
- *
- * Implementations: SQLite (tables of migration 003 in ./migrations.ts, {@link createSqliteOrgPolicyStore}) and memory
- * ({@link createMemoryOrgPolicyStore}); ./org-policy-postgres.ts holds the PostgreSQL tables and statements.
+ * Per-org policies and the answer log on SQLite (tables of migration 003 in ./migrations.ts); the contract is
+ * ./contracts/org-policies.ts.
  */
 import type Database from 'better-sqlite3'
 import type { Action, CheckContextName, LookupType } from '../../schema.js'
-import type { Awaitable } from '../../accounts/types.js'
+import type { Awaitable } from '../../awaitable.js'
+import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from './contracts/org-policies.js'
+import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from './shared/answer-log.js'
 
-/** How long an answer stays in the log: 7 days (the window `admin policy set` backtests over). */
-export const ANSWER_LOG_TTL_MS = 7 * 24 * 60 * 60 * 1000
-
-/** Most answers kept per org (the newest); a backtest covers at most these. */
-export const MAX_ANSWERS_PER_ORG = 100_000
-
-/** An org's own scoring policy as stored. */
-export interface OrgPolicyRecord {
-  orgId: string
-  /** `pol_` + 16 hex digits: the content hash of `canonical` (the same id `riskcheck policy check` prints). */
-  version: string
-  /** Canonical JSON of the overrides (sorted keys; no `$schema`, no `description`). */
-  canonical: string
-  description: string | null
-  /** The file it was set from (for `policy show`), or null. */
-  source: string | null
-  /** Unix ms. */
-  setAt: number
-}
-
-/** One logged answer: exactly what re-scoring needs (a {@link import('../../scoring/index.js').StoredAnswer}). */
-export interface LoggedAnswer {
-  /** Unix ms of the answer. */
-  at: number
-  type: LookupType
-  /** The input as the result recorded it (a combined check: its parts joined with ` · `). */
-  input: string
-  action: Action
-  score: number | null
-  factors: readonly string[]
-  context: CheckContextName | null
-}
-
-/** The storage of per-org policies and answer logs. Methods may answer synchronously or with a promise. */
-export interface OrgPolicyStore {
-  /** The org's policy, or null when it uses the service's. */
-  getOrgPolicy(orgId: string): Awaitable<OrgPolicyRecord | null>
-  /** Only the version id (what every request reads when the auth read does not carry it). */
-  getOrgPolicyVersion(orgId: string): Awaitable<string | null>
-  /** Every org's policy (the server compiles them at start). */
-  listOrgPolicies(): Awaitable<OrgPolicyRecord[]>
-  /** Sets (replaces) the org's policy. */
-  setOrgPolicy(record: OrgPolicyRecord): Awaitable<void>
-  /** Removes the org's policy; returns the record removed, or null when there was none. */
-  clearOrgPolicy(orgId: string): Awaitable<OrgPolicyRecord | null>
-  /** Appends answers of an org to its log. */
-  appendAnswers(orgId: string, answers: readonly LoggedAnswer[]): Awaitable<void>
-  /** The org's logged answers at or after `sinceMs`, oldest first, at most the newest `limit` (default {@link MAX_ANSWERS_PER_ORG}). */
-  listAnswers(orgId: string, sinceMs: number, limit?: number): Awaitable<LoggedAnswer[]>
-  /** Deletes answers older than {@link ANSWER_LOG_TTL_MS} and each org's beyond its newest {@link MAX_ANSWERS_PER_ORG}. Returns how many went. */
-  purgeAnswers(nowMs: number): Awaitable<number>
-}
+export type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from './contracts/org-policies.js'
+export { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from './shared/answer-log.js'
 
 interface PolicyRow {
   org_id: string
@@ -109,17 +49,6 @@ const toAnswer = (r: AnswerRow): LoggedAnswer => ({
   factors: r.factors === '' ? [] : r.factors.split(' '),
   context: r.context as CheckContextName | null,
 })
-
-/** Options of the implementations. */
-export interface OrgPolicyStoreOptions {
-  /** Answers kept per org (default {@link MAX_ANSWERS_PER_ORG}). */
-  maxAnswersPerOrg?: number
-  /**
-   * SQLite: how answer-log writes are committed — the server passes its store's group commit
-   * (`SqliteStore.groupWrite`), so the log costs no commit of its own. Default: a transaction of their own.
-   */
-  groupWrite?: <T>(write: () => T) => Promise<T>
-}
 
 /** A store type whose methods answer synchronously. */
 type Sync<S> = { [K in keyof S]: S[K] extends (...args: infer A) => Awaitable<infer R> ? (...args: A) => R : S[K] }

@@ -11,9 +11,9 @@ import { createMemoryDeliveryStorage } from './memory-deliveries.js'
 import { memoryStoreInternals, type MemoryStore } from './memory.js'
 import { createPostgresBulkStorage } from './postgres-bulk.js'
 import { createPostgresDeliveryStorage } from './postgres-deliveries.js'
-import type { ServiceStorage } from './service-storage.js'
+import type { ServiceStorage } from './contracts/service-storage.js'
 import type { SqliteStore } from './sqlite.js'
-import type { Store } from './types.js'
+import type { Store } from './contracts/store.js'
 
 /**
  * The storage over each memory store, made once: it lives as long as the store, so a second server over the store

@@ -7,9 +7,9 @@
  */
 import pg from 'pg'
 import { createPgTeamStore, migratePgDashboard, PG_DASHBOARD_MIGRATIONS } from '../../dashboard/store/postgres.js'
-import type { TeamStore } from '../../dashboard/store/types.js'
+import type { TeamStore } from './contracts/team-store.js'
 import { createPostgresOrgPolicyStore } from './org-policy-postgres.js'
-import type { OrgPolicyStore } from './org-policy-store.js'
+import type { OrgPolicyStore } from './contracts/org-policies.js'
 import { createPostgresStore, type PostgresStore } from './postgres.js'
 import { checkSchemaName, migratePostgres, postgresSchemaStatus } from './postgres/migrations.js'
 

@@ -23,7 +23,7 @@ import { createPostgresRequests } from './postgres/requests.js'
 import { toEvent, toOrg, toPlan, type EventRow, type Num, type OrgRow, type PlanRow } from './postgres/rows.js'
 import { toKey, type KeyRow } from './record-rows.js'
 import type { AuthRecord } from '../../accounts/types.js'
-import type { Store, StoreProbe } from './types.js'
+import type { Store, StoreProbe } from './contracts/store.js'
 
 /** A store type whose methods all return promises (a networked database). */
 export type Promised<S> = {

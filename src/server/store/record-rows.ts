@@ -7,7 +7,7 @@ import type { ApiKeyRecord } from '../../accounts/types.js'
 import type { Scope } from '../../schema.js'
 import type { WebhookFormat } from '../../webhooks/format.js'
 import type { DeliveryAttemptRecord, DeliveryRecord } from '../../webhooks/queue.js'
-import type { StoredEndpoint } from './service-storage.js'
+import type { StoredEndpoint } from './contracts/service-storage.js'
 
 /** An INTEGER (SQLite) or BIGINT (PostgreSQL, as a string) column. */
 type Ms = number | string

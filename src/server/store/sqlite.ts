@@ -17,7 +17,7 @@ import { createSqliteEvents } from './sqlite/events.js'
 import { groupCommit } from './sqlite/group-commit.js'
 import { createSqliteLeases, type SqliteLeases } from './sqlite/leases.js'
 import { createSqliteRequests } from './sqlite/requests.js'
-import type { Store, Synchronous } from './types.js'
+import type { Store, Synchronous } from './contracts/store.js'
 
 /** The SQLite store; `db` is exposed so later modules (bulk, webhooks) can add their tables and statements. */
 export interface SqliteStore extends Synchronous<Store> {

@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3'
 import { buildEvent, type PendingEvent } from '../../../accounts/ledger.js'
-import type { Store, Synchronous } from '../types.js'
+import type { Store, Synchronous } from '../contracts/store.js'
 import { toEvent, type EventRow } from './rows.js'
 
 /** The outbox: `emit` (called inside a credit transaction) and the store's `listEvents`. */

@@ -1,16 +1,14 @@
 /**
  * The dashboard's own storage (people, sessions, memberships, tokens, sign-in and mail counters, TOTP secrets, team
- * settings, daily usage, the mail cursor) and its records. Implementations: ./memory.ts, ./sqlite.ts,
- * ./postgres.ts, held to the contract suite ./contract.ts; times are unix ms passed in by the caller. What it stores
+ * settings, daily usage, the mail cursor) and its records; times are unix ms passed in by the caller. What it stores
  * and how secrets are kept: docs/decisions.md, "Team dashboard" → "own storage" and "passwords and sessions".
  */
+import type { Awaitable } from '../../../awaitable.js'
 
-/** A value or a promise of it. */
-export type Awaitable<T> = T | Promise<T>
+export type { Awaitable }
 
 /** Roles of a team member (docs/dashboard.md): owners and admins manage members and keys; developers use them. */
-export const ROLES = ['owner', 'admin', 'developer'] as const
-export type Role = (typeof ROLES)[number]
+export type Role = 'owner' | 'admin' | 'developer'
 
 export interface UserRecord {
   id: string
@@ -48,10 +46,9 @@ export interface SessionRecord {
  * Kinds of one-time token: `verify` (email verification link), `invite` (invitation to a team), `reset` (password
  * reset link, 1 hour), `mfa` (a sign-in whose password was right and that waits for its second factor, 5 minutes).
  */
-export const TOKEN_KINDS = ['verify', 'invite', 'reset', 'mfa'] as const
-export type TokenKind = (typeof TOKEN_KINDS)[number]
+export type TokenKind = 'verify' | 'invite' | 'reset' | 'mfa'
 
-/** A one-time token (see {@link TOKEN_KINDS}). */
+/** A one-time token (see {@link TokenKind}). */
 export interface TokenRecord {
   /** SHA-256 (hex) of the token in the link or cookie. */
   hash: string

@@ -1,29 +1,16 @@
 /**
- * The server's storage contract. The HTTP layer only talks to a {@link Store}; the embedded default is SQLite
- * (./sqlite.ts), and a PostgreSQL store (several server instances) implements the same interface.
+ * The server's storage contract. The HTTP layer only talks to a {@link Store}; SQLite (../sqlite/store.ts, also on
+ * `:memory:`) and PostgreSQL (several server instances) implement it.
  *
- * Every implementation follows the rules of the account store (../../accounts/types.ts: atomic credit changes, credit
+ * Every implementation follows the rules of the account store (../../../accounts/types.ts: atomic credit changes, credit
  * events in the same transaction, lazy period roll-over, times given by the caller).
  *
  * Methods may be synchronous (SQLite) or return promises (a networked database); callers always `await`.
  */
-import type { AccountStore, Awaitable, HeldCredits } from '../../accounts/types.js'
-import type { ResultCache } from '../../cache.js'
+import type { AccountStore, Awaitable, HeldCredits } from '../../../accounts/types.js'
+import type { ResultCache } from '../../../cache.js'
 
-/**
- * An idempotent request still "in progress" after this long was interrupted (its process stopped), and a retry may
- * take the record over; 2 minutes, longer than any request runs. For records of a store without instance leases
- * (and records written before them); a record owned by an instance is taken over once that instance's lease ends.
- */
-export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
-
-/**
- * How long an instance's lease runs without a renewal: 10 s; a server renews it (and sweeps the holds of instances
- * whose lease lapsed) every third of that (docs/decisions.md "Instance leases").
- */
-export const INSTANCE_LEASE_MS = 10_000
-
-/** A store type whose methods answer synchronously (SQLite through better-sqlite3, the in-memory store). */
+/** A store type whose methods answer synchronously (SQLite through better-sqlite3, on a file or `:memory:`). */
 export type Synchronous<S> = {
   [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
 }
