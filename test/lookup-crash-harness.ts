@@ -14,7 +14,7 @@ import pg from 'pg'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { createPostgresStore } from '../src/server/store/postgres.js'
-import { createSqliteStore } from '../src/server/store/sqlite.js'
+import { createSqliteStore } from '../src/server/store/sqlite/store.js'
 import type { Store } from '../src/server/store/contracts/store.js'
 
 const here = dirname(fileURLToPath(import.meta.url))

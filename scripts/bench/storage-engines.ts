@@ -20,7 +20,7 @@ import type { AccountStore } from '../../src/accounts/types.js'
 import { createServer, type RiskcheckServer } from '../../src/server/app.js'
 import { createMemoryStore } from '../../src/server/store/memory.js'
 import { createPostgresStore } from '../../src/server/store/postgres.js'
-import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite.js'
+import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite/store.js'
 import type { Store } from '../../src/server/store/contracts/store.js'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
 

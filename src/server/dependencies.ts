@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import { createAvailability, markDependency, outageOf, type Availability, type AvailabilityChange, type Dependency } from './outage.js'
-import type { SqliteStore } from './store/sqlite.js'
+import type { SqliteStore } from './store/sqlite/store.js'
 import type { Store } from './store/contracts/store.js'
 
 /** The dependencies of one server. */

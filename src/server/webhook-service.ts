@@ -20,9 +20,9 @@ import {
   type DeliveryWorker,
   type TickResult,
 } from '../webhooks/queue.js'
-import { insertOutboxEvent } from './outbox.js'
+import { insertOutboxEvent } from './store/sqlite/outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
-import { createSqliteDeliveryStorage, type SqliteDeliveryStore } from './store/delivery-store.js'
+import { createSqliteDeliveryStorage, type SqliteDeliveryStore } from './store/sqlite/deliveries.js'
 import { disabledEndpointNotice } from './store/shared/endpoints.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/contracts/service-storage.js'
 

@@ -3,9 +3,9 @@
  * each case on a fresh in-memory database.
  */
 import { describe } from 'vitest'
-import { createSqliteBulkStorage } from '../../src/server/store/bulk-store.js'
-import { createSqliteDeliveryStorage } from '../../src/server/store/delivery-store.js'
-import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { createSqliteBulkStorage } from '../../src/server/store/sqlite/bulk.js'
+import { createSqliteDeliveryStorage } from '../../src/server/store/sqlite/deliveries.js'
+import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
 import { bulkStorageContract } from './bulk-contract.js'
 import { deliveryStorageContract } from './delivery-contract.js'
 import { NOW, storedInTables, type ServiceHarness } from './service-harness.js'

@@ -9,7 +9,7 @@
 import type { EventPayload } from '../../schema.js'
 import { createMemoryDeliveryStore, type MemoryDeliveryStore } from '../../webhooks/memory-store.js'
 import type { DeliveryRecord, WebhookEndpointRecord } from '../../webhooks/queue.js'
-import { pumpEvents } from '../outbox.js'
+import { pumpEvents } from './shared/outbox-pump.js'
 import { disabledEndpointNotice, newEndpointId } from './shared/endpoints.js'
 import type { MemoryStoreInternals } from './memory.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from './contracts/service-storage.js'

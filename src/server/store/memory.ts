@@ -25,7 +25,7 @@ import {
   type PendingEvent,
 } from '../../accounts/ledger.js'
 import { DEFAULT_PLANS, validatePlans, type Plan } from '../../accounts/plans.js'
-import { createMemoryOrgPolicyStore, type OrgPolicyStore } from './org-policy-store.js'
+import { createMemoryOrgPolicyStore, type OrgPolicyStore } from './sqlite/org-policies.js'
 import type {
   ApiKeyRecord,
   CacheWrite,

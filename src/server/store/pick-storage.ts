@@ -4,15 +4,15 @@
  * Other stores have none: the server then runs without bulk jobs and webhooks.
  */
 import pg from 'pg'
-import { createSqliteBulkStorage } from './bulk-store.js'
-import { createSqliteDeliveryStorage } from './delivery-store.js'
+import { createSqliteBulkStorage } from './sqlite/bulk.js'
+import { createSqliteDeliveryStorage } from './sqlite/deliveries.js'
 import { createMemoryBulkStorage } from './memory-bulk.js'
 import { createMemoryDeliveryStorage } from './memory-deliveries.js'
 import { memoryStoreInternals, type MemoryStore } from './memory.js'
 import { createPostgresBulkStorage } from './postgres-bulk.js'
 import { createPostgresDeliveryStorage } from './postgres-deliveries.js'
 import type { ServiceStorage } from './contracts/service-storage.js'
-import type { SqliteStore } from './sqlite.js'
+import type { SqliteStore } from './sqlite/store.js'
 import type { Store } from './contracts/store.js'
 
 /**

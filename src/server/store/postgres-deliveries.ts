@@ -17,12 +17,12 @@
 import type pg from 'pg'
 import type { EventPayload } from '../../schema.js'
 import type { DeliveryRecord } from '../../webhooks/queue.js'
-import { pumpEvents } from '../outbox.js'
+import { pumpEvents } from './shared/outbox-pump.js'
 import { disabledEndpointNotice, newEndpointId } from './shared/endpoints.js'
 import { insertEvent } from './postgres-bulk.js'
 import { num, withTransaction } from './postgres-service-schema.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from './contracts/service-storage.js'
-import { dateOrNull, toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from './record-rows.js'
+import { dateOrNull, toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from './shared/record-rows.js'
 
 type Num = string | number
 

@@ -21,7 +21,7 @@ import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, post
 import { createPostgresLeases } from './postgres/leases.js'
 import { createPostgresRequests } from './postgres/requests.js'
 import { toEvent, toOrg, toPlan, type EventRow, type Num, type OrgRow, type PlanRow } from './postgres/rows.js'
-import { toKey, type KeyRow } from './record-rows.js'
+import { toKey, type KeyRow } from './shared/record-rows.js'
 import type { AuthRecord } from '../../accounts/types.js'
 import type { Store, StoreProbe } from './contracts/store.js'
 

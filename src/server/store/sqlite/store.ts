@@ -8,16 +8,16 @@
  */
 import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
-import type { CacheWrite } from '../../accounts/types.js'
-import { DEFAULT_PLANS } from '../../accounts/plans.js'
+import type { CacheWrite } from '../../../accounts/types.js'
+import { DEFAULT_PLANS } from '../../../accounts/plans.js'
 import { MIGRATIONS, type Migration } from './migrations.js'
-import { createSqliteAccounts, insertPlans } from './sqlite/accounts.js'
-import { createSqliteCredits } from './sqlite/credits.js'
-import { createSqliteEvents } from './sqlite/events.js'
-import { groupCommit } from './sqlite/group-commit.js'
-import { createSqliteLeases, type SqliteLeases } from './sqlite/leases.js'
-import { createSqliteRequests } from './sqlite/requests.js'
-import type { Store, Synchronous } from './contracts/store.js'
+import { createSqliteAccounts, insertPlans } from './accounts.js'
+import { createSqliteCredits } from './credits.js'
+import { createSqliteEvents } from './events.js'
+import { groupCommit } from './group-commit.js'
+import { createSqliteLeases, type SqliteLeases } from './leases.js'
+import { createSqliteRequests } from './requests.js'
+import type { Store, Synchronous } from '../contracts/store.js'
 
 /** The SQLite store; `db` is exposed so later modules (bulk, webhooks) can add their tables and statements. */
 export interface SqliteStore extends Synchronous<Store> {

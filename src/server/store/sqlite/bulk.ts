@@ -9,16 +9,16 @@
  * restart so a resumed job refunds what it did not use, and the retention sweep ({@link sweepExpiredBulkJobs}).
  */
 import type Database from 'better-sqlite3'
-import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
-import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkRowState, BulkStore, MaybePromise } from '../../bulk/types.js'
-import type { CreditLedger } from '../../credits.js'
-import { FINAL_BULK_STATUSES, type Action, type BulkJob, type BulkType, type EventPayload } from '../../schema.js'
-import { insertOutboxEvent } from '../outbox.js'
-import type { BulkOwner, BulkServiceStorage } from './contracts/bulk.js'
-import { packResult, STATE_CODE, unpackRow, type RowRow } from './shared/bulk-rows.js'
-import type { CreditReservation } from '../../accounts/types.js'
+import { detailsCodec, type DetailsCodec } from '../../../bulk/codec.js'
+import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkRowState, BulkStore, MaybePromise } from '../../../bulk/types.js'
+import type { CreditLedger } from '../../../credits.js'
+import { FINAL_BULK_STATUSES, type Action, type BulkJob, type BulkType, type EventPayload } from '../../../schema.js'
+import { insertOutboxEvent } from './outbox.js'
+import type { BulkOwner, BulkServiceStorage } from '../contracts/bulk.js'
+import { packResult, STATE_CODE, unpackRow, type RowRow } from '../shared/bulk-rows.js'
+import type { CreditReservation } from '../../../accounts/types.js'
 
-export type { BulkOwner } from './contracts/bulk.js'
+export type { BulkOwner } from '../contracts/bulk.js'
 
 interface JobRow {
   seq: number

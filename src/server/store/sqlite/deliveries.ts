@@ -9,14 +9,14 @@
  * twice.
  */
 import type Database from 'better-sqlite3'
-import type { EventPayload } from '../../schema.js'
-import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../webhooks/queue.js'
-import { insertOutboxEvent, pumpOutbox } from '../outbox.js'
-import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from './contracts/deliveries.js'
-import { disabledEndpointNotice, newEndpointId } from './shared/endpoints.js'
-import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from './record-rows.js'
+import type { EventPayload } from '../../../schema.js'
+import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../../webhooks/queue.js'
+import { insertOutboxEvent, pumpOutbox } from './outbox.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contracts/deliveries.js'
+import { disabledEndpointNotice, newEndpointId } from '../shared/endpoints.js'
+import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../shared/record-rows.js'
 
-export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from './contracts/deliveries.js'
+export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contracts/deliveries.js'
 
 /** The SQLite delivery store plus endpoint management: {@link EndpointDeliveryStore}, synchronous. */
 export interface SqliteDeliveryStore extends EndpointDeliveryStore {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { createSqliteStore, type SqliteStore } from './sqlite.js'
+import { createSqliteStore, type SqliteStore } from './store.js'
 import {
   ANSWER_LOG_TTL_MS,
   createMemoryOrgPolicyStore,
@@ -7,7 +7,7 @@ import {
   type LoggedAnswer,
   type OrgPolicyRecord,
   type OrgPolicyStoreOptions,
-} from './org-policy-store.js'
+} from './org-policies.js'
 
 const T0 = Date.parse('2026-11-22T00:00:00Z')
 const DAY = 24 * 60 * 60 * 1000

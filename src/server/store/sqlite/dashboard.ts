@@ -4,7 +4,7 @@
  * See ./types.ts for the contract.
  */
 import type Database from 'better-sqlite3'
-import type { MailQuota, MailReservation, MembershipRecord, Role, SessionRecord, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../../server/store/contracts/team-store.js'
+import type { MailQuota, MailReservation, MembershipRecord, Role, SessionRecord, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../contracts/team-store.js'
 
 /** The dashboard's migrations, in order; each runs once, in a transaction with its ledger row. */
 export const DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
