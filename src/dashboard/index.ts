@@ -26,7 +26,7 @@ import { registerBulkPages } from './pages/bulk.js'
 import { registerMemberPages } from './pages/members.js'
 import { registerPlaygroundPages } from './pages/playground.js'
 import { registerUsagePages, registerUsageTally } from './pages/usage.js'
-import { createMemoryTeamStore } from './store/memory.js'
+import { createMemoryTeamStore } from '../server/store/sqlite/memory.js'
 import type { TeamStore } from '../server/store/contracts/team-store.js'
 
 /** Options of the dashboard (ServerOptions.dashboard). */

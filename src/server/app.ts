@@ -42,8 +42,8 @@ import { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitSt
 import { ROUTES } from './routes/index.js'
 import { EmptyBody, type NamedSchema, type RouteDef, type LookupListener, type ServerContext } from './routes/types.js'
 import { createOrgPolicies } from './org-policies.js'
-import type { MemoryStore } from './store/memory.js'
-import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/sqlite/org-policies.js'
+import { createMemoryOrgPolicyStore } from './store/sqlite/memory.js'
+import { createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/sqlite/org-policies.js'
 import { createSqliteStore, type SqliteStore } from './store/sqlite/store.js'
 import { serviceStorageOf } from './store/pick-storage.js'
 import type { Store } from './store/contracts/store.js'
@@ -328,7 +328,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const serviceStorage = serviceStorageOf(store, nowMs)
   // Per-org policies (org policy > serve --policy > built-in default) and the answer log their backtests read.
   const orgPolicies = createOrgPolicies({
-    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db, { groupWrite: (write) => sqlite.groupWrite(write) }) : ((store as Partial<MemoryStore>).orgPolicies ?? createMemoryOrgPolicyStore())),
+    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db, { groupWrite: (write) => sqlite.groupWrite(write) }) : createMemoryOrgPolicyStore()),
     service: rc.env.policy,
     nowMs,
     warn: (fields, message) => backgroundLog()?.warn(fields, message),

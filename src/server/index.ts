@@ -15,7 +15,7 @@ export { createServer, type RiskcheckServer, type ServerOptions, type ServerQueu
 export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type CheckOutcome, type CheckReport, type Readiness } from './health.js'
 export { createServerMetrics, type ServerMetrics } from './metrics.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite/store.js'
-export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory.js'
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/sqlite/memory.js'
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions, type Promised } from './store/postgres.js'
 export {
   migratePostgres,
@@ -97,12 +97,12 @@ export { defineRoute, type RouteDef, type ServerContext, type HandlerArgs, type 
 export {
   ANSWER_LOG_TTL_MS,
   MAX_ANSWERS_PER_ORG,
-  createMemoryOrgPolicyStore,
   createSqliteOrgPolicyStore,
   type LoggedAnswer,
   type OrgPolicyRecord,
   type OrgPolicyStore,
   type OrgPolicyStoreOptions,
 } from './store/sqlite/org-policies.js'
+export { createMemoryOrgPolicyStore } from './store/sqlite/memory.js'
 export { createPostgresOrgPolicyStore, ORG_POLICY_POSTGRES_SCHEMA, type PgQueryable } from './store/org-policy-postgres.js'
 export { createOrgPolicies, loggedAnswerOf, type OrgPolicies, type OrgPoliciesOptions, type ResolvedPolicy } from './org-policies.js'

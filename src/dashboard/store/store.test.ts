@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { teamStoreContract } from './contract.js'
-import { createMemoryTeamStore } from './memory.js'
+import { createMemoryTeamStore } from '../../server/store/sqlite/memory.js'
 import { createSqliteTeamStore, DASHBOARD_MIGRATIONS, migrateDashboard } from '../../server/store/sqlite/dashboard.js'
 
 describe('TeamStore in memory', () => {

@@ -1,25 +1,16 @@
 /**
  * Which storage the bulk and webhook services run on, told by the store the server is given: the SQLite store's own
- * file, the PostgreSQL store's pool (the core store exposes it as `pool`), or the memory store's maps and outbox.
+ * file, or the PostgreSQL store's pool (the core store exposes it as `pool`).
  * Other stores have none: the server then runs without bulk jobs and webhooks.
  */
 import pg from 'pg'
 import { createSqliteBulkStorage } from './sqlite/bulk.js'
 import { createSqliteDeliveryStorage } from './sqlite/deliveries.js'
-import { createMemoryBulkStorage } from './memory-bulk.js'
-import { createMemoryDeliveryStorage } from './memory-deliveries.js'
-import { memoryStoreInternals, type MemoryStore } from './memory.js'
 import { createPostgresBulkStorage } from './postgres-bulk.js'
 import { createPostgresDeliveryStorage } from './postgres-deliveries.js'
 import type { ServiceStorage } from './contracts/service-storage.js'
 import type { SqliteStore } from './sqlite/store.js'
 import type { Store } from './contracts/store.js'
-
-/**
- * The storage over each memory store, made once: it lives as long as the store, so a second server over the store
- * finds the jobs, endpoints and deliveries of the first (as it finds its orgs and keys).
- */
-const memoryStorages = new WeakMap<object, ServiceStorage>()
 
 /** The service storage of `store`, or undefined when it has none. `nowMs` (the server clock) stamps stored webhook events. */
 export function serviceStorageOf(store: Store, nowMs: () => number = Date.now): ServiceStorage | undefined {
@@ -27,15 +18,6 @@ export function serviceStorageOf(store: Store, nowMs: () => number = Date.now): 
   if (sqlite.db) {
     const s = store as SqliteStore
     return { bulk: createSqliteBulkStorage(s.db, s), webhooks: createSqliteDeliveryStorage(s.db, nowMs) }
-  }
-  const memory = memoryStoreInternals(store)
-  if (memory) {
-    let storage = memoryStorages.get(store)
-    if (!storage) {
-      storage = { bulk: createMemoryBulkStorage(store as MemoryStore, memory), webhooks: createMemoryDeliveryStorage(memory) }
-      memoryStorages.set(store, storage)
-    }
-    return storage
   }
   const pool = (store as { pool?: unknown }).pool
   if (pool instanceof pg.Pool) {

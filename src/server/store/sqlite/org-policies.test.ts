@@ -1,8 +1,8 @@
+import { createMemoryOrgPolicyStore } from './memory.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createSqliteStore, type SqliteStore } from './store.js'
 import {
   ANSWER_LOG_TTL_MS,
-  createMemoryOrgPolicyStore,
   createSqliteOrgPolicyStore,
   type LoggedAnswer,
   type OrgPolicyRecord,

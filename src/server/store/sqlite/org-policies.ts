@@ -53,6 +53,9 @@ const toAnswer = (r: AnswerRow): LoggedAnswer => ({
 /** A store type whose methods answer synchronously. */
 type Sync<S> = { [K in keyof S]: S[K] extends (...args: infer A) => Awaitable<infer R> ? (...args: A) => R : S[K] }
 
+/** The policy store over SQLite without a group commit: every method answers synchronously. */
+export type SqliteOrgPolicyStore = Sync<OrgPolicyStore>
+
 /**
  * The SQLite implementation over the server's database (tables of migration 003).
  *
@@ -118,49 +121,5 @@ export function createSqliteOrgPolicyStore(
     },
     listAnswers: (orgId, sinceMs, limit = cap) => (q.list_answers.all(orgId, sinceMs, limit) as AnswerRow[]).map(toAnswer),
     purgeAnswers: (nowMs) => purgeTx.immediate(nowMs),
-  }
-}
-
-/**
- * The in-memory implementation (a server over a store other than SQLite without its own, and tests). Lost on exit.
- */
-export function createMemoryOrgPolicyStore(options: OrgPolicyStoreOptions = {}): Sync<OrgPolicyStore> {
-  const cap = options.maxAnswersPerOrg ?? MAX_ANSWERS_PER_ORG
-  const policies = new Map<string, OrgPolicyRecord>()
-  const answers = new Map<string, LoggedAnswer[]>()
-  return {
-    getOrgPolicy: (orgId) => policies.get(orgId) ?? null,
-    getOrgPolicyVersion: (orgId) => policies.get(orgId)?.version ?? null,
-    listOrgPolicies: () => [...policies.values()].sort((a, b) => (a.orgId < b.orgId ? -1 : 1)),
-    setOrgPolicy(r) {
-      policies.set(r.orgId, { ...r })
-    },
-    clearOrgPolicy(orgId) {
-      const r = policies.get(orgId) ?? null
-      policies.delete(orgId)
-      return r
-    },
-    appendAnswers(orgId, list) {
-      let log = answers.get(orgId)
-      if (!log) answers.set(orgId, (log = []))
-      for (const a of list) log.push({ ...a, factors: [...a.factors], score: a.score === null ? null : Math.round(a.score) })
-    },
-    listAnswers(orgId, sinceMs, limit = cap) {
-      const log = (answers.get(orgId) ?? []).filter((a) => a.at >= sinceMs)
-      // stable: equal times keep the order they were logged in
-      const sorted = log.map((a, i) => [a, i] as const).sort((x, y) => x[0].at - y[0].at || x[1] - y[1]).map(([a]) => a)
-      return sorted.slice(Math.max(0, sorted.length - limit))
-    },
-    purgeAnswers(nowMs) {
-      let n = 0
-      for (const [orgId, log] of answers) {
-        const kept = log.filter((a) => a.at >= nowMs - ANSWER_LOG_TTL_MS)
-        const trimmed = kept.slice(Math.max(0, kept.length - cap))
-        n += log.length - trimmed.length
-        if (trimmed.length === 0) answers.delete(orgId)
-        else answers.set(orgId, trimmed)
-      }
-      return n
-    },
   }
 }

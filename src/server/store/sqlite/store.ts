@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
 import type { CacheWrite } from '../../../accounts/types.js'
-import { DEFAULT_PLANS } from '../../../accounts/plans.js'
+import { DEFAULT_PLANS, type Plan } from '../../../accounts/plans.js'
 import { MIGRATIONS, type Migration } from './migrations.js'
 import { createSqliteAccounts, insertPlans } from './accounts.js'
 import { createSqliteCredits } from './credits.js'
@@ -40,6 +40,8 @@ export interface SqliteStoreOptions {
   migrations?: Migration[]
   /** Milliseconds to wait for a lock held by another process (default 5000). */
   busyTimeoutMs?: number
+  /** The plan catalogue a new database starts with (default: the default plans). */
+  plans?: readonly Plan[]
 }
 
 function applyMigrations(db: Database.Database, migrations: Migration[]): void {
@@ -76,7 +78,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     db.transaction(() => {
       db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('key_hash_secret', ?)`).run(randomBytes(32).toString('hex'))
       const plans = db.prepare('SELECT COUNT(*) AS n FROM plans').get() as { n: number }
-      if (plans.n === 0) insertPlans(db, DEFAULT_PLANS)
+      if (plans.n === 0) insertPlans(db, options.plans ?? DEFAULT_PLANS)
     }).immediate()
   } catch (e) {
     db.close()
