@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
 import type { CacheWrite } from '../../../accounts/types.js'
 import { DEFAULT_PLANS, type Plan } from '../../../accounts/plans.js'
+import { migrateSqlite } from './migrate.js'
 import { MIGRATIONS, type Migration } from './migrations.js'
 import { createSqliteAccounts, insertPlans } from './accounts.js'
 import { createSqliteCredits } from './credits.js'
@@ -36,26 +37,15 @@ export interface SqliteStore extends Synchronous<Store> {
 
 /** Options of {@link createSqliteStore}. */
 export interface SqliteStoreOptions {
-  /** Extra migrations applied after the core ones (for modules built on this store). */
-  migrations?: Migration[]
+  /**
+   * Extra migrations applied after the core ones (for modules built on this store), numbered by their place after
+   * them (a `version` given is replaced).
+   */
+  migrations?: Array<Omit<Migration, 'version'> & { version?: number }>
   /** Milliseconds to wait for a lock held by another process (default 5000). */
   busyTimeoutMs?: number
   /** The plan catalogue a new database starts with (default: the default plans). */
   plans?: readonly Plan[]
-}
-
-function applyMigrations(db: Database.Database, migrations: Migration[]): void {
-  const version = db.pragma('user_version', { simple: true }) as number
-  if (version > migrations.length) {
-    throw new Error(`riskcheck store: the database schema (version ${version}) is newer than this server (${migrations.length}); upgrade riskcheck`)
-  }
-  for (let i = version; i < migrations.length; i++) {
-    const m = migrations[i]!
-    db.transaction(() => {
-      db.exec(m.sql)
-      db.pragma(`user_version = ${i + 1}`)
-    }).immediate()
-  }
 }
 
 /**
@@ -68,13 +58,16 @@ function applyMigrations(db: Database.Database, migrations: Migration[]): void {
  */
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
   const db = new Database(path)
-  const migrations = [...MIGRATIONS, ...(options.migrations ?? [])]
+  // Extra migrations follow the core ones; a version of their own is optional (their place in the list is theirs).
+  const migrations: Migration[] = [...MIGRATIONS, ...(options.migrations ?? []).map((m, i) => ({ ...m, version: MIGRATIONS.length + i + 1 }))]
   try {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
-    applyMigrations(db, migrations)
+    migrateSqlite(db, migrations, { pragma: 'user_version' }, {
+      newer: (version, expected) => `riskcheck store: the database schema (version ${version}) is newer than this server (${expected}); upgrade riskcheck`,
+    })
     db.transaction(() => {
       db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('key_hash_secret', ?)`).run(randomBytes(32).toString('hex'))
       const plans = db.prepare('SELECT COUNT(*) AS n FROM plans').get() as { n: number }
