@@ -43,14 +43,13 @@ import { ROUTES } from './routes/index.js'
 import { EmptyBody, type NamedSchema, type RouteDef, type LookupListener, type ServerContext } from './routes/types.js'
 import { createOrgPolicies } from './org-policies.js'
 import { createMemoryOrgPolicyStore } from './store/sqlite/memory.js'
-import { createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/sqlite/org-policies.js'
-import { createSqliteStore, type SqliteStore } from './store/sqlite/store.js'
-import { serviceStorageOf } from './store/pick-storage.js'
+import type { OrgPolicyStore } from './store/contracts/org-policies.js'
+import type { ServiceStorage } from './store/contracts/service-storage.js'
+import { isServiceStorage, openStorage, storageOf } from './store/open-storage.js'
 import type { Store } from './store/contracts/store.js'
-import type { BulkOwner } from './store/sqlite/bulk.js'
+import type { BulkOwner } from './store/contracts/bulk.js'
 import { createWebhookService, type WebhookService } from './webhook-service.js'
 import { registerDashboard, type Dashboard, type DashboardOptions } from '../dashboard/index.js'
-import { createSqliteTeamStore } from './store/sqlite/dashboard.js'
 import { parsePublicUrl } from './public-url.js'
 import { readiness, storeChecks, type ReadinessCheck } from './health.js'
 import { createServerMetrics, type ServerMetrics } from './metrics.js'
@@ -78,10 +77,10 @@ export interface ServerQueueOptions {
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
   /**
-   * A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store) or a {@link Store}, e.g.
-   * `createMemoryStore()` in an application's unit tests or `createPostgresStore(…)`.
+   * A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store), the storage `openStorage`
+   * opened, or a {@link Store}, e.g. `createMemoryStore()` in an application's unit tests or `createPostgresStore(…)`.
    */
-  db?: string | Store
+  db?: string | Store | ServiceStorage
   /**
    * Options of the one riskcheck instance behind every lookup (DNS, SMTP, RDAP, IP data, offline, clock …). Unless
    * `cache` is given, the result cache is the store's persistent one (7 days).
@@ -156,9 +155,8 @@ export interface ServerOptions {
   /** Lookups in flight per org's bulk engine (default 32). */
   bulkConcurrency?: number
   /**
-   * Where per-org scoring policies and answer logs are kept (`riskcheck admin policy …`). Default: the SQLite
-   * store's tables when `db` is SQLite, the memory store's own when it is one (`createMemoryStore`), else in memory
-   * (lost on exit).
+   * Where per-org scoring policies and answer logs are kept (`riskcheck admin policy …`). Default: the tables of the
+   * engine `db` is (SQLite, the memory store, PostgreSQL opened by `openStorage`), else in memory (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
   /**
@@ -272,7 +270,8 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const docsUrl = docsBase({ docsUrl: options.docsUrl, publicUrl }, () => (appRef?.server.listening ? appRef.server.address() : null))
 
   const ownStore = typeof options.db !== 'object'
-  const store: Store = typeof options.db === 'object' ? options.db : createSqliteStore(options.db ?? './riskcheck.sqlite')
+  const opened = typeof options.db === 'object' ? (isServiceStorage(options.db) ? options.db : undefined) : openStorage({ sqlite: options.db ?? './riskcheck.sqlite', nowMs: () => nowMs() })
+  const store: Store = opened?.store ?? (options.db as Store)
   let rc: Riskcheck
   let appRef: FastifyInstance | undefined
   try {
@@ -294,7 +293,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const q = options.queue
   const qPrefix = q?.prefix ?? 'riskcheck'
   const redis = q ? new Redis(q.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
-  const sqlite = (store as Partial<SqliteStore>).db ? (store as SqliteStore) : undefined
+  // Bulk jobs, webhooks, policies and the dashboard keep their tables next to the store's, in the engine it is tagged with.
+  const serviceStorage = opened ?? storageOf(store, nowMs)
+  const sqlite = serviceStorage && serviceStorage.engine !== 'postgres' ? serviceStorage : undefined
   // The database's and Redis's outages: one log line at the start and one at the end of each (./dependencies.ts).
   const deps = watchDependencies({ store, sqlite, redis, log: () => appRef?.log })
   // once the database answers again, the lease is renewed at once: the holds of requests it failed are released
@@ -324,11 +325,9 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   let quietLog: FastifyBaseLogger | undefined
   /** The server's logger for background work: a failure that is an outage leaves it to the outage's own line. */
   const backgroundLog = () => (quietLog ??= appRef ? deps.quiet(appRef.log) : undefined)
-  // Bulk jobs and webhooks keep their tables next to the store's (SQLite migration 002, or the PostgreSQL pool's).
-  const serviceStorage = serviceStorageOf(store, nowMs)
   // Per-org policies (org policy > serve --policy > built-in default) and the answer log their backtests read.
   const orgPolicies = createOrgPolicies({
-    store: options.orgPolicies ?? (sqlite ? createSqliteOrgPolicyStore(sqlite.db, { groupWrite: (write) => sqlite.groupWrite(write) }) : createMemoryOrgPolicyStore()),
+    store: options.orgPolicies ?? serviceStorage?.orgPolicies ?? createMemoryOrgPolicyStore(),
     service: rc.env.policy,
     nowMs,
     warn: (fields, message) => backgroundLog()?.warn(fields, message),
@@ -686,7 +685,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       : registerDashboard(app, ctx, {
           ...options.dashboard,
           ...(publicUrl ? { publicUrl } : {}),
-          ...(sqlite ? { defaultTeamStore: () => createSqliteTeamStore(sqlite.db) } : {}),
+          ...(sqlite ? { defaultTeamStore: sqlite.teamStore } : {}),
         })
 
   app.setNotFoundHandler((request, reply) => {

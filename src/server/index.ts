@@ -16,6 +16,8 @@ export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type Che
 export { createServerMetrics, type ServerMetrics } from './metrics.js'
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite/store.js'
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/sqlite/memory.js'
+export { openStorage, type MemoryChoice, type PostgresChoice, type SqliteChoice, type StorageChoice } from './store/open-storage.js'
+export type { PostgresServiceStorage, ServiceStorage, SqliteServiceStorage, StorageEngine } from './store/contracts/service-storage.js'
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions, type Promised } from './store/postgres.js'
 export {
   migratePostgres,

@@ -2,11 +2,11 @@
  * A fresh PostgreSQL schema for the bulk and delivery storage suites: the core store (`createPostgresStore`, which
  * applies `POSTGRES_MIGRATIONS`: orgs, credit transactions, the `events` outbox, …), then
  * {@link POSTGRES_BULK_MIGRATIONS} on top. The storages are the ones a server picks for that store
- * (`serviceStorageOf`), so they run against the core tables and the core store's settlement.
+ * (`postgresStorage`), so they run against the core tables and the core store's settlement.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
+import { postgresStorage } from '../../src/server/store/open-storage.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres.js'
 import { NOW, storedInTables, type ServiceHarness } from './service-harness.js'
 
@@ -42,7 +42,7 @@ export async function freshSchema() {
  * (its storage then settles through `store` as well, as the core store of that process would).
  */
 export function pgHarness(store: PostgresStore, drop: () => Promise<void>, pool: pg.Pool = store.pool): ServiceHarness & { count(table: string, where?: string): Promise<number> } {
-  const storage = serviceStorageOf(pool === store.pool ? store : ({ pool, settleCredits: store.settleCredits.bind(store) } as unknown as PostgresStore), () => NOW)!
+  const storage = postgresStorage(pool === store.pool ? store : ({ pool, settleCredits: store.settleCredits.bind(store) } as unknown as PostgresStore), () => NOW)
   return {
     bulk: storage.bulk,
     webhooks: storage.webhooks,

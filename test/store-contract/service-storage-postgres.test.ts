@@ -5,7 +5,7 @@
  * (e.g. postgres://postgres@127.0.0.1:5432/test); every case gets a fresh schema of its own, dropped afterwards.
  */
 import { describe, expect, it } from 'vitest'
-import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
+import { storageOf } from '../../src/server/store/open-storage.js'
 import { POSTGRES_BULK_MIGRATIONS } from '../../src/server/store/postgres-service-schema.js'
 import { POSTGRES_MIGRATIONS } from '../../src/server/store/postgres/migrations.js'
 import type { Store } from '../../src/server/store/contracts/store.js'
@@ -40,13 +40,14 @@ describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processe
     expect(POSTGRES_MIGRATIONS.slice(first, first + POSTGRES_BULK_MIGRATIONS.length)).toEqual(POSTGRES_BULK_MIGRATIONS)
   })
 
-  it('the server picks the PostgreSQL storage from a store that exposes its pool, and bills through its settlement', async () => {
+  it('the server picks the PostgreSQL storage from a store tagged postgres, and bills through its settlement', async () => {
     const s = await freshSchema()
     const h = pgHarness(s.store, s.drop)
     try {
       const settled: Array<[string, number]> = []
-      const store = { pool: s.pool, settleCredits: (orgId: string, lookups: number) => void settled.push([orgId, lookups]) } as unknown as Store
-      const picked = serviceStorageOf(store)!
+      const store = { engine: 'postgres', pool: s.pool, settleCredits: (orgId: string, lookups: number) => void settled.push([orgId, lookups]) } as unknown as Store
+      const picked = storageOf(store)!
+      expect(picked.engine).toBe('postgres')
       const org = await h.createOrg({ subscription: 0, purchased: 0 })
       await picked.webhooks.deliveries.createEndpoint({ orgId: org, url: 'https://hooks.example.test/in', description: null, events: ['*'], format: 'json', secret: 'whsec_x' }, NOW)
       await picked.bulk.insertEvent(creditsEvent(org))
@@ -54,7 +55,8 @@ describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processe
       expect(await h.count('webhook_deliveries')).toBe(1)
       await picked.bulk.settleCredits(org, 3, NOW)
       expect(settled).toEqual([[org, 3]])
-      expect(serviceStorageOf({} as Store)).toBeUndefined()
+      expect(storageOf({} as Store)).toBeUndefined()
+      expect(storageOf(s.store)?.engine).toBe('postgres')
     } finally {
       await h.done()
     }

@@ -15,6 +15,9 @@ export type Synchronous<S> = {
   [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
 }
 
+/** The storage engines: SQLite on a file, SQLite on `:memory:`, PostgreSQL. */
+export type StorageEngine = 'sqlite' | 'memory' | 'postgres'
+
 /** Outcome of starting an idempotent request. */
 export type IdempotencyBegin =
   | { state: 'new' }
@@ -49,6 +52,9 @@ export interface Store extends AccountStore {
    * Idempotency-Key over after {@link IDEMPOTENCY_STALE_MS}).
    */
   readonly leases?: InstanceLeases
+
+  /** Which engine this store is (set by each engine's constructor): how the server finds the engine's other stores. */
+  readonly engine?: StorageEngine
 
   /** The persistent result cache of lookups. */
   readonly resultCache: ResultCache

@@ -12,6 +12,7 @@ import { createSqliteStore, type SqliteStore } from './store.js'
 
 /** The in-memory store: a SQLite store on `:memory:` with its per-org policies at hand. */
 export interface MemoryStore extends SqliteStore {
+  readonly engine: 'memory'
   /** Per-org scoring policies and answer logs, in the store's own tables (the auth read takes an org's version there). */
   readonly orgPolicies: SqliteOrgPolicyStore
 }
@@ -34,7 +35,7 @@ export interface MemoryStoreOptions {
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const plans = options.plans === undefined ? undefined : validatePlans(options.plans)
   const store = createSqliteStore(':memory:', plans ? { plans } : {})
-  return Object.assign(store, { orgPolicies: createSqliteOrgPolicyStore(store.db) as SqliteOrgPolicyStore })
+  return Object.assign(store, { engine: 'memory' as const, orgPolicies: createSqliteOrgPolicyStore(store.db) as SqliteOrgPolicyStore })
 }
 
 /**

@@ -22,6 +22,7 @@ import type { Store, Synchronous } from '../contracts/store.js'
 
 /** The SQLite store; `db` is exposed so later modules (bulk, webhooks) can add their tables and statements. */
 export interface SqliteStore extends Synchronous<Store> {
+  readonly engine: 'sqlite' | 'memory'
   readonly db: Database.Database
   /** The file path (or `:memory:`). */
   readonly path: string
@@ -135,6 +136,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
   const settleGrouped = groupedSettlements(group, credits.settleCredits, () => db.inTransaction)
   let closed = false
   return {
+    engine: 'sqlite',
     db,
     path,
     ...requests,
