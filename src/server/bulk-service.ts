@@ -1,6 +1,6 @@
 /**
  * Bulk jobs in the server process: one bulk engine per owner (org + key mode), each over its own view of the job
- * tables (`BulkServiceStorage.jobStore`: SQLite or PostgreSQL, ./store/service-storage.ts) and — for live keys — a
+ * tables (`BulkServiceStorage.jobStore`: SQLite or PostgreSQL, ./store/contracts/bulk.ts) and — for live keys — a
  * persistent credit ledger of the org (`BulkServiceStorage.ledger`), so a job is billed to its org, resumed by exactly
  * one engine after a restart, and invisible to every other org. Engines are created on first use and, at start, for
  * every owner with queued or running jobs (which then resume where they were). When a job completes or fails, the

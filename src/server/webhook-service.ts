@@ -1,5 +1,5 @@
 /**
- * The webhook side of the server process: the delivery store (SQLite or PostgreSQL, ./store/service-storage.ts), the
+ * The webhook side of the server process: the delivery store (SQLite or PostgreSQL, ./store/contracts/deliveries.ts), the
  * outbox pump and the delivery worker on a timer (every second by default), the 30-day log retention sweep, and the
  * operator notice written when an endpoint is auto-disabled (a log line plus a row in `operator_notices`, listed by
  * `riskcheck admin notices list`).

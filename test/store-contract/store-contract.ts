@@ -1,5 +1,5 @@
 /**
- * The contract of the server's {@link Store} (src/server/store/types.ts), one set of cases run against every
+ * The contract of the server's {@link Store} (src/server/store/contracts/store.ts), one set of cases run against every
  * implementation (./sqlite.test.ts, ./postgres.test.ts): what the HTTP layer relies on, whatever the engine. Every
  * call is awaited, so synchronous and promise-returning stores run the same cases; "concurrent" cases start all
  * calls before awaiting any, which on a networked store really interleaves them.

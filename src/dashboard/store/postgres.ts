@@ -1,11 +1,11 @@
 /**
  * The dashboard's store on PostgreSQL (`pg`), for servers whose service store is PostgreSQL: the same tables as the
- * SQLite store (./sqlite.ts), in a schema of their own choosing (default `public`), with their own migration ledger
+ * SQLite store (../../server/store/sqlite/dashboard.ts), in a schema of their own choosing (default `public`), with their own migration ledger
  * `dashboard_migrations`; migrations run under a transaction-scoped advisory lock, so several servers starting at
  * once migrate once. Every operation is a single atomic SQL statement (no read-modify-write in JavaScript), except the
  * checks-and-counts of sign-in attempts (./postgres-account.ts) and of the mail throttle: one transaction each, under
  * a transaction-scoped advisory lock per key.
- * See ./types.ts for the contract.
+ * See ../../server/store/contracts/team-store.ts for the contract.
  */
 import pg from 'pg'
 import { pgAccountMethods } from './postgres-account.js'

@@ -36,7 +36,7 @@ export interface ServerContext {
   openapi(): Record<string, unknown>
   /** Runs the readiness checks (GET /readyz). */
   readiness(): Promise<Readiness>
-  /** Bulk jobs (absent when the store has no bulk storage: ../store/pick-storage.ts). */
+  /** Bulk jobs (absent when the store has no bulk storage: ../store/open-storage.ts). */
   bulk?: BulkService
   /** Webhook endpoints and deliveries (absent when the store has no delivery storage). */
   webhooks?: WebhookService

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL implementation of {@link OrgPolicyStore} (per-org policies and the answer log; ./org-policy-store.ts
+ * The PostgreSQL implementation of {@link OrgPolicyStore} (per-org policies and the answer log; ./contracts/org-policies.ts
  * describes both). It needs only a `query(text, values)` function — a `pg` Pool or Client — and the `orgs` table of
  * the PostgreSQL store; `ORG_POLICY_POSTGRES_SCHEMA` creates its two tables (run it with the store's migrations).
  *

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL tables of bulk jobs and webhooks (./postgres-bulk.ts, ./postgres-deliveries.ts): the SQLite tables
- * of migrations 002 and 004 (./migrations.ts) column for column, with times as BIGINT unix ms. They are versions 3 and
+ * of migrations 002 and 004 (./sqlite/migrations.ts) column for column, with times as BIGINT unix ms. They are versions 3 and
  * 4 of the store's one migration list (./postgres/migrations.ts), after the core tables (orgs, credit transactions,
  * the `events` outbox, `meta`) they refer to. Append only, as every migration list.
  *

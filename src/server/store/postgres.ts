@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store: the same {@link Store} as the embedded SQLite one (./sqlite.ts), row for row, for servers
+ * The PostgreSQL store: the same {@link Store} as the embedded SQLite one (./sqlite/store.ts), row for row, for servers
  * that run as several instances on one database. Every method is a promise; every credit change is a conditional
  * UPDATE in the database (./postgres/credits.ts), so instances sharing an org's credits can never overspend them;
  * the hot path — key lookup, reservation, refund, settlement, idempotency, cache — is one statement (one round trip)

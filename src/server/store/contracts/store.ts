@@ -27,7 +27,7 @@ export type IdempotencyBegin =
   | { state: 'in_progress'; retryAfterMs?: number }
 
 /**
- * The server's store: the accounts (orgs, keys, plans, credits and their events, ../../accounts/types.ts), the
+ * The server's store: the accounts (orgs, keys, plans, credits and their events, ../../../accounts/types.ts), the
  * idempotency records and the result cache. The HTTP layer depends only on this interface.
  */
 export interface Store extends AccountStore {

@@ -63,7 +63,7 @@ SELECT cur.period_start, cur.period_end, took.from_sub, cur.sub + cur.pur - $2::
  * time, `$4`/`$5` each request's hold and instance (null: none). Per org, requests are granted in order while the
  * balance covers them (a prefix: once one is refused, so are the later ones of that org in this statement); every
  * value is computed from the locked row, as {@link RESERVE}'s. A granted request with a hold has what it took
- * recorded there (../types.ts `InstanceLeases`). Returns one row per request whose org exists, with whether
+ * recorded there (../contracts/store.ts `InstanceLeases`). Returns one row per request whose org exists, with whether
  * it was granted and its share of subscription credits.
  */
 export const RESERVE_MANY = {

@@ -8,7 +8,7 @@
  * PostgreSQL (bulk jobs, webhook deliveries) add their versions at the end of {@link POSTGRES_MIGRATIONS}, numbered
  * on from the last one; {@link migratePostgres} refuses a list whose versions are not 1, 2, 3, … in order.
  *
- * The tables are those of the SQLite store (../migrations.ts) column for column, with times and credit counters as
+ * The tables are those of the SQLite store (../sqlite/migrations.ts) column for column, with times and credit counters as
  * BIGINT (unix ms; `pg` hands them back as strings, which the store converts).
  */
 import type pg from 'pg'

@@ -1,7 +1,7 @@
 /**
  * Idempotency records and the persistent result cache of the PostgreSQL store, one statement each. Starting an
  * idempotent request is an upsert that only takes a record over when it is expired, or in progress with an owner
- * whose lease was released (./leases.ts) — or, without an owner, stale (IDEMPOTENCY_STALE_MS of ../types.ts) — read
+ * whose lease was released (./leases.ts) — or, without an owner, stale (IDEMPOTENCY_STALE_MS of ../contracts/store.ts) — read
  * together with the record as it was, so the answer — new, replay, mismatch, in progress — costs one round trip
  * and two processes given the same key at once never both run it.
  */

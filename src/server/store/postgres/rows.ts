@@ -1,5 +1,5 @@
 /**
- * Rows of the PostgreSQL store and their conversion to the records of ../types.ts, plus the transaction helper the
+ * Rows of the PostgreSQL store and their conversion to the records of ../contracts/store.ts, plus the transaction helper the
  * store's rare multi-statement operations use. `pg` returns BIGINT columns as strings (they may exceed 2^53); the
  * values here (unix ms, credits) never do, so they are converted with `Number`.
  */

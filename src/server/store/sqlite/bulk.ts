@@ -1,12 +1,7 @@
 /**
- * Bulk jobs on SQLite: a {@link BulkStore} per owner (org + key mode) over the tables of migration 002, so every
- * org gets its own bulk engine that only sees — and only resumes — its own jobs, and a job of another org is simply
- * not found. Rows are one table row each (index, state, action, input, result); the result column is compact JSON
- * with the details packed by the bulk codec (`detailsCodec`). `commitRows` writes rows and the job's counters in
- * one transaction, so after a crash the counters always describe exactly the rows written.
- *
- * Also here: the persistent credit ledger of bulk jobs ({@link createBulkLedger}), whose reservations survive a
- * restart so a resumed job refunds what it did not use, and the retention sweep ({@link sweepExpiredBulkJobs}).
+ * Bulk jobs on SQLite (tables of migration 002): a {@link BulkStore} per owner (org + key mode), the persistent credit
+ * ledger of bulk jobs ({@link createBulkLedger}) and the retention sweep ({@link sweepExpiredBulkJobs}). Why per
+ * owner, one row per input, one transaction per commit: docs/decisions.md, "Storage engines" → "SQLite tables".
  */
 import type Database from 'better-sqlite3'
 import { detailsCodec, type DetailsCodec } from '../../../bulk/codec.js'
@@ -41,17 +36,9 @@ function inline<T>(value: MaybePromise<T>): T {
   return value
 }
 
-/**
- * The bulk store of one owner over `db` (a store opened by `createSqliteStore`, migration 002 applied). Persistent:
- * the engine leaves running jobs to be resumed by the next engine on this owner. `onFinished` runs inside the
- * transaction that writes a job's final status (never twice for one job): the server counts the job's usage and
- * writes its bulk.completed event there, so a crash cannot finish a job without them.
- *
- * @example
- * const engine = createBulkEngine(env, { store: createSqliteBulkStore(store.db, { orgId, mode: 'live' }) })
- */
-export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, onFinished?: (job: BulkJob) => void): BulkStore {
-  const q = {
+/** The statements of a bulk store (one owner's view of the bulk tables). */
+function bulkStatements(db: Database.Database) {
+  return {
     insertJob: db.prepare(
       `INSERT INTO bulk_jobs (id, org_id, mode, status, job, reserved, options, created_at, expires_at)
        VALUES (@id, @org_id, @mode, @status, @job, @reserved, @options, @created_at, @expires_at)`,
@@ -84,6 +71,19 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, o
     deleteRows: db.prepare('DELETE FROM bulk_rows WHERE job_seq = ?'),
     deleteJob: db.prepare('DELETE FROM bulk_jobs WHERE seq = ?'),
   }
+}
+
+/**
+ * The bulk store of one owner over `db` (a store opened by `createSqliteStore`, migration 002 applied). Persistent:
+ * the engine leaves running jobs to be resumed by the next engine on this owner. `onFinished` runs inside the
+ * transaction that writes a job's final status (never twice for one job): the server counts the job's usage and
+ * writes its bulk.completed event there, so a crash cannot finish a job without them.
+ *
+ * @example
+ * const engine = createBulkEngine(env, { store: createSqliteBulkStore(store.db, { orgId, mode: 'live' }) })
+ */
+export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, onFinished?: (job: BulkJob) => void): BulkStore {
+  const q = bulkStatements(db)
   /** Codec and seq of jobs seen (a job's type and seq never change). */
   const known = new Map<string, { seq: number; codec: DetailsCodec }>()
 

@@ -260,7 +260,7 @@ CREATE INDEX bulk_reservations_job ON bulk_reservations(job_id);
   {
     // Server instances renew a lease; a billed request's credits are a hold of its instance until its settlement
     // closes it, and an instance whose lease ended has its holds refunded and its in-progress Idempotency-Keys taken
-    // over (./sqlite/leases.ts). Records written before keep a null owner and the 2-minute takeover.
+    // over (./leases.ts). Records written before keep a null owner and the 2-minute takeover.
     version: 5,
     name: '005_instance_leases',
     sql: `

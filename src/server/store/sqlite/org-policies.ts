@@ -1,6 +1,6 @@
 /**
  * Per-org policies and the answer log on SQLite (tables of migration 003 in ./migrations.ts); the contract is
- * ./contracts/org-policies.ts.
+ * ../contracts/org-policies.ts.
  */
 import type Database from 'better-sqlite3'
 import type { Action, CheckContextName, LookupType } from '../../../schema.js'

@@ -1,10 +1,7 @@
 /**
- * The embedded store: SQLite through better-sqlite3 (synchronous, one connection per process), WAL mode, migrations
- * on open. Every credit change is one IMMEDIATE transaction holding a conditional UPDATE, so concurrent requests —
- * and other processes such as `riskcheck admin` on the same file — can never take a balance below zero or spend a
- * credit twice. The store is composed of ./sqlite/: accounts (plans, orgs, keys), credits, the event outbox,
- * requests (idempotency and the result cache), the group commit of the credit writes, and the instance leases with
- * the credit holds of requests in flight.
+ * The embedded store: SQLite through better-sqlite3 (one connection per process, WAL, migrations on open), composed
+ * of ./accounts.ts, ./credits.ts, ./events.ts, ./requests.ts, ./group-commit.ts and ./leases.ts. Every credit change
+ * is one IMMEDIATE transaction holding a conditional UPDATE (docs/decisions.md, "Storage engines" → "SQLite tables").
  */
 import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
@@ -27,7 +24,7 @@ export interface SqliteStore extends Synchronous<Store> {
   /** The file path (or `:memory:`). */
   readonly path: string
   /**
-   * Runs `write` in the group commit of the hot path (./sqlite/group-commit.ts): it shares one transaction with the
+   * Runs `write` in the group commit of the hot path (./group-commit.ts): it shares one transaction with the
    * other writes of the same event-loop turn and resolves after that commit. For modules on the same database whose
    * writes go with requests (the answer log of per-org policies).
    */
@@ -109,7 +106,7 @@ function groupedSettlements(
             settle(org, sum, Math.max(...list.map((a) => a.nowMs)), list.flatMap((a) => a.cacheWrites ?? []))
           } catch (e) {
             failed.set(org, e)
-            // SQLite rolled the whole group back (a full disk): fail it all (./sqlite/group-commit.ts)
+            // SQLite rolled the whole group back (a full disk): fail it all (./group-commit.ts)
             if (!inTransaction()) throw e
           }
         }
