@@ -5,7 +5,7 @@
  */
 import type { TeamStore } from '../server/store/contracts/team-store.js'
 import type { EventPayload } from '../schema.js'
-import type { OperatorNotice, StoredEndpoint } from '../server/store/sqlite/deliveries.js'
+import type { OperatorNotice, StoredEndpoint } from '../server/store/contracts/deliveries.js'
 import type { DeliveryServiceStorage } from '../server/store/contracts/service-storage.js'
 import type { OrgPolicyStore } from '../server/store/contracts/org-policies.js'
 import type { Awaitable } from '../accounts/types.js'
