@@ -22,27 +22,26 @@ export function migrateSqlite(
   const sorted = [...migrations].sort((a, b) => a.version - b.version)
   const latest = sorted.at(-1)?.version ?? 0
   let applied: (m: Migration) => boolean
-  let record: (m: Migration) => void
+  let insert: Database.Statement | undefined
   if ('pragma' in ledger) {
     const version = db.pragma('user_version', { simple: true }) as number
     if (version > latest) throw new Error(options.newer?.(version, latest) ?? `SQLite schema version ${version} is newer than this code's ${latest}`)
     applied = (m) => m.version <= version
-    record = (m) => db.pragma(`user_version = ${m.version}`)
   } else {
     if (!/^[a-z_]+$/.test(ledger.table)) throw new TypeError(`bad ledger table name ${ledger.table}`)
     db.exec(`CREATE TABLE IF NOT EXISTS ${ledger.table} (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`)
     const done = new Set((db.prepare(`SELECT version FROM ${ledger.table}`).all() as Array<{ version: number }>).map((r) => r.version))
-    const insert = db.prepare(`INSERT INTO ${ledger.table} (version, name, applied_at) VALUES (?, ?, ?)`)
-    const at = options.nowMs ?? Date.now()
+    insert = db.prepare(`INSERT INTO ${ledger.table} (version, name, applied_at) VALUES (?, ?, ?)`)
     applied = (m) => done.has(m.version)
-    record = (m) => insert.run(m.version, m.name, at)
   }
+  const at = options.nowMs ?? Date.now()
   const ran: number[] = []
   for (const m of sorted) {
     if (applied(m)) continue
     db.transaction(() => {
       db.exec(m.sql)
-      record(m)
+      if (insert) insert.run(m.version, m.name, at)
+      else db.pragma(`user_version = ${m.version}`)
     }).immediate()
     ran.push(m.version)
   }
