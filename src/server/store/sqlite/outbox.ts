@@ -12,15 +12,15 @@ import { pumpEvents, type OutboxSource } from '../shared/outbox-pump.js'
 export const OUTBOX_CURSOR_KEY = 'webhook_outbox_seq'
 const CURSOR_KEY = OUTBOX_CURSOR_KEY
 
+/** The one statement writing the outbox (`events` table), prepared once: a repeated event id is ignored. */
+export function outboxWriter(db: Database.Database): (event: EventPayload) => void {
+  const insert = db.prepare('INSERT OR IGNORE INTO events (id, org_id, type, created, payload) VALUES (?, ?, ?, ?, ?)')
+  return (event) => void insert.run(event.id, event.org_id, event.type, event.created, JSON.stringify(event))
+}
+
 /** Writes an event payload into the outbox (`events` table). The pump delivers it. */
 export function insertOutboxEvent(db: Database.Database, event: EventPayload): void {
-  db.prepare('INSERT OR IGNORE INTO events (id, org_id, type, created, payload) VALUES (?, ?, ?, ?, ?)').run(
-    event.id,
-    event.org_id,
-    event.type,
-    event.created,
-    JSON.stringify(event),
-  )
+  outboxWriter(db)(event)
 }
 
 /** The outbox of the server's SQLite file: the `events` table, the cursor in `meta`. */
