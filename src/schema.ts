@@ -69,6 +69,8 @@ export type BulkType = (typeof BULK_TYPES)[number]
 
 export const BULK_STATUSES = ['queued', 'running', 'completed', 'cancelled', 'failed'] as const
 export type BulkStatus = (typeof BULK_STATUSES)[number]
+/** The statuses a bulk job ends in: nothing changes a job once it has one. */
+export const FINAL_BULK_STATUSES: ReadonlySet<string> = new Set<BulkStatus>(['completed', 'cancelled', 'failed'])
 
 export const SCOPES = ['lookup', 'bulk', 'account:read', 'webhooks'] as const
 export type Scope = (typeof SCOPES)[number]

@@ -14,8 +14,8 @@ import pg from 'pg'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { createPostgresStore } from '../src/server/store/postgres/store.js'
-import { createSqliteStore } from '../src/server/store/sqlite.js'
-import type { Store } from '../src/server/store/types.js'
+import { createSqliteStore } from '../src/server/store/sqlite/store.js'
+import type { Store } from '../src/server/store/contracts/store.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const url = process.env.RISKCHECK_TEST_DATABASE_URL

@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { markDependency } from '../src/server/outage.js'
-import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
-import type { InstanceLeases } from '../src/server/store/types.js'
+import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite/store.js'
+import type { InstanceLeases } from '../src/server/store/contracts/store.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const BODY = { phone: '+14155552671', bypass_cache: true }

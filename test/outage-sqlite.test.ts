@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer } from '../src/server/app.js'
-import { createSqliteStore } from '../src/server/store/sqlite.js'
+import { createSqliteStore } from '../src/server/store/sqlite/store.js'
 
 const cleanups: Array<() => void> = []
 afterEach(() => {

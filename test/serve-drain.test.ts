@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
 import { issueApiKey } from '../src/accounts/keys.js'
-import { createSqliteStore } from '../src/server/store/sqlite.js'
+import { createSqliteStore } from '../src/server/store/sqlite/store.js'
 
 let dir: string
 let rdap: Server

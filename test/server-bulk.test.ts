@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BulkJobSchema, BulkResultRowSchema, ErrorEnvelopeSchema } from '../src/schema.js'
 import { issueApiKey } from '../src/accounts/keys.js'
-import type { SqliteStore } from '../src/server/store/sqlite.js'
+import type { SqliteStore } from '../src/server/store/sqlite/store.js'
 import { startTestServer, type TestServer } from './server-helpers.js'
 import { schemaErrors } from './validate.js'
 

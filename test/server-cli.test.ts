@@ -115,7 +115,7 @@ describe('riskcheck admin', () => {
 
 describe('riskcheck admin migrate on SQLite', () => {
   it('--check reads the file without changing it (exit 1 while behind); migrate applies every version once', async () => {
-    const { MIGRATIONS } = await import('../src/server/store/migrations.js')
+    const { MIGRATIONS } = await import('../src/server/store/sqlite/migrations.js')
     const file = join(dir, 'migrate.sqlite')
     const run = async (...args: string[]) => {
       const io = memoryIO({ RISKCHECK_DB: file })

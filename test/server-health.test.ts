@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { readiness, storeChecks, type ReadinessCheck } from '../src/server/health.js'
-import type { SqliteStore } from '../src/server/store/sqlite.js'
+import type { SqliteStore } from '../src/server/store/sqlite/store.js'
 import type { DataStatus } from '../src/data/status.js'
 import { startTestServer, type TestServer } from './server-helpers.js'
 

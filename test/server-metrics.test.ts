@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
-import type { SqliteStore } from '../src/server/store/sqlite.js'
+import type { SqliteStore } from '../src/server/store/sqlite/store.js'
 import { webhookOperator } from '../src/server/webhook-service.js'
 import { serveInProcess, startTestServer, type TestServer } from './server-helpers.js'
 

@@ -11,7 +11,7 @@ import { ERROR_STATUS } from '../src/errors.js'
 import { buildOpenApi, openApiPath, routeErrorCodes, routeRejections } from '../src/server/openapi.js'
 import { ROUTES } from '../src/server/routes/index.js'
 import { issueApiKey } from '../src/accounts/keys.js'
-import type { SqliteStore } from '../src/server/store/sqlite.js'
+import type { SqliteStore } from '../src/server/store/sqlite/store.js'
 import { startTestServer, type TestServer } from './server-helpers.js'
 
 // ajv and ajv-formats are CJS with a default export (under NodeNext the import is the module object).

@@ -18,9 +18,9 @@ import {
   createSqliteOrgPolicyStore,
   type LoggedAnswer,
   type OrgPolicyStore,
-} from '../src/server/store/org-policy-store.js'
-import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite.js'
-import type { Store } from '../src/server/store/types.js'
+} from '../src/server/store/sqlite/org-policies.js'
+import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite/store.js'
+import type { Store } from '../src/server/store/contracts/store.js'
 import { memoryIO } from './helpers.js'
 import { serveInProcess, startTestServer, type TestServer } from './server-helpers.js'
 

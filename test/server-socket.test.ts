@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { issueApiKey } from '../src/accounts/keys.js'
-import type { SqliteStore } from '../src/server/store/sqlite.js'
+import type { SqliteStore } from '../src/server/store/sqlite/store.js'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
 import { resultErrors } from './validate.js'
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fakeClock } from './clock.js'
 import { buildBulkCompletedEvent, buildCreditsAddedEvent, createWebhookSecret } from '../src/webhooks/events.js'
-import { createMemoryDeliveryStore } from '../src/webhooks/memory-store.js'
+import { createTestDeliveryStore } from './sqlite-delivery-fixture.js'
 import { createDeliveryWorker, enqueueEvent, resendDeliveries } from '../src/webhooks/queue.js'
 import { verifyWebhook } from '../src/webhooks/signature.js'
 import { startReceiver, type Receiver } from './webhooks-helpers.js'
@@ -25,7 +25,7 @@ describe('delivery worker → real receiver', () => {
 
   it('rotation mid-queue: the retry is signed with the new secret and the old one no longer verifies', async () => {
     const clock = fakeClock('2026-05-01T08:00:00Z')
-    const store = createMemoryDeliveryStore()
+    const store = createTestDeliveryStore()
     const first = createWebhookSecret()
     store.addEndpoint({ id: 'we_rot', orgId: ORG, url: `${rx.url}/rot`, secret: first, events: ['*'], createdAt: clock.now() })
     // The receiver knows the secret its owner configured; it answers 500 until the owner has rotated.
@@ -71,7 +71,7 @@ describe('delivery worker → real receiver', () => {
 
   it('a resent delivery keeps its event id and gets a new delivery id', async () => {
     const clock = fakeClock('2026-05-02T08:00:00Z')
-    const store = createMemoryDeliveryStore()
+    const store = createTestDeliveryStore()
     const secret = createWebhookSecret()
     store.addEndpoint({ id: 'we_resend', orgId: ORG, url: `${rx.url}/resend`, secret, events: ['bulk.completed'], createdAt: clock.now() })
     let up = false

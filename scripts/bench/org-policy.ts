@@ -21,8 +21,8 @@ import { parseArgs } from 'node:util'
 import { createRiskcheck } from '../../src/riskcheck.js'
 import { createBacktest, parsePolicy } from '../../src/scoring/index.js'
 import { createOrgPolicies, loggedAnswerOf } from '../../src/server/org-policies.js'
-import { ANSWER_LOG_TTL_MS, createSqliteOrgPolicyStore, type LoggedAnswer } from '../../src/server/store/org-policy-store.js'
-import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { ANSWER_LOG_TTL_MS, createSqliteOrgPolicyStore, type LoggedAnswer } from '../../src/server/store/sqlite/org-policies.js'
+import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
 
 const { values } = parseArgs({ options: { answers: { type: 'string' } } })
 const ANSWERS = Number(values.answers ?? 100_000)

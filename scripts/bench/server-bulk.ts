@@ -25,7 +25,7 @@ import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { createRiskcheck } from '../../src/riskcheck.js'
 import { issueApiKey } from '../../src/accounts/keys.js'
-import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
 import { buildCreditsAddedEvent } from '../../src/webhooks/events.js'
 import { buildDelivery, deliverWebhook } from '../../src/webhooks/deliver.js'
 

@@ -18,8 +18,8 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { createOutbox, type MailOutcome } from '../../src/dashboard/outbox.js'
-import { createSqliteTeamStore } from '../../src/dashboard/store/sqlite.js'
-import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { createSqliteTeamStore } from '../../src/server/store/sqlite/dashboard.js'
+import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
 
 const { values } = parseArgs({ options: { runs: { type: 'string' } } })
 const RUNS = Number(values.runs ?? 300)

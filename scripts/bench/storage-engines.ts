@@ -2,6 +2,8 @@
  * The storage engines on the service's hot paths, for the choice recorded in docs/decisions.md ("Storage engines"):
  * the memory store against the SQLite store opened on `:memory:` (and on a file, for scale), call by call and as
  * requests through the server; and what the typed SQL builder Kysely adds per query over hand-written statements.
+ * Since that choice the memory store is the SQLite store on `:memory:` (its maps are gone), so its rows now time
+ * the same engine as `sqlite :memory:` plus `createMemoryStore`'s policy store.
  *
  *   npx tsx scripts/bench/storage-engines.ts [--ops 20000] [--rounds 5] [--requests 3000] [--kysely DIR] [--database-url URL]
  *
@@ -18,10 +20,10 @@ import pg from 'pg'
 import { issueApiKey } from '../../src/accounts/keys.js'
 import type { AccountStore } from '../../src/accounts/types.js'
 import { createServer, type RiskcheckServer } from '../../src/server/app.js'
-import { createMemoryStore } from '../../src/server/store/memory.js'
+import { createMemoryStore } from '../../src/server/store/sqlite/memory.js'
 import { createPostgresStore } from '../../src/server/store/postgres/store.js'
-import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite.js'
-import type { Store } from '../../src/server/store/types.js'
+import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite/store.js'
+import type { Store } from '../../src/server/store/contracts/store.js'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
 
 const { values } = parseArgs({

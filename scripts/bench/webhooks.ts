@@ -26,7 +26,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { buildDelivery, deliverWebhook } from '../../src/webhooks/deliver.js'
 import { buildCreditsLowEvent, createWebhookSecret } from '../../src/webhooks/events.js'
-import { createMemoryDeliveryStore } from '../../src/webhooks/memory-store.js'
+import { createTestDeliveryStore } from '../../test/sqlite-delivery-fixture.js'
 import { createDeliveryWorker, enqueueEvent } from '../../src/webhooks/queue.js'
 import { verifyWebhook } from '../../src/webhooks/signature.js'
 
@@ -180,7 +180,7 @@ async function main(): Promise<void> {
   scenarios.push({
     name: 'worker end to end (memory store, batch 256)',
     run: async () => {
-      const store = createMemoryDeliveryStore()
+      const store = createTestDeliveryStore()
       store.addEndpoint({ id: 'we_bench', orgId: 'org_bench', url: `${base}/worker`, secret: SECRET, events: ['*'], createdAt: new Date() })
       const worker = createDeliveryWorker({ store, now: () => new Date(), allowLoopback: true, concurrency, batchSize: 256 })
       for (let i = 0; i < n; i++) {

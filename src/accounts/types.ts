@@ -1,15 +1,16 @@
 /**
  * The accounts of the service as stored: orgs with their plan and credits, API keys, credit reservations and the
  * credit events of the outbox, and the {@link AccountStore} that keeps them (extended by the server's store,
- * ../server/store/types.ts). The rules every implementation follows: docs/decisions.md, "Storage engines" → "rules
+ * ../server/store/contracts/store.ts). The rules every implementation follows: docs/decisions.md, "Storage engines" → "rules
  * of every store". Methods may be synchronous (SQLite) or return promises; callers always `await`.
  */
 import type { CacheEntry } from '../cache.js'
 import type { EventPayload, EventType, PlanStatus, Scope } from '../schema.js'
 import type { Plan } from './plans.js'
 
-/** A value or a promise of it. */
-export type Awaitable<T> = T | Promise<T>
+import type { Awaitable } from '../awaitable.js'
+
+export type { Awaitable }
 
 /** An organisation (team): owns keys, a plan and credits. */
 export interface OrgRecord {
@@ -203,7 +204,7 @@ export interface RequestClose {
 }
 
 /**
- * Credits held per request (the server's stores: ../server/store/types.ts `InstanceLeases`): a reservation recorded
+ * Credits held per request (the server's stores: ../server/store/contracts/store.ts `InstanceLeases`): a reservation recorded
  * as a hold of the request's instance, closed by the request's settlement — or, when its instance dies first,
  * released (refunded) by another instance.
  */

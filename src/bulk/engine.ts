@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks'
 import type { CheckDefinition } from '../checks/types.js'
 import { isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '../errors.js'
 import { runCheck, type LookupEnv } from '../lookup.js'
-import { ACTIONS, BULK_TYPES, type Action, type BulkJob, type BulkResultRow, type BulkResultsPage, type BulkType } from '../schema.js'
+import { ACTIONS, BULK_TYPES, FINAL_BULK_STATUSES, type Action, type BulkJob, type BulkResultRow, type BulkResultsPage, type BulkType } from '../schema.js'
 import { MAX_CREDITS } from '../billing.js'
 import type { CreditLedger } from '../credits.js'
 import { createResultsCsv } from './csv.js'
@@ -49,12 +49,11 @@ const SWEEP_TIMER_MS = 60 * 60 * 1000
 /** A cancel of a job a worker runs: how long the API waits for the worker to write it (60 × 250 ms). */
 const REMOTE_CANCEL_POLLS = 60
 const REMOTE_CANCEL_POLL_MS = 250
-const FINAL = new Set(['completed', 'cancelled', 'failed'])
 const TEMPORARY_CODES: readonly ErrorCode[] = ['UPSTREAM_UNAVAILABLE', 'INTERNAL_ERROR', 'RATE_LIMITED', 'MAINTENANCE']
 const CREATE_FIELDS = ['type', 'inputs', 'name', 'country', 'smtp']
 
 const copyJob = (job: BulkJob): BulkJob => ({ ...job, results: { ...job.results } })
-const isFinal = (job: BulkJob) => FINAL.has(job.status)
+const isFinal = (job: BulkJob) => FINAL_BULK_STATUSES.has(job.status)
 const notFound = (id: unknown) =>
   new RiskcheckError('NOT_FOUND', `No bulk job ${typeof id === 'string' ? JSON.stringify(id.slice(0, 64)) : ''} (unknown, or its results expired).`, { field: 'id' })
 const invalid = (message: string, field?: string) => new RiskcheckError('INVALID_REQUEST', message, field === undefined ? {} : { field })

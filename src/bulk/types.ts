@@ -30,8 +30,10 @@ export interface CsvStreamDestination {
   removeListener(event: string, listener: (...args: any[]) => void): unknown
 }
 
-/** A value or a promise of it: store methods may be synchronous (in-memory, better-sqlite3) or asynchronous. */
-export type MaybePromise<T> = T | Promise<T>
+import type { Awaitable as MaybePromise } from '../awaitable.js'
+
+/** A value or a promise of it (the name the bulk module has always exported). */
+export type { MaybePromise }
 
 /** Lookup options of a job, applied to every row. */
 export interface BulkJobOptions {

@@ -8,7 +8,7 @@ import { EXIT, messageOf, printError, UsageError, wholeNumber, type CliCommand, 
 import type { ApiKeyRecord, CreditReason, OrgRecord } from '../accounts/types.js'
 import { endpointView } from '../accounts/views.js'
 import type { Scope } from '../schema.js'
-import type { StoredEndpoint } from '../server/store/delivery-store.js'
+import type { StoredEndpoint } from '../server/store/contracts/deliveries.js'
 import { openAdminDatabase, runMigrate, type AdminDatabase } from './admin-database.js'
 import { databaseTarget, databaseVariables, DEFAULT_DB, postgresLocation, type DatabaseTarget } from './database.js'
 import { withEnvironment } from './serve-settings.js'

@@ -3,13 +3,13 @@
  * stores the server uses — the service store, the org-policy store, the dashboard's team store and the webhook
  * delivery storage — so every admin command runs unchanged on either. And `riskcheck admin migrate`.
  */
-import type { TeamStore } from '../dashboard/store/types.js'
+import type { TeamStore } from '../server/store/contracts/team-store.js'
 import type { EventPayload } from '../schema.js'
-import type { OperatorNotice, StoredEndpoint } from '../server/store/delivery-store.js'
-import type { DeliveryServiceStorage } from '../server/store/service-storage.js'
-import type { OrgPolicyStore } from '../server/store/org-policy-store.js'
+import type { OperatorNotice, StoredEndpoint } from '../server/store/contracts/deliveries.js'
+import type { DeliveryServiceStorage } from '../server/store/contracts/service-storage.js'
+import type { OrgPolicyStore } from '../server/store/contracts/org-policies.js'
 import type { Awaitable } from '../accounts/types.js'
-import type { Store } from '../server/store/types.js'
+import type { Store } from '../server/store/contracts/store.js'
 import type { DeliveryRecord } from '../webhooks/queue.js'
 import { postgresLocation, safeUrl, type DatabaseTarget } from './database.js'
 
@@ -59,9 +59,9 @@ async function adminDeliveries(storage: DeliveryServiceStorage): Promise<AdminDe
 
 async function openSqlite(path: string): Promise<AdminDatabase> {
   const [{ createSqliteStore }, { createSqliteOrgPolicyStore }, { createSqliteTeamStore }] = await Promise.all([
-    import('../server/store/sqlite.js'),
-    import('../server/store/org-policy-store.js'),
-    import('../dashboard/store/sqlite.js'),
+    import('../server/store/sqlite/store.js'),
+    import('../server/store/sqlite/org-policies.js'),
+    import('../server/store/sqlite/dashboard.js'),
   ])
   const store = createSqliteStore(path)
   return {
@@ -69,7 +69,7 @@ async function openSqlite(path: string): Promise<AdminDatabase> {
     policies: createSqliteOrgPolicyStore(store.db),
     teams: async () => createSqliteTeamStore(store.db),
     async deliveries(nowMs) {
-      const { createSqliteDeliveryStorage } = await import('../server/store/delivery-store.js')
+      const { createSqliteDeliveryStorage } = await import('../server/store/sqlite/deliveries.js')
       return adminDeliveries(createSqliteDeliveryStorage(store.db, () => nowMs))
     },
     close: async () => store.close(),
@@ -140,7 +140,7 @@ export async function runMigrate(target: DatabaseTarget, check: boolean): Promis
 }
 
 async function migrateSqlite(path: string, check: boolean): Promise<MigrateOutcome> {
-  const { MIGRATIONS } = await import('../server/store/migrations.js')
+  const { MIGRATIONS } = await import('../server/store/sqlite/migrations.js')
   const expected = MIGRATIONS.length
   const { existsSync } = await import('node:fs')
   const Database = (await import('better-sqlite3')).default

@@ -10,7 +10,8 @@
  * `serve --policy` > the built-in default.
  */
 import { formatPolicyIssues, loadPolicyFile, PolicyFileError, policyFromObject, createBacktest, type BacktestReport, type PolicyFile } from '../scoring/index.js'
-import { ANSWER_LOG_TTL_MS, type OrgPolicyStore } from '../server/store/org-policy-store.js'
+import type { OrgPolicyStore } from '../server/store/contracts/org-policies.js'
+import { ANSWER_LOG_TTL_MS } from '../server/store/shared/answer-log.js'
 import type { OrgRecord } from '../accounts/types.js'
 import { formatBacktestText } from './backtest-text.js'
 import { describePolicy } from './policy-command.js'

@@ -7,8 +7,8 @@
  *   admin user two-factor-off EMAIL     turn off two-factor sign-in of a person who lost their authenticator and
  *                                       recovery codes (their sessions end; they set it up again after signing in)
  */
-import type { Store } from '../server/store/types.js'
-import type { TeamStore } from './store/types.js'
+import type { Store } from '../server/store/contracts/store.js'
+import type { TeamStore } from '../server/store/contracts/team-store.js'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 

@@ -4,7 +4,7 @@
  * (`ip:…`) with ten times it, in a sliding window; the store makes the count atomic.
  */
 import { randomToken, type Dash } from './context.js'
-import type { TeamStore } from './store/types.js'
+import type { TeamStore } from '../server/store/contracts/team-store.js'
 
 /** `takeAttempt` and `retryAfter` of the {@link Dash} for `teams`, with the limits of DashboardOptions. */
 export function attemptCounter(

@@ -9,7 +9,7 @@ import type { ServerContext } from '../server/routes/types.js'
 import type { OrgRecord } from '../accounts/types.js'
 import { layout, type Html, type LayoutContext } from './html.js'
 import type { Outbox } from './outbox.js'
-import type { MembershipRecord, Role, SessionRecord, TeamStore, UserRecord } from './store/types.js'
+import type { MembershipRecord, Role, SessionRecord, TeamStore, UserRecord } from '../server/store/contracts/team-store.js'
 
 /**
  * A refusal rendered as an HTML page with its status (404 for anything outside the caller's teams). With

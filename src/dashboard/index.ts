@@ -26,8 +26,8 @@ import { registerBulkPages } from './pages/bulk.js'
 import { registerMemberPages } from './pages/members.js'
 import { registerPlaygroundPages } from './pages/playground.js'
 import { registerUsagePages, registerUsageTally } from './pages/usage.js'
-import { createMemoryTeamStore } from './store/memory.js'
-import type { TeamStore } from './store/types.js'
+import { createMemoryTeamStore } from '../server/store/sqlite/memory.js'
+import type { TeamStore } from '../server/store/contracts/team-store.js'
 
 /** Options of the dashboard (ServerOptions.dashboard). */
 export interface DashboardOptions {

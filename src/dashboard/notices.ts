@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ServerContext } from '../server/routes/types.js'
 import type { Mailer } from './mail.js'
 import type { Outbox } from './outbox.js'
-import type { TeamStore } from './store/types.js'
+import type { TeamStore } from '../server/store/contracts/team-store.js'
 
 const NOTICE_CURSOR = 'mailed_notice_id'
 

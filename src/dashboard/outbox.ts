@@ -6,7 +6,7 @@
  * listens on — never a request header.
  */
 import type { MailMessage, Mailer } from './mail.js'
-import type { MailQuota, TeamStore } from './store/types.js'
+import type { MailQuota, TeamStore } from '../server/store/contracts/team-store.js'
 
 /**
  * What a mail is for: a verification link, an invitation, an operator notice (endpoint disabled), a password-reset

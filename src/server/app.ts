@@ -19,8 +19,9 @@ import type { BulkService } from './bulk-service.js'
 import type { ReadinessCheck } from './health.js'
 import type { ServerMetrics } from './metrics.js'
 import type { RateLimiter } from './rate-limit.js'
-import type { OrgPolicyStore } from './store/org-policy-store.js'
-import type { Store } from './store/types.js'
+import type { OrgPolicyStore } from './store/contracts/org-policies.js'
+import type { ServiceStorage } from './store/contracts/service-storage.js'
+import type { Store } from './store/contracts/store.js'
 import type { WebhookService } from './webhook-service.js'
 import type { ServerVelocityOptions } from './velocity.js'
 import { authPlugin } from './plugins/auth.js'
@@ -51,10 +52,10 @@ export interface ServerQueueOptions {
 /** Options of {@link createServer}. All optional. */
 export interface ServerOptions {
   /**
-   * A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store) or a {@link Store}, e.g.
-   * `createMemoryStore()` in an application's unit tests or `createPostgresStore(…)`.
+   * A SQLite file path (default `./riskcheck.sqlite`; `:memory:` for a throw-away store), the storage `openStorage`
+   * opened, or a {@link Store}, e.g. `createMemoryStore()` in an application's unit tests or `createPostgresStore(…)`.
    */
-  db?: string | Store
+  db?: string | Store | ServiceStorage
   /**
    * Options of the one riskcheck instance behind every lookup (DNS, SMTP, RDAP, IP data, offline, clock …). Unless
    * `cache` is given, the result cache is the store's persistent one (7 days).
@@ -134,9 +135,8 @@ export interface ServerOptions {
   /** Lookups in flight per org's bulk engine (default 32). */
   bulkConcurrency?: number
   /**
-   * Where per-org scoring policies and answer logs are kept (`riskcheck admin policy …`). Default: the SQLite
-   * store's tables when `db` is SQLite, the memory store's own when it is one (`createMemoryStore`), else in memory
-   * (lost on exit).
+   * Where per-org scoring policies and answer logs are kept (`riskcheck admin policy …`). Default: the tables of the
+   * engine `db` is (SQLite, the memory store, PostgreSQL opened by `openStorage`), else in memory (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
   /**

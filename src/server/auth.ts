@@ -11,7 +11,7 @@ import type { Scope } from '../schema.js'
 import type { Policy } from '../scoring/rules.js'
 import { bearerToken, parseApiKey, verifyApiKey } from '../accounts/keys.js'
 import type { ApiKeyRecord, AuthRecord } from '../accounts/types.js'
-import type { Store } from './store/types.js'
+import type { Store } from './store/contracts/store.js'
 
 /** The authenticated caller of a request. */
 export interface RequestAuth {

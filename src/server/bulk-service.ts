@@ -10,8 +10,7 @@ import type { LookupEnv } from '../lookup.js'
 import type { Policy } from '../scoring/rules.js'
 import type { BulkJob } from '../schema.js'
 import { buildBulkCompletedEvent } from '../webhooks/events.js'
-import type { BulkOwner, BulkServiceStorage } from './store/service-storage.js'
-
+import type { BulkOwner, BulkServiceStorage } from './store/contracts/service-storage.js'
 /** Options of {@link createBulkService}. */
 export interface BulkServiceOptions {
   /** Where jobs, rows, reservations and the outbox live (`createSqliteBulkStorage`, `createPostgresBulkStorage`). */

@@ -7,8 +7,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import { createAvailability, markDependency, outageOf, type Availability, type AvailabilityChange, type Dependency } from './outage.js'
-import type { SqliteStore } from './store/sqlite.js'
-import type { Store } from './store/types.js'
+import type { SqliteServiceStorage } from './store/contracts/service-storage.js'
+import type { Store } from './store/contracts/store.js'
 
 /** The dependencies of one server. */
 export interface ServerDependencies {
@@ -44,7 +44,7 @@ function changeLogger(log: () => FastifyBaseLogger | undefined): (c: Availabilit
 }
 
 /** The database's availability when the store has none of its own. */
-function probedDatabase(store: Store, sqlite: SqliteStore | undefined): Availability {
+function probedDatabase(store: Store, sqlite: Pick<SqliteServiceStorage, 'probeWrite'> | undefined): Availability {
   const probe = sqlite ? async () => sqlite.probeWrite() : async () => (store.probe ? store.probe() : store.listPlans())
   return createAvailability({ dependency: 'database', probe })
 }
@@ -57,7 +57,7 @@ function probedDatabase(store: Store, sqlite: SqliteStore | undefined): Availabi
  * const deps = watchDependencies({ store, log: () => app.log })
  * somethingPeriodic().catch((err) => deps.note(err) || app.log.error({ err }, 'it failed'))
  */
-export function watchDependencies(o: { store: Store; sqlite?: SqliteStore | undefined; redis?: Redis | undefined; log: () => FastifyBaseLogger | undefined }): ServerDependencies {
+export function watchDependencies(o: { store: Store; sqlite?: Pick<SqliteServiceStorage, 'probeWrite'> | undefined; redis?: Redis | undefined; log: () => FastifyBaseLogger | undefined }): ServerDependencies {
   const own = (o.store as { availability?: Availability }).availability
   const database = own ?? probedDatabase(o.store, o.sqlite)
   const { redis: client } = o

@@ -7,7 +7,7 @@
  */
 import type { DataStatus } from '../data/status.js'
 import type { Availability } from './outage.js'
-import type { Store } from './store/types.js'
+import type { Store } from './store/contracts/store.js'
 
 /** One named readiness check. `run` throws or returns `{ ok: false }` when the dependency is not usable. */
 export interface ReadinessCheck {

@@ -14,8 +14,10 @@
 export { createServer, type RiskcheckServer, type ServerOptions, type ServerQueueOptions } from './app.js'
 export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type CheckOutcome, type CheckReport, type Readiness } from './health.js'
 export { createServerMetrics, type ServerMetrics } from './metrics.js'
-export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js'
-export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory.js'
+export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite/store.js'
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/sqlite/memory.js'
+export { openStorage, type MemoryChoice, type PostgresChoice, type SqliteChoice, type StorageChoice } from './store/open-storage.js'
+export type { PostgresServiceStorage, ServiceStorage, SqliteServiceStorage, StorageEngine } from './store/contracts/service-storage.js'
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions, type Promised } from './store/postgres/store.js'
 export {
   migratePostgres,
@@ -37,9 +39,9 @@ export type {
   RequestClose,
   StoredEvent,
 } from '../accounts/types.js'
-export type { IdempotencyBegin, InstanceLeases, LeaseRenewal, Store, StoreProbe, Synchronous } from './store/types.js'
-export { IDEMPOTENCY_STALE_MS, INSTANCE_LEASE_MS } from './store/types.js'
-export { MIGRATIONS, type Migration } from './store/migrations.js'
+export type { IdempotencyBegin, InstanceLeases, LeaseRenewal, Store, StoreProbe, Synchronous } from './store/contracts/store.js'
+export { IDEMPOTENCY_STALE_MS, INSTANCE_LEASE_MS } from './store/shared/lease-times.js'
+export { MIGRATIONS, type Migration } from './store/sqlite/migrations.js'
 export {
   DEFAULT_PLANS,
   DEFAULT_PLAN_ID,
@@ -89,20 +91,20 @@ export { ERROR_DOCS_PATH } from './error-docs.js'
 export { ROUTES } from './routes/index.js'
 export { createBulkService, type BulkService, type BulkServiceOptions } from './bulk-service.js'
 export { createWebhookService, webhookOperator, type WebhookService, type WebhookServiceOptions } from './webhook-service.js'
-export { insertOutboxEvent, pumpOutbox } from './outbox.js'
-export { createSqliteBulkStore, createBulkLedger, sweepExpiredBulkJobs, type BulkOwner } from './store/bulk-store.js'
-export { createSqliteDeliveryStore, type SqliteDeliveryStore, type StoredEndpoint, type OperatorNotice } from './store/delivery-store.js'
+export { insertOutboxEvent, pumpOutbox } from './store/sqlite/outbox.js'
+export { createSqliteBulkStore, createBulkLedger, sweepExpiredBulkJobs, type BulkOwner } from './store/sqlite/bulk.js'
+export { createSqliteDeliveryStore, type SqliteDeliveryStore, type StoredEndpoint, type OperatorNotice } from './store/sqlite/deliveries.js'
 export { MAX_WEBHOOK_ENDPOINTS } from './routes/webhooks.js'
 export { defineRoute, type RouteDef, type ServerContext, type HandlerArgs, type NamedSchema } from './routes/types.js'
 export {
   ANSWER_LOG_TTL_MS,
   MAX_ANSWERS_PER_ORG,
-  createMemoryOrgPolicyStore,
   createSqliteOrgPolicyStore,
   type LoggedAnswer,
   type OrgPolicyRecord,
   type OrgPolicyStore,
   type OrgPolicyStoreOptions,
-} from './store/org-policy-store.js'
+} from './store/sqlite/org-policies.js'
+export { createMemoryOrgPolicyStore } from './store/sqlite/memory.js'
 export { createPostgresOrgPolicyStore, ORG_POLICY_POSTGRES_SCHEMA, type PgQueryable } from './store/postgres/org-policies.js'
 export { createOrgPolicies, loggedAnswerOf, type OrgPolicies, type OrgPoliciesOptions, type ResolvedPolicy } from './org-policies.js'

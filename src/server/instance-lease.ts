@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { HoldRef } from '../accounts/types.js'
-import { INSTANCE_LEASE_MS, type InstanceLeases } from './store/types.js'
+import type { InstanceLeases } from './store/contracts/store.js'
+import { INSTANCE_LEASE_MS } from './store/shared/lease-times.js'
 
 /** A running instance's lease. */
 export interface InstanceLease {

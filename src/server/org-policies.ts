@@ -7,7 +7,7 @@ import type { LookupResult } from '../schema.js'
 import { policyFromObject } from '../scoring/policy-file.js'
 import type { Policy } from '../scoring/rules.js'
 import { toStoredAnswer } from '../scoring/stored-answer.js'
-import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore } from './store/org-policy-store.js'
+import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore } from './store/contracts/org-policies.js'
 
 /** Compiled policies kept (by version id); more distinct versions than this are compiled again when used. */
 const MAX_COMPILED = 1000

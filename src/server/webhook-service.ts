@@ -1,5 +1,5 @@
 /**
- * The webhook side of the server process: the delivery store (SQLite or PostgreSQL, ./store/service-storage.ts), the
+ * The webhook side of the server process: the delivery store (SQLite or PostgreSQL, ./store/contracts/deliveries.ts), the
  * outbox pump and the delivery worker on a timer (every second by default), the 30-day log retention sweep, and the
  * operator notice written when an endpoint is auto-disabled (a log line plus a row in `operator_notices`, listed by
  * `riskcheck admin notices list`).
@@ -20,10 +20,11 @@ import {
   type DeliveryWorker,
   type TickResult,
 } from '../webhooks/queue.js'
-import { insertOutboxEvent } from './outbox.js'
+import { insertOutboxEvent } from './store/sqlite/outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
-import { createSqliteDeliveryStorage, disabledEndpointNotice, type SqliteDeliveryStore } from './store/delivery-store.js'
-import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/service-storage.js'
+import { createSqliteDeliveryStorage, type SqliteDeliveryStore } from './store/sqlite/deliveries.js'
+import { disabledEndpointNotice } from './store/shared/endpoints.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/contracts/service-storage.js'
 
 /** Options of {@link createWebhookService}. */
 export interface WebhookServiceOptions {

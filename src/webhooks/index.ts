@@ -1,10 +1,9 @@
 /**
  * Webhooks: signatures, event builders, formats, the SSRF guard, delivery, the retry schedule and the delivery
- * queue. The HTTP server wires these to its store and routes; in-process users may run the queue on the in-memory
- * store.
+ * queue. The HTTP server wires these to its store and routes.
  *
  * @example
- * import { buildCreditsLowEvent, enqueueEvent, createDeliveryWorker, createMemoryDeliveryStore } from './index.js'
+ * import { buildCreditsLowEvent, enqueueEvent, createDeliveryWorker } from './index.js'
  */
 export { signWebhook, verifyWebhook, DEFAULT_TOLERANCE_SECONDS } from './signature.js'
 export type { WebhookVerifyError, WebhookVerifyResult } from './signature.js'
@@ -88,5 +87,3 @@ export type {
   TickResult,
   WebhookEndpointRecord,
 } from './queue.js'
-export { createMemoryDeliveryStore } from './memory-store.js'
-export type { MemoryDeliveryStore, NewEndpoint } from './memory-store.js'

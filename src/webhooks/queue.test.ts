@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { fakeClock } from '../../test/clock.js'
 import type { DeliverWebhookOptions, DeliveryResult } from './deliver.js'
 import { buildBulkCompletedEvent, buildCreditsLowEvent, buildPingEvent, createWebhookSecret } from './events.js'
-import { createMemoryDeliveryStore } from './memory-store.js'
+import { createTestDeliveryStore } from '../../test/sqlite-delivery-fixture.js'
 import { createDeliveryWorker, enqueueEvent, pruneDeliveryLog, resendDeliveries, type WebhookEndpointRecord } from './queue.js'
 import { FAILING_WINDOW_MS } from './schedule.js'
 import { verifyWebhook } from './signature.js'
@@ -38,7 +38,7 @@ function fakeSender(clock: { now: () => Date }, respond: (req: Sent, n: number) 
 
 function setup(start = '2026-03-01T00:00:00Z') {
   const clock = fakeClock(start)
-  const store = createMemoryDeliveryStore()
+  const store = createTestDeliveryStore(() => clock.now().getTime())
   let n = 0
   const createId = () => `dlv_${++n}`
   const add = (id: string, events: string[], extra: Partial<{ orgId: string; createdAt: Date }> = {}): WebhookEndpointRecord =>

@@ -4,7 +4,7 @@
  * there. Arguments: SQLite file, crash point, the clock (unix ms, fixed). Loopback deliveries allowed, one at a time.
  */
 import { createWebhookService } from '../../src/server/webhook-service.js'
-import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
 
 const [file, point, clock] = process.argv.slice(2) as [string, string, string]
 const store = createSqliteStore(file)

@@ -3,8 +3,8 @@
  * Arguments: SQLite file, Redis URL, BullMQ prefix. Sweeps once (leasing what is due) and works until killed.
  */
 import { createDeliveryQueue } from '../../src/server/queue/delivery-queue.js'
-import { createSqliteDeliveryStore } from '../../src/server/store/delivery-store.js'
-import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { createSqliteDeliveryStore } from '../../src/server/store/sqlite/deliveries.js'
+import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
 
 const [file, redisUrl, prefix] = process.argv.slice(2) as [string, string, string]
 const store = createSqliteStore(file)

@@ -7,8 +7,8 @@
  */
 import { createServer } from '../../src/server/app.js'
 import { createPostgresStore } from '../../src/server/store/postgres/store.js'
-import { createSqliteStore } from '../../src/server/store/sqlite.js'
-import type { Store } from '../../src/server/store/types.js'
+import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
+import type { Store } from '../../src/server/store/contracts/store.js'
 
 const [engine, target, schema] = process.argv.slice(2) as [string, string, string | undefined]
 const crashAt = process.env.RISKCHECK_CRASH_AT ?? ''

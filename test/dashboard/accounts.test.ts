@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { totpCode } from '../../src/dashboard/totp.js'
-import type { SqliteStore } from '../../src/server/store/sqlite.js'
+import type { SqliteStore } from '../../src/server/store/sqlite/store.js'
 import { signIn, signUp, startHarness, type Harness } from './harness.js'
 import { browserAvailable } from '../browser-env.js'
 

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runAdmin } from '../../src/cli/admin-command.js'
-import { createSqliteTeamStore } from '../../src/dashboard/store/sqlite.js'
-import { createSqliteStore } from '../../src/server/store/sqlite.js'
+import { createSqliteTeamStore } from '../../src/server/store/sqlite/dashboard.js'
+import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
 import { memoryIO } from '../helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-admin-user-'))

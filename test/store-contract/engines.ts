@@ -5,23 +5,19 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { createMemoryTeamStore } from '../../src/dashboard/store/memory.js'
 import { createPgTeamStore } from '../../src/server/store/postgres/dashboard.js'
-import { createSqliteTeamStore } from '../../src/dashboard/store/sqlite.js'
-import type { TeamStore } from '../../src/dashboard/store/types.js'
-import { createSqliteBulkStorage } from '../../src/server/store/bulk-store.js'
-import { createSqliteDeliveryStorage } from '../../src/server/store/delivery-store.js'
-import { createMemoryBulkStorage } from '../../src/server/store/memory-bulk.js'
-import { createMemoryDeliveryStorage } from '../../src/server/store/memory-deliveries.js'
-import { createMemoryStore, memoryStoreInternals, type MemoryStore } from '../../src/server/store/memory.js'
+import { createSqliteTeamStore } from '../../src/server/store/sqlite/dashboard.js'
+import type { TeamStore } from '../../src/server/store/contracts/team-store.js'
+import { createMemoryStore } from '../../src/server/store/sqlite/memory.js'
 import { createPostgresOrgPolicyStore } from '../../src/server/store/postgres/org-policies.js'
-import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyStore, type OrgPolicyStoreOptions } from '../../src/server/store/org-policy-store.js'
-import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
+import { createSqliteOrgPolicyStore } from '../../src/server/store/sqlite/org-policies.js'
+import { type OrgPolicyStore, type OrgPolicyStoreOptions } from '../../src/server/store/contracts/org-policies.js'
+import { postgresStorage } from '../../src/server/store/open-storage.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
-import type { BulkOwner } from '../../src/server/store/service-storage.js'
-import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite.js'
-import type { Store } from '../../src/server/store/types.js'
+import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite/store.js'
+import type { Store } from '../../src/server/store/contracts/store.js'
 import { NOW, storedInTables, type ServiceHarness } from './service-harness.js'
+import { sqliteServiceHarness } from './sqlite-harness.js'
 
 /** The contracts of ./contracts.test.ts. */
 export type ContractName = 'store' | 'leases' | 'orgPolicies' | 'bulk' | 'deliveries' | 'teamStore'
@@ -52,31 +48,17 @@ export interface Engine {
 export const PG_URL = process.env.RISKCHECK_TEST_DATABASE_URL
 
 export const ENGINES: Engine[] = [
-  { name: 'memory', skip: null, lacks: { leases: 'one process holds it all: there are no other instances to take over' }, open: openMemory },
-  { name: 'SQLite', skip: null, open: openSqlite },
+  { name: 'memory (SQLite on :memory:)', skip: null, open: () => openSqlite(createMemoryStore()) },
+  { name: 'SQLite', skip: null, open: () => openSqlite(createSqliteStore(':memory:')) },
   { name: 'PostgreSQL', skip: PG_URL ? null : 'set RISKCHECK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it', open: openPostgres },
 ]
 
-async function openMemory(): Promise<FreshStorage> {
-  const store = createMemoryStore()
-  const done = async () => store.close()
-  return {
-    store,
-    // The store's own policies are what its auth read sees; a cap of answers needs a store of its own.
-    orgPolicies: (options) => (options ? createMemoryOrgPolicyStore(options) : store.orgPolicies),
-    service: () => memoryHarness(store, done),
-    teamStore: async () => createMemoryTeamStore(),
-    done,
-  }
-}
-
-async function openSqlite(): Promise<FreshStorage> {
-  const store = createSqliteStore(':memory:')
+async function openSqlite(store: SqliteStore): Promise<FreshStorage> {
   const done = async () => store.close()
   return {
     store,
     orgPolicies: (options) => createSqliteOrgPolicyStore(store.db, options),
-    service: () => sqliteHarness(store, done),
+    service: () => sqliteServiceHarness(store),
     teamStore: async () => createSqliteTeamStore(store.db),
     done,
   }
@@ -118,92 +100,12 @@ export async function freshPostgres() {
   }
 }
 
-/** The memory store's harness: balances and counts read from its state (it has no tables). */
-function memoryHarness(store: MemoryStore, done: () => Promise<void>): ServiceHarness {
-  const internals = memoryStoreInternals(store)!
-  const bulk = createMemoryBulkStorage(store, internals)
-  const webhooks = createMemoryDeliveryStorage(internals)
-  // the owners whose job stores were asked for: the views a count of jobs and rows goes through
-  const owners = new Map<string, BulkOwner>()
-  const org = (orgId: string) => internals.orgState(orgId)!
-  return {
-    bulk: {
-      ...bulk,
-      jobStore(owner, onFinished) {
-        owners.set(`${owner.mode}:${owner.orgId}`, owner)
-        return bulk.jobStore(owner, onFinished)
-      },
-    },
-    webhooks,
-    async createOrg({ subscription, purchased }) {
-      const id = store.createOrg({ name: 'Contract', planId: 'starter' }, NOW - 86_400_000).id
-      Object.assign(org(id), { subscriptionCredits: subscription, purchasedCredits: purchased })
-      return id
-    },
-    balance: async (orgId) => org(orgId).subscriptionCredits + org(orgId).purchasedCredits,
-    async usage(orgId) {
-      const o = store.getOrg(orgId, NOW)!
-      return { periodEnd: o.periodEnd, periodLookups: o.usage.periodLookups }
-    },
-    async endPeriod(orgId, monthlyCredits) {
-      Object.assign(org(orgId), { monthlyCredits, periodEnd: NOW - 1 })
-    },
-    async stored() {
-      let jobs = 0
-      let rows = 0
-      let pending = 0
-      for (const owner of owners.values()) {
-        const view = bulk.jobStore(owner)
-        for (const { job } of await view.listJobs({ beforeSeq: null, limit: Number.MAX_SAFE_INTEGER })) {
-          jobs++
-          rows += job.unique_inputs // a job's rows are all stored with it
-          pending += (await view.pendingRows(job.id)).length
-        }
-      }
-      return {
-        jobs,
-        rows,
-        pendingRows: pending,
-        reservations: bulk.openReservations(),
-        events: store.listEvents({ limit: Number.MAX_SAFE_INTEGER }).map((e) => ({ id: e.id, type: e.type })),
-        deliveries: webhooks.allDeliveries().map((d) => d.eventId),
-      }
-    },
-    done,
-  }
-}
-
-/** The SQLite store's harness: balances and counts read from its tables. */
-function sqliteHarness(store: SqliteStore, done: () => Promise<void>): ServiceHarness {
-  const { db } = store
-  return {
-    bulk: createSqliteBulkStorage(db, store),
-    webhooks: createSqliteDeliveryStorage(db, () => NOW),
-    async createOrg({ subscription, purchased }) {
-      const org = store.createOrg({ name: 'Contract', planId: 'starter' }, NOW - 86_400_000)
-      db.prepare('UPDATE orgs SET subscription_credits = ?, purchased_credits = ? WHERE id = ?').run(subscription, purchased, org.id)
-      return org.id
-    },
-    async balance(orgId) {
-      return (db.prepare('SELECT subscription_credits + purchased_credits AS b FROM orgs WHERE id = ?').get(orgId) as { b: number }).b
-    },
-    async usage(orgId) {
-      return db.prepare('SELECT period_end AS periodEnd, period_lookups AS periodLookups FROM orgs WHERE id = ?').get(orgId) as { periodEnd: number; periodLookups: number }
-    },
-    async endPeriod(orgId, monthlyCredits) {
-      db.prepare('UPDATE orgs SET monthly_credits = ?, period_end = ? WHERE id = ?').run(monthlyCredits, NOW - 1, orgId)
-    },
-    stored: () => storedInTables(async (sql) => db.prepare(sql).all() as Array<Record<string, unknown>>),
-    done,
-  }
-}
-
 /**
  * The PostgreSQL store's harness on `store` — or, for a second "process" on the same schema, on its own `pool` (its
  * storage then settles through `store` as well, as the core store of that process would).
  */
 export function pgHarness(store: PostgresStore, drop: () => Promise<void>, pool: pg.Pool = store.pool): ServiceHarness & { count(table: string, where?: string): Promise<number> } {
-  const storage = serviceStorageOf(pool === store.pool ? store : ({ pool, settleCredits: store.settleCredits.bind(store) } as unknown as PostgresStore), () => NOW)!
+  const storage = postgresStorage(pool === store.pool ? store : ({ pool, settleCredits: store.settleCredits.bind(store) } as unknown as PostgresStore), () => NOW)
   return {
     bulk: storage.bulk,
     webhooks: storage.webhooks,

@@ -5,8 +5,7 @@
  * owner's lease runs and taken over as soon as it has ended. Times are given, never waited for.
  */
 import { describe, expect, it } from 'vitest'
-import type { InstanceLeases, Store } from '../../src/server/store/types.js'
-
+import type { InstanceLeases, Store } from '../../src/server/store/contracts/store.js'
 const T0 = Date.parse('2026-11-22T00:00:00Z')
 const DAY = 24 * 60 * 60 * 1000
 const LEASE = 10_000

@@ -3,7 +3,7 @@
  * the storage under test: orgs with a known balance, the balance and row counts read back, and a teardown. Each
  * engine of ./engines.ts builds its own.
  */
-import type { BulkServiceStorage, DeliveryServiceStorage } from '../../src/server/store/service-storage.js'
+import type { BulkServiceStorage, DeliveryServiceStorage } from '../../src/server/store/contracts/service-storage.js'
 
 /** The clock of every case (the bulk fakes' clock). */
 export const NOW = Date.parse('2026-11-22T10:00:00Z')

@@ -5,9 +5,9 @@
  * postgres://postgres@127.0.0.1:5432/test); every case gets a fresh schema of its own, dropped afterwards.
  */
 import { describe, expect, it } from 'vitest'
-import { serviceStorageOf } from '../../src/server/store/pick-storage.js'
+import { storageOf } from '../../src/server/store/open-storage.js'
 import { POSTGRES_BULK_MIGRATIONS, POSTGRES_MIGRATIONS } from '../../src/server/store/postgres/migrations.js'
-import type { Store } from '../../src/server/store/types.js'
+import type { Store } from '../../src/server/store/contracts/store.js'
 import { jobRecord, pendingRows } from './bulk-contract.js'
 import { addEndpoint, creditsEvent } from './delivery-contract.js'
 import { freshPostgres as freshSchema, PG_URL as url, pgHarness } from './engines.js'
@@ -36,8 +36,9 @@ describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processe
     const h = pgHarness(s.store, s.drop)
     try {
       const settled: Array<[string, number]> = []
-      const store = { pool: s.pool, settleCredits: (orgId: string, lookups: number) => void settled.push([orgId, lookups]) } as unknown as Store
-      const picked = serviceStorageOf(store)!
+      const store = { engine: 'postgres', pool: s.pool, settleCredits: (orgId: string, lookups: number) => void settled.push([orgId, lookups]) } as unknown as Store
+      const picked = storageOf(store)!
+      expect(picked.engine).toBe('postgres')
       const org = await h.createOrg({ subscription: 0, purchased: 0 })
       await picked.webhooks.deliveries.createEndpoint({ orgId: org, url: 'https://hooks.example.test/in', description: null, events: ['*'], format: 'json', secret: 'whsec_x' }, NOW)
       await picked.bulk.insertEvent(creditsEvent(org))
@@ -45,7 +46,8 @@ describe.skipIf(!url)('bulk and delivery storage on PostgreSQL, several processe
       expect(await h.count('webhook_deliveries')).toBe(1)
       await picked.bulk.settleCredits(org, 3, NOW)
       expect(settled).toEqual([[org, 3]])
-      expect(serviceStorageOf({} as Store)).toBeUndefined()
+      expect(storageOf({} as Store)).toBeUndefined()
+      expect(storageOf(s.store)?.engine).toBe('postgres')
     } finally {
       await h.done()
     }

@@ -6,10 +6,9 @@
  */
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_PLANS } from '../../src/accounts/plans.js'
-import type { OrgPolicyStore } from '../../src/server/store/org-policy-store.js'
+import type { OrgPolicyStore } from '../../src/server/store/contracts/org-policies.js'
 import type { ApiKeyRecord } from '../../src/accounts/types.js'
-import type { Store } from '../../src/server/store/types.js'
-
+import type { Store } from '../../src/server/store/contracts/store.js'
 /** A store made for one case, and how to get rid of it. */
 export interface ContractStore {
   store: Store

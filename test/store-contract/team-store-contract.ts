@@ -3,8 +3,7 @@
  * every engine of ./engines.ts.
  */
 import { expect, it } from 'vitest'
-import type { TeamStore } from '../../src/dashboard/store/types.js'
-
+import type { TeamStore } from '../../src/server/store/contracts/team-store.js'
 type WithStore = (fn: (s: TeamStore) => Promise<void>) => () => Promise<void>
 
 export function teamStoreContract(make: () => Promise<{ store: TeamStore; done(): Promise<void> | void }>): void {

@@ -11,7 +11,7 @@ import { DashboardError, PRE_COOKIE, doneFlash, field, passwordField, randomToke
 import { csrfField, html } from '../html.js'
 import { mailAfterAnswer, nextMailText, type MailOutcome } from '../outbox.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from '../password.js'
-import type { UserRecord } from '../store/types.js'
+import type { UserRecord } from '../../server/store/contracts/team-store.js'
 import { afterPassword, nextPath } from './second-factor.js'
 
 /** Verification links stay valid for 2 days. */

@@ -13,7 +13,8 @@ import { readForm } from '../forms.js'
 import { csrfField, dataTable, html, when } from '../html.js'
 import { nextMailText } from '../outbox.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
-import { ROLES, type TokenRecord } from '../store/types.js'
+import type { TokenRecord } from '../../server/store/contracts/team-store.js'
+import { ROLES } from '../roles.js'
 import { normalEmail } from './auth.js'
 
 const INVITE_TTL_MS = 7 * 24 * 3600_000

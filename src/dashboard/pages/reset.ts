@@ -13,7 +13,7 @@ import { readForm } from '../forms.js'
 import { csrfField, html } from '../html.js'
 import { mailAfterAnswer, type MailOutcome } from '../outbox.js'
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../password.js'
-import type { UserRecord } from '../store/types.js'
+import type { UserRecord } from '../../server/store/contracts/team-store.js'
 import { normalEmail } from './auth.js'
 import { afterPassword } from './second-factor.js'
 

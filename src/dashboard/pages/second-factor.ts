@@ -9,7 +9,7 @@ import { Text } from '../../server/text.js'
 import { DashboardError, MFA_COOKIE, PRE_COOKIE, randomToken, sha256, type Dash } from '../context.js'
 import { readForm } from '../forms.js'
 import { csrfField, html } from '../html.js'
-import type { UserRecord } from '../store/types.js'
+import type { UserRecord } from '../../server/store/contracts/team-store.js'
 import { matchTotp, normalRecoveryCode } from '../totp.js'
 
 /** How long a pending sign-in waits for its code. */

@@ -14,7 +14,7 @@ import type { ServerContext } from '../../server/routes/types.js'
 import { doneFlash, type Dash } from '../context.js'
 import { barChart } from '../chart.js'
 import { dataTable, html, when } from '../html.js'
-import type { TeamStore } from '../store/types.js'
+import type { TeamStore } from '../../server/store/contracts/team-store.js'
 
 const DAY_MS = 24 * 3600_000
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)

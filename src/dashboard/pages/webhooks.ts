@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { EVENT_TYPES, type WebhookEndpoint } from '../../schema.js'
-import type { StoredEndpoint } from '../../server/store/delivery-store.js'
+import type { StoredEndpoint } from '../../server/store/contracts/deliveries.js'
 import { webhookOperator } from '../../server/webhook-service.js'
 import { WEBHOOK_FORMATS } from '../../webhooks/format.js'
 import { apiRefusal, callApi, checkApiInput } from '../api.js'

@@ -12,9 +12,8 @@ import type { ServerOptions } from '../app.js'
 import { createBulkService, type BulkService } from '../bulk-service.js'
 import type { OrgPolicies } from '../org-policies.js'
 import { bulkJobLogLine, createBulkQueue, type BulkQueue } from '../queue/bulk-queue.js'
-import type { BulkOwner } from '../store/bulk-store.js'
-import type { ServiceStorage } from '../store/service-storage.js'
-
+import type { BulkOwner } from '../store/contracts/bulk.js'
+import type { ServiceStorage } from '../store/contracts/service-storage.js'
 interface BulkParts {
   options: ServerOptions
   service: ServiceStorage

@@ -20,7 +20,7 @@ import { createServerMetrics } from '../metrics.js'
 import { createOrgPolicies } from '../org-policies.js'
 import { parsePublicUrl } from '../public-url.js'
 import { createMethodTable } from '../request-guards.js'
-import type { Store } from '../store/types.js'
+import type { Store } from '../store/contracts/store.js'
 import { createServerVelocity, serverVelocityOption } from '../velocity.js'
 import { startServerBulk } from './bulk.js'
 import type { LiveState, RequestState, ServerParts, ServerSettings } from './context.js'
@@ -78,7 +78,9 @@ function openRiskcheck(options: ServerOptions, store: Store, ownStore: boolean, 
 export function buildServerParts(options: ServerOptions): ServerParts {
   const live: LiveState = { app: undefined, closing: false, dashboard: undefined, quietLog: undefined }
   const settings = serverSettings(options, live)
-  const { store, ownStore } = openStore(options)
+  let serverClock: () => number = Date.now
+  const opened = openStore(options, () => serverClock())
+  const { store, ownStore } = opened
   const rc = openRiskcheck(options, store, ownStore, live)
   const clock = rc.env.ctx.now
   const nowMs = () => clock().getTime()
@@ -86,7 +88,8 @@ export function buildServerParts(options: ServerOptions): ServerParts {
   const leases = store.leases
   const lease = leases ? createInstanceLease(leases, { nowMs, leaseMs: settings.leaseMs, log: () => backgroundLog() }) : undefined
   const redis = options.queue ? new Redis(options.queue.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
-  const storage = serverStorageOf(store, options, nowMs)
+  serverClock = nowMs
+  const storage = serverStorageOf(opened, options, nowMs)
   // The database's and Redis's outages: one log line at the start and one at the end of each (../dependencies.ts).
   const deps = watchDependencies({ store, sqlite: storage.sqlite, redis, log: () => live.app?.log })
   // once the database answers again, the lease is renewed at once: the holds of requests it failed are released
@@ -100,7 +103,7 @@ export function buildServerParts(options: ServerOptions): ServerParts {
     option: settings.velocityOption,
     redis,
     redisPrefix: options.queue?.prefix ?? 'riskcheck',
-    sqlite: storage.sqlite?.db,
+    sqlite: storage.sqlite?.store.db,
     keyHashSecret: secret,
   })
   const testEnv: LookupEnv = { ...rc.env, ctx: { ...rc.env.ctx, mode: 'test' }, ledger: UNMETERED }

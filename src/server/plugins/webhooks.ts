@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { ServerOptions } from '../app.js'
 import type { ServerMetrics } from '../metrics.js'
-import type { ServiceStorage } from '../store/service-storage.js'
+import type { ServiceStorage } from '../store/contracts/service-storage.js'
 import { createWebhookService, type WebhookService } from '../webhook-service.js'
 import type { ServerSettings } from './context.js'
 

@@ -8,7 +8,7 @@ import { Queue, Worker, type Job } from 'bullmq'
 import { redisConnections } from './connections.js'
 import { markDependency } from '../outage.js'
 import type { BulkJob } from '../../schema.js'
-import type { BulkOwner } from '../store/bulk-store.js'
+import type { BulkOwner } from '../store/contracts/bulk.js'
 
 /** The BullMQ queue name of bulk jobs. */
 export const BULK_QUEUE_NAME = 'bulk-jobs'

@@ -11,7 +11,7 @@ import { RiskcheckError } from '../../errors.js'
 import { CSV_BASE_COLUMNS } from '../../bulk/csv.js'
 import { ACTIONS, BULK_TYPES, BulkJobSchema, BulkResultRowSchema } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
-import type { BulkOwner } from '../store/bulk-store.js'
+import type { BulkOwner } from '../store/contracts/bulk.js'
 import { NO_NUL_PATTERN, Text } from '../text.js'
 import { defineRoute, EmptyBody, type RouteDef, type ServerContext } from './types.js'
 

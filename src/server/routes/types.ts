@@ -14,7 +14,7 @@ import type { BulkService } from '../bulk-service.js'
 import type { OrgLedger } from '../../accounts/ledger.js'
 import type { Plan, Product } from '../../accounts/plans.js'
 import type { Readiness } from '../health.js'
-import type { Store } from '../store/types.js'
+import type { Store } from '../store/contracts/store.js'
 import type { WebhookService } from '../webhook-service.js'
 
 /** What route handlers get besides the request: the shared services of the server. */
@@ -36,7 +36,7 @@ export interface ServerContext {
   openapi(): Record<string, unknown>
   /** Runs the readiness checks (GET /readyz). */
   readiness(): Promise<Readiness>
-  /** Bulk jobs (absent when the store has no bulk storage: ../store/pick-storage.ts). */
+  /** Bulk jobs (absent when the store has no bulk storage: ../store/open-storage.ts). */
   bulk?: BulkService
   /** Webhook endpoints and deliveries (absent when the store has no delivery storage). */
   webhooks?: WebhookService

@@ -8,11 +8,11 @@ import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybeProm
 import type { CreditLedger } from '../../../credits.js'
 import type { BulkJob, BulkType } from '../../../schema.js'
 import { buildEvent, dueAlerts, refundSplit, reserveSplit, type AlertLevel } from '../../../accounts/ledger.js'
-import { packResult, STATE_CODE, unpackRow, type RowRow } from '../bulk-store.js'
+import { packResult, STATE_CODE, unpackRow, type RowRow } from '../shared/bulk-rows.js'
 import { num, inTransaction, type Queryable } from './client.js'
 import { lockCredits } from './credits.js'
 import { insertEvent } from './events.js'
-import type { BulkOwner, BulkServiceStorage } from '../service-storage.js'
+import type { BulkOwner, BulkServiceStorage } from '../contracts/service-storage.js'
 import type { CreditReservation } from '../../../accounts/types.js'
 
 /** Rows per INSERT when a job is created (a job of 100,000 inputs takes 20 statements). */

@@ -4,8 +4,7 @@
  */
 import type pg from 'pg'
 import { inTransaction } from './client.js'
-import type { TeamStore } from '../../../dashboard/store/types.js'
-
+import type { TeamStore } from '../contracts/team-store.js'
 /** The methods of {@link TeamStore} about account security, over `pool`. */
 export type PgAccountMethods = Pick<
   TeamStore,

@@ -6,8 +6,7 @@ import pg from 'pg'
 import { inTransaction, num } from './client.js'
 import { pgAccountMethods } from './dashboard-accounts.js'
 import { checkSchemaName, DASHBOARD_LEDGER, migratePostgres, PG_DASHBOARD_MIGRATIONS } from './migrations.js'
-import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../../../dashboard/store/types.js'
-
+import type { MailQuota, MailReservation, MembershipRecord, Role, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../contracts/team-store.js'
 /** The class (first of the two int4 keys) of the mail throttle's advisory locks ("rcml"); the second is the key's hash. */
 const MAIL_LOCK_CLASS = 0x7263_6d6c
 

@@ -7,7 +7,7 @@
  */
 import type pg from 'pg'
 import type { RequestClose } from '../../../accounts/types.js'
-import type { InstanceLeases, LeaseRenewal } from '../types.js'
+import type { InstanceLeases, LeaseRenewal } from '../contracts/store.js'
 import { cacheColumns, REFUND_MANY, type AlertState, type createPostgresCredits } from './credits.js'
 import { perTurn } from './per-turn.js'
 import { inTransaction, type Num, type Queryable } from './client.js'

@@ -5,9 +5,9 @@
  */
 import pg from 'pg'
 import { createPgTeamStore } from './dashboard.js'
-import type { TeamStore } from '../../../dashboard/store/types.js'
+import type { TeamStore } from '../contracts/team-store.js'
 import { createPostgresOrgPolicyStore } from './org-policies.js'
-import type { OrgPolicyStore } from '../org-policy-store.js'
+import type { OrgPolicyStore } from '../contracts/org-policies.js'
 import { createPostgresStore, type PostgresStore } from './store.js'
 import { checkSchemaName, DASHBOARD_LEDGER, migratePostgres, PG_DASHBOARD_MIGRATIONS, postgresSchemaStatus } from './migrations.js'
 

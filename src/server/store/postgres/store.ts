@@ -16,10 +16,9 @@ import { createPostgresLeases } from './leases.js'
 import { createPostgresRequests } from './requests.js'
 import type { Num } from './client.js'
 import { toEvent, toOrg, toPlan, type EventRow, type OrgRow, type PlanRow } from './rows.js'
-import { toKey, type KeyRow } from '../record-rows.js'
+import { toKey, type KeyRow } from '../shared/record-rows.js'
 import type { AuthRecord } from '../../../accounts/types.js'
-import type { Store, StoreProbe } from '../types.js'
-
+import type { Store, StoreProbe } from '../contracts/store.js'
 /** A store type whose methods all return promises (a networked database). */
 export type Promised<S> = {
   [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : S[K]

@@ -18,7 +18,7 @@ import {
 } from '../../../accounts/ledger.js'
 import type { Plan } from '../../../accounts/plans.js'
 import type { CacheWrite, CreditReason, CreditReservation, OrgRecord, PlanChange } from '../../../accounts/types.js'
-import type { Store, Synchronous } from '../types.js'
+import type { Store, Synchronous } from '../contracts/store.js'
 import type { SqliteEvents } from './events.js'
 import { creditState, toOrg, type CreditRow, type OrgRow } from './rows.js'
 

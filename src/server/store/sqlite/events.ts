@@ -4,7 +4,8 @@
  */
 import type Database from 'better-sqlite3'
 import { buildEvent, type PendingEvent } from '../../../accounts/ledger.js'
-import type { Store, Synchronous } from '../types.js'
+import type { Store, Synchronous } from '../contracts/store.js'
+import { outboxWriter } from './outbox.js'
 import { toEvent, type EventRow } from './rows.js'
 
 /** The outbox: `emit` (called inside a credit transaction) and the store's `listEvents`. */
@@ -13,16 +14,13 @@ export interface SqliteEvents extends Pick<Synchronous<Store>, 'listEvents'> {
 }
 
 export function createSqliteEvents(db: Database.Database): SqliteEvents {
-  const insert = db.prepare('INSERT INTO events (id, org_id, type, created, payload) VALUES (?, ?, ?, ?, ?)')
+  const insert = outboxWriter(db)
   const seqOf = db.prepare('SELECT seq FROM events WHERE id = ?')
   const ofOrg = db.prepare('SELECT * FROM events WHERE org_id = ? AND seq > ? ORDER BY seq LIMIT ?')
   const ofAll = db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?')
   return {
     emit(orgId, events, nowMs) {
-      for (const e of events) {
-        const payload = buildEvent(orgId, e, nowMs)
-        insert.run(payload.id, orgId, payload.type, payload.created, JSON.stringify(payload))
-      }
+      for (const e of events) insert(buildEvent(orgId, e, nowMs))
     },
     listEvents({ orgId, afterId, limit = 100 }) {
       const after = afterId ? ((seqOf.get(afterId) as { seq: number } | undefined)?.seq ?? 0) : 0

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createSqliteStore } from '../sqlite.js'
+import { createSqliteStore } from './store.js'
 import { groupCommit } from './group-commit.js'
 
 const dirs: string[] = []

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3'
 import type { CreditReservation, HoldRef, RequestClose } from '../../../accounts/types.js'
-import type { InstanceLeases, LeaseRenewal } from '../types.js'
+import type { InstanceLeases, LeaseRenewal } from '../contracts/store.js'
 import type { SqliteCredits } from './credits.js'
 
 interface HoldRow {

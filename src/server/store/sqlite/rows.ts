@@ -1,5 +1,5 @@
 /**
- * Rows of the SQLite store and their conversion to the records of ../types.ts. SQLite has no boolean: `suspended` is
+ * Rows of the SQLite store and their conversion to the records of ../contracts/store.ts. SQLite has no boolean: `suspended` is
  * 0 or 1, and a key's scopes are one space-separated string.
  */
 import type { EventPayload, EventType, PlanStatus } from '../../../schema.js'

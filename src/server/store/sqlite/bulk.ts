@@ -1,35 +1,19 @@
 /**
- * Bulk jobs on SQLite: a {@link BulkStore} per owner (org + key mode) over the tables of migration 002, so every
- * org gets its own bulk engine that only sees — and only resumes — its own jobs, and a job of another org is simply
- * not found. Rows are one table row each (index, state, action, input, result); the result column is compact JSON
- * with the details packed by the bulk codec (`detailsCodec`). `commitRows` writes rows and the job's counters in
- * one transaction, so after a crash the counters always describe exactly the rows written.
- *
- * Also here: the persistent credit ledger of bulk jobs ({@link createBulkLedger}), whose reservations survive a
- * restart so a resumed job refunds what it did not use, and the retention sweep ({@link sweepExpiredBulkJobs}).
+ * Bulk jobs on SQLite (tables of migration 002): a {@link BulkStore} per owner (org + key mode), the persistent credit
+ * ledger of bulk jobs ({@link createBulkLedger}) and the retention sweep ({@link sweepExpiredBulkJobs}). Why per
+ * owner, one row per input, one transaction per commit: docs/decisions.md, "Storage engines" → "SQLite tables".
  */
 import type Database from 'better-sqlite3'
-import { detailsCodec, type DetailsCodec } from '../../bulk/codec.js'
-import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkRowState, BulkStore, MaybePromise } from '../../bulk/types.js'
-import type { CreditLedger } from '../../credits.js'
-import type { Action, BulkJob, BulkType } from '../../schema.js'
-import type { EventPayload } from '../../schema.js'
-import { insertOutboxEvent } from '../outbox.js'
-import type { BulkOwner, BulkServiceStorage } from './service-storage.js'
-import type { CreditReservation } from '../../accounts/types.js'
+import { detailsCodec, type DetailsCodec } from '../../../bulk/codec.js'
+import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkRowState, BulkStore, MaybePromise } from '../../../bulk/types.js'
+import type { CreditLedger } from '../../../credits.js'
+import { FINAL_BULK_STATUSES, type Action, type BulkJob, type BulkType, type EventPayload } from '../../../schema.js'
+import { insertOutboxEvent } from './outbox.js'
+import type { BulkOwner, BulkServiceStorage } from '../contracts/bulk.js'
+import { packResult, STATE_CODE, unpackRow, type RowRow } from '../shared/bulk-rows.js'
+import type { CreditReservation } from '../../../accounts/types.js'
 
-export type { BulkOwner } from './service-storage.js'
-
-/** How a row state is stored (SQLite and PostgreSQL alike). */
-export const STATE_CODE: Record<BulkRowState, number> = { pending: 0, done: 1, error: 2 }
-/** The row state of each stored code. */
-export const STATES: readonly BulkRowState[] = ['pending', 'done', 'error']
-
-/**
- * Serialized result of a row: [status, reason, risk_score, credits_used, cache_hit, error, details (packed) or 0,
- * factors]. Rows written before factors were kept have 7 cells: their factors read as null.
- */
-type ResultCell = [string | null, string | null, number | null, number, 0 | 1, string | null, unknown[] | Record<string, unknown> | 0, (string[] | null)?]
+export type { BulkOwner } from '../contracts/bulk.js'
 
 interface JobRow {
   seq: number
@@ -39,16 +23,6 @@ interface JobRow {
   options: string
 }
 
-/** A stored row, as both databases return it. */
-export interface RowRow {
-  idx: number
-  state: number
-  retryable: number
-  action: string | null
-  input: string
-  result: string | null
-}
-
 const toRecord = (r: JobRow): BulkJobRecord => ({
   job: JSON.parse(r.job) as BulkJob,
   seq: r.seq,
@@ -56,54 +30,15 @@ const toRecord = (r: JobRow): BulkJobRecord => ({
   options: JSON.parse(r.options) as BulkJobOptions,
 })
 
-/** The result column of a finished row. */
-export function packResult(codec: DetailsCodec, row: BulkRowRecord): string {
-  let details: ResultCell[6] = 0
-  for (const _ in row.details) {
-    details = codec.pack(row.details)
-    break
-  }
-  const cell: ResultCell = [row.status, row.reason, row.risk_score, row.credits_used, row.cache_hit ? 1 : 0, row.error, details, row.factors]
-  return JSON.stringify(cell)
-}
-
-/** A row record from its stored columns. */
-export function unpackRow(codec: DetailsCodec, r: RowRow): BulkRowRecord {
-  const c = (r.result === null ? [null, null, null, 0, 0, null, 0] : JSON.parse(r.result)) as ResultCell
-  return {
-    index: r.idx,
-    input: r.input,
-    state: STATES[r.state] ?? 'pending',
-    retryable: r.retryable === 1,
-    action: r.action as Action | null,
-    status: c[0],
-    reason: c[1],
-    risk_score: c[2],
-    credits_used: c[3],
-    cache_hit: c[4] === 1,
-    error: c[5],
-    factors: c[7] ?? null,
-    details: c[6] === 0 ? {} : codec.unpack(c[6]),
-  }
-}
-
 /** A better-sqlite3 transaction cannot wait: what runs inside one must answer synchronously. */
 function inline<T>(value: MaybePromise<T>): T {
   if (value instanceof Promise) throw new TypeError('bulk store: a credit operation inside a SQLite transaction must be synchronous')
   return value
 }
 
-/**
- * The bulk store of one owner over `db` (a store opened by `createSqliteStore`, migration 002 applied). Persistent:
- * the engine leaves running jobs to be resumed by the next engine on this owner. `onFinished` runs inside the
- * transaction that writes a job's final status (never twice for one job): the server counts the job's usage and
- * writes its bulk.completed event there, so a crash cannot finish a job without them.
- *
- * @example
- * const engine = createBulkEngine(env, { store: createSqliteBulkStore(store.db, { orgId, mode: 'live' }) })
- */
-export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, onFinished?: (job: BulkJob) => void): BulkStore {
-  const q = {
+/** The statements of a bulk store (one owner's view of the bulk tables). */
+function bulkStatements(db: Database.Database) {
+  return {
     insertJob: db.prepare(
       `INSERT INTO bulk_jobs (id, org_id, mode, status, job, reserved, options, created_at, expires_at)
        VALUES (@id, @org_id, @mode, @status, @job, @reserved, @options, @created_at, @expires_at)`,
@@ -136,6 +71,19 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, o
     deleteRows: db.prepare('DELETE FROM bulk_rows WHERE job_seq = ?'),
     deleteJob: db.prepare('DELETE FROM bulk_jobs WHERE seq = ?'),
   }
+}
+
+/**
+ * The bulk store of one owner over `db` (a store opened by `createSqliteStore`, migration 002 applied). Persistent:
+ * the engine leaves running jobs to be resumed by the next engine on this owner. `onFinished` runs inside the
+ * transaction that writes a job's final status (never twice for one job): the server counts the job's usage and
+ * writes its bulk.completed event there, so a crash cannot finish a job without them.
+ *
+ * @example
+ * const engine = createBulkEngine(env, { store: createSqliteBulkStore(store.db, { orgId, mode: 'live' }) })
+ */
+export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, onFinished?: (job: BulkJob) => void): BulkStore {
+  const q = bulkStatements(db)
   /** Codec and seq of jobs seen (a job's type and seq never change). */
   const known = new Map<string, { seq: number; codec: DetailsCodec }>()
 
@@ -174,7 +122,6 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, o
     return { ...record, job: { ...job, results: { ...job.results } }, options: { ...record.options }, seq }
   })
 
-  const FINAL = new Set(['completed', 'cancelled', 'failed'])
   /** Thrown inside {@link chargedInsertTx} to roll the insert back when the balance is short. */
   const SHORT = Symbol('short')
   const chargedInsertTx = db.transaction((record: Omit<BulkJobRecord, 'seq'>, rows: Iterable<BulkRowRecord>, charge: (tx: unknown) => MaybePromise<boolean>) => {
@@ -184,7 +131,7 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, o
   const finishTx = db.transaction((id: string, job: BulkJob, settle: (tx: unknown) => MaybePromise<void>) => {
     // a job already final was settled with its final status: settling again would refund twice
     const now = q.job.get(id, owner.orgId, owner.mode) as JobRow | undefined
-    if (now && FINAL.has((JSON.parse(now.job) as BulkJob).status)) return
+    if (now && FINAL_BULK_STATUSES.has((JSON.parse(now.job) as BulkJob).status)) return
     inline(settle(undefined))
     q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
     onFinished?.(job)

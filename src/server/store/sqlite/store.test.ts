@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DEFAULT_PLANS } from '../../accounts/plans.js'
+import { DEFAULT_PLANS } from '../../../accounts/plans.js'
 import { MIGRATIONS } from './migrations.js'
-import { createSqliteStore, type SqliteStore } from './sqlite.js'
+import { createSqliteStore, type SqliteStore } from './store.js'
 
 const T0 = Date.parse('2026-11-22T00:00:00Z')
 const DAY = 24 * 60 * 60 * 1000

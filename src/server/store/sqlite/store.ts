@@ -1,31 +1,30 @@
 /**
- * The embedded store: SQLite through better-sqlite3 (synchronous, one connection per process), WAL mode, migrations
- * on open. Every credit change is one IMMEDIATE transaction holding a conditional UPDATE, so concurrent requests —
- * and other processes such as `riskcheck admin` on the same file — can never take a balance below zero or spend a
- * credit twice. The store is composed of ./sqlite/: accounts (plans, orgs, keys), credits, the event outbox,
- * requests (idempotency and the result cache), the group commit of the credit writes, and the instance leases with
- * the credit holds of requests in flight.
+ * The embedded store: SQLite through better-sqlite3 (one connection per process, WAL, migrations on open), composed
+ * of ./accounts.ts, ./credits.ts, ./events.ts, ./requests.ts, ./group-commit.ts and ./leases.ts. Every credit change
+ * is one IMMEDIATE transaction holding a conditional UPDATE (docs/decisions.md, "Storage engines" → "SQLite tables").
  */
 import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
-import type { CacheWrite } from '../../accounts/types.js'
-import { DEFAULT_PLANS } from '../../accounts/plans.js'
+import type { CacheWrite } from '../../../accounts/types.js'
+import { DEFAULT_PLANS, type Plan } from '../../../accounts/plans.js'
+import { migrateSqlite } from './migrate.js'
 import { MIGRATIONS, type Migration } from './migrations.js'
-import { createSqliteAccounts, insertPlans } from './sqlite/accounts.js'
-import { createSqliteCredits } from './sqlite/credits.js'
-import { createSqliteEvents } from './sqlite/events.js'
-import { groupCommit } from './sqlite/group-commit.js'
-import { createSqliteLeases, type SqliteLeases } from './sqlite/leases.js'
-import { createSqliteRequests } from './sqlite/requests.js'
-import type { Store, Synchronous } from './types.js'
+import { createSqliteAccounts, insertPlans } from './accounts.js'
+import { createSqliteCredits } from './credits.js'
+import { createSqliteEvents } from './events.js'
+import { groupCommit } from './group-commit.js'
+import { createSqliteLeases, type SqliteLeases } from './leases.js'
+import { createSqliteRequests } from './requests.js'
+import type { Store, Synchronous } from '../contracts/store.js'
 
 /** The SQLite store; `db` is exposed so later modules (bulk, webhooks) can add their tables and statements. */
 export interface SqliteStore extends Synchronous<Store> {
+  readonly engine: 'sqlite' | 'memory'
   readonly db: Database.Database
   /** The file path (or `:memory:`). */
   readonly path: string
   /**
-   * Runs `write` in the group commit of the hot path (./sqlite/group-commit.ts): it shares one transaction with the
+   * Runs `write` in the group commit of the hot path (./group-commit.ts): it shares one transaction with the
    * other writes of the same event-loop turn and resolves after that commit. For modules on the same database whose
    * writes go with requests (the answer log of per-org policies).
    */
@@ -36,24 +35,15 @@ export interface SqliteStore extends Synchronous<Store> {
 
 /** Options of {@link createSqliteStore}. */
 export interface SqliteStoreOptions {
-  /** Extra migrations applied after the core ones (for modules built on this store). */
-  migrations?: Migration[]
+  /**
+   * Extra migrations applied after the core ones (for modules built on this store), numbered by their place after
+   * them (a `version` given is replaced).
+   */
+  migrations?: Array<Omit<Migration, 'version'> & { version?: number }>
   /** Milliseconds to wait for a lock held by another process (default 5000). */
   busyTimeoutMs?: number
-}
-
-function applyMigrations(db: Database.Database, migrations: Migration[]): void {
-  const version = db.pragma('user_version', { simple: true }) as number
-  if (version > migrations.length) {
-    throw new Error(`riskcheck store: the database schema (version ${version}) is newer than this server (${migrations.length}); upgrade riskcheck`)
-  }
-  for (let i = version; i < migrations.length; i++) {
-    const m = migrations[i]!
-    db.transaction(() => {
-      db.exec(m.sql)
-      db.pragma(`user_version = ${i + 1}`)
-    }).immediate()
-  }
+  /** The plan catalogue a new database starts with (default: the default plans). */
+  plans?: readonly Plan[]
 }
 
 /**
@@ -66,17 +56,20 @@ function applyMigrations(db: Database.Database, migrations: Migration[]): void {
  */
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
   const db = new Database(path)
-  const migrations = [...MIGRATIONS, ...(options.migrations ?? [])]
+  // Extra migrations follow the core ones; a version of their own is optional (their place in the list is theirs).
+  const migrations: Migration[] = [...MIGRATIONS, ...(options.migrations ?? []).map((m, i) => ({ ...m, version: MIGRATIONS.length + i + 1 }))]
   try {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
-    applyMigrations(db, migrations)
+    migrateSqlite(db, migrations, { pragma: 'user_version' }, {
+      newer: (version, expected) => `riskcheck store: the database schema (version ${version}) is newer than this server (${expected}); upgrade riskcheck`,
+    })
     db.transaction(() => {
       db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('key_hash_secret', ?)`).run(randomBytes(32).toString('hex'))
       const plans = db.prepare('SELECT COUNT(*) AS n FROM plans').get() as { n: number }
-      if (plans.n === 0) insertPlans(db, DEFAULT_PLANS)
+      if (plans.n === 0) insertPlans(db, options.plans ?? DEFAULT_PLANS)
     }).immediate()
   } catch (e) {
     db.close()
@@ -113,7 +106,7 @@ function groupedSettlements(
             settle(org, sum, Math.max(...list.map((a) => a.nowMs)), list.flatMap((a) => a.cacheWrites ?? []))
           } catch (e) {
             failed.set(org, e)
-            // SQLite rolled the whole group back (a full disk): fail it all (./sqlite/group-commit.ts)
+            // SQLite rolled the whole group back (a full disk): fail it all (./group-commit.ts)
             if (!inTransaction()) throw e
           }
         }
@@ -140,6 +133,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
   const settleGrouped = groupedSettlements(group, credits.settleCredits, () => db.inTransaction)
   let closed = false
   return {
+    engine: 'sqlite',
     db,
     path,
     ...requests,

@@ -1,7 +1,7 @@
 /** What only the SQLite TeamStore has to show (its contract runs from test/store-contract/contracts.test.ts). */
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
-import { createSqliteTeamStore, DASHBOARD_MIGRATIONS, migrateDashboard } from './sqlite.js'
+import { createSqliteTeamStore, DASHBOARD_MIGRATIONS, migrateDashboard } from './dashboard.js'
 
 describe('TeamStore on SQLite', () => {
   it('keeps its own migration ledger: applied once, recorded with the version', () => {

@@ -1,22 +1,17 @@
 /**
- * Webhooks on SQLite: the queue's {@link DeliveryStore} over the tables of migration 002 (the sketch in
- * src/webhooks/queue.ts), plus what the HTTP routes and operator commands need of endpoints (create, list, count,
- * rotate the secret, delete, re-enable) and the operator notices. Deliveries, their retry times and leases live in
- * the database, so the retry schedule survives restarts and several processes may share the queue.
- *
- * Fan-out is idempotent: the first delivery of an event to an endpoint is unique (`INSERT OR IGNORE` on
- * (event_id, endpoint_id) for non-resends), so the outbox pump may repeat an event after a crash without sending it
- * twice.
+ * Webhooks on SQLite (tables of migration 002): the queue's {@link DeliveryStore}, endpoint management for the routes
+ * and operator commands, and the operator notices. Why deliveries live in the database and fan-out is idempotent:
+ * docs/decisions.md, "Storage engines" → "SQLite tables".
  */
-import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import type { EventPayload } from '../../schema.js'
-import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../webhooks/queue.js'
-import { insertOutboxEvent, pumpOutbox } from '../outbox.js'
-import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
-import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from './record-rows.js'
+import type { EventPayload } from '../../../schema.js'
+import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../../webhooks/queue.js'
+import { insertOutboxEvent, pumpOutbox } from './outbox.js'
+import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contracts/deliveries.js'
+import { disabledEndpointNotice, newEndpointId } from '../shared/endpoints.js'
+import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../shared/record-rows.js'
 
-export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from './service-storage.js'
+export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contracts/deliveries.js'
 
 /** The SQLite delivery store plus endpoint management: {@link EndpointDeliveryStore}, synchronous. */
 export interface SqliteDeliveryStore extends EndpointDeliveryStore {
@@ -38,35 +33,7 @@ export interface SqliteDeliveryStore extends EndpointDeliveryStore {
   listAttempts(endpointId: string, limit?: number): DeliveryAttemptRecord[]
 }
 
-
-
-
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime())
-
-
-
-
-/** A new endpoint id: `we_` + 24 hex characters. */
-export function newEndpointId(): string {
-  return `we_${randomBytes(12).toString('hex')}`
-}
-
-/**
- * The operator notice of an endpoint auto-disabled at `at` (`riskcheck admin notices list`, the dashboard mails it):
- * what every delivery storage writes in the transaction that disables the endpoint.
- */
-export function disabledEndpointNotice(endpoint: WebhookEndpointRecord, at: Date): Omit<OperatorNotice, 'id'> {
-  return {
-    at: at.getTime(),
-    orgId: endpoint.orgId,
-    subject: endpoint.id,
-    kind: 'webhook_endpoint_disabled',
-    message:
-      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
-      'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
-      `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
-  }
-}
 
 /** Options of {@link createSqliteDeliveryStore}. */
 export interface SqliteDeliveryStoreOptions {
@@ -77,19 +44,9 @@ export interface SqliteDeliveryStoreOptions {
   disabledNotice?: (endpoint: StoredEndpoint, at: Date) => Omit<OperatorNotice, 'id'>
 }
 
-/**
- * The delivery store over `db` (a store opened by `createSqliteStore`). `now` stamps stored events.
- *
- * @example
- * const deliveries = createSqliteDeliveryStore(store.db)
- * const worker = createDeliveryWorker({ store: deliveries, now: () => new Date() })
- */
-export function createSqliteDeliveryStore(
-  db: Database.Database,
-  now: () => number = Date.now,
-  options: SqliteDeliveryStoreOptions = {},
-): SqliteDeliveryStore {
-  const q = {
+/** The statements of the delivery store over the webhook tables. */
+function deliveryStatements(db: Database.Database) {
+  return {
     insertEvent: db.prepare('INSERT OR IGNORE INTO webhook_events (id, org_id, type, created, payload, stored_at) VALUES (?, ?, ?, ?, ?, ?)'),
     event: db.prepare('SELECT payload FROM webhook_events WHERE id = ?'),
     endpoints: db.prepare('SELECT * FROM webhook_endpoints WHERE org_id = ? ORDER BY created_at, id'),
@@ -135,6 +92,21 @@ export function createSqliteDeliveryStore(
     notices: db.prepare('SELECT id, at, org_id, subject, kind, message FROM operator_notices ORDER BY id DESC LIMIT ?'),
     attempts: db.prepare('SELECT * FROM webhook_attempts WHERE endpoint_id = ? ORDER BY at DESC, attempt DESC LIMIT ?'),
   }
+}
+
+/**
+ * The delivery store over `db` (a store opened by `createSqliteStore`). `now` stamps stored events.
+ *
+ * @example
+ * const deliveries = createSqliteDeliveryStore(store.db)
+ * const worker = createDeliveryWorker({ store: deliveries, now: () => new Date() })
+ */
+export function createSqliteDeliveryStore(
+  db: Database.Database,
+  now: () => number = Date.now,
+  options: SqliteDeliveryStoreOptions = {},
+): SqliteDeliveryStore {
+  const q = deliveryStatements(db)
 
   const leaseTx = db.transaction((nowMs: number, limit: number, until: number): DeliveryRecord[] => {
     const rows = q.due.all(nowMs, nowMs, limit) as DeliveryRow[]

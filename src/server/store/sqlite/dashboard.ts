@@ -1,13 +1,15 @@
 /**
  * The dashboard's store in the service's SQLite database (same file, its own tables prefixed `dashboard_` and its
  * own migration ledger `dashboard_migrations`, so the service's migrations and these never share a number).
- * See ./types.ts for the contract.
+ * The contract: ../contracts/team-store.ts.
  */
 import type Database from 'better-sqlite3'
-import type { MailQuota, MailReservation, MembershipRecord, Role, SessionRecord, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from './types.js'
+import type { Migration } from '../shared/migration.js'
+import { migrateSqlite } from './migrate.js'
+import type { MailQuota, MailReservation, MembershipRecord, Role, SessionRecord, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../contracts/team-store.js'
 
 /** The dashboard's migrations, in order; each runs once, in a transaction with its ledger row. */
-export const DASHBOARD_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+export const DASHBOARD_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'users, members, sessions, tokens, login failures, usage, key creators, cursors',
@@ -116,20 +118,9 @@ CREATE INDEX dashboard_mail_log_key ON dashboard_mail_log(key, at);`,
   },
 ]
 
-/** Applies the dashboard's pending migrations to `db`. Returns the versions applied. */
+/** Applies the dashboard's pending migrations to `db` (ledger: the `dashboard_migrations` table). Returns the versions applied. */
 export function migrateDashboard(db: Database.Database, nowMs: number = Date.now()): number[] {
-  db.exec('CREATE TABLE IF NOT EXISTS dashboard_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT')
-  const applied = new Set((db.prepare('SELECT version FROM dashboard_migrations').all() as Array<{ version: number }>).map((r) => r.version))
-  const done: number[] = []
-  for (const m of DASHBOARD_MIGRATIONS) {
-    if (applied.has(m.version)) continue
-    db.transaction(() => {
-      db.exec(m.sql)
-      db.prepare('INSERT INTO dashboard_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, nowMs)
-    }).immediate()
-    done.push(m.version)
-  }
-  return done
+  return migrateSqlite(db, DASHBOARD_MIGRATIONS, { table: 'dashboard_migrations' }, { nowMs })
 }
 
 interface UserRow {

@@ -1,32 +1,22 @@
 /**
- * The server's storage contract. The HTTP layer only talks to a {@link Store}; the embedded default is SQLite
- * (./sqlite.ts), and a PostgreSQL store (several server instances) implements the same interface.
+ * The server's storage contract. The HTTP layer only talks to a {@link Store}; SQLite (../sqlite/store.ts, also on
+ * `:memory:`) and PostgreSQL (several server instances) implement it.
  *
- * Every implementation follows the rules of the account store (../../accounts/types.ts: atomic credit changes, credit
+ * Every implementation follows the rules of the account store (../../../accounts/types.ts: atomic credit changes, credit
  * events in the same transaction, lazy period roll-over, times given by the caller).
  *
  * Methods may be synchronous (SQLite) or return promises (a networked database); callers always `await`.
  */
-import type { AccountStore, Awaitable, HeldCredits } from '../../accounts/types.js'
-import type { ResultCache } from '../../cache.js'
+import type { AccountStore, Awaitable, HeldCredits } from '../../../accounts/types.js'
+import type { ResultCache } from '../../../cache.js'
 
-/**
- * An idempotent request still "in progress" after this long was interrupted (its process stopped), and a retry may
- * take the record over; 2 minutes, longer than any request runs. For records of a store without instance leases
- * (and records written before them); a record owned by an instance is taken over once that instance's lease ends.
- */
-export const IDEMPOTENCY_STALE_MS = 2 * 60 * 1000
-
-/**
- * How long an instance's lease runs without a renewal: 10 s; a server renews it (and sweeps the holds of instances
- * whose lease lapsed) every third of that (docs/decisions.md "Instance leases").
- */
-export const INSTANCE_LEASE_MS = 10_000
-
-/** A store type whose methods answer synchronously (SQLite through better-sqlite3, the in-memory store). */
+/** A store type whose methods answer synchronously (SQLite through better-sqlite3, on a file or `:memory:`). */
 export type Synchronous<S> = {
   [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => R extends Promise<infer U> ? U : R : S[K]
 }
+
+/** The storage engines: SQLite on a file, SQLite on `:memory:`, PostgreSQL. */
+export type StorageEngine = 'sqlite' | 'memory' | 'postgres'
 
 /** Outcome of starting an idempotent request. */
 export type IdempotencyBegin =
@@ -37,7 +27,7 @@ export type IdempotencyBegin =
   | { state: 'in_progress'; retryAfterMs?: number }
 
 /**
- * The server's store: the accounts (orgs, keys, plans, credits and their events, ../../accounts/types.ts), the
+ * The server's store: the accounts (orgs, keys, plans, credits and their events, ../../../accounts/types.ts), the
  * idempotency records and the result cache. The HTTP layer depends only on this interface.
  */
 export interface Store extends AccountStore {
@@ -62,6 +52,9 @@ export interface Store extends AccountStore {
    * Idempotency-Key over after {@link IDEMPOTENCY_STALE_MS}).
    */
   readonly leases?: InstanceLeases
+
+  /** Which engine this store is (set by each engine's constructor): how the server finds the engine's other stores. */
+  readonly engine?: StorageEngine
 
   /** The persistent result cache of lookups. */
   readonly resultCache: ResultCache

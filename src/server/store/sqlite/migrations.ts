@@ -1,21 +1,17 @@
 /**
- * Schema migrations of the SQLite store, applied in order on start. `PRAGMA user_version` holds how many have run.
- * Append only: never edit a migration that has shipped; add the next one. 002 holds bulk jobs (jobs, rows, credit
- * reservations) and webhooks (endpoints, events, deliveries, attempts) plus operator notices. 003 holds per-org scoring
- * policies and the per-org answer log their backtests read (./org-policy-store.ts). 005 holds the instance leases and
- * the credit holds of requests in flight (./sqlite/leases.ts). 006 holds the velocity counts: one row per check and
- * keyed hash, kept for the day window (./sqlite/velocity.ts).
+ * Schema migrations of the SQLite store, applied in order on start by ./migrate.ts (`PRAGMA user_version` holds the
+ * last version run). Append only: never edit a migration that has shipped; add the next one. 002: bulk jobs and
+ * webhooks; 003: per-org policies and the answer log (./org-policies.ts); 005: instance leases (./leases.ts); 006:
+ * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts).
  */
+import type { Migration } from '../shared/migration.js'
 
-/** One migration: a name (for messages) and its SQL (several statements allowed). */
-export interface Migration {
-  name: string
-  sql: string
-}
+export type { Migration }
 
 /** The migrations, in order. */
 export const MIGRATIONS: Migration[] = [
   {
+    version: 1,
     name: '001_core',
     sql: `
 CREATE TABLE meta (
@@ -111,6 +107,7 @@ CREATE INDEX result_cache_expires ON result_cache(expires_at);
 `,
   },
   {
+    version: 2,
     name: '002_bulk_webhooks',
     sql: `
 CREATE TABLE bulk_jobs (
@@ -222,6 +219,7 @@ CREATE TABLE operator_notices (
 `,
   },
   {
+    version: 3,
     name: '003_org_policies',
     sql: `
 CREATE TABLE org_policies (
@@ -253,6 +251,7 @@ CREATE INDEX org_answers_at ON org_answers(at);
     // (the unused part refunded, the row deleted) in the transaction that writes its final status, so neither a
     // crash at creation nor one at the end can lose or repeat credits. Rows of jobs created before this migration
     // keep a null job id and are settled per org, newest first, as before.
+    version: 4,
     name: '004_bulk_reservation_job',
     sql: `
 ALTER TABLE bulk_reservations ADD COLUMN job_id TEXT;
@@ -262,7 +261,8 @@ CREATE INDEX bulk_reservations_job ON bulk_reservations(job_id);
   {
     // Server instances renew a lease; a billed request's credits are a hold of its instance until its settlement
     // closes it, and an instance whose lease ended has its holds refunded and its in-progress Idempotency-Keys taken
-    // over (./sqlite/leases.ts). Records written before keep a null owner and the 2-minute takeover.
+    // over (./leases.ts). Records written before keep a null owner and the 2-minute takeover.
+    version: 5,
     name: '005_instance_leases',
     sql: `
 CREATE TABLE instances (
@@ -286,8 +286,9 @@ ALTER TABLE idempotency ADD COLUMN owner TEXT;
 `,
   },
   {
-    // Velocity counts of servers on this file (./sqlite/velocity.ts): one row per recorded check and value, the value
-    // only as a keyed hash, numbered per key; rows older than the day window are deleted as checks arrive.
+    // Velocity counts of servers on this file (./velocity.ts): one row per recorded check and value, the value only as
+    // a keyed hash, numbered per key; rows older than the day window are deleted as checks arrive.
+    version: 6,
     name: '006_velocity',
     sql: `
 CREATE TABLE velocity_hits (

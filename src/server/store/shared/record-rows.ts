@@ -3,11 +3,11 @@
  * webhook endpoints, deliveries and delivery attempts. Times are unix ms — a number from SQLite, a BIGINT string from
  * `pg` (the values here never exceed 2^53, so `Number` is exact); a flag is 0/1 in SQLite and a boolean in PostgreSQL.
  */
-import type { ApiKeyRecord } from '../../accounts/types.js'
-import type { Scope } from '../../schema.js'
-import type { WebhookFormat } from '../../webhooks/format.js'
-import type { DeliveryAttemptRecord, DeliveryRecord } from '../../webhooks/queue.js'
-import type { StoredEndpoint } from './service-storage.js'
+import type { ApiKeyRecord } from '../../../accounts/types.js'
+import type { Scope } from '../../../schema.js'
+import type { WebhookFormat } from '../../../webhooks/format.js'
+import type { DeliveryAttemptRecord, DeliveryRecord } from '../../../webhooks/queue.js'
+import type { StoredEndpoint } from '../contracts/service-storage.js'
 
 /** An INTEGER (SQLite) or BIGINT (PostgreSQL, as a string) column. */
 type Ms = number | string

@@ -3,8 +3,8 @@
  * store's group commit. (Its contract runs on every engine from test/store-contract/contracts.test.ts.)
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { createSqliteStore, type SqliteStore } from './sqlite.js'
-import { createSqliteOrgPolicyStore, type LoggedAnswer } from './org-policy-store.js'
+import { createSqliteStore, type SqliteStore } from './store.js'
+import { createSqliteOrgPolicyStore, type LoggedAnswer } from './org-policies.js'
 
 const T0 = Date.parse('2026-11-22T00:00:00Z')
 

@@ -1,0 +1,25 @@
+/** What every webhook storage writes the same way: endpoint ids and the notice of an auto-disabled endpoint. */
+import { randomBytes } from 'node:crypto'
+import type { OperatorNotice, WebhookEndpointRecord } from '../contracts/deliveries.js'
+
+/** A new endpoint id: `we_` + 24 hex characters. */
+export function newEndpointId(): string {
+  return `we_${randomBytes(12).toString('hex')}`
+}
+
+/**
+ * The operator notice of an endpoint auto-disabled at `at` (`riskcheck admin notices list`, the dashboard mails it):
+ * what every delivery storage writes in the transaction that disables the endpoint.
+ */
+export function disabledEndpointNotice(endpoint: WebhookEndpointRecord, at: Date): Omit<OperatorNotice, 'id'> {
+  return {
+    at: at.getTime(),
+    orgId: endpoint.orgId,
+    subject: endpoint.id,
+    kind: 'webhook_endpoint_disabled',
+    message:
+      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
+      'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
+      `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
+  }
+}
