@@ -329,16 +329,7 @@ describe('comments', () => {
 
   it(`comment blocks of src/ have at most ${MAX_COMMENT_WORDS} words (the reasoning goes once into docs/decisions.md)`, { timeout: SLOW }, () => {
     const long = sourceFiles(SRC).flatMap((f) => commentBlocks(f).flatMap((b) => (b.words > MAX_COMMENT_WORDS ? [{ file: relative(ROOT, f).split(sep).join('/'), at: `${relative(ROOT, f).split(sep).join('/')}:${b.line} (${b.words} words)` }] : [])))
-    // Files other work is rewriting now (the storage folders); each must still have a long block, so a file whose
-    // comments were shortened is taken off this list.
-    const pending = [
-      'src/server/store/bulk-store.ts',
-      'src/server/store/memory.ts',
-      'src/server/store/org-policy-store.ts',
-      'src/server/store/service-storage.ts',
-    ]
-    expect(long.filter((b) => !pending.includes(b.file)).map((b) => b.at)).toEqual([])
-    for (const p of pending) expect(long.map((b) => b.file), p).toContain(p)
+    expect(long.map((b) => b.at)).toEqual([])
   })
 
   it('the comment-block counter joins a run of `//` lines, not a trailing one, and counts words, not margins (so an empty answer means something)', () => {

@@ -1,13 +1,7 @@
 /**
- * `createServer(options)`: the documented HTTP API as a Fastify instance over one riskcheck instance and a store.
- *
- * Request path: onRequest (shutdown check → rate limit → authentication → suspension → scope) → body parsing and
- * schema validation → preHandler (Idempotency-Key) → handler (the library's lookup with the caller's environment) →
- * serialization by the response schema → onSend (idempotent answer stored). Every failure on the way becomes the
- * error envelope with a request id, including malformed HTTP caught on the socket, malformed or too deeply nested
- * JSON, bodies that are not JSON or are compressed, unknown paths, wrong methods and oversized requests
- * (./request-guards.ts). Logs never carry keys or secrets (./log-redaction.ts). Each concern is a plugin of
- * ./plugins/ over the parts built once by ./plugins/services.ts.
+ * `createServer(options)`: the documented HTTP API as a Fastify instance over one riskcheck instance and a store,
+ * registered as one plugin per concern (./plugins/) over the parts built once by ./plugins/services.ts. The request
+ * path and its failures: docs/decisions.md, "HTTP API".
  */
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Plan, Product } from '../accounts/plans.js'

@@ -1,6 +1,6 @@
 /**
  * Bulk jobs in the server process: one bulk engine per owner (org + key mode), each over its own view of the job tables
- * (`BulkServiceStorage.jobStore`, ./store/service-storage.ts) and, for live keys, the org's credit ledger. Engines
+ * (`BulkServiceStorage.jobStore`, ./store/contracts/bulk.ts) and, for live keys, the org's credit ledger. Engines
  * start on first use and, at start, for every owner with unfinished jobs. A finished job counts usage, writes due
  * credit alerts and puts a `bulk.completed` event in the outbox.
  */

@@ -1,5 +1,5 @@
 /**
- * The contract of {@link BulkServiceStorage} (src/server/store/service-storage.ts), run by ./contracts.test.ts on every
+ * The contract of {@link BulkServiceStorage} (src/server/store/contracts/bulk.ts), run by ./contracts.test.ts on every
  * engine of ./engines.ts: jobs and rows per owner, the job and its credit reservation written in one transaction, the
  * reservation closed with the final status in one transaction (never twice), the sweep, and a real bulk engine run over
  * it.

@@ -1,5 +1,5 @@
 /**
- * The contract of {@link DeliveryServiceStorage} (src/server/store/service-storage.ts), run by ./contracts.test.ts on
+ * The contract of {@link DeliveryServiceStorage} (src/server/store/contracts/deliveries.ts), run by ./contracts.test.ts on
  * every engine of ./engines.ts: endpoints, the outbox pump (one delivery per subscribed endpoint, exactly once), the
  * claim of due deliveries with a lease that expires, attempts and the retry schedule through the real delivery worker,
  * resends, the log's retention and operator notices.

@@ -1,5 +1,5 @@
 /**
- * The contract of a store's instance leases and request holds (`InstanceLeases`, src/server/store/types.ts), run by
+ * The contract of a store's instance leases and request holds (`InstanceLeases`, src/server/store/contracts/store.ts), run by
  * ./contracts.test.ts on every engine of ./engines.ts that has them: a request's hold is closed by its settlement or
  * released (refunded) once — never both, never twice — and a repeat of an Idempotency-Key is in progress while its
  * owner's lease runs and taken over as soon as it has ended. Times are given, never waited for.

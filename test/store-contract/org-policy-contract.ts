@@ -1,5 +1,5 @@
 /**
- * The contract of {@link OrgPolicyStore} (src/server/store/org-policy-store.ts): per-org policies and the answer log,
+ * The contract of {@link OrgPolicyStore} (src/server/store/contracts/org-policies.ts): per-org policies and the answer log,
  * run by ./contracts.test.ts on every engine of ./engines.ts. Every call is awaited, so synchronous and
  * promise-returning stores run the same cases.
  */

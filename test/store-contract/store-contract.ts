@@ -1,5 +1,5 @@
 /**
- * The contract of the server's {@link Store} (src/server/store/types.ts), run by ./contracts.test.ts on every engine of
+ * The contract of the server's {@link Store} (src/server/store/contracts/store.ts), run by ./contracts.test.ts on every engine of
  * ./engines.ts: what the HTTP layer relies on, whatever the engine. Every call is awaited, so synchronous and
  * promise-returning stores run the same cases; "concurrent" cases start all calls before awaiting any, which on a
  * networked store really interleaves them.

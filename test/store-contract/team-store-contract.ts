@@ -1,5 +1,5 @@
 /**
- * The contract of the dashboard's {@link TeamStore} (src/dashboard/store/types.ts), run by ./contracts.test.ts on
+ * The contract of the dashboard's {@link TeamStore} (src/server/store/contracts/team-store.ts), run by ./contracts.test.ts on
  * every engine of ./engines.ts.
  */
 import { expect, it } from 'vitest'

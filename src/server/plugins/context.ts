@@ -1,6 +1,6 @@
 /**
- * The parts of one server, built once by ./services.ts before the Fastify instance and handed to every plugin of
- * ./index.ts as its options: nothing a plugin uses is a global or a hidden decoration. Contracts only; the reasoning is
+ * The parts of one server, built once by ./services.ts before the Fastify instance and handed to every plugin
+ * createServer (../app.ts) registers, as its options: nothing a plugin uses is a global or a hidden decoration. Contracts only; the reasoning is
  * in docs/decisions.md, "HTTP API".
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'

@@ -1,7 +1,7 @@
 /**
  * The dashboard's own storage (people, sessions, memberships, tokens, sign-in and mail counters, TOTP secrets, team
- * settings, daily usage, the mail cursor) and its records. Implementations: ./memory.ts, ./sqlite.ts,
- * ../../server/store/postgres/dashboard.ts, held to the contract suite test/store-contract/team-store-contract.ts;
+ * settings, daily usage, the mail cursor) and its records. Implementations: ../sqlite/dashboard.ts (a file or
+ * `:memory:`), ../postgres/dashboard.ts, held to the contract suite test/store-contract/team-store-contract.ts;
  * times are unix ms passed in by the caller. What it stores and how secrets are kept: docs/decisions.md, "Team
  * dashboard" → "own storage" and "passwords and sessions".
  */

@@ -169,6 +169,7 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
   let closed = false
 
   return {
+    engine: 'postgres',
     pool,
     availability,
     ...requests,

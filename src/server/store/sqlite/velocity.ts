@@ -1,11 +1,7 @@
 /**
- * Velocity counts in the SQLite file (migration 006): one row per check and keyed hash, numbered per key (`seq`: 1,
- * 2, 3 …) with its time in ms, never earlier than the key's previous check. A window's count is then the newest
- * number minus the number of the first check inside the window, plus one: two index seeks, whatever the number of
- * checks. A hit is one IMMEDIATE transaction that numbers, inserts and counts each key, so every server process on
- * the file counts exactly (one writer at a time; each sees every check committed before its own). Rows of a key
- * older than the day are deleted when the key is checked again, others in small batches every few hits, so the table
- * holds about the last 24 hours of checks (a number restarts from 1 once all of its key's rows are gone).
+ * Velocity counts in the SQLite file (migration 006): one row per check and keyed hash, numbered per key, so a
+ * window's count is two index seeks; one IMMEDIATE transaction per hit, so every process on the file counts exactly.
+ * The design: docs/decisions.md, "Velocity in the service" → "SQLite counts".
  */
 import type Database from 'better-sqlite3'
 import { DAY_MS, HOUR_MS, type WindowCount } from '../../../velocity/store.js'
