@@ -70,7 +70,7 @@ export type BulkType = (typeof BULK_TYPES)[number]
 export const BULK_STATUSES = ['queued', 'running', 'completed', 'cancelled', 'failed'] as const
 export type BulkStatus = (typeof BULK_STATUSES)[number]
 
-export const SCOPES = ['lookup', 'bulk', 'account:read', 'webhooks'] as const
+export const SCOPES = ['lookup', 'bulk', 'account:read', 'webhooks', 'lists'] as const
 export type Scope = (typeof SCOPES)[number]
 
 export const EVENT_TYPES = ['credits.low', 'credits.depleted', 'credits.added', 'bulk.completed', 'ping'] as const

@@ -42,6 +42,7 @@ import { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateLimitSt
 import { ROUTES } from './routes/index.js'
 import { EmptyBody, type NamedSchema, type RouteDef, type LookupListener, type ServerContext } from './routes/types.js'
 import { createOrgPolicies } from './org-policies.js'
+import { createOrgLists } from './org-lists.js'
 import type { MemoryStore } from './store/memory.js'
 import { createMemoryOrgPolicyStore, createSqliteOrgPolicyStore, type OrgPolicyStore } from './store/org-policy-store.js'
 import { createSqliteStore, type SqliteStore } from './store/sqlite.js'
@@ -333,6 +334,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     nowMs,
     warn: (fields, message) => backgroundLog()?.warn(fields, message),
   })
+  const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message))
   let bulk: BulkService | undefined
   let bulkQueue: BulkQueue | undefined
   let webhooks: WebhookService | undefined
@@ -432,14 +434,15 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     nowMs,
     lookupEnv(auth, request) {
       const policy = auth.policy ?? rc.env.policy
-      if (auth.mode === 'test') return { env: policy === testEnv.policy ? testEnv : { ...testEnv, policy }, ledger: null }
+      const signals = orgLists.signalsOf(auth.lists, rc.env.signals)
+      if (auth.mode === 'test') return { env: policy === testEnv.policy && !auth.lists ? testEnv : { ...testEnv, policy, signals }, ledger: null }
       const held = leases && lease && request ? { credits: leases, hold: lease.hold(), unsettled: lease.unsettled } : undefined
       const idem = request ? states.get(request)?.idem : undefined
       const own = createOrgLedger(store, auth.orgId, nowMs, auth.credits, held)
       const ledger = held && idem && !idem.done ? settleWithAnswer(own, idem) : own
       // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.
       const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
-      return { env: { ...rc.env, ledger, policy, cache }, ledger }
+      return { env: { ...rc.env, ledger, policy, cache, signals }, ledger }
     },
     recordAnswer(auth, result) {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
@@ -448,6 +451,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     readiness: () => readiness(readinessChecks, rc.dataStatus(), { draining: closing }),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
+    ...(orgLists.store ? { lists: orgLists.store } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
     observeLookup(auth, result, billed) {
       for (const listener of lookupListeners) {
@@ -540,6 +544,8 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     const resolved = await orgPolicies.resolve(auth.orgId, auth.policyVersion)
     auth.policyVersion = resolved.version
     auth.policy = resolved.policy
+    // The org's lists of a lookup (compiled once per version: docs/decisions.md "Lists in the service").
+    if (scope === 'lookup') auth.lists = await orgLists.resolve(auth, auth.listsVersion)
     states.set(request, { auth })
     // Last use is recorded at most once a minute per key (no write on every request).
     const t = nowMs()
