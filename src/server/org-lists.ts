@@ -7,13 +7,29 @@
 import type pg from 'pg'
 import { compileLists, summarize, type ListIndex } from '../lists/compile.js'
 import type { ListsHolder } from '../lists/holder.js'
-import type { ListDefinition } from '../lists/types.js'
+import { normalizeListValue } from '../lists/normalize.js'
+import type { ListDefinition, ListItemType } from '../lists/types.js'
 import type { Signals } from '../signals.js'
 import type { ListOwner, ListsSnapshot, ListsStore } from './store/contracts/lists.js'
 import { createPostgresListsStore } from './store/postgres/lists.js'
 import { createSqliteListsStore } from './store/sqlite/lists.js'
 import type { SqliteStore } from './store/sqlite.js'
 import type { Store } from './store/types.js'
+
+/** Most values in one POST /v1/lists/{id}/items. */
+export const MAX_VALUES_PER_CALL = 100_000
+
+/** Values to add to a list of `type`: normalised (duplicates kept, the store counts them), and the invalid ones. */
+export function prepareValues(type: ListItemType, values: readonly string[]) {
+  const valid: string[] = []
+  const invalid: Array<{ value: string; message: string }> = []
+  for (const raw of values) {
+    const n = normalizeListValue(type, raw)
+    if (n.ok && !n.value.includes('\u0000')) valid.push(n.value)
+    else invalid.push({ value: raw.slice(0, 100), message: n.ok ? 'must not contain NUL characters' : n.reason })
+  }
+  return { valid, invalid }
+}
 
 /** Owners whose compiled lists are kept (least recently used dropped first). */
 const MAX_OWNERS = 500

@@ -14,12 +14,11 @@ import { MAX_VALUE_LENGTH, normalizeListValue } from '../../lists/normalize.js'
 import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType } from '../../lists/types.js'
 import type { RequestAuth } from '../auth.js'
 import type { ListItemRecord, ListOwner, ListRecord } from '../store/contracts/lists.js'
+import { MAX_VALUES_PER_CALL, prepareValues } from '../org-lists.js'
 import { Text } from '../text.js'
 import { BULK_BODY_LIMIT } from './bulk.js'
 import { defineRoute, type RouteDef, type ServerContext } from './types.js'
 
-/** Most values in one POST /v1/lists/{id}/items. */
-export const MAX_VALUES_PER_CALL = 100_000
 /** Most lists of one org in one mode. */
 export const MAX_LISTS_PER_OWNER = Math.min(100, MAX_LISTS)
 
@@ -137,18 +136,6 @@ function expiryOf(v: string | null | undefined): number | null {
   const ms = /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN
   if (!Number.isFinite(ms)) throw new RiskcheckError('INVALID_REQUEST', '`expires_at` must be an ISO 8601 date-time (2026-12-31T23:59:59Z).', { field: 'expires_at' })
   return ms
-}
-
-/** The values of a POST items body: normalised (duplicates kept, the store counts them), and the invalid ones. */
-export function prepareValues(type: ListItemType, values: readonly string[]) {
-  const valid: string[] = []
-  const invalid: Array<{ value: string; message: string }> = []
-  for (const raw of values) {
-    const n = normalizeListValue(type, raw)
-    if (n.ok && !n.value.includes('\u0000')) valid.push(n.value)
-    else invalid.push({ value: raw.slice(0, 100), message: n.ok ? 'must not contain NUL characters' : n.reason })
-  }
-  return { valid, invalid }
 }
 
 const tags = ['Lists']
