@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
+import { createServer } from '../src/server/app.js'
+import { createMemoryStore } from '../src/server/store/memory.js'
 import type { SqliteStore } from '../src/server/store/sqlite.js'
 import { startTestServer, type TestServer } from './server-helpers.js'
 
@@ -189,5 +191,23 @@ describe('lists API on SQLite', () => {
     const over = await s.post(`/v1/lists/${id}/items`, { values: [...values, 'one@more.example'] }, live)
     expect(over.status).toBe(413)
     expect(over.body.error.code).toBe('INPUT_LIMIT_EXCEEDED')
+  })
+
+  it('the memory store keeps no lists: 503 UPSTREAM_UNAVAILABLE, lookups unchanged', async () => {
+    const store = createMemoryStore()
+    const app = createServer({ db: store, dashboard: false, purgeIntervalMs: 0, riskcheck: { offline: true } })
+    await app.ready()
+    try {
+      const org = await store.createOrg({ name: 'M', planId: 'starter' }, Date.now())
+      const k = (await issueApiKey(store, { orgId: org.id, name: 'k', scopes: ['lookup', 'lists'] }, Date.now())).secret
+      const headers = { authorization: `Bearer ${k}`, 'content-type': 'application/json' }
+      const r = await app.inject({ method: 'POST', url: '/v1/lists', headers, payload: JSON.stringify({ name: 'x', kind: 'block', item_type: 'ip' }) })
+      expect(r.statusCode).toBe(503)
+      expect(JSON.parse(r.body).error.code).toBe('UPSTREAM_UNAVAILABLE')
+      const l = await app.inject({ method: 'POST', url: '/v1/ip', headers, payload: JSON.stringify({ ip: '8.8.8.8' }) })
+      expect(JSON.parse(l.body).data.details.lists).toEqual([])
+    } finally {
+      await app.close()
+    }
   })
 })
