@@ -3,7 +3,8 @@
  * change made through instance A is effective on the next request on instance B, a cached answer included; another
  * org's list is NOT_FOUND and test/live lists are apart on B too; 100,000 values are one transaction of 5 inserts;
  * and a lookup on B costs the same statements whether its org has lists or not, once B compiled them (the lists
- * version comes with the API key). Needs RISKCHECK_TEST_DATABASE_URL.
+ * version comes with the API key). Needs RISKCHECK_TEST_DATABASE_URL (and with RISKCHECK_TEST_REDIS_URL the two share a
+ * Redis as well, as a scaled-out deployment does).
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
@@ -12,11 +13,16 @@ import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { createPostgresListsStore, ITEMS_PER_STATEMENT } from '../src/server/store/postgres/lists.js'
 import { createPostgresStore, type PostgresStore } from '../src/server/store/postgres.js'
+import { createRateLimiter } from '../src/server/rate-limit.js'
 import { fakeClock } from './clock.js'
+import { deleteKeys, testRedis, uniquePrefix } from './redis-env.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
 if (!url) console.log('[skipped] lists on PostgreSQL: set RISKCHECK_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it')
 const schema = `rc_lists_${randomBytes(5).toString('hex')}`
+// with RISKCHECK_TEST_REDIS_URL both instances also share a Redis (queues), as a scaled-out deployment does
+const redisUrl = process.env.RISKCHECK_TEST_REDIS_URL
+const redisPrefix = uniquePrefix()
 const clock = fakeClock('2026-11-22T00:00:00Z')
 
 /** Statements sent by the clients of each counted pool (patched on the client prototype: every round trip). */
@@ -62,7 +68,17 @@ describe.skipIf(!url)('lists on PostgreSQL, two instances', () => {
       stores.push(await createPostgresStore({ pool, schema }))
     }
     const server = (store: PostgresStore) =>
-      createServer({ db: store, dashboard: false, purgeIntervalMs: 0, webhookIntervalMs: 0, instanceLeaseMs: 3_600_000, rateLimitNow: () => rate, riskcheck: { offline: true, now: clock.now } })
+      createServer({
+        db: store,
+        dashboard: false,
+        purgeIntervalMs: 0,
+        webhookIntervalMs: 0,
+        instanceLeaseMs: 3_600_000,
+        // rate limits are not what this suite tests: counted per instance on a clock of its own
+        rateLimiter: createRateLimiter({ now: () => rate }),
+        ...(redisUrl ? { queue: { redisUrl, prefix: redisPrefix, workers: false } } : {}),
+        riskcheck: { offline: true, now: clock.now },
+      })
     a = server(stores[0]!)
     b = server(stores[1]!)
     await a.ready()
@@ -89,6 +105,11 @@ describe.skipIf(!url)('lists on PostgreSQL, two instances', () => {
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
     await admin.end()
     for (const p of pools) await p.end().catch(() => undefined)
+    if (redisUrl) {
+      const redis = testRedis(redisUrl)
+      await deleteKeys(redis, redisPrefix)
+      await redis.quit()
+    }
   })
 
   it('a change through A is effective on the next request on B, cached answers included', async () => {
