@@ -158,6 +158,7 @@ describe('success of every endpoint', () => {
         'GET /v1/lists/:id',
         'DELETE /v1/lists/:id',
         'POST /v1/lists/:id/items',
+        'POST /v1/lists/:id/items/remove',
         'GET /v1/lists/:id/items',
         'DELETE /v1/lists/:id/items/:value',
       ].sort(),

@@ -178,6 +178,9 @@ describe.skipIf(!url)('lists on PostgreSQL, two instances', () => {
     const { rows } = await pools[0]!.query('SELECT COUNT(*)::int AS n FROM list_items WHERE list_id = $1', [id])
     expect(rows[0].n).toBe(100_000)
     expect((await call(b, 'POST', '/v1/email', keys.live, { email: 'user77777@bigcorp.io' })).body.data.details.lists).toHaveLength(1)
+    const removed = await call(b, 'POST', `/v1/lists/${id}/items/remove`, keys.live, { values: ['user77777@bigcorp.io', 'USER2@bigcorp.io', 'nobody@bigcorp.io'] })
+    expect(removed.body.data).toEqual({ removed: 2, not_present: 1, invalid: [] })
+    expect((await call(a, 'POST', '/v1/email', keys.live, { email: 'user77777@bigcorp.io' })).body.data.details.lists).toEqual([])
     // the store alone, on a pool of its own: BEGIN, the list's lock, ceil(n / ITEMS_PER_STATEMENT) inserts, the version, COMMIT
     const { pool: own, counter } = countPool(new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 1 }))
     pools.push(own)

@@ -91,6 +91,12 @@ describe('lists API on SQLite', () => {
     expect(one.body.data).toEqual([expect.objectContaining({ value: 'janedoe@gmail.com', reason: 'chargeback', expires_at: null })])
     expect((await s.get(`/v1/lists/${id}/items?value=nope`, live)).body.error.code).toBe('INVALID_REQUEST')
     expect((await s.get(`/v1/lists/${id}`, live)).body.data.items).toBe(2)
+    // a value too long for a path segment is removed with the body route
+    const long = `jane@${'a'.repeat(60)}.${'b'.repeat(60)}.io`
+    expect((await s.post(`/v1/lists/${id}/items`, { values: [long] }, live)).body.data.added).toBe(1)
+    const removed = await s.post(`/v1/lists/${id}/items/remove`, { values: [long.toUpperCase(), 'bob@acme.io', 'nobody@acme.io', 'nope'] }, live)
+    expect(removed.body.data).toEqual({ removed: 2, not_present: 1, invalid: [{ value: 'nope', message: 'not an email address' }] })
+    expect((await s.get(`/v1/lists/${id}`, live)).body.data.items).toBe(1)
   })
 
   it('a change is effective on the next lookup, test and live are separate, the answer log carries the factors', async () => {

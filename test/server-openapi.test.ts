@@ -159,6 +159,7 @@ describe('the OpenAPI document', () => {
       '/v1/bulk/jobs/:id/retry': {},
       '/v1/webhook-endpoints/:id/rotate-secret': {},
       '/v1/lists': { name: 'Chargebacks', kind: 'block', item_type: 'email_domain' },
+      '/v1/lists/:id/items/remove': { values: ['other.io', 'not a domain!'] },
       '/v1/lists/:id/items': { values: ['fraud-ring.io', 'not a domain!'], reason: 'chargebacks', expires_at: '2030-01-01T00:00:00Z' },
     }
     // A finished job with a row whose source failed (retryable), and an endpoint, for the routes with an id.

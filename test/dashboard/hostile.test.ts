@@ -101,7 +101,7 @@ describe.each(engines('dashboard hostile input'))('dashboard hostile input on %s
     await refused(null, `${team}/members/invite`, { email: ['a@example.test', 'b@example.test'], role: 'developer' }, 400, /`email` must be of type string/)
 
     // lists: on SQLite and PostgreSQL (the memory store keeps none: every list page says so, and no list operation runs)
-    const LIST_OPS = ['create_list', 'get_list', 'list_list_items', 'add_list_items', 'delete_list_item', 'delete_list']
+    const LIST_OPS = ['create_list', 'get_list', 'list_list_items', 'add_list_items', 'remove_list_items', 'delete_list']
     if (engine === 'memory') {
       await refused(null, `${team}/lists/live`, { name: 'x', kind: 'block', item_type: 'email' }, 503, /SQLite or PostgreSQL/)
       await refused(null, `${team}/lists/live/lst_x`, {}, 503, /SQLite or PostgreSQL/, 'GET')
@@ -119,7 +119,8 @@ describe.each(engines('dashboard hostile input'))('dashboard hostile input on %s
       await refused('list_list_items', `${at}?cursor=!!`, {}, 400, /`cursor`/, 'GET')
       await refused('get_list', `${team}/lists/live/lst_a%00b`, {}, 400, /`id` must not contain/, 'GET')
       await refused('get_list', `${team}/lists/test/${at.split('/').pop()}`, {}, 404, /There is nothing here/, 'GET')
-      await refused('delete_list_item', `${at}/remove`, { value: 'not an email' }, 400, /`value`: "not an email" is not an email address/)
+      await refused('remove_list_items', `${at}/remove`, { value: 'not an email' }, 400, /"not an email": not an email address/)
+      await refused('remove_list_items', `${at}/remove`, { value: ['a@example.io', 'b@example.io'] }, 400, /`value` must be of type string/)
       await refused('delete_list', `${team}/lists/live/lst_a%00b/delete`, {}, 400, /`id` must not contain/)
       await refused(null, `${at}/evil`, {}, 404, /There is nothing here/)
     }

@@ -187,8 +187,16 @@ ${page.next_cursor ? html`<p><a href="${base}?cursor=${encodeURIComponent(page.n
           return listPage(r, reply, v, mode, { kind: added.invalid.length ? 'error' : 'ok', text: text2 })
         }
         case 'remove': {
+          // the API's body route, not the one with the value in the path (which holds at most 100 characters)
           const value = readForm(request, RemoveForm).value ?? ''
-          await callApi(dash.svc, request, 'delete_list_item', v.org.id, { mode, params: { id, value } })
+          const out = await callApi<{ removed: number; invalid: Array<{ message: string }> }>(dash.svc, request, 'remove_list_items', v.org.id, {
+            mode,
+            params: { id },
+            body: { values: [value] },
+          })
+          const bad = out.invalid[0]
+          if (bad) return listPage(r, reply, v, mode, { kind: 'error', text: `"${value.slice(0, 100)}": ${bad.message}.` }, 400)
+          if (out.removed === 0) return listPage(r, reply, v, mode, { kind: 'error', text: `"${value.slice(0, 100)}" is not on the list.` }, 404)
           return reply.redirect(`${base}?done=deleted`, 303)
         }
         case 'delete':

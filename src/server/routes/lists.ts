@@ -1,6 +1,7 @@
 /**
  * Allow/block lists of an org (scope `lists`; docs/lists-and-velocity.md "In the service"): POST and GET /v1/lists,
- * GET and DELETE /v1/lists/{id}, POST and GET /v1/lists/{id}/items, DELETE /v1/lists/{id}/items/{value}.
+ * GET and DELETE /v1/lists/{id}, POST and GET /v1/lists/{id}/items, POST /v1/lists/{id}/items/remove and
+ * DELETE /v1/lists/{id}/items/{value}.
  *
  * Lists belong to the org and the key's mode: a list of another org, or of the other mode, is NOT_FOUND. Values are
  * normalised as the library normalises them (src/lists/normalize.ts); a call adding items adds every valid value in
@@ -98,6 +99,20 @@ const AddResult = Type.Object(
     invalid: Type.Array(Type.Object({ value: Type.String(), message: Type.String() }, { additionalProperties: false }), {
       description: 'Each value that could not be used, with why (the valid ones were added all the same).',
     }),
+  },
+  { additionalProperties: false },
+)
+
+/** Body of POST /v1/lists/{id}/items/remove. */
+export const ListRemoveBody = Type.Object(
+  { values: Type.Array(Type.String(), { description: `1 to ${MAX_VALUES_PER_CALL.toLocaleString('en-US')} values (more → 413 INPUT_LIMIT_EXCEEDED).` }) },
+  { additionalProperties: false },
+)
+const RemoveResult = Type.Object(
+  {
+    removed: Type.Integer(),
+    not_present: Type.Integer({ description: 'Valid values that were not on the list (or given twice).' }),
+    invalid: Type.Array(Type.Object({ value: Type.String(), message: Type.String() }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 )
@@ -242,6 +257,34 @@ function itemRoutes(): RouteDef[] {
         const r = await store.addItems(owner, params.id, valid.map((value) => ({ value, reason, expiresAt })), ctx.nowMs())
         if (!r) throw notFound(params.id)
         return { added: r.added, already_present: r.alreadyPresent, invalid }
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/lists/:id/items/remove',
+      operationId: 'remove_list_items',
+      summary: 'Remove values from a list',
+      description: 'Values are normalised first; all those on the list are removed in one transaction, each invalid one is named in `invalid`. For values of any length (a path segment holds at most 100 characters).',
+      tags,
+      scope: 'lists',
+      status: 200,
+      params: Id,
+      body: ListRemoveBody,
+      bodyLimit: BULK_BODY_LIMIT,
+      response: { name: 'ListItemsRemoved', schema: RemoveResult },
+      errors: ['NOT_FOUND', 'INPUT_LIMIT_EXCEEDED'],
+      handler: async ({ params, body, auth, ctx }) => {
+        const store = storeOf(ctx)
+        const owner = ownerOf(auth)
+        if (body.values.length > MAX_VALUES_PER_CALL)
+          throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', `At most ${MAX_VALUES_PER_CALL} values in one call (got ${body.values.length}).`, { field: 'values' })
+        const list = await store.getList(owner, params.id)
+        if (!list) throw notFound(params.id)
+        const { valid, invalid } = prepareValues(list.itemType, body.values)
+        const unique = [...new Set(valid)]
+        const removed = await store.removeItems(owner, params.id, unique)
+        if (removed === null) throw notFound(params.id)
+        return { removed, not_present: valid.length - removed, invalid }
       },
     }),
     defineRoute({

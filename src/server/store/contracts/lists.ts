@@ -71,6 +71,8 @@ export interface ListsStore {
   listItems(owner: ListOwner, id: string, page: { after: string | null; limit: number; value?: string }): Promise<ListItemsPage | null>
   /** Removes one item (normalised value): true removed, false not on the list, null no such list. */
   removeItem(owner: ListOwner, id: string, value: string): Promise<boolean | null>
+  /** Removes items (normalised values) in one transaction: how many were on the list, or null (no such list). */
+  removeItems(owner: ListOwner, id: string, values: readonly string[]): Promise<number | null>
   /** The owner's lists version (null when it never had a list). */
   version(owner: ListOwner): Promise<number | null>
   /** All lists and their items not expired at `nowMs`, at one version. */

@@ -122,6 +122,17 @@ export function createPostgresListsStore(pool: pg.Pool): ListsStore {
         if (gone) await bump(c, o)
         return gone
       }),
+    removeItems: (o, id, values) =>
+      inTransaction(pool, async (c) => {
+        if (!(await lockOwned(c, o, id))) return null
+        let gone = 0
+        for (let i = 0; i < values.length; i += ITEMS_PER_STATEMENT) {
+          const chunk = values.slice(i, i + ITEMS_PER_STATEMENT)
+          gone += (await c.query('DELETE FROM list_items WHERE list_id = $1 AND value = ANY($2::text[])', [id, chunk])).rowCount ?? 0
+        }
+        if (gone > 0) await bump(c, o)
+        return gone
+      }),
     async version(o) {
       const { rows } = await pool.query<{ version: Num }>('SELECT version FROM list_versions WHERE org_id = $1 AND mode = $2', [o.orgId, o.mode])
       return rows[0] ? Number(rows[0].version) : null

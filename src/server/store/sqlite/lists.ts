@@ -85,6 +85,13 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     if (gone) bump(o)
     return gone
   })
+  const removeMany = db.transaction((o: ListOwner, id: string, values: readonly string[]): number | null => {
+    if (!owns(o, id)) return null
+    let gone = 0
+    for (const v of values) gone += q.removeItem.run(id, v).changes
+    if (gone > 0) bump(o)
+    return gone
+  })
   const snapshot = db.transaction((o: ListOwner, nowMs: number) => {
     const version = (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? 0
     const lists = (q.ownerLists.all(o.orgId, o.mode) as Array<Omit<ListRow, 'items' | 'created_at'>>).map((l) => ({
@@ -118,6 +125,7 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
       return { items, next: more ? (items[items.length - 1]?.value ?? null) : null }
     },
     removeItem: async (o, id, value) => removeOne.immediate(o, id, value),
+    removeItems: async (o, id, values) => removeMany.immediate(o, id, values),
     version: async (o) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? null,
     snapshot: async (o, nowMs) => snapshot.deferred(o, nowMs),
   }
