@@ -92,6 +92,9 @@ describe('lists items endpoints: a valid answer or the documented error', () => 
         async (type, body, v) => {
           const posted = await call('POST', `/v1/lists/${ids[type]}/items`, JSON.stringify(body))
           if (posted.status !== 200) expectEnvelope(posted, ['INVALID_REQUEST', 'MISSING_FIELD', 'INPUT_LIMIT_EXCEEDED'])
+          const removed = await call('POST', `/v1/lists/${ids[type]}/items/remove`, JSON.stringify({ values: body.values }))
+          if (removed.status !== 200) expectEnvelope(removed, ['INVALID_REQUEST', 'MISSING_FIELD'])
+          else expect(removed.body.data.removed + removed.body.data.not_present + removed.body.data.invalid.length).toBe((body.values as unknown[]).length)
           const e = wellFormed(v) ? encodeURIComponent(v) : '%ED%A0%80' // a lone surrogate: its UTF-8 bytes, which are no UTF-8
           for (const [method, url] of [
             ['GET', `/v1/lists/${ids[type]}/items?value=${e}`],
