@@ -52,7 +52,8 @@ function refusalOf(e: unknown): { status: number; message: string } {
   return r
 }
 
-export function registerListPages(app: FastifyInstance, dash: Dash): void {
+/** The two pages — the team's lists of a mode, and one list — drawn for `dash`. */
+function listPages(dash: Dash) {
   const needStorage = () => {
     if (!dash.svc.lists) throw new DashboardError(503, 'Lists need the SQLite or PostgreSQL store; this server runs without one.')
   }
@@ -133,6 +134,11 @@ ${page.next_cursor ? html`<p><a href="${base}?cursor=${encodeURIComponent(page.n
     return dash.page(reply, dash.teamLayout(v, list.name, 'lists', flash), body, status)
   }
 
+  return { needStorage, listsPage, listPage }
+}
+
+export function registerListPages(app: FastifyInstance, dash: Dash): void {
+  const { needStorage, listsPage, listPage } = listPages(dash)
   app.get('/t/:org/lists', async (request: Req, reply) => reply.redirect(`${(await dash.team(request, request.params.org)).base}/lists/live`, 303))
 
   app.get('/t/:org/lists/:mode', async (request: Req, reply) =>
