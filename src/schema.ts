@@ -72,7 +72,7 @@ export type BulkStatus = (typeof BULK_STATUSES)[number]
 /** The statuses a bulk job ends in: nothing changes a job once it has one. */
 export const FINAL_BULK_STATUSES: ReadonlySet<string> = new Set<BulkStatus>(['completed', 'cancelled', 'failed'])
 
-export const SCOPES = ['lookup', 'bulk', 'account:read', 'webhooks'] as const
+export const SCOPES = ['lookup', 'bulk', 'account:read', 'webhooks', 'lists'] as const
 export type Scope = (typeof SCOPES)[number]
 
 export const EVENT_TYPES = ['credits.low', 'credits.depleted', 'credits.added', 'bulk.completed', 'ping'] as const

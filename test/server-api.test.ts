@@ -153,6 +153,14 @@ describe('success of every endpoint', () => {
         'GET /v1/webhook-endpoints',
         'POST /v1/webhook-endpoints/:id/rotate-secret',
         'DELETE /v1/webhook-endpoints/:id',
+        'POST /v1/lists',
+        'GET /v1/lists',
+        'GET /v1/lists/:id',
+        'DELETE /v1/lists/:id',
+        'POST /v1/lists/:id/items',
+        'POST /v1/lists/:id/items/remove',
+        'GET /v1/lists/:id/items',
+        'DELETE /v1/lists/:id/items/:value',
       ].sort(),
     )
   })
@@ -289,9 +297,10 @@ const PRODUCE: Record<ErrorCode, ((route: RouteDef) => Promise<Res>) | null> = {
 }
 
 describe('every error code of every route', () => {
-  // The bulk and webhook routes have their own error suites (test/server-bulk*.test.ts, test/server-webhooks.test.ts).
+  // The bulk, webhook and list routes have their own error suites (test/server-bulk*.test.ts,
+  // test/server-webhooks.test.ts, test/server-lists*.test.ts).
   // GET /healthz and /readyz: test/server-health.test.ts.
-  const cases = ROUTES.filter((r) => !r.url.startsWith('/v1/bulk/') && !r.url.startsWith('/v1/webhook-endpoints') && !r.probe).flatMap((route) => routeErrorCodes(route).map((code) => [`${route.method} ${route.url}`, code, route] as const))
+  const cases = ROUTES.filter((r) => !r.url.startsWith('/v1/bulk/') && !r.url.startsWith('/v1/webhook-endpoints') && !r.url.startsWith('/v1/lists') && !r.probe).flatMap((route) => routeErrorCodes(route).map((code) => [`${route.method} ${route.url}`, code, route] as const))
 
   it('has a way to provoke every code a route declares', () => {
     for (const [, code] of cases) expect(PRODUCE[code], code).not.toBeNull()

@@ -158,9 +158,12 @@ describe('the OpenAPI document', () => {
       '/v1/webhook-endpoints': { url: 'https://hooks.example.com/riskcheck', events: ['credits.low'] },
       '/v1/bulk/jobs/:id/retry': {},
       '/v1/webhook-endpoints/:id/rotate-secret': {},
+      '/v1/lists': { name: 'Chargebacks', kind: 'block', item_type: 'email_domain' },
+      '/v1/lists/:id/items/remove': { values: ['other.io', 'not a domain!'] },
+      '/v1/lists/:id/items': { values: ['fraud-ring.io', 'not a domain!'], reason: 'chargebacks', expires_at: '2030-01-01T00:00:00Z' },
     }
     // A finished job with a row whose source failed (retryable), and an endpoint, for the routes with an id.
-    const key = (await issueApiKey(s.app.store, { orgId: s.org.id, mode: 'test', scopes: ['bulk', 'webhooks'] }, s.clock.now().getTime())).secret
+    const key = (await issueApiKey(s.app.store, { orgId: s.org.id, mode: 'test', scopes: ['bulk', 'webhooks', 'lists'] }, s.clock.now().getTime())).secret
     const engine = s.app.bulk!.engineFor({ orgId: s.org.id, mode: 'test' })
     const job = await engine.create({ type: 'ip', inputs: ['192.0.2.250', '8.8.8.8'] })
     await engine.waitFor(job.id)
@@ -168,13 +171,18 @@ describe('the OpenAPI document', () => {
     db.prepare('UPDATE bulk_rows SET retryable = 1 WHERE idx = 0 AND job_seq = (SELECT seq FROM bulk_jobs WHERE id = ?)').run(job.id)
     s.tick()
     const endpoint = (await s.post('/v1/webhook-endpoints', bodies['/v1/webhook-endpoints'], key)).body.data
-    const ids: Record<string, string> = { '/v1/bulk/jobs/:id': job.id, '/v1/webhook-endpoints/:id': endpoint.id }
-    const order = [...ROUTES].sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'))
+    s.tick()
+    const list = (await s.post('/v1/lists', bodies['/v1/lists'], key)).body.data
+    const ids: Record<string, string> = { '/v1/bulk/jobs/:id': job.id, '/v1/webhook-endpoints/:id': endpoint.id, '/v1/lists/:id': list.id }
+    // deletions last, an item's before its list's
+    const order = [...ROUTES].sort(
+      (a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE') || (a.method === 'DELETE' ? b.url.length - a.url.length : 0),
+    )
     for (const route of order) {
       s.tick()
       const prefix = Object.keys(ids).find((p) => route.url.startsWith(p))
-      const url = prefix ? route.url.replace(':id', ids[prefix]!) : route.url
-      const k = route.scope === 'bulk' || route.scope === 'webhooks' ? key : s.test
+      const url = (prefix ? route.url.replace(':id', ids[prefix]!) : route.url).replace(':value', 'fraud-ring.io')
+      const k = route.scope === 'bulk' || route.scope === 'webhooks' || route.scope === 'lists' ? key : s.test
       const r =
         route.method === 'GET'
           ? await s.get(url, k)

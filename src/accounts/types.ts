@@ -68,6 +68,11 @@ export interface AuthRecord {
      */
     balance?: number
     periodEnd?: number
+    /**
+     * The version of the allow/block lists of the org in the key's mode (null: it never had one) when the store reads
+     * it with the key; undefined otherwise (the server then asks the lists store).
+     */
+    listsVersion?: number | null
   }
 }
 

@@ -18,7 +18,7 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
   org create --name NAME [--plan PLAN_ID]        create an org (default plan: free)
   org list | org show ORG_ID                     orgs with plan, credits and usage
   org suspend ORG_ID | org unsuspend ORG_ID      every request of a suspended org gets 403 ACCOUNT_SUSPENDED
-  key create --org ORG_ID [--mode live|test] [--scopes lookup,bulk,account:read,webhooks] [--name NAME]
+  key create --org ORG_ID [--mode live|test] [--scopes lookup,bulk,account:read,webhooks,lists] [--name NAME]
                                                  create a key; the secret key is printed once, store it now
   key list --org ORG_ID                          keys of an org (never the secret)
   key revoke KEY_ID                              revoke a key (effective on its next request)
@@ -38,6 +38,14 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
   user verify EMAIL                              mark a dashboard account's address verified (live keys allowed)
   user two-factor-off EMAIL                      turn off a dashboard account's two-factor sign-in (lost authenticator
                                                  and recovery codes); its sessions end
+  list create --org ORG_ID --name NAME --kind block|allow --type email|email_domain|ip|phone|country|asn [--mode live|test]
+                                                 create an allow/block list of the org (live keys' by default)
+  list show --org ORG_ID [LIST_ID] [--limit N]   the org's lists with item counts, or one list and its first items
+  list add LIST_ID --org ORG_ID [VALUE …] [--file FILE|-] [--reason R] [--expires ISO]
+                                                 add values (normalised; invalid ones named), from the arguments
+                                                 and/or a file of one value a line (- reads standard input)
+  list remove LIST_ID --org ORG_ID VALUE …       remove values
+  list delete LIST_ID --org ORG_ID               delete a list and its items (every list command takes --mode)
   policy set --org ORG_ID FILE [--dry-run] [--changes N]
                                                  backtest the policy file over the org's answers of the last 7 days
                                                  (transition matrix, changed inputs), then apply it from the org's
@@ -206,6 +214,10 @@ async function run(database: AdminDatabase, group: string, action: string, posit
       throw e
     }
   }
+  if (group === 'list') {
+    const { runAdminList } = await import('./admin-lists.js')
+    return runAdminList(store, action, positionals, values, nowMs, org)
+  }
   if (group === 'policy') {
     const { runOrgPolicy } = await import('./admin-policy.js')
     return runOrgPolicy(database.policies, action, positionals, values, nowMs, org)
@@ -349,6 +361,10 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
         limit: { type: 'string' },
         since: { type: 'string' },
         'dry-run': { type: 'boolean' },
+        kind: { type: 'string' },
+        type: { type: 'string' },
+        file: { type: 'string' },
+        expires: { type: 'string' },
         changes: { type: 'string' },
       },
       allowPositionals: true,
@@ -400,6 +416,7 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
     io.stderr.write(`riskcheck admin: missing action after "${group}" (see riskcheck admin --help)\n`)
     return 64
   }
+  if (group === 'list' && values.file === '-') values['stdin-text'] = await readStdin(io)
   let database: AdminDatabase
   try {
     database = await openAdminDatabase(target, { migrate: values['no-migrate'] !== true })
@@ -420,9 +437,16 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
   }
 }
 
+/** The whole of standard input as text. */
+async function readStdin(io: CliIO): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const c of io.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer))
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 /** The `admin` command (registered by the CLI). */
 export const adminCommand: CliCommand = {
   name: 'admin',
-  summary: 'operator commands: orgs, API keys, credits, plans, suspension, webhook endpoints, org policies (admin --help)',
+  summary: 'operator commands: orgs, API keys, credits, plans, suspension, webhook endpoints, lists, org policies (admin --help)',
   run: (args, io) => runAdmin(args, io),
 }

@@ -16,7 +16,7 @@ import type { RouteDef, ServerContext } from '../server/routes/types.js'
 /** The caller a dashboard action acts as: the team, in live or test mode. */
 function teamAuth(orgId: string, mode: 'live' | 'test'): RequestAuth {
   return {
-    key: { id: 'key_dashboard', orgId, name: 'dashboard', mode, scopes: ['lookup', 'bulk', 'account:read', 'webhooks'], hash: '', last4: '', createdAt: 0, revokedAt: null, lastUsedAt: null },
+    key: { id: 'key_dashboard', orgId, name: 'dashboard', mode, scopes: ['lookup', 'bulk', 'account:read', 'webhooks', 'lists'], hash: '', last4: '', createdAt: 0, revokedAt: null, lastUsedAt: null },
     orgId,
     mode,
     ratePerSecond: 0,

@@ -53,6 +53,7 @@ export const NAV: ReadonlyArray<{ id: string; label: string; path: string }> = [
   { id: 'usage', label: 'Usage & credits', path: 'usage' },
   { id: 'bulk', label: 'Bulk jobs', path: 'bulk' },
   { id: 'webhooks', label: 'Webhooks', path: 'webhooks' },
+  { id: 'lists', label: 'Lists', path: 'lists' },
   { id: 'playground', label: 'Playground', path: 'playground' },
   { id: 'members', label: 'Members', path: 'members' },
 ]

@@ -22,6 +22,7 @@ import { registerAccountPages, requireTwoFactor } from './pages/account.js'
 import { registerAuthPages } from './pages/auth.js'
 import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
+import { registerListPages } from './pages/lists.js'
 import { registerBulkPages } from './pages/bulk.js'
 import { registerMemberPages } from './pages/members.js'
 import { registerPlaygroundPages } from './pages/playground.js'
@@ -145,6 +146,7 @@ export function registerDashboard(
       registerAccountPages(scope, dash)
       registerKeyPages(scope, dash)
       registerWebhookPages(scope, dash)
+      registerListPages(scope, dash)
       registerUsagePages(scope, dash, tally)
       registerBulkPages(scope, dash)
       registerMemberPages(scope, dash)

@@ -8,6 +8,7 @@
  */
 import { RiskcheckError } from '../errors.js'
 import type { Scope } from '../schema.js'
+import type { ListIndex } from '../lists/compile.js'
 import type { Policy } from '../scoring/rules.js'
 import { bearerToken, parseApiKey, verifyApiKey } from '../accounts/keys.js'
 import type { ApiKeyRecord, AuthRecord } from '../accounts/types.js'
@@ -30,6 +31,10 @@ export interface RequestAuth {
   policy?: Policy
   /** The org's balance and period end as the auth read found them (when the store reads them with the key). */
   credits?: { balance?: number; periodEnd?: number }
+  /** The version of the org's lists in the key's mode as the auth read returned it (undefined: not read with the key). */
+  listsVersion?: number | null
+  /** The org's compiled lists of this request (set by the server for lookups; null: none, the instance's apply). */
+  lists?: ListIndex | null
 }
 
 /**
@@ -59,6 +64,7 @@ export async function authenticate(
     ratePerSecond: record.key.mode === 'test' ? testRatePerSecond : record.org.ratePerSecond,
     suspended: record.org.suspended,
     ...(record.org.policyVersion !== undefined ? { policyVersion: record.org.policyVersion } : {}),
+    ...(record.org.listsVersion !== undefined ? { listsVersion: record.org.listsVersion } : {}),
     ...(record.org.balance !== undefined ? { credits: { balance: record.org.balance, periodEnd: record.org.periodEnd } } : {}),
   }
 }

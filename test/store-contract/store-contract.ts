@@ -135,11 +135,13 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
           await store.insertKey(k)
           const credits = { balance: org.subscriptionCredits + org.purchasedCredits, periodEnd: org.periodEnd }
           expect(credits.balance).toBe(200_000)
-          expect(await store.getAuth(k.id)).toEqual({ key: k, org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null, ...credits } })
+          // a store that reads the org's lists version with the key says null when the org never had a list
+          const lists = 'listsVersion' in ((await store.getAuth(k.id))?.org ?? {}) ? { listsVersion: null } : {}
+          expect(await store.getAuth(k.id)).toEqual({ key: k, org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null, ...credits, ...lists } })
           await c.setPolicyVersion(org.id, 'pol_v1')
           await store.setOrgSuspended(org.id, true, T0)
           await store.reserveCredits(org.id, 7, T0)
-          expect((await store.getAuth(k.id))!.org).toEqual({ id: org.id, suspended: true, ratePerSecond: 100, policyVersion: 'pol_v1', ...credits, balance: 199_993 })
+          expect((await store.getAuth(k.id))!.org).toEqual({ id: org.id, suspended: true, ratePerSecond: 100, policyVersion: 'pol_v1', ...credits, balance: 199_993, ...lists })
           await store.touchKey(k.id, T0 + 1000)
           await store.touchKey(k.id, T0 + 2000) // within a minute: not written
           expect((await store.getKey(k.id))!.lastUsedAt).toBe(T0 + 1000)

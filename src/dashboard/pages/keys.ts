@@ -20,6 +20,7 @@ const SCOPE_HELP: Record<Scope, string> = {
   bulk: 'bulk jobs',
   'account:read': 'GET /v1/account',
   webhooks: 'webhook endpoints (owners and admins grant it)',
+  lists: 'allow/block lists (/v1/lists)',
 }
 
 /** The create-key form: a name (at most 100 characters of text), the mode, the scopes (each one of SCOPES). */
@@ -62,7 +63,7 @@ ${csrfField(v.session.csrf)}
 </fieldset>
 <fieldset><legend>Scopes</legend>
 ${SCOPES.map(
-  (s) => html`<label><input type="checkbox" name="scopes" value="${s}"${s === 'webhooks' ? (admin ? '' : html` disabled`) : html` checked`}> <code>${s}</code> <span class="muted">${SCOPE_HELP[s]}</span></label>`,
+  (s) => html`<label><input type="checkbox" name="scopes" value="${s}"${s === 'webhooks' ? (admin ? '' : html` disabled`) : s === 'lists' ? '' : html` checked`}> <code>${s}</code> <span class="muted">${SCOPE_HELP[s]}</span></label>`,
 )}
 </fieldset>
 <button type="submit">Create key</button>

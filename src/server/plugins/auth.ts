@@ -12,7 +12,7 @@ import { rootPlugin } from './root-plugin.js'
 
 /** The onRequest hook of the routes with a scope (after ./rate-limits.ts's). */
 export const authPlugin = rootPlugin('riskcheck-auth', (app, parts) => {
-  const { store, settings, limiter, orgPolicies, states, nowMs, deps } = parts
+  const { store, settings, limiter, orgPolicies, orgLists, states, nowMs, deps } = parts
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config as RouteConfig | undefined
     const scope = config?.scope
@@ -32,6 +32,8 @@ export const authPlugin = rootPlugin('riskcheck-auth', (app, parts) => {
     const resolved = await orgPolicies.resolve(auth.orgId, auth.policyVersion)
     auth.policyVersion = resolved.version
     auth.policy = resolved.policy
+    // The org's lists of a lookup (compiled once per version: docs/decisions.md "Lists in the service").
+    if (scope === 'lookup') auth.lists = await orgLists.resolve(auth, auth.listsVersion)
     states.set(request, { auth })
     // Last use is recorded at most once a minute per key (no write on every request).
     const t = nowMs()

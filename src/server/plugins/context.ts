@@ -22,6 +22,7 @@ import type { BulkQueue } from '../queue/bulk-queue.js'
 import type { RateLimiter } from '../rate-limit.js'
 import type { ServerContext } from '../routes/types.js'
 import type { Store } from '../store/contracts/store.js'
+import type { OrgLists } from '../org-lists.js'
 import type { ServerVelocity, ServerVelocityOptions } from '../velocity.js'
 import type { WebhookService } from '../webhook-service.js'
 import type { ServerStorage } from './storage.js'
@@ -102,6 +103,8 @@ export interface ServerParts {
   secret: Promise<string>
   /** Velocity per org, or undefined when off (../velocity.ts). */
   velocity: ServerVelocity | null
+  /** The orgs' lists, compiled per version (../org-lists.ts). */
+  orgLists: OrgLists
   /** The environment of test keys' lookups: test mode, no ledger. */
   testEnv: LookupEnv
   orgPolicies: OrgPolicies

@@ -14,7 +14,7 @@ import { settleWithAnswer } from './idempotency.js'
 
 /** The context of the server's route handlers, built once. */
 export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext {
-  const { store, rc, nowMs, lease, states, testEnv, velocity, orgPolicies, bulk, webhooks, settings, options, live } = parts
+  const { store, rc, nowMs, lease, states, testEnv, velocity, orgLists, orgPolicies, bulk, webhooks, settings, options, live } = parts
   const leases = store.leases
   const lookupListeners: LookupListener[] = []
   const metrics = parts.metrics
@@ -32,8 +32,10 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
     nowMs,
     lookupEnv(auth, request) {
       const policy = auth.policy ?? rc.env.policy
-      const signals = velocity ? velocity.signals(rc.env.signals, auth.orgId) : rc.env.signals
-      if (auth.mode === 'test') return { env: policy === testEnv.policy && !velocity ? testEnv : { ...testEnv, policy, signals }, ledger: null }
+      // the org's lists (../org-lists.ts), then its velocity counter (../velocity.ts)
+      const listed = orgLists.signalsOf(auth.lists, rc.env.signals)
+      const signals = velocity ? velocity.signals(listed, auth.orgId) : listed
+      if (auth.mode === 'test') return { env: policy === testEnv.policy && !velocity && !auth.lists ? testEnv : { ...testEnv, policy, signals }, ledger: null }
       const held = leases && lease && request ? { credits: leases, hold: lease.hold(), unsettled: lease.unsettled } : undefined
       const idem = request ? states.get(request)?.idem : undefined
       const own = createOrgLedger(store, auth.orgId, nowMs, auth.credits, held)
@@ -49,6 +51,7 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
     readiness: readinessOf(parts),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
+    ...(orgLists.store ? { lists: orgLists.store } : {}),
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
     observeLookup(auth, result, billed) {
       for (const listener of lookupListeners) {

@@ -17,6 +17,7 @@ import { watchDependencies } from '../dependencies.js'
 import { docsBase } from '../error-docs.js'
 import { createInstanceLease } from '../instance-lease.js'
 import { createServerMetrics } from '../metrics.js'
+import { createOrgLists } from '../org-lists.js'
 import { createOrgPolicies } from '../org-policies.js'
 import { parsePublicUrl } from '../public-url.js'
 import { createMethodTable } from '../request-guards.js'
@@ -130,7 +131,8 @@ export function buildServerParts(options: ServerOptions): ServerParts {
     }
   }
   const states = new WeakMap<FastifyRequest, RequestState>()
-  const base = { options, settings, store, ownStore, storage, rc, nowMs, lease, redis, deps, limiter, secret, velocity, orgPolicies, metrics, ...jobs }
+  const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message))
+  const base = { options, settings, store, ownStore, storage, rc, nowMs, lease, redis, deps, limiter, secret, velocity, orgLists, orgPolicies, metrics, ...jobs }
   const rest = { testEnv, states, methods: createMethodTable(), live, backgroundLog }
   return { ...base, ...rest, ctx: serverContextOf({ ...base, ...rest }) }
 }

@@ -14,6 +14,7 @@ import type { BulkService } from '../bulk-service.js'
 import type { OrgLedger } from '../../accounts/ledger.js'
 import type { Plan, Product } from '../../accounts/plans.js'
 import type { Readiness } from '../health.js'
+import type { ListsStore } from '../store/contracts/lists.js'
 import type { Store } from '../store/contracts/store.js'
 import type { WebhookService } from '../webhook-service.js'
 
@@ -40,6 +41,8 @@ export interface ServerContext {
   bulk?: BulkService
   /** Webhook endpoints and deliveries (absent when the store has no delivery storage). */
   webhooks?: WebhookService
+  /** The org lists storage (absent when the store has none: the lists routes answer 503). */
+  lists?: ListsStore
   /** Webhook URLs on loopback accepted (tests and local development only). */
   allowLoopbackWebhooks?: boolean
   /** Tells every {@link LookupListener} of an answered single lookup and the credits it billed. */

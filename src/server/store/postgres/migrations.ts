@@ -294,6 +294,40 @@ CREATE INDEX credit_holds_instance ON credit_holds(instance_id);
 ALTER TABLE idempotency ADD COLUMN owner TEXT;
 `,
   },
+  {
+    // Allow/block lists of an org and key mode, their normalised items, and the version every list change bumps in
+    // its own transaction (read with the API key, so a change applies from the next request: ./lists.ts).
+    version: 6,
+    name: 'allow/block lists, their items and versions',
+    sql: `
+CREATE TABLE lists (
+  id         TEXT PRIMARY KEY,
+  org_id     TEXT NOT NULL REFERENCES orgs(id),
+  mode       TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+  name       TEXT NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('block', 'allow')),
+  item_type  TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX lists_owner ON lists(org_id, mode);
+
+CREATE TABLE list_items (
+  list_id    TEXT NOT NULL REFERENCES lists(id) ON DELETE CASCADE,
+  value      TEXT COLLATE "C" NOT NULL,
+  reason     TEXT,
+  expires_at BIGINT,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (list_id, value)
+);
+
+CREATE TABLE list_versions (
+  org_id  TEXT NOT NULL,
+  mode    TEXT NOT NULL,
+  version BIGINT NOT NULL,
+  PRIMARY KEY (org_id, mode)
+);
+`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

@@ -2,7 +2,8 @@
  * Schema migrations of the SQLite store, applied in order on start by ./migrate.ts (`PRAGMA user_version` holds the
  * last version run). Append only: never edit a migration that has shipped; add the next one. 002: bulk jobs and
  * webhooks; 003: per-org policies and the answer log (./org-policies.ts); 005: instance leases (./leases.ts); 006:
- * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts).
+ * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts); 007: allow/block lists
+ * (./lists.ts).
  */
 import type { Migration } from '../shared/migration.js'
 
@@ -299,6 +300,40 @@ CREATE TABLE velocity_hits (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX velocity_hits_key_at ON velocity_hits(key, at, seq);
 CREATE INDEX velocity_hits_at ON velocity_hits(at);
+`,
+  },
+  {
+    // Allow/block lists of an org and key mode, their normalised items, and the version every list change bumps in
+    // its own transaction (read with the API key, so a change applies from the next request: ./lists.ts).
+    version: 7,
+    name: '007_lists',
+    sql: `
+CREATE TABLE lists (
+  id         TEXT PRIMARY KEY,
+  org_id     TEXT NOT NULL REFERENCES orgs(id),
+  mode       TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+  name       TEXT NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('block', 'allow')),
+  item_type  TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX lists_owner ON lists(org_id, mode);
+
+CREATE TABLE list_items (
+  list_id    TEXT NOT NULL REFERENCES lists(id) ON DELETE CASCADE,
+  value      TEXT NOT NULL,
+  reason     TEXT,
+  expires_at INTEGER,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (list_id, value)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE list_versions (
+  org_id  TEXT NOT NULL,
+  mode    TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  PRIMARY KEY (org_id, mode)
+) STRICT;
 `,
   },
 ]

@@ -1,0 +1,144 @@
+/**
+ * The allow/block lists of each org and key mode in the server (docs/lists-and-velocity.md "In the service"): which
+ * compiled lists a request is matched against. The lists version comes with the API key (one read the request makes
+ * anyway); the lists compiled at that version are kept in memory per (org, mode), so a request costs no extra round
+ * trip unless its lists changed since this instance last compiled them. Why: docs/decisions.md, "Lists in the service".
+ */
+import type pg from 'pg'
+import { compileLists, summarize, type ListIndex } from '../lists/compile.js'
+import type { ListsHolder } from '../lists/holder.js'
+import { normalizeListValue } from '../lists/normalize.js'
+import type { ListDefinition, ListItemType } from '../lists/types.js'
+import type { Signals } from '../signals.js'
+import type { ListOwner, ListsSnapshot, ListsStore } from './store/contracts/lists.js'
+import { createPostgresListsStore } from './store/postgres/lists.js'
+import { createSqliteListsStore } from './store/sqlite/lists.js'
+import type { SqliteStore } from './store/sqlite/store.js'
+import type { Store } from './store/contracts/store.js'
+/** Most values in one POST /v1/lists/{id}/items. */
+export const MAX_VALUES_PER_CALL = 100_000
+
+/** Values to add to a list of `type`: normalised (duplicates kept, the store counts them), and the invalid ones. */
+export function prepareValues(type: ListItemType, values: readonly string[]) {
+  const valid: string[] = []
+  const invalid: Array<{ value: string; message: string }> = []
+  for (const raw of values) {
+    const n = normalizeListValue(type, raw)
+    if (n.ok && !n.value.includes('\u0000')) valid.push(n.value)
+    else invalid.push({ value: raw.slice(0, 100), message: n.ok ? 'must not contain NUL characters' : n.reason })
+  }
+  return { valid, invalid }
+}
+
+/** Owners whose compiled lists are kept (least recently used dropped first). */
+const MAX_OWNERS = 500
+
+/** The compiled lists of one owner at one version. */
+interface Compiled {
+  version: number
+  index: ListIndex
+}
+
+/** The per-org lists of a server. */
+export interface OrgLists {
+  /** The storage (undefined when the server's store has none: the lists routes then answer 503 UPSTREAM_UNAVAILABLE). */
+  readonly store: ListsStore | undefined
+  /**
+   * The compiled lists of `owner` at `known` (the version the auth read returned; undefined: ask the store), or null
+   * when the owner never had a list. Synchronous when compiled already.
+   */
+  resolve(owner: ListOwner, known: number | null | undefined): ListIndex | null | Promise<ListIndex | null>
+  /** The signals of a request: the owner's lists (when it has any) with the instance's velocity counter. */
+  signalsOf(index: ListIndex | null | undefined, base: Signals | undefined): Signals | undefined
+  /** Compilations made (each one read the owner's lists from the store). */
+  readonly loads: number
+}
+
+/** The lists storage of the server's store: the SQLite file's, the PostgreSQL pool's, or none. */
+export function listsStoreOf(store: Store): ListsStore | undefined {
+  const sqlite = store as Partial<SqliteStore>
+  if (sqlite.db) return createSqliteListsStore(sqlite.db)
+  const pool = (store as { pool?: { query?: unknown; connect?: unknown } }).pool
+  if (pool && typeof pool.query === 'function' && typeof pool.connect === 'function') return createPostgresListsStore(pool as pg.Pool)
+  return undefined
+}
+
+/** The definitions of a snapshot (stored values are normalised; a value this version refuses is left out). */
+function compileSnapshot(snap: ListsSnapshot, warn: (message: string) => void): ListIndex {
+  const defs: ListDefinition[] = snap.lists.map((l) => ({
+    id: l.id,
+    name: l.name,
+    kind: l.kind,
+    itemType: l.itemType,
+    items: l.items.map((i) => ({ value: i.value, reason: i.reason, expiresAt: i.expiresAt })),
+  }))
+  const first = compileLists(defs)
+  if (first.ok) return first.index
+  const bad = new Set(first.invalid.map((i) => `${i.list}:${i.index}`))
+  warn(`lists: ${bad.size} stored value(s) cannot be used and are left out (first: ${first.invalid[0]?.value}: ${first.invalid[0]?.reason})`)
+  const kept = defs.map((d, li) => ({ ...d, items: d.items.filter((_, ii) => !bad.has(`${li}:${ii}`)) }))
+  const second = compileLists(kept)
+  if (!second.ok) throw new Error(`lists: stored lists cannot be compiled (${second.invalid[0]?.reason})`)
+  return second.index
+}
+
+const holderOf = (index: ListIndex): ListsHolder => ({
+  current: () => index,
+  reload: () => Promise.reject(new Error('an org’s lists change through the lists API, not reloadLists')),
+  summary: () => summarize(index),
+})
+
+/** Creates the per-org lists of a server over `store`'s lists storage. */
+export function createOrgLists(store: Store, nowMs: () => number, warn: (message: string) => void): OrgLists {
+  const lists = listsStoreOf(store)
+  const compiled = new Map<string, Compiled>()
+  const loading = new Map<string, Promise<Compiled>>()
+  const holders = new WeakMap<ListIndex, ListsHolder>()
+  let loads = 0
+
+  const load = (key: string, owner: ListOwner, s: ListsStore): Promise<Compiled> => {
+    let p = loading.get(key)
+    if (!p) {
+      p = (async () => {
+        loads++
+        const snap = await s.snapshot(owner, nowMs())
+        const index = compileSnapshot(snap, warn)
+        const entry = { version: snap.version, index }
+        holders.set(index, holderOf(index))
+        const had = compiled.get(key)
+        if (!had || had.version <= entry.version) {
+          compiled.delete(key)
+          if (compiled.size >= MAX_OWNERS) compiled.delete(compiled.keys().next().value as string)
+          compiled.set(key, entry)
+        }
+        return entry
+      })().finally(() => loading.delete(key))
+      loading.set(key, p)
+    }
+    return p
+  }
+
+  const pick = (key: string, owner: ListOwner, s: ListsStore, version: number | null): ListIndex | null | Promise<ListIndex | null> => {
+    if (version === null) return null
+    const hit = compiled.get(key)
+    if (hit && hit.version >= version) return hit.index
+    return load(key, owner, s).then(async (e) => (e.version >= version ? e.index : (await load(key, owner, s)).index))
+  }
+
+  return {
+    store: lists,
+    get loads() {
+      return loads
+    },
+    resolve(owner, known) {
+      if (!lists) return null
+      const key = `${owner.orgId}\u0000${owner.mode}`
+      if (known !== undefined) return pick(key, owner, lists, known)
+      return lists.version(owner).then((v) => pick(key, owner, lists, v))
+    },
+    signalsOf(index, base) {
+      if (!index) return base
+      return { lists: holders.get(index) ?? holderOf(index), velocity: base?.velocity ?? null }
+    },
+  }
+}

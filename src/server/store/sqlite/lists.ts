@@ -1,0 +1,129 @@
+/**
+ * Allow/block lists on SQLite (../contracts/lists.ts): every change is one IMMEDIATE transaction that also bumps the
+ * owner's row of `list_versions`, which the API-key read returns with the key (./accounts.ts).
+ */
+import { newListId } from '../shared/list-ids.js'
+import type Database from 'better-sqlite3'
+import type { ListItemType, ListKind } from '../../../lists/types.js'
+import type { ListItemRecord, ListOwner, ListRecord, ListsStore } from '../contracts/lists.js'
+
+interface ListRow {
+  id: string
+  name: string
+  kind: string
+  item_type: string
+  created_at: number
+  items: number
+}
+interface ItemRow {
+  value: string
+  reason: string | null
+  expires_at: number | null
+  created_at: number
+}
+
+const toList = (r: ListRow): ListRecord => ({
+  id: r.id,
+  name: r.name,
+  kind: r.kind as ListKind,
+  itemType: r.item_type as ListItemType,
+  createdAt: r.created_at,
+  items: r.items,
+})
+const toItem = (r: ItemRow): ListItemRecord => ({ value: r.value, reason: r.reason, expiresAt: r.expires_at, createdAt: r.created_at })
+
+/** The lists store over the SQLite store's database (migration 006). */
+export function createSqliteListsStore(db: Database.Database): ListsStore {
+  const counted = `SELECT l.id, l.name, l.kind, l.item_type, l.created_at, (SELECT COUNT(*) FROM list_items i WHERE i.list_id = l.id) AS items FROM lists l`
+  const q = {
+    insertList: db.prepare('INSERT INTO lists (id, org_id, mode, name, kind, item_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    all: db.prepare(`${counted} WHERE l.org_id = ? AND l.mode = ? ORDER BY l.created_at, l.id`),
+    one: db.prepare(`${counted} WHERE l.id = ? AND l.org_id = ? AND l.mode = ?`),
+    owned: db.prepare('SELECT 1 FROM lists WHERE id = ? AND org_id = ? AND mode = ?'),
+    deleteItems: db.prepare('DELETE FROM list_items WHERE list_id = ?'),
+    deleteList: db.prepare('DELETE FROM lists WHERE id = ?'),
+    insertItem: db.prepare('INSERT INTO list_items (list_id, value, reason, expires_at, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+    page: db.prepare('SELECT value, reason, expires_at, created_at FROM list_items WHERE list_id = ? AND value > ? ORDER BY value LIMIT ?'),
+    item: db.prepare('SELECT value, reason, expires_at, created_at FROM list_items WHERE list_id = ? AND value = ?'),
+    removeItem: db.prepare('DELETE FROM list_items WHERE list_id = ? AND value = ?'),
+    bump: db.prepare(
+      'INSERT INTO list_versions (org_id, mode, version) VALUES (?, ?, 1) ON CONFLICT (org_id, mode) DO UPDATE SET version = version + 1',
+    ),
+    version: db.prepare('SELECT version FROM list_versions WHERE org_id = ? AND mode = ?'),
+    ownerLists: db.prepare('SELECT id, name, kind, item_type FROM lists WHERE org_id = ? AND mode = ? ORDER BY created_at, id'),
+    liveItems: db.prepare('SELECT value, reason, expires_at FROM list_items WHERE list_id = ? AND (expires_at IS NULL OR expires_at > ?)'),
+  }
+  const owns = (o: ListOwner, id: string) => q.owned.get(id, o.orgId, o.mode) !== undefined
+  const bump = (o: ListOwner) => q.bump.run(o.orgId, o.mode)
+
+  const create = db.transaction((o: ListOwner, input: Pick<ListRecord, 'name' | 'kind' | 'itemType'>, nowMs: number): ListRecord => {
+    const id = newListId()
+    q.insertList.run(id, o.orgId, o.mode, input.name, input.kind, input.itemType, nowMs)
+    bump(o)
+    return { id, name: input.name, kind: input.kind, itemType: input.itemType, createdAt: nowMs, items: 0 }
+  })
+  const remove = db.transaction((o: ListOwner, id: string): boolean => {
+    if (!owns(o, id)) return false
+    q.deleteItems.run(id)
+    q.deleteList.run(id)
+    bump(o)
+    return true
+  })
+  const add = db.transaction((o: ListOwner, id: string, items: ReadonlyArray<Omit<ListItemRecord, 'createdAt'>>, nowMs: number) => {
+    if (!owns(o, id)) return null
+    let added = 0
+    for (const it of items) added += q.insertItem.run(id, it.value, it.reason, it.expiresAt, nowMs).changes
+    if (added > 0) bump(o)
+    return { added, alreadyPresent: items.length - added }
+  })
+  const removeOne = db.transaction((o: ListOwner, id: string, value: string): boolean | null => {
+    if (!owns(o, id)) return null
+    const gone = q.removeItem.run(id, value).changes > 0
+    if (gone) bump(o)
+    return gone
+  })
+  const removeMany = db.transaction((o: ListOwner, id: string, values: readonly string[]): number | null => {
+    if (!owns(o, id)) return null
+    let gone = 0
+    for (const v of values) gone += q.removeItem.run(id, v).changes
+    if (gone > 0) bump(o)
+    return gone
+  })
+  const snapshot = db.transaction((o: ListOwner, nowMs: number) => {
+    const version = (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? 0
+    const lists = (q.ownerLists.all(o.orgId, o.mode) as Array<Omit<ListRow, 'items' | 'created_at'>>).map((l) => ({
+      id: l.id,
+      name: l.name,
+      kind: l.kind as ListKind,
+      itemType: l.item_type as ListItemType,
+      items: (q.liveItems.all(l.id, nowMs) as ItemRow[]).map((r) => ({ value: r.value, reason: r.reason, expiresAt: r.expires_at })),
+    }))
+    return { version, lists }
+  })
+
+  return {
+    createList: async (o, input, nowMs) => create.immediate(o, input, nowMs),
+    listLists: async (o) => (q.all.all(o.orgId, o.mode) as ListRow[]).map(toList),
+    async getList(o, id) {
+      const r = q.one.get(id, o.orgId, o.mode) as ListRow | undefined
+      return r ? toList(r) : null
+    },
+    deleteList: async (o, id) => remove.immediate(o, id),
+    addItems: async (o, id, items, nowMs) => add.immediate(o, id, items, nowMs),
+    async listItems(o, id, page) {
+      if (!owns(o, id)) return null
+      if (page.value !== undefined) {
+        const r = q.item.get(id, page.value) as ItemRow | undefined
+        return { items: r ? [toItem(r)] : [], next: null }
+      }
+      const rows = q.page.all(id, page.after ?? '', page.limit + 1) as ItemRow[]
+      const more = rows.length > page.limit
+      const items = rows.slice(0, page.limit).map(toItem)
+      return { items, next: more ? (items[items.length - 1]?.value ?? null) : null }
+    },
+    removeItem: async (o, id, value) => removeOne.immediate(o, id, value),
+    removeItems: async (o, id, values) => removeMany.immediate(o, id, values),
+    version: async (o) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? null,
+    snapshot: async (o, nowMs) => snapshot.deferred(o, nowMs),
+  }
+}

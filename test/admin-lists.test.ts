@@ -1,0 +1,108 @@
+/**
+ * `riskcheck admin list …` on an SQLite file a running server uses (and on PostgreSQL with
+ * RISKCHECK_TEST_DATABASE_URL): create, add from arguments, a file and standard input (invalid values named), show,
+ * remove, delete; the server applies each change from the org's next request; errors exit 64 / 1.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueApiKey } from '../src/accounts/keys.js'
+import { runAdmin } from '../src/cli/admin-command.js'
+import { createServer, type RiskcheckServer } from '../src/server/app.js'
+import { createSqliteStore } from '../src/server/store/sqlite/store.js'
+import { memoryIO } from './helpers.js'
+
+let dir: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'riskcheck-admin-lists-'))
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+async function admin(target: string[], args: string[], stdin?: string) {
+  const io = memoryIO()
+  if (stdin !== undefined) {
+    const s = new PassThrough()
+    s.end(stdin)
+    io.stdin = s
+  }
+  const code = await runAdmin([...args, ...target, '--json'], io)
+  return { code, json: code === 0 ? JSON.parse(io.out()) : undefined, err: io.err() }
+}
+
+async function scenario(target: string[], app: RiskcheckServer, orgId: string, key: string) {
+  const lookup = async (email: string) => {
+    const r = await app.inject({ method: 'POST', url: '/v1/email', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: JSON.stringify({ email }) })
+    return JSON.parse(r.body).data.details.lists as unknown[]
+  }
+  const created = await admin(target, ['list', 'create', '--org', orgId, '--name', 'Fraud', '--kind', 'block', '--type', 'email_domain'])
+  expect(created.code, created.err).toBe(0)
+  const id = created.json.id as string
+  expect(await lookup('a@fraud-ring.io')).toEqual([])
+  const file = join(dir, `values-${randomBytes(3).toString('hex')}.txt`)
+  writeFileSync(file, '# domains\nfraud-ring.io\n\nBad Domain!\nother-ring.io\n')
+  const added = await admin(target, ['list', 'add', id, '--org', orgId, 'third-ring.io', '--file', file, '--reason', 'chargebacks'])
+  expect(added.json).toEqual({ added: 3, already_present: 0, invalid: [{ value: 'Bad Domain!', message: 'not a domain name' }] })
+  expect(await lookup('a@fraud-ring.io')).toEqual([expect.objectContaining({ list_id: id, value: 'fraud-ring.io' })])
+  const piped = await admin(target, ['list', 'add', id, '--org', orgId, '--file', '-'], 'fourth-ring.io\nfraud-ring.io\n')
+  expect(piped.json).toMatchObject({ added: 1, already_present: 1 })
+  const shown = await admin(target, ['list', 'show', id, '--org', orgId])
+  expect(shown.json.items).toBe(4)
+  expect(shown.json.first_items.map((i: { value: string }) => i.value)).toEqual(['fourth-ring.io', 'fraud-ring.io', 'other-ring.io', 'third-ring.io'])
+  expect((await admin(target, ['list', 'show', '--org', orgId])).json).toEqual([expect.objectContaining({ id, items: 4 })])
+  expect((await admin(target, ['list', 'show', '--org', orgId, '--mode', 'test'])).json).toEqual([])
+  const removed = await admin(target, ['list', 'remove', id, '--org', orgId, 'FRAUD-RING.io', 'nope.io'])
+  expect(removed.json).toEqual([{ value: 'fraud-ring.io', removed: true }, { value: 'nope.io', removed: false }])
+  expect(await lookup('a@fraud-ring.io')).toEqual([])
+  expect(await lookup('a@x.other-ring.io')).toHaveLength(1)
+  expect((await admin(target, ['list', 'delete', id, '--org', orgId])).code).toBe(0)
+  expect(await lookup('a@x.other-ring.io')).toEqual([])
+  // errors: a bad kind is usage (64); an unknown list or org is not found (1)
+  expect((await admin(target, ['list', 'create', '--org', orgId, '--name', 'x', '--kind', 'deny', '--type', 'ip'])).code).toBe(64)
+  expect((await admin(target, ['list', 'show', id, '--org', orgId])).code).toBe(1)
+  expect((await admin(target, ['list', 'show', '--org', 'org_nope'])).code).toBe(1)
+}
+
+describe('admin list', () => {
+  it('on SQLite, with the server running on the same file', async () => {
+    const db = join(dir, 'admin.sqlite')
+    let rate = 0
+    const app = createServer({ db, dashboard: false, purgeIntervalMs: 0, rateLimitNow: () => (rate += 1000), riskcheck: { offline: true } })
+    await app.ready()
+    try {
+      const org = await app.store.createOrg({ name: 'Acme', planId: 'starter' }, Date.now())
+      const key = (await issueApiKey(app.store, { orgId: org.id, name: 'k' }, Date.now())).secret
+      await scenario(['--db', db], app, org.id, key)
+    } finally {
+      await app.close()
+    }
+    // the file is the server's: still readable by the store alone
+    createSqliteStore(db).close()
+  })
+
+  const url = process.env.RISKCHECK_TEST_DATABASE_URL
+  it.skipIf(!url)('on PostgreSQL', async () => {
+    const schema = `rc_alists_${randomBytes(5).toString('hex')}`
+    const u = new URL(url!)
+    u.searchParams.set('schema', schema)
+    const { createPostgresStore } = await import('../src/server/store/postgres/store.js')
+    const store = await createPostgresStore({ connectionString: url!, schema })
+    let rate = 0
+    const app = createServer({ db: store, dashboard: false, purgeIntervalMs: 0, webhookIntervalMs: 0, rateLimitNow: () => (rate += 1000), riskcheck: { offline: true } })
+    await app.ready()
+    try {
+      const org = await store.createOrg({ name: 'Acme', planId: 'starter' }, Date.now())
+      const key = (await issueApiKey(store, { orgId: org.id, name: 'k' }, Date.now())).secret
+      await scenario(['--database-url', u.toString()], app, org.id, key)
+    } finally {
+      await app.close()
+      await store.close()
+      const p = new pg.Pool({ connectionString: url })
+      await p.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await p.end()
+    }
+  })
+})

@@ -1,0 +1,82 @@
+/**
+ * The dashboard's Lists page over HTTP (SQLite, and PostgreSQL with RISKCHECK_TEST_DATABASE_URL): create a list,
+ * add pasted CSV values with a reason and an expiry (invalid ones named), search, page, remove an item, delete the
+ * list; a live key's next lookup follows each change; the test lists are apart; another team gets 404; the memory
+ * store says lists need a database.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueApiKey } from '../../src/accounts/keys.js'
+import { engines, start, type Running } from './engines.js'
+import { Client, pageText, send } from './http.js'
+
+describe.each(engines('dashboard lists').filter((e) => e !== 'memory'))('dashboard lists on %s', (engine) => {
+  let r: Running
+  let c: Client
+  let team = ''
+  let key = ''
+  beforeAll(async () => {
+    r = await start(engine, { riskcheck: { offline: true } })
+    c = new Client(r.base)
+    team = await c.signUp('owner@example.test', 'Listers')
+    const orgId = team.split('/').pop()!
+    key = (await issueApiKey(r.app.store, { orgId, name: 'k' }, r.clock.t)).secret
+  }, 60_000)
+  afterAll(async () => r?.close())
+
+  const lists = async (email: string) => {
+    const a = await send(r.base, 'POST', '/v1/email', { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ email }) })
+    return JSON.parse(a.body).data.details.lists as Array<{ value: string }>
+  }
+
+  it('create, import, search, remove, delete; the next lookup follows', async () => {
+    const nav = await c.get(`${team}/keys`)
+    expect(nav.body).toContain(`href="${team}/lists"`)
+    expect((await c.get(`${team}/lists`)).header('location')).toBe(`${team}/lists/live`)
+    await c.get(`${team}/lists/live`)
+    const made = await c.post(`${team}/lists/live`, { name: 'Fraud domains', kind: 'block', item_type: 'email_domain' })
+    expect(made.status).toBe(303)
+    const at = made.header('location')!.split('?')[0]!
+    expect(at).toMatch(/\/lists\/live\/lst_[0-9a-f]{16}$/)
+    const page = await c.get(at)
+    expect(pageText(page.body)).toContain('Fraud domains')
+    const expires = new Date(r.clock.t + 30 * 86_400_000).toISOString().slice(0, 10)
+    const added = await c.post(`${at}/items`, { values: 'domain,note\nfraud-ring.io,x\n"other-ring.io",y\nnot a domain!,z\n', reason: 'chargebacks', expires })
+    expect(added.status).toBe(200)
+    expect(pageText(added.body)).toMatch(/2 added, 0 already on the list, 1 invalid \("not a domain!": not a domain name\)/)
+    expect(await lists('a@fraud-ring.io')).toEqual([expect.objectContaining({ value: 'fraud-ring.io' })])
+    const found = await c.get(`${at}?q=${encodeURIComponent('FRAUD-RING.IO')}`)
+    expect(found.body).toContain('data-item="fraud-ring.io"')
+    expect(found.body).not.toContain('data-item="other-ring.io"')
+    expect(pageText(found.body)).toContain('chargebacks')
+    expect(pageText((await c.get(`${at}?q=nope.io`)).body)).toContain('Not on this list.')
+    const removed = await c.post(`${at}/remove`, { value: 'fraud-ring.io' })
+    expect(removed.status).toBe(303)
+    expect(await lists('a@fraud-ring.io')).toEqual([])
+    expect(await lists('a@other-ring.io')).toHaveLength(1)
+    // the test lists are apart
+    expect(pageText((await c.get(`${team}/lists/test`)).body)).toContain('No test lists yet.')
+    expect((await c.get(at.replace('/live/', '/test/'))).status).toBe(404)
+    // another team sees nothing of it
+    const other = new Client(r.base)
+    const otherTeam = await other.signUp('else@example.test', 'Others')
+    expect((await other.get(at.replace(team, otherTeam))).status).toBe(404)
+    expect((await c.post(`${at}/delete`, {})).status).toBe(303)
+    expect(await lists('a@other-ring.io')).toEqual([])
+    expect(pageText((await c.get(`${team}/lists/live`)).body)).toContain('No live lists yet.')
+  })
+})
+
+describe('dashboard lists on the memory store', () => {
+  it('every list page says lists need a database', async () => {
+    const r = await start('memory')
+    try {
+      const c = new Client(r.base)
+      const team = await c.signUp('owner@example.test', 'Memory')
+      const a = await c.get(`${team}/lists/live`)
+      expect(a.status).toBe(503)
+      expect(pageText(a.body)).toMatch(/SQLite or PostgreSQL/)
+    } finally {
+      await r.close()
+    }
+  })
+})

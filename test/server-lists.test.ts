@@ -1,0 +1,219 @@
+/**
+ * The lists API on an SQLite file: create, list, read and delete lists; add, page, look up and remove items; another
+ * org's list is NOT_FOUND; test and live keys see separate lists; 100,000 values in one call are one transaction
+ * (one version bump, 100,000 rows); invalid values are named; a change is effective on the next lookup, cached answers
+ * included; expired items stop matching; the answer log carries the list factors.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueApiKey } from '../src/accounts/keys.js'
+import { createServer } from '../src/server/app.js'
+import { createMemoryStore } from '../src/server/store/sqlite/memory.js'
+import type { SqliteStore } from '../src/server/store/sqlite/store.js'
+import { startTestServer, type TestServer } from './server-helpers.js'
+
+let dir: string
+let s: TestServer
+let live: string
+let test: string
+let other: string
+let lookupOnly: string
+
+const SCOPES = ['lookup', 'lists'] as const
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'riskcheck-lists-'))
+  s = await startTestServer({ db: join(dir, 'lists.sqlite') })
+  // every request in a rate-limit second of its own (the rate limits are not what this suite tests)
+  const { post, get } = s
+  s.post = (...a) => (s.tick(1000), post(...a))
+  s.get = (...a) => (s.tick(1000), get(...a))
+  const now = s.clock.now().getTime()
+  live = (await issueApiKey(s.app.store, { orgId: s.org.id, name: 'lists', scopes: [...SCOPES] }, now)).secret
+  test = (await issueApiKey(s.app.store, { orgId: s.org.id, name: 'lists-test', mode: 'test', scopes: [...SCOPES] }, now)).secret
+  lookupOnly = s.live
+  const org2 = await s.app.store.createOrg({ name: 'Other', planId: 'starter' }, now)
+  other = (await issueApiKey(s.app.store, { orgId: org2.id, name: 'other', scopes: [...SCOPES] }, now)).secret
+})
+afterAll(async () => {
+  await s?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const db = () => (s.app.store as SqliteStore).db
+const version = (mode: 'live' | 'test') =>
+  (db().prepare('SELECT version FROM list_versions WHERE org_id = ? AND mode = ?').get(s.org.id, mode) as { version: number } | undefined)?.version ?? null
+const del = (url: string, key: string) => {
+  s.tick(1000)
+  return s.request('DELETE', url, { key })
+}
+
+async function createList(key: string, body: Record<string, unknown>): Promise<string> {
+  const r = await s.post('/v1/lists', body, key)
+  expect(r.status, r.raw).toBe(201)
+  expect(r.body.data.id).toMatch(/^lst_[0-9a-f]{16}$/)
+  return r.body.data.id as string
+}
+
+describe('lists API on SQLite', () => {
+  it('creates, lists, reads and deletes lists of the org and mode; the lists scope is required', async () => {
+    const id = await createList(live, { name: 'Fraud', kind: 'block', item_type: 'email_domain' })
+    const all = await s.get('/v1/lists', live)
+    expect(all.body.data).toEqual([expect.objectContaining({ id, name: 'Fraud', kind: 'block', item_type: 'email_domain', items: 0 })])
+    expect((await s.get(`/v1/lists/${id}`, live)).body.data.id).toBe(id)
+    // another org, and the test key of the same org: not found
+    for (const key of [other, test]) {
+      const r = await s.get(`/v1/lists/${id}`, key)
+      expect(r.status).toBe(404)
+      expect(r.body).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } })
+      expect((await s.post(`/v1/lists/${id}/items`, { values: ['a.example'] }, key)).status).toBe(404)
+      expect((await del(`/v1/lists/${id}`, key)).status).toBe(404)
+    }
+    expect((await s.get('/v1/lists', test)).body.data).toEqual([])
+    const forbidden = await s.get('/v1/lists', lookupOnly)
+    expect(forbidden.status).toBe(403)
+    expect(forbidden.body.error.code).toBe('FORBIDDEN_SCOPE')
+    const bad = await s.post('/v1/lists', { name: 'x', kind: 'deny', item_type: 'email' }, live)
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.code).toBe('INVALID_REQUEST')
+    expect((await del(`/v1/lists/${id}`, live)).body.data).toEqual({ id, deleted: true })
+    expect((await s.get(`/v1/lists/${id}`, live)).status).toBe(404)
+  })
+
+  it('normalises values, names the invalid ones and adds the valid ones', async () => {
+    const id = await createList(live, { name: 'People', kind: 'block', item_type: 'email' })
+    const r = await s.post(`/v1/lists/${id}/items`, { values: ['Jane.Doe+x@GMail.com', 'janedoe@gmail.com', 'not an email', 'bob@acme.io'], reason: 'chargeback' }, live)
+    expect(r.status, r.raw).toBe(200)
+    expect(r.body.data).toEqual({ added: 2, already_present: 1, invalid: [{ value: 'not an email', message: 'not an email address' }] })
+    const one = await s.get(`/v1/lists/${id}/items?value=${encodeURIComponent('JANE.doe@googlemail.com')}`, live)
+    expect(one.body.data).toEqual([expect.objectContaining({ value: 'janedoe@gmail.com', reason: 'chargeback', expires_at: null })])
+    expect((await s.get(`/v1/lists/${id}/items?value=nope`, live)).body.error.code).toBe('INVALID_REQUEST')
+    expect((await s.get(`/v1/lists/${id}`, live)).body.data.items).toBe(2)
+    // a value too long for a path segment is removed with the body route
+    const long = `jane@${'a'.repeat(60)}.${'b'.repeat(60)}.io`
+    expect((await s.post(`/v1/lists/${id}/items`, { values: [long] }, live)).body.data.added).toBe(1)
+    const removed = await s.post(`/v1/lists/${id}/items/remove`, { values: [long.toUpperCase(), 'bob@acme.io', 'nobody@acme.io', 'nope'] }, live)
+    expect(removed.body.data).toEqual({ removed: 2, not_present: 1, invalid: [{ value: 'nope', message: 'not an email address' }] })
+    expect((await s.get(`/v1/lists/${id}`, live)).body.data.items).toBe(1)
+  })
+
+  it('a change is effective on the next lookup, test and live are separate, the answer log carries the factors', async () => {
+    const id = await createList(live, { name: 'Chargebacks', kind: 'block', item_type: 'email_domain' })
+    const first = await s.post('/v1/email', { email: 'x@mail.fraud-ring.io' }, live)
+    expect(first.body.data.details.lists).toEqual([])
+    const before = version('live')
+    await s.post(`/v1/lists/${id}/items`, { values: ['fraud-ring.io'], reason: 'chargebacks, May' }, live)
+    expect(version('live')).toBe((before ?? 0) + 1)
+    const second = await s.post('/v1/email', { email: 'x@mail.fraud-ring.io' }, live)
+    expect(second.body.data.details.lists).toEqual([
+      { list_id: id, name: 'Chargebacks', kind: 'block', item_type: 'email_domain', value: 'fraud-ring.io' },
+    ])
+    expect(second.body.data.risk.factors).toContain('list_blocked')
+    expect(second.body.data.recommendation.action).toBe('block')
+    // the test key of the org does not see the live list
+    const t = await s.post('/v1/email', { email: 'x@mail.fraud-ring.io' }, test)
+    expect(t.body.data.details.lists).toEqual([])
+    // the answer log (backtests) carries the factor
+    await new Promise((r) => setTimeout(r, 20))
+    const logged = db().prepare("SELECT factors FROM org_answers WHERE org_id = ? AND input LIKE '%fraud-ring%' ORDER BY id DESC LIMIT 1").get(s.org.id) as { factors: string }
+    expect(logged.factors).toContain('list_blocked')
+    // removed: the next (cached) answer no longer matches
+    expect((await del(`/v1/lists/${id}/items/${encodeURIComponent('FRAUD-ring.io')}`, live)).body.data).toEqual({ value: 'fraud-ring.io', deleted: true })
+    const third = await s.post('/v1/email', { email: 'x@mail.fraud-ring.io' }, live)
+    expect(third.body.data.details.lists).toEqual([])
+    expect((await del(`/v1/lists/${id}/items/fraud-ring.io`, live)).status).toBe(404)
+  })
+
+  it('a cached answer meets the lists in force', async () => {
+    const id = await createList(live, { name: 'Networks', kind: 'block', item_type: 'ip' })
+    expect((await s.post('/v1/ip', { ip: '8.8.8.8' }, live)).body.data.details.lists).toEqual([])
+    await s.post(`/v1/lists/${id}/items`, { values: ['8.8.8.0/24'] }, live)
+    const hit = await s.post('/v1/ip', { ip: '8.8.8.8' }, live)
+    expect(hit.body.data.metadata.cache_hit).toBe(true)
+    expect(hit.body.data.details.lists).toEqual([expect.objectContaining({ list_id: id, value: '8.8.8.0/24' })])
+    expect(hit.body.data.recommendation.action).toBe('block')
+    await del(`/v1/lists/${id}`, live)
+    const after = await s.post('/v1/ip', { ip: '8.8.8.8' }, live)
+    expect(after.body.data.metadata.cache_hit).toBe(true)
+    expect(after.body.data.details.lists).toEqual([])
+  })
+
+  it('a test-key list matches test-key lookups', async () => {
+    const id = await createList(test, { name: 'Office', kind: 'allow', item_type: 'ip' })
+    const add = await s.post(`/v1/lists/${id}/items`, { values: ['203.0.113.9/24', '2001:db8::/32', '300.1.1.1'] }, test)
+    expect(add.body.data.added).toBe(2)
+    expect(add.body.data.invalid).toHaveLength(1)
+    const r = await s.post('/v1/ip', { ip: '203.0.113.77' }, test)
+    expect(r.body.data.details.lists).toEqual([expect.objectContaining({ list_id: id, kind: 'allow', value: '203.0.113.0/24' })])
+    const l = await s.post('/v1/ip', { ip: '203.0.113.77' }, live)
+    expect(l.body.data.details.lists).toEqual([])
+    expect((await del(`/v1/lists/${id}/items/${encodeURIComponent('203.0.113.0/24')}`, test)).body.data.deleted).toBe(true)
+  })
+
+  it('expired items stop matching at their expiry', async () => {
+    const id = await createList(live, { name: 'Temp', kind: 'block', item_type: 'email' })
+    const expires = new Date(s.clock.now().getTime() + 3_600_000).toISOString()
+    const r = await s.post(`/v1/lists/${id}/items`, { values: ['temp@acme.io'], expires_at: expires }, live)
+    expect(r.body.data.added).toBe(1)
+    expect((await s.post('/v1/email', { email: 'temp@acme.io' }, live)).body.data.details.lists).toHaveLength(1)
+    s.clock.advance(3_600_000)
+    expect((await s.post('/v1/email', { email: 'temp@acme.io' }, live)).body.data.details.lists).toEqual([])
+    const item = await s.get(`/v1/lists/${id}/items`, live)
+    expect(item.body.data[0].expires_at).toBe(expires)
+    expect((await s.post(`/v1/lists/${id}/items`, { values: ['a@b.io'], expires_at: 'tomorrow' }, live)).body.error.code).toBe('INVALID_REQUEST')
+  })
+
+  it('pages items in value order with cursors', async () => {
+    const id = await createList(live, { name: 'Many', kind: 'block', item_type: 'asn' })
+    await s.post(`/v1/lists/${id}/items`, { values: Array.from({ length: 250 }, (_, i) => `AS${64500 + i}`) }, live)
+    const seen: string[] = []
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const r: { body: any } = await s.get(`/v1/lists/${id}/items?limit=100${cursor ? `&cursor=${cursor}` : ''}`, live)
+      seen.push(...r.body.data.map((i: { value: string }) => i.value))
+      cursor = r.body.next_cursor
+      pages++
+    } while (cursor)
+    expect(pages).toBe(3)
+    expect(seen).toHaveLength(250)
+    expect([...seen].sort()).toEqual(seen)
+    expect(new Set(seen).size).toBe(250)
+    expect((await s.get(`/v1/lists/${id}/items?cursor=!!`, live)).body.error.code).toBe('INVALID_REQUEST')
+  })
+
+  it('adds 100,000 values in one call, in one transaction; more is 413', async () => {
+    const id = await createList(live, { name: 'Big', kind: 'block', item_type: 'email' })
+    const values = Array.from({ length: 100_000 }, (_, i) => `user${i}@bigcorp.io`)
+    const before = version('live')
+    const r = await s.post(`/v1/lists/${id}/items`, { values }, live)
+    expect(r.status, r.raw.slice(0, 300)).toBe(200)
+    expect(r.body.data).toEqual({ added: 100_000, already_present: 0, invalid: [] })
+    expect(version('live')).toBe((before ?? 0) + 1)
+    expect((db().prepare('SELECT COUNT(*) AS n FROM list_items WHERE list_id = ?').get(id) as { n: number }).n).toBe(100_000)
+    expect((await s.post('/v1/email', { email: 'user99999@bigcorp.io' }, live)).body.data.details.lists).toHaveLength(1)
+    const over = await s.post(`/v1/lists/${id}/items`, { values: [...values, 'one@more.example'] }, live)
+    expect(over.status).toBe(413)
+    expect(over.body.error.code).toBe('INPUT_LIMIT_EXCEEDED')
+  })
+
+  it('the memory store keeps no lists: 503 UPSTREAM_UNAVAILABLE, lookups unchanged', async () => {
+    const store = createMemoryStore()
+    const app = createServer({ db: store, dashboard: false, purgeIntervalMs: 0, riskcheck: { offline: true } })
+    await app.ready()
+    try {
+      const org = await store.createOrg({ name: 'M', planId: 'starter' }, Date.now())
+      const k = (await issueApiKey(store, { orgId: org.id, name: 'k', scopes: ['lookup', 'lists'] }, Date.now())).secret
+      const headers = { authorization: `Bearer ${k}`, 'content-type': 'application/json' }
+      const r = await app.inject({ method: 'POST', url: '/v1/lists', headers, payload: JSON.stringify({ name: 'x', kind: 'block', item_type: 'ip' }) })
+      expect(r.statusCode).toBe(503)
+      expect(JSON.parse(r.body).error.code).toBe('UPSTREAM_UNAVAILABLE')
+      const l = await app.inject({ method: 'POST', url: '/v1/ip', headers, payload: JSON.stringify({ ip: '8.8.8.8' }) })
+      expect(JSON.parse(l.body).data.details.lists).toEqual([])
+    } finally {
+      await app.close()
+    }
+  })
+})
