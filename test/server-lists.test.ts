@@ -199,7 +199,7 @@ describe('lists API on SQLite', () => {
     expect(over.body.error.code).toBe('INPUT_LIMIT_EXCEEDED')
   })
 
-  it('the memory store keeps no lists: 503 UPSTREAM_UNAVAILABLE, lookups unchanged', async () => {
+  it('the memory store (SQLite on :memory:) keeps lists like a file', async () => {
     const store = createMemoryStore()
     const app = createServer({ db: store, dashboard: false, purgeIntervalMs: 0, riskcheck: { offline: true } })
     await app.ready()
@@ -208,10 +208,12 @@ describe('lists API on SQLite', () => {
       const k = (await issueApiKey(store, { orgId: org.id, name: 'k', scopes: ['lookup', 'lists'] }, Date.now())).secret
       const headers = { authorization: `Bearer ${k}`, 'content-type': 'application/json' }
       const r = await app.inject({ method: 'POST', url: '/v1/lists', headers, payload: JSON.stringify({ name: 'x', kind: 'block', item_type: 'ip' }) })
-      expect(r.statusCode).toBe(503)
-      expect(JSON.parse(r.body).error.code).toBe('UPSTREAM_UNAVAILABLE')
+      expect(r.statusCode).toBe(201)
+      const id = JSON.parse(r.body).data.id as string
+      const added = await app.inject({ method: 'POST', url: `/v1/lists/${id}/items`, headers, payload: JSON.stringify({ values: ['8.8.8.0/24'] }) })
+      expect(JSON.parse(added.body).data.added).toBe(1)
       const l = await app.inject({ method: 'POST', url: '/v1/ip', headers, payload: JSON.stringify({ ip: '8.8.8.8' }) })
-      expect(JSON.parse(l.body).data.details.lists).toEqual([])
+      expect(JSON.parse(l.body).data.details.lists).toEqual([expect.objectContaining({ list_id: id, value: '8.8.8.0/24' })])
     } finally {
       await app.close()
     }

@@ -4,7 +4,6 @@
  * anyway); the lists compiled at that version are kept in memory per (org, mode), so a request costs no extra round
  * trip unless its lists changed since this instance last compiled them. Why: docs/decisions.md, "Lists in the service".
  */
-import type pg from 'pg'
 import { compileLists, summarize, type ListIndex } from '../lists/compile.js'
 import type { ListsHolder } from '../lists/holder.js'
 import { normalizeListValue } from '../lists/normalize.js'
@@ -13,6 +12,7 @@ import type { Signals } from '../signals.js'
 import type { ListOwner, ListsSnapshot, ListsStore } from './store/contracts/lists.js'
 import { createPostgresListsStore } from './store/postgres/lists.js'
 import { createSqliteListsStore } from './store/sqlite/lists.js'
+import type { PostgresStore } from './store/postgres/store.js'
 import type { SqliteStore } from './store/sqlite/store.js'
 import type { Store } from './store/contracts/store.js'
 /** Most values in one POST /v1/lists/{id}/items. */
@@ -54,13 +54,17 @@ export interface OrgLists {
   readonly loads: number
 }
 
-/** The lists storage of the server's store: the SQLite file's, the PostgreSQL pool's, or none. */
+/** The lists storage of the server's store, told by its engine tag: the SQLite database's, the PostgreSQL pool's, or none. */
 export function listsStoreOf(store: Store): ListsStore | undefined {
-  const sqlite = store as Partial<SqliteStore>
-  if (sqlite.db) return createSqliteListsStore(sqlite.db)
-  const pool = (store as { pool?: { query?: unknown; connect?: unknown } }).pool
-  if (pool && typeof pool.query === 'function' && typeof pool.connect === 'function') return createPostgresListsStore(pool as pg.Pool)
-  return undefined
+  switch (store.engine) {
+    case 'sqlite':
+    case 'memory':
+      return createSqliteListsStore((store as SqliteStore).db)
+    case 'postgres':
+      return createPostgresListsStore((store as PostgresStore).pool)
+    default:
+      return undefined
+  }
 }
 
 /** The definitions of a snapshot (stored values are normalised; a value this version refuses is left out). */
