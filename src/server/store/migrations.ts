@@ -284,4 +284,41 @@ CREATE INDEX credit_holds_instance ON credit_holds(instance_id);
 ALTER TABLE idempotency ADD COLUMN owner TEXT;
 `,
   },
+  {
+    // Outcomes (./sqlite/outcomes.ts, docs/outcomes.md): labels of what happened after an answer, with history (a later
+    // different outcome of the same subject supersedes the current one), and the keyed hashes of each answered
+    // request's inputs, kept as long as the outcomes so a label given by request id reaches them.
+    name: '006_outcomes',
+    sql: `
+CREATE TABLE answer_inputs (
+  request_id TEXT PRIMARY KEY,
+  org_id     TEXT NOT NULL,
+  mode       TEXT NOT NULL,
+  at         INTEGER NOT NULL,
+  email_hash TEXT,
+  phone_hash TEXT,
+  ip_hash    TEXT
+) STRICT;
+CREATE INDEX answer_inputs_at ON answer_inputs(at);
+
+CREATE TABLE outcomes (
+  seq           INTEGER PRIMARY KEY,
+  id            TEXT NOT NULL UNIQUE,
+  org_id        TEXT NOT NULL,
+  mode          TEXT NOT NULL,
+  request_id    TEXT,
+  subject       TEXT NOT NULL,
+  outcome       TEXT NOT NULL,
+  note          TEXT,
+  email_hash    TEXT,
+  phone_hash    TEXT,
+  ip_hash       TEXT,
+  created_at    INTEGER NOT NULL,
+  superseded_at INTEGER
+) STRICT;
+CREATE UNIQUE INDEX outcomes_current ON outcomes(org_id, mode, subject) WHERE superseded_at IS NULL;
+CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
+CREATE INDEX outcomes_created ON outcomes(created_at);
+`,
+  },
 ]

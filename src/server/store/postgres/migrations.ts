@@ -14,6 +14,7 @@
 import type pg from 'pg'
 import { ORG_POLICY_POSTGRES_SCHEMA } from '../org-policy-postgres.js'
 import { POSTGRES_BULK_MIGRATIONS } from '../postgres-service-schema.js'
+import { OUTCOMES_POSTGRES_SCHEMA } from './outcomes.js'
 
 /** One PostgreSQL migration: its version (1, 2, 3, …), a name for messages and the ledger, and its SQL. */
 export interface PostgresMigration {
@@ -156,6 +157,11 @@ CREATE INDEX credit_holds_instance ON credit_holds(instance_id);
 
 ALTER TABLE idempotency ADD COLUMN owner TEXT;
 `,
+  },
+  {
+    version: 6,
+    name: 'outcomes and the input hashes of answered requests',
+    sql: OUTCOMES_POSTGRES_SCHEMA,
   },
 ]
 
