@@ -16,6 +16,8 @@ import { RiskcheckError } from '../errors.js'
 import type { LookupEnv } from '../lookup.js'
 import type { RiskcheckOptions } from '../options.js'
 import { newRequestId } from '../result.js'
+import { createOutcomeService, DEFAULT_OUTCOME_RETENTION_DAYS } from './outcomes.js'
+import { outcomeStoreOf } from './store/outcome-storage.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { ErrorEnvelopeSchema, type BulkJob, type Scope } from '../schema.js'
 import { authenticate, authorize, type RequestAuth } from './auth.js'
@@ -161,6 +163,8 @@ export interface ServerOptions {
    * (lost on exit).
    */
   orgPolicies?: OrgPolicyStore
+  /** How long outcomes and the input hashes of answered requests are kept, in days (default 180; `serve --outcome-retention-days`). */
+  outcomeRetentionDays?: number
   /**
    * Readiness checks GET /readyz runs besides the store's own (`database`, `migrations`): e.g. a queue or cache the
    * embedding application depends on. Each has a time limit of 2 s.
@@ -267,6 +271,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
   const leaseMs = numberOption('instanceLeaseMs', options.instanceLeaseMs, 10_000, { min: 30 }, 'riskcheck server')
   const webhookEvery = numberOption('webhookIntervalMs', options.webhookIntervalMs, 1000, { min: 0 }, 'riskcheck server')
   const publicUrl = publicUrlOption(options)
+  const outcomeDays = numberOption('outcomeRetentionDays', options.outcomeRetentionDays, DEFAULT_OUTCOME_RETENTION_DAYS, { min: 1 }, 'riskcheck server')
   const requestTimeout = numberOption('requestTimeoutMs', options.requestTimeoutMs, 60_000, {}, 'riskcheck server')
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
   const docsUrl = docsBase({ docsUrl: options.docsUrl, publicUrl }, () => (appRef?.server.listening ? appRef.server.address() : null))
@@ -333,6 +338,8 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     nowMs,
     warn: (fields, message) => backgroundLog()?.warn(fields, message),
   })
+  // Outcomes (POST /v1/outcomes) and the labels they add to later answers (./outcomes.ts)
+  const outcomes = createOutcomeService({ store: outcomeStoreOf(store), nowMs, retentionDays: outcomeDays, warn: (fields, message) => backgroundLog()?.warn(fields, message) })
   let bulk: BulkService | undefined
   let bulkQueue: BulkQueue | undefined
   let webhooks: WebhookService | undefined
@@ -441,6 +448,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
       return { env: { ...rc.env, ledger, policy, cache }, ledger }
     },
+    outcomes,
     recordAnswer(auth, result) {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
     },
@@ -700,6 +708,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     if (configuredPlans) await store.upsertPlans(configuredPlans)
     ctx.plans = configuredPlans ?? (await store.listPlans())
     await orgPolicies.preload()
+    await outcomes.preload()
     await lease?.start()
     webhooks?.start()
     // Stale open data (docs/data.md) is said once, at start, with the command that fixes it: a
@@ -714,6 +723,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
       const log = backgroundLog()
       Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => log?.warn({ err: e }, 'purge failed'))
       orgPolicies.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'answer log purge failed'))
+      outcomes.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'outcome purge failed'))
       bulk?.sweep().catch((e: unknown) => log?.warn({ err: e }, 'bulk sweep failed'))
     }, purgeEvery)
     purgeTimer.unref()
@@ -737,6 +747,7 @@ export function createServer(options: ServerOptions = {}): RiskcheckServer {
     else await bulk?.close()
     if (redis) await redis.quit().catch(() => redis.disconnect())
     await orgPolicies.flush()
+    await outcomes.flush()
     await dashboard?.close()
     await rc.close()
     await lease?.stop().catch((err: unknown) => app.log.warn({ err }, 'giving the instance lease up failed'))

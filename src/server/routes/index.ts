@@ -5,10 +5,11 @@ import { accountRoutes } from './account.js'
 import { bulkRoutes } from './bulk.js'
 import { lookupRoutes } from './lookups.js'
 import { metaRoutes } from './meta.js'
+import { outcomeRoutes } from './outcomes.js'
 import type { RouteDef } from './types.js'
 import { webhookRoutes } from './webhooks.js'
 
 /** The routes of the API. */
-export const ROUTES: RouteDef[] = [...lookupRoutes, ...bulkRoutes, ...webhookRoutes, ...accountRoutes, ...metaRoutes]
+export const ROUTES: RouteDef[] = [...lookupRoutes, ...bulkRoutes, ...outcomeRoutes, ...webhookRoutes, ...accountRoutes, ...metaRoutes]
 
 export type { RouteDef, ServerContext } from './types.js'

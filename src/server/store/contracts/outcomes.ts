@@ -38,7 +38,10 @@ export interface OutcomeRecord extends InputHashes {
   mode: OutcomeMode
   /** The request the label is about, or null when it was given by input. */
   requestId: string | null
-  /** What the label is about: the request id, or `<type>:<hash>` for a label given by input. */
+  /**
+   * What the label is about, with its axis (`delivery`: bounced, delivered, spam_complaint; `risk`: the others):
+   * `<axis>:<request id>`, or `<axis>:<type>:<hash>` for a label given by input. Each subject has one current outcome.
+   */
   subject: string
   outcome: OutcomeKind
   note: string | null
