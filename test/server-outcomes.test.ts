@@ -232,3 +232,24 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+describe('outcomes without outcome storage (the memory store)', () => {
+  it('both routes answer 503 UPSTREAM_UNAVAILABLE and lookups still answer, without outcome factors', async () => {
+    const { createMemoryStore } = await import('../src/server/store/memory.js')
+    const store = createMemoryStore()
+    const app = createServer({ db: store, purgeIntervalMs: 0, riskcheck: { offline: true } })
+    await app.ready()
+    const org = await store.createOrg({ name: 'Mem', planId: 'starter' }, Date.now())
+    const key = (await issueApiKey(store, { orgId: org.id, mode: 'test', name: 't' }, Date.now())).secret
+    const h = { app } as Harness
+    const post = await call(h, 'POST', '/v1/outcomes', key, { outcomes: [{ input: '192.0.2.1', type: 'ip', outcome: 'fraud' }] })
+    expect([post.status, post.body.error.code]).toEqual([503, 'UPSTREAM_UNAVAILABLE'])
+    expect((await call(h, 'GET', '/v1/outcomes', key)).status).toBe(503)
+    expect((await call(h, 'POST', '/v1/ip', key, { ip: '192.0.2.1' })).status).toBe(200)
+    await app.close()
+  })
+
+  it('a retention of less than a day is refused when the server is created', () => {
+    expect(() => createServer({ db: ':memory:', outcomeRetentionDays: 0 })).toThrow(TypeError)
+  })
+})
