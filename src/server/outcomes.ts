@@ -10,7 +10,7 @@ import { normalizeListValue } from '../lists/normalize.js'
 import type { AnswerLabels } from '../lookup.js'
 import type { LookupType } from '../schema.js'
 import type { FactorCode } from '../scoring/factors.js'
-import type { AnswerInputsRecord, InputHashes, OutcomeKind, OutcomeMode, OutcomeRecord, OutcomeStore } from './store/contracts/outcomes.js'
+import type { AnswerInputsRecord, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeRecord, OutcomeStore } from './store/contracts/outcomes.js'
 
 /** Default retention of outcomes and of the input hashes of answered requests, in days. */
 export const DEFAULT_OUTCOME_RETENTION_DAYS = 180
@@ -115,6 +115,29 @@ function valuesOf(type: LookupType, details: unknown): { email?: string; phone?:
 }
 
 const WHAT = { email: 'email address', phone: 'phone number', ip: 'IP address' } as const
+
+/** An item's subject and hashes, or its per-item error (unknown request id, an input that cannot be labelled). */
+function resolveItem(
+  item: OutcomeItem,
+  index: number,
+  known: Map<string, InputHashes>,
+  hash: (type: OutcomeInputType, value: string) => string,
+  retentionDays: number,
+): Omit<NewOutcome, 'id' | 'note' | 'outcome'> | { error: OutcomeItemResult } {
+  if (item.request_id !== undefined) {
+    const hashes = known.get(item.request_id)
+    if (!hashes) {
+      const message = `No answered request ${item.request_id} of this org and key mode in the last ${retentionDays} days.`
+      return { error: { index, id: null, status: 'not_found', error: { code: 'NOT_FOUND', message } } }
+    }
+    return { requestId: item.request_id, subject: `${axisOf(item.outcome)}:${item.request_id}`, ...hashes }
+  }
+  const type = item.type as OutcomeInputType
+  const n = outcomeInputKey(type, item.input as string)
+  if (!n.ok) return { error: { index, id: null, status: 'invalid_input', error: { code: 'INVALID_INPUT', message: `outcomes[${index}].input is ${n.reason}.` } } }
+  const h = hash(type, n.key)
+  return { requestId: null, subject: `${axisOf(item.outcome)}:${type}:${h}`, email: null, phone: null, ip: null, [type]: h }
+}
 
 /** Creates the outcomes of a server. */
 export function createOutcomeService(options: OutcomeServiceOptions): OutcomeService {
@@ -224,33 +247,21 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
       const s = need()
       const k = await hmacKey()
       await flush() // answers of this instance just given are known by their request ids
+      const ids = items.flatMap((it) => (it.request_id !== undefined ? [it.request_id] : []))
+      const known = await s.inputsOf(owner.orgId, owner.mode, [...new Set(ids)])
       const results: OutcomeItemResult[] = []
+      const batch: Array<{ index: number; outcome: NewOutcome }> = []
       for (const [index, item] of items.entries()) {
-        let hashes: InputHashes | null
-        let subject: string
-        if (item.request_id !== undefined) {
-          hashes = await s.inputsOf(owner.orgId, owner.mode, item.request_id)
-          subject = `${axisOf(item.outcome)}:${item.request_id}`
-          if (!hashes) {
-            results.push({ index, id: null, status: 'not_found', error: { code: 'NOT_FOUND', message: `No answered request ${item.request_id} of this org and key mode in the last ${options.retentionDays} days.` } })
-            continue
-          }
-        } else {
-          const type = item.type as OutcomeInputType
-          const n = outcomeInputKey(type, item.input as string)
-          if (!n.ok) {
-            results.push({ index, id: null, status: 'invalid_input', error: { code: 'INVALID_INPUT', message: `outcomes[${index}].input is ${n.reason}.` } })
-            continue
-          }
-          const h = hash(k, type, n.key)
-          hashes = { email: null, phone: null, ip: null, [type]: h }
-          subject = `${axisOf(item.outcome)}:${type}:${h}`
-        }
-        const id = `out_${randomBytes(12).toString('hex')}`
-        const r = await s.recordOutcome(owner.orgId, owner.mode, { id, requestId: item.request_id ?? null, subject, outcome: item.outcome, note: item.note ?? null, ...hashes }, nowMs())
-        results.push({ index, id: r.record.id, status: r.status, error: null })
+        const resolved = resolveItem(item, index, known, (type, v) => hash(k, type, v), options.retentionDays)
+        if ('error' in resolved) results[index] = resolved.error
+        else batch.push({ index, outcome: { id: `out_${randomBytes(12).toString('hex')}`, note: item.note ?? null, outcome: item.outcome, ...resolved } })
       }
-      if (results.some((r) => r.status === 'recorded')) {
+      const recorded = batch.length > 0 ? await s.recordOutcomes(owner.orgId, owner.mode, batch.map((b) => b.outcome), nowMs()) : []
+      batch.forEach((b, i) => {
+        const r = recorded[i]!
+        results[b.index] = { index: b.index, id: r.record.id, status: r.status, error: null }
+      })
+      if (recorded.some((r) => r.status === 'recorded')) {
         labelled?.add(`${owner.orgId}|${owner.mode}`)
         await loadLabels(owner)
       }

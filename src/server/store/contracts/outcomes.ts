@@ -91,13 +91,13 @@ export interface OutcomeStore {
   hmacKey(): Awaitable<string>
   /** Keeps the input hashes of answered requests (a repeated request id is ignored). */
   recordInputs(rows: readonly AnswerInputsRecord[]): Awaitable<void>
-  /** The input hashes of a request of this org and mode, or null (unknown, expired, another org's or mode's). */
-  inputsOf(orgId: string, mode: OutcomeMode, requestId: string): Awaitable<InputHashes | null>
+  /** The input hashes of requests of this org and mode, by request id (unknown, expired, another org's or mode's: absent). */
+  inputsOf(orgId: string, mode: OutcomeMode, requestIds: readonly string[]): Awaitable<Map<string, InputHashes>>
   /**
-   * Records an outcome in one transaction: the same outcome as the subject's current one → `unchanged`; otherwise
-   * the current one (if any) is marked superseded at `nowMs` and the new row inserted.
+   * Records outcomes in order, in one transaction: the same outcome as the subject's current one → `unchanged`;
+   * otherwise the current one (if any) is marked superseded at `nowMs` and the new row inserted.
    */
-  recordOutcome(orgId: string, mode: OutcomeMode, outcome: NewOutcome, nowMs: number): Awaitable<RecordedOutcome>
+  recordOutcomes(orgId: string, mode: OutcomeMode, outcomes: readonly NewOutcome[], nowMs: number): Awaitable<RecordedOutcome[]>
   /** The org's outcomes in this mode, newest first. */
   listOutcomes(orgId: string, mode: OutcomeMode, query: OutcomeListQuery): Awaitable<OutcomePage>
   /** The current labels of an org and mode. */

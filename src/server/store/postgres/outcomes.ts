@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
-import type { CurrentLabel, OutcomeKind, OutcomeStore } from '../contracts/outcomes.js'
+import type { CurrentLabel, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeStore, RecordedOutcome } from '../contracts/outcomes.js'
 import { toOutcome, type OutcomeRow } from '../sqlite/outcomes.js'
 
 /** The tables (version 6 of the PostgreSQL migrations). */
@@ -56,6 +56,19 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
   }
 }
 
+/** Records one outcome inside the batch's transaction (see OutcomeStore.recordOutcomes). */
+async function recordOne(c: pg.PoolClient, orgId: string, mode: OutcomeMode, o: NewOutcome, nowMs: number): Promise<RecordedOutcome> {
+  const cur = (await c.query('SELECT * FROM outcomes WHERE org_id = $1 AND mode = $2 AND subject = $3 AND superseded_at IS NULL', [orgId, mode, o.subject])).rows[0] as OutcomeRow | undefined
+  if (cur && cur.outcome === o.outcome) return { status: 'unchanged', record: toOutcome(cur) }
+  if (cur) await c.query('UPDATE outcomes SET superseded_at = $1 WHERE seq = $2', [nowMs, cur.seq])
+  const { rows } = await c.query(
+    `INSERT INTO outcomes (id, org_id, mode, request_id, subject, outcome, note, email_hash, phone_hash, ip_hash, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+    [o.id, orgId, mode, o.requestId, o.subject, o.outcome, o.note, o.email, o.phone, o.ip, nowMs],
+  )
+  return { status: 'recorded', record: toOutcome(rows[0] as OutcomeRow) }
+}
+
 /**
  * The PostgreSQL outcome store.
  *
@@ -83,24 +96,26 @@ export function createPostgresOutcomeStore(pool: pg.Pool): OutcomeStore {
         [rows.map((r) => r.requestId), rows.map((r) => r.orgId), rows.map((r) => r.mode), rows.map((r) => r.at), rows.map((r) => r.email), rows.map((r) => r.phone), rows.map((r) => r.ip)],
       )
     },
-    async inputsOf(orgId, mode, requestId) {
-      const { rows } = await pool.query('SELECT email_hash, phone_hash, ip_hash FROM answer_inputs WHERE request_id = $1 AND org_id = $2 AND mode = $3', [requestId, orgId, mode])
-      const r = rows[0] as { email_hash: string | null; phone_hash: string | null; ip_hash: string | null } | undefined
-      return r ? { email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash } : null
+    async inputsOf(orgId, mode, requestIds) {
+      const found = new Map<string, InputHashes>()
+      if (requestIds.length === 0) return found
+      const { rows } = await pool.query('SELECT request_id, email_hash, phone_hash, ip_hash FROM answer_inputs WHERE request_id = ANY($1::text[]) AND org_id = $2 AND mode = $3', [
+        [...requestIds],
+        orgId,
+        mode,
+      ])
+      for (const r of rows as Array<Record<string, string | null>>) found.set(r.request_id as string, { email: r.email_hash ?? null, phone: r.phone_hash ?? null, ip: r.ip_hash ?? null })
+      return found
     },
-    recordOutcome: (orgId, mode, o, nowMs) =>
+    recordOutcomes: (orgId, mode, list, nowMs) =>
       inTransaction(pool, async (c) => {
-        // Serializes writers of one subject (the partial unique index alone would turn a race into an error).
-        await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${orgId}|${mode}|${o.subject}`])
-        const cur = (await c.query('SELECT * FROM outcomes WHERE org_id = $1 AND mode = $2 AND subject = $3 AND superseded_at IS NULL', [orgId, mode, o.subject])).rows[0] as OutcomeRow | undefined
-        if (cur && cur.outcome === o.outcome) return { status: 'unchanged' as const, record: toOutcome(cur) }
-        if (cur) await c.query('UPDATE outcomes SET superseded_at = $1 WHERE seq = $2', [nowMs, cur.seq])
-        const { rows } = await c.query(
-          `INSERT INTO outcomes (id, org_id, mode, request_id, subject, outcome, note, email_hash, phone_hash, ip_hash, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-          [o.id, orgId, mode, o.requestId, o.subject, o.outcome, o.note, o.email, o.phone, o.ip, nowMs],
-        )
-        return { status: 'recorded' as const, record: toOutcome(rows[0] as OutcomeRow) }
+        // Serializes writers of the same subjects (the partial unique index alone would turn a race into an error);
+        // taken in one order, so two batches cannot deadlock.
+        const keys = [...new Set(list.map((o) => `${orgId}|${mode}|${o.subject}`))].sort()
+        await c.query('SELECT count(pg_advisory_xact_lock(hashtext(k))) FROM (SELECT k FROM unnest($1::text[]) AS k ORDER BY k) ordered', [keys])
+        const out: RecordedOutcome[] = []
+        for (const o of list) out.push(await recordOne(c, orgId, mode, o, nowMs))
+        return out
       }),
     async listOutcomes(orgId, mode, query) {
       const where = ['org_id = $1', 'mode = $2']

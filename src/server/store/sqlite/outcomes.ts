@@ -8,6 +8,7 @@ import type {
   AnswerInputsRecord,
   CurrentLabel,
   InputHashes,
+  NewOutcome,
   OutcomeKind,
   OutcomeMode,
   OutcomeRecord,
@@ -78,13 +79,14 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
   const writeInputs = db.transaction((rows: readonly AnswerInputsRecord[]) => {
     for (const r of rows) q.input.run(r.requestId, r.orgId, r.mode, r.at, r.email, r.phone, r.ip)
   })
-  const recordTx = db.transaction((orgId: string, mode: OutcomeMode, o: Parameters<OutcomeStore['recordOutcome']>[2], nowMs: number): RecordedOutcome => {
+  const recordOne = (orgId: string, mode: OutcomeMode, o: NewOutcome, nowMs: number): RecordedOutcome => {
     const cur = q.current.get(orgId, mode, o.subject) as OutcomeRow | undefined
     if (cur && cur.outcome === o.outcome) return { status: 'unchanged', record: toOutcome(cur) }
     if (cur) q.supersede.run(nowMs, cur.seq)
     const row = q.insert.get(o.id, orgId, mode, o.requestId, o.subject, o.outcome, o.note, o.email, o.phone, o.ip, nowMs) as OutcomeRow
     return { status: 'recorded', record: toOutcome(row) }
-  })
+  }
+  const recordTx = db.transaction((orgId: string, mode: OutcomeMode, list: readonly NewOutcome[], nowMs: number) => list.map((o) => recordOne(orgId, mode, o, nowMs)))
   const purgeTx = db.transaction((cutoff: number) => q.purgeOutcomes.run(cutoff).changes + q.purgeInputs.run(cutoff).changes)
   return {
     hmacKey: () => key,
@@ -93,11 +95,15 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
       if (groupWrite) return groupWrite(() => writeInputs(rows))
       writeInputs.immediate(rows)
     },
-    inputsOf(orgId, mode, requestId) {
-      const r = q.inputsOf.get(requestId, orgId, mode) as { email_hash: string | null; phone_hash: string | null; ip_hash: string | null } | undefined
-      return r ? ({ email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash } satisfies InputHashes) : null
+    inputsOf(orgId, mode, requestIds) {
+      const found = new Map<string, InputHashes>()
+      for (const id of requestIds) {
+        const r = q.inputsOf.get(id, orgId, mode) as { email_hash: string | null; phone_hash: string | null; ip_hash: string | null } | undefined
+        if (r) found.set(id, { email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash })
+      }
+      return found
     },
-    recordOutcome: (orgId, mode, outcome, nowMs) => recordTx.immediate(orgId, mode, outcome, nowMs),
+    recordOutcomes: (orgId, mode, list, nowMs) => recordTx.immediate(orgId, mode, list, nowMs),
     listOutcomes(orgId, mode, query) {
       const where = ['org_id = ?', 'mode = ?']
       const args: unknown[] = [orgId, mode]
