@@ -132,6 +132,8 @@ for (const engine of ENGINES) {
       expect(factorsOf(phone)).toContain('reported_fraud_before')
       const email = await call(h, 'POST', '/v1/email', h.live, { email: 'ring@gmail.com' })
       expect(factorsOf(email)).toContain('reported_fraud_before')
+      const later = await call(h, 'POST', '/v1/check', h.live, { ip: '1.1.1.1', email: 'someone.else@gmail.com' })
+      expect(factorsOf(later)).toContain('reported_fraud_before')
       const otherIp = await call(h, 'POST', '/v1/ip', h.live, { ip: '9.9.9.9' })
       expect(factorsOf(otherIp)).not.toContain('reported_fraud_before')
       // another org never sees this org's labels
