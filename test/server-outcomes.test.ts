@@ -255,3 +255,23 @@ describe('outcomes without outcome storage (the memory store)', () => {
     expect(() => createServer({ db: ':memory:', outcomeRetentionDays: 0 })).toThrow(TypeError)
   })
 })
+
+describe('outcomes across a restart', () => {
+  it('a server started later on the same SQLite file applies the labels recorded before', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'riskcheck-outcomes-restart-'))
+    const file = join(dir, 'restart.sqlite')
+    try {
+      const first = await harness(file, async () => undefined)
+      const a = await call(first, 'POST', '/v1/ip', first.live, { ip: '192.0.2.77' })
+      await call(first, 'POST', '/v1/outcomes', first.live, { outcomes: [{ request_id: a.body.data.request.id, outcome: 'account_takeover' }] })
+      await first.app.close()
+      const second = createServer({ db: file, purgeIntervalMs: 0, riskcheck: { offline: true } })
+      await second.ready()
+      const again = await call({ app: second } as Harness, 'POST', '/v1/ip', first.live, { ip: '192.0.2.77' })
+      expect(factorsOf(again)).toContain('reported_fraud_before')
+      await second.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
