@@ -22,6 +22,7 @@ const GROUP_TITLES: Record<FactorGroup, string> = {
   combined: 'combined check (cross-signals)',
   lists: 'every lookup (your lists)',
   velocity: 'velocity',
+  outcomes: 'email, phone, IP (your outcomes)',
 }
 
 function factorTable(): string {

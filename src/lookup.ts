@@ -11,6 +11,7 @@ import { RiskcheckError } from './errors.js'
 import { buildResult, newRequestId } from './result.js'
 import type { CheckContextName, DetailsByType, LookupResult, LookupType, Velocity } from './schema.js'
 import { evaluate, type Assessment, type EvaluateOptions } from './scoring/engine.js'
+import type { FactorCode } from './scoring/factors.js'
 import type { Policy } from './scoring/rules.js'
 import { answerWithLists, countVelocity, VELOCITY_TYPES, type Signals } from './signals.js'
 
@@ -23,6 +24,24 @@ export interface LookupEnv {
   policy: Policy
   /** Allow/block lists and velocity (both off when absent); applied when an answer is given, after the cache. */
   signals?: Signals
+  /**
+   * The caller's own labels (the server's outcomes, docs/outcomes.md), asked with each answer after the lists: the
+   * factors (and their sentences) it returns are added before scoring. Synchronous and cheap: it runs on every answer.
+   */
+  answerLabels?: AnswerLabels
+}
+
+/** Extra factors of one answer (lookup type, its details at answer time), or null for none. */
+export type AnswerLabels = (type: LookupType, details: unknown) => { factors: FactorCode[]; reasons: Partial<Record<FactorCode, string>> } | null
+
+/** The outcome with the labels' factors added (a new outcome when any apply). */
+function withLabels<D>(env: LookupEnv, type: LookupType, outcome: CheckOutcome<D>): CheckOutcome<D> {
+  const extra = env.answerLabels?.(type, outcome.details)
+  if (!extra || extra.factors.length === 0) return outcome
+  const labelled = Object.assign({}, outcome)
+  labelled.factors = [...outcome.factors, ...extra.factors]
+  labelled.reasons = Object.assign({}, outcome.reasons, extra.reasons)
+  return labelled
 }
 
 /** Options every lookup accepts. */
@@ -215,9 +234,12 @@ function answer<D>(
   const context = runOptions.context ?? null
   const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.countVelocity === true, input)
   const counting = runOptions.countVelocity === true && env.signals?.velocity != null && VELOCITY_TYPES.has(type)
-  if (!counting && !isPromise(listed)) return { outcome: listed, assessment: scoreOutcome(env, listed, context), creditsUsed, cacheHit }
+  if (!counting && !isPromise(listed)) {
+    const labelled = withLabels(env, type, listed)
+    return { outcome: labelled, assessment: scoreOutcome(env, labelled, context), creditsUsed, cacheHit }
+  }
   return (async () => {
-    const outcome = isPromise(listed) ? await listed : listed
+    const outcome = withLabels(env, type, isPromise(listed) ? await listed : listed)
     const velocity = counting ? await countVelocity(env.signals, type, outcome, env.ctx.mode === 'test', nowMs) : null
     return { outcome, assessment: scoreOutcome(env, outcome, context, velocity), creditsUsed, cacheHit }
   })()

@@ -171,6 +171,12 @@ describe('riskcheck serve', () => {
     for (const name of ['RISKCHECK_HOST', 'RISKCHECK_PORT', 'RISKCHECK_DB', 'RISKCHECK_LOG_LEVEL', 'RISKCHECK_JSON', 'RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS', 'RISKCHECK_<FLAG>']) {
       expect(help.out()).toContain(name)
     }
+    const retention = memoryIO()
+    expect(await runServe(['--outcome-retention-days', '0'], retention)).toBe(64)
+    expect(retention.err()).toMatch(/--outcome-retention-days must be a number of days, 1–3650/)
+    const retentionEnv = { ...memoryIO(), env: { RISKCHECK_OUTCOME_RETENTION_DAYS: 'half a year' } }
+    expect(await runServe([], retentionEnv)).toBe(64)
+    expect(retentionEnv.err()).toMatch(/RISKCHECK_OUTCOME_RETENTION_DAYS must be/)
     const dns = memoryIO()
     expect(await runServe(['--dns-server', 'nope::'], dns)).toBe(64)
     expect(dns.err()).toMatch(/^riskcheck serve: --dns-server must be an IP address/)

@@ -156,6 +156,7 @@ describe('the OpenAPI document', () => {
       '/v1/check': { email: 'disposable@example.com', ip: '192.0.2.3', context: 'checkout' },
       '/v1/bulk/jobs': { type: 'ip', inputs: ['192.0.2.1', '8.8.8.8'] },
       '/v1/webhook-endpoints': { url: 'https://hooks.example.com/riskcheck', events: ['credits.low'] },
+      '/v1/outcomes': { outcomes: [{ input: 'jane@example.org', type: 'email', outcome: 'bounced', note: 'hard bounce' }, { request_id: 'req_000000000000000000000000', outcome: 'fraud' }] },
       '/v1/bulk/jobs/:id/retry': {},
       '/v1/webhook-endpoints/:id/rotate-secret': {},
       '/v1/lists': { name: 'Chargebacks', kind: 'block', item_type: 'email_domain' },

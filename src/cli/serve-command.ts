@@ -71,6 +71,10 @@ from the org's next request; no restart).
                                                      and /readyz are on the API port too
   --drain-timeout D   RISKCHECK_DRAIN_TIMEOUT        on SIGTERM/SIGINT, how long in-flight requests, bulk jobs and
                                                      webhook deliveries get to finish (default 30s; e.g. 10s, 2m)
+  --outcome-retention-days N
+                      RISKCHECK_OUTCOME_RETENTION_DAYS
+                                                     how long outcomes (POST /v1/outcomes) and the input hashes of
+                                                     answered requests are kept (default 180; 1–3650)
   --log-level LEVEL   RISKCHECK_LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent; logs go to stderr
   --unsafe-allow-loopback-webhooks
                       RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS=1
@@ -259,6 +263,7 @@ interface ServeSettings {
   docsUrl: string | undefined
   /** The server's `velocity` option of --velocity-secret / --no-velocity. */
   velocity: false | { secret: string } | undefined
+  outcomeRetentionDays: number | undefined
   dataSources: Partial<Record<DataSourceName, string>>
 }
 
@@ -383,7 +388,13 @@ async function readServeSettings(args: string[], io: CliIO): Promise<ServeSettin
     await checkMailUrls(values)
     const dataSources = dataSourcesOf(values)
     const velocity = velocityOf(values)
-    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources, velocity }
+    let outcomeRetentionDays: number | undefined
+    if (values['outcome-retention-days'] !== undefined) {
+      const text = String(values['outcome-retention-days'])
+      outcomeRetentionDays = Number(text)
+      if (!/^[0-9]{1,4}$/.test(text) || outcomeRetentionDays < 1 || outcomeRetentionDays > 3650) throw new UsageError(`--outcome-retention-days must be a number of days, 1–3650 (got ${text})`)
+    }
+    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources, velocity, outcomeRetentionDays }
   } catch (e) {
     // A value from the environment is named by its variable, not by the flag the message speaks of.
     const message = messageOf(e).replace(/^--([a-z-]+)/, (whole, flag: string) => (origin(flag) === whole ? whole : origin(flag)))
@@ -422,6 +433,7 @@ async function startServeApp(
       ...(s.trustProxy !== undefined ? { trustProxy: fastifyTrustProxy(s.trustProxy) } : {}),
       ...(s.docsUrl !== undefined ? { docsUrl: s.docsUrl } : {}),
       ...(s.velocity !== undefined ? { velocity: s.velocity } : {}),
+      ...(s.outcomeRetentionDays !== undefined ? { outcomeRetentionDays: s.outcomeRetentionDays } : {}),
       logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })
     created = app

@@ -10,7 +10,8 @@
  *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --public-url / RISKCHECK_PUBLIC_URL ·
  *   --metrics-port / RISKCHECK_METRICS_PORT · --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy /
- *   RISKCHECK_TRUST_PROXY · --docs-url / RISKCHECK_DOCS_URL · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
+ *   RISKCHECK_TRUST_PROXY · --docs-url / RISKCHECK_DOCS_URL · --outcome-retention-days /
+ *   RISKCHECK_OUTCOME_RETENTION_DAYS · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
  *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
  *
  * Booleans read 1/true/yes/on or 0/false/no/off.
@@ -47,6 +48,7 @@ export const SERVE_FLAGS: Options = {
   'docs-url': { type: 'string' },
   'velocity-secret': { type: 'string' },
   'no-velocity': { type: 'boolean' },
+  'outcome-retention-days': { type: 'string' },
 }
 
 /** Lookup flags that mean nothing to a server (per request, or output formatting) and so have no variable. */

@@ -20,7 +20,7 @@ describe('factor vocabulary', () => {
   })
   it('covers every lookup, the combined cross-signals, your lists and velocity', () => {
     const groups = new Set(FACTOR_CODES.map((c) => FACTORS[c].group))
-    expect([...groups].sort()).toEqual(['combined', 'domain', 'email', 'email_auth', 'ip', 'lists', 'phone', 'velocity'])
+    expect([...groups].sort()).toEqual(['combined', 'domain', 'email', 'email_auth', 'ip', 'lists', 'outcomes', 'phone', 'velocity'])
   })
 })
 

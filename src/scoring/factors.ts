@@ -17,7 +17,7 @@
 export type FactorEffect = 'invalid' | 'risky' | 'unknown' | 'info'
 
 /** Which lookup reports a factor (for documentation and grouping). */
-export type FactorGroup = 'email' | 'domain' | 'phone' | 'ip' | 'email_auth' | 'combined' | 'lists' | 'velocity'
+export type FactorGroup = 'email' | 'domain' | 'phone' | 'ip' | 'email_auth' | 'combined' | 'lists' | 'velocity' | 'outcomes'
 
 /** Definition of one factor in the vocabulary. */
 export interface FactorDefinition {
@@ -115,6 +115,10 @@ export const FACTORS = {
   velocity_email_domain_high: f('velocity', 20, 'risky', 'Many checks with this email domain (free providers not counted) in the last hour or day.'),
   velocity_email_high: f('velocity', 35, 'risky', 'Many checks with this email address in the last hour or day.'),
   velocity_phone_high: f('velocity', 35, 'risky', 'Many checks with this phone number in the last hour or day.'),
+
+  // your outcomes: what you reported happened after earlier answers (POST /v1/outcomes; private to your org)
+  email_bounced_before: f('outcomes', 90, 'invalid', 'You reported a hard bounce of mail to this address (and no delivery since).'),
+  reported_fraud_before: f('outcomes', 70, 'risky', 'You reported fraud, a chargeback or an account takeover for a request with this input.'),
 } as const satisfies Record<string, FactorDefinition>
 
 /** A factor code of the vocabulary. */

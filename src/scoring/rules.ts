@@ -78,6 +78,7 @@ export const BLOCKING_FACTORS: readonly FactorCode[] = [
   'email_no_mx',
   'email_null_mx',
   'email_undeliverable',
+  'email_bounced_before',
   'phone_invalid',
   'domain_not_registered',
   'auth_domain_not_found',

@@ -66,6 +66,8 @@ export interface ServerOptions {
    * `queue`, else in the SQLite file (a store of your own: this process's memory). false: off.
    */
   velocity?: boolean | ServerVelocityOptions
+  /** How long outcomes and the input hashes of answered requests are kept, in days (default 180; `serve --outcome-retention-days`). */
+  outcomeRetentionDays?: number
   /** Requests a second of one client address without a valid key (public routes, failed auth); default 20. */
   anonymousRatePerSecond?: number
   /** Clock of the rate limiter in unix ms (default `Date.now`); billing and results use the riskcheck clock. */

@@ -23,6 +23,7 @@ import type { RateLimiter } from '../rate-limit.js'
 import type { ServerContext } from '../routes/types.js'
 import type { Store } from '../store/contracts/store.js'
 import type { OrgLists } from '../org-lists.js'
+import type { OutcomeService } from '../outcomes.js'
 import type { ServerVelocity, ServerVelocityOptions } from '../velocity.js'
 import type { WebhookService } from '../webhook-service.js'
 import type { ServerStorage } from './storage.js'
@@ -43,6 +44,8 @@ export interface ServerSettings {
   docsUrl: () => string
   /** The checked velocity option; null: off. */
   velocityOption: ServerVelocityOptions | null
+  /** How long outcomes and answered requests' input hashes are kept, in days. */
+  outcomeDays: number
 }
 
 /** An Idempotency-Key taken by a request (./idempotency.ts). */
@@ -103,6 +106,8 @@ export interface ServerParts {
   secret: Promise<string>
   /** Velocity per org, or undefined when off (../velocity.ts). */
   velocity: ServerVelocity | null
+  /** Outcomes: recording, listing, and the labels they add to answers (../outcomes.ts). */
+  outcomes: OutcomeService
   /** The orgs' lists, compiled per version (../org-lists.ts). */
   orgLists: OrgLists
   /** The environment of test keys' lookups: test mode, no ledger. */

@@ -10,12 +10,13 @@ import { rootPlugin } from './root-plugin.js'
 
 /** Deletes what has expired every `purgeEvery` ms (none when 0). */
 function startSweeps(parts: ServerParts): NodeJS.Timeout | undefined {
-  const { settings, store, nowMs, orgPolicies, bulk } = parts
+  const { settings, store, nowMs, orgPolicies, outcomes, bulk } = parts
   if (settings.purgeEvery <= 0) return undefined
   const timer = setInterval(() => {
     const log = parts.backgroundLog()
     Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => log?.warn({ err: e }, 'purge failed'))
     orgPolicies.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'answer log purge failed'))
+    outcomes.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'outcome purge failed'))
     bulk?.sweep().catch((e: unknown) => log?.warn({ err: e }, 'bulk sweep failed'))
   }, settings.purgeEvery)
   timer.unref()
@@ -24,11 +25,12 @@ function startSweeps(parts: ServerParts): NodeJS.Timeout | undefined {
 
 /** Start, sweeps, drain and shutdown. */
 export const lifecyclePlugin = rootPlugin('riskcheck-lifecycle', (app, parts) => {
-  const { settings, store, ctx, orgPolicies, lease, webhooks, rc, live } = parts
+  const { settings, store, ctx, orgPolicies, outcomes, lease, webhooks, rc, live } = parts
   app.addHook('onReady', async () => {
     if (settings.configuredPlans) await store.upsertPlans(settings.configuredPlans)
     ctx.plans = settings.configuredPlans ?? (await store.listPlans())
     await orgPolicies.preload()
+    await outcomes.preload()
     await lease?.start()
     webhooks?.start()
     // Stale open data (docs/data.md) is said once, at start, with the command that fixes it: a
@@ -57,13 +59,14 @@ export const lifecyclePlugin = rootPlugin('riskcheck-lifecycle', (app, parts) =>
 
 /** Stops every part, in order: the pumps and workers, Redis, the org policies' writes, the dashboard, riskcheck, the lease, the store. */
 async function shutDown(parts: ServerParts): Promise<void> {
-  const { webhooks, bulkQueue, bulk, redis, orgPolicies, live, rc, lease, deps, ownStore, store } = parts
+  const { webhooks, bulkQueue, bulk, redis, orgPolicies, outcomes, live, rc, lease, deps, ownStore, store } = parts
   await webhooks?.stop()
   // The bulk worker's jobs stop with the engines (what is done is written) and give their messages back.
   if (bulkQueue) await bulkQueue.close({ stopping: bulk?.close() })
   else await bulk?.close()
   if (redis) await redis.quit().catch(() => redis.disconnect())
   await orgPolicies.flush()
+  await outcomes.flush()
   await live.dashboard?.close()
   await rc.close()
   await lease?.stop().catch((err: unknown) => live.app?.log.warn({ err }, 'giving the instance lease up failed'))

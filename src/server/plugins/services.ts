@@ -18,6 +18,8 @@ import { docsBase } from '../error-docs.js'
 import { createInstanceLease } from '../instance-lease.js'
 import { createServerMetrics } from '../metrics.js'
 import { createOrgLists } from '../org-lists.js'
+import { createOutcomeService, DEFAULT_OUTCOME_RETENTION_DAYS } from '../outcomes.js'
+import { outcomeStoreOf } from '../store/outcome-storage.js'
 import { createOrgPolicies } from '../org-policies.js'
 import { parsePublicUrl } from '../public-url.js'
 import { createMethodTable } from '../request-guards.js'
@@ -54,11 +56,12 @@ export function serverSettings(options: ServerOptions, live: LiveState): ServerS
   const webhookEvery = numberOption('webhookIntervalMs', options.webhookIntervalMs, 1000, { min: 0 }, 'riskcheck server')
   const publicUrl = publicUrlOption(options)
   const velocityOption = serverVelocityOption(options.velocity, options.riskcheck?.velocity)
+  const outcomeDays = numberOption('outcomeRetentionDays', options.outcomeRetentionDays, DEFAULT_OUTCOME_RETENTION_DAYS, { min: 1 }, 'riskcheck server')
   const requestTimeout = numberOption('requestTimeoutMs', options.requestTimeoutMs, 60_000, {}, 'riskcheck server')
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
   const listening = () => (live.app?.server.listening ? live.app.server.address() : null)
   const docsUrl = docsBase({ docsUrl: options.docsUrl, publicUrl }, listening)
-  return { bodyLimit, requestTimeout, testRate, anonRate, purgeEvery, leaseMs, webhookEvery, publicUrl, configuredPlans, docsUrl, velocityOption }
+  return { bodyLimit, requestTimeout, testRate, anonRate, purgeEvery, leaseMs, webhookEvery, publicUrl, configuredPlans, docsUrl, velocityOption, outcomeDays }
 }
 
 /** The one riskcheck instance behind every lookup; the store is closed when it cannot be made. */
@@ -132,7 +135,9 @@ export function buildServerParts(options: ServerOptions): ServerParts {
   }
   const states = new WeakMap<FastifyRequest, RequestState>()
   const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message))
-  const base = { options, settings, store, ownStore, storage, rc, nowMs, lease, redis, deps, limiter, secret, velocity, orgLists, orgPolicies, metrics, ...jobs }
+  // Outcomes (POST /v1/outcomes) and the labels they add to later answers (../outcomes.ts)
+  const outcomes = createOutcomeService({ store: outcomeStoreOf(store), nowMs, retentionDays: settings.outcomeDays, warn: (fields, message) => backgroundLog()?.warn(fields, message) })
+  const base = { options, settings, store, ownStore, storage, rc, nowMs, lease, redis, deps, limiter, secret, velocity, orgLists, outcomes, orgPolicies, metrics, ...jobs }
   const rest = { testEnv, states, methods: createMethodTable(), live, backgroundLog }
   return { ...base, ...rest, ctx: serverContextOf({ ...base, ...rest }) }
 }

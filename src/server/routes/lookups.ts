@@ -93,7 +93,8 @@ export const LOOKUP_BODIES = {
 
 /**
  * Runs one lookup for a caller and ends its request on the ledger (usage, credit alerts); a live key's answer goes
- * into its org's answer log (../org-policies.ts). The result's request id is the HTTP request's, so an answer and a
+ * into its org's answer log (../org-policies.ts); the org's outcomes label the answer and its input hashes are kept
+ * (../outcomes.ts). The result's request id is the HTTP request's, so an answer and a
  * log line match.
  */
 export async function serveLookup<D>(
@@ -105,10 +106,13 @@ export async function serveLookup<D>(
   const { env, ledger } = ctx.lookupEnv(auth, request)
   let served: LookupResult<D> | undefined
   try {
-    const result = await run(env)
+    const owner = { orgId: auth.orgId, mode: auth.mode }
+    const labels = await ctx.outcomes.prepare(owner)
+    const result = await run({ ...env, answerLabels: labels.hook })
     served = result
     result.request.id = request.id
     ctx.recordAnswer(auth, result)
+    ctx.outcomes.keepInputs(owner, request.id, labels.inputs)
     return result
   } finally {
     if (ledger) await settleOrKeep(ctx, ledger, served !== undefined)

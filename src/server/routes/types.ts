@@ -11,6 +11,7 @@ import type { Riskcheck } from '../../riskcheck.js'
 import type { LookupResult, Scope } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkService } from '../bulk-service.js'
+import type { OutcomeService } from '../outcomes.js'
 import type { OrgLedger } from '../../accounts/ledger.js'
 import type { Plan, Product } from '../../accounts/plans.js'
 import type { Readiness } from '../health.js'
@@ -31,6 +32,8 @@ export interface ServerContext {
    * credits a hold of this instance for `request`, when the store keeps holds). Call `settle` when the request ends.
    */
   lookupEnv(auth: RequestAuth, request?: FastifyRequest): { env: LookupEnv; ledger: OrgLedger | null }
+  /** Outcomes: recording, listing, and the labels they add to answers (../outcomes.ts). */
+  outcomes: OutcomeService
   /** Logs an answer of a live key into its org's answer log (what `admin policy set` backtests; never throws). */
   recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): void
   /** The OpenAPI document (built once). */

@@ -5,6 +5,7 @@
 import type pg from 'pg'
 import type { Migration } from '../shared/migration.js'
 import { inTransaction } from './client.js'
+import { OUTCOMES_POSTGRES_SCHEMA } from './outcomes.js'
 
 /** One PostgreSQL migration (the shape every engine shares). */
 export type PostgresMigration = Migration
@@ -327,6 +328,11 @@ CREATE TABLE list_versions (
   PRIMARY KEY (org_id, mode)
 );
 `,
+  },
+  {
+    version: 7,
+    name: 'outcomes and the input hashes of answered requests',
+    sql: OUTCOMES_POSTGRES_SCHEMA,
   },
 ]
 

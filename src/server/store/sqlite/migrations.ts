@@ -3,7 +3,7 @@
  * last version run). Append only: never edit a migration that has shipped; add the next one. 002: bulk jobs and
  * webhooks; 003: per-org policies and the answer log (./org-policies.ts); 005: instance leases (./leases.ts); 006:
  * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts); 007: allow/block lists
- * (./lists.ts).
+ * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts).
  */
 import type { Migration } from '../shared/migration.js'
 
@@ -334,6 +334,44 @@ CREATE TABLE list_versions (
   version INTEGER NOT NULL,
   PRIMARY KEY (org_id, mode)
 ) STRICT;
+`,
+  },
+  {
+    // Outcomes (./outcomes.ts, docs/outcomes.md): labels of what happened after an answer, with history (a later
+    // different outcome of the same subject supersedes the current one), and the keyed hashes of each answered
+    // request's inputs, kept as long as the outcomes so a label given by request id reaches them.
+    version: 8,
+    name: '008_outcomes',
+    sql: `
+CREATE TABLE answer_inputs (
+  request_id TEXT PRIMARY KEY,
+  org_id     TEXT NOT NULL,
+  mode       TEXT NOT NULL,
+  at         INTEGER NOT NULL,
+  email_hash TEXT,
+  phone_hash TEXT,
+  ip_hash    TEXT
+) STRICT;
+CREATE INDEX answer_inputs_at ON answer_inputs(at);
+
+CREATE TABLE outcomes (
+  seq           INTEGER PRIMARY KEY,
+  id            TEXT NOT NULL UNIQUE,
+  org_id        TEXT NOT NULL,
+  mode          TEXT NOT NULL,
+  request_id    TEXT,
+  subject       TEXT NOT NULL,
+  outcome       TEXT NOT NULL,
+  note          TEXT,
+  email_hash    TEXT,
+  phone_hash    TEXT,
+  ip_hash       TEXT,
+  created_at    INTEGER NOT NULL,
+  superseded_at INTEGER
+) STRICT;
+CREATE UNIQUE INDEX outcomes_current ON outcomes(org_id, mode, subject) WHERE superseded_at IS NULL;
+CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
+CREATE INDEX outcomes_created ON outcomes(created_at);
 `,
   },
 ]

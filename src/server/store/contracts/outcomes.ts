@@ -1,0 +1,109 @@
+/**
+ * The storage of outcomes (docs/outcomes.md): labels of what happened after an answer, and the keyed hashes of the
+ * inputs of each answered request that let a label given by request id reach the email, phone and IP it came with.
+ * Interfaces and record types only; implementations in ../sqlite/outcomes.ts and ../postgres/outcomes.ts.
+ */
+import type { Awaitable } from '../../../accounts/types.js'
+
+/** The outcomes a caller can record. */
+export const OUTCOME_KINDS = ['fraud', 'legitimate', 'chargeback', 'account_takeover', 'bounced', 'delivered', 'spam_complaint'] as const
+export type OutcomeKind = (typeof OUTCOME_KINDS)[number]
+
+/** Key mode: test-key outcomes and answers never meet live ones. */
+export type OutcomeMode = 'live' | 'test'
+
+/** The keyed hashes (HMAC-SHA256, hex) of a request's normalised inputs; null where the request had none. */
+export interface InputHashes {
+  email: string | null
+  phone: string | null
+  ip: string | null
+}
+
+/** The inputs of one answered request, kept for the outcome retention period. */
+export interface AnswerInputsRecord extends InputHashes {
+  orgId: string
+  mode: OutcomeMode
+  requestId: string
+  /** Unix ms of the answer. */
+  at: number
+}
+
+/** One stored outcome (a row of the history). */
+export interface OutcomeRecord extends InputHashes {
+  /** `out_` + 24 hex digits. */
+  id: string
+  /** Ordering of the history: higher is later. */
+  seq: number
+  orgId: string
+  mode: OutcomeMode
+  /** The request the label is about, or null when it was given by input. */
+  requestId: string | null
+  /**
+   * What the label is about, with its axis (`delivery`: bounced, delivered, spam_complaint; `risk`: the others):
+   * `<axis>:<request id>`, or `<axis>:<type>:<hash>` for a label given by input. Each subject has one current outcome.
+   */
+  subject: string
+  outcome: OutcomeKind
+  note: string | null
+  /** Unix ms. */
+  createdAt: number
+  /** Unix ms when a later, different outcome of the same subject replaced it; null while current. */
+  supersededAt: number | null
+}
+
+/** A new outcome: its subject and hashes resolved by the caller. */
+export interface NewOutcome extends InputHashes {
+  id: string
+  requestId: string | null
+  subject: string
+  outcome: OutcomeKind
+  note: string | null
+}
+
+/** What recording one outcome did. */
+export type RecordedOutcome = { status: 'recorded'; record: OutcomeRecord } | { status: 'unchanged'; record: OutcomeRecord }
+
+/** A page of outcomes, newest first. */
+export interface OutcomePage {
+  data: OutcomeRecord[]
+  /** Pass back as `afterSeq` for the next page; null on the last one. */
+  nextSeq: number | null
+}
+
+/** Filters of {@link OutcomeStore.listOutcomes}. */
+export interface OutcomeListQuery {
+  requestId?: string
+  outcome?: OutcomeKind
+  /** Only rows with a lower seq (the cursor). */
+  beforeSeq?: number
+  limit: number
+}
+
+/** The current (not superseded) labels of an org and mode: what answers are adjusted by. */
+export interface CurrentLabel extends InputHashes {
+  seq: number
+  outcome: OutcomeKind
+}
+
+/** Outcome storage of one database. Methods may answer synchronously (SQLite) or with a promise (PostgreSQL). */
+export interface OutcomeStore {
+  /** The deployment's HMAC key of input hashes (a `meta` row generated once). */
+  hmacKey(): Awaitable<string>
+  /** Keeps the input hashes of answered requests (a repeated request id is ignored). */
+  recordInputs(rows: readonly AnswerInputsRecord[]): Awaitable<void>
+  /** The input hashes of requests of this org and mode, by request id (unknown, expired, another org's or mode's: absent). */
+  inputsOf(orgId: string, mode: OutcomeMode, requestIds: readonly string[]): Awaitable<Map<string, InputHashes>>
+  /**
+   * Records outcomes in order, in one transaction: the same outcome as the subject's current one → `unchanged`;
+   * otherwise the current one (if any) is marked superseded at `nowMs` and the new row inserted.
+   */
+  recordOutcomes(orgId: string, mode: OutcomeMode, outcomes: readonly NewOutcome[], nowMs: number): Awaitable<RecordedOutcome[]>
+  /** The org's outcomes in this mode, newest first. */
+  listOutcomes(orgId: string, mode: OutcomeMode, query: OutcomeListQuery): Awaitable<OutcomePage>
+  /** The current labels of an org and mode. */
+  currentLabels(orgId: string, mode: OutcomeMode): Awaitable<CurrentLabel[]>
+  /** Every org and mode holding at least one outcome (`orgId|mode`). */
+  labelledOrgs(): Awaitable<string[]>
+  /** Deletes outcomes and kept inputs created before `cutoffMs`. Returns how many rows went. */
+  purge(cutoffMs: number): Awaitable<number>
+}

@@ -1,0 +1,147 @@
+/**
+ * Outcomes on PostgreSQL: the {@link OutcomeStore} contract of ../contracts/outcomes.ts over a pool shared by every
+ * instance, with the tables of SQLite migration 006_outcomes (times as BIGINT unix ms; migration version 6).
+ */
+import { randomBytes } from 'node:crypto'
+import type pg from 'pg'
+import type { CurrentLabel, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeStore, RecordedOutcome } from '../contracts/outcomes.js'
+import { toOutcome, type OutcomeRow } from '../sqlite/outcomes.js'
+
+/** The tables (version 6 of the PostgreSQL migrations). */
+export const OUTCOMES_POSTGRES_SCHEMA = `
+CREATE TABLE answer_inputs (
+  request_id TEXT PRIMARY KEY,
+  org_id     TEXT NOT NULL,
+  mode       TEXT NOT NULL,
+  at         BIGINT NOT NULL,
+  email_hash TEXT,
+  phone_hash TEXT,
+  ip_hash    TEXT
+);
+CREATE INDEX answer_inputs_at ON answer_inputs(at);
+
+CREATE TABLE outcomes (
+  seq           BIGSERIAL PRIMARY KEY,
+  id            TEXT NOT NULL UNIQUE,
+  org_id        TEXT NOT NULL,
+  mode          TEXT NOT NULL,
+  request_id    TEXT,
+  subject       TEXT NOT NULL,
+  outcome       TEXT NOT NULL,
+  note          TEXT,
+  email_hash    TEXT,
+  phone_hash    TEXT,
+  ip_hash       TEXT,
+  created_at    BIGINT NOT NULL,
+  superseded_at BIGINT
+);
+CREATE UNIQUE INDEX outcomes_current ON outcomes(org_id, mode, subject) WHERE superseded_at IS NULL;
+CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
+CREATE INDEX outcomes_created ON outcomes(created_at);
+`
+
+/** Runs `fn` in one transaction on a client of the pool. */
+async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect()
+  try {
+    await c.query('BEGIN')
+    const r = await fn(c)
+    await c.query('COMMIT')
+    return r
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => undefined)
+    throw e
+  } finally {
+    c.release()
+  }
+}
+
+/** Records one outcome inside the batch's transaction (see OutcomeStore.recordOutcomes). */
+async function recordOne(c: pg.PoolClient, orgId: string, mode: OutcomeMode, o: NewOutcome, nowMs: number): Promise<RecordedOutcome> {
+  const cur = (await c.query('SELECT * FROM outcomes WHERE org_id = $1 AND mode = $2 AND subject = $3 AND superseded_at IS NULL', [orgId, mode, o.subject])).rows[0] as OutcomeRow | undefined
+  if (cur && cur.outcome === o.outcome) return { status: 'unchanged', record: toOutcome(cur) }
+  if (cur) await c.query('UPDATE outcomes SET superseded_at = $1 WHERE seq = $2', [nowMs, cur.seq])
+  const { rows } = await c.query(
+    `INSERT INTO outcomes (id, org_id, mode, request_id, subject, outcome, note, email_hash, phone_hash, ip_hash, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+    [o.id, orgId, mode, o.requestId, o.subject, o.outcome, o.note, o.email, o.phone, o.ip, nowMs],
+  )
+  return { status: 'recorded', record: toOutcome(rows[0] as OutcomeRow) }
+}
+
+/**
+ * The PostgreSQL outcome store.
+ *
+ * @example
+ * const outcomes = createPostgresOutcomeStore(postgresStore.pool)
+ */
+export function createPostgresOutcomeStore(pool: pg.Pool): OutcomeStore {
+  let key: Promise<string> | undefined
+  const readKey = async (): Promise<string> => {
+    await pool.query(`INSERT INTO meta (key, value) VALUES ('outcome_hmac_key', $1) ON CONFLICT (key) DO NOTHING`, [randomBytes(32).toString('hex')])
+    return (await pool.query<{ value: string }>(`SELECT value FROM meta WHERE key = 'outcome_hmac_key'`)).rows[0]!.value
+  }
+  return {
+    hmacKey() {
+      key ??= readKey()
+      key.catch(() => (key = undefined))
+      return key
+    },
+    async recordInputs(rows) {
+      if (rows.length === 0) return
+      await pool.query(
+        `INSERT INTO answer_inputs (request_id, org_id, mode, at, email_hash, phone_hash, ip_hash)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
+         ON CONFLICT (request_id) DO NOTHING`,
+        [rows.map((r) => r.requestId), rows.map((r) => r.orgId), rows.map((r) => r.mode), rows.map((r) => r.at), rows.map((r) => r.email), rows.map((r) => r.phone), rows.map((r) => r.ip)],
+      )
+    },
+    async inputsOf(orgId, mode, requestIds) {
+      const found = new Map<string, InputHashes>()
+      if (requestIds.length === 0) return found
+      const { rows } = await pool.query('SELECT request_id, email_hash, phone_hash, ip_hash FROM answer_inputs WHERE request_id = ANY($1::text[]) AND org_id = $2 AND mode = $3', [
+        [...requestIds],
+        orgId,
+        mode,
+      ])
+      for (const r of rows as Array<Record<string, string | null>>) found.set(r.request_id as string, { email: r.email_hash ?? null, phone: r.phone_hash ?? null, ip: r.ip_hash ?? null })
+      return found
+    },
+    recordOutcomes: (orgId, mode, list, nowMs) =>
+      inTransaction(pool, async (c) => {
+        // Serializes writers of the same subjects (the partial unique index alone would turn a race into an error);
+        // taken in one order, so two batches cannot deadlock.
+        const keys = [...new Set(list.map((o) => `${orgId}|${mode}|${o.subject}`))].sort()
+        await c.query('SELECT count(pg_advisory_xact_lock(hashtext(k))) FROM (SELECT k FROM unnest($1::text[]) AS k ORDER BY k) ordered', [keys])
+        const out: RecordedOutcome[] = []
+        for (const o of list) out.push(await recordOne(c, orgId, mode, o, nowMs))
+        return out
+      }),
+    async listOutcomes(orgId, mode, query) {
+      const where = ['org_id = $1', 'mode = $2']
+      const args: unknown[] = [orgId, mode]
+      const add = (sql: string, v: unknown) => (args.push(v), where.push(sql.replace('?', `$${args.length}`)))
+      if (query.requestId !== undefined) add('request_id = ?', query.requestId)
+      if (query.outcome !== undefined) add('outcome = ?', query.outcome)
+      if (query.beforeSeq !== undefined) add('seq < ?', query.beforeSeq)
+      args.push(query.limit + 1)
+      const { rows } = await pool.query(`SELECT * FROM outcomes WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${args.length}`, args)
+      const data = (rows as OutcomeRow[]).slice(0, query.limit).map(toOutcome)
+      return { data, nextSeq: rows.length > query.limit ? (data[data.length - 1]?.seq ?? null) : null }
+    },
+    async currentLabels(orgId, mode) {
+      const { rows } = await pool.query('SELECT seq, outcome, email_hash, phone_hash, ip_hash FROM outcomes WHERE org_id = $1 AND mode = $2 AND superseded_at IS NULL', [orgId, mode])
+      return (rows as Array<Record<string, string | null>>).map(
+        (r): CurrentLabel => ({ seq: Number(r.seq), outcome: r.outcome as OutcomeKind, email: r.email_hash ?? null, phone: r.phone_hash ?? null, ip: r.ip_hash ?? null }),
+      )
+    },
+    async labelledOrgs() {
+      return (await pool.query<{ k: string }>(`SELECT DISTINCT org_id || '|' || mode AS k FROM outcomes`)).rows.map((r) => r.k)
+    },
+    async purge(cutoff) {
+      const a = await pool.query('DELETE FROM outcomes WHERE created_at < $1', [cutoff])
+      const b = await pool.query('DELETE FROM answer_inputs WHERE at < $1', [cutoff])
+      return (a.rowCount ?? 0) + (b.rowCount ?? 0)
+    },
+  }
+}

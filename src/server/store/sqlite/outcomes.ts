@@ -1,0 +1,124 @@
+/**
+ * Outcomes on SQLite (tables of migration 006_outcomes in ../migrations.ts): the {@link OutcomeStore} contract of
+ * ../contracts/outcomes.ts over the server's one database file.
+ */
+import { randomBytes } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import type {
+  AnswerInputsRecord,
+  CurrentLabel,
+  InputHashes,
+  NewOutcome,
+  OutcomeKind,
+  OutcomeMode,
+  OutcomeRecord,
+  OutcomeStore,
+  RecordedOutcome,
+} from '../contracts/outcomes.js'
+
+/** A store type whose methods answer synchronously. */
+type Sync<S> = { [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Awaited<R> : S[K] }
+
+/** A row of `outcomes` (both engines name the columns alike). */
+export interface OutcomeRow {
+  seq: number | string
+  id: string
+  org_id: string
+  mode: string
+  request_id: string | null
+  subject: string
+  outcome: string
+  note: string | null
+  email_hash: string | null
+  phone_hash: string | null
+  ip_hash: string | null
+  created_at: number | string
+  superseded_at: number | string | null
+}
+
+/** The record of a row. */
+export const toOutcome = (r: OutcomeRow): OutcomeRecord => ({
+  id: r.id,
+  seq: Number(r.seq),
+  orgId: r.org_id,
+  mode: r.mode as OutcomeMode,
+  requestId: r.request_id,
+  subject: r.subject,
+  outcome: r.outcome as OutcomeKind,
+  note: r.note,
+  email: r.email_hash,
+  phone: r.phone_hash,
+  ip: r.ip_hash,
+  createdAt: Number(r.created_at),
+  supersededAt: r.superseded_at === null ? null : Number(r.superseded_at),
+})
+
+/**
+ * The SQLite outcome store. `groupWrite` (the store's group commit) batches the input-hash writes of answers.
+ *
+ * @example
+ * const outcomes = createSqliteOutcomeStore(createSqliteStore('./riskcheck.sqlite').db)
+ */
+export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>(write: () => T) => Promise<T>): Sync<OutcomeStore> & Pick<OutcomeStore, 'recordInputs'> {
+  db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('outcome_hmac_key', ?)`).run(randomBytes(32).toString('hex'))
+  const key = (db.prepare(`SELECT value FROM meta WHERE key = 'outcome_hmac_key'`).pluck().get() as string)
+  const q = {
+    input: db.prepare('INSERT OR IGNORE INTO answer_inputs (request_id, org_id, mode, at, email_hash, phone_hash, ip_hash) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    inputsOf: db.prepare('SELECT email_hash, phone_hash, ip_hash FROM answer_inputs WHERE request_id = ? AND org_id = ? AND mode = ?'),
+    current: db.prepare('SELECT * FROM outcomes WHERE org_id = ? AND mode = ? AND subject = ? AND superseded_at IS NULL'),
+    supersede: db.prepare('UPDATE outcomes SET superseded_at = ? WHERE seq = ?'),
+    insert: db.prepare(
+      `INSERT INTO outcomes (id, org_id, mode, request_id, subject, outcome, note, email_hash, phone_hash, ip_hash, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    ),
+    labels: db.prepare('SELECT seq, outcome, email_hash, phone_hash, ip_hash FROM outcomes WHERE org_id = ? AND mode = ? AND superseded_at IS NULL'),
+    labelled: db.prepare(`SELECT DISTINCT org_id || '|' || mode FROM outcomes`).pluck(),
+    purgeOutcomes: db.prepare('DELETE FROM outcomes WHERE created_at < ?'),
+    purgeInputs: db.prepare('DELETE FROM answer_inputs WHERE at < ?'),
+  }
+  const writeInputs = db.transaction((rows: readonly AnswerInputsRecord[]) => {
+    for (const r of rows) q.input.run(r.requestId, r.orgId, r.mode, r.at, r.email, r.phone, r.ip)
+  })
+  const recordOne = (orgId: string, mode: OutcomeMode, o: NewOutcome, nowMs: number): RecordedOutcome => {
+    const cur = q.current.get(orgId, mode, o.subject) as OutcomeRow | undefined
+    if (cur && cur.outcome === o.outcome) return { status: 'unchanged', record: toOutcome(cur) }
+    if (cur) q.supersede.run(nowMs, cur.seq)
+    const row = q.insert.get(o.id, orgId, mode, o.requestId, o.subject, o.outcome, o.note, o.email, o.phone, o.ip, nowMs) as OutcomeRow
+    return { status: 'recorded', record: toOutcome(row) }
+  }
+  const recordTx = db.transaction((orgId: string, mode: OutcomeMode, list: readonly NewOutcome[], nowMs: number) => list.map((o) => recordOne(orgId, mode, o, nowMs)))
+  const purgeTx = db.transaction((cutoff: number) => q.purgeOutcomes.run(cutoff).changes + q.purgeInputs.run(cutoff).changes)
+  return {
+    hmacKey: () => key,
+    recordInputs(rows) {
+      if (rows.length === 0) return
+      if (groupWrite) return groupWrite(() => writeInputs(rows))
+      writeInputs.immediate(rows)
+    },
+    inputsOf(orgId, mode, requestIds) {
+      const found = new Map<string, InputHashes>()
+      for (const id of requestIds) {
+        const r = q.inputsOf.get(id, orgId, mode) as { email_hash: string | null; phone_hash: string | null; ip_hash: string | null } | undefined
+        if (r) found.set(id, { email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash })
+      }
+      return found
+    },
+    recordOutcomes: (orgId, mode, list, nowMs) => recordTx.immediate(orgId, mode, list, nowMs),
+    listOutcomes(orgId, mode, query) {
+      const where = ['org_id = ?', 'mode = ?']
+      const args: unknown[] = [orgId, mode]
+      if (query.requestId !== undefined) (where.push('request_id = ?'), args.push(query.requestId))
+      if (query.outcome !== undefined) (where.push('outcome = ?'), args.push(query.outcome))
+      if (query.beforeSeq !== undefined) (where.push('seq < ?'), args.push(query.beforeSeq))
+      const rows = db.prepare(`SELECT * FROM outcomes WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`).all(...args, query.limit + 1) as OutcomeRow[]
+      const data = rows.slice(0, query.limit).map(toOutcome)
+      return { data, nextSeq: rows.length > query.limit ? (data[data.length - 1]?.seq ?? null) : null }
+    },
+    currentLabels: (orgId, mode) =>
+      (q.labels.all(orgId, mode) as Array<{ seq: number; outcome: string; email_hash: string | null; phone_hash: string | null; ip_hash: string | null }>).map(
+        (r): CurrentLabel => ({ seq: r.seq, outcome: r.outcome as OutcomeKind, email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash }),
+      ),
+    labelledOrgs: () => q.labelled.all() as string[],
+    purge: (cutoff) => purgeTx.immediate(cutoff),
+  }
+}
