@@ -29,6 +29,8 @@ export interface VelocityStore {
  * Checks in the same millisecond share an entry.
  */
 interface Log {
+  /** The key as first stored (the queue refers to the log, so a caller's equal key string is not kept). */
+  key: string
   times: number[]
   cum: number[]
   /** First entry still within the day window. */
@@ -103,19 +105,19 @@ export interface MemoryVelocityStoreOptions {
 export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = {}): VelocityStore & { readonly size: number } {
   const maxKeys = options.maxKeys ?? 1_000_000
   const logs = new Map<string, Log>()
-  // Every check's key and number, oldest first: the front tells which key was checked least recently (an entry is
+  // Every check's log and number, oldest first: the front tells which key was checked least recently (an entry is
   // stale once its key was checked again), so idle keys are found without scanning the map.
-  let queueKeys: string[] = []
+  let queueLogs: Log[] = []
   let queueSeqs: number[] = []
   let head = 0
   let seq = 0
   const one = (key: string, now: number): WindowCount => {
     let log = logs.get(key)
-    if (!log) logs.set(key, (log = { times: [], cum: [], head: 0, before: 0, last: 0 }))
+    if (!log) logs.set(key, (log = { key, times: [], cum: [], head: 0, before: 0, last: 0 }))
     if (log.times.length > 0 && now < (log.times[log.times.length - 1] as number)) log.head = 0 // the clock stepped back
     record(log, now)
     log.last = ++seq
-    queueKeys.push(key)
+    queueLogs.push(log)
     queueSeqs.push(seq)
     log.head = after(log.times, log.head, now - DAY_MS)
     const total = log.cum[log.cum.length - 1] as number
@@ -125,18 +127,17 @@ export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = 
     return { hour, day }
   }
   const evict = (now: number) => {
-    while (head < queueKeys.length) {
-      const key = queueKeys[head] as string
-      const log = logs.get(key)
-      if (log && log.last === queueSeqs[head]) {
+    while (head < queueLogs.length) {
+      const log = queueLogs[head] as Log
+      if (log.last === queueSeqs[head] && logs.get(log.key) === log) {
         const newest = log.times[log.times.length - 1] as number
         if (logs.size <= maxKeys && newest > now - DAY_MS) break
-        logs.delete(key)
+        logs.delete(log.key)
       }
       head++
     }
-    if (head > 1024 && head * 2 > queueKeys.length) {
-      queueKeys = queueKeys.slice(head)
+    if (head > 1024 && head * 2 > queueLogs.length) {
+      queueLogs = queueLogs.slice(head)
       queueSeqs = queueSeqs.slice(head)
       head = 0
     }
