@@ -261,8 +261,9 @@ function settleUncached<D>(
 ): LookupRun<D> | Promise<LookupRun<D>> {
   const credits = Math.min(max, billedCredits(def.type, outcome as CheckOutcome<unknown>, env.ctx))
   const r = reserve > credits ? env.ledger.refund(reserve - credits) : undefined
-  if (isPromise(r)) return r.then(() => answer(env, def.type, outcome, runOptions, credits, false, input))
-  return answer(env, def.type, outcome, runOptions, credits, false, input)
+  // the outcome is the check's own, made for this call and stored nowhere: it is completed in place
+  if (isPromise(r)) return r.then(() => answer(env, def.type, outcome, runOptions, credits, false, input, true))
+  return answer(env, def.type, outcome, runOptions, credits, false, input, true)
 }
 
 /**
@@ -277,10 +278,11 @@ function answer<D>(
   creditsUsed: number,
   cacheHit: boolean,
   input: unknown,
+  own = false,
 ): LookupRun<D> | Promise<LookupRun<D>> {
   const nowMs = runOptions.nowMs ?? env.ctx.now().getTime()
   const context = runOptions.context ?? null
-  const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.countVelocity === true, input)
+  const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.countVelocity === true, input, own)
   const counting = runOptions.countVelocity === true && env.signals?.velocity != null && VELOCITY_TYPES.has(type)
   if (!counting && !isPromise(listed)) return { outcome: listed, assessment: scoreOutcome(env, listed, context), creditsUsed, cacheHit }
   return (async () => {
