@@ -10,7 +10,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
-import { formatIpv4, formatIpv6Words, parseIp } from '../sources/ip/parse.js'
+import { formatIpv4, formatIpv6Words, parseIp, type ParsedIp } from '../sources/ip/parse.js'
 import { sipHash128, sipKey, type SipKey } from './siphash.js'
 import { createMemoryVelocityStore, type VelocityStore, type WindowCount } from './store.js'
 
@@ -40,7 +40,10 @@ export interface VelocityCounter {
 /** The network of an address: its /24 (IPv4) or /48 (IPv6), as CIDR text. */
 export function networkOf(address: string): string | null {
   const ip = parseIp(address)
-  if (!ip) return null
+  return ip ? networkOfParsed(ip) : null
+}
+
+function networkOfParsed(ip: ParsedIp): string {
   if (ip.version === 4) return `${formatIpv4(ip.value - (ip.value % 256))}/24`
   const w = ip.words
   return `${formatIpv6Words([w[0], (w[1] & 0xffff0000) >>> 0, 0, 0])}/48`
@@ -56,8 +59,7 @@ export function velocityValuesOf(type: string, details: unknown, out: VelocityVa
     const ip = parseIp(d.ip)
     if (ip) {
       out.ip = ip.address
-      const net = networkOf(ip.address)
-      if (net) out.network = net
+      out.network = networkOfParsed(ip)
     }
   } else if (type === 'email') {
     const domain = d.syntax_valid === true ? asciiDomain(d.domain) : null
