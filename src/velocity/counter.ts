@@ -4,8 +4,7 @@
  * how many checks had each in the last hour and 24 hours (`details.velocity`). Values reach the store only as keyed
  * hashes (SipHash-2-4-128 under a key derived from the deployment's secret, of the mode, the kind and the value), so
  * the store holds no input and the counts cannot be matched to one without the secret. Test-mode checks count apart
- * from live ones. Why SipHash and not HMAC: docs/decisions.md, "Lists and velocity" (velocity
- * keys).
+ * from live ones. Why SipHash and not HMAC: docs/decisions.md, "Lists and velocity" (velocity keys).
  */
 import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
