@@ -104,11 +104,15 @@ export function createVelocityHasher(key: SipKey): (space: 'l' | 't', kind: Velo
   const tag = new Uint8Array(16)
   const codes: number[] = new Array(25).fill(0)
   const encoder = new TextEncoder()
+  // the message's head, `<mode> NUL <kind> NUL`, as bytes, made once per mode and kind
+  const headsOf = (space: string) => new Map(VELOCITY_KINDS.map((k) => [k, Uint8Array.from(`${space}\u0000${k}\u0000`, (c) => c.charCodeAt(0))]))
+  const live = headsOf('l')
+  const test = headsOf('t')
   return (space, kind, value) => {
-    const head = `${space}\u0000${kind}\u0000`
+    const head = (space === 'l' ? live : test).get(kind) as Uint8Array
     const most = head.length + value.length * 3
     if (most > buf.length) buf = new Uint8Array(Math.max(most, buf.length * 2))
-    for (let i = 0; i < head.length; i++) buf[i] = head.charCodeAt(i)
+    for (let i = 0; i < head.length; i++) buf[i] = head[i]!
     let n = head.length
     let ascii = true
     for (let i = 0; i < value.length; i++) {
