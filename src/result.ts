@@ -6,20 +6,30 @@ import type { CheckOutcome } from './checks/types.js'
 import type { LookupResult, LookupType } from './schema.js'
 import type { Assessment } from './scoring/engine.js'
 
-// Random bytes for request ids, drawn 4 KiB at a time (one randomFillSync per 341 ids instead of one call per id).
+// Random bytes for request ids, drawn 4 KiB at a time and turned to hex at once (one randomFillSync and one hex
+// conversion per 341 ids instead of one each per id).
 const ID_BYTES = 12
 const pool = Buffer.allocUnsafe(4096 - (4096 % ID_BYTES))
+let poolHex = ''
 let poolOffset = pool.length
 
 /** A new request id: `req_` + 24 hex characters (96 random bits). */
 export function newRequestId(): string {
   if (poolOffset + ID_BYTES > pool.length) {
     randomFillSync(pool)
+    poolHex = pool.toString('hex')
     poolOffset = 0
   }
-  const id = `req_${pool.toString('hex', poolOffset, poolOffset + ID_BYTES)}`
+  const id = `req_${poolHex.slice(poolOffset * 2, (poolOffset + ID_BYTES) * 2)}`
   poolOffset += ID_BYTES
   return id
+}
+
+/** The distinct names of `sources`, in order (a handful: a scan beats a Set). */
+function distinctSources(sources: readonly string[]): string[] {
+  const out: string[] = []
+  for (const s of sources) if (!out.includes(s)) out.push(s)
+  return out
 }
 
 // Date#toISOString costs about 1 µs; at thousands of lookups a second most share their millisecond with the last one.
@@ -66,7 +76,7 @@ export function buildResult<D>(outcome: CheckOutcome<D>, assessment: Assessment,
       credits_remaining: meta.testMode ? null : meta.creditsRemaining,
       cache_hit: meta.cacheHit,
       test_mode: meta.testMode,
-      data_sources: [...new Set(outcome.dataSources)],
+      data_sources: distinctSources(outcome.dataSources),
     },
     verdict: { status: assessment.status, reason: assessment.reason },
     risk: {

@@ -29,8 +29,11 @@ export interface ListEntry {
   /** The normalised value (as reported in `details.lists[].value`). */
   value: string
   reason: string | null
-  /** Unix ms from which it no longer matches (Infinity: never expires). */
-  expiresAt: number
+  /**
+   * Unix ms from which it no longer matches; null: never (not Infinity: a number field holds each entry's own boxed
+   * number, one more object per item for the collector to walk).
+   */
+  expiresAt: number | null
 }
 
 /**
@@ -165,7 +168,8 @@ export function compileLists(defs: unknown): CompiledLists {
         return
       }
       const reason = typeof item.reason === 'string' && item.reason !== '' ? item.reason : null
-      const entry: ListEntry = { list, value: n.value, reason, expiresAt: expiryOf(item.expiresAt) as number }
+      const expiresAt = expiryOf(item.expiresAt) as number
+      const entry: ListEntry = { list, value: n.value, reason, expiresAt: expiresAt === Infinity ? null : expiresAt }
       if (n.cidr) cidrs.set(n.key, n.cidr)
       const added = list.itemType === 'asn' ? put(maps.asn, Number(n.key.slice(2)), entry) : put(maps[list.itemType], n.key, entry)
       if (added) distinct++

@@ -48,7 +48,7 @@ class Collector {
   }
 
   private one(e: ListEntry): void {
-    if (e.expiresAt <= this.nowMs) return
+    if (e.expiresAt !== null && e.expiresAt <= this.nowMs) return
     const found = (this.found ??= [])
     for (let k = 0; k < found.length; k++) if ((found[k] as ListEntry).list === e.list) return
     found.push(e)

@@ -294,8 +294,8 @@ export interface EvaluateOptions {
  */
 export function evaluate(factors: readonly FactorCode[], options: EvaluateOptions = {}): Assessment {
   const policy = applyContext(options.policy ?? DEFAULT_POLICY, options.context)
-  const facts = factsOf(policy)
   let reasons = options.reasons
+  let decided: Decided
   if (options.velocity) {
     // the counts decide the velocity factors under this policy (a stored answer's own velocity factors are replaced)
     const v = velocityFactors(options.velocity, policy.velocity)
@@ -304,10 +304,52 @@ export function evaluate(factors: readonly FactorCode[], options: EvaluateOption
       factors = [...factors, ...v.factors]
       reasons = { ...reasons, ...v.reasons }
     }
+    decided = decide(factors, policy)
+  } else {
+    decided = decidedOf(factors, policy)
   }
+  const { fired, score: value, level, confidence, status, rule, action, message } = decided
+  const top = fired[0]
+  const reason =
+    options.reason ??
+    (top !== undefined && policy.effects[top] !== 'info'
+      ? (reasons?.[top] ?? FACTORS[top].description)
+      : (options.validReason ?? 'No risk factors found.'))
+  return { score: value, level, confidence, status, reason, action, message, factors: fired.slice(), rule: rule ? rule.name : null }
+}
+
+/** What a policy decides for a list of factors, whatever the sentences: all of an assessment but its reason. */
+interface Decided extends Score {
+  fired: readonly FactorCode[]
+  status: VerdictStatus
+  rule: PolicyRule | null
+  action: Action
+  message: string
+}
+
+// Answers repeat a few factor lists: what a policy decides for each is kept per policy (policies are not changed
+// once made; a context's overlay is a policy of its own), in a small map emptied when full.
+const DECIDED_MAX = 512
+const decidedByPolicy = new WeakMap<Policy, Map<string, Decided>>()
+
+function decidedOf(factors: readonly FactorCode[], policy: Policy): Decided {
+  let memo = decidedByPolicy.get(policy)
+  if (!memo) decidedByPolicy.set(policy, (memo = new Map()))
+  const key = factors.join(',')
+  let d = memo.get(key)
+  if (!d) {
+    d = decide(factors, policy)
+    if (memo.size >= DECIDED_MAX) memo.clear()
+    memo.set(key, d)
+  }
+  return d
+}
+
+function decide(factors: readonly FactorCode[], policy: Policy): Decided {
+  const facts = factsOf(policy)
   const fired = strongestFirst(distinct(factors, facts), facts)
   const t = tally(fired, facts)
-  const { score: value, level, confidence } = scoreOf(t, policy)
+  const { score, level, confidence } = scoreOf(t, policy)
   const status = STATUS_BY_RANK[t.rank] as VerdictStatus
   let rule: PolicyRule | null = listRule(policy, fired)
   if (fired.length > 0 && rule === null) {
@@ -319,12 +361,6 @@ export function evaluate(factors: readonly FactorCode[], options: EvaluateOption
     }
   }
   const action = rule ? rule.action : policy.actions[level]
-  const top = fired[0]
-  const reason =
-    options.reason ??
-    (top !== undefined && policy.effects[top] !== 'info'
-      ? (reasons?.[top] ?? FACTORS[top].description)
-      : (options.validReason ?? 'No risk factors found.'))
   const message = rule?.message ?? policy.messages[action]
-  return { score: value, level, confidence, status, reason, action, message, factors: fired, rule: rule ? rule.name : null }
+  return { fired, score, level, confidence, status, rule, action, message }
 }

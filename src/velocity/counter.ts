@@ -2,13 +2,15 @@
  * Velocity for embedded use: each answer records its values — the IP, its network (/24 for IPv4, /48 for IPv6), the
  * email domain (not for free providers), the normalised email, the phone number — in a counter store and reports
  * how many checks had each in the last hour and 24 hours (`details.velocity`). Values reach the store only as keyed
- * hashes (HMAC-SHA-256 with the deployment's secret, of the mode, the kind and the value), so the store holds no
- * input and the counts cannot be matched to one without the secret. Test-mode checks count apart from live ones.
+ * hashes (SipHash-2-4-128 under a key derived from the deployment's secret, of the mode, the kind and the value), so
+ * the store holds no input and the counts cannot be matched to one without the secret. Test-mode checks count apart
+ * from live ones. Why SipHash and not HMAC: docs/decisions.md, "Lists and velocity" (velocity keys).
  */
-import { createHmac, createSecretKey, randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
-import { formatIpv4, formatIpv6Words, parseIp } from '../sources/ip/parse.js'
+import { formatIpv4, formatIpv6Words, parseIp, type ParsedIp } from '../sources/ip/parse.js'
+import { sipHash128, sipKey, type SipKey } from './siphash.js'
 import { createMemoryVelocityStore, type VelocityStore, type WindowCount } from './store.js'
 
 /** Options of velocity (`createRiskcheck({ velocity })`). */
@@ -37,7 +39,10 @@ export interface VelocityCounter {
 /** The network of an address: its /24 (IPv4) or /48 (IPv6), as CIDR text. */
 export function networkOf(address: string): string | null {
   const ip = parseIp(address)
-  if (!ip) return null
+  return ip ? networkOfParsed(ip) : null
+}
+
+function networkOfParsed(ip: ParsedIp): string {
   if (ip.version === 4) return `${formatIpv4(ip.value - (ip.value % 256))}/24`
   const w = ip.words
   return `${formatIpv6Words([w[0], (w[1] & 0xffff0000) >>> 0, 0, 0])}/48`
@@ -53,8 +58,7 @@ export function velocityValuesOf(type: string, details: unknown, out: VelocityVa
     const ip = parseIp(d.ip)
     if (ip) {
       out.ip = ip.address
-      const net = networkOf(ip.address)
-      if (net) out.network = net
+      out.network = networkOfParsed(ip)
     }
   } else if (type === 'email') {
     const domain = d.syntax_valid === true ? asciiDomain(d.domain) : null
@@ -71,6 +75,64 @@ export function velocityValuesOf(type: string, details: unknown, out: VelocityVa
 
 const KIND_TAG: Record<VelocityKind, string> = { ip: 'i', network: 'n', email_domain: 'd', email: 'e', phone: 'p' }
 
+/** The SipHash key of a secret: the first 16 bytes of HMAC-SHA-256(secret, a fixed label). */
+export function velocityKeyOf(secret: Uint8Array): SipKey {
+  return sipKey(createHmac('sha256', secret).update('riskcheck velocity key').digest().subarray(0, 16))
+}
+
+const B64URL = Array.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', (c) => c.charCodeAt(0))
+
+/** Code units of the base64url form (no padding) of the 16 bytes of `tag`, appended to `into` from `at`. */
+function base64url16(tag: Uint8Array, into: number[], at: number): void {
+  for (let i = 0; i < 15; i += 3) {
+    const n = (tag[i]! << 16) | (tag[i + 1]! << 8) | tag[i + 2]!
+    into[at++] = B64URL[n >>> 18]!
+    into[at++] = B64URL[(n >>> 12) & 63]!
+    into[at++] = B64URL[(n >>> 6) & 63]!
+    into[at++] = B64URL[n & 63]!
+  }
+  into[at++] = B64URL[tag[15]! >>> 2]!
+  into[at] = B64URL[(tag[15]! & 3) << 4]!
+}
+
+/**
+ * The store key of one value: the mode (`l` live, `t` test), the kind's tag, `:` and the base64url of
+ * SipHash-2-4-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8). One buffer serves every call.
+ */
+export function createVelocityHasher(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value: string) => string {
+  let buf = new Uint8Array(256)
+  const tag = new Uint8Array(16)
+  const codes: number[] = new Array(25).fill(0)
+  const encoder = new TextEncoder()
+  // the message's head, `<mode> NUL <kind> NUL`, as bytes, made once per mode and kind
+  const headsOf = (space: string) => new Map(VELOCITY_KINDS.map((k) => [k, Uint8Array.from(`${space}\u0000${k}\u0000`, (c) => c.charCodeAt(0))]))
+  const live = headsOf('l')
+  const test = headsOf('t')
+  return (space, kind, value) => {
+    const head = (space === 'l' ? live : test).get(kind) as Uint8Array
+    const most = head.length + value.length * 3
+    if (most > buf.length) buf = new Uint8Array(Math.max(most, buf.length * 2))
+    for (let i = 0; i < head.length; i++) buf[i] = head[i]!
+    let n = head.length
+    let ascii = true
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i)
+      if (c > 0x7f) {
+        ascii = false
+        break
+      }
+      buf[n + i] = c
+    }
+    n += ascii ? value.length : encoder.encodeInto(value, buf.subarray(n)).written
+    sipHash128(key, buf, n, tag)
+    codes[0] = space.charCodeAt(0)
+    codes[1] = KIND_TAG[kind].charCodeAt(0)
+    codes[2] = 0x3a // ':'
+    base64url16(tag, codes, 3)
+    return String.fromCharCode.apply(null, codes)
+  }
+}
+
 /** Checks `options` and creates the counter. Throws a TypeError naming the bad option. */
 export function createVelocityCounter(options: VelocityOptions): VelocityCounter {
   if (options === null || typeof options !== 'object') throw new TypeError('riskcheck: option `velocity` must be an object or true')
@@ -83,10 +145,8 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length >= 16))
     throw new TypeError('riskcheck: option `velocity.secret` must be a string of at least 16 characters, or as many bytes')
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
-  const key = createSecretKey(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret))
+  const hash = createVelocityHasher(velocityKeyOf(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret))
   const store = given ?? createMemoryVelocityStore()
-  const hash = (space: string, kind: VelocityKind, value: string) =>
-    `${space}${KIND_TAG[kind]}:${createHmac('sha256', key).update(`${space}\u0000${kind}\u0000${value}`).digest().toString('base64url', 0, 16)}`
 
   return {
     async count(values, test, nowMs) {

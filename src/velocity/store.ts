@@ -24,17 +24,16 @@ export interface VelocityStore {
 }
 
 /**
- * One key's log: the times of its checks in order, with a running total (`cum[i]` = checks recorded up to and
- * including `times[i]`, counted from the log's start), so a window's count is one binary search and a subtraction.
- * Checks in the same millisecond share an entry.
+ * One key's log: the time of each of its checks, in order (checks in the same millisecond each have an entry), so a
+ * window's count is one binary search and a subtraction. One array per key — the store's objects are what the
+ * collector walks on every major collection, so each key costs as few as possible.
  */
 interface Log {
+  /** The key as first stored (the queue refers to the log, so a caller's equal key string is not kept). */
+  key: string
   times: number[]
-  cum: number[]
   /** First entry still within the day window. */
   head: number
-  /** Checks recorded before `times[0]` (entries dropped from the front). */
-  before: number
   /** Number of the key's latest check in the store's queue of checks. */
   last: number
 }
@@ -51,35 +50,20 @@ function after(times: readonly number[], from: number, t: number): number {
   return lo
 }
 
-const prefix = (log: Log, i: number): number => (i > 0 ? (log.cum[i - 1] as number) : log.before)
-
 /** Records one check at `t` (usually the newest; a clock stepping back inserts it in order). */
 function record(log: Log, t: number): void {
   const n = log.times.length
-  const last = n > 0 ? (log.times[n - 1] as number) : -Infinity
-  if (t === last) {
-    log.cum[n - 1] = (log.cum[n - 1] as number) + 1
-  } else if (t > last) {
-    log.times.push(t)
-    log.cum.push(prefix(log, n) + 1)
-  } else {
-    const i = after(log.times, 0, t)
-    if (i > 0 && log.times[i - 1] === t) {
-      for (let k = i - 1; k < n; k++) log.cum[k] = (log.cum[k] as number) + 1
-    } else {
-      log.times.splice(i, 0, t)
-      log.cum.splice(i, 0, prefix(log, i) + 1)
-      for (let k = i + 1; k <= n; k++) log.cum[k] = (log.cum[k] as number) + 1
-    }
+  if (n === 0 || t >= (log.times[n - 1] as number)) log.times.push(t)
+  else {
+    log.head = 0 // the clock stepped back: the day window's start moves back too
+    log.times.splice(after(log.times, 0, t), 0, t)
   }
 }
 
-/** Drops entries that left the day window once they are many, keeping the running totals right. */
+/** Drops entries that left the day window once they are many. */
 function compact(log: Log): void {
   if (log.head < 64 || log.head * 2 < log.times.length) return
-  log.before = prefix(log, log.head)
   log.times = log.times.slice(log.head)
-  log.cum = log.cum.slice(log.head)
   log.head = 0
 }
 
@@ -94,7 +78,7 @@ export interface MemoryVelocityStoreOptions {
 
 /**
  * The in-memory store: exact sliding windows, answers synchronously. Memory grows with the distinct keys of the
- * last 24 hours and the distinct milliseconds of their checks.
+ * last 24 hours and their checks (8 bytes each).
  *
  * @example
  * const store = createMemoryVelocityStore()
@@ -103,40 +87,38 @@ export interface MemoryVelocityStoreOptions {
 export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = {}): VelocityStore & { readonly size: number } {
   const maxKeys = options.maxKeys ?? 1_000_000
   const logs = new Map<string, Log>()
-  // Every check's key and number, oldest first: the front tells which key was checked least recently (an entry is
+  // Every check's log and number, oldest first: the front tells which key was checked least recently (an entry is
   // stale once its key was checked again), so idle keys are found without scanning the map.
-  let queueKeys: string[] = []
+  let queueLogs: Log[] = []
   let queueSeqs: number[] = []
   let head = 0
   let seq = 0
   const one = (key: string, now: number): WindowCount => {
     let log = logs.get(key)
-    if (!log) logs.set(key, (log = { times: [], cum: [], head: 0, before: 0, last: 0 }))
-    if (log.times.length > 0 && now < (log.times[log.times.length - 1] as number)) log.head = 0 // the clock stepped back
+    if (!log) logs.set(key, (log = { key, times: [], head: 0, last: 0 }))
     record(log, now)
     log.last = ++seq
-    queueKeys.push(key)
+    queueLogs.push(log)
     queueSeqs.push(seq)
-    log.head = after(log.times, log.head, now - DAY_MS)
-    const total = log.cum[log.cum.length - 1] as number
-    const day = total - prefix(log, log.head)
-    const hour = total - prefix(log, after(log.times, log.head, now - HOUR_MS))
+    const times = log.times
+    log.head = after(times, log.head, now - DAY_MS)
+    const day = times.length - log.head
+    const hour = times.length - after(times, log.head, now - HOUR_MS)
     compact(log)
     return { hour, day }
   }
   const evict = (now: number) => {
-    while (head < queueKeys.length) {
-      const key = queueKeys[head] as string
-      const log = logs.get(key)
-      if (log && log.last === queueSeqs[head]) {
+    while (head < queueLogs.length) {
+      const log = queueLogs[head] as Log
+      if (log.last === queueSeqs[head] && logs.get(log.key) === log) {
         const newest = log.times[log.times.length - 1] as number
         if (logs.size <= maxKeys && newest > now - DAY_MS) break
-        logs.delete(key)
+        logs.delete(log.key)
       }
       head++
     }
-    if (head > 1024 && head * 2 > queueKeys.length) {
-      queueKeys = queueKeys.slice(head)
+    if (head > 1024 && head * 2 > queueLogs.length) {
+      queueLogs = queueLogs.slice(head)
       queueSeqs = queueSeqs.slice(head)
       head = 0
     }

@@ -336,3 +336,17 @@ describe('parseEmailAddress: properties', () => {
     expect(longest).toBeLessThanOrEqual(EMAIL_MAX_INPUT)
   })
 })
+
+describe('parseEmailAddress: domains seen before', () => {
+  it('answers a repeated domain as the first time, per option, whatever the local part', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(parseEmailAddress(`jane${i}@example.com`)).toMatchObject({ ok: false, reason: 'special_use_domain' })
+      expect(parseEmailAddress(`jane${i}@example.com`, { allowSpecialUseDomains: true })).toMatchObject({ ok: true, asciiDomain: 'example.com' })
+      expect(parseEmailAddress(`jane${i}@BÜCHER.de`)).toMatchObject({ ok: true, domain: 'bücher.de', asciiDomain: 'xn--bcher-kva.de' })
+      expect(parseEmailAddress(`.jane${i}@-bad-.com`)).toMatchObject({ ok: false, reason: 'dot_position' }) // the local part is judged first
+      expect(parseEmailAddress(`jane${i}@-bad-.com`)).toMatchObject({ ok: false, reason: 'hyphen_label' })
+    }
+    const long = 'x'.repeat(64)
+    expect(parseEmailAddress(`${long}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(58)}.com`)).toMatchObject({ ok: false, reason: 'too_long' })
+  })
+})

@@ -232,61 +232,9 @@ export function parseEmailAddress(input: unknown, options: ParseEmailOptions = {
   if (!localAscii && STARTS_WITH_MARK_RE.test(local)) return failure('invalid_local_char', s)
 
   // ---- domain ----
-  const domainIsAscii = isAscii(rawDomain)
-  const mapped = domainIsAscii ? rawDomain : rawDomain.replace(IDN_DOTS_RE, '.')
-  for (let i = 0; i < mapped.length; i++) {
-    const c = mapped.charCodeAt(i)
-    if (c < 0x80 && !isLdhOrDot(c)) return failure('invalid_domain', s)
-  }
-  const rawLabels = mapped.split('.')
-  for (const label of rawLabels) if (label.length === 0) return failure('dot_position', s)
-  const rawTld = (rawLabels[rawLabels.length - 1] ?? '').toLowerCase()
-  if (rawLabels.length === 1) {
-    if (!options.allowSpecialUseDomains && SPECIAL_USE_TLDS.has(rawTld)) return failure('special_use_domain', s)
-    return failure('dotless_domain', s)
-  }
-  // Checked before IDNA: the WHATWG host parser would turn "1.2.3.4" or "x.0x7f" into an IPv4 address.
-  if (isAllDigits(rawTld)) return failure('numeric_tld', s)
-
-  let asciiDomain: string
-  let unicodeDomain: string
-  if (domainIsAscii) {
-    asciiDomain = mapped.toLowerCase()
-    if (asciiDomain.startsWith('xn--') || asciiDomain.includes('.xn--')) {
-      unicodeDomain = domainToUnicode(asciiDomain)
-      // invalid punycode gives '' (or a string that does not map back to the same A-labels)
-      if (unicodeDomain === '' || domainToASCII(unicodeDomain) !== asciiDomain) return failure('invalid_domain', s)
-    } else {
-      unicodeDomain = asciiDomain
-    }
-  } else {
-    asciiDomain = domainToASCII(mapped)
-    if (asciiDomain === '') return failure('invalid_domain', s)
-    unicodeDomain = domainToUnicode(asciiDomain)
-    if (unicodeDomain === '') return failure('invalid_domain', s)
-  }
-
-  const labels = asciiDomain.split('.')
-  const unicodeLabels = unicodeDomain.split('.')
-  if (labels.length !== unicodeLabels.length) return failure('invalid_domain', s)
-  if (labels.length === 1) return failure('dotless_domain', s)
-  for (const label of labels) {
-    if (label.length === 0) return failure('dot_position', s)
-    for (let i = 0; i < label.length; i++) {
-      if (!isLdh(label.charCodeAt(i))) return failure('invalid_domain', s)
-    }
-  }
-  for (const label of labels) if (label.length > EMAIL_LABEL_MAX_LENGTH) return failure('label_too_long', s)
-  if (asciiDomain.length > EMAIL_DOMAIN_MAX_LENGTH) return failure('domain_too_long', s)
-  for (let i = 0; i < labels.length; i++) {
-    if (isBadHyphenLabel(labels[i] ?? '') || isHyphenEdged(unicodeLabels[i] ?? '')) return failure('hyphen_label', s)
-  }
-  if (!options.allowSpecialUseDomains && isSpecialUse(asciiDomain, labels)) return failure('special_use_domain', s)
-  const tld = labels[labels.length - 1] ?? ''
-  if (isAllDigits(tld)) return failure('numeric_tld', s)
-  if (!isValidTld(tld, unicodeLabels[unicodeLabels.length - 1] ?? '')) return failure('invalid_tld', s)
-
-  const domainOctets = domainIsAscii ? unicodeDomain.length : utf8Length(unicodeDomain)
+  const dom = domainFacts(rawDomain, options.allowSpecialUseDomains === true)
+  if (typeof dom === 'string') return failure(dom, s)
+  const { asciiDomain, unicodeDomain, domainOctets } = dom
   if (localOctets + 1 + asciiDomain.length > EMAIL_MAX_LENGTH || localOctets + 1 + domainOctets > EMAIL_MAX_LENGTH) {
     return failure('too_long', s)
   }
@@ -298,6 +246,84 @@ export function parseEmailAddress(input: unknown, options: ParseEmailOptions = {
     domain: unicodeDomain,
     asciiDomain,
   }
+}
+
+/** What the domain part of an address comes to: its forms and UTF-8 length, or why it is unusable. */
+type DomainFacts = { asciiDomain: string; unicodeDomain: string; domainOctets: number } | EmailSyntaxError
+
+// Sign-up traffic repeats a few domains: their analysis (IDNA, label and TLD checks) is kept, per raw domain part
+// and option, in two small maps emptied when full. A domain's facts depend on nothing else.
+const DOMAIN_MEMO_MAX = 2048
+const domainMemo = [new Map<string, DomainFacts>(), new Map<string, DomainFacts>()] as const
+
+function domainFacts(rawDomain: string, allowSpecialUse: boolean): DomainFacts {
+  const memo = domainMemo[allowSpecialUse ? 1 : 0]
+  let facts = memo.get(rawDomain)
+  if (facts === undefined) {
+    if (memo.size >= DOMAIN_MEMO_MAX) memo.clear()
+    facts = analyzeDomain(rawDomain, allowSpecialUse)
+    memo.set(rawDomain, facts)
+  }
+  return facts
+}
+
+/** The checks of the domain part, in the order {@link parseEmailAddress} reports them. */
+function analyzeDomain(rawDomain: string, allowSpecialUse: boolean): DomainFacts {
+  const domainIsAscii = isAscii(rawDomain)
+  const mapped = domainIsAscii ? rawDomain : rawDomain.replace(IDN_DOTS_RE, '.')
+  for (let i = 0; i < mapped.length; i++) {
+    const c = mapped.charCodeAt(i)
+    if (c < 0x80 && !isLdhOrDot(c)) return 'invalid_domain'
+  }
+  const rawLabels = mapped.split('.')
+  for (const label of rawLabels) if (label.length === 0) return 'dot_position'
+  const rawTld = (rawLabels[rawLabels.length - 1] ?? '').toLowerCase()
+  if (rawLabels.length === 1) {
+    if (!allowSpecialUse && SPECIAL_USE_TLDS.has(rawTld)) return 'special_use_domain'
+    return 'dotless_domain'
+  }
+  // Checked before IDNA: the WHATWG host parser would turn "1.2.3.4" or "x.0x7f" into an IPv4 address.
+  if (isAllDigits(rawTld)) return 'numeric_tld'
+
+  let asciiDomain: string
+  let unicodeDomain: string
+  if (domainIsAscii) {
+    asciiDomain = mapped.toLowerCase()
+    if (asciiDomain.startsWith('xn--') || asciiDomain.includes('.xn--')) {
+      unicodeDomain = domainToUnicode(asciiDomain)
+      // invalid punycode gives '' (or a string that does not map back to the same A-labels)
+      if (unicodeDomain === '' || domainToASCII(unicodeDomain) !== asciiDomain) return 'invalid_domain'
+    } else {
+      unicodeDomain = asciiDomain
+    }
+  } else {
+    asciiDomain = domainToASCII(mapped)
+    if (asciiDomain === '') return 'invalid_domain'
+    unicodeDomain = domainToUnicode(asciiDomain)
+    if (unicodeDomain === '') return 'invalid_domain'
+  }
+
+  const labels = asciiDomain.split('.')
+  const unicodeLabels = unicodeDomain.split('.')
+  if (labels.length !== unicodeLabels.length) return 'invalid_domain'
+  if (labels.length === 1) return 'dotless_domain'
+  for (const label of labels) {
+    if (label.length === 0) return 'dot_position'
+    for (let i = 0; i < label.length; i++) {
+      if (!isLdh(label.charCodeAt(i))) return 'invalid_domain'
+    }
+  }
+  for (const label of labels) if (label.length > EMAIL_LABEL_MAX_LENGTH) return 'label_too_long'
+  if (asciiDomain.length > EMAIL_DOMAIN_MAX_LENGTH) return 'domain_too_long'
+  for (let i = 0; i < labels.length; i++) {
+    if (isBadHyphenLabel(labels[i] ?? '') || isHyphenEdged(unicodeLabels[i] ?? '')) return 'hyphen_label'
+  }
+  if (!allowSpecialUse && isSpecialUse(asciiDomain, labels)) return 'special_use_domain'
+  const tld = labels[labels.length - 1] ?? ''
+  if (isAllDigits(tld)) return 'numeric_tld'
+  if (!isValidTld(tld, unicodeLabels[unicodeLabels.length - 1] ?? '')) return 'invalid_tld'
+
+  return { asciiDomain, unicodeDomain, domainOctets: domainIsAscii ? unicodeDomain.length : utf8Length(unicodeDomain) }
 }
 
 /**

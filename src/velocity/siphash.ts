@@ -1,0 +1,123 @@
+/**
+ * SipHash-2-4 with a 128-bit tag (Aumasson and Bernstein's keyed pseudo-random function for short inputs), in 32-bit
+ * halves: no BigInt, nothing allocated per call (the tag goes to a buffer the caller gives). Velocity hashes its values with it
+ * (docs/decisions.md, "Lists and velocity", velocity keys).
+ */
+
+/** A 128-bit SipHash key as four little-endian 32-bit words (k0 low, k0 high, k1 low, k1 high), as signed int32. */
+export type SipKey = readonly [number, number, number, number]
+
+/** The key of 16 bytes (bytes 0–7 are k0, 8–15 k1, little-endian, as in the reference implementation). */
+export function sipKey(bytes: Uint8Array): SipKey {
+  if (bytes.length !== 16) throw new RangeError('a SipHash key has 16 bytes')
+  const w = (i: number) => bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24)
+  return [w(0), w(4), w(8), w(12)]
+}
+
+// The state v0..v3 as (high, low) 32-bit halves: v0h v0l v1h v1l v2h v2l v3h v3l. A typed array, so that no
+// intermediate value is ever boxed.
+const V = new Int32Array(8)
+
+/** `n` SipRounds on V. Unsigned comparisons give the carries of the 64-bit additions. */
+function rounds(n: number): void {
+  let v0h = V[0]!, v0l = V[1]!, v1h = V[2]!, v1l = V[3]!, v2h = V[4]!, v2l = V[5]!, v3h = V[6]!, v3l = V[7]!
+  for (let r = 0; r < n; r++) {
+    let lo: number, hi: number
+    // v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32)
+    lo = (v0l + v1l) | 0
+    v0h = (v0h + v1h + (lo >>> 0 < v0l >>> 0 ? 1 : 0)) | 0
+    v0l = lo
+    hi = (v1h << 13) | (v1l >>> 19)
+    v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l
+    v1h = hi ^ v0h
+    hi = v0h
+    v0h = v0l
+    v0l = hi
+    // v2 += v3; v3 = rotl(v3, 16); v3 ^= v2
+    lo = (v2l + v3l) | 0
+    v2h = (v2h + v3h + (lo >>> 0 < v2l >>> 0 ? 1 : 0)) | 0
+    v2l = lo
+    hi = (v3h << 16) | (v3l >>> 16)
+    v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l
+    v3h = hi ^ v2h
+    // v0 += v3; v3 = rotl(v3, 21); v3 ^= v0
+    lo = (v0l + v3l) | 0
+    v0h = (v0h + v3h + (lo >>> 0 < v0l >>> 0 ? 1 : 0)) | 0
+    v0l = lo
+    hi = (v3h << 21) | (v3l >>> 11)
+    v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l
+    v3h = hi ^ v0h
+    // v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32)
+    lo = (v2l + v1l) | 0
+    v2h = (v2h + v1h + (lo >>> 0 < v2l >>> 0 ? 1 : 0)) | 0
+    v2l = lo
+    hi = (v1h << 17) | (v1l >>> 15)
+    v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l
+    v1h = hi ^ v2h
+    hi = v2h
+    v2h = v2l
+    v2l = hi
+  }
+  V[0] = v0h
+  V[1] = v0l
+  V[2] = v1h
+  V[3] = v1l
+  V[4] = v2h
+  V[5] = v2l
+  V[6] = v3h
+  V[7] = v3l
+}
+
+/** Absorbs one 64-bit message word (low and high halves). */
+function compress(ml: number, mh: number): void {
+  V[7] = V[7]! ^ ml
+  V[6] = V[6]! ^ mh
+  rounds(2)
+  V[1] = V[1]! ^ ml
+  V[0] = V[0]! ^ mh
+}
+
+const word = (b: Uint8Array, i: number): number => b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)
+
+/**
+ * SipHash-2-4-128 of `bytes[0..length)` under `key`, written to `out` (16 bytes, the reference implementation's
+ * byte order). `bytes` may be longer than `length` (a reused buffer).
+ */
+export function sipHash128(key: SipKey, bytes: Uint8Array, length: number, out: Uint8Array): void {
+  const [k0l, k0h, k1l, k1h] = key
+  V[0] = k0h ^ 0x736f6d65
+  V[1] = k0l ^ 0x70736575
+  V[2] = k1h ^ 0x646f7261
+  V[3] = k1l ^ 0x6e646f6d ^ 0xee
+  V[4] = k0h ^ 0x6c796765
+  V[5] = k0l ^ 0x6e657261
+  V[6] = k1h ^ 0x74656462
+  V[7] = k1l ^ 0x79746573
+  const whole = length - (length % 8)
+  for (let i = 0; i < whole; i += 8) compress(word(bytes, i), word(bytes, i + 4))
+  // the last word: the remaining bytes, and the length (mod 256) in the top byte
+  let ml = 0
+  let mh = (length & 0xff) << 24
+  for (let i = whole; i < length; i++) {
+    const b = bytes[i]!
+    const at = i - whole
+    if (at < 4) ml |= b << (8 * at)
+    else mh |= b << (8 * (at - 4))
+  }
+  compress(ml, mh)
+  V[5] = V[5]! ^ 0xee
+  rounds(4)
+  put(out, 0, V[1]! ^ V[3]! ^ V[5]! ^ V[7]!)
+  put(out, 4, V[0]! ^ V[2]! ^ V[4]! ^ V[6]!)
+  V[3] = V[3]! ^ 0xdd
+  rounds(4)
+  put(out, 8, V[1]! ^ V[3]! ^ V[5]! ^ V[7]!)
+  put(out, 12, V[0]! ^ V[2]! ^ V[4]! ^ V[6]!)
+}
+
+function put(out: Uint8Array, at: number, w: number): void {
+  out[at] = w & 0xff
+  out[at + 1] = (w >>> 8) & 0xff
+  out[at + 2] = (w >>> 16) & 0xff
+  out[at + 3] = (w >>> 24) & 0xff
+}
