@@ -44,12 +44,10 @@ function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutco
 }
 
 /**
- * A check's outcome as answered at `nowMs`: a new outcome (the given one, possibly a cache entry, is not changed —
- * unless `own`: an outcome the check made for this call alone and nothing else holds, completed in place) with the
- * list matches, and with `velocityField` a `velocity: null` where velocity applies (single lookups; not the
- * parts of a combined check, counted once for the whole check, nor bulk rows, which are not traffic). `input` is the check's prepared input (the IP lookup's parsed address saves
- * parsing it again). A promise only while the lists of a loader are still loading; rejects with
- * UPSTREAM_UNAVAILABLE when they could not be loaded.
+ * A check's outcome as answered at `nowMs`, with the list matches and, with `velocityField`, a `velocity: null` where
+ * velocity applies (single lookups; not a combined check's parts nor bulk rows). A cached outcome is copied; `own`
+ * (made for this call alone) is completed in place. `input` is the check's prepared input. A promise only while a
+ * loader's lists are still loading; rejects with UPSTREAM_UNAVAILABLE when they could not be loaded.
  */
 export function answerWithLists<D>(
   signals: Signals | undefined,

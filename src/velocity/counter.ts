@@ -1,10 +1,7 @@
 /**
- * Velocity for embedded use: each answer records its values — the IP, its network (/24 for IPv4, /48 for IPv6), the
- * email domain (not for free providers), the normalised email, the phone number — in a counter store and reports
- * how many checks had each in the last hour and 24 hours (`details.velocity`). Values reach the store only as keyed
- * hashes (SipHash-2-4-128 under a key derived from the deployment's secret, of the mode, the kind and the value), so
- * the store holds no input and the counts cannot be matched to one without the secret. Test-mode checks count apart
- * from live ones. Why SipHash and not HMAC: docs/decisions.md, "Lists and velocity" (velocity keys).
+ * Velocity for embedded use: each answer records its IP, network, email domain, normalised email and phone in a
+ * counter store, as keyed hashes only, and reports the checks of the last hour and day that had each
+ * (`details.velocity`); test mode counts apart. The hashing: docs/decisions.md, "Lists and velocity" (velocity keys).
  */
 import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'

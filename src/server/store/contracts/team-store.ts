@@ -6,12 +6,12 @@
  * dashboard" → "own storage" and "passwords and sessions".
  */
 
-/** A value or a promise of it. */
-export type Awaitable<T> = T | Promise<T>
+import type { Awaitable } from '../../../awaitable.js'
+
+export type { Awaitable }
 
 /** Roles of a team member (docs/dashboard.md): owners and admins manage members and keys; developers use them. */
-export const ROLES = ['owner', 'admin', 'developer'] as const
-export type Role = (typeof ROLES)[number]
+export type Role = 'owner' | 'admin' | 'developer'
 
 export interface UserRecord {
   id: string

@@ -6,7 +6,7 @@ import type pg from 'pg'
 import { detailsCodec, type DetailsCodec } from '../../../bulk/codec.js'
 import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybePromise } from '../../../bulk/types.js'
 import type { CreditLedger } from '../../../credits.js'
-import type { BulkJob, BulkType } from '../../../schema.js'
+import { FINAL_BULK_STATUSES, type BulkJob, type BulkType } from '../../../schema.js'
 import { buildEvent, dueAlerts, refundSplit, reserveSplit, type AlertLevel } from '../../../accounts/ledger.js'
 import { packResult, STATE_CODE, unpackRow, type RowRow } from '../shared/bulk-rows.js'
 import { num, inTransaction, type Queryable } from './client.js'
@@ -17,7 +17,6 @@ import type { CreditReservation } from '../../../accounts/types.js'
 
 /** Rows per INSERT when a job is created (a job of 100,000 inputs takes 20 statements). */
 const INSERT_BATCH = 5000
-const FINAL = new Set(['completed', 'cancelled', 'failed'])
 
 interface JobRow {
   seq: string
@@ -173,7 +172,7 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
       await inTransaction(pool, async (client) => {
         // the row lock makes a concurrent finish wait, then see the final status
         const now = (await client.query<{ status: string }>('SELECT status FROM bulk_jobs WHERE id = $1 AND org_id = $2 AND mode = $3 FOR UPDATE', [id, orgId, mode])).rows[0]
-        if (now && FINAL.has(now.status)) return
+        if (now && FINAL_BULK_STATUSES.has(now.status)) return
         await settle(client)
         await updateOn(client, id, job)
         await onFinished?.(job, client)

@@ -4,8 +4,9 @@
  */
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
+import { inTransaction } from './client.js'
 import type { CurrentLabel, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeStore, RecordedOutcome } from '../contracts/outcomes.js'
-import { toOutcome, type OutcomeRow } from '../sqlite/outcomes.js'
+import { toOutcome, type OutcomeRow } from '../shared/outcome-rows.js'
 
 /** The tables (version 6 of the PostgreSQL migrations). */
 export const OUTCOMES_POSTGRES_SCHEMA = `
@@ -39,22 +40,6 @@ CREATE UNIQUE INDEX outcomes_current ON outcomes(org_id, mode, subject) WHERE su
 CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
 `
-
-/** Runs `fn` in one transaction on a client of the pool. */
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect()
-  try {
-    await c.query('BEGIN')
-    const r = await fn(c)
-    await c.query('COMMIT')
-    return r
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => undefined)
-    throw e
-  } finally {
-    c.release()
-  }
-}
 
 /** Records one outcome inside the batch's transaction (see OutcomeStore.recordOutcomes). */
 async function recordOne(c: pg.PoolClient, orgId: string, mode: OutcomeMode, o: NewOutcome, nowMs: number): Promise<RecordedOutcome> {
