@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createBulkEngine } from '../src/bulk/index.js'
 import type { BulkEngine } from '../src/bulk/types.js'
-import { BulkResultRowSchema, DETAILS_SCHEMAS, type BulkResultRow, type EmailDetails } from '../src/schema.js'
+import { BULK_DETAILS_SCHEMAS, BulkResultRowSchema, type BulkResultRow, type EmailDetails } from '../src/schema.js'
 import type { Zones } from './fake-internet/dns-server.js'
 import { startMailWorld, type MailWorld } from './fake-internet/mail-world.js'
 import { schemaErrors } from './validate.js'
@@ -62,7 +62,7 @@ describe('bulk email over loopback DNS and SMTP', () => {
     expect(rows.map((r) => r.input)).toEqual([...inputs.slice(0, 60), 'not-an-email'])
     for (const r of rows) {
       expect(schemaErrors(BulkResultRowSchema, r)).toEqual([])
-      expect(schemaErrors(DETAILS_SCHEMAS.email, r.details)).toEqual([])
+      expect(schemaErrors(BULK_DETAILS_SCHEMAS.email, r.details)).toEqual([]) // bulk rows carry lists, not velocity
     }
     const smtp = (r: BulkResultRow) => (r.details as EmailDetails).smtp_check
     expect(rows.filter((r) => r.input.startsWith('user')).every((r) => smtp(r) === 'deliverable' && r.action === 'approve')).toBe(true)

@@ -10,11 +10,8 @@ import { normalizeListValue } from '../lists/normalize.js'
 import type { ListDefinition, ListItemType } from '../lists/types.js'
 import type { Signals } from '../signals.js'
 import type { ListOwner, ListsSnapshot, ListsStore } from './store/contracts/lists.js'
-import { createPostgresListsStore } from './store/postgres/lists.js'
-import { createSqliteListsStore } from './store/sqlite/lists.js'
-import type { PostgresStore } from './store/postgres/store.js'
-import type { SqliteStore } from './store/sqlite/store.js'
 import type { Store } from './store/contracts/store.js'
+import { listsStoreOf } from './store/open-storage.js'
 /** Most values in one POST /v1/lists/{id}/items. */
 export const MAX_VALUES_PER_CALL = 100_000
 
@@ -52,19 +49,6 @@ export interface OrgLists {
   signalsOf(index: ListIndex | null | undefined, base: Signals | undefined): Signals | undefined
   /** Compilations made (each one read the owner's lists from the store). */
   readonly loads: number
-}
-
-/** The lists storage of the server's store, told by its engine tag: the SQLite database's, the PostgreSQL pool's, or none. */
-export function listsStoreOf(store: Store): ListsStore | undefined {
-  switch (store.engine) {
-    case 'sqlite':
-    case 'memory':
-      return createSqliteListsStore((store as SqliteStore).db)
-    case 'postgres':
-      return createPostgresListsStore((store as PostgresStore).pool)
-    default:
-      return undefined
-  }
 }
 
 /** The definitions of a snapshot (stored values are normalised; a value this version refuses is left out). */

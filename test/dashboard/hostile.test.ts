@@ -100,30 +100,23 @@ describe.each(engines('dashboard hostile input'))('dashboard hostile input on %s
     await refused(null, `${team}/members/invite`, { email: LONG(300), role: 'developer' }, 400, /`email` must be at most 254 characters/)
     await refused(null, `${team}/members/invite`, { email: ['a@example.test', 'b@example.test'], role: 'developer' }, 400, /`email` must be of type string/)
 
-    // lists: on SQLite and PostgreSQL (the memory store keeps none: every list page says so, and no list operation runs)
-    const LIST_OPS = ['create_list', 'get_list', 'list_list_items', 'add_list_items', 'remove_list_items', 'delete_list']
-    if (engine === 'memory') {
-      await refused(null, `${team}/lists/live`, { name: 'x', kind: 'block', item_type: 'email' }, 503, /SQLite or PostgreSQL/)
-      await refused(null, `${team}/lists/live/lst_x`, {}, 503, /SQLite or PostgreSQL/, 'GET')
-      for (const op of LIST_OPS) covered.add(op)
-    } else {
-      await refused('create_list', `${team}/lists/live`, { name: LONG(201), kind: 'block', item_type: 'email' }, 400, /`name` must be at most 200 characters/)
-      await refused('create_list', `${team}/lists/live`, { name: 'x', kind: 'evil', item_type: 'email' }, 400, /`kind` must be one of block, allow/)
-      await refused('create_list', `${team}/lists/live`, { name: 'a\u0000b', kind: 'block', item_type: 'email' }, 400, /`name` must not contain/)
-      await refused(null, `${team}/lists/evil`, { name: 'x', kind: 'block', item_type: 'email' }, 404, /There is nothing here/)
-      await c.get(`${team}/lists/live`)
-      const made = await c.post(`${team}/lists/live`, { name: 'Probe', kind: 'block', item_type: 'email' })
-      const at = made.header('location')!.split('?')[0]!
-      await refused('add_list_items', `${at}/items`, { values: 'a@example.io', reason: LONG(501) }, 400, /`reason` must be at most 500 characters/)
-      await refused('add_list_items', `${at}/items`, { values: 'a@example.io', reason: 'a\u0001b' }, 400, /`reason` must not contain control characters/)
-      await refused('list_list_items', `${at}?cursor=!!`, {}, 400, /`cursor`/, 'GET')
-      await refused('get_list', `${team}/lists/live/lst_a%00b`, {}, 400, /`id` must not contain/, 'GET')
-      await refused('get_list', `${team}/lists/test/${at.split('/').pop()}`, {}, 404, /There is nothing here/, 'GET')
-      await refused('remove_list_items', `${at}/remove`, { value: 'not an email' }, 400, /"not an email": not an email address/)
-      await refused('remove_list_items', `${at}/remove`, { value: ['a@example.io', 'b@example.io'] }, 400, /`value` must be of type string/)
-      await refused('delete_list', `${team}/lists/live/lst_a%00b/delete`, {}, 400, /`id` must not contain/)
-      await refused(null, `${at}/evil`, {}, 404, /There is nothing here/)
-    }
+    // lists (every engine keeps them: the memory engine is SQLite on `:memory:`)
+    await refused('create_list', `${team}/lists/live`, { name: LONG(201), kind: 'block', item_type: 'email' }, 400, /`name` must be at most 200 characters/)
+    await refused('create_list', `${team}/lists/live`, { name: 'x', kind: 'evil', item_type: 'email' }, 400, /`kind` must be one of block, allow/)
+    await refused('create_list', `${team}/lists/live`, { name: 'a\u0000b', kind: 'block', item_type: 'email' }, 400, /`name` must not contain/)
+    await refused(null, `${team}/lists/evil`, { name: 'x', kind: 'block', item_type: 'email' }, 404, /There is nothing here/)
+    await c.get(`${team}/lists/live`)
+    const made = await c.post(`${team}/lists/live`, { name: 'Probe', kind: 'block', item_type: 'email' })
+    const at = made.header('location')!.split('?')[0]!
+    await refused('add_list_items', `${at}/items`, { values: 'a@example.io', reason: LONG(501) }, 400, /`reason` must be at most 500 characters/)
+    await refused('add_list_items', `${at}/items`, { values: 'a@example.io', reason: 'a\u0001b' }, 400, /`reason` must not contain control characters/)
+    await refused('list_list_items', `${at}?cursor=!!`, {}, 400, /`cursor`/, 'GET')
+    await refused('get_list', `${team}/lists/live/lst_a%00b`, {}, 400, /`id` must not contain/, 'GET')
+    await refused('get_list', `${team}/lists/test/${at.split('/').pop()}`, {}, 404, /There is nothing here/, 'GET')
+    await refused('remove_list_items', `${at}/remove`, { value: 'not an email' }, 400, /"not an email": not an email address/)
+    await refused('remove_list_items', `${at}/remove`, { value: ['a@example.io', 'b@example.io'] }, 400, /`value` must be of type string/)
+    await refused('delete_list', `${team}/lists/live/lst_a%00b/delete`, {}, 400, /`id` must not contain/)
+    await refused(null, `${at}/evil`, {}, 404, /There is nothing here/)
 
     // every operation the pages call was walked
     expect([...covered].sort()).toEqual(expect.arrayContaining(operationsCalled().filter((op) => op !== 'list_bulk_jobs' && op !== 'list_lists')))

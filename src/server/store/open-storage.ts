@@ -6,16 +6,22 @@
 import type { PostgresServiceStorage, ServiceStorage, SqliteServiceStorage } from './contracts/service-storage.js'
 import type { Store } from './contracts/store.js'
 import type { TeamStore } from './contracts/team-store.js'
+import type { ListsStore } from './contracts/lists.js'
 import type { OrgPolicyStore } from './contracts/org-policies.js'
+import type { OutcomeStore } from './contracts/outcomes.js'
 import { createPostgresBulkStorage } from './postgres/bulk.js'
 import { createPostgresDeliveryStorage } from './postgres/deliveries.js'
+import { createPostgresListsStore } from './postgres/lists.js'
+import { createPostgresOutcomeStore } from './postgres/outcomes.js'
 import { openPostgresServerStores } from './postgres/server.js'
 import type { PostgresStore } from './postgres/store.js'
 import { createSqliteBulkStorage } from './sqlite/bulk.js'
 import { createSqliteTeamStore } from './sqlite/dashboard.js'
 import { createSqliteDeliveryStorage } from './sqlite/deliveries.js'
+import { createSqliteListsStore } from './sqlite/lists.js'
 import { createMemoryOrgPolicyStore, createMemoryStore, createMemoryTeamStore, type MemoryStoreOptions } from './sqlite/memory.js'
 import { createSqliteOrgPolicyStore } from './sqlite/org-policies.js'
+import { createSqliteOutcomeStore } from './sqlite/outcomes.js'
 import { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite/store.js'
 
 /** Options every engine takes. */
@@ -115,4 +121,32 @@ export function storageOf(store: Store, nowMs: () => number = Date.now): Service
 /** True for what {@link openStorage} returns (a storage), false for a bare store. */
 export function isServiceStorage(db: Store | ServiceStorage): db is ServiceStorage {
   return 'store' in db && 'bulk' in db && typeof (db as { engine?: unknown }).engine === 'string'
+}
+
+/** The allow/block lists storage of a store an engine made, told by its engine tag; undefined for a store of your own. */
+export function listsStoreOf(store: Store): ListsStore | undefined {
+  switch (store.engine) {
+    case 'sqlite':
+    case 'memory':
+      return createSqliteListsStore((store as SqliteStore).db)
+    case 'postgres':
+      return createPostgresListsStore((store as PostgresStore).pool)
+    default:
+      return undefined
+  }
+}
+
+/** The outcome storage of a store an engine made, told by its engine tag; undefined for a store of your own. */
+export function outcomeStoreOf(store: Store): OutcomeStore | undefined {
+  switch (store.engine) {
+    case 'sqlite':
+    case 'memory': {
+      const s = store as SqliteStore
+      return createSqliteOutcomeStore(s.db, (write) => s.groupWrite(write))
+    }
+    case 'postgres':
+      return createPostgresOutcomeStore((store as PostgresStore).pool)
+    default:
+      return undefined
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * Outcomes on SQLite (tables of migration 006_outcomes in ../migrations.ts): the {@link OutcomeStore} contract of
+ * Outcomes on SQLite (tables of migration 008_outcomes in ./migrations.ts): the {@link OutcomeStore} contract of
  * ../contracts/outcomes.ts over the server's one database file.
  */
 import { randomBytes } from 'node:crypto'
