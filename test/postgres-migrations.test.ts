@@ -9,7 +9,7 @@ import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DASHBOARD_LEDGER, migratePostgres, PG_DASHBOARD_MIGRATIONS, POSTGRES_MIGRATIONS } from '../src/server/store/postgres/migrations.js'
 import { isCurrent, migratePostgresServer, postgresServerStatus } from '../src/server/store/postgres/server.js'
-import type { Migration } from '../src/server/store/shared/migration.js'
+import type { Migration } from '../src/server/store/common/migration.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
 const CORE = POSTGRES_MIGRATIONS.length

@@ -4,7 +4,7 @@
  */
 import { createSqliteDeliveryStore } from '../src/server/store/sqlite/deliveries.js'
 import { createSqliteStore } from '../src/server/store/sqlite/store.js'
-import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../src/server/store/shared/record-rows.js'
+import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../src/server/store/common/record-rows.js'
 import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, WebhookEndpointRecord } from '../src/webhooks/queue.js'
 import type { WebhookFormat } from '../src/webhooks/format.js'
 

@@ -11,7 +11,7 @@
  */
 import { formatPolicyIssues, loadPolicyFile, PolicyFileError, policyFromObject, createBacktest, type BacktestReport, type PolicyFile } from '../scoring/index.js'
 import type { OrgPolicyStore } from '../server/store/contracts/org-policies.js'
-import { ANSWER_LOG_TTL_MS } from '../server/store/shared/answer-log.js'
+import { ANSWER_LOG_TTL_MS } from '../server/store/common/answer-log.js'
 import type { OrgRecord } from '../accounts/types.js'
 import { formatBacktestText } from './backtest-text.js'
 import { describePolicy } from './policy-command.js'

@@ -40,7 +40,7 @@ export type {
   StoredEvent,
 } from '../accounts/types.js'
 export type { IdempotencyBegin, InstanceLeases, LeaseRenewal, Store, StoreProbe, Synchronous } from './store/contracts/store.js'
-export { IDEMPOTENCY_STALE_MS, INSTANCE_LEASE_MS } from './store/shared/lease-times.js'
+export { IDEMPOTENCY_STALE_MS, INSTANCE_LEASE_MS } from './store/common/lease-times.js'
 export { MIGRATIONS, type Migration } from './store/sqlite/migrations.js'
 export {
   DEFAULT_PLANS,

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { HoldRef } from '../accounts/types.js'
 import type { InstanceLeases } from './store/contracts/store.js'
-import { INSTANCE_LEASE_MS } from './store/shared/lease-times.js'
+import { INSTANCE_LEASE_MS } from './store/common/lease-times.js'
 
 /** A running instance's lease. */
 export interface InstanceLease {

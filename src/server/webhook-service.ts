@@ -23,7 +23,7 @@ import {
 import { insertOutboxEvent } from './store/sqlite/outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
 import { createSqliteDeliveryStorage, type SqliteDeliveryStore } from './store/sqlite/deliveries.js'
-import { disabledEndpointNotice } from './store/shared/endpoints.js'
+import { disabledEndpointNotice } from './store/common/endpoints.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/contracts/service-storage.js'
 
 /** Options of {@link createWebhookService}. */

@@ -4,7 +4,7 @@
  * promise-returning stores run the same cases.
  */
 import { describe, expect, it } from 'vitest'
-import { ANSWER_LOG_TTL_MS } from '../../src/server/store/shared/answer-log.js'
+import { ANSWER_LOG_TTL_MS } from '../../src/server/store/common/answer-log.js'
 import { type LoggedAnswer, type OrgPolicyRecord, type OrgPolicyStore, type OrgPolicyStoreOptions } from '../../src/server/store/contracts/org-policies.js'
 const T0 = Date.parse('2026-11-22T00:00:00Z')
 const DAY = 24 * 60 * 60 * 1000

@@ -1,7 +1,7 @@
 /**
  * Per-org scoring policies and the per-org answer log (docs/service.md, docs/decisions.md "Per-org policies"): the
  * storage behind `riskcheck admin policy set | show | clear` and the backtest `policy set` prints. One policy row per
- * org (none = the service's policy); answers keep only what re-scoring needs and are bounded by ../shared/answer-log.ts.
+ * org (none = the service's policy); answers keep only what re-scoring needs and are bounded by ../common/answer-log.ts.
  */
 import type { Awaitable } from '../../../awaitable.js'
 import type { Action, CheckContextName, LookupType } from '../../../schema.js'

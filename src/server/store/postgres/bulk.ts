@@ -8,7 +8,7 @@ import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybeProm
 import type { CreditLedger } from '../../../credits.js'
 import { FINAL_BULK_STATUSES, type BulkJob, type BulkType } from '../../../schema.js'
 import { buildEvent, dueAlerts, refundSplit, reserveSplit, type AlertLevel } from '../../../accounts/ledger.js'
-import { packResult, STATE_CODE, unpackRow, type RowRow } from '../shared/bulk-rows.js'
+import { packResult, STATE_CODE, unpackRow, type RowRow } from '../common/bulk-rows.js'
 import { num, inTransaction, type Queryable } from './client.js'
 import { lockCredits } from './credits.js'
 import { insertEvent } from './events.js'

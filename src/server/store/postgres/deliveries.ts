@@ -5,12 +5,12 @@
 import type pg from 'pg'
 import type { EventPayload } from '../../../schema.js'
 import type { DeliveryRecord } from '../../../webhooks/queue.js'
-import { pumpEvents } from '../shared/outbox-pump.js'
-import { disabledEndpointNotice, newEndpointId } from '../shared/endpoints.js'
+import { pumpEvents } from '../common/outbox-pump.js'
+import { disabledEndpointNotice, newEndpointId } from '../common/endpoints.js'
 import { insertEvent } from './events.js'
 import { inTransaction, num, type Num, type Queryable } from './client.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from '../contracts/service-storage.js'
-import { dateOrNull, toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../shared/record-rows.js'
+import { dateOrNull, toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../common/record-rows.js'
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime())
 
 const DELIVERY_COLUMNS =

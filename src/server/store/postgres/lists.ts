@@ -6,7 +6,7 @@
 import type pg from 'pg'
 import type { ListItemType, ListKind } from '../../../lists/types.js'
 import type { ListItemRecord, ListOwner, ListRecord, ListsStore } from '../contracts/lists.js'
-import { newListId } from '../shared/list-ids.js'
+import { newListId } from '../common/list-ids.js'
 import { inTransaction, type Num, type Queryable } from './client.js'
 
 /** Items inserted by one statement (its arrays are bound as 4 parameters). */

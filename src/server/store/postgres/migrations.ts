@@ -3,7 +3,7 @@
  * its ledger (docs/decisions.md "PostgreSQL store"). Append only: never edit a version that has shipped.
  */
 import type pg from 'pg'
-import type { Migration } from '../shared/migration.js'
+import type { Migration } from '../common/migration.js'
 import { inTransaction } from './client.js'
 import { OUTCOMES_POSTGRES_SCHEMA } from './outcomes.js'
 

@@ -2,7 +2,7 @@
  * The PostgreSQL {@link OrgPolicyStore} (per-org policies and the answer log) over a `pg` Pool or Client; its tables are
  * version 2 of the service's migrations, and the store's auth read returns an org's policy version with its key.
  */
-import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../shared/answer-log.js'
+import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
 import { type LoggedAnswer, type OrgPolicyRecord, type OrgPolicyStore, type OrgPolicyStoreOptions } from '../contracts/org-policies.js'
 import type { Action, CheckContextName, LookupType } from '../../../schema.js'
 import type { Queryable } from './client.js'

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
 import { inTransaction } from './client.js'
 import type { CurrentLabel, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeStore, RecordedOutcome } from '../contracts/outcomes.js'
-import { toOutcome, type OutcomeRow } from '../shared/outcome-rows.js'
+import { toOutcome, type OutcomeRow } from '../common/outcome-rows.js'
 
 /** The tables (version 6 of the PostgreSQL migrations). */
 export const OUTCOMES_POSTGRES_SCHEMA = `

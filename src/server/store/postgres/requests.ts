@@ -8,7 +8,7 @@
 import type pg from 'pg'
 import type { CacheEntry, ResultCache } from '../../../cache.js'
 import { perTurn } from './per-turn.js'
-import { IDEMPOTENCY_STALE_MS } from '../shared/lease-times.js'
+import { IDEMPOTENCY_STALE_MS } from '../common/lease-times.js'
 import { type IdempotencyBegin } from '../contracts/store.js'
 import type { Num } from './client.js'
 

@@ -16,7 +16,7 @@ import { createPostgresLeases } from './leases.js'
 import { createPostgresRequests } from './requests.js'
 import type { Num } from './client.js'
 import { toEvent, toOrg, toPlan, type EventRow, type OrgRow, type PlanRow } from './rows.js'
-import { toKey, type KeyRow } from '../shared/record-rows.js'
+import { toKey, type KeyRow } from '../common/record-rows.js'
 import type { AuthRecord } from '../../../accounts/types.js'
 import type { Store, StoreProbe } from '../contracts/store.js'
 /** A store type whose methods all return promises (a networked database). */

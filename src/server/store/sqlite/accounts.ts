@@ -9,7 +9,7 @@ import { periodAt } from '../../../accounts/ledger.js'
 import type { Plan } from '../../../accounts/plans.js'
 import type { AuthRecord } from '../../../accounts/types.js'
 import type { Store, Synchronous } from '../contracts/store.js'
-import { toKey, type KeyRow } from '../shared/record-rows.js'
+import { toKey, type KeyRow } from '../common/record-rows.js'
 import { toOrg, type OrgRow } from './rows.js'
 
 /** Plans, orgs (apart from their credits) and API keys. */

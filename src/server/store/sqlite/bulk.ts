@@ -10,7 +10,7 @@ import type { CreditLedger } from '../../../credits.js'
 import { FINAL_BULK_STATUSES, type Action, type BulkJob, type BulkType, type EventPayload } from '../../../schema.js'
 import { insertOutboxEvent } from './outbox.js'
 import type { BulkOwner, BulkServiceStorage } from '../contracts/bulk.js'
-import { packResult, STATE_CODE, unpackRow, type RowRow } from '../shared/bulk-rows.js'
+import { packResult, STATE_CODE, unpackRow, type RowRow } from '../common/bulk-rows.js'
 import type { CreditReservation } from '../../../accounts/types.js'
 
 export type { BulkOwner } from '../contracts/bulk.js'

@@ -4,7 +4,7 @@
  * The contract: ../contracts/team-store.ts.
  */
 import type Database from 'better-sqlite3'
-import type { Migration } from '../shared/migration.js'
+import type { Migration } from '../common/migration.js'
 import { migrateSqlite } from './migrate.js'
 import type { MailQuota, MailReservation, MembershipRecord, Role, SessionRecord, TeamStore, TokenKind, TokenRecord, UsageDay, UserRecord } from '../contracts/team-store.js'
 

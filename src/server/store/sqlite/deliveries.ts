@@ -8,8 +8,8 @@ import type { EventPayload } from '../../../schema.js'
 import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../../webhooks/queue.js'
 import { insertOutboxEvent, pumpOutbox } from './outbox.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contracts/deliveries.js'
-import { disabledEndpointNotice, newEndpointId } from '../shared/endpoints.js'
-import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../shared/record-rows.js'
+import { disabledEndpointNotice, newEndpointId } from '../common/endpoints.js'
+import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../common/record-rows.js'
 
 export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contracts/deliveries.js'
 

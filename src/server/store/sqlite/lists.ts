@@ -2,7 +2,7 @@
  * Allow/block lists on SQLite (../contracts/lists.ts): every change is one IMMEDIATE transaction that also bumps the
  * owner's row of `list_versions`, which the API-key read returns with the key (./accounts.ts).
  */
-import { newListId } from '../shared/list-ids.js'
+import { newListId } from '../common/list-ids.js'
 import type Database from 'better-sqlite3'
 import type { ListItemType, ListKind } from '../../../lists/types.js'
 import type { ListItemRecord, ListOwner, ListRecord, ListsStore } from '../contracts/lists.js'

@@ -4,7 +4,7 @@
  * an IMMEDIATE transaction with its ledger entry, in `version` order.
  */
 import type Database from 'better-sqlite3'
-import type { Migration } from '../shared/migration.js'
+import type { Migration } from '../common/migration.js'
 
 /** Where a list of migrations records what has run. */
 export type SqliteLedger = { pragma: 'user_version' } | { table: string }

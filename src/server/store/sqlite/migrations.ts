@@ -5,7 +5,7 @@
  * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts); 007: allow/block lists
  * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts).
  */
-import type { Migration } from '../shared/migration.js'
+import type { Migration } from '../common/migration.js'
 
 export type { Migration }
 

@@ -6,10 +6,10 @@ import type Database from 'better-sqlite3'
 import type { Action, CheckContextName, LookupType } from '../../../schema.js'
 import type { Awaitable } from '../../../awaitable.js'
 import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from '../contracts/org-policies.js'
-import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../shared/answer-log.js'
+import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
 
 export type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from '../contracts/org-policies.js'
-export { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../shared/answer-log.js'
+export { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
 
 interface PolicyRow {
   org_id: string

@@ -1,12 +1,12 @@
 /**
  * The event outbox of the SQLite file: the `events` table, the pump's cursor in `meta`. The pump itself
- * (../shared/outbox-pump.ts) fans each new event out exactly once per endpoint (docs/decisions.md, "Storage engines").
+ * (../common/outbox-pump.ts) fans each new event out exactly once per endpoint (docs/decisions.md, "Storage engines").
  */
 import type Database from 'better-sqlite3'
 import type { EventPayload } from '../../../schema.js'
 import type { DeliveryCrashHook } from '../../../webhooks/queue.js'
 import type { DeliveryStore } from '../contracts/deliveries.js'
-import { pumpEvents, type OutboxSource } from '../shared/outbox-pump.js'
+import { pumpEvents, type OutboxSource } from '../common/outbox-pump.js'
 
 /** The key of the pump's cursor (the seq of the last event fanned out) in the `meta` table. */
 export const OUTBOX_CURSOR_KEY = 'webhook_outbox_seq'

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { toOutcome, type OutcomeRow } from '../shared/outcome-rows.js'
+import { toOutcome, type OutcomeRow } from '../common/outcome-rows.js'
 import type {
   AnswerInputsRecord,
   CurrentLabel,

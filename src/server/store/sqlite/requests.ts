@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3'
 import type { CacheEntry, ResultCache } from '../../../cache.js'
 import type { IdempotencyBegin, Store, Synchronous } from '../contracts/store.js'
-import { IDEMPOTENCY_STALE_MS } from '../shared/lease-times.js'
+import { IDEMPOTENCY_STALE_MS } from '../common/lease-times.js'
 
 /** The request-level records of the store: idempotency, the result cache, their purge. */
 export type SqliteRequests = Pick<
