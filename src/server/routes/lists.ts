@@ -31,6 +31,17 @@ function storeOf(ctx: ServerContext) {
 }
 
 const notFound = (id: string) => new RiskcheckError('NOT_FOUND', `No list ${JSON.stringify(id.slice(0, 64))}.`)
+
+/** The list `id` of the caller and `values` normalised for it: at most MAX_VALUES_PER_CALL, another owner's list 404. */
+async function listValues(ctx: ServerContext, auth: RequestAuth | undefined, id: string, values: string[]) {
+  const store = storeOf(ctx)
+  const owner = ownerOf(auth)
+  if (values.length > MAX_VALUES_PER_CALL)
+    throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', `At most ${MAX_VALUES_PER_CALL} values in one call (got ${values.length}).`, { field: 'values' })
+  const list = await store.getList(owner, id)
+  if (!list) throw notFound(id)
+  return { store, owner, list, ...prepareValues(list.itemType, values) }
+}
 const iso = (ms: number) => new Date(ms).toISOString()
 
 const ListSchema = Type.Object(
@@ -243,14 +254,8 @@ function itemRoutes(): RouteDef[] {
       response: { name: 'ListItemsAdded', schema: AddResult },
       errors: ['NOT_FOUND', 'INPUT_LIMIT_EXCEEDED'],
       handler: async ({ params, body, auth, ctx }) => {
-        const store = storeOf(ctx)
-        const owner = ownerOf(auth)
-        if (body.values.length > MAX_VALUES_PER_CALL)
-          throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', `At most ${MAX_VALUES_PER_CALL} values in one call (got ${body.values.length}).`, { field: 'values' })
         const expiresAt = expiryOf(body.expires_at)
-        const list = await store.getList(owner, params.id)
-        if (!list) throw notFound(params.id)
-        const { valid, invalid } = prepareValues(list.itemType, body.values)
+        const { store, owner, list, valid, invalid } = await listValues(ctx, auth, params.id, body.values)
         if (list.items + valid.length > MAX_ITEMS_PER_LIST)
           throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', `A list holds at most ${MAX_ITEMS_PER_LIST} items.`, { field: 'values' })
         const reason = body.reason ? body.reason : null
@@ -274,13 +279,7 @@ function itemRoutes(): RouteDef[] {
       response: { name: 'ListItemsRemoved', schema: RemoveResult },
       errors: ['NOT_FOUND', 'INPUT_LIMIT_EXCEEDED'],
       handler: async ({ params, body, auth, ctx }) => {
-        const store = storeOf(ctx)
-        const owner = ownerOf(auth)
-        if (body.values.length > MAX_VALUES_PER_CALL)
-          throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', `At most ${MAX_VALUES_PER_CALL} values in one call (got ${body.values.length}).`, { field: 'values' })
-        const list = await store.getList(owner, params.id)
-        if (!list) throw notFound(params.id)
-        const { valid, invalid } = prepareValues(list.itemType, body.values)
+        const { store, owner, valid, invalid } = await listValues(ctx, auth, params.id, body.values)
         const unique = [...new Set(valid)]
         const removed = await store.removeItems(owner, params.id, unique)
         if (removed === null) throw notFound(params.id)
