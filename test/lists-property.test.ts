@@ -4,6 +4,7 @@
  * themselves, and a listed value always matches its own lookup.
  */
 import fc from 'fast-check'
+import { listValueText } from './list-values.js'
 import { afterAll, describe, expect, it } from 'vitest'
 import { RiskcheckError } from '../src/errors.js'
 import { compileLists, ListsError } from '../src/lists/compile.js'
@@ -12,18 +13,7 @@ import { LIST_ITEM_TYPES, type ListItemType } from '../src/lists/types.js'
 import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'
 import { assertValidResult } from './validate.js'
 
-const text = fc.oneof(
-  fc.string({ maxLength: 60 }),
-  fc.string({ unit: 'grapheme', maxLength: 30 }),
-  fc.string({ unit: 'binary', maxLength: 30 }),
-  fc.emailAddress(),
-  fc.domain(),
-  fc.ipV4(),
-  fc.ipV6(),
-  fc.tuple(fc.ipV4(), fc.integer({ min: -1, max: 40 })).map(([ip, p]) => `${ip}/${p}`),
-  fc.stringMatching(/^\+[0-9 ()-]{0,20}$/),
-  fc.constantFrom('AS64500', 'as0', 'GB', 'gb', 'XX', '+44 20 7946 0958', '２０１.example', 'bücher.de', 'jörg@bücher.de', '\u0000', ' '),
-)
+const text = listValueText(60)
 const value = fc.oneof(text, fc.integer(), fc.double(), fc.constant(null), fc.record({ value: text, reason: fc.option(text), expiresAt: fc.option(fc.oneof(text, fc.integer(), fc.date())) }))
 const definition = fc.record(
   {
