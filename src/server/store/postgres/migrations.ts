@@ -5,7 +5,6 @@
 import type pg from 'pg'
 import type { Migration } from '../common/migration.js'
 import { inTransaction } from './client.js'
-import { OUTCOMES_POSTGRES_SCHEMA } from './outcomes.js'
 
 /** One PostgreSQL migration (the shape every engine shares). */
 export type PostgresMigration = Migration
@@ -332,7 +331,37 @@ CREATE TABLE list_versions (
   {
     version: 7,
     name: 'outcomes and the input hashes of answered requests',
-    sql: OUTCOMES_POSTGRES_SCHEMA,
+    sql: `
+CREATE TABLE answer_inputs (
+  request_id TEXT PRIMARY KEY,
+  org_id     TEXT NOT NULL,
+  mode       TEXT NOT NULL,
+  at         BIGINT NOT NULL,
+  email_hash TEXT,
+  phone_hash TEXT,
+  ip_hash    TEXT
+);
+CREATE INDEX answer_inputs_at ON answer_inputs(at);
+
+CREATE TABLE outcomes (
+  seq           BIGSERIAL PRIMARY KEY,
+  id            TEXT NOT NULL UNIQUE,
+  org_id        TEXT NOT NULL,
+  mode          TEXT NOT NULL,
+  request_id    TEXT,
+  subject       TEXT NOT NULL,
+  outcome       TEXT NOT NULL,
+  note          TEXT,
+  email_hash    TEXT,
+  phone_hash    TEXT,
+  ip_hash       TEXT,
+  created_at    BIGINT NOT NULL,
+  superseded_at BIGINT
+);
+CREATE UNIQUE INDEX outcomes_current ON outcomes(org_id, mode, subject) WHERE superseded_at IS NULL;
+CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
+CREATE INDEX outcomes_created ON outcomes(created_at);
+`,
   },
 ]
 

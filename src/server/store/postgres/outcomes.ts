@@ -1,45 +1,12 @@
 /**
  * Outcomes on PostgreSQL: the {@link OutcomeStore} contract of ../contracts/outcomes.ts over a pool shared by every
- * instance, with the tables of SQLite migration 006_outcomes (times as BIGINT unix ms; migration version 6).
+ * instance, with the tables of SQLite migration 008_outcomes (times as BIGINT unix ms; PostgreSQL migration version 7).
  */
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
 import { inTransaction } from './client.js'
 import type { CurrentLabel, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeStore, RecordedOutcome } from '../contracts/outcomes.js'
 import { toOutcome, type OutcomeRow } from '../common/outcome-rows.js'
-
-/** The tables (version 6 of the PostgreSQL migrations). */
-export const OUTCOMES_POSTGRES_SCHEMA = `
-CREATE TABLE answer_inputs (
-  request_id TEXT PRIMARY KEY,
-  org_id     TEXT NOT NULL,
-  mode       TEXT NOT NULL,
-  at         BIGINT NOT NULL,
-  email_hash TEXT,
-  phone_hash TEXT,
-  ip_hash    TEXT
-);
-CREATE INDEX answer_inputs_at ON answer_inputs(at);
-
-CREATE TABLE outcomes (
-  seq           BIGSERIAL PRIMARY KEY,
-  id            TEXT NOT NULL UNIQUE,
-  org_id        TEXT NOT NULL,
-  mode          TEXT NOT NULL,
-  request_id    TEXT,
-  subject       TEXT NOT NULL,
-  outcome       TEXT NOT NULL,
-  note          TEXT,
-  email_hash    TEXT,
-  phone_hash    TEXT,
-  ip_hash       TEXT,
-  created_at    BIGINT NOT NULL,
-  superseded_at BIGINT
-);
-CREATE UNIQUE INDEX outcomes_current ON outcomes(org_id, mode, subject) WHERE superseded_at IS NULL;
-CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
-CREATE INDEX outcomes_created ON outcomes(created_at);
-`
 
 /** Records one outcome inside the batch's transaction (see OutcomeStore.recordOutcomes). */
 async function recordOne(c: pg.PoolClient, orgId: string, mode: OutcomeMode, o: NewOutcome, nowMs: number): Promise<RecordedOutcome> {
