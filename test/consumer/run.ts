@@ -10,16 +10,17 @@
  * - light (`npm install riskcheck --omit=optional`): no IP data packages; an IP lookup answers, not partial, and
  *   says why it has no location; `data status` names what is not installed.
  * - service (the README's command): the whole tree fits `engines`; riskcheck/server's types compile (with the
- *   README's `@types/…` and `"types": ["node"]`) and an in-memory server answers `/healthz`. Installed with
- *   `--ignore-scripts` (better-sqlite3 is not compiled) unless `--full`, which installs as the README says and
- *   also runs `riskcheck serve` on SQLite.
+ *   README's `@types/…` and `"types": ["node"]`) and an in-memory server (SQLite on `:memory:`) answers `/healthz`.
+ *   Installed with `--ignore-scripts` unless `--full`, which installs as the README says and also runs `riskcheck
+ *   serve` on SQLite: better-sqlite3 is then not compiled, its addon is this checkout's (same version, Node and
+ *   machine) or, for another version, built by `npm rebuild`.
  *
  *   npx tsx test/consumer/run.ts [--full] [--keep] [--tarball FILE]
  *
  * `--tarball FILE` checks a package packed elsewhere (an older riskcheck) against this checkout's README and checks.
  */
 import { spawn } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -145,12 +146,25 @@ async function serverChecks(tools: string, project: string, lines: string[]): Pr
   const before = run('npx', ['riskcheck', 'serve'], { cwd: project })
   check(before.code === 1 && before.err.includes(lines[0]!), 'service: before its install, `riskcheck serve` prints the README’s command')
   for (const line of lines) install(project, [...npmArgs(line, ''), ...(FULL ? [] : ['--ignore-scripts'])], `${line.replace(/\s+#.*$/, '').slice(0, 30)}…${FULL ? '' : ' --ignore-scripts'}`)
+  if (!FULL) provideSqliteAddon(project)
   check(run('npm', ['ls'], { cwd: project }).code === 0, 'service: `npm ls` finds every dependency and peer dependency valid')
   cpSync(join(HERE, 'server'), join(project, 'server'), { recursive: true })
   compile(tools, project, 'server', (t) => t.replace(/"types": \[\]/, '"types": ["node"]'), 'riskcheck/server compiles (tsc --init, "types": ["node"])')
   runs(project, 'server/index.js', { healthz: 200 })
   check(run('npx', ['riskcheck', 'serve', '--help'], { cwd: project }).code === 0, 'service: `riskcheck serve --help`')
   if (FULL) check(await serves(project), 'service: `riskcheck serve` on SQLite answers /healthz')
+}
+
+/** The compiled better-sqlite3 an `--ignore-scripts` install left out: this checkout's when the versions agree, else built. */
+function provideSqliteAddon(project: string): void {
+  const versionOf = (dir: string) => (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version
+  const mine = join(ROOT, 'node_modules', 'better-sqlite3')
+  const theirs = join(project, 'node_modules', 'better-sqlite3')
+  const addon = join('build', 'Release', 'better_sqlite3.node')
+  if (versionOf(mine) === versionOf(theirs) && existsSync(join(mine, addon))) {
+    mkdirSync(join(theirs, 'build', 'Release'), { recursive: true })
+    copyFileSync(join(mine, addon), join(theirs, addon))
+  } else must(run('npm', ['rebuild', 'better-sqlite3'], { cwd: project }), 'npm rebuild better-sqlite3')
 }
 
 /** Starts `riskcheck serve` on a free port and asks /healthz. */
