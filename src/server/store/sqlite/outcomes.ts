@@ -67,11 +67,15 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
       if (!groupWrite) return void writeInputs.immediate(rows)
       if (batch) return (batch.push(...rows), batchDone)
       const mine = (batch = [...rows])
-      batchDone = groupWrite(() => {
+      const done = groupWrite(() => {
         batch = null
         writeInputs(mine)
       })
-      return batchDone
+      // a group that failed before its writes ran (the file busy past its timeout) leaves no batch behind
+      done.catch(() => {
+        if (batch === mine) batch = null
+      })
+      return (batchDone = done)
     },
     inputsOf(orgId, mode, requestIds) {
       const found = new Map<string, InputHashes>()
