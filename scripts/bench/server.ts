@@ -192,7 +192,7 @@ async function main(): Promise<void> {
     console.log('bare HTTP: the same library calls behind a minimal Fastify route (no auth, credits, SQLite or schemas)')
     console.log('in-process: createRiskcheck().ip()/.email() with the same options (memory cache, unmetered)\n')
     const rows: string[][] = [
-      ['scenario', 'server req/s', 'p50 ms', 'p99 ms', 'bare HTTP req/s', 'p99 ms', 'in-process/s', 'p99 ms', 'in-proc ÷ server', 'server ÷ bare', ...(pgStore ? ['db trips/req'] : [])],
+      ['scenario', 'server req/s', 'p50 ms', 'p99 ms', 'bare HTTP req/s', 'p99 ms', 'in-process/s', 'p99 ms', 'in-proc ÷ server', 'server ÷ bare', 'CPU µs/req', 'bare CPU µs/req', 'bare ÷ server CPU', ...(pgStore ? ['db trips/req'] : [])],
     ]
     for (const s of scenarios) {
       const local = await inProcess(s.call)
@@ -200,13 +200,25 @@ async function main(): Promise<void> {
       let http: Run | undefined
       let trips = 0
       let served = 0
+      // CPU of this process (the server under load, or the bare route) per request: what the load of other work on
+      // the machine changes least
+      const cpu = { server: 0, bare: 0, bareRequests: 0 }
+      const cpuMs = () => {
+        const u = process.cpuUsage()
+        return (u.user + u.system) / 1000
+      }
       for (let round = 0; round < ROUNDS; round++) {
+        let c0 = cpuMs()
         const f = await loadTest(`${bareBase}${s.path}`, s.body, secret)
+        cpu.bare += cpuMs() - c0
+        cpu.bareRequests += f.requests
         const before = queries
         byName.clear()
         // requests answered, as the store counted them (autocannon's totals leave out some of the run)
         const lookupsBefore = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups
+        c0 = cpuMs()
         const h = await loadTest(`${base}${s.path}`, s.body, secret)
+        cpu.server += cpuMs() - c0
         const answered = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups - lookupsBefore
         trips += queries - before - 2 // the two usage reads around the run
         served += answered
@@ -227,6 +239,9 @@ async function main(): Promise<void> {
         local.p99.toFixed(2),
         `${(local.rps / http.rps).toFixed(1)}×`,
         `${((100 * http.rps) / floor.rps).toFixed(0)} %`,
+        ((1000 * cpu.server) / Math.max(1, served)).toFixed(0),
+        ((1000 * cpu.bare) / Math.max(1, cpu.bareRequests)).toFixed(0),
+        `${((100 * cpu.bare) / Math.max(1, cpu.bareRequests) / (cpu.server / Math.max(1, served))).toFixed(0)} %`,
         ...(pgStore ? [(trips / Math.max(1, served)).toFixed(2)] : []),
       ])
     }

@@ -69,7 +69,10 @@ export interface RequestLabels {
 export interface OutcomeService {
   /** Before a lookup: the hook that adds the org's labels (and collects the request's input hashes). */
   prepare(owner: OutcomeOwner): Promise<RequestLabels>
-  /** Keeps a request's input hashes (written with others at the end of the event-loop turn; never throws). */
+  /**
+   * Keeps a request's input hashes: call it in the turn the request is answered, before its settlement — the store
+   * writes them with the turn's settlements (never throws; a failure is logged).
+   */
   keepInputs(owner: OutcomeOwner, requestId: string, inputs: InputHashes | null): void
   record(owner: OutcomeOwner, items: readonly OutcomeItem[]): Promise<OutcomeItemResult[]>
   list(owner: OutcomeOwner, query: { requestId?: string; outcome?: OutcomeKind; cursor?: string; limit: number }): Promise<{ data: OutcomeRecord[]; next_cursor: string | null }>
@@ -147,8 +150,9 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
   let labelled: Set<string> | undefined
   let labelledAt = 0
   const labels = new Map<string, Labels>()
-  let pending: AnswerInputsRecord[] = []
-  let flushSoon: NodeJS.Immediate | null = null
+  // input-hash writes not yet committed, and the failures already logged (one line per failed batch, not per request)
+  const writing = new Set<Promise<void>>()
+  const told = new WeakSet<object>()
 
   const need = (): OutcomeStore => {
     if (!store) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Outcomes need the SQLite or PostgreSQL store; this server runs without one.')
@@ -191,17 +195,15 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
     return l
   }
 
-  const flush = async (): Promise<void> => {
-    if (flushSoon) clearImmediate(flushSoon)
-    flushSoon = null
-    const batch = pending
-    pending = []
-    if (batch.length === 0 || !store) return
-    try {
-      await store.recordInputs(batch)
-    } catch (e) {
-      warn({ err: e }, `outcomes: input hashes of ${batch.length} answer(s) not kept (${(e as Error).message})`)
+  const notKept = (e: unknown): void => {
+    if (typeof e === 'object' && e !== null) {
+      if (told.has(e)) return
+      told.add(e)
     }
+    warn({ err: e }, `outcomes: input hashes of answers not kept (${(e as Error).message})`)
+  }
+  const flush = async (): Promise<void> => {
+    await Promise.all([...writing])
   }
 
   return {
@@ -239,9 +241,19 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
     },
     keepInputs(owner, requestId, inputs) {
       if (!store || !inputs) return
-      pending.push({ orgId: owner.orgId, mode: owner.mode, requestId, at: nowMs(), ...inputs })
-      if (pending.length >= 1000) void flush()
-      else flushSoon ??= setImmediate(() => void flush())
+      // now, in the request's turn: the store writes the row with the turn's settlements (OutcomeStore.recordInputs)
+      const row: AnswerInputsRecord = { orgId: owner.orgId, mode: owner.mode, requestId, at: nowMs(), ...inputs }
+      let done: Promise<void>
+      try {
+        done = Promise.resolve(store.recordInputs([row]))
+      } catch (e) {
+        return notKept(e)
+      }
+      const w: Promise<void> = done.then(
+        () => void writing.delete(w),
+        (e: unknown) => (writing.delete(w), notKept(e)),
+      )
+      writing.add(w)
     },
     async record(owner, items) {
       const s = need()

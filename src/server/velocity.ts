@@ -45,6 +45,8 @@ export interface ServerVelocityDeps {
   redisPrefix: string
   /** The SQLite store's database. */
   sqlite?: Database.Database | undefined
+  /** The SQLite store's group commit: the velocity hits of one event-loop turn share its transaction. */
+  sqliteGroup?: (<T>(write: () => T) => Promise<T>) | undefined
   /** The store's key-hash secret (random, created with the database). */
   keyHashSecret: Awaitable<string>
 }
@@ -81,7 +83,7 @@ export function createServerVelocity(deps: ServerVelocityDeps): ServerVelocity |
   let storeKind: VelocityStoreKind
   if (option.store) [store, storeKind] = [option.store, 'custom']
   else if (deps.redis) [store, storeKind] = [createRedisVelocityStore({ redis: deps.redis, prefix: `${deps.redisPrefix}:vel:` }), 'redis']
-  else if (deps.sqlite) [store, storeKind] = [createSqliteVelocityStore(deps.sqlite), 'sqlite']
+  else if (deps.sqlite) [store, storeKind] = [createSqliteVelocityStore(deps.sqlite, deps.sqliteGroup), 'sqlite']
   else [store, storeKind] = [createMemoryVelocityStore(), 'memory']
   const timeoutMs = option.timeoutMs ?? 1000
 

@@ -15,6 +15,7 @@ import {
   postgresSchemaStatus,
   type PostgresStore,
 } from '../../src/server/index.js'
+import { createPostgresOutcomeStore } from '../../src/server/store/postgres/outcomes.js'
 
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
 if (!url) {
@@ -242,5 +243,23 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     expect(statements).toBe(2)
     expect(held.every((c) => c)).toBe(true)
     expect(await leases.releaseExpired(T0 + 20_000)).toBe(0)
+
+    // The input hashes of answers (outcomes) kept in a turn ride on that turn's close: 40 cache hits, each keeping its
+    // row then closing, are one statement; rows kept in a turn without a close go out alone, one statement.
+    const outcomes = createPostgresOutcomeStore(pool, store.answerInputs)
+    const row = (i: number) => ({ orgId: org.id, mode: 'live' as const, requestId: `req_${i}`, at: T0, email: null, phone: null, ip: `h${i}` })
+    statements = 0
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        Promise.all([outcomes.recordInputs([row(i)]), leases.closeHeld(org.id, { lookups: 1, refund: { fromSubscription: 0, fromPurchased: 0 } }, T0 + i)]),
+      ),
+    )
+    expect(statements).toBe(1)
+    statements = 0
+    await Promise.all([outcomes.recordInputs([row(40)]), outcomes.recordInputs([row(41)])])
+    expect(statements).toBe(1)
+    const kept = await outcomes.inputsOf(org.id, 'live', Array.from({ length: 42 }, (_, i) => `req_${i}`))
+    expect([...kept.keys()].sort()).toEqual(Array.from({ length: 42 }, (_, i) => `req_${i}`).sort())
+    expect(kept.get('req_41')).toEqual({ email: null, phone: null, ip: 'h41' })
   })
 })

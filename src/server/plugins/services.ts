@@ -108,6 +108,7 @@ export function buildServerParts(options: ServerOptions): ServerParts {
     redis,
     redisPrefix: options.queue?.prefix ?? 'riskcheck',
     sqlite: storage.sqlite?.store.db,
+    sqliteGroup: storage.sqlite ? (write) => storage.sqlite!.store.groupWrite(write) : undefined,
     keyHashSecret: secret,
   })
   const testEnv: LookupEnv = { ...rc.env, ctx: { ...rc.env.ctx, mode: 'test' }, ledger: UNMETERED }

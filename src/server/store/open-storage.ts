@@ -145,7 +145,7 @@ export function outcomeStoreOf(store: Store): OutcomeStore | undefined {
       return createSqliteOutcomeStore(s.db, (write) => s.groupWrite(write))
     }
     case 'postgres':
-      return createPostgresOutcomeStore((store as PostgresStore).pool)
+      return createPostgresOutcomeStore((store as PostgresStore).pool, (store as PostgresStore).answerInputs)
     default:
       return undefined
   }

@@ -89,7 +89,11 @@ export interface CurrentLabel extends InputHashes {
 export interface OutcomeStore {
   /** The deployment's HMAC key of input hashes (a `meta` row generated once). */
   hmacKey(): Awaitable<string>
-  /** Keeps the input hashes of answered requests (a repeated request id is ignored). */
+  /**
+   * Keeps the input hashes of answered requests (a repeated request id is ignored). Called in the turn a request is
+   * answered, before its settlement: the engines write the rows of one event-loop turn with that turn's settlements
+   * (SQLite: in its group commit; PostgreSQL: in the statement that closes the requests), resolving after the commit.
+   */
   recordInputs(rows: readonly AnswerInputsRecord[]): Awaitable<void>
   /** The input hashes of requests of this org and mode, by request id (unknown, expired, another org's or mode's: absent). */
   inputsOf(orgId: string, mode: OutcomeMode, requestIds: readonly string[]): Awaitable<Map<string, InputHashes>>

@@ -10,6 +10,8 @@ import type { RequestClose } from '../../../accounts/types.js'
 import type { InstanceLeases, LeaseRenewal } from '../contracts/store.js'
 import { cacheColumns, REFUND_MANY, type AlertState, type createPostgresCredits } from './credits.js'
 import { perTurn } from './per-turn.js'
+import { inputColumns, insertInputs, type TurnInputs } from './answer-inputs.js'
+import type { AnswerInputsRecord } from '../contracts/outcomes.js'
 import { inTransaction, type Num, type Queryable } from './client.js'
 
 const RENEW = {
@@ -29,7 +31,8 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
  * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). Per request
  * (`$1…$5`, in order): its org, lookups, hold (or null) and the subscription and purchased credits it gives back; `$6`
  * the time; `$7…$10` the cache entries; `$11…$16` the idempotency records (the request's number, scope, key, owner,
- * and status and body — null to forget it). Returns the settled orgs and the numbers of the fenced requests.
+ * and status and body — null to forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts).
+ * Returns the settled orgs and the numbers of the fenced requests.
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',
@@ -66,6 +69,8 @@ const CLOSE_MANY = {
   DELETE FROM idempotency i USING idem
   WHERE i.scope = idem.scope AND i.idem_key = idem.idem_key AND i.owner = idem.owner AND i.status IS NULL
     AND (NOT idem.kept OR idem.status IS NULL)
+), inputs AS (
+  ${insertInputs(17)}
 ), settled AS (
   UPDATE orgs o SET subscription_credits = o.subscription_credits + agg.sub, purchased_credits = o.purchased_credits + agg.pur,
     period_credits = GREATEST(0, o.period_credits - agg.period_part), total_credits = GREATEST(0, o.total_credits - agg.total),
@@ -88,7 +93,7 @@ interface HoldRow {
 type CloseAsk = { orgId: string; close: RequestClose; nowMs: number }
 type CloseRow = AlertState & { id: string | null; fenced: Num | null }
 
-function closeValues(asks: CloseAsk[], nowMs: number): unknown[] {
+function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInputsRecord[]): unknown[] {
   const idem = asks.flatMap((a, i) => (a.close.idempotent ? [{ n: i + 1, ...a.close.idempotent }] : []))
   return [
     asks.map((a) => a.orgId),
@@ -104,16 +109,20 @@ function closeValues(asks: CloseAsk[], nowMs: number): unknown[] {
     idem.map((d) => d.owner),
     idem.map((d) => d.status ?? null),
     idem.map((d) => (d.status === undefined ? null : (d.body ?? null))),
+    ...inputColumns(inputs),
   ]
 }
 
-/** The leases and holds over a pool, on the credit operations of ./credits.ts. */
-export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof createPostgresCredits>): InstanceLeases {
+/**
+ * The leases and holds over a pool, on the credit operations of ./credits.ts; the close statement of a turn also
+ * writes the answer input hashes `inputs` holds for that turn.
+ */
+export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof createPostgresCredits>, inputs?: TurnInputs): InstanceLeases {
   const { alert, withOrg, renewOn } = credits.internals
 
   /** Runs {@link CLOSE_MANY}, then the alerts of the orgs it settled; answers per request: closed, fenced, or due. */
-  const closeOn = async (q: Queryable, asks: CloseAsk[], nowMs: number): Promise<Array<'closed' | 'fenced' | 'due'>> => {
-    const { rows } = await q.query<CloseRow>({ ...CLOSE_MANY, values: closeValues(asks, nowMs) })
+  const closeOn = async (q: Queryable, asks: CloseAsk[], nowMs: number, kept: readonly AnswerInputsRecord[] = []): Promise<Array<'closed' | 'fenced' | 'due'>> => {
+    const { rows } = await q.query<CloseRow>({ ...CLOSE_MANY, values: closeValues(asks, nowMs, kept) })
     const settled = rows.filter((r) => r.id !== null)
     const fenced = new Set(rows.filter((r) => r.fenced !== null).map((r) => Number(r.fenced)))
     await Promise.all(settled.map((r) => alert(q, r.id!, r, nowMs)))
@@ -124,7 +133,15 @@ export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof c
   const closeAlone = async (a: CloseAsk): Promise<boolean> =>
     (await withOrg(a.orgId, a.nowMs, async (c) => (await closeOn(c, [a], a.nowMs))[0] !== 'fenced')) ?? true
   const closeMany = perTurn(async (asks: CloseAsk[]): Promise<Array<boolean | Promise<boolean>>> => {
-    const outcome = await closeOn(pool, asks, Math.max(...asks.map((a) => a.nowMs)))
+    const batch = inputs?.take() ?? null
+    let outcome: Array<'closed' | 'fenced' | 'due'>
+    try {
+      outcome = await closeOn(pool, asks, Math.max(...asks.map((a) => a.nowMs)), batch?.rows)
+    } catch (e) {
+      batch?.written(e)
+      throw e
+    }
+    batch?.written(null)
     return asks.map((a, i) => (outcome[i] === 'due' ? closeAlone(a) : outcome[i] === 'closed'))
   })
 

@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
 import { inTransaction } from './client.js'
+import { inputColumns, insertInputs, type TurnInputs } from './answer-inputs.js'
+import type { PostgresStore } from './store.js'
 import type { CurrentLabel, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeStore, RecordedOutcome } from '../contracts/outcomes.js'
 import { toOutcome, type OutcomeRow } from '../common/outcome-rows.js'
 
@@ -22,12 +24,13 @@ async function recordOne(c: pg.PoolClient, orgId: string, mode: OutcomeMode, o: 
 }
 
 /**
- * The PostgreSQL outcome store.
+ * The PostgreSQL outcome store. `turn` (the store's {@link PostgresStore.answerInputs}): input hashes are written
+ * with the statement that closes their turn's requests.
  *
  * @example
  * const outcomes = createPostgresOutcomeStore(postgresStore.pool)
  */
-export function createPostgresOutcomeStore(pool: pg.Pool): OutcomeStore {
+export function createPostgresOutcomeStore(pool: pg.Pool, turn?: TurnInputs): OutcomeStore {
   let key: Promise<string> | undefined
   const readKey = async (): Promise<string> => {
     await pool.query(`INSERT INTO meta (key, value) VALUES ('outcome_hmac_key', $1) ON CONFLICT (key) DO NOTHING`, [randomBytes(32).toString('hex')])
@@ -41,12 +44,8 @@ export function createPostgresOutcomeStore(pool: pg.Pool): OutcomeStore {
     },
     async recordInputs(rows) {
       if (rows.length === 0) return
-      await pool.query(
-        `INSERT INTO answer_inputs (request_id, org_id, mode, at, email_hash, phone_hash, ip_hash)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
-         ON CONFLICT (request_id) DO NOTHING`,
-        [rows.map((r) => r.requestId), rows.map((r) => r.orgId), rows.map((r) => r.mode), rows.map((r) => r.at), rows.map((r) => r.email), rows.map((r) => r.phone), rows.map((r) => r.ip)],
-      )
+      if (turn) return turn.keep(rows)
+      await pool.query(insertInputs(1), inputColumns(rows))
     },
     async inputsOf(orgId, mode, requestIds) {
       const found = new Map<string, InputHashes>()

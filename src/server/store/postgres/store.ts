@@ -13,6 +13,7 @@ import { numberOption } from '../../../option-checks.js'
 import { perTurn } from './per-turn.js'
 import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './migrations.js'
 import { createPostgresLeases } from './leases.js'
+import { createTurnInputs, type TurnInputs } from './answer-inputs.js'
 import { createPostgresRequests } from './requests.js'
 import type { Num } from './client.js'
 import { toEvent, toOrg, toPlan, type EventRow, type OrgRow, type PlanRow } from './rows.js'
@@ -27,6 +28,8 @@ export type Promised<S> = {
 /** The PostgreSQL store; `pool` is exposed so later modules (bulk, webhooks) can run their statements on it. */
 export interface PostgresStore extends Promised<Store> {
   readonly pool: pg.Pool
+  /** Answer input hashes (outcomes) waiting for the statement that closes their turn's requests (./answer-inputs.ts). */
+  readonly answerInputs: TurnInputs
   probe(): Promise<StoreProbe>
   /** Whether the database answers: down from a failed connection or statement until its probe answers again. */
   readonly availability: Availability
@@ -164,7 +167,8 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
       }
     })
   })
-  const leases = createPostgresLeases(pool, credits)
+  const answerInputs = createTurnInputs(pool)
+  const leases = createPostgresLeases(pool, credits, answerInputs)
   const requests = createPostgresRequests(pool, async (nowMs) => leases.releaseExpired(nowMs))
   const rows = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<R>(text, values)).rows
   const keyOrNull = (r: KeyRow[]) => (r[0] ? toKey(r[0]) : null)
@@ -176,6 +180,7 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
     availability,
     ...requests,
     leases,
+    answerInputs,
     keyHashSecret: async () => secret,
     listPlans: async () => (await rows<PlanRow>('SELECT id, name, monthly_price, monthly_credits, rate_per_second FROM plans ORDER BY position, id')).map(toPlan),
     async upsertPlans(plans) {

@@ -22,7 +22,8 @@ type Sync<S> = { [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (.
 
 
 /**
- * The SQLite outcome store. `groupWrite` (the store's group commit) batches the input-hash writes of answers.
+ * The SQLite outcome store. `groupWrite` (the store's group commit): the input hashes of the answers of one turn are
+ * written in its transaction, with the settlements of the same requests.
  *
  * @example
  * const outcomes = createSqliteOutcomeStore(createSqliteStore('./riskcheck.sqlite').db)
@@ -56,12 +57,25 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
   }
   const recordTx = db.transaction((orgId: string, mode: OutcomeMode, list: readonly NewOutcome[], nowMs: number) => list.map((o) => recordOne(orgId, mode, o, nowMs)))
   const purgeTx = db.transaction((cutoff: number) => q.purgeOutcomes.run(cutoff).changes + q.purgeInputs.run(cutoff).changes)
+  // the rows of one group commit: one savepoint for all of them, in the transaction of the turn's settlements
+  let batch: AnswerInputsRecord[] | null = null
+  let batchDone: Promise<void> = Promise.resolve()
   return {
     hmacKey: () => key,
     recordInputs(rows) {
       if (rows.length === 0) return
-      if (groupWrite) return groupWrite(() => writeInputs(rows))
-      writeInputs.immediate(rows)
+      if (!groupWrite) return void writeInputs.immediate(rows)
+      if (batch) return (batch.push(...rows), batchDone)
+      const mine = (batch = [...rows])
+      const done = groupWrite(() => {
+        batch = null
+        writeInputs(mine)
+      })
+      // a group that failed before its writes ran (the file busy past its timeout) leaves no batch behind
+      done.catch(() => {
+        if (batch === mine) batch = null
+      })
+      return (batchDone = done)
     },
     inputsOf(orgId, mode, requestIds) {
       const found = new Map<string, InputHashes>()

@@ -1,6 +1,7 @@
 /**
  * Velocity counts in the SQLite file (migration 006): one row per check and keyed hash, numbered per key, so a
- * window's count is two index seeks; one IMMEDIATE transaction per hit, so every process on the file counts exactly.
+ * window's count is two index seeks; each hit runs inside an IMMEDIATE transaction — with `groupWrite`, the group
+ * commit of its event-loop turn (./group-commit.ts) — so every process on the file counts exactly.
  * The design: docs/decisions.md, "Velocity in the service" → "SQLite counts".
  */
 import type Database from 'better-sqlite3'
@@ -12,8 +13,11 @@ const SWEEP_EVERY = 128
 /** Most rows one sweep deletes (a sweep stays short inside a request's transaction). */
 const SWEEP_LIMIT = 1000
 
-/** The velocity store of the SQLite store's database `db` (migrated). */
-export function createSqliteVelocityStore(db: Database.Database): ServerVelocityStore {
+/**
+ * The velocity store of the SQLite store's database `db` (migrated). `groupWrite` (the store's group commit): the
+ * hits of one turn share its transaction (each in a savepoint) instead of one transaction each.
+ */
+export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T>(write: () => T) => Promise<T>): ServerVelocityStore {
   const newest = db.prepare('SELECT seq, at FROM velocity_hits WHERE key = ? ORDER BY seq DESC LIMIT 1')
   const insert = db.prepare('INSERT INTO velocity_hits (key, seq, at) VALUES (?, ?, ?)')
   const firstAfter = db.prepare('SELECT seq FROM velocity_hits WHERE key = ? AND at > ? ORDER BY at, seq LIMIT 1').pluck()
@@ -37,7 +41,11 @@ export function createSqliteVelocityStore(db: Database.Database): ServerVelocity
     return out
   })
   return {
-    hit: (keys, nowMs) => (keys.length === 0 ? [] : hit.immediate(keys, Math.floor(nowMs))),
+    hit(keys, nowMs) {
+      if (keys.length === 0) return []
+      const at = Math.floor(nowMs)
+      return groupWrite ? groupWrite(() => hit(keys, at)) : hit.immediate(keys, at)
+    },
     purge,
   }
 }
