@@ -8,6 +8,7 @@
  * - credits.depleted: balance, monthly_credits
  * - credits.added: amount, balance, reason (`period_renewal` | `upgrade` | `top_up`)
  * - bulk.completed: the bulk job object (id, name, type, status, counts, credits_used, dates)
+ * - review.decided: review_id, request_id, type, mode, decision, decided_by, outcome_id, list_id
  * - ping: endpoint_id, message
  *
  * Builders are pure apart from the random id (pass `id` to pin it); the clock is always passed in.
@@ -154,6 +155,26 @@ export function buildCreditsAddedEvent(
 /** bulk.completed: a bulk job finished; data is the documented bulk job object as it stands at the end. */
 export function buildBulkCompletedEvent(input: EventBase & { job: BulkJob }): EventPayload {
   return buildEvent('bulk.completed', { ...input.job, results: { ...input.job.results } }, input)
+}
+
+/** Data of review.decided (docs/reviews.md). */
+export interface ReviewDecidedData {
+  review_id: string
+  request_id: string
+  type: string
+  mode: 'live' | 'test'
+  decision: 'approve' | 'block'
+  /** `key:<key id>` or `user:<dashboard user id>`. */
+  decided_by: string
+  /** The outcome recorded (`legitimate` for approve, `fraud` for block); null when none could be. */
+  outcome_id: string | null
+  /** The list the input was added to, or null. */
+  list_id: string | null
+}
+
+/** review.decided: a reviewer approved or blocked an answer of the review queue. */
+export function buildReviewDecidedEvent(input: EventBase & { data: ReviewDecidedData }): EventPayload {
+  return buildEvent('review.decided', { ...input.data }, input)
 }
 
 /** ping: a test event requested by an operator for one endpoint (it goes to that endpoint only). */
