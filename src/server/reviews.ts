@@ -160,7 +160,8 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     if (!options.lists) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Lists need the SQLite or PostgreSQL store; this server runs without one.')
     const list = await options.lists.getList(owner, listId)
     if (!list) throw invalid(`add_to_list: no list ${JSON.stringify(listId.slice(0, 64))} of this org in ${owner.mode} mode.`)
-    if (list.kind !== KIND_OF[decision]) throw invalid(`add_to_list: ${decision} adds to an ${KIND_OF[decision]} list; ${list.name} is a ${list.kind} list.`)
+    const a = (kind: string) => (kind === 'allow' ? 'an allow' : 'a block')
+    if (list.kind !== KIND_OF[decision]) throw invalid(`add_to_list: ${decision} adds to ${a(KIND_OF[decision])} list; ${list.name} is ${a(list.kind)} list.`)
     return listValueOf(review, list.itemType)
   }
 
