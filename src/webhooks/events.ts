@@ -48,6 +48,42 @@ export interface PingData {
   message: string
 }
 
+/**
+ * The `data` fields of each event type with what they mean: docs/api.md's "Event payloads" is written from this
+ * (`npm run docs`).
+ */
+export const EVENT_DATA_FIELDS: Readonly<Record<EventType, ReadonlyArray<readonly [string, string]>>> = {
+  'credits.low': [
+    ['balance', 'credits left'],
+    ['threshold_percent', 'the level crossed: 25, then 5 (% of the monthly credits)'],
+    ['monthly_credits', 'the plan\'s monthly credits'],
+  ],
+  'credits.depleted': [
+    ['balance', 'credits left (0)'],
+    ['monthly_credits', 'the plan\'s monthly credits'],
+  ],
+  'credits.added': [
+    ['amount', 'credits added'],
+    ['balance', 'the balance after'],
+    ['reason', '`period_renewal`, `upgrade` or `top_up`'],
+  ],
+  'bulk.completed': [['(the job)', 'the bulk job object as it stands at the end: id, name, type, status, counts, credits_used, dates']],
+  'review.decided': [
+    ['review_id', 'the review (`rev_…`, GET /v1/reviews)'],
+    ['request_id', 'the answer it was about'],
+    ['type', 'the lookup type of that answer'],
+    ['mode', '`live` or `test`: the queue of the key mode'],
+    ['decision', '`approve` or `block`'],
+    ['decided_by', '`key:<key id>` (the API) or `user:<user id>` (the dashboard)'],
+    ['outcome_id', 'the outcome recorded (`legitimate` for approve, `fraud` for block), or null when none could be'],
+    ['list_id', 'the list the input was added to, or null'],
+  ],
+  ping: [
+    ['endpoint_id', 'the endpoint pinged (a ping goes to it alone)'],
+    ['message', 'the operator\'s message'],
+  ],
+}
+
 /** The default message of a ping event. */
 export const DEFAULT_PING_MESSAGE = 'Test event from riskcheck: this endpoint is reachable.'
 
