@@ -3,13 +3,7 @@
  * data }`), the subscription rule, the credit-alert rule (which credits.low / credits.depleted event a balance change
  * triggers) and the ids used by the delivery queue (`evt_…`, `dlv_…`, `whsec_…`).
  *
- * Data fields (docs/decisions.md "Webhooks"):
- * - credits.low: balance, threshold_percent, monthly_credits
- * - credits.depleted: balance, monthly_credits
- * - credits.added: amount, balance, reason (`period_renewal` | `upgrade` | `top_up`)
- * - bulk.completed: the bulk job object (id, name, type, status, counts, credits_used, dates)
- * - review.decided: review_id, request_id, type, mode, decision, decided_by, outcome_id, list_id
- * - ping: endpoint_id, message
+ * Data fields: {@link EVENT_DATA_FIELDS} (docs/api.md "Event payloads" is written from it; docs/decisions.md "Webhooks").
  *
  * Builders are pure apart from the random id (pass `id` to pin it); the clock is always passed in.
  */
