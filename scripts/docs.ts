@@ -12,6 +12,7 @@ import { buildOpenApi } from '../src/server/openapi.js'
 import { MAX_HEADER_BYTES } from '../src/server/request-guards.js'
 import { MAX_BODY_DEPTH } from '../src/server/idempotency.js'
 import { ROUTES } from '../src/server/routes/index.js'
+import { EVENT_DATA_FIELDS } from '../src/webhooks/events.js'
 import { NO_NUL_PATTERN, TEXT_PATTERN } from '../src/server/text.js'
 
 type Json = Record<string, any>
@@ -168,6 +169,7 @@ export function renderApiReference(): string {
       }
       out.push('')
     }
+    if (tag.name === 'Webhooks') out.push(...eventPayloads())
   }
 
   out.push(...resultsCsvColumns())
@@ -183,4 +185,19 @@ export function renderApiReference(): string {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   writeFileSync(API_MD, renderApiReference())
   console.log('docs/api.md written')
+}
+
+/** The Webhooks section's event payloads: the envelope, then each type's `data` fields. */
+function eventPayloads(): string[] {
+  const out = [
+    '### Event payloads',
+    '',
+    'Every delivery (format `json`) is the event `{ "id": "evt_…", "type", "created" (unix seconds), "api_version": "1", "org_id", "data" }`, signed in `SVC-Signature`. The fields of `data` by type:',
+    '',
+    '| type | field | meaning |',
+    '|---|---|---|',
+  ]
+  for (const [type, fields] of Object.entries(EVENT_DATA_FIELDS)) for (const [field, meaning] of fields) out.push(`| \`${type}\` | \`${field}\` | ${meaning} |`)
+  out.push('')
+  return out
 }

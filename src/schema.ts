@@ -75,7 +75,7 @@ export const FINAL_BULK_STATUSES: ReadonlySet<string> = new Set<BulkStatus>(['co
 export const SCOPES = ['lookup', 'bulk', 'account:read', 'webhooks', 'lists'] as const
 export type Scope = (typeof SCOPES)[number]
 
-export const EVENT_TYPES = ['credits.low', 'credits.depleted', 'credits.added', 'bulk.completed', 'ping'] as const
+export const EVENT_TYPES = ['credits.low', 'credits.depleted', 'credits.added', 'bulk.completed', 'review.decided', 'ping'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 export const PLAN_STATUSES = ['active', 'trialing', 'past_due', 'canceled', 'suspended'] as const

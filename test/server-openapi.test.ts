@@ -162,6 +162,7 @@ describe('the OpenAPI document', () => {
       '/v1/lists': { name: 'Chargebacks', kind: 'block', item_type: 'email_domain' },
       '/v1/lists/:id/items/remove': { values: ['other.io', 'not a domain!'] },
       '/v1/lists/:id/items': { values: ['fraud-ring.io', 'not a domain!'], reason: 'chargebacks', expires_at: '2030-01-01T00:00:00Z' },
+      '/v1/reviews/:id/decision': { decision: 'block', note: 'seen before' },
     }
     // A finished job with a row whose source failed (retryable), and an endpoint, for the routes with an id.
     const key = (await issueApiKey(s.app.store, { orgId: s.org.id, mode: 'test', scopes: ['bulk', 'webhooks', 'lists'] }, s.clock.now().getTime())).secret
@@ -174,7 +175,10 @@ describe('the OpenAPI document', () => {
     const endpoint = (await s.post('/v1/webhook-endpoints', bodies['/v1/webhook-endpoints'], key)).body.data
     s.tick()
     const list = (await s.post('/v1/lists', bodies['/v1/lists'], key)).body.data
-    const ids: Record<string, string> = { '/v1/bulk/jobs/:id': job.id, '/v1/webhook-endpoints/:id': endpoint.id, '/v1/lists/:id': list.id }
+    // a test-mode Tor exit: its answer's action is review, so it is queued
+    expect((await s.post('/v1/ip', { ip: '192.0.2.8' }, s.test)).body.data.recommendation.action).toBe('review')
+    const review = (await s.get('/v1/reviews', s.test)).body.data[0]
+    const ids: Record<string, string> = { '/v1/bulk/jobs/:id': job.id, '/v1/webhook-endpoints/:id': endpoint.id, '/v1/lists/:id': list.id, '/v1/reviews/:id': review.id }
     // deletions last, an item's before its list's
     const order = [...ROUTES].sort(
       (a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE') || (a.method === 'DELETE' ? b.url.length - a.url.length : 0),

@@ -3,7 +3,8 @@
  * there and nowhere else; nothing is loaded from another host). Kept as strings so the bundle carries them.
  *
  * app.js is progressive: every page works without it. It adds copy buttons, confirmation of destructive forms,
- * live progress of bulk jobs (polling the job's JSON) and reading a chosen CSV file into the inputs box.
+ * live progress of bulk jobs (polling the job's JSON), reading a chosen CSV file into the inputs box, and the `a` / `b`
+ * keys of the review queue's focused row.
  */
 
 export const APP_CSS = `
@@ -137,6 +138,17 @@ document.addEventListener('DOMContentLoaded', function () {
       var box = document.getElementById(input.getAttribute('data-into'));
       if (!f || !box) return;
       f.text().then(function (t) { box.value = t; });
+    });
+  });
+  // the review queue: a or b on a focused row approves or blocks it (its form's button; the page works without this)
+  document.querySelectorAll('tr[data-review][tabindex]').forEach(function (row) {
+    row.addEventListener('keydown', function (e) {
+      if (e.target !== row || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      var value = e.key === 'a' ? 'approve' : e.key === 'b' ? 'block' : null;
+      var button = value && row.querySelector('button[name=decision][value=' + value + ']');
+      if (!button) return;
+      e.preventDefault();
+      if (button.form.requestSubmit) button.form.requestSubmit(button); else button.click();
     });
   });
   var poll = document.querySelector('[data-poll]');

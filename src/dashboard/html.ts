@@ -54,6 +54,7 @@ export const NAV: ReadonlyArray<{ id: string; label: string; path: string }> = [
   { id: 'bulk', label: 'Bulk jobs', path: 'bulk' },
   { id: 'webhooks', label: 'Webhooks', path: 'webhooks' },
   { id: 'lists', label: 'Lists', path: 'lists' },
+  { id: 'reviews', label: 'Review', path: 'reviews' },
   { id: 'playground', label: 'Playground', path: 'playground' },
   { id: 'members', label: 'Members', path: 'members' },
 ]

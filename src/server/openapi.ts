@@ -185,6 +185,7 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
       { name: 'Lookups', description: 'Single lookups (scope `lookup`), billed in credits; test keys are free.' },
       { name: 'Bulk', description: 'Bulk jobs (scope `bulk`): up to 100,000 inputs of one type, paged results and a CSV file.' },
       { name: 'Outcomes', description: 'Outcomes (scope `lookup`, free): what happened after answers; later answers of the org carry them as factors (docs/outcomes.md).' },
+      { name: 'Reviews', description: 'The review queue (scope `lookup`, free): answers whose action was `review`, and the decisions taken on them (docs/reviews.md).' },
       { name: 'Webhooks', description: 'Webhook endpoints (scope `webhooks`): signed event deliveries with retries.' },
       { name: 'Lists', description: 'Allow/block lists of the org (scope `lists`), separate for test and live keys; a change applies from the next lookup.' },
       { name: 'Account', description: 'Account and pricing.' },

@@ -3,12 +3,7 @@
  * data }`), the subscription rule, the credit-alert rule (which credits.low / credits.depleted event a balance change
  * triggers) and the ids used by the delivery queue (`evt_…`, `dlv_…`, `whsec_…`).
  *
- * Data fields (docs/decisions.md "Webhooks"):
- * - credits.low: balance, threshold_percent, monthly_credits
- * - credits.depleted: balance, monthly_credits
- * - credits.added: amount, balance, reason (`period_renewal` | `upgrade` | `top_up`)
- * - bulk.completed: the bulk job object (id, name, type, status, counts, credits_used, dates)
- * - ping: endpoint_id, message
+ * Data fields: {@link EVENT_DATA_FIELDS} (docs/api.md "Event payloads" is written from it; docs/decisions.md "Webhooks").
  *
  * Builders are pure apart from the random id (pass `id` to pin it); the clock is always passed in.
  */
@@ -45,6 +40,42 @@ export interface CreditsAddedData {
 export interface PingData {
   endpoint_id: string
   message: string
+}
+
+/**
+ * The `data` fields of each event type with what they mean: docs/api.md's "Event payloads" is written from this
+ * (`npm run docs`).
+ */
+export const EVENT_DATA_FIELDS: Readonly<Record<EventType, ReadonlyArray<readonly [string, string]>>> = {
+  'credits.low': [
+    ['balance', 'credits left'],
+    ['threshold_percent', 'the level crossed: 25, then 5 (% of the monthly credits)'],
+    ['monthly_credits', 'the plan\'s monthly credits'],
+  ],
+  'credits.depleted': [
+    ['balance', 'credits left (0)'],
+    ['monthly_credits', 'the plan\'s monthly credits'],
+  ],
+  'credits.added': [
+    ['amount', 'credits added'],
+    ['balance', 'the balance after'],
+    ['reason', '`period_renewal`, `upgrade` or `top_up`'],
+  ],
+  'bulk.completed': [['(the job)', 'the bulk job object as it stands at the end: id, name, type, status, counts, credits_used, dates']],
+  'review.decided': [
+    ['review_id', 'the review (`rev_…`, GET /v1/reviews)'],
+    ['request_id', 'the answer it was about'],
+    ['type', 'the lookup type of that answer'],
+    ['mode', '`live` or `test`: the queue of the key mode'],
+    ['decision', '`approve` or `block`'],
+    ['decided_by', '`key:<key id>` (the API) or `user:<user id>` (the dashboard)'],
+    ['outcome_id', 'the outcome recorded (`legitimate` for approve, `fraud` for block), or null when none could be'],
+    ['list_id', 'the list the input was added to, or null'],
+  ],
+  ping: [
+    ['endpoint_id', 'the endpoint pinged (a ping goes to it alone)'],
+    ['message', 'the operator\'s message'],
+  ],
 }
 
 /** The default message of a ping event. */
@@ -154,6 +185,26 @@ export function buildCreditsAddedEvent(
 /** bulk.completed: a bulk job finished; data is the documented bulk job object as it stands at the end. */
 export function buildBulkCompletedEvent(input: EventBase & { job: BulkJob }): EventPayload {
   return buildEvent('bulk.completed', { ...input.job, results: { ...input.job.results } }, input)
+}
+
+/** Data of review.decided (docs/reviews.md). */
+export interface ReviewDecidedData {
+  review_id: string
+  request_id: string
+  type: string
+  mode: 'live' | 'test'
+  decision: 'approve' | 'block'
+  /** `key:<key id>` or `user:<dashboard user id>`. */
+  decided_by: string
+  /** The outcome recorded (`legitimate` for approve, `fraud` for block); null when none could be. */
+  outcome_id: string | null
+  /** The list the input was added to, or null. */
+  list_id: string | null
+}
+
+/** review.decided: a reviewer approved or blocked an answer of the review queue. */
+export function buildReviewDecidedEvent(input: EventBase & { data: ReviewDecidedData }): EventPayload {
+  return buildEvent('review.decided', { ...input.data }, input)
 }
 
 /** ping: a test event requested by an operator for one endpoint (it goes to that endpoint only). */

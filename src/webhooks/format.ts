@@ -62,6 +62,8 @@ export function formatEventLine(event: EventPayload): string {
       const status = typeof d.status === 'string' ? oneLine(d.status) : 'completed'
       return `riskcheck: bulk job '${name}' ${status}: ${num(d.total_rows)} rows, ${num(results.block)} blocked, ${num(d.credits_used)} credits`
     }
+    case 'review.decided':
+      return `riskcheck: review ${oneLine(d.review_id)} decided: ${oneLine(d.decision)} (${oneLine(d.type)} request ${oneLine(d.request_id)}, by ${oneLine(d.decided_by)})`
     case 'ping':
       return `riskcheck: test ping for endpoint ${oneLine(d.endpoint_id)} — ${oneLine(d.message)}`
     default:

@@ -1,6 +1,6 @@
 /**
  * The dashboard's layout in headless Chromium, on a phone (390 × 844), a laptop (1280 × 800), a small phone and a
- * tablet: every page — signed in with data (keys, usage, bulk, webhooks, members, playground, account), the sign-in
+ * tablet: every page — signed in with data (keys, usage, bulk, webhooks, review queue, members, playground, account), the sign-in
  * and sign-up pages and the error pages — fits the width without sideways scrolling (the page's and any box's), shows the current tab,
  * draws no text under 11 CSS pixels (chart labels included, as rendered), and loads nothing that fails or comes from
  * elsewhere; its icon loads. Also: the icon's caching, and the keyboard alone (skip link, sign-in, navigation).
@@ -58,6 +58,10 @@ async function fillTeam(): Promise<void> {
     const res = await fetch(`${h.base}/v1/ip`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ ip }) })
     expect(res.status).toBe(200)
   }
+  // a test key's answer with action review, for the review queue (a test-mode Tor exit)
+  const tester = await issueApiKey(h.app.store, { orgId, mode: 'test', name: 'reviews' }, Date.now())
+  const queued = await fetch(`${h.base}/v1/ip`, { method: 'POST', headers: { authorization: `Bearer ${tester.secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ ip: '192.0.2.8' }) })
+  expect(queued.status).toBe(200)
   // a bulk job
   await page.goto(`${teamUrl}/bulk`)
   await page.getByLabel('Inputs').fill(Array.from({ length: 20 }, (_, i) => `person${i}@example.com`).join('\n'))
@@ -100,6 +104,7 @@ async function fillTeam(): Promise<void> {
       tab,
     })),
     { name: 'webhook endpoint', url: endpointUrl, as: 'owner', tab: 'Webhooks' },
+    { name: 'review queue', url: `${teamUrl}/reviews/test`, as: 'owner', tab: 'Review' },
     { name: 'playground', url: `${teamUrl}/playground`, as: 'owner', tab: 'Playground', after: runLookup },
     { name: 'account', url: `${d}/account`, as: 'owner' },
     { name: 'not found (signed in)', url: `${teamUrl}/nothing-here`, as: 'owner' },

@@ -1,6 +1,6 @@
 /**
  * Every storage contract on every engine of ./engines.ts: the server's store, its instance leases, org policies, bulk
- * and delivery storage, and the dashboard's team store — each case on a fresh storage, closed or dropped after it.
+ * and delivery storage, the review queue, and the dashboard's team store — each case on a fresh storage, closed or dropped after it.
  */
 import { describe } from 'vitest'
 import { bulkStorageContract } from './bulk-contract.js'
@@ -8,6 +8,7 @@ import { deliveryStorageContract } from './delivery-contract.js'
 import { ENGINES, type ContractName, type Engine } from './engines.js'
 import { leasesContract } from './leases-contract.js'
 import { orgPolicyContract } from './org-policy-contract.js'
+import { reviewContract } from './review-contract.js'
 import { policySetter, storeContract } from './store-contract.js'
 import { teamStoreContract } from './team-store-contract.js'
 
@@ -30,6 +31,12 @@ const CONTRACTS: Record<ContractName, (engine: Engine) => void> = {
     }),
   bulk: ({ name, open }) => describe(`bulk storage (${name})`, () => bulkStorageContract(async () => (await open()).service())),
   deliveries: ({ name, open }) => describe(`delivery storage (${name})`, () => deliveryStorageContract(async () => (await open()).service())),
+  reviews: ({ name, open }) =>
+    describe(`review queue storage (${name})`, () =>
+      reviewContract(async () => {
+        const s = await open()
+        return { reviews: s.reviews(), store: s.store, done: s.done }
+      })),
   teamStore: ({ name, open }) =>
     describe(`TeamStore (${name})`, () =>
       teamStoreContract(async () => {

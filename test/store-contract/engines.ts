@@ -12,7 +12,8 @@ import { createMemoryStore } from '../../src/server/store/sqlite/memory.js'
 import { createPostgresOrgPolicyStore } from '../../src/server/store/postgres/org-policies.js'
 import { createSqliteOrgPolicyStore } from '../../src/server/store/sqlite/org-policies.js'
 import { type OrgPolicyStore, type OrgPolicyStoreOptions } from '../../src/server/store/contracts/org-policies.js'
-import { postgresStorage } from '../../src/server/store/open-storage.js'
+import { postgresStorage, reviewStoreOf } from '../../src/server/store/open-storage.js'
+import type { ReviewStore } from '../../src/server/store/contracts/reviews.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
 import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite/store.js'
 import type { Store } from '../../src/server/store/contracts/store.js'
@@ -20,7 +21,7 @@ import { NOW, storedInTables, type ServiceHarness } from './service-harness.js'
 import { sqliteServiceHarness } from './sqlite-harness.js'
 
 /** The contracts of ./contracts.test.ts. */
-export type ContractName = 'store' | 'leases' | 'orgPolicies' | 'bulk' | 'deliveries' | 'teamStore'
+export type ContractName = 'store' | 'leases' | 'orgPolicies' | 'bulk' | 'deliveries' | 'teamStore' | 'reviews'
 
 /** A fresh storage of one engine, for one case: every seam the contracts test, over one database. */
 export interface FreshStorage {
@@ -31,6 +32,8 @@ export interface FreshStorage {
   service(): ServiceHarness
   /** The dashboard's team store over the database of `store`. */
   teamStore(): Promise<TeamStore>
+  /** The review queue storage over the database of `store`. */
+  reviews(): ReviewStore
   /** Closes it and drops what it created. */
   done(): Promise<void>
 }
@@ -60,6 +63,7 @@ async function openSqlite(store: SqliteStore): Promise<FreshStorage> {
     orgPolicies: (options) => createSqliteOrgPolicyStore(store.db, options),
     service: () => sqliteServiceHarness(store),
     teamStore: async () => createSqliteTeamStore(store.db),
+    reviews: () => reviewStoreOf(store)!,
     done,
   }
 }
@@ -71,6 +75,7 @@ async function openPostgres(): Promise<FreshStorage> {
     orgPolicies: (options) => createPostgresOrgPolicyStore(s.pool, options),
     service: () => pgHarness(s.store, s.drop),
     teamStore: () => createPgTeamStore({ pool: s.pool }),
+    reviews: () => reviewStoreOf(s.store)!,
     done: s.drop,
   }
 }

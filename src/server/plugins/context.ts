@@ -24,6 +24,7 @@ import type { ServerContext } from '../routes/types.js'
 import type { Store } from '../store/contracts/store.js'
 import type { OrgLists } from '../org-lists.js'
 import type { OutcomeService } from '../outcomes.js'
+import type { ReviewService } from '../reviews.js'
 import type { ServerVelocity, ServerVelocityOptions } from '../velocity.js'
 import type { WebhookService } from '../webhook-service.js'
 import type { ServerStorage } from './storage.js'
@@ -108,6 +109,8 @@ export interface ServerParts {
   velocity: ServerVelocity | null
   /** Outcomes: recording, listing, and the labels they add to answers (../outcomes.ts). */
   outcomes: OutcomeService
+  /** The review queue of answers whose action is review (../reviews.ts). */
+  reviews: ReviewService
   /** The orgs' lists, compiled per version (../org-lists.ts). */
   orgLists: OrgLists
   /** The environment of test keys' lookups: test mode, no ledger. */

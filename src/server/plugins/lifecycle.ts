@@ -10,13 +10,14 @@ import { rootPlugin } from './root-plugin.js'
 
 /** Deletes what has expired every `purgeEvery` ms (none when 0). */
 function startSweeps(parts: ServerParts): NodeJS.Timeout | undefined {
-  const { settings, store, nowMs, orgPolicies, outcomes, bulk } = parts
+  const { settings, store, nowMs, orgPolicies, outcomes, reviews, bulk } = parts
   if (settings.purgeEvery <= 0) return undefined
   const timer = setInterval(() => {
     const log = parts.backgroundLog()
     Promise.resolve(store.purgeExpired(nowMs())).catch((e: unknown) => log?.warn({ err: e }, 'purge failed'))
     orgPolicies.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'answer log purge failed'))
     outcomes.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'outcome purge failed'))
+    reviews.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'review purge failed'))
     bulk?.sweep().catch((e: unknown) => log?.warn({ err: e }, 'bulk sweep failed'))
   }, settings.purgeEvery)
   timer.unref()
@@ -59,7 +60,7 @@ export const lifecyclePlugin = rootPlugin('riskcheck-lifecycle', (app, parts) =>
 
 /** Stops every part, in order: the pumps and workers, Redis, the org policies' writes, the dashboard, riskcheck, the lease, the store. */
 async function shutDown(parts: ServerParts): Promise<void> {
-  const { webhooks, bulkQueue, bulk, redis, orgPolicies, outcomes, live, rc, lease, deps, ownStore, store } = parts
+  const { webhooks, bulkQueue, bulk, redis, orgPolicies, outcomes, reviews, live, rc, lease, deps, ownStore, store } = parts
   await webhooks?.stop()
   // The bulk worker's jobs stop with the engines (what is done is written) and give their messages back.
   if (bulkQueue) await bulkQueue.close({ stopping: bulk?.close() })
@@ -67,6 +68,7 @@ async function shutDown(parts: ServerParts): Promise<void> {
   if (redis) await redis.quit().catch(() => redis.disconnect())
   await orgPolicies.flush()
   await outcomes.flush()
+  await reviews.flush()
   await live.dashboard?.close()
   await rc.close()
   await lease?.stop().catch((err: unknown) => live.app?.log.warn({ err }, 'giving the instance lease up failed'))

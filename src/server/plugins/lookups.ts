@@ -14,7 +14,7 @@ import { settleWithAnswer } from './idempotency.js'
 
 /** The context of the server's route handlers, built once. */
 export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext {
-  const { store, rc, nowMs, lease, states, testEnv, velocity, orgLists, outcomes, orgPolicies, bulk, webhooks, settings, options, live } = parts
+  const { store, rc, nowMs, lease, states, testEnv, velocity, orgLists, outcomes, reviews, orgPolicies, bulk, webhooks, settings, options, live } = parts
   const leases = store.leases
   const lookupListeners: LookupListener[] = []
   const metrics = parts.metrics
@@ -53,6 +53,7 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
     ...(webhooks ? { webhooks } : {}),
     ...(orgLists.store ? { lists: orgLists.store } : {}),
     outcomes,
+    reviews,
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
     observeLookup(auth, result, billed) {
       for (const listener of lookupListeners) {

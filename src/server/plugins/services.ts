@@ -19,7 +19,8 @@ import { createInstanceLease } from '../instance-lease.js'
 import { createServerMetrics } from '../metrics.js'
 import { createOrgLists } from '../org-lists.js'
 import { createOutcomeService, DEFAULT_OUTCOME_RETENTION_DAYS } from '../outcomes.js'
-import { outcomeStoreOf } from '../store/open-storage.js'
+import { outcomeStoreOf, reviewStoreOf } from '../store/open-storage.js'
+import { createReviewService } from '../reviews.js'
 import { createOrgPolicies } from '../org-policies.js'
 import { parsePublicUrl } from '../public-url.js'
 import { createMethodTable } from '../request-guards.js'
@@ -138,7 +139,16 @@ export function buildServerParts(options: ServerOptions): ServerParts {
   const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message))
   // Outcomes (POST /v1/outcomes) and the labels they add to later answers (../outcomes.ts)
   const outcomes = createOutcomeService({ store: outcomeStoreOf(store), nowMs, retentionDays: settings.outcomeDays, warn: (fields, message) => backgroundLog()?.warn(fields, message) })
-  const base = { options, settings, store, ownStore, storage, rc, nowMs, lease, redis, deps, limiter, secret, velocity, orgLists, outcomes, orgPolicies, metrics, ...jobs }
+  // The review queue (answers whose action is review) and its decisions (../reviews.ts)
+  const reviews = createReviewService({
+    store: reviewStoreOf(store),
+    outcomes,
+    lists: orgLists.store,
+    nowMs,
+    retentionDays: settings.outcomeDays,
+    warn: (fields, message) => backgroundLog()?.warn(fields, message),
+  })
+  const base = { options, settings, store, ownStore, storage, rc, nowMs, lease, redis, deps, limiter, secret, velocity, orgLists, outcomes, reviews, orgPolicies, metrics, ...jobs }
   const rest = { testEnv, states, methods: createMethodTable(), live, backgroundLog }
   return { ...base, ...rest, ctx: serverContextOf({ ...base, ...rest }) }
 }

@@ -94,7 +94,7 @@ export const LOOKUP_BODIES = {
 /**
  * Runs one lookup for a caller and ends its request on the ledger (usage, credit alerts); a live key's answer goes
  * into its org's answer log (../org-policies.ts); the org's outcomes label the answer and its input hashes are kept
- * (../outcomes.ts). The result's request id is the HTTP request's, so an answer and a
+ * (../outcomes.ts); an answer whose action is review is queued for the org's reviewers (../reviews.ts). The result's request id is the HTTP request's, so an answer and a
  * log line match.
  */
 export async function serveLookup<D>(
@@ -113,6 +113,7 @@ export async function serveLookup<D>(
     result.request.id = request.id
     ctx.recordAnswer(auth, result)
     ctx.outcomes.keepInputs(owner, request.id, labels.inputs)
+    ctx.reviews.enqueue(owner, result, env.policy)
     return result
   } finally {
     if (ledger) await settleOrKeep(ctx, ledger, served !== undefined)

@@ -12,6 +12,7 @@ import type { LookupResult, Scope } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkService } from '../bulk-service.js'
 import type { OutcomeService } from '../outcomes.js'
+import type { ReviewService } from '../reviews.js'
 import type { OrgLedger } from '../../accounts/ledger.js'
 import type { Plan, Product } from '../../accounts/plans.js'
 import type { Readiness } from '../health.js'
@@ -34,6 +35,8 @@ export interface ServerContext {
   lookupEnv(auth: RequestAuth, request?: FastifyRequest): { env: LookupEnv; ledger: OrgLedger | null }
   /** Outcomes: recording, listing, and the labels they add to answers (../outcomes.ts). */
   outcomes: OutcomeService
+  /** The review queue: answers whose action is review, and their decisions (../reviews.ts). */
+  reviews: ReviewService
   /** Logs an answer of a live key into its org's answer log (what `admin policy set` backtests; never throws). */
   recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): void
   /** The OpenAPI document (built once). */

@@ -9,10 +9,12 @@ import type { TeamStore } from './contracts/team-store.js'
 import type { ListsStore } from './contracts/lists.js'
 import type { OrgPolicyStore } from './contracts/org-policies.js'
 import type { OutcomeStore } from './contracts/outcomes.js'
+import type { ReviewStore } from './contracts/reviews.js'
 import { createPostgresBulkStorage } from './postgres/bulk.js'
 import { createPostgresDeliveryStorage } from './postgres/deliveries.js'
 import { createPostgresListsStore } from './postgres/lists.js'
 import { createPostgresOutcomeStore } from './postgres/outcomes.js'
+import { createPostgresReviewStore } from './postgres/reviews.js'
 import { openPostgresServerStores } from './postgres/server.js'
 import type { PostgresStore } from './postgres/store.js'
 import { createSqliteBulkStorage } from './sqlite/bulk.js'
@@ -22,6 +24,7 @@ import { createSqliteListsStore } from './sqlite/lists.js'
 import { createMemoryOrgPolicyStore, createMemoryStore, createMemoryTeamStore, type MemoryStoreOptions } from './sqlite/memory.js'
 import { createSqliteOrgPolicyStore } from './sqlite/org-policies.js'
 import { createSqliteOutcomeStore } from './sqlite/outcomes.js'
+import { createSqliteReviewStore } from './sqlite/reviews.js'
 import { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite/store.js'
 
 /** Options every engine takes. */
@@ -146,6 +149,21 @@ export function outcomeStoreOf(store: Store): OutcomeStore | undefined {
     }
     case 'postgres':
       return createPostgresOutcomeStore((store as PostgresStore).pool, (store as PostgresStore).answerInputs)
+    default:
+      return undefined
+  }
+}
+
+/** The review queue storage of a store an engine made, told by its engine tag; undefined for a store of your own. */
+export function reviewStoreOf(store: Store): ReviewStore | undefined {
+  switch (store.engine) {
+    case 'sqlite':
+    case 'memory': {
+      const s = store as SqliteStore
+      return createSqliteReviewStore(s.db, (write) => s.groupWrite(write))
+    }
+    case 'postgres':
+      return createPostgresReviewStore((store as PostgresStore).pool)
     default:
       return undefined
   }

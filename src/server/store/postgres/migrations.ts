@@ -363,6 +363,35 @@ CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
 `,
   },
+  {
+    version: 8,
+    name: 'the review queue',
+    sql: `
+CREATE TABLE reviews (
+  seq          BIGSERIAL PRIMARY KEY,
+  id           TEXT NOT NULL UNIQUE,
+  org_id       TEXT NOT NULL,
+  mode         TEXT NOT NULL,
+  request_id   TEXT NOT NULL UNIQUE,
+  type         TEXT NOT NULL,
+  input        TEXT NOT NULL,
+  score        INTEGER NOT NULL,
+  factors      TEXT NOT NULL,
+  factor_codes TEXT NOT NULL,
+  action       TEXT NOT NULL,
+  created_at   BIGINT NOT NULL,
+  decision     TEXT,
+  decided_by   TEXT,
+  decided_at   BIGINT,
+  note         TEXT,
+  list_id      TEXT,
+  outcome_id   TEXT,
+  completed_at BIGINT
+);
+CREATE INDEX reviews_org ON reviews(org_id, mode, seq);
+CREATE INDEX reviews_created ON reviews(created_at);
+`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

@@ -374,4 +374,35 @@ CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
 `,
   },
+  {
+    // The review queue (./reviews.ts, docs/reviews.md): answers whose action was review, with the input a reviewer
+    // needs, and the decision taken on each; deleted a retention after the decision.
+    version: 9,
+    name: '009_reviews',
+    sql: `
+CREATE TABLE reviews (
+  seq          INTEGER PRIMARY KEY,
+  id           TEXT NOT NULL UNIQUE,
+  org_id       TEXT NOT NULL,
+  mode         TEXT NOT NULL,
+  request_id   TEXT NOT NULL UNIQUE,
+  type         TEXT NOT NULL,
+  input        TEXT NOT NULL,
+  score        INTEGER NOT NULL,
+  factors      TEXT NOT NULL,
+  factor_codes TEXT NOT NULL,
+  action       TEXT NOT NULL,
+  created_at   INTEGER NOT NULL,
+  decision     TEXT,
+  decided_by   TEXT,
+  decided_at   INTEGER,
+  note         TEXT,
+  list_id      TEXT,
+  outcome_id   TEXT,
+  completed_at INTEGER
+) STRICT;
+CREATE INDEX reviews_org ON reviews(org_id, mode, seq);
+CREATE INDEX reviews_created ON reviews(created_at);
+`,
+  },
 ]

@@ -1,0 +1,105 @@
+/**
+ * The storage of the review queue (docs/reviews.md): answers whose action was `review`, kept with what a reviewer
+ * needs (the input among it), and the decision taken on each. Interfaces and record types only; implementations in
+ * ../sqlite/reviews.ts and ../postgres/reviews.ts.
+ */
+import type { Awaitable } from '../../../accounts/types.js'
+import type { EventPayload, LookupType } from '../../../schema.js'
+
+/** What a reviewer decides. */
+export const REVIEW_DECISIONS = ['approve', 'block'] as const
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number]
+
+/** Key mode: test keys have a queue of their own. */
+export type ReviewMode = 'live' | 'test'
+
+/** A fired factor with its weight under the policy that scored the answer. */
+export interface ReviewFactor {
+  code: string
+  weight: number
+}
+
+/** A queue entry as an answer makes it. */
+export interface NewReview {
+  /** `rev_` + 24 hex digits. */
+  id: string
+  orgId: string
+  mode: ReviewMode
+  requestId: string
+  type: LookupType
+  /** The request's input as JSON text (a string for single lookups, an object for combined checks). */
+  input: string
+  score: number
+  factors: ReviewFactor[]
+  action: string
+  /** Unix ms of the answer. */
+  createdAt: number
+}
+
+/** A stored entry, with its decision once taken. */
+export interface ReviewRecord extends NewReview {
+  /** Ordering: higher is later. */
+  seq: number
+  decision: ReviewDecision | null
+  /** `key:<key id>` or `user:<dashboard user id>`. */
+  decidedBy: string | null
+  decidedAt: number | null
+  note: string | null
+  /** The list the input was to be added to (set with the decision). */
+  listId: string | null
+  /** The outcome the decision recorded (set when the decision was carried out). */
+  outcomeId: string | null
+  /** When the decision was carried out (outcome recorded, list added to, event written); null before. */
+  completedAt: number | null
+}
+
+/** Filters of {@link ReviewStore.listReviews}. */
+export interface ReviewListQuery {
+  type?: LookupType
+  status?: 'pending' | 'decided'
+  minScore?: number
+  maxScore?: number
+  /** Only entries where this factor fired. */
+  factor?: string
+  /** Only rows with a lower seq (the cursor). */
+  beforeSeq?: number
+  limit: number
+}
+
+/** A page of entries, newest first. */
+export interface ReviewPage {
+  data: ReviewRecord[]
+  /** Pass back as `beforeSeq` for the next page; null on the last one. */
+  nextSeq: number | null
+}
+
+/** The decision a reviewer takes, claimed before it is carried out. */
+export interface ReviewClaim {
+  decision: ReviewDecision
+  decidedBy: string
+  note: string | null
+  listId: string | null
+  at: number
+}
+
+/** What claiming did: `claimed` (it was pending) or `decided` (it had a decision already: the record says which). */
+export type ClaimResult = { status: 'claimed' | 'decided'; record: ReviewRecord } | { status: 'not_found' }
+
+/** Review queue storage of one database. Methods may answer synchronously (SQLite) or with a promise (PostgreSQL). */
+export interface ReviewStore {
+  /** Adds entries (a repeated request id is ignored). */
+  addReviews(rows: readonly NewReview[]): Awaitable<void>
+  /** One entry of the org and mode (another org's or mode's: null). */
+  getReview(orgId: string, mode: ReviewMode, id: string): Awaitable<ReviewRecord | null>
+  /** The org's entries in this mode, newest first. */
+  listReviews(orgId: string, mode: ReviewMode, query: ReviewListQuery): Awaitable<ReviewPage>
+  /** Sets the decision of a pending entry; one of two racing claims wins, the other sees `decided`. */
+  claimDecision(orgId: string, mode: ReviewMode, id: string, claim: ReviewClaim): Awaitable<ClaimResult>
+  /**
+   * Marks a claimed decision carried out and writes `event` into the webhook outbox, in one transaction. False when it
+   * was already carried out (no event written then).
+   */
+  completeDecision(orgId: string, mode: ReviewMode, id: string, done: { outcomeId: string | null; at: number }, event: EventPayload): Awaitable<boolean>
+  /** Deletes entries decided before `cutoffMs`, and pending ones created before it. Returns how many went. */
+  purge(cutoffMs: number): Awaitable<number>
+}

@@ -1,0 +1,244 @@
+/**
+ * The review queue end to end on real engines — a server over an SQLite file, and over PostgreSQL (a schema of its
+ * own; set RISKCHECK_TEST_DATABASE_URL): an answer whose action is review is queued (others are not), listed with its
+ * filters and pages, decided over HTTP — the outcome recorded, a later answer of the same input carrying
+ * reported_fraud_before, the input added to a block list, review.decided delivered to a receiver on loopback with a
+ * valid signature — and the refusals: another org's id, a list of the wrong kind or org, the other decision.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { once } from 'node:events'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueApiKey } from '../src/accounts/keys.js'
+import { createServer, type RiskcheckServer } from '../src/server/app.js'
+import { createPostgresStore } from '../src/server/store/postgres/store.js'
+import type { Store } from '../src/server/store/contracts/store.js'
+import { verifyWebhook } from '../src/webhooks/signature.js'
+import { fakeClock } from './clock.js'
+
+const PG_URL = process.env.RISKCHECK_TEST_DATABASE_URL
+const TOR = '192.0.2.8' // test mode: a Tor exit, action review
+const REVIEW_EMAIL = 'disposable@example.com' // test mode: email_disposable, action review
+
+interface Harness {
+  app: RiskcheckServer
+  clock: ReturnType<typeof fakeClock>
+  key: string
+  keyId: string
+  other: string
+  done(): Promise<void>
+}
+
+async function harness(db: string | Store, cleanup: () => Promise<void>): Promise<Harness> {
+  const clock = fakeClock('2026-11-22T00:00:00Z')
+  let rateMs = 0
+  const app = createServer({
+    db,
+    purgeIntervalMs: 0,
+    webhookIntervalMs: 0,
+    unsafeAllowLoopbackWebhooks: true,
+    rateLimitNow: () => (rateMs += 1000),
+    riskcheck: { offline: true, now: clock.now },
+  })
+  await app.ready()
+  const now = clock.now().getTime()
+  const org = await app.store.createOrg({ name: 'Acme', planId: 'starter' }, now)
+  const other = await app.store.createOrg({ name: 'Other', planId: 'starter' }, now)
+  // test keys: their answers are deterministic (the test-mode inputs) and they have a review queue of their own
+  const scopes = ['lookup', 'lists', 'webhooks'] as const
+  const issued = await issueApiKey(app.store, { orgId: org.id, mode: 'test', name: 'reviewer', scopes: [...scopes] }, now)
+  const otherKey = (await issueApiKey(app.store, { orgId: other.id, mode: 'test', name: 'other', scopes: [...scopes] }, now)).secret
+  return {
+    app,
+    clock,
+    key: issued.secret,
+    keyId: issued.key.id,
+    other: otherKey,
+    async done() {
+      await app.close()
+      await cleanup()
+    },
+  }
+}
+
+const ENGINES: Array<{ name: string; skip: boolean; open(): Promise<Harness> }> = [
+  {
+    name: 'SQLite file',
+    skip: false,
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'riskcheck-reviews-'))
+      return harness(join(dir, 'reviews.sqlite'), async () => rmSync(dir, { recursive: true, force: true }))
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    skip: !PG_URL,
+    async open() {
+      const schema = `rc_reviews_${randomBytes(5).toString('hex')}`
+      const store = await createPostgresStore({ connectionString: PG_URL!, schema })
+      return harness(store, async () => {
+        await store.close()
+        const admin = new pg.Pool({ connectionString: PG_URL, max: 1 })
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+        await admin.end()
+      })
+    },
+  },
+]
+
+async function call(h: Harness, method: 'GET' | 'POST', url: string, key: string, body?: unknown) {
+  const r = await h.app.inject({
+    method,
+    url,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+  })
+  return { status: r.statusCode, body: JSON.parse(r.body) }
+}
+
+/** A receiver on loopback recording each request's raw body and headers. */
+async function startReceiver() {
+  const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = []
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') })
+      res.writeHead(200).end('ok')
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const port = (server.address() as AddressInfo).port
+  return { received, url: `http://127.0.0.1:${port}/hook`, close: () => new Promise<void>((r) => server.close(() => r())) }
+}
+
+for (const engine of ENGINES) {
+  describe.skipIf(engine.skip)(`the review queue on ${engine.name}`, () => {
+    let h: Harness
+    let rx: Awaited<ReturnType<typeof startReceiver>>
+    beforeAll(async () => {
+      h = await engine.open()
+      rx = await startReceiver()
+    })
+    afterAll(async () => {
+      await h?.done()
+      await rx?.close()
+    })
+
+    it('review → queued → blocked over HTTP → outcome, block list, a later answer carries reported_fraud_before, review.decided signed', async () => {
+      const hook = await call(h, 'POST', '/v1/webhook-endpoints', h.key, { url: rx.url, events: ['review.decided'] })
+      expect(hook.status).toBe(201)
+      const secret = hook.body.data.secret as string
+      const list = await call(h, 'POST', '/v1/lists', h.key, { name: 'reviewed fraud', kind: 'block', item_type: 'ip' })
+      expect(list.status).toBe(201)
+
+      const approved = await call(h, 'POST', '/v1/ip', h.key, { ip: '192.0.2.1' })
+      expect(approved.body.data.recommendation.action).not.toBe('review')
+      const answer = await call(h, 'POST', '/v1/ip', h.key, { ip: TOR })
+      expect(answer.body.data.recommendation.action).toBe('review')
+      expect(answer.body.data.risk.factors).not.toContain('reported_fraud_before')
+
+      const queue = await call(h, 'GET', '/v1/reviews', h.key)
+      expect(queue.status).toBe(200)
+      expect(queue.body.data).toHaveLength(1) // the approved answer is not queued
+      const entry = queue.body.data[0]
+      expect(entry).toMatchObject({ request_id: answer.body.data.request.id, type: 'ip', input: TOR, score: answer.body.data.risk.score, action: 'review', status: 'pending', decision: null })
+      expect(entry.factors.map((f: { code: string }) => f.code)).toEqual(answer.body.data.risk.factors)
+      expect(entry.factors.every((f: { weight: number }) => typeof f.weight === 'number')).toBe(true)
+      expect(entry.factors.reduce((n: number, f: { weight: number }) => n + f.weight, 0)).toBeGreaterThanOrEqual(entry.score)
+
+      // another org sees neither the entry nor can decide it
+      expect((await call(h, 'GET', '/v1/reviews', h.other)).body.data).toEqual([])
+      const foreign = await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.other, { decision: 'block' })
+      expect(foreign.status).toBe(404)
+      expect(foreign.body.error.code).toBe('NOT_FOUND')
+
+      // a list of the wrong kind, or of another org: 400, and nothing decided
+      const allow = await call(h, 'POST', '/v1/lists', h.key, { name: 'good', kind: 'allow', item_type: 'ip' })
+      const wrongKind = await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.key, { decision: 'block', add_to_list: allow.body.data.id })
+      expect(wrongKind.status).toBe(400)
+      const otherList = await call(h, 'POST', '/v1/lists', h.other, { name: 'theirs', kind: 'block', item_type: 'ip' })
+      expect((await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.key, { decision: 'block', add_to_list: otherList.body.data.id })).status).toBe(400)
+      expect((await call(h, 'GET', '/v1/reviews?status=pending', h.key)).body.data).toHaveLength(1)
+
+      const decided = await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.key, { decision: 'block', add_to_list: list.body.data.id, note: 'chargeback pattern' })
+      expect(decided.status).toBe(200)
+      expect(decided.body.data.already_decided).toBe(false)
+      const review = decided.body.data.review
+      expect(review).toMatchObject({ id: entry.id, status: 'decided', decision: 'block', decided_by: `key:${h.keyId}`, note: 'chargeback pattern', list_id: list.body.data.id })
+      expect(review.outcome_id).toMatch(/^out_[0-9a-f]{24}$/)
+
+      const outcomes = await call(h, 'GET', `/v1/outcomes?request_id=${entry.request_id}`, h.key)
+      expect(outcomes.body.data).toEqual([expect.objectContaining({ id: review.outcome_id, outcome: 'fraud', note: 'chargeback pattern' })])
+      const items = await call(h, 'GET', `/v1/lists/${list.body.data.id}/items`, h.key)
+      expect(items.body.data.map((i: { value: string }) => i.value)).toEqual([TOR])
+
+      const later = await call(h, 'POST', '/v1/ip', h.key, { ip: TOR, bypass_cache: true })
+      expect(later.body.data.risk.factors).toContain('reported_fraud_before')
+
+      // idempotent: the same decision again is the same review; the other decision is a conflict
+      const again = await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.key, { decision: 'block' })
+      expect(again.status).toBe(200)
+      expect(again.body.data).toEqual({ review, already_decided: true })
+      const flip = await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.key, { decision: 'approve' })
+      expect(flip.status).toBe(409)
+      expect(flip.body.error.code).toBe('CONFLICT')
+
+      await h.app.webhooks!.runOnce()
+      const events = rx.received.map((r) => ({ r, event: JSON.parse(r.body) })).filter((e) => e.event.type === 'review.decided')
+      expect(events).toHaveLength(1) // one event, however often the decision was sent
+      const { r, event } = events[0]!
+      expect(verifyWebhook(r.body, r.headers['svc-signature'] as string, secret, { now: () => h.clock.now().getTime() }).ok).toBe(true)
+      expect(event.data).toEqual({
+        review_id: entry.id,
+        request_id: entry.request_id,
+        type: 'ip',
+        mode: 'test',
+        decision: 'block',
+        decided_by: `key:${h.keyId}`,
+        outcome_id: review.outcome_id,
+        list_id: list.body.data.id,
+      })
+    })
+
+    it('approve records legitimate; filters and cursor pages; a decision that is neither is refused', async () => {
+      const a = await call(h, 'POST', '/v1/email', h.key, { email: REVIEW_EMAIL })
+      expect(a.body.data.recommendation.action).toBe('review')
+      const check = await call(h, 'POST', '/v1/check', h.key, { email: REVIEW_EMAIL, ip: '192.0.2.1' })
+      expect(check.body.data.recommendation.action).toBe('review')
+
+      const pending = await call(h, 'GET', '/v1/reviews?status=pending', h.key)
+      expect(pending.body.data.map((e: { request_id: string }) => e.request_id)).toEqual([check.body.data.request.id, a.body.data.request.id]) // newest first
+      expect(pending.body.data[0].input).toMatchObject({ email: REVIEW_EMAIL, ip: '192.0.2.1' })
+      const emails = await call(h, 'GET', '/v1/reviews?type=email', h.key)
+      expect(emails.body.data.map((e: { request_id: string }) => e.request_id)).toEqual([a.body.data.request.id])
+      const byFactor = await call(h, 'GET', '/v1/reviews?factor=ip_tor', h.key)
+      expect(byFactor.body.data.every((e: { factors: Array<{ code: string }> }) => e.factors.some((f) => f.code === 'ip_tor'))).toBe(true)
+      expect(byFactor.body.data.length).toBeGreaterThan(0)
+      const high = await call(h, 'GET', '/v1/reviews?min_score=100', h.key)
+      expect(high.body.data.every((e: { score: number }) => e.score >= 100)).toBe(true)
+      const low = await call(h, 'GET', `/v1/reviews?max_score=${a.body.data.risk.score}&type=email`, h.key)
+      expect(low.body.data).toHaveLength(1)
+
+      const page1 = await call(h, 'GET', '/v1/reviews?limit=1', h.key)
+      expect(page1.body.data).toHaveLength(1)
+      const page2 = await call(h, 'GET', `/v1/reviews?limit=1&cursor=${page1.body.next_cursor}`, h.key)
+      expect(page2.body.data[0].id).not.toBe(page1.body.data[0].id)
+      expect((await call(h, 'GET', '/v1/reviews?cursor=abc', h.key)).status).toBe(400)
+
+      const id = pending.body.data[1].id
+      const ok = await call(h, 'POST', `/v1/reviews/${id}/decision`, h.key, { decision: 'approve' })
+      expect(ok.body.data.review).toMatchObject({ decision: 'approve', status: 'decided' })
+      const outcome = await call(h, 'GET', `/v1/outcomes?request_id=${a.body.data.request.id}`, h.key)
+      expect(outcome.body.data[0].outcome).toBe('legitimate')
+      expect((await call(h, 'GET', '/v1/reviews?status=decided&type=email', h.key)).body.data).toHaveLength(1)
+      expect((await call(h, 'POST', `/v1/reviews/${id}/decision`, h.key, { decision: 'maybe' })).status).toBe(400)
+    })
+  })
+}
