@@ -363,6 +363,11 @@ CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
 `,
   },
+  {
+    version: 8,
+    name: 'the request id of each answer in the answer log',
+    sql: `ALTER TABLE org_answers ADD COLUMN IF NOT EXISTS request_id TEXT;`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

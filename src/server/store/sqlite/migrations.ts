@@ -374,4 +374,11 @@ CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
 `,
   },
+  {
+    // The answer log keeps each answer's request id, so a backtest finds the outcomes about it (by request id, or
+    // by the keyed hashes of its inputs in answer_inputs): docs/decisions.md "Policies measured on outcomes".
+    version: 9,
+    name: '009_answer_log_request_ids',
+    sql: `ALTER TABLE org_answers ADD COLUMN request_id TEXT;`,
+  },
 ]
