@@ -18,7 +18,7 @@ export function escapeHtml(s: string): string {
 const sum = (c: ActionCounts) => ACTIONS.reduce((n, a) => n + c[a], 0)
 const COLORS = { fraud: '#c0392b', good: '#27ae60', unlabelled: '#7f8c9a' } as const
 
-function matrixTable(r: BacktestReport): string {
+export function matrixTable(r: BacktestReport): string {
   const total = r.scored
   const head = `<tr><th scope="col">current ↓ / candidate →</th>${ACTIONS.map((a) => `<th scope="col">${a}</th>`).join('')}<th scope="col">total</th></tr>`
   const rows = ACTIONS.map((from) => {
@@ -34,7 +34,7 @@ function matrixTable(r: BacktestReport): string {
   return `<table id="matrix">${head}${rows}${foot}</table>`
 }
 
-function labelTable(r: BacktestReport): string {
+export function labelTable(r: BacktestReport): string {
   const l = r.labels!
   const rows = (['fraud', 'good'] as const)
     .map((label) => {

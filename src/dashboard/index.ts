@@ -23,6 +23,7 @@ import { registerAuthPages } from './pages/auth.js'
 import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
 import { registerListPages } from './pages/lists.js'
+import { registerPolicyPages } from './pages/policy.js'
 import { registerBulkPages } from './pages/bulk.js'
 import { registerMemberPages } from './pages/members.js'
 import { registerPlaygroundPages } from './pages/playground.js'
@@ -147,6 +148,7 @@ export function registerDashboard(
       registerKeyPages(scope, dash)
       registerWebhookPages(scope, dash)
       registerListPages(scope, dash)
+      registerPolicyPages(scope, dash)
       registerUsagePages(scope, dash, tally)
       registerBulkPages(scope, dash)
       registerMemberPages(scope, dash)

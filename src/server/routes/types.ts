@@ -12,6 +12,8 @@ import type { LookupResult, Scope } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkService } from '../bulk-service.js'
 import type { OutcomeService } from '../outcomes.js'
+import type { OrgPolicyStore } from '../store/contracts/org-policies.js'
+import type { OutcomeStore } from '../store/contracts/outcomes.js'
 import type { OrgLedger } from '../../accounts/ledger.js'
 import type { Plan, Product } from '../../accounts/plans.js'
 import type { Readiness } from '../health.js'
@@ -34,6 +36,10 @@ export interface ServerContext {
   lookupEnv(auth: RequestAuth, request?: FastifyRequest): { env: LookupEnv; ledger: OrgLedger | null }
   /** Outcomes: recording, listing, and the labels they add to answers (../outcomes.ts). */
   outcomes: OutcomeService
+  /** The per-org policies and answer logs (the dashboard's Policy page reads, backtests and sets them). */
+  orgPolicyStore: OrgPolicyStore
+  /** The outcome storage (absent for a store of your own): the labels of the Policy page's backtest. */
+  outcomeStore?: OutcomeStore
   /** Logs an answer of a live key into its org's answer log (what `admin policy set` backtests; never throws). */
   recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): void
   /** The OpenAPI document (built once). */
