@@ -46,10 +46,12 @@ const ADMIN_HELP = `Usage: riskcheck admin <group> <action> [args] [--db ./riskc
                                                  and/or a file of one value a line (- reads standard input)
   list remove LIST_ID --org ORG_ID VALUE …       remove values
   list delete LIST_ID --org ORG_ID               delete a list and its items (every list command takes --mode)
-  policy set --org ORG_ID FILE [--dry-run] [--changes N]
+  policy set --org ORG_ID FILE [--dry-run] [--changes N] [--labels FILE | --no-outcomes]
                                                  backtest the policy file over the org's answers of the last 7 days
-                                                 (transition matrix, changed inputs), then apply it from the org's
-                                                 next request; --dry-run only prints the backtest
+                                                 (transition matrix, changed inputs; labelled by the org's outcomes:
+                                                 precision and recall for fraud, good customers held, review queue),
+                                                 then apply it from the org's next request; --dry-run only prints the
+                                                 backtest; --labels FILE labels from a CSV input,label instead
   policy show --org ORG_ID                       the org's own policy: version id, file, what it changes
   policy clear --org ORG_ID                      back to the service policy (serve --policy, else the default)
   migrate [--check]                              PostgreSQL: apply pending schema migrations and print the versions
@@ -220,7 +222,8 @@ async function run(database: AdminDatabase, group: string, action: string, posit
   }
   if (group === 'policy') {
     const { runOrgPolicy } = await import('./admin-policy.js')
-    return runOrgPolicy(database.policies, action, positionals, values, nowMs, org)
+    const { outcomeStoreOf } = await import('../server/store/open-storage.js')
+    return runOrgPolicy(database.policies, action, positionals, values, nowMs, org, outcomeStoreOf(store))
   }
   switch (`${group} ${action}`) {
     case 'notices list': {
@@ -366,6 +369,8 @@ export async function runAdmin(args: string[], io: CliIO, options: { now?: () =>
         file: { type: 'string' },
         expires: { type: 'string' },
         changes: { type: 'string' },
+        labels: { type: 'string' },
+        'no-outcomes': { type: 'boolean' },
       },
       allowPositionals: true,
       strict: true,

@@ -1,19 +1,22 @@
 /**
  * `riskcheck admin policy …`: an org's own scoring policy (docs/service.md, "Scoring policy").
  *
- *   admin policy set --org ORG_ID FILE [--dry-run] [--changes N]   backtest FILE over the org's answers of the last
- *                                                                   7 days, then apply it (--dry-run: only the backtest)
+ *   admin policy set --org ORG_ID FILE [--dry-run] [--changes N] [--labels FILE | --no-outcomes]
+ *                                                                   backtest FILE over the org's answers of the last
+ *                                                                   7 days, labelled by its outcomes, then apply it
+ *                                                                   (--dry-run: only the backtest)
  *   admin policy show --org ORG_ID                                  the org's policy (version, file, what it changes)
  *   admin policy clear --org ORG_ID                                 back to the service's policy
  *
  * The running server reads the change from the org's next request (no restart). Precedence: org policy >
  * `serve --policy` > the built-in default.
  */
-import { formatPolicyIssues, loadPolicyFile, PolicyFileError, policyFromObject, createBacktest, type BacktestReport, type PolicyFile } from '../scoring/index.js'
+import { formatPolicyIssues, LabelsFileError, loadPolicyFile, PolicyFileError, policyFromObject, readLabels, type PolicyFile } from '../scoring/index.js'
 import type { OrgPolicyStore } from '../server/store/contracts/org-policies.js'
-import { ANSWER_LOG_TTL_MS } from '../server/store/common/answer-log.js'
+import type { OutcomeStore } from '../server/store/contracts/outcomes.js'
+import { backtestOrg, type OrgBacktest } from '../server/org-backtest.js'
 import type { OrgRecord } from '../accounts/types.js'
-import { formatBacktestText } from './backtest-text.js'
+import { fmtInt, formatBacktestText } from './backtest-text.js'
 import { describePolicy } from './policy-command.js'
 import { UsageError } from './shared.js'
 
@@ -41,6 +44,27 @@ async function loadForOrg(path: string): Promise<PolicyFile> {
   }
 }
 
+/** Reads a labels file (CSV input,label), or throws a UsageError (exit 64). */
+async function loadLabels(path: string) {
+  try {
+    return await readLabels(path)
+  } catch (e) {
+    throw new UsageError(`${path}: ${e instanceof LabelsFileError ? e.message : `cannot read: ${(e as Error).message}`}`)
+  }
+}
+
+/** The line saying where the labels of the backtest came from. */
+export function labelSourceLine(bt: OrgBacktest, file: unknown): string {
+  if (bt.labelSource === 'file') return `Labels: from ${String(file)}.`
+  if (bt.labelSource === 'none' || !bt.outcomes) return 'Labels: none (no outcome storage, or --no-outcomes).'
+  const o = bt.outcomes
+  return (
+    `Labels: the org's outcomes — ${fmtInt(o.labels)} current risk outcome(s) as labels (fraud, chargeback, account_takeover → fraud; legitimate → good)` +
+    `${o.delivery > 0 ? `; ${fmtInt(o.delivery)} delivery outcome(s) are not labels` : ''}` +
+    `${o.answersWithoutRequestId > 0 ? `; ${fmtInt(o.answersWithoutRequestId)} answer(s) logged without a request id cannot be matched` : ''}.`
+  )
+}
+
 /**
  * Runs `admin policy <action>` on the policy store of the service's database (SQLite or PostgreSQL). `findOrg`
  * throws the admin's not-found error for an unknown org.
@@ -52,6 +76,7 @@ export async function runOrgPolicy(
   values: Record<string, unknown>,
   nowMs: number,
   findOrg: (id: string) => Promise<OrgRecord>,
+  outcomes?: OutcomeStore,
 ): Promise<AdminOutput> {
   const orgFlag = values.org
   if (typeof orgFlag !== 'string' || orgFlag === '') throw new UsageError('--org ORG_ID is required')
@@ -62,13 +87,22 @@ export async function runOrgPolicy(
       const shown = values.changes === undefined ? DEFAULT_CHANGES : Number(values.changes)
       if (!Number.isSafeInteger(shown) || shown < 0) throw new UsageError(`--changes must be a whole number (got ${String(values.changes)})`)
       const file = await loadForOrg(path)
+      if (values.labels !== undefined && values['no-outcomes'] === true) throw new UsageError('--labels FILE and --no-outcomes cannot be used together')
+      const labels = typeof values.labels === 'string' ? await loadLabels(values.labels) : null
       const org = await findOrg(orgFlag)
       const previous = await policies.getOrgPolicy(org.id)
-      const since = nowMs - ANSWER_LOG_TTL_MS
       const json = values.json === true
-      const run = createBacktest(file.policy, { maxChanges: json ? Number.MAX_SAFE_INTEGER : shown })
-      for (const answer of await policies.listAnswers(org.id, since)) run.add(answer)
-      const report: BacktestReport = run.report()
+      const bt = await backtestOrg({
+        policies,
+        outcomes,
+        orgId: org.id,
+        policy: file.policy,
+        nowMs,
+        maxChanges: json ? Number.MAX_SAFE_INTEGER : shown,
+        labels,
+        useOutcomes: values['no-outcomes'] !== true,
+      })
+      const { report, since } = bt
       const dryRun = values['dry-run'] === true
       const unchanged = previous?.version === file.version
       if (!dryRun) {
@@ -90,11 +124,13 @@ export async function runOrgPolicy(
           applied: !dryRun,
           dry_run: dryRun,
           answers: { since: iso(since), read: report.read },
+          labels: { source: bt.labelSource, file: typeof values.labels === 'string' ? values.labels : null, outcomes: bt.outcomes },
           warnings: file.warnings,
           backtest: report,
         },
         text: [
           ...warnings,
+          labelSourceLine(bt, values.labels),
           formatBacktestText(report, { policy: path, version: file.version, results, context: null }, shown).trimEnd(),
           '',
           outcome,

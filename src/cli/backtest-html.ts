@@ -5,8 +5,8 @@
  * first changes. Every value from the answers (inputs, factor codes) is escaped.
  */
 import { ACTIONS, type Action } from '../schema.js'
-import { HISTOGRAM_BINS, type ActionCounts, type BacktestReport, type Policy, type SweepRow } from '../scoring/index.js'
-import { fmtInt, share, type ReportHeading } from './backtest-text.js'
+import { HISTOGRAM_BINS, type ActionCounts, type ActionMetrics, type BacktestReport, type Policy, type SweepRow } from '../scoring/index.js'
+import { fmtInt, pct, share, type ReportHeading } from './backtest-text.js'
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
@@ -18,7 +18,7 @@ export function escapeHtml(s: string): string {
 const sum = (c: ActionCounts) => ACTIONS.reduce((n, a) => n + c[a], 0)
 const COLORS = { fraud: '#c0392b', good: '#27ae60', unlabelled: '#7f8c9a' } as const
 
-function matrixTable(r: BacktestReport): string {
+export function matrixTable(r: BacktestReport): string {
   const total = r.scored
   const head = `<tr><th scope="col">current ↓ / candidate →</th>${ACTIONS.map((a) => `<th scope="col">${a}</th>`).join('')}<th scope="col">total</th></tr>`
   const rows = ACTIONS.map((from) => {
@@ -34,7 +34,7 @@ function matrixTable(r: BacktestReport): string {
   return `<table id="matrix">${head}${rows}${foot}</table>`
 }
 
-function labelTable(r: BacktestReport): string {
+export function labelTable(r: BacktestReport): string {
   const l = r.labels!
   const rows = (['fraud', 'good'] as const)
     .map((label) => {
@@ -50,6 +50,27 @@ function labelTable(r: BacktestReport): string {
     (l.unmatched > 0 ? `; ${fmtInt(l.unmatched)} labels matched no answer (e.g. ${escapeHtml(l.unmatchedExamples.slice(0, 3).join(', '))})` : '') +
     '.</p>'
   return `${note}<table id="labels"><tr><th scope="col">label</th><th scope="col">action</th><th scope="col">current</th><th scope="col">candidate</th></tr>${rows}</table>`
+}
+
+/** Precision and recall for fraud per action, and the good customers held, under both policies. */
+export function metricsTable(r: BacktestReport): string {
+  const m = r.labels!.metrics
+  const row = (name: string, c: ActionMetrics, n: ActionMetrics) =>
+    `<tr><th scope="row">${name}</th><td>${pct(c.precision)}</td><td>${pct(n.precision)}</td><td>${pct(c.recall)}</td><td>${pct(n.recall)}</td></tr>`
+  const rows = ACTIONS.map((a) => row(a, m.current.actions[a], m.candidate.actions[a])).join('') + row('review or block', m.current.held, m.candidate.held)
+  const held = (what: string, c: { count: number; share: number | null }, n: { count: number; share: number | null }) =>
+    `<tr><th scope="row">${what}</th><td>${fmtInt(c.count)}<small>${pct(c.share)}</small></td><td>${fmtInt(n.count)}<small>${pct(n.share)}</small></td></tr>`
+  return (
+    `<table id="metrics"><tr><th scope="col">action</th><th scope="col">precision, current</th><th scope="col">precision, candidate</th><th scope="col">recall, current</th><th scope="col">recall, candidate</th></tr>${rows}</table>` +
+    `<p class="meta">Precision: of the labelled answers given the action, the share that are fraud. Recall: of the fraud, the share given the action.</p>` +
+    `<table id="good-held"><tr><th scope="col">good customers</th><th scope="col">current</th><th scope="col">candidate</th></tr>${held('blocked', m.current.goodBlocked, m.candidate.goodBlocked)}${held('sent to review', m.current.goodReview, m.candidate.goodReview)}</table>`
+  )
+}
+
+/** The review queue: answers with action review under each policy. */
+export function reviewQueueHtml(r: BacktestReport): string {
+  const q = r.reviewQueue
+  return `<p class="meta" id="review-queue">Review queue (answers with action review): <strong>${fmtInt(q.current)}</strong> now → <strong>${fmtInt(q.candidate)}</strong> with the candidate (${q.change > 0 ? '+' : ''}${fmtInt(q.change)}${q.ratio === null ? '' : `, ×${q.ratio.toFixed(2)}`}).</p>`
 }
 
 /** Stacked bars of candidate scores per 5-point bin, by label, with the thresholds as dashed lines. */
@@ -155,7 +176,8 @@ export function renderBacktestHtml(report: BacktestReport, heading: ReportHeadin
 <p class="meta" id="summary">Read ${fmtInt(report.read)} answers: ${fmtInt(report.scored)} re-scored${skipped.length > 0 ? `, skipped ${skipped.join(', ')}` : ''}. ${fmtInt(report.changed)} change action (${share(report.changed, report.scored)}).</p>
 <h2>Transition matrix</h2>
 ${matrixTable(report)}
-${report.labels ? `<h2>Labelled answers</h2>${labelTable(report)}` : ''}
+${reviewQueueHtml(report)}
+${report.labels ? `<h2>Labelled answers</h2>${labelTable(report)}<h2>Precision and recall for fraud</h2>${metricsTable(report)}` : ''}
 <h2>Candidate scores${report.labels ? ' by label' : ''}</h2>
 ${histogramSvg(report, policy)}
 ${sweeps}

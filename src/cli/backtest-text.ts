@@ -3,7 +3,7 @@
  * first changes, and with labels the fraud caught and good customers held per action plus the threshold sweeps.
  */
 import { ACTIONS, type Action } from '../schema.js'
-import { SKIP_REASONS, type ActionCounts, type BacktestReport, type SweepRow } from '../scoring/index.js'
+import { SKIP_REASONS, type ActionCounts, type ActionMetrics, type BacktestReport, type SweepRow } from '../scoring/index.js'
 
 /** `1,234` */
 export const fmtInt = (n: number) => n.toLocaleString('en-US')
@@ -72,7 +72,32 @@ function labelLines(report: BacktestReport): string[] {
   out.push(line('fraud stopped (review or block)', held(l.fraud.current), held(l.fraud.candidate), fraud))
   out.push(line('good customers blocked', l.good.current.block, l.good.candidate.block, good))
   out.push(line('good customers sent to review', l.good.current.review, l.good.candidate.review, good))
+  out.push('', 'Precision and recall for fraud, per action (precision: share of the labelled answers with the action that are fraud; recall: share of the fraud given the action)')
+  out.push(...metricLines(report).map((s) => `  ${s}`))
   return out
+}
+
+/** `0.833` as `83.3%`; null as `–`. */
+export const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}%`)
+
+/** The precision / recall table: a row per action and one for review or block. */
+export function metricLines(report: BacktestReport): string[] {
+  const m = report.labels!.metrics
+  const row = (name: string, c: ActionMetrics, n: ActionMetrics) => [name, pct(c.precision), pct(n.precision), pct(c.recall), pct(n.recall)]
+  const rows: string[][] = [['action', 'precision current', 'candidate', 'recall current', 'candidate']]
+  for (const a of ACTIONS) rows.push(row(a, m.current.actions[a], m.candidate.actions[a]))
+  rows.push(row('review or block', m.current.held, m.candidate.held))
+  return table(rows, ['l', 'r', 'r', 'r', 'r'])
+}
+
+/** The review queue line: answers with action review, current → candidate. */
+export function reviewQueueLine(report: BacktestReport): string {
+  const q = report.reviewQueue
+  const sign = q.change > 0 ? '+' : ''
+  return (
+    `Review queue (answers with action review): ${fmtInt(q.current)} → ${fmtInt(q.candidate)} (${sign}${fmtInt(q.change)}` +
+    `${q.ratio === null ? '' : `, ×${q.ratio.toFixed(2)}`}; ${share(q.current, report.scored)} → ${share(q.candidate, report.scored)} of all)`
+  )
 }
 
 /** One threshold sweep as text: a row per threshold (every 10 points and the policy's own), the policy's marked. */
@@ -108,7 +133,8 @@ export function formatBacktestText(report: BacktestReport, heading: ReportHeadin
     out.push(`Factor codes this riskcheck does not know (ignored): ${unknown.map(([c, n]) => `${c} (${fmtInt(n)})`).join(', ')}`)
   out.push('', 'Transition matrix (share of all re-scored answers)')
   out.push(...matrixLines(report).map((s) => `  ${s}`))
-  out.push('', `Changed: ${fmtInt(report.changed)} of ${fmtInt(report.scored)} (${share(report.changed, report.scored)})`)
+  out.push('', reviewQueueLine(report))
+  out.push(`Changed: ${fmtInt(report.changed)} of ${fmtInt(report.scored)} (${share(report.changed, report.scored)})`)
   if (report.changes.length > 0) {
     const rows: string[][] = [['input', 'current', 'candidate', ...(report.labels ? ['label'] : []), 'rule', 'factors']]
     for (const c of report.changes.slice(0, shown))

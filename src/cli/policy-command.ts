@@ -2,8 +2,8 @@
  * `riskcheck policy`: policy files and backtests, offline (no network, no credits).
  *
  *   riskcheck policy check FILE [--json]
- *   riskcheck policy test --policy FILE --results RESULTS [--labels LABELS] [--context C] [--json] [--html REPORT]
- *                         [--changes N] [--format csv|jsonl]
+ *   riskcheck policy test --policy FILE --results RESULTS [--labels LABELS | --outcomes OUTCOMES] [--context C] [--json]
+ *                         [--html REPORT] [--changes N] [--format csv|jsonl]
  *   riskcheck policy schema
  *
  * Exit codes: 0 done (check: the file is valid) · 64 bad usage, an invalid policy file, or results / labels that
@@ -26,8 +26,11 @@ import {
   ResultsFileError,
   type BacktestChange,
   type FactorCode,
+  type Labels,
   type PolicyFile,
 } from '../scoring/index.js'
+import { OutcomesFileError, readOutcomesFile } from '../outcomes/file.js'
+import { labelsFromEntries } from '../outcomes/labels.js'
 import { renderBacktestHtml } from './backtest-html.js'
 import { fmtInt, formatBacktestText, type ReportHeading } from './backtest-text.js'
 import { EXIT, UsageError, type CliCommand, type CliIO } from './shared.js'
@@ -35,8 +38,8 @@ import { EXIT, UsageError, type CliCommand, type CliIO } from './shared.js'
 const HELP = `Usage:
   riskcheck policy check FILE [--json]
       Validate a policy file (JSON or YAML): every error with its path and line; a summary when it is good.
-  riskcheck policy test --policy FILE --results RESULTS [--labels LABELS] [--context C]
-                        [--json] [--html REPORT] [--changes N] [--format csv|jsonl]
+  riskcheck policy test --policy FILE --results RESULTS [--labels LABELS | --outcomes OUTCOMES]
+                        [--context C] [--json] [--html REPORT] [--changes N] [--format csv|jsonl]
       Re-score stored answers under the policy (no network, no credits) and report what would change.
   riskcheck policy schema
       Print the JSON Schema of policy files (also docs/policy.schema.json in the package).
@@ -46,6 +49,10 @@ const HELP = `Usage:
                       lines or results.csv (with its factors column), HTTP results pages; - reads stdin
   --labels LABELS     CSV input,label with label fraud or good: adds fraud caught / good customers held, and
                       a sweep of the block and review thresholds
+  --outcomes OUTCOMES outcomes as labels: CSV (header input,type,outcome[,note,created_at] or
+                      request_id,outcome) or JSON lines (.jsonl) of the same fields; fraud, chargeback,
+                      account_takeover → fraud, legitimate → good, delivery outcomes are not labels; the
+                      latest outcome of an input or request wins
   --context C         judge every answer in this context (${CONTEXTS.join(', ')}); default: each answer's own
   --json              the whole report as JSON, with every change
   --html REPORT       also write a self-contained HTML page (matrix, histogram by label, sweeps, changes)
@@ -160,6 +167,7 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
         policy: { type: 'string' },
         results: { type: 'string' },
         labels: { type: 'string' },
+        outcomes: { type: 'string' },
         context: { type: 'string' },
         json: { type: 'boolean' },
         html: { type: 'string' },
@@ -176,6 +184,7 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
     }
     if (typeof values.policy !== 'string') throw new UsageError('--policy FILE is required (the candidate policy)')
     if (typeof values.results !== 'string') throw new UsageError('--results RESULTS is required (stored answers to re-score)')
+    if (values.labels !== undefined && values.outcomes !== undefined) throw new UsageError('--labels and --outcomes cannot be used together (one source of labels)')
     if (values.context !== undefined && !(CONTEXTS as readonly string[]).includes(values.context as string))
       throw new UsageError(`--context must be one of ${CONTEXTS.join(', ')} (got ${String(values.context)})`)
     context = values.context as CheckContextName | undefined
@@ -192,7 +201,18 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
   if (!file) return EXIT.usage
   for (const l of formatPolicyIssues(file.warnings)) io.stderr.write(`${prefix}: warning: ${values.policy as string}: ${l}\n`)
 
-  let labels: Map<string, 'fraud' | 'good'> | null = null
+  let labels: Labels | null = null
+  if (values.outcomes !== undefined) {
+    const path = values.outcomes as string
+    try {
+      const { labels: fromOutcomes, summary } = labelsFromEntries(await readOutcomesFile(path))
+      labels = fromOutcomes
+      if (summary.delivery > 0) io.stderr.write(`${prefix}: note: ${path}: ${fmtInt(summary.delivery)} delivery outcome(s) (bounced, delivered, spam_complaint) are not labels\n`)
+    } catch (e) {
+      io.stderr.write(`${prefix}: ${path}: ${e instanceof OutcomesFileError ? e.message : `cannot read: ${(e as Error).message}`}\n`)
+      return EXIT.usage
+    }
+  }
   if (values.labels !== undefined) {
     try {
       labels = await readLabels(values.labels as string)

@@ -48,13 +48,14 @@ export interface LayoutContext {
   flash?: { kind: 'ok' | 'error'; text: string } | undefined
 }
 
-export const NAV: ReadonlyArray<{ id: string; label: string; path: string }> = [
+export const NAV: ReadonlyArray<{ id: string; label: string; path: string; admin?: boolean }> = [
   { id: 'keys', label: 'API keys', path: 'keys' },
   { id: 'usage', label: 'Usage & credits', path: 'usage' },
   { id: 'bulk', label: 'Bulk jobs', path: 'bulk' },
   { id: 'webhooks', label: 'Webhooks', path: 'webhooks' },
   { id: 'lists', label: 'Lists', path: 'lists' },
   { id: 'reviews', label: 'Review', path: 'reviews' },
+  { id: 'policy', label: 'Policy', path: 'policy', admin: true },
   { id: 'playground', label: 'Playground', path: 'playground' },
   { id: 'members', label: 'Members', path: 'members' },
 ]
@@ -98,7 +99,7 @@ export function layout(ctx: LayoutContext, body: Html): string {
 </header>
 ${
   ctx.team
-    ? html`<nav class="side" aria-label="Dashboard">${NAV.map(
+    ? html`<nav class="side" aria-label="Dashboard">${NAV.filter((n) => !n.admin || ctx.team?.role === 'owner' || ctx.team?.role === 'admin').map(
         (n) => html`<a href="${base}/${n.path}"${n.id === ctx.nav ? html` aria-current="page"` : ''}>${n.label}</a>`,
       )}</nav>`
     : ''

@@ -24,6 +24,7 @@ import { registerKeyPages } from './pages/keys.js'
 import { registerWebhookPages } from './pages/webhooks.js'
 import { registerListPages } from './pages/lists.js'
 import { registerReviewPages } from './pages/reviews.js'
+import { registerPolicyPages } from './pages/policy.js'
 import { registerBulkPages } from './pages/bulk.js'
 import { registerMemberPages } from './pages/members.js'
 import { registerPlaygroundPages } from './pages/playground.js'
@@ -149,6 +150,7 @@ export function registerDashboard(
       registerWebhookPages(scope, dash)
       registerListPages(scope, dash)
       registerReviewPages(scope, dash)
+      registerPolicyPages(scope, dash)
       registerUsagePages(scope, dash, tally)
       registerBulkPages(scope, dash)
       registerMemberPages(scope, dash)

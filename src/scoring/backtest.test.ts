@@ -153,7 +153,7 @@ describe('backtest()', () => {
     ])
     const policy = createPolicy({ weights: { ip_vpn: 70 } })
     const r = await backtest([...answers, check], policy, { labels })
-    expect(r.labels).toEqual({
+    expect(r.labels).toMatchObject({
       given: 5,
       matched: 4,
       unmatched: 1,
@@ -216,5 +216,84 @@ describe('backtest()', () => {
       }),
       { numRuns: 60 },
     )
+  })
+})
+
+describe('backtest() outcome measures', () => {
+  // Candidate: Tor blocks, a VPN goes to review; everything else as the default policy answered it.
+  const policy = createPolicy({
+    rules: [
+      { name: 'tor_blocks', when: { any: ['ip_tor'] }, action: 'block' },
+      { name: 'vpn_reviews', when: { any: ['ip_vpn'] }, action: 'review' },
+    ],
+  })
+  // input, factors, label — the default answered: ip_tor review, ip_vpn approve, email_disposable review, none approve.
+  const set: Array<[string, FactorCode[], Label | null]> = [
+    ['f1', ['ip_tor'], 'fraud'], // review → block
+    ['f2', ['ip_tor'], 'fraud'], // review → block
+    ['f3', ['ip_vpn'], 'fraud'], // approve → review
+    ['f4', [], 'fraud'], // approve → approve
+    ['g1', ['ip_tor'], 'good'], // review → block
+    ['g2', ['ip_vpn'], 'good'], // approve → review
+    ['g3', ['ip_vpn'], 'good'], // approve → review
+    ['g4', [], 'good'], // approve → approve
+    ['g5', ['email_disposable'], 'good'], // review → review
+    ['u1', ['email_disposable'], null], // review → review
+    ['u2', ['ip_vpn'], null], // approve → review
+  ]
+  const labels = new Map(set.flatMap(([i, , l]) => (l ? [[i, l] as const] : [])))
+
+  it('gives precision and recall per action, the good customers held and the review queue, as counted by hand', async () => {
+    const r = await backtest(
+      set.map(([i, f]) => answer(i, f)),
+      policy,
+      { labels },
+    )
+    const m = r.labels!.metrics
+    // Current: fraud approve 2, review 2; good approve 3, review 2 (g1, g5).
+    expect(m.current.actions).toEqual({
+      approve: { precision: 2 / 5, recall: 2 / 4 },
+      verify: { precision: null, recall: 0 },
+      review: { precision: 2 / 4, recall: 2 / 4 },
+      block: { precision: null, recall: 0 },
+    })
+    expect(m.current.held).toEqual({ precision: 2 / 4, recall: 2 / 4 })
+    expect(m.current.goodBlocked).toEqual({ count: 0, share: 0 })
+    expect(m.current.goodReview).toEqual({ count: 2, share: 2 / 5 })
+    // Candidate: fraud block 2, review 1, approve 1; good block 1, review 3, approve 1.
+    expect(m.candidate.actions).toEqual({
+      approve: { precision: 1 / 2, recall: 1 / 4 },
+      verify: { precision: null, recall: 0 },
+      review: { precision: 1 / 4, recall: 1 / 4 },
+      block: { precision: 2 / 3, recall: 2 / 4 },
+    })
+    expect(m.candidate.held).toEqual({ precision: 3 / 7, recall: 3 / 4 })
+    expect(m.candidate.goodBlocked).toEqual({ count: 1, share: 1 / 5 })
+    expect(m.candidate.goodReview).toEqual({ count: 3, share: 3 / 5 })
+    // Review queue over every answer: f1 f2 g1 g5 u1 now; f3 g2 g3 g5 u1 u2 with the candidate.
+    expect(r.reviewQueue).toEqual({ current: 5, candidate: 6, change: 1, ratio: 6 / 5 })
+  })
+
+  it('without labels still reports the review queue; an empty queue has no ratio', async () => {
+    const r = await backtest([answer('a', []), answer('b', ['ip_vpn'])], policy)
+    expect(r.labels).toBeNull()
+    expect(r.reviewQueue).toEqual({ current: 0, candidate: 1, change: 1, ratio: null })
+  })
+
+  it('ranked labels: the highest rank among the input and the keys wins', async () => {
+    const a = { ...answer('x@a.example', ['ip_vpn']), keys: ['req_1', 'email:h1'] }
+    const b = { ...answer('y@a.example', ['ip_vpn']), keys: ['req_2', 'email:h2'] }
+    const r = await backtest([a, b], policy, {
+      labels: new Map([
+        ['req_1', { label: 'fraud' as const, rank: 1 }],
+        ['email:h1', { label: 'good' as const, rank: 5 }], // later: wins for x
+        ['req_2', { label: 'fraud' as const, rank: 9 }], // later: wins for y
+        ['email:h2', { label: 'good' as const, rank: 2 }],
+        ['req_gone', { label: 'fraud' as const, rank: 3 }],
+      ]),
+    })
+    expect(r.labels).toMatchObject({ given: 5, matched: 2, unmatched: 3 })
+    expect(r.labels!.good.candidate.review).toBe(1)
+    expect(r.labels!.fraud.candidate.review).toBe(1)
   })
 })

@@ -17,8 +17,23 @@ import { expandResults, SKIP_REASONS, toStoredAnswer, type SkipReason, type Stor
 /** A label of an input: known fraud, or a known good customer. */
 export type Label = 'fraud' | 'good'
 
-/** The labels: a Map or a record from input to label, or [input, label] pairs. Inputs match case-insensitively. */
-export type Labels = ReadonlyMap<string, Label> | Readonly<Record<string, Label>> | Iterable<readonly [string, Label]>
+/**
+ * A label with a rank: when several labels match one answer (its input, its request id, another of its keys), the
+ * highest rank wins — outcomes use their order of recording, so the latest applies.
+ */
+export interface RankedLabel {
+  label: Label
+  rank: number
+}
+
+/**
+ * The labels: a Map or a record from input to label, or [input, label] pairs. Inputs match case-insensitively. A
+ * value may be a {@link RankedLabel}; without ranks the answer's input is tried first, then its other keys in order.
+ */
+export type Labels =
+  | ReadonlyMap<string, Label | RankedLabel>
+  | Readonly<Record<string, Label | RankedLabel>>
+  | Iterable<readonly [string, Label | RankedLabel]>
 
 /** Options of {@link backtest}. */
 export interface BacktestOptions {
@@ -68,6 +83,38 @@ export interface LabelReport {
   unmatchedExamples: string[]
   fraud: LabelOutcome
   good: LabelOutcome
+  /** Precision and recall of each action for fraud, and the good customers held, under each policy. */
+  metrics: { current: LabelMetrics; candidate: LabelMetrics }
+}
+
+/** Precision and recall for fraud of one action (null where the share has no denominator). */
+export interface ActionMetrics {
+  /** Of the labelled answers with this action, the share that are fraud. */
+  precision: number | null
+  /** Of the fraud answers, the share with this action. */
+  recall: number | null
+}
+
+/** The outcome measures of one policy over the labelled answers. */
+export interface LabelMetrics {
+  /** Per action: precision and recall for fraud. */
+  actions: Record<Action, ActionMetrics>
+  /** Precision and recall of holding (review or block) for fraud. */
+  held: ActionMetrics
+  /** Good customers blocked: count and share of all good answers (null without good answers). */
+  goodBlocked: { count: number; share: number | null }
+  /** Good customers sent to review: count and share of all good answers. */
+  goodReview: { count: number; share: number | null }
+}
+
+/** The review queue: answers with action review (all answers, labelled or not). */
+export interface ReviewQueue {
+  current: number
+  candidate: number
+  /** candidate − current. */
+  change: number
+  /** candidate / current (null when the current queue is empty). */
+  ratio: number | null
 }
 
 /** One row of a threshold sweep: what fraud and good answers would get with the threshold at `threshold`. */
@@ -110,6 +157,8 @@ export interface BacktestReport {
   totals: { current: ActionCounts; candidate: ActionCounts }
   /** Candidate scores per bin of 5 points ({@link HISTOGRAM_BINS}), per label (`unlabelled` without labels). */
   histogram: { fraud: number[]; good: number[]; unlabelled: number[] }
+  /** Answers sent to review under the current and the candidate policy. */
+  reviewQueue: ReviewQueue
   /** Present when labels were given. */
   labels: LabelReport | null
   /** Present when labels were given. */
@@ -161,15 +210,20 @@ const NEEDS_NORMALIZING = /[A-Z\u0080-\uffff]|^\s|\s$/
 const normalizeKey = (s: string) => (NEEDS_NORMALIZING.test(s) ? s.trim().toLowerCase() : s)
 
 /** Labels by normalized input: each input's label index (0 fraud, 1 good) and id (for "matched no answer"). */
-function labelTable(labels: Labels): { ids: Map<string, number>; keys: string[]; kinds: Uint8Array } {
+function labelTable(labels: Labels): { ids: Map<string, number>; keys: string[]; kinds: Uint8Array; ranks: Float64Array | null } {
   const ids = new Map<string, number>()
   const keys: string[] = []
   const kinds: number[] = []
-  const entries: Iterable<readonly [string, Label]> =
+  const ranks: number[] = []
+  let ranked = false
+  const entries: Iterable<readonly [string, Label | RankedLabel]> =
     labels instanceof Map || Symbol.iterator in (labels as object)
-      ? (labels as Iterable<readonly [string, Label]>)
-      : Object.entries(labels as Record<string, Label>)
-  for (const [input, label] of entries) {
+      ? (labels as Iterable<readonly [string, Label | RankedLabel]>)
+      : Object.entries(labels as Record<string, Label | RankedLabel>)
+  for (const [input, value] of entries) {
+    const label = typeof value === 'object' && value !== null ? value.label : value
+    const rank = typeof value === 'object' && value !== null ? value.rank : 0
+    if (typeof value === 'object' && value !== null) ranked = true
     if (label !== 'fraud' && label !== 'good') throw new TypeError(`riskcheck backtest: the label of ${JSON.stringify(input)} must be fraud or good (got ${String(label)})`)
     // trim + toLowerCase also gives a flat string: a key built by concatenation would be compared piece by piece on
     // every look-up.
@@ -180,10 +234,13 @@ function labelTable(labels: Labels): { ids: Map<string, number>; keys: string[];
       ids.set(key, id)
       keys.push(key)
       kinds.push(0)
+      ranks.push(Number.NEGATIVE_INFINITY)
     }
+    if (rank < (ranks[id] as number)) continue
     kinds[id] = LABEL_INDEX[label]
+    ranks[id] = rank
   }
-  return { ids, keys, kinds: Uint8Array.from(kinds) }
+  return { ids, keys, kinds: Uint8Array.from(kinds), ranks: ranked ? Float64Array.from(ranks) : null }
 }
 
 const LABEL_INDEX = { fraud: 0, good: 1 } as const
@@ -222,6 +279,7 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
 
   /** The label id of an answer (by its input, else its other keys), or -1. */
   const labelIdOf = (a: StoredAnswer): number => {
+    if (labels!.ranks) return rankedLabelIdOf(a)
     let id = labels!.ids.get(normalizeKey(a.input))
     if (id === undefined && a.keys)
       for (const k of a.keys) {
@@ -229,6 +287,17 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
         if (id !== undefined) break
       }
     return id ?? -1
+  }
+  /** With ranks: the highest-ranked label among the input and every key. */
+  const rankedLabelIdOf = (a: StoredAnswer): number => {
+    const ranks = labels!.ranks!
+    let best = labels!.ids.get(normalizeKey(a.input)) ?? -1
+    if (a.keys)
+      for (const k of a.keys) {
+        const id = labels!.ids.get(normalizeKey(k))
+        if (id !== undefined && (best < 0 || (ranks[id] as number) > (ranks[best] as number))) best = id
+      }
+    return best
   }
 
   const addOne = (item: unknown) => {
@@ -323,19 +392,51 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
         changes: [...changes],
         totals,
         histogram: { fraud: bins(0), good: bins(1), unlabelled: bins(UNLABELLED) },
-        labels: labels
-          ? {
-              given: labels.keys.length,
-              matched,
-              unmatched,
-              unmatchedExamples,
-              fraud: { current: counts(labelled, 0), candidate: counts(labelled, A) },
-              good: { current: counts(labelled, 2 * A), candidate: counts(labelled, 3 * A) },
-            }
-          : null,
+        reviewQueue: reviewQueueOf(totals.current.review, totals.candidate.review),
+        labels: labels ? labelReport(labels.keys.length, matched, unmatched, unmatchedExamples, labelled, counts) : null,
         sweep: labels ? sweep(policy, sweepCounts) : null,
       }
     },
+  }
+}
+
+function reviewQueueOf(current: number, candidate: number): ReviewQueue {
+  return { current, candidate, change: candidate - current, ratio: current === 0 ? null : candidate / current }
+}
+
+const ratio = (n: number, of: number): number | null => (of === 0 ? null : n / of)
+
+/** Precision and recall per action, and the good customers held, from the counts per label of one policy. */
+export function labelMetrics(fraud: ActionCounts, good: ActionCounts): LabelMetrics {
+  const fraudTotal = ACTIONS.reduce((n, a) => n + fraud[a], 0)
+  const goodTotal = ACTIONS.reduce((n, a) => n + good[a], 0)
+  const of = (f: number, g: number): ActionMetrics => ({ precision: ratio(f, f + g), recall: ratio(f, fraudTotal) })
+  return {
+    actions: Object.fromEntries(ACTIONS.map((a) => [a, of(fraud[a], good[a])])) as Record<Action, ActionMetrics>,
+    held: of(fraud.review + fraud.block, good.review + good.block),
+    goodBlocked: { count: good.block, share: ratio(good.block, goodTotal) },
+    goodReview: { count: good.review, share: ratio(good.review, goodTotal) },
+  }
+}
+
+function labelReport(
+  given: number,
+  matched: number,
+  unmatched: number,
+  unmatchedExamples: string[],
+  labelled: Float64Array,
+  counts: (array: Float64Array, offset: number) => ActionCounts,
+): LabelReport {
+  const fraud = { current: counts(labelled, 0), candidate: counts(labelled, A) }
+  const good = { current: counts(labelled, 2 * A), candidate: counts(labelled, 3 * A) }
+  return {
+    given,
+    matched,
+    unmatched,
+    unmatchedExamples,
+    fraud,
+    good,
+    metrics: { current: labelMetrics(fraud.current, good.current), candidate: labelMetrics(fraud.candidate, good.candidate) },
   }
 }
 

@@ -35,13 +35,17 @@ export type { ParsePolicyOptions, PolicyFile, PolicyFileIssue } from './policy-f
 export { backtest, createBacktest, HISTOGRAM_BINS } from './backtest.js'
 export type {
   ActionCounts,
+  ActionMetrics,
   BacktestChange,
   BacktestOptions,
   BacktestReport,
   Label,
+  LabelMetrics,
   LabelOutcome,
   LabelReport,
   Labels,
+  RankedLabel,
+  ReviewQueue,
   SweepRow,
   ThresholdSweep,
 } from './backtest.js'

@@ -6,6 +6,7 @@
 import { createOrgLedger } from '../../accounts/ledger.js'
 import { PRODUCTS } from '../../accounts/plans.js'
 import { buildOpenApi } from '../openapi.js'
+import { outcomeStoreOf } from '../store/open-storage.js'
 import { ROUTES } from '../routes/index.js'
 import type { LookupListener, ServerContext } from '../routes/types.js'
 import type { ServerParts } from './context.js'
@@ -16,6 +17,7 @@ import { settleWithAnswer } from './idempotency.js'
 export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext {
   const { store, rc, nowMs, lease, states, testEnv, velocity, orgLists, outcomes, reviews, orgPolicies, bulk, webhooks, settings, options, live } = parts
   const leases = store.leases
+  const outcomeStore = outcomeStoreOf(store)
   const lookupListeners: LookupListener[] = []
   const metrics = parts.metrics
   if (metrics)
@@ -44,6 +46,8 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
       const cache = rc.env.cache === store.resultCache ? ledger.deferWrites(store.resultCache) : rc.env.cache
       return { env: { ...rc.env, ledger, policy, cache, signals }, ledger }
     },
+    orgPolicyStore: parts.storage.orgPolicies,
+    ...(outcomeStore ? { outcomeStore } : {}),
     recordAnswer(auth, result) {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
     },

@@ -13,6 +13,8 @@ import type { RequestAuth } from '../auth.js'
 import type { BulkService } from '../bulk-service.js'
 import type { OutcomeService } from '../outcomes.js'
 import type { ReviewService } from '../reviews.js'
+import type { OrgPolicyStore } from '../store/contracts/org-policies.js'
+import type { OutcomeStore } from '../store/contracts/outcomes.js'
 import type { OrgLedger } from '../../accounts/ledger.js'
 import type { Plan, Product } from '../../accounts/plans.js'
 import type { Readiness } from '../health.js'
@@ -37,6 +39,10 @@ export interface ServerContext {
   outcomes: OutcomeService
   /** The review queue: answers whose action is review, and their decisions (../reviews.ts). */
   reviews: ReviewService
+  /** The per-org policies and answer logs (the dashboard's Policy page reads, backtests and sets them). */
+  orgPolicyStore: OrgPolicyStore
+  /** The outcome storage (absent for a store of your own): the labels of the Policy page's backtest. */
+  outcomeStore?: OutcomeStore
   /** Logs an answer of a live key into its org's answer log (what `admin policy set` backtests; never throws). */
   recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): void
   /** The OpenAPI document (built once). */

@@ -31,6 +31,11 @@ export interface LoggedAnswer {
   score: number | null
   factors: readonly string[]
   context: CheckContextName | null
+  /**
+   * The answer's `request.id` (what outcomes given by request id name, and what finds the keyed hashes of its inputs
+   * in `answer_inputs`); absent or null for answers logged before the log kept it.
+   */
+  requestId?: string | null
 }
 
 /** The storage of per-org policies and answer logs. Methods may answer synchronously or with a promise. */

@@ -83,6 +83,8 @@ export interface OutcomeListQuery {
 export interface CurrentLabel extends InputHashes {
   seq: number
   outcome: OutcomeKind
+  /** The request it was given for, or null when it was given by input. */
+  requestId: string | null
 }
 
 /** Outcome storage of one database. Methods may answer synchronously (SQLite) or with a promise (PostgreSQL). */

@@ -392,6 +392,11 @@ CREATE INDEX reviews_org ON reviews(org_id, mode, seq);
 CREATE INDEX reviews_created ON reviews(created_at);
 `,
   },
+  {
+    version: 9,
+    name: 'the request id of each answer in the answer log',
+    sql: `ALTER TABLE org_answers ADD COLUMN IF NOT EXISTS request_id TEXT;`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

@@ -81,9 +81,9 @@ export function createPostgresOutcomeStore(pool: pg.Pool, turn?: TurnInputs): Ou
       return { data, nextSeq: rows.length > query.limit ? (data[data.length - 1]?.seq ?? null) : null }
     },
     async currentLabels(orgId, mode) {
-      const { rows } = await pool.query('SELECT seq, outcome, email_hash, phone_hash, ip_hash FROM outcomes WHERE org_id = $1 AND mode = $2 AND superseded_at IS NULL', [orgId, mode])
+      const { rows } = await pool.query('SELECT seq, outcome, request_id, email_hash, phone_hash, ip_hash FROM outcomes WHERE org_id = $1 AND mode = $2 AND superseded_at IS NULL', [orgId, mode])
       return (rows as Array<Record<string, string | null>>).map(
-        (r): CurrentLabel => ({ seq: Number(r.seq), outcome: r.outcome as OutcomeKind, email: r.email_hash ?? null, phone: r.phone_hash ?? null, ip: r.ip_hash ?? null }),
+        (r): CurrentLabel => ({ seq: Number(r.seq), outcome: r.outcome as OutcomeKind, requestId: r.request_id ?? null, email: r.email_hash ?? null, phone: r.phone_hash ?? null, ip: r.ip_hash ?? null }),
       )
     },
     async labelledOrgs() {

@@ -405,4 +405,11 @@ CREATE INDEX reviews_org ON reviews(org_id, mode, seq);
 CREATE INDEX reviews_created ON reviews(created_at);
 `,
   },
+  {
+    // The answer log keeps each answer's request id, so a backtest finds the outcomes about it (by request id, or
+    // by the keyed hashes of its inputs in answer_inputs): docs/decisions.md "Policies measured on outcomes".
+    version: 10,
+    name: '010_answer_log_request_ids',
+    sql: `ALTER TABLE org_answers ADD COLUMN request_id TEXT;`,
+  },
 ]

@@ -40,7 +40,7 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
       `INSERT INTO outcomes (id, org_id, mode, request_id, subject, outcome, note, email_hash, phone_hash, ip_hash, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     ),
-    labels: db.prepare('SELECT seq, outcome, email_hash, phone_hash, ip_hash FROM outcomes WHERE org_id = ? AND mode = ? AND superseded_at IS NULL'),
+    labels: db.prepare('SELECT seq, outcome, request_id, email_hash, phone_hash, ip_hash FROM outcomes WHERE org_id = ? AND mode = ? AND superseded_at IS NULL'),
     labelled: db.prepare(`SELECT DISTINCT org_id || '|' || mode FROM outcomes`).pluck(),
     purgeOutcomes: db.prepare('DELETE FROM outcomes WHERE created_at < ?'),
     purgeInputs: db.prepare('DELETE FROM answer_inputs WHERE at < ?'),
@@ -97,8 +97,8 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
       return { data, nextSeq: rows.length > query.limit ? (data[data.length - 1]?.seq ?? null) : null }
     },
     currentLabels: (orgId, mode) =>
-      (q.labels.all(orgId, mode) as Array<{ seq: number; outcome: string; email_hash: string | null; phone_hash: string | null; ip_hash: string | null }>).map(
-        (r): CurrentLabel => ({ seq: r.seq, outcome: r.outcome as OutcomeKind, email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash }),
+      (q.labels.all(orgId, mode) as Array<{ seq: number; outcome: string; request_id: string | null; email_hash: string | null; phone_hash: string | null; ip_hash: string | null }>).map(
+        (r): CurrentLabel => ({ seq: r.seq, outcome: r.outcome as OutcomeKind, requestId: r.request_id, email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash }),
       ),
     labelledOrgs: () => q.labelled.all() as string[],
     purge: (cutoff) => purgeTx.immediate(cutoff),
