@@ -122,6 +122,11 @@ export interface BulkStore {
    * store may add its own writes of a finished job there.
    */
   finishJob?(id: string, job: BulkJob, settle: (tx: unknown) => MaybePromise<void>): MaybePromise<void>
+  /**
+   * Optional: replaces the result of a finished row (a recheck's newer answer, docs/rechecks.md) and moves the job's
+   * count of actions from the row's old action to its new one, together. False when the job or row is gone.
+   */
+  replaceRow?(id: string, row: BulkRowRecord): MaybePromise<boolean>
   /** Writes row results (state, result fields) and replaces the job object, together. */
   commitRows(id: string, rows: readonly BulkRowRecord[], job: BulkJob): MaybePromise<void>
   /** Rows still pending, in index order (to resume). */

@@ -13,6 +13,7 @@ import { createPostgresBulkStorage } from './postgres/bulk.js'
 import { createPostgresDeliveryStorage } from './postgres/deliveries.js'
 import { createPostgresListsStore } from './postgres/lists.js'
 import { createPostgresOutcomeStore } from './postgres/outcomes.js'
+import { createPostgresRecheckStore } from './postgres/rechecks.js'
 import { openPostgresServerStores } from './postgres/server.js'
 import type { PostgresStore } from './postgres/store.js'
 import { createSqliteBulkStorage } from './sqlite/bulk.js'
@@ -22,6 +23,7 @@ import { createSqliteListsStore } from './sqlite/lists.js'
 import { createMemoryOrgPolicyStore, createMemoryStore, createMemoryTeamStore, type MemoryStoreOptions } from './sqlite/memory.js'
 import { createSqliteOrgPolicyStore } from './sqlite/org-policies.js'
 import { createSqliteOutcomeStore } from './sqlite/outcomes.js'
+import { createSqliteRecheckStore } from './sqlite/rechecks.js'
 import { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite/store.js'
 
 /** Options every engine takes. */
@@ -76,6 +78,7 @@ export function sqliteStorage(store: SqliteStore, nowMs: () => number = Date.now
     bulk: createSqliteBulkStorage(store.db, store),
     webhooks: createSqliteDeliveryStorage(store.db, nowMs),
     orgPolicies: createSqliteOrgPolicyStore(store.db, { groupWrite: (write) => store.groupWrite(write) }),
+    rechecks: createSqliteRecheckStore(store.db),
     teamStore: () => (teams ??= createSqliteTeamStore(store.db)),
     probeWrite: () => store.probeWrite(),
     close: async () => store.close(),
@@ -97,6 +100,7 @@ export function postgresStorage(
     bulk: createPostgresBulkStorage({ pool: store.pool, settleCredits: (orgId, lookups, at) => store.settleCredits(orgId, lookups, at) }),
     webhooks: createPostgresDeliveryStorage({ pool: store.pool, now: nowMs }),
     orgPolicies: extras?.orgPolicies ?? createMemoryOrgPolicyStore(),
+    rechecks: createPostgresRecheckStore(store.pool),
     teamStore: extras ? () => extras.teamStore() : async () => createMemoryTeamStore(),
     close: extras ? () => extras.close() : async () => store.close(),
   }
