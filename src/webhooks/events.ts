@@ -8,12 +8,14 @@
  * - credits.depleted: balance, monthly_credits
  * - credits.added: amount, balance, reason (`period_renewal` | `upgrade` | `top_up`)
  * - bulk.completed: the bulk job object (id, name, type, status, counts, credits_used, dates)
+ * - email.rechecked: request_id or bulk_job_id + row_index, email, verdict, score, action, reason, smtp_check,
+ *   attempts, definite (docs/rechecks.md)
  * - ping: endpoint_id, message
  *
  * Builders are pure apart from the random id (pass `id` to pin it); the clock is always passed in.
  */
 import { randomBytes } from 'node:crypto'
-import { EVENT_TYPES, type BulkJob, type EventPayload, type EventType } from '../schema.js'
+import { EVENT_TYPES, type BulkJob, type EmailRecheckedData, type EventPayload, type EventType } from '../schema.js'
 
 /** The payload's `api_version`. */
 export const WEBHOOK_API_VERSION = '1'
@@ -154,6 +156,11 @@ export function buildCreditsAddedEvent(
 /** bulk.completed: a bulk job finished; data is the documented bulk job object as it stands at the end. */
 export function buildBulkCompletedEvent(input: EventBase & { job: BulkJob }): EventPayload {
   return buildEvent('bulk.completed', { ...input.job, results: { ...input.job.results } }, input)
+}
+
+/** email.rechecked: a deferred email answer was checked again (a definite verdict, or its last attempt). */
+export function buildEmailRecheckedEvent(input: EventBase & { data: EmailRecheckedData }): EventPayload {
+  return buildEvent('email.rechecked', { ...input.data }, input)
 }
 
 /** ping: a test event requested by an operator for one endpoint (it goes to that endpoint only). */

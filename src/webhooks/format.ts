@@ -62,6 +62,10 @@ export function formatEventLine(event: EventPayload): string {
       const status = typeof d.status === 'string' ? oneLine(d.status) : 'completed'
       return `riskcheck: bulk job '${name}' ${status}: ${num(d.total_rows)} rows, ${num(results.block)} blocked, ${num(d.credits_used)} credits`
     }
+    case 'email.rechecked': {
+      const where = typeof d.bulk_job_id === 'string' ? `bulk job ${oneLine(d.bulk_job_id)} row ${num(d.row_index)}` : `request ${oneLine(d.request_id)}`
+      return `riskcheck: ${oneLine(d.email)} rechecked (${where}): ${oneLine(d.verdict)}, ${oneLine(d.action)} after ${num(d.attempts)} attempt(s)`
+    }
     case 'ping':
       return `riskcheck: test ping for endpoint ${oneLine(d.endpoint_id)} — ${oneLine(d.message)}`
     default:

@@ -14,7 +14,7 @@ import { settleWithAnswer } from './idempotency.js'
 
 /** The context of the server's route handlers, built once. */
 export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext {
-  const { store, rc, nowMs, lease, states, testEnv, velocity, orgLists, outcomes, orgPolicies, bulk, webhooks, settings, options, live } = parts
+  const { store, rc, nowMs, lease, states, testEnv, velocity, orgLists, outcomes, orgPolicies, bulk, webhooks, rechecks, settings, options, live } = parts
   const leases = store.leases
   const lookupListeners: LookupListener[] = []
   const metrics = parts.metrics
@@ -51,6 +51,7 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
     readiness: readinessOf(parts),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
+    ...(rechecks ? { rechecks } : {}),
     ...(orgLists.store ? { lists: orgLists.store } : {}),
     outcomes,
     allowLoopbackWebhooks: options.unsafeAllowLoopbackWebhooks === true,
