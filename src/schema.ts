@@ -561,16 +561,16 @@ export type EventPayload = Static<typeof EventPayloadSchema>
  * `bulk_job_id` with `row_index` (a bulk row, updated in place) is set.
  */
 export const EmailRecheckedDataSchema = closed({
-  request_id: Nullable(Type.String()),
-  bulk_job_id: Nullable(Type.String()),
-  row_index: Nullable(Type.Integer({ minimum: 0 })),
-  email: Type.String(),
+  request_id: Nullable(Type.String(), 'The `request.id` of the single lookup or combined check rechecked; null for a bulk row.'),
+  bulk_job_id: Nullable(Type.String(), 'The bulk job whose row was rechecked (and updated in place); null for a request.'),
+  row_index: Nullable(Type.Integer({ minimum: 0 }), 'The row (0-based, input order) of that bulk job; null for a request.'),
+  email: Type.String({ description: 'The address rechecked (normalised).' }),
   verdict: literals(VERDICT_STATUSES),
   score: Type.Number(),
   action: literals(ACTIONS),
   reason: Type.String(),
-  smtp_check: Type.String(),
-  attempts: Type.Integer({ minimum: 1 }),
+  smtp_check: Type.String({ description: 'The mailbox check of the last attempt (deliverable, undeliverable, catch_all, unknown, unavailable).' }),
+  attempts: Type.Integer({ minimum: 1, description: 'Rechecks made (the original answer not counted).' }),
   definite: Type.Boolean({ description: 'false when the last attempt was still deferred (the verdict stays unknown).' }),
 })
 export type EmailRecheckedData = Static<typeof EmailRecheckedDataSchema>
