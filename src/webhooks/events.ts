@@ -8,8 +8,7 @@
  * - credits.depleted: balance, monthly_credits
  * - credits.added: amount, balance, reason (`period_renewal` | `upgrade` | `top_up`)
  * - bulk.completed: the bulk job object (id, name, type, status, counts, credits_used, dates)
- * - email.rechecked: request_id or bulk_job_id + row_index, email, verdict, score, action, reason, smtp_check,
- *   attempts, definite (docs/rechecks.md)
+ * - email.rechecked: EmailRecheckedData of ../schema.ts
  * - ping: endpoint_id, message
  *
  * Builders are pure apart from the random id (pass `id` to pin it); the clock is always passed in.
