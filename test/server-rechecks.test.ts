@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { recheckOf } from '../src/cli/serve-settings.js'
+import { recheckSettings } from '../src/server/recheck-service.js'
 import type { EventPayload } from '../src/schema.js'
 import { fakeClock } from './clock.js'
 import { call, creditsLeft, DOMAIN, greyServer, MINUTE, orgWithEndpoint, startGreyWorld, waitForJob, type GreyWorld } from './rechecks-harness.js'
@@ -185,5 +187,23 @@ describe('rechecks of deferred email answers (SQLite)', () => {
     } finally {
       await app.close()
     }
+  })
+})
+
+describe('recheck settings', () => {
+  it('serve --recheck-delays reads ascending durations; --no-recheck turns rechecks off', () => {
+    expect(recheckOf({})).toBeUndefined()
+    expect(recheckOf({ 'recheck-delays': '5m,15m,60m' })).toEqual({ delaysMs: [300_000, 900_000, 3_600_000] })
+    expect(recheckOf({ 'no-recheck': true })).toBe(false)
+    expect(() => recheckOf({ 'recheck-delays': '15m,5m' })).toThrow(/ascending/)
+    expect(() => recheckOf({ 'recheck-delays': 'soon' })).toThrow(/durations/)
+    expect(() => recheckOf({ 'recheck-delays': '5m', 'no-recheck': true })).toThrow(/together/)
+  })
+
+  it('createServer({ recheck }) defaults to 5, 15 and 60 minutes and refuses bad delays', () => {
+    expect(recheckSettings(undefined)!.delaysMs).toEqual([300_000, 900_000, 3_600_000])
+    expect(recheckSettings(false)).toBeNull()
+    expect(() => recheckSettings({ delaysMs: [] })).toThrow(TypeError)
+    expect(() => recheckSettings({ delaysMs: [2, 1] })).toThrow(/ascending/)
   })
 })

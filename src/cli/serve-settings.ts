@@ -11,8 +11,8 @@
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --public-url / RISKCHECK_PUBLIC_URL ·
  *   --metrics-port / RISKCHECK_METRICS_PORT · --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy /
  *   RISKCHECK_TRUST_PROXY · --docs-url / RISKCHECK_DOCS_URL · --outcome-retention-days /
- *   RISKCHECK_OUTCOME_RETENTION_DAYS · --recheck-delays · --no-recheck · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
- *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
+ *   RISKCHECK_OUTCOME_RETENTION_DAYS · --recheck-delays · --no-recheck · and every lookup flag as RISKCHECK_<FLAG>
+ *   (--dns-server → RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
  *
  * Booleans read 1/true/yes/on or 0/false/no/off.
  */
