@@ -29,6 +29,11 @@ export interface LookupEnv {
    * factors (and their sentences) it returns are added before scoring. Synchronous and cheap: it runs on every answer.
    */
   answerLabels?: AnswerLabels
+  /**
+   * Told of every answer's outcome as the check found it (before lists and labels), with whether it came from the
+   * cache: the server schedules rechecks of email answers a mail server deferred (docs/rechecks.md). Must not throw.
+   */
+  onOutcome?: (type: LookupType, outcome: CheckOutcome<unknown>, cacheHit: boolean) => void
 }
 
 /** Extra factors of one answer (lookup type, its details at answer time), or null for none. */
@@ -301,6 +306,7 @@ function answer<D>(
 ): LookupRun<D> | Promise<LookupRun<D>> {
   const nowMs = runOptions.nowMs ?? env.ctx.now().getTime()
   const context = runOptions.context ?? null
+  env.onOutcome?.(type, found as CheckOutcome<unknown>, cacheHit)
   const listed = answerWithLists(env.signals, type, found, nowMs, runOptions.countVelocity === true, input, own)
   const counting = runOptions.countVelocity === true && env.signals?.velocity != null && VELOCITY_TYPES.has(type)
   if (!counting && !isPromise(listed)) {

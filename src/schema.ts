@@ -67,7 +67,7 @@ export type VelocityKind = (typeof VELOCITY_KINDS)[number]
 export const BULK_TYPES = ['email', 'phone', 'phone_type', 'ip', 'domain_age', 'email_auth'] as const
 export type BulkType = (typeof BULK_TYPES)[number]
 
-export const BULK_STATUSES = ['queued', 'running', 'completed', 'cancelled', 'failed'] as const
+export const BULK_STATUSES = ['queued', 'running', 'rechecking', 'completed', 'cancelled', 'failed'] as const
 export type BulkStatus = (typeof BULK_STATUSES)[number]
 /** The statuses a bulk job ends in: nothing changes a job once it has one. */
 export const FINAL_BULK_STATUSES: ReadonlySet<string> = new Set<BulkStatus>(['completed', 'cancelled', 'failed'])
@@ -75,7 +75,7 @@ export const FINAL_BULK_STATUSES: ReadonlySet<string> = new Set<BulkStatus>(['co
 export const SCOPES = ['lookup', 'bulk', 'account:read', 'webhooks', 'lists'] as const
 export type Scope = (typeof SCOPES)[number]
 
-export const EVENT_TYPES = ['credits.low', 'credits.depleted', 'credits.added', 'bulk.completed', 'review.decided', 'ping'] as const
+export const EVENT_TYPES = ['credits.low', 'credits.depleted', 'credits.added', 'bulk.completed', 'review.decided', 'email.rechecked', 'ping'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 export const PLAN_STATUSES = ['active', 'trialing', 'past_due', 'canceled', 'suspended'] as const
@@ -554,6 +554,26 @@ export const EventPayloadSchema = closed({
   data: Type.Record(Type.String(), Type.Unknown()),
 })
 export type EventPayload = Static<typeof EventPayloadSchema>
+
+/**
+ * `data` of an `email.rechecked` event: an email answer that was `unknown` because the mail server deferred (4xx,
+ * greylisting), checked again (docs/rechecks.md). Either `request_id` (a single lookup or combined check) or
+ * `bulk_job_id` with `row_index` (a bulk row, updated in place) is set.
+ */
+export const EmailRecheckedDataSchema = closed({
+  request_id: Nullable(Type.String(), 'The `request.id` of the single lookup or combined check rechecked; null for a bulk row.'),
+  bulk_job_id: Nullable(Type.String(), 'The bulk job whose row was rechecked (and updated in place); null for a request.'),
+  row_index: Nullable(Type.Integer({ minimum: 0 }), 'The row (0-based, input order) of that bulk job; null for a request.'),
+  email: Type.String({ description: 'The address rechecked (normalised).' }),
+  verdict: literals(VERDICT_STATUSES),
+  score: Type.Number(),
+  action: literals(ACTIONS),
+  reason: Type.String(),
+  smtp_check: Type.String({ description: 'The mailbox check of the last attempt (deliverable, undeliverable, catch_all, unknown, unavailable).' }),
+  attempts: Type.Integer({ minimum: 1, description: 'Rechecks made (the original answer not counted).' }),
+  definite: Type.Boolean({ description: 'false when the last attempt was still deferred (the verdict stays unknown).' }),
+})
+export type EmailRecheckedData = Static<typeof EmailRecheckedDataSchema>
 
 export const ErrorObjectSchema = closed({
   code: Type.String(),

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { CheckDefinition } from '../checks/types.js'
+import { isDeferredEmailOutcome } from '../checks/email/index.js'
 import { isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '../errors.js'
 import { runCheck, type LookupEnv } from '../lookup.js'
 import { ACTIONS, BULK_TYPES, FINAL_BULK_STATUSES, type Action, type BulkJob, type BulkResultRow, type BulkResultsPage, type BulkType } from '../schema.js'
@@ -26,6 +27,7 @@ import type {
   BulkJobPage,
   BulkJobRecord,
   BulkOptions,
+  BulkRechecks,
   BulkRowRecord,
   BulkStore,
   CsvStream,
@@ -50,7 +52,7 @@ const SWEEP_TIMER_MS = 60 * 60 * 1000
 const REMOTE_CANCEL_POLLS = 60
 const REMOTE_CANCEL_POLL_MS = 250
 const TEMPORARY_CODES: readonly ErrorCode[] = ['UPSTREAM_UNAVAILABLE', 'INTERNAL_ERROR', 'RATE_LIMITED', 'MAINTENANCE']
-const CREATE_FIELDS = ['type', 'inputs', 'name', 'country', 'smtp']
+const CREATE_FIELDS = ['type', 'inputs', 'name', 'country', 'smtp', 'recheck_deferred']
 
 const copyJob = (job: BulkJob): BulkJob => ({ ...job, results: { ...job.results } })
 const isFinal = (job: BulkJob) => FINAL_BULK_STATUSES.has(job.status)
@@ -122,12 +124,12 @@ function validateCreate(params: unknown, maxInputs: number) {
   }
   const smtp = p.smtp ?? null
   if (smtp !== null && typeof smtp !== 'boolean') throw invalid('`smtp` must be a boolean.', 'smtp')
-  return {
-    type: p.type as BulkType,
-    inputs: p.inputs as string[],
-    name: name as string | null,
-    options: { country: country === null ? null : (country as string).toUpperCase(), smtp: smtp as boolean | null },
-  }
+  const recheck = p.recheck_deferred ?? null
+  if (recheck !== null && typeof recheck !== 'boolean') throw invalid('`recheck_deferred` must be a boolean.', 'recheck_deferred')
+  if (recheck === true && p.type !== 'email') throw invalid('`recheck_deferred` applies to email jobs only.', 'recheck_deferred')
+  const options: BulkJobOptions = { country: country === null ? null : (country as string).toUpperCase(), smtp: smtp as boolean | null }
+  if (recheck === true) options.recheckDeferred = true
+  return { type: p.type as BulkType, inputs: p.inputs as string[], name: name as string | null, options }
 }
 
 function intParam(name: string, v: unknown, def: number, max: number): number {
@@ -154,6 +156,7 @@ interface EngineCore {
   concurrency: number
   runners: Map<string, JobRunner>
   onCompleted: ((job: BulkJob) => void) | undefined
+  rechecks: BulkRechecks | undefined
 }
 
 type Stop = 'cancel' | 'close' | 'fail'
@@ -167,6 +170,8 @@ class JobRunner {
   private buffer: BulkRowRecord[] = []
   /** Cache writes of answers whose rows are not saved yet (row index → write), done once the row is committed. */
   private readonly cacheWrites = new Map<number, () => Promise<void>>()
+  /** Rows a mail server deferred, not handed to the rechecks yet (row index → address). */
+  private readonly deferred = new Map<number, string>()
   private chain: Promise<void> = Promise.resolve()
   private timer: NodeJS.Timeout | undefined
   private finished: Uint8Array
@@ -249,10 +254,28 @@ class JobRunner {
       if (this.stop) return
       await this.flush()
       if (this.stop) return
+      if (await this.waitForRechecks()) return
       await this.finalize('completed')
     } catch (e) {
       if (!this.stop) await this.fail(e)
     }
+  }
+
+  /**
+   * A job created with `recheck_deferred` whose rechecks are pending waits in `rechecking` (the service completes it
+   * with finishRechecked when the last one is done). True when it waits. The count is asked again after the status is
+   * written, so a last recheck done meanwhile (which saw the job still running) cannot leave it waiting for ever.
+   */
+  private async waitForRechecks(): Promise<boolean> {
+    const rechecks = this.core.rechecks
+    if (!rechecks || this.record.options.recheckDeferred !== true) return false
+    if ((await rechecks.pending(this.id)) === 0) return false
+    this.job.status = 'rechecking'
+    await this.core.store.updateJob(this.id, copyJob(this.job))
+    if ((await rechecks.pending(this.id)) === 0) return false
+    this.core.runners.delete(this.id)
+    this.resolveDone(copyJob(this.job))
+    return true
   }
 
   private groupFn(items: Array<WorkItem | undefined>): { fn: ((i: number) => string | null) | null; width: number } {
@@ -274,6 +297,10 @@ class JobRunner {
       const deferCacheWrite = (write: () => Promise<void>) => this.cacheWrites.set(item.index, write)
       const r = await runCheck(this.core.env, this.def, item.input, item.cacheKey, opts, { prepaid: true, deferCacheWrite })
       const a = r.assessment
+      if (this.core.rechecks && isDeferredEmailOutcome(r.outcome)) {
+        const address = (r.outcome.details as { normalized?: unknown }).normalized
+        if (typeof address === 'string') this.deferred.set(item.index, address)
+      }
       return {
         index: item.index,
         input: item.raw,
@@ -324,6 +351,7 @@ class JobRunner {
     this.chain = this.chain.then(async () => {
       if (rows.length === 0) return
       try {
+        await this.scheduleRechecks(rows)
         await this.core.store.commitRows(this.id, rows, snapshot)
       } catch (e) {
         void this.fail(e)
@@ -340,6 +368,20 @@ class JobRunner {
       this.advance()
     })
     return this.chain
+  }
+
+  /** Hands the deferred rows among `rows` to the rechecks, before the rows are written (a crash then rechecks twice, never not at all). */
+  private async scheduleRechecks(rows: readonly BulkRowRecord[]): Promise<void> {
+    const rechecks = this.core.rechecks
+    if (!rechecks || this.deferred.size === 0) return
+    const due: Array<{ index: number; address: string }> = []
+    for (const r of rows) {
+      const address = this.deferred.get(r.index)
+      if (address === undefined) continue
+      this.deferred.delete(r.index)
+      due.push({ index: r.index, address })
+    }
+    if (due.length > 0) await rechecks.schedule(copyJob(this.job), due, this.record.options.recheckDeferred === true)
   }
 
   private advance(): void {
@@ -448,7 +490,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
   const { concurrency, maxInputs } = validateOptions(options)
   const owned = options.store === undefined
   const store = options.store ?? createMemoryBulkStore()
-  const core = createEngineCore(env, store, concurrency, options.onCompleted)
+  const core = createEngineCore(env, store, concurrency, options.onCompleted, options.rechecks)
   const scope: EngineScope = {
     checks,
     env,
@@ -470,6 +512,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
     async create(params: BulkCreateParams) {
       await enter()
       const p = validateCreate(params, maxInputs)
+      if (p.options.recheckDeferred && !options.rechecks) throw invalid('`recheck_deferred` needs rechecks, which are off here.', 'recheck_deferred')
       return createJob(scope, p.type, p.inputs, p.name, p.options)
     },
     async get(id) {
@@ -517,6 +560,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
       await runner.close()
       return true
     },
+    finishRechecked: (id) => finishRecheckedJob(scope, id),
     async close() {
       if (scope.closed) return
       scope.closed = true
@@ -529,7 +573,7 @@ export function createBulkEngineFor(checks: BulkChecks, env: LookupEnv, options:
 }
 
 /** The part of an engine its job runners share, with the pause that gives the event loop a turn now and then. */
-function createEngineCore(env: LookupEnv, store: BulkStore, concurrency: number, onCompleted: BulkOptions['onCompleted']): EngineCore {
+function createEngineCore(env: LookupEnv, store: BulkStore, concurrency: number, onCompleted: BulkOptions['onCompleted'], rechecks: BulkRechecks | undefined): EngineCore {
   let turnStarted = performance.now()
   let turn: Promise<void> | null = null
   return {
@@ -551,6 +595,7 @@ function createEngineCore(env: LookupEnv, store: BulkStore, concurrency: number,
     concurrency,
     runners: new Map(),
     onCompleted,
+    rechecks,
   }
 }
 
@@ -692,7 +737,7 @@ async function cancelJob(scope: EngineScope, id: string): Promise<BulkJob> {
   const { record, job, runner } = await loadJob(scope, id)
   if (runner) return runner.cancel()
   if (isFinal(job)) return job
-  if (scope.options.cancelRemote && !(await scope.options.cancelRemote(job.id))) {
+  if (job.status !== 'rechecking' && scope.options.cancelRemote && !(await scope.options.cancelRemote(job.id))) {
     // A worker runs it and was asked to stop: it writes the cancelled job (and refunds) itself.
     for (let i = 0; i < REMOTE_CANCEL_POLLS; i++) {
       await new Promise((r) => setTimeout(r, REMOTE_CANCEL_POLL_MS))
@@ -758,7 +803,26 @@ async function runStoredJob(scope: EngineScope, id: string, onStart?: (job: Bulk
   const running = scope.core.runners.get(id)
   if (running) return running.done
   const record = await scope.store.getJob(id)
+  if (record?.job.status === 'rechecking') return record.job // its rechecks complete it (finishRechecked)
   if (!record || isFinal(record.job) || Date.parse(record.job.expires_at) <= scope.nowMs() || !scope.checks[record.job.type]) return null
   onStart?.(record.job)
   return startRunner(scope, record, null).done
+}
+
+/** {@link BulkEngine.finishRechecked}: a job waiting in `rechecking` with no recheck pending is completed, once. */
+async function finishRecheckedJob(scope: EngineScope, id: string): Promise<BulkJob | null> {
+  const record = await scope.store.getJob(id)
+  if (!record || record.job.status !== 'rechecking') return null
+  if (scope.core.rechecks && (await scope.core.rechecks.pending(id)) > 0) return null
+  const final: BulkJob = { ...copyJob(record.job), status: 'completed', completed_at: scope.env.ctx.now().toISOString() }
+  await settleJob(scope.store, scope.env.ledger, id, record.reserved, final)
+  const stored = await scope.store.getJob(id)
+  if (scope.core.onCompleted && stored && stored.job.status === 'completed' && stored.job.completed_at === final.completed_at) {
+    try {
+      scope.core.onCompleted(copyJob(final))
+    } catch {
+      // a failing callback must not break the engine
+    }
+  }
+  return stored?.job ?? final
 }

@@ -41,6 +41,11 @@ export interface BulkJobOptions {
   country: string | null
   /** false skips the SMTP mailbox check of email rows; null = the instance default. */
   smtp: boolean | null
+  /**
+   * Email jobs: rows a mail server deferred are checked again before the job completes (status `rechecking` in
+   * between; docs/rechecks.md). Absent in jobs stored before it existed: false.
+   */
+  recheckDeferred?: boolean
 }
 
 /** A job as a store keeps it. */
@@ -122,6 +127,11 @@ export interface BulkStore {
    * store may add its own writes of a finished job there.
    */
   finishJob?(id: string, job: BulkJob, settle: (tx: unknown) => MaybePromise<void>): MaybePromise<void>
+  /**
+   * Optional: replaces the result of a finished row (a recheck's newer answer, docs/rechecks.md) and moves the job's
+   * count of actions from the row's old action to its new one, together. False when the job or row is gone.
+   */
+  replaceRow?(id: string, row: BulkRowRecord): MaybePromise<boolean>
   /** Writes row results (state, result fields) and replaces the job object, together. */
   commitRows(id: string, rows: readonly BulkRowRecord[], job: BulkJob): MaybePromise<void>
   /** Rows still pending, in index order (to resume). */
@@ -149,6 +159,8 @@ export interface BulkOptions {
   concurrency?: number
   /** Called once when a job completes or fails (not when cancelled); the server sends `bulk.completed`. */
   onCompleted?: (job: BulkJob) => void
+  /** Rechecks of deferred email rows (the server's); without it no row is rechecked and `recheck_deferred` is refused. */
+  rechecks?: BulkRechecks
   /** Most inputs of one job (default and maximum 100,000). */
   maxInputs?: number
   /** Resume the store's queued/running jobs when the engine starts (default true; false with `dispatch`). */
@@ -177,6 +189,19 @@ export interface BulkCreateParams {
   country?: string | null
   /** false skips mailbox (SMTP) checks of emails. */
   smtp?: boolean | null
+  /** Email jobs: check deferred rows again before completing (needs a server with rechecks on). */
+  recheck_deferred?: boolean | null
+}
+
+/**
+ * Rechecks of rows a mail server deferred (the server's, docs/rechecks.md): the engine hands them over before their
+ * rows are written, and a job created with `recheck_deferred` waits (status `rechecking`) while any is pending.
+ */
+export interface BulkRechecks {
+  /** Schedules rechecks of deferred rows (`secondPass`: the job waits for them, one attempt each). */
+  schedule(job: BulkJob, rows: ReadonlyArray<{ index: number; address: string }>, secondPass: boolean): MaybePromise<void>
+  /** Rechecks of the job still pending. */
+  pending(jobId: string): MaybePromise<number>
 }
 
 /** A page of jobs, newest first. */
@@ -220,6 +245,11 @@ export interface BulkEngine {
   cancelLocal(id: string): Promise<boolean>
   /** Stops running the job here without finishing it (what is done is written; another worker resumes it). */
   releaseLocal(id: string): Promise<boolean>
+  /**
+   * Completes a job waiting in `rechecking` once none of its rechecks is pending (settles it and sends
+   * bulk.completed, once); null when it is not waiting or still has pending rechecks.
+   */
+  finishRechecked(id: string): Promise<BulkJob | null>
   /**
    * Stops work and timers. With a persistent store running jobs stay `running` and resume when an engine starts on
    * the store again; with the in-memory store they are cancelled (unused credits refunded).

@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util'
 import { DATA_SOURCE_NAMES, isDataSourceName, parseDuration, type DataSourceName } from '../data/catalog.js'
 import { resolveOptions } from '../options.js'
-import { DEFAULT_QUEUE_LOCK_MS, databaseTimeoutOf, queueLockOf, redisPrefixOf, SERVE_FLAGS, trustProxyOf, fastifyTrustProxy, withEnvironment, type TrustProxy } from './serve-settings.js'
+import { DEFAULT_QUEUE_LOCK_MS, databaseTimeoutOf, queueLockOf, recheckOf, redisPrefixOf, SERVE_FLAGS, trustProxyOf, fastifyTrustProxy, withEnvironment, type TrustProxy } from './serve-settings.js'
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
 import { checkDocsUrl } from '../server/error-docs.js'
@@ -75,6 +75,11 @@ from the org's next request; no restart).
                       RISKCHECK_OUTCOME_RETENTION_DAYS
                                                      how long outcomes (POST /v1/outcomes) and the input hashes of
                                                      answered requests are kept (default 180; 1–3650)
+  --recheck-delays D,D,…
+                      RISKCHECK_RECHECK_DELAYS       when email answers a mail server deferred (4xx, greylisting) are
+                                                     checked again, after the answer (default 5m,15m,60m; 1–10 ascending
+                                                     durations); a definite verdict sends email.rechecked (docs/rechecks.md)
+  --no-recheck        RISKCHECK_NO_RECHECK=1         do not recheck deferred email answers
   --log-level LEVEL   RISKCHECK_LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent; logs go to stderr
   --unsafe-allow-loopback-webhooks
                       RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS=1
@@ -264,6 +269,7 @@ interface ServeSettings {
   /** The server's `velocity` option of --velocity-secret / --no-velocity. */
   velocity: false | { secret: string } | undefined
   outcomeRetentionDays: number | undefined
+  recheck: { delaysMs: number[] } | false | undefined
   dataSources: Partial<Record<DataSourceName, string>>
 }
 
@@ -394,7 +400,8 @@ async function readServeSettings(args: string[], io: CliIO): Promise<ServeSettin
       outcomeRetentionDays = Number(text)
       if (!/^[0-9]{1,4}$/.test(text) || outcomeRetentionDays < 1 || outcomeRetentionDays > 3650) throw new UsageError(`--outcome-retention-days must be a number of days, 1–3650 (got ${text})`)
     }
-    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources, velocity, outcomeRetentionDays }
+    const recheck = recheckOf(values)
+    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources, velocity, outcomeRetentionDays, recheck }
   } catch (e) {
     // A value from the environment is named by its variable, not by the flag the message speaks of.
     const message = messageOf(e).replace(/^--([a-z-]+)/, (whole, flag: string) => (origin(flag) === whole ? whole : origin(flag)))
@@ -434,6 +441,7 @@ async function startServeApp(
       ...(s.docsUrl !== undefined ? { docsUrl: s.docsUrl } : {}),
       ...(s.velocity !== undefined ? { velocity: s.velocity } : {}),
       ...(s.outcomeRetentionDays !== undefined ? { outcomeRetentionDays: s.outcomeRetentionDays } : {}),
+      ...(s.recheck !== undefined ? { recheck: s.recheck } : {}),
       logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })
     created = app

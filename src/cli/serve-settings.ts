@@ -11,8 +11,8 @@
  *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --public-url / RISKCHECK_PUBLIC_URL ·
  *   --metrics-port / RISKCHECK_METRICS_PORT · --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy /
  *   RISKCHECK_TRUST_PROXY · --docs-url / RISKCHECK_DOCS_URL · --outcome-retention-days /
- *   RISKCHECK_OUTCOME_RETENTION_DAYS · and every lookup flag as RISKCHECK_<FLAG> (--dns-server →
- *   RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
+ *   RISKCHECK_OUTCOME_RETENTION_DAYS · --recheck-delays · --no-recheck · and every lookup flag as RISKCHECK_<FLAG>
+ *   (--dns-server → RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
  *
  * Booleans read 1/true/yes/on or 0/false/no/off.
  */
@@ -49,6 +49,8 @@ export const SERVE_FLAGS: Options = {
   'velocity-secret': { type: 'string' },
   'no-velocity': { type: 'boolean' },
   'outcome-retention-days': { type: 'string' },
+  'recheck-delays': { type: 'string' },
+  'no-recheck': { type: 'boolean' },
 }
 
 /** Lookup flags that mean nothing to a server (per request, or output formatting) and so have no variable. */
@@ -67,6 +69,23 @@ export function redisPrefixOf(values: Record<string, unknown>): string {
   const prefix = (values['redis-prefix'] as string | undefined) ?? 'riskcheck'
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(prefix)) throw new UsageError(`--redis-prefix must be 1–64 letters, digits, _ . or - (got ${JSON.stringify(prefix.slice(0, 80))})`)
   return prefix
+}
+
+/**
+ * The rechecks of `--recheck-delays 5m,15m,60m` / `--no-recheck`: the delays (ms) of the attempts after a deferred
+ * email answer, false when off, undefined for the defaults. A UsageError for anything but 1 to 10 ascending durations.
+ */
+export function recheckOf(values: Record<string, unknown>): { delaysMs: number[] } | false | undefined {
+  const text = values['recheck-delays'] as string | undefined
+  if (values['no-recheck'] === true) {
+    if (text !== undefined) throw new UsageError('--recheck-delays and --no-recheck cannot be used together')
+    return false
+  }
+  if (text === undefined) return undefined
+  const delaysMs = text.split(',').map((d) => parseDuration(d.trim()))
+  const ok = delaysMs.length >= 1 && delaysMs.length <= 10 && delaysMs.every((d, i) => d !== null && (i === 0 || d >= delaysMs[i - 1]!))
+  if (!ok) throw new UsageError(`--recheck-delays must be 1–10 ascending durations, comma-separated, e.g. 5m,15m,60m (got ${JSON.stringify(text.slice(0, 60))})`)
+  return { delaysMs: delaysMs as number[] }
 }
 
 /** BullMQ's own default lock of a queue job (30 s). */

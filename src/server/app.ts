@@ -17,6 +17,7 @@ import type { OrgPolicyStore } from './store/contracts/org-policies.js'
 import type { ServiceStorage } from './store/contracts/service-storage.js'
 import type { Store } from './store/contracts/store.js'
 import type { WebhookService } from './webhook-service.js'
+import type { RecheckOptions, RecheckService } from './recheck-service.js'
 import type { ServerVelocityOptions } from './velocity.js'
 import { authPlugin } from './plugins/auth.js'
 import type { ServerParts } from './plugins/context.js'
@@ -128,6 +129,12 @@ export interface ServerOptions {
   webhookDeliver?: DeliverFunction
   /** Webhook deliveries sent at the same time (default 8). */
   webhookConcurrency?: number
+  /**
+   * Rechecks of email answers a mail server deferred (4xx, greylisting; docs/rechecks.md): attempts `delaysMs` after
+   * the answer (default 5, 15 and 60 minutes), an `email.rechecked` webhook with the new verdict. false: off
+   * (`serve --no-recheck`). Needs the engine's storage (SQLite, PostgreSQL).
+   */
+  recheck?: RecheckOptions | false
   /** Lookups in flight per org's bulk engine (default 32). */
   bulkConcurrency?: number
   /**
@@ -161,6 +168,8 @@ export type RiskcheckServer = FastifyInstance & {
   readonly dashboard: Dashboard | undefined
   /** Prometheus metrics (undefined unless `metrics: true`). */
   readonly metrics: ServerMetrics | undefined
+  /** Rechecks of deferred email answers (undefined when off or without the engine's storage). */
+  readonly rechecks: RecheckService | undefined
 }
 
 /**
@@ -198,5 +207,6 @@ function exposeParts(app: FastifyInstance, parts: ServerParts): RiskcheckServer 
   app.decorate('webhooks', { getter: () => parts.webhooks })
   app.decorate('dashboard', { getter: () => parts.live.dashboard })
   app.decorate('metrics', { getter: () => parts.metrics })
+  app.decorate('rechecks', { getter: () => parts.rechecks })
   return app as unknown as RiskcheckServer
 }

@@ -5,7 +5,7 @@
  * credit alerts and puts a `bulk.completed` event in the outbox.
  */
 import { createBulkEngine } from '../bulk/index.js'
-import type { BulkEngine } from '../bulk/types.js'
+import type { BulkEngine, BulkRechecks } from '../bulk/types.js'
 import type { LookupEnv } from '../lookup.js'
 import type { Policy } from '../scoring/rules.js'
 import type { BulkJob } from '../schema.js'
@@ -31,6 +31,8 @@ export interface BulkServiceOptions {
   onCompleted?: (owner: BulkOwner, job: BulkJob) => void
   /** With `--redis-url`: jobs are handed to the BullMQ bulk queue instead of running here (`./queue/bulk-queue.ts`). */
   dispatch?: (owner: BulkOwner, job: BulkJob) => void | Promise<void>
+  /** Rechecks of the deferred email rows of an owner's jobs (the server's recheck service; none when absent). */
+  rechecksFor?: (owner: BulkOwner) => BulkRechecks | undefined
   /** With `--redis-url`: cancels a job a worker may run (see `BulkOptions.cancelRemote`). */
   cancelRemote?: (owner: BulkOwner, id: string) => Promise<boolean>
 }
@@ -84,6 +86,7 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
     const policyOf = options.policyOf
     if (policyOf) Object.defineProperty(env, 'policy', { get: () => policyOf(owner.orgId), enumerable: true })
     const { dispatch, cancelRemote } = options
+    const rechecks = options.rechecksFor?.(owner)
     engine = createBulkEngine(env, {
       // Usage and the bulk.completed event commit with the final status (a cancel is settled by its route).
       store: storage.jobStore(owner, (job, tx) => {
@@ -96,6 +99,7 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
       ...(dispatch ? { dispatch: (job: BulkJob) => dispatch(owner, job) } : {}),
       ...(cancelRemote ? { cancelRemote: (id: string) => cancelRemote(owner, id) } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      ...(rechecks ? { rechecks } : {}),
       onCompleted(job) {
         options.onCompleted?.(owner, job)
       },

@@ -5,7 +5,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { ERROR_STATUS, type ErrorCode } from '../errors.js'
 import type { HttpRejection } from './envelope.js'
-import { ErrorEnvelopeSchema } from '../schema.js'
+import { EmailRecheckedDataSchema, ErrorEnvelopeSchema, EventPayloadSchema } from '../schema.js'
 import { VERSION } from '../version.js'
 import { EmptyBody, type NamedSchema, type RouteDef } from './routes/types.js'
 
@@ -193,7 +193,8 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
     ],
     paths,
     components: {
-      schemas,
+      // the webhook payload and the data of the events it documents field by field (no route answers them)
+      schemas: { ...schemas, EventPayload: plain(EventPayloadSchema), EmailRecheckedData: plain(EmailRecheckedDataSchema) },
       securitySchemes: {
         bearerAuth: {
           type: 'http',

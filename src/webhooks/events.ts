@@ -8,7 +8,7 @@
  * Builders are pure apart from the random id (pass `id` to pin it); the clock is always passed in.
  */
 import { randomBytes } from 'node:crypto'
-import { EVENT_TYPES, type BulkJob, type EventPayload, type EventType } from '../schema.js'
+import { EVENT_TYPES, type BulkJob, type EmailRecheckedData, type EventPayload, type EventType } from '../schema.js'
 
 /** The payload's `api_version`. */
 export const WEBHOOK_API_VERSION = '1'
@@ -71,6 +71,19 @@ export const EVENT_DATA_FIELDS: Readonly<Record<EventType, ReadonlyArray<readonl
     ['decided_by', '`key:<key id>` (the API) or `user:<user id>` (the dashboard)'],
     ['outcome_id', 'the outcome recorded (`legitimate` for approve, `fraud` for block), or null when none could be'],
     ['list_id', 'the list the input was added to, or null'],
+  ],
+  'email.rechecked': [
+    ['request_id', 'the `request.id` of the single lookup or combined check rechecked; null for a bulk row'],
+    ['bulk_job_id', 'the bulk job whose row was rechecked (and updated in place); null for a request'],
+    ['row_index', 'that row (0-based, input order); null for a request'],
+    ['email', 'the address rechecked (normalised)'],
+    ['verdict', 'the new verdict status'],
+    ['score', 'the new risk score'],
+    ['action', 'the new recommended action'],
+    ['reason', 'the new verdict\'s reason'],
+    ['smtp_check', 'the mailbox check of the last attempt (deliverable, undeliverable, catch_all, unknown, unavailable)'],
+    ['attempts', 'rechecks made (the original answer not counted)'],
+    ['definite', 'false when the last attempt was still deferred (the verdict stays unknown)'],
   ],
   ping: [
     ['endpoint_id', 'the endpoint pinged (a ping goes to it alone)'],
@@ -205,6 +218,11 @@ export interface ReviewDecidedData {
 /** review.decided: a reviewer approved or blocked an answer of the review queue. */
 export function buildReviewDecidedEvent(input: EventBase & { data: ReviewDecidedData }): EventPayload {
   return buildEvent('review.decided', { ...input.data }, input)
+}
+
+/** email.rechecked: a deferred email answer was checked again (a definite verdict, or its last attempt). */
+export function buildEmailRecheckedEvent(input: EventBase & { data: EmailRecheckedData }): EventPayload {
+  return buildEvent('email.rechecked', { ...input.data }, input)
 }
 
 /** ping: a test event requested by an operator for one endpoint (it goes to that endpoint only). */

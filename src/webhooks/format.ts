@@ -64,6 +64,10 @@ export function formatEventLine(event: EventPayload): string {
     }
     case 'review.decided':
       return `riskcheck: review ${oneLine(d.review_id)} decided: ${oneLine(d.decision)} (${oneLine(d.type)} request ${oneLine(d.request_id)}, by ${oneLine(d.decided_by)})`
+    case 'email.rechecked': {
+      const where = typeof d.bulk_job_id === 'string' ? `bulk job ${oneLine(d.bulk_job_id)} row ${num(d.row_index)}` : `request ${oneLine(d.request_id)}`
+      return `riskcheck: ${oneLine(d.email)} rechecked (${where}): ${oneLine(d.verdict)}, ${oneLine(d.action)} after ${num(d.attempts)} attempt(s)`
+    }
     case 'ping':
       return `riskcheck: test ping for endpoint ${oneLine(d.endpoint_id)} — ${oneLine(d.message)}`
     default:

@@ -176,6 +176,7 @@ async function checkEmailOnline(
   let smtpCheck: SmtpCheck
   let catchAll = false
   let smtpFailed = false
+  let smtpDeferred = false
   if (dns.status !== 'ok') smtpCheck = dns.status === 'unavailable' ? 'unavailable' : 'skipped'
   else if (!smtp) smtpCheck = 'skipped'
   else {
@@ -184,6 +185,7 @@ async function checkEmailOnline(
     smtpCheck = result.smtp_check
     catchAll = result.catchAll === true
     smtpFailed = isSmtpFailure(result)
+    smtpDeferred = isSmtpDeferral(result)
   }
 
   const age = await agePromise
@@ -197,7 +199,24 @@ async function checkEmailOnline(
     partial: dns.status === 'unavailable' || smtpFailed || age.partial,
     offline: false,
     dataSources,
+    smtpDeferred,
   })
+}
+
+/**
+ * True when the mail server deferred: a 4xx reply (greylisting, "try again later", a 421) left the mailbox `unknown`.
+ * The server rechecks such answers later (docs/rechecks.md); a 5xx block or a time-out is not a deferral.
+ */
+function isSmtpDeferral(r: SmtpVerifyResult): boolean {
+  return r.smtp_check === 'unknown' && r.code !== null && r.code >= 400 && r.code < 500
+}
+
+/**
+ * True when an email outcome is `unknown` only because the mail server deferred (kept as `smtp_deferred` in the
+ * outcome's private memo, so a cached answer says it too).
+ */
+export function isDeferredEmailOutcome(outcome: CheckOutcome<unknown>): boolean {
+  return outcome.memo?.smtp_deferred === true
 }
 
 /**
@@ -403,6 +422,8 @@ interface Findings {
   partial: boolean
   offline: boolean
   dataSources: string[]
+  /** the mail server answered 4xx (see isSmtpDeferral) */
+  smtpDeferred?: boolean
 }
 
 /** Details + factors from the static facts and the network findings. */
@@ -475,6 +496,7 @@ function assemble(base: EmailData, f: Findings): CheckOutcome<EmailData> {
     validReason: validReasonOf(details.smtp_check),
   }
   if (f.domainCreated) outcome.memo = { domain_created: f.domainCreated }
+  if (f.smtpDeferred && f.smtpCheck === 'unknown') outcome.memo = { ...outcome.memo, smtp_deferred: true }
   return outcome
 }
 

@@ -14,6 +14,7 @@ import type { OrgPolicies } from '../org-policies.js'
 import { bulkJobLogLine, createBulkQueue, type BulkQueue } from '../queue/bulk-queue.js'
 import type { BulkOwner } from '../store/contracts/bulk.js'
 import type { ServiceStorage } from '../store/contracts/service-storage.js'
+import type { RecheckService } from '../recheck-service.js'
 interface BulkParts {
   options: ServerOptions
   service: ServiceStorage
@@ -23,6 +24,8 @@ interface BulkParts {
   redis: Redis | undefined
   orgPolicies: OrgPolicies
   backgroundLog: () => FastifyBaseLogger | undefined
+  /** The recheck service (made after the bulk service: asked when an engine is made). */
+  rechecks: () => RecheckService | undefined
 }
 
 /** The BullMQ queue of bulk jobs, running them on `bulk()` (made after it). */
@@ -68,6 +71,16 @@ export function startServerBulk(o: BulkParts): { bulk: BulkService; bulkQueue: B
     nowMs: o.nowMs,
     policyOf: (orgId) => o.orgPolicies.current(orgId),
     ...(o.options.bulkConcurrency ? { concurrency: o.options.bulkConcurrency } : {}),
+    rechecksFor: (owner) => {
+      const rechecks = o.rechecks()
+      if (!rechecks) return undefined
+      // test keys never reach a mail server: nothing is deferred, a job's second pass is empty
+      if (owner.mode === 'test') return { schedule: () => undefined, pending: () => 0 }
+      return {
+        schedule: (job, rows, secondPass) => rechecks.scheduleRows(owner, job.id, rows, o.nowMs(), secondPass),
+        pending: (jobId) => o.service.rechecks.pendingForJob(jobId),
+      }
+    },
   })
   if (bq && o.options.queue?.workers !== false) {
     bq.startWorker()

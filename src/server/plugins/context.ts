@@ -27,6 +27,7 @@ import type { OutcomeService } from '../outcomes.js'
 import type { ReviewService } from '../reviews.js'
 import type { ServerVelocity, ServerVelocityOptions } from '../velocity.js'
 import type { WebhookService } from '../webhook-service.js'
+import type { RecheckService } from '../recheck-service.js'
 import type { ServerStorage } from './storage.js'
 
 /** The options of createServer, checked and with their defaults. */
@@ -120,6 +121,8 @@ export interface ServerParts {
   bulk: BulkService | undefined
   bulkQueue: BulkQueue | undefined
   webhooks: WebhookService | undefined
+  /** Rechecks of deferred email answers (../recheck-service.ts), or undefined when off. */
+  rechecks: RecheckService | undefined
   /** What route handlers and the dashboard get. */
   ctx: ServerContext
   states: WeakMap<FastifyRequest, RequestState>

@@ -34,6 +34,7 @@ export const lifecyclePlugin = rootPlugin('riskcheck-lifecycle', (app, parts) =>
     await outcomes.preload()
     await lease?.start()
     webhooks?.start()
+    parts.rechecks?.start()
     // Stale open data (docs/data.md) is said once, at start, with the command that fixes it: a
     // notice while the bundled snapshot answers (it ages by design), a warning when an installed set went stale.
     const notice = dataNotice(rc.dataStatus())
@@ -60,7 +61,8 @@ export const lifecyclePlugin = rootPlugin('riskcheck-lifecycle', (app, parts) =>
 
 /** Stops every part, in order: the pumps and workers, Redis, the org policies' writes, the dashboard, riskcheck, the lease, the store. */
 async function shutDown(parts: ServerParts): Promise<void> {
-  const { webhooks, bulkQueue, bulk, redis, orgPolicies, outcomes, reviews, live, rc, lease, deps, ownStore, store } = parts
+  const { webhooks, bulkQueue, bulk, redis, orgPolicies, outcomes, reviews, live, rc, lease, deps, ownStore, store, rechecks } = parts
+  await rechecks?.stop()
   await webhooks?.stop()
   // The bulk worker's jobs stop with the engines (what is done is written) and give their messages back.
   if (bulkQueue) await bulkQueue.close({ stopping: bulk?.close() })

@@ -15,7 +15,7 @@ import { settleWithAnswer } from './idempotency.js'
 
 /** The context of the server's route handlers, built once. */
 export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext {
-  const { store, rc, nowMs, lease, states, testEnv, velocity, orgLists, outcomes, reviews, orgPolicies, bulk, webhooks, settings, options, live } = parts
+  const { store, rc, nowMs, lease, states, testEnv, velocity, orgLists, outcomes, reviews, orgPolicies, bulk, webhooks, rechecks, settings, options, live } = parts
   const leases = store.leases
   const outcomeStore = outcomeStoreOf(store)
   const lookupListeners: LookupListener[] = []
@@ -55,6 +55,7 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
     readiness: readinessOf(parts),
     ...(bulk ? { bulk } : {}),
     ...(webhooks ? { webhooks } : {}),
+    ...(rechecks ? { rechecks } : {}),
     ...(orgLists.store ? { lists: orgLists.store } : {}),
     outcomes,
     reviews,

@@ -32,6 +32,8 @@ import { serverContextOf } from './lookups.js'
 import { createServerRateLimiter } from './rate-limits.js'
 import { openStore, serverStorageOf } from './storage.js'
 import { createServerWebhooks } from './webhooks.js'
+import { createServerRechecks } from './rechecks.js'
+import type { RecheckService } from '../recheck-service.js'
 
 /** The validated `publicUrl` (canonical, no trailing slash), or undefined; a TypeError for a bad one. */
 function publicUrlOption(options: ServerOptions): string | undefined {
@@ -124,11 +126,14 @@ export function buildServerParts(options: ServerOptions): ServerParts {
   const metrics = options.metrics
     ? createServerMetrics(service ? { bulkQueueDepth: () => service.bulk.unfinishedCount(), webhookBacklog: () => service.webhooks.pendingCount() } : {})
     : undefined
-  let jobs: Pick<ServerParts, 'bulk' | 'bulkQueue' | 'webhooks'> = { bulk: undefined, bulkQueue: undefined, webhooks: undefined }
+  let jobs: Pick<ServerParts, 'bulk' | 'bulkQueue' | 'webhooks' | 'rechecks'> = { bulk: undefined, bulkQueue: undefined, webhooks: undefined, rechecks: undefined }
   if (service) {
     try {
       const webhooks = createServerWebhooks({ options, service, nowMs, settings, backgroundLog, metrics })
-      jobs = { webhooks, ...startServerBulk({ options, service, rc, testEnv, nowMs, redis, orgPolicies, backgroundLog }) }
+      let rechecks: RecheckService | undefined
+      const bulkParts = startServerBulk({ options, service, rc, testEnv, nowMs, redis, orgPolicies, backgroundLog, rechecks: () => rechecks })
+      rechecks = createServerRechecks({ options, service, rc, nowMs, orgPolicies, bulk: bulkParts.bulk, backgroundLog })
+      jobs = { webhooks, ...bulkParts, rechecks }
     } catch (e) {
       void rc.close()
       if (ownStore) void store.close()

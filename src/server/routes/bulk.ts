@@ -54,6 +54,11 @@ export const BulkCreateBody = Type.Object(
       }),
     ),
     smtp: Type.Optional(Type.Union([Type.Boolean(), Type.Null()], { description: 'false skips mailbox checks of emails.' })),
+    recheck_deferred: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Null()], {
+        description: 'Email jobs: rows a mail server deferred (4xx, greylisting) are checked again before the job completes (status `rechecking` meanwhile).',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

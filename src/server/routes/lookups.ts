@@ -9,7 +9,9 @@ import { runCombinedCheck, type CheckInput } from '../../checks/combined.js'
 import { CHECKS, type SingleLookupType } from '../../checks/registry.js'
 import type { CheckDefinition } from '../../checks/types.js'
 import type { ErrorCode } from '../../errors.js'
+import { isDeferredEmailOutcome } from '../../checks/email/index.js'
 import { runLookup, type LookupEnv } from '../../lookup.js'
+import type { RecheckService } from '../recheck-service.js'
 import { CONTEXTS, RESULT_SCHEMAS, type LookupResult } from '../../schema.js'
 import type { OrgLedger } from '../../accounts/ledger.js'
 import type { RequestAuth } from '../auth.js'
@@ -108,9 +110,12 @@ export async function serveLookup<D>(
   try {
     const owner = { orgId: auth.orgId, mode: auth.mode }
     const labels = await ctx.outcomes.prepare(owner)
-    const result = await run({ ...env, answerLabels: labels.hook })
+    const deferred: string[] = []
+    const onOutcome = ctx.rechecks && auth.mode === 'live' ? deferredEmails(deferred) : undefined
+    const result = await run({ ...env, answerLabels: labels.hook, ...(onOutcome ? { onOutcome } : {}) })
     served = result
     result.request.id = request.id
+    if (ctx.rechecks && deferred.length > 0) await scheduleRechecks(ctx, ctx.rechecks, owner, request, deferred)
     ctx.recordAnswer(auth, result)
     ctx.outcomes.keepInputs(owner, request.id, labels.inputs)
     ctx.reviews.enqueue(owner, result, env.policy)
@@ -118,6 +123,27 @@ export async function serveLookup<D>(
   } finally {
     if (ledger) await settleOrKeep(ctx, ledger, served !== undefined)
     if (served) ctx.observeLookup(auth, served, ledger?.charged ?? 0)
+  }
+}
+
+/** An `onOutcome` that collects the addresses of fresh email answers a mail server deferred. */
+function deferredEmails(into: string[]): NonNullable<LookupEnv['onOutcome']> {
+  return (type, outcome, cacheHit) => {
+    if (type !== 'email' || cacheHit || !isDeferredEmailOutcome(outcome)) return
+    const address = (outcome.details as { normalized?: unknown }).normalized
+    if (typeof address === 'string') into.push(address)
+  }
+}
+
+/**
+ * Schedules the rechecks of a request's deferred email answer (docs/rechecks.md); a failure to store it is logged,
+ * never the request's failure (the answer itself is good).
+ */
+async function scheduleRechecks(ctx: ServerContext, rechecks: RecheckService, owner: { orgId: string; mode: 'live' | 'test' }, request: FastifyRequest, addresses: string[]): Promise<void> {
+  try {
+    for (const address of addresses) await rechecks.schedule(owner, { kind: 'request', requestId: request.id }, address, ctx.nowMs())
+  } catch (err) {
+    if (!ctx.noteOutage(err)) request.log.warn({ err }, 'scheduling an email recheck failed')
   }
 }
 

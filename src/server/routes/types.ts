@@ -4,6 +4,7 @@
  * A new group of routes (bulk jobs, webhook endpoints) is one module exporting `RouteDef`s, listed in ./index.ts.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import type { RecheckService } from '../recheck-service.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorCode } from '../../errors.js'
 import type { LookupEnv } from '../../lookup.js'
@@ -51,6 +52,8 @@ export interface ServerContext {
   readiness(): Promise<Readiness>
   /** Bulk jobs (absent when the store has no bulk storage: ../store/open-storage.ts). */
   bulk?: BulkService
+  /** Rechecks of deferred email answers (undefined when off, or without service storage). */
+  rechecks?: RecheckService
   /** Webhook endpoints and deliveries (absent when the store has no delivery storage). */
   webhooks?: WebhookService
   /** The org lists storage (absent when the store has none: the lists routes answer 503). */

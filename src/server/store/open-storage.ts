@@ -15,6 +15,7 @@ import { createPostgresDeliveryStorage } from './postgres/deliveries.js'
 import { createPostgresListsStore } from './postgres/lists.js'
 import { createPostgresOutcomeStore } from './postgres/outcomes.js'
 import { createPostgresReviewStore } from './postgres/reviews.js'
+import { createPostgresRecheckStore } from './postgres/rechecks.js'
 import { openPostgresServerStores } from './postgres/server.js'
 import type { PostgresStore } from './postgres/store.js'
 import { createSqliteBulkStorage } from './sqlite/bulk.js'
@@ -25,6 +26,7 @@ import { createMemoryOrgPolicyStore, createMemoryStore, createMemoryTeamStore, t
 import { createSqliteOrgPolicyStore } from './sqlite/org-policies.js'
 import { createSqliteOutcomeStore } from './sqlite/outcomes.js'
 import { createSqliteReviewStore } from './sqlite/reviews.js'
+import { createSqliteRecheckStore } from './sqlite/rechecks.js'
 import { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite/store.js'
 
 /** Options every engine takes. */
@@ -79,6 +81,7 @@ export function sqliteStorage(store: SqliteStore, nowMs: () => number = Date.now
     bulk: createSqliteBulkStorage(store.db, store),
     webhooks: createSqliteDeliveryStorage(store.db, nowMs),
     orgPolicies: createSqliteOrgPolicyStore(store.db, { groupWrite: (write) => store.groupWrite(write) }),
+    rechecks: createSqliteRecheckStore(store.db),
     teamStore: () => (teams ??= createSqliteTeamStore(store.db)),
     probeWrite: () => store.probeWrite(),
     close: async () => store.close(),
@@ -100,6 +103,7 @@ export function postgresStorage(
     bulk: createPostgresBulkStorage({ pool: store.pool, settleCredits: (orgId, lookups, at) => store.settleCredits(orgId, lookups, at) }),
     webhooks: createPostgresDeliveryStorage({ pool: store.pool, now: nowMs }),
     orgPolicies: extras?.orgPolicies ?? createMemoryOrgPolicyStore(),
+    rechecks: createPostgresRecheckStore(store.pool),
     teamStore: extras ? () => extras.teamStore() : async () => createMemoryTeamStore(),
     close: extras ? () => extras.close() : async () => store.close(),
   }

@@ -1,7 +1,7 @@
 /** How a bulk row is stored, by SQLite and PostgreSQL alike: its state as a code, its result as one compact JSON cell. */
 import type { DetailsCodec } from '../../../bulk/codec.js'
 import type { BulkRowRecord, BulkRowState } from '../../../bulk/types.js'
-import type { Action } from '../../../schema.js'
+import type { Action, BulkJob } from '../../../schema.js'
 
 /** How a row state is stored (SQLite and PostgreSQL alike). */
 export const STATE_CODE: Record<BulkRowState, number> = { pending: 0, done: 1, error: 2 }
@@ -53,4 +53,11 @@ export function unpackRow(codec: DetailsCodec, r: RowRow): BulkRowRecord {
     factors: c[7] ?? null,
     details: c[6] === 0 ? {} : codec.unpack(c[6]),
   }
+}
+
+/** Moves one row's count in `job.results` from its old action to its new one (a row rechecked in place). */
+export function moveActionCount(job: BulkJob, from: string | null, to: Action | null): void {
+  const results = job.results as Record<string, number>
+  if (from !== null && typeof results[from] === 'number' && results[from]! > 0) results[from]!--
+  if (to !== null) results[to] = (results[to] ?? 0) + 1
 }

@@ -6,6 +6,7 @@
 import type { BulkServiceStorage } from './bulk.js'
 import type { DeliveryServiceStorage } from './deliveries.js'
 import type { OrgPolicyStore } from './org-policies.js'
+import type { RecheckStore } from './rechecks.js'
 import type { StorageEngine, Store } from './store.js'
 import type { TeamStore } from './team-store.js'
 
@@ -23,6 +24,8 @@ interface EngineStorage<S extends Store> {
   readonly webhooks: DeliveryServiceStorage
   /** Per-org scoring policies and the answer log. */
   readonly orgPolicies: OrgPolicyStore
+  /** Pending rechecks of email answers a mail server deferred (docs/rechecks.md). */
+  readonly rechecks: RecheckStore
   /** Closes the store (and the dashboard's store when opened). */
   close(): Promise<void>
 }

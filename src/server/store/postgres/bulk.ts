@@ -8,7 +8,7 @@ import type { BulkJobOptions, BulkJobRecord, BulkRowRecord, BulkStore, MaybeProm
 import type { CreditLedger } from '../../../credits.js'
 import { FINAL_BULK_STATUSES, type BulkJob, type BulkType } from '../../../schema.js'
 import { buildEvent, dueAlerts, refundSplit, reserveSplit, type AlertLevel } from '../../../accounts/ledger.js'
-import { packResult, STATE_CODE, unpackRow, type RowRow } from '../common/bulk-rows.js'
+import { moveActionCount, packResult, STATE_CODE, unpackRow, type RowRow } from '../common/bulk-rows.js'
 import { num, inTransaction, type Queryable } from './client.js'
 import { lockCredits } from './credits.js'
 import { insertEvent } from './events.js'
@@ -210,6 +210,27 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
           [seq, idx, state, retryable, action, result],
         )
         await updateOn(client, id, job)
+      })
+    },
+    async replaceRow(id, row) {
+      return inTransaction(pool, async (client) => {
+        const j = (await client.query<{ seq: string; job: string }>('SELECT seq, job FROM bulk_jobs WHERE id = $1 AND org_id = $2 AND mode = $3 FOR UPDATE', [id, orgId, mode])).rows[0]
+        if (!j) return false
+        const seq = num(j.seq)
+        const old = (await client.query<{ action: string | null; state: number }>('SELECT action, state FROM bulk_rows WHERE job_seq = $1 AND idx = $2', [seq, row.index])).rows[0]
+        if (!old || old.state === STATE_CODE.pending) return false
+        const job = JSON.parse(j.job) as BulkJob
+        moveActionCount(job, old.action, row.action)
+        await client.query('UPDATE bulk_rows SET state = $3, retryable = $4, action = $5, result = $6 WHERE job_seq = $1 AND idx = $2', [
+          seq,
+          row.index,
+          STATE_CODE[row.state],
+          row.retryable ? 1 : 0,
+          row.action,
+          packResult(detailsCodec(job.type), row),
+        ])
+        await updateOn(client, id, job)
+        return true
       })
     },
     async pendingRows(id) {

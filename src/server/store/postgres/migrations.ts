@@ -397,6 +397,29 @@ CREATE INDEX reviews_created ON reviews(created_at);
     name: 'the request id of each answer in the answer log',
     sql: `ALTER TABLE org_answers ADD COLUMN IF NOT EXISTS request_id TEXT;`,
   },
+  {
+    // Rechecks of email answers a mail server deferred (./rechecks.ts, docs/rechecks.md); the columns of SQLite
+    // migration 011.
+    version: 10,
+    name: 'pending rechecks of deferred email answers',
+    sql: `
+CREATE TABLE email_rechecks (
+  id           TEXT PRIMARY KEY,
+  org_id       TEXT NOT NULL,
+  mode         TEXT NOT NULL,
+  request_id   TEXT,
+  bulk_job_id  TEXT,
+  row_index    INTEGER,
+  address      TEXT NOT NULL,
+  answered_at  BIGINT NOT NULL,
+  due_at       BIGINT NOT NULL,
+  attempt      INTEGER NOT NULL,
+  max_attempts INTEGER NOT NULL
+);
+CREATE INDEX email_rechecks_due ON email_rechecks(due_at);
+CREATE INDEX email_rechecks_job ON email_rechecks(bulk_job_id) WHERE bulk_job_id IS NOT NULL;
+`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

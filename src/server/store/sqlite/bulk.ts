@@ -10,7 +10,7 @@ import type { CreditLedger } from '../../../credits.js'
 import { FINAL_BULK_STATUSES, type Action, type BulkJob, type BulkType, type EventPayload } from '../../../schema.js'
 import { insertOutboxEvent } from './outbox.js'
 import type { BulkOwner, BulkServiceStorage } from '../contracts/bulk.js'
-import { packResult, STATE_CODE, unpackRow, type RowRow } from '../common/bulk-rows.js'
+import { moveActionCount, packResult, STATE_CODE, unpackRow, type RowRow } from '../common/bulk-rows.js'
 import type { CreditReservation } from '../../../accounts/types.js'
 
 export type { BulkOwner } from '../contracts/bulk.js'
@@ -56,6 +56,7 @@ function bulkStatements(db: Database.Database) {
     update: db.prepare('UPDATE bulk_jobs SET job = ?, status = ? WHERE id = ? AND org_id = ? AND mode = ?'),
     commitRow: db.prepare('UPDATE bulk_rows SET state = ?, retryable = ?, action = ?, result = ? WHERE job_seq = ? AND idx = ?'),
     pending: db.prepare('SELECT idx, input FROM bulk_rows WHERE job_seq = ? AND state = 0 ORDER BY idx'),
+    rowAction: db.prepare('SELECT action, state FROM bulk_rows WHERE job_seq = ? AND idx = ?'),
     // In primary-key order, stopping at the first pending row (rows below it are done).
     firstPending: db.prepare('SELECT idx FROM bulk_rows WHERE job_seq = ? AND state = 0 ORDER BY idx LIMIT 1'),
     rows: db.prepare(
@@ -145,6 +146,18 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, o
     q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
   })
 
+  const replaceTx = db.transaction((id: string, row: BulkRowRecord): boolean => {
+    const r = q.seqOf.get(id, owner.orgId, owner.mode) as { seq: number; job: string } | undefined
+    if (!r) return false
+    const old = q.rowAction.get(r.seq, row.index) as { action: string | null; state: number } | undefined
+    if (!old || old.state === STATE_CODE.pending) return false
+    const job = JSON.parse(r.job) as BulkJob
+    moveActionCount(job, old.action, row.action)
+    q.commitRow.run(STATE_CODE[row.state], row.retryable ? 1 : 0, row.action, packResult(detailsCodec(job.type), row), r.seq, row.index)
+    q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
+    return true
+  })
+
   const deleteTx = db.transaction((nowMs: number): string[] => {
     const gone = q.expired.all(owner.orgId, owner.mode, nowMs) as Array<{ seq: number; id: string }>
     for (const g of gone) {
@@ -181,6 +194,7 @@ export function createSqliteBulkStore(db: Database.Database, owner: BulkOwner, o
       q.update.run(JSON.stringify(job), job.status, id, owner.orgId, owner.mode)
     },
     commitRows: (id, rows, job) => commitTx.immediate(id, rows, job),
+    replaceRow: (id, row) => replaceTx.immediate(id, row),
     pendingRows(id) {
       return (q.pending.all(must(id).seq) as Array<{ idx: number; input: string }>).map((r) => ({ index: r.idx, input: r.input }))
     },

@@ -3,7 +3,8 @@
  * last version run). Append only: never edit a migration that has shipped; add the next one. 002: bulk jobs and
  * webhooks; 003: per-org policies and the answer log (./org-policies.ts); 005: instance leases (./leases.ts); 006:
  * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts); 007: allow/block lists
- * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts).
+ * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts); 009: pending
+ * rechecks of deferred email answers (./rechecks.ts).
  */
 import type { Migration } from '../common/migration.js'
 
@@ -411,5 +412,28 @@ CREATE INDEX reviews_created ON reviews(created_at);
     version: 10,
     name: '010_answer_log_request_ids',
     sql: `ALTER TABLE org_answers ADD COLUMN request_id TEXT;`,
+  },
+  {
+    // Rechecks of email answers a mail server deferred (./rechecks.ts, docs/rechecks.md): one row per answer until
+    // it is done; `due_at` is also the claim (a taken recheck is due again when its instance's claim runs out).
+    version: 11,
+    name: '011_email_rechecks',
+    sql: `
+CREATE TABLE email_rechecks (
+  id           TEXT PRIMARY KEY,
+  org_id       TEXT NOT NULL,
+  mode         TEXT NOT NULL,
+  request_id   TEXT,
+  bulk_job_id  TEXT,
+  row_index    INTEGER,
+  address      TEXT NOT NULL,
+  answered_at  INTEGER NOT NULL,
+  due_at       INTEGER NOT NULL,
+  attempt      INTEGER NOT NULL,
+  max_attempts INTEGER NOT NULL
+) STRICT;
+CREATE INDEX email_rechecks_due ON email_rechecks(due_at);
+CREATE INDEX email_rechecks_job ON email_rechecks(bulk_job_id) WHERE bulk_job_id IS NOT NULL;
+`,
   },
 ]
