@@ -30,7 +30,6 @@ export const lifecyclePlugin = rootPlugin('riskcheck-lifecycle', (app, parts) =>
     if (settings.configuredPlans) await store.upsertPlans(settings.configuredPlans)
     ctx.plans = settings.configuredPlans ?? (await store.listPlans())
     await orgPolicies.preload()
-    await outcomes.preload()
     await lease?.start()
     webhooks?.start()
     // Stale open data (docs/data.md) is said once, at start, with the command that fixes it: a

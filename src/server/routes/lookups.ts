@@ -107,7 +107,7 @@ export async function serveLookup<D>(
   let served: LookupResult<D> | undefined
   try {
     const owner = { orgId: auth.orgId, mode: auth.mode }
-    const labels = await ctx.outcomes.prepare(owner)
+    const labels = await ctx.outcomes.prepare(owner, auth.outcomesVersion)
     const result = await run({ ...env, answerLabels: labels.hook })
     served = result
     result.request.id = request.id

@@ -363,6 +363,19 @@ CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
 `,
   },
+  {
+    version: 8,
+    name: 'outcome versions, read with the API key',
+    sql: `
+CREATE TABLE outcome_versions (
+  org_id  TEXT NOT NULL,
+  mode    TEXT NOT NULL,
+  version BIGINT NOT NULL,
+  PRIMARY KEY (org_id, mode)
+);
+INSERT INTO outcome_versions (org_id, mode, version) SELECT DISTINCT org_id, mode, 1 FROM outcomes;
+`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

@@ -3,7 +3,8 @@
  * last version run). Append only: never edit a migration that has shipped; add the next one. 002: bulk jobs and
  * webhooks; 003: per-org policies and the answer log (./org-policies.ts); 005: instance leases (./leases.ts); 006:
  * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts); 007: allow/block lists
- * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts).
+ * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts); 009: outcome
+ * versions, read with the API key (./outcomes.ts).
  */
 import type { Migration } from '../common/migration.js'
 
@@ -372,6 +373,21 @@ CREATE TABLE outcomes (
 CREATE UNIQUE INDEX outcomes_current ON outcomes(org_id, mode, subject) WHERE superseded_at IS NULL;
 CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
+`,
+  },
+  {
+    // The outcome version of each org and mode (./outcomes.ts): bumped in the same write as each recorded outcome,
+    // returned with the API key, so every instance reads an org's labels again on its next request after a change.
+    version: 9,
+    name: '009_outcome_versions',
+    sql: `
+CREATE TABLE outcome_versions (
+  org_id  TEXT NOT NULL,
+  mode    TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  PRIMARY KEY (org_id, mode)
+) STRICT;
+INSERT INTO outcome_versions (org_id, mode, version) SELECT DISTINCT org_id, mode, 1 FROM outcomes;
 `,
   },
 ]
