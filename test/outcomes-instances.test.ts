@@ -102,8 +102,9 @@ describe.skipIf(!h.enabled)('two `riskcheck serve` processes on one PostgreSQL a
   let b: Instance
   beforeAll(async () => {
     await h.open()
-    a = await h.serve()
-    b = await h.serve()
+    // a wide database bound: the shared test machine may be busy while the processes start
+    a = await h.serve(['--database-timeout', '30s'])
+    b = await h.serve(['--database-timeout', '30s'])
   }, 120_000)
   afterAll(() => h.close(), 60_000)
 
