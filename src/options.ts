@@ -8,6 +8,7 @@ import type { CreditLedger } from './credits.js'
 import type { PhoneCarrierSource } from './sources/phone/carrier-source.js'
 import type { BulkOptions } from './bulk/types.js'
 import type { ListsOption } from './lists/types.js'
+import type { OutcomesOption } from './outcomes/holder.js'
 import type { VelocityOptions } from './velocity/counter.js'
 import { parseSmtpProxies } from './sources/smtp/proxy.js'
 import { badOption } from './option-checks.js'
@@ -164,6 +165,13 @@ export interface RiskcheckOptions {
    */
   lists?: ListsOption
   /**
+   * Your outcomes (docs/outcomes.md "In the library"): what happened after earlier answers — entries `{ input, type,
+   * outcome, note?, at? }`, or a function that loads them (called again by `rc.reloadOutcomes()`). Answers for an
+   * input whose latest delivery outcome is `bounced` carry `email_bounced_before`; for one whose current risk outcome is
+   * fraud, chargeback or account takeover, `reported_fraud_before`. Entries by `request_id` are ignored offline.
+   */
+  outcomes?: OutcomesOption
+  /**
    * Velocity (docs/lists-and-velocity.md): count how many checks had the same IP, network, email domain, email and
    * phone in the last hour and day (`details.velocity`, velocity factors past the policy's thresholds). `true`: in
    * memory, for this process; or a store shared by several (`createRedisVelocityStore`) with its secret.
@@ -191,7 +199,7 @@ export interface ResolvedOptions {
 
 const KNOWN = new Set([
   'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs', 'bulk', 'onWarning',
-  'dataDir', 'dataCheckIntervalMs', 'lists', 'velocity',
+  'dataDir', 'dataCheckIntervalMs', 'lists', 'outcomes', 'velocity',
 ])
 
 function bad(option: string, why: string): never {

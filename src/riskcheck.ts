@@ -20,6 +20,7 @@ import type { DataStatus } from './data/status.js'
 import { createListsHolder } from './lists/holder.js'
 import type { ListsOption, ListSummary } from './lists/types.js'
 import type { Signals } from './signals.js'
+import { createOutcomesHolder, type OutcomesOption, type OutcomesSummary } from './outcomes/holder.js'
 import { createVelocityCounter } from './velocity/counter.js'
 
 type Defs = typeof CHECKS
@@ -68,6 +69,14 @@ export interface Riskcheck {
   reloadLists(next?: ListsOption): Promise<ListSummary[]>
   /** The allow/block lists in force: id, name, kind, item type and number of items of each. */
   listsSummary(): ListSummary[]
+  /**
+   * Loads the outcomes again — the loader given as `outcomes` is called again, or `next` replaces them — and switches
+   * to them once folded (docs/outcomes.md "In the library"). Rejects with an OutcomesError (a TypeError naming each
+   * unusable entry) or the loader's error, and then keeps the outcomes in force.
+   */
+  reloadOutcomes(next?: OutcomesOption): Promise<OutcomesSummary>
+  /** The outcomes in force: entries, ignored ones (by request id), bounced addresses and fraud inputs; null: none. */
+  outcomesSummary(): OutcomesSummary | null
   /** Releases sockets, caches and timers. The instance must not be used afterwards. */
   close(): Promise<void>
 }
@@ -115,6 +124,7 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     ledger,
     policy,
     signals,
+    ...(signals.outcomes ? { answerLabels: signals.outcomes.hook } : {}),
   }
   let bulk: BulkEngine
   try {
@@ -154,6 +164,14 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
       return signals.lists.reload(next)
     },
     listsSummary: () => signals.lists?.summary() ?? [],
+    reloadOutcomes(next) {
+      if (!signals.outcomes) {
+        signals.outcomes = createOutcomesHolder([])
+        env.answerLabels = signals.outcomes.hook
+      }
+      return signals.outcomes.reload(next)
+    },
+    outcomesSummary: () => signals.outcomes?.summary() ?? null,
     async close() {
       if (closed) return
       closed = true
@@ -165,13 +183,14 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
   }
 }
 
-/** The lists and velocity counter of the options (TypeErrors naming a bad option or list value). */
+/** The lists, outcomes and velocity counter of the options (TypeErrors naming a bad option, list value or outcome). */
 function createSignals(options: RiskcheckOptions): Signals {
   const velocity = options.velocity
   if (velocity !== undefined && typeof velocity !== 'boolean' && (velocity === null || typeof velocity !== 'object'))
     throw new TypeError('riskcheck: option `velocity` must be true, false or an object (secret, store, timeoutMs)')
   return {
     lists: options.lists === undefined ? null : createListsHolder(options.lists),
+    outcomes: options.outcomes === undefined ? null : createOutcomesHolder(options.outcomes),
     velocity: velocity === undefined || velocity === false ? null : createVelocityCounter(velocity === true ? {} : velocity),
   }
 }

@@ -60,6 +60,13 @@ export type CheckContextName = (typeof CONTEXTS)[number]
 export const LIST_KINDS = ['block', 'allow'] as const
 export const LIST_ITEM_TYPES = ['email', 'email_domain', 'ip', 'phone', 'country', 'asn'] as const
 
+/** The outcomes (labels of what happened after an answer) a caller can record or give the library. */
+export const OUTCOME_KINDS = ['fraud', 'legitimate', 'chargeback', 'account_takeover', 'bounced', 'delivered', 'spam_complaint'] as const
+export type OutcomeKind = (typeof OUTCOME_KINDS)[number]
+/** The input types a label can be given for. */
+export const OUTCOME_INPUT_TYPES = ['email', 'phone', 'ip'] as const
+export type OutcomeInputType = (typeof OUTCOME_INPUT_TYPES)[number]
+
 export const VELOCITY_KINDS = ['ip', 'network', 'email_domain', 'email', 'phone'] as const
 /** What velocity counts: the same IP, network (/24, /48), email domain, normalised email, phone number. */
 export type VelocityKind = (typeof VELOCITY_KINDS)[number]

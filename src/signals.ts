@@ -8,6 +8,7 @@
  */
 import type { CheckOutcome } from './checks/types.js'
 import type { ListsHolder } from './lists/holder.js'
+import type { OutcomesHolder } from './outcomes/holder.js'
 import type { ListIndex } from './lists/compile.js'
 import { matchLists } from './lists/match.js'
 import type { Velocity } from './schema.js'
@@ -17,6 +18,8 @@ import { velocityValuesOf, type VelocityCounter } from './velocity/counter.js'
 export interface Signals {
   lists: ListsHolder | null
   velocity: VelocityCounter | null
+  /** The library's outcomes (`createRiskcheck({ outcomes })`): answers wait for a loader's first load. */
+  outcomes?: OutcomesHolder | null
 }
 
 /** The lookups whose details carry `velocity` (the combined check carries it too, counted once for all its parts). */
@@ -47,7 +50,7 @@ function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutco
  * A check's outcome as answered at `nowMs`, with the list matches and, with `velocityField`, a `velocity: null` where
  * velocity applies (single lookups; not a combined check's parts nor bulk rows). A cached outcome is copied; `own`
  * (made for this call alone) is completed in place. `input` is the check's prepared input. A promise only while a
- * loader's lists are still loading; rejects with UPSTREAM_UNAVAILABLE when they could not be loaded.
+ * loader's lists (or outcomes) are still loading; rejects with UPSTREAM_UNAVAILABLE when they could not be loaded.
  */
 export function answerWithLists<D>(
   signals: Signals | undefined,
@@ -58,6 +61,8 @@ export function answerWithLists<D>(
   input: unknown = undefined,
   own = false,
 ): CheckOutcome<D> | Promise<CheckOutcome<D>> {
+  const labels = signals?.outcomes ? signals.outcomes.current() : null
+  if (isPromise(labels)) return labels.then(() => answerWithLists(signals, type, outcome, nowMs, velocityField, input, own))
   const index = signals?.lists ? signals.lists.current() : null
   if (isPromise(index)) return index.then((i) => withLists(i, type, outcome, nowMs, velocityField, input, own))
   return withLists(index, type, outcome, nowMs, velocityField, input, own)

@@ -3,9 +3,9 @@
  *
  *   npx tsx scripts/bench/outcomes.ts [--answers 100000]
  *
- * - Per answer: the request's labels hook made (`prepare`: the org looked up in the in-memory set of orgs with
- *   outcomes) and run on an IP answer (its value hashed, kept for the request id, looked up in the org's labels), for
- *   an org without outcomes and for one with 1,000 (SQLite in memory; no database read on this path).
+ * - Per answer: the request's labels hook made (`prepare` with the outcome version the auth read returns: the
+ *   org's labels kept in memory at that version) and run on an IP answer (its value hashed, kept for the request id,
+ *   looked up in the org's labels), for an org without outcomes and for one with 1,000 (no database read on this path).
  * - POST /v1/outcomes' work for 1,000 labels by input (one transaction), on an SQLite file.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -24,8 +24,8 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'riskcheck-bench-outcomes-'))
   const store = createSqliteStore(join(dir, 'bench.sqlite'))
   try {
-    const svc = createOutcomeService({ store: createSqliteOutcomeStore(store.db), nowMs: Date.now, retentionDays: 180, warn: () => undefined })
-    await svc.preload()
+    const outcomes = createSqliteOutcomeStore(store.db)
+    const svc = createOutcomeService({ store: outcomes, nowMs: Date.now, retentionDays: 180, warn: () => undefined })
     const owner = { orgId: 'org_bench', mode: 'live' as const }
     for (const label of ['org without outcomes', 'org with 1,000 outcomes']) {
       if (label !== 'org without outcomes') {
@@ -34,8 +34,9 @@ async function main(): Promise<void> {
         await svc.record(owner, items)
         console.log(`record 1,000 outcomes by input (one call, SQLite file): ${(performance.now() - t0).toFixed(0)} ms`)
       }
+      const version = outcomes.version(owner.orgId, owner.mode) // what the auth read returns with the key
       const t0 = performance.now()
-      for (let i = 0; i < ANSWERS; i++) (await svc.prepare(owner)).hook('ip', { ip: `192.0.2.${i & 255}` })
+      for (let i = 0; i < ANSWERS; i++) (await svc.prepare(owner, version)).hook('ip', { ip: `192.0.2.${i & 255}` })
       console.log(`${label}: ${(((performance.now() - t0) * 1000) / ANSWERS).toFixed(1)} µs per answer (${ANSWERS} IP answers)`)
     }
   } finally {

@@ -73,6 +73,11 @@ export interface AuthRecord {
      * it with the key; undefined otherwise (the server then asks the lists store).
      */
     listsVersion?: number | null
+    /**
+     * The version of the org's outcomes in the key's mode (null: it never had one) when the store reads it with the
+     * key; undefined otherwise (the server then asks the outcome store).
+     */
+    outcomesVersion?: number | null
   }
 }
 

@@ -17,7 +17,7 @@ import type { BulkEngine } from '../bulk/types.js'
 import { isRiskcheckError } from '../errors.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { BULK_TYPES, type BulkJob, type BulkType } from '../schema.js'
-import { EXIT, exitCodeOf, GLOBAL_FLAGS, LISTS_FLAG, LISTS_HELP, messageOf, listsFromFlags, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'
+import { EXIT, exitCodeOf, GLOBAL_FLAGS, LISTS_FLAG, LISTS_HELP, messageOf, listsFromFlags, OUTCOMES_FLAG, OUTCOMES_HELP, outcomesFromFlags, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliCommand, type CliIO } from './shared.js'
 
 /** The CLI's streams, plus where Ctrl-C comes from (default `process`); tests pass an EventEmitter. */
 export type BulkCliIO = CliIO & { signals?: Pick<EventEmitter, 'once' | 'removeListener'> }
@@ -54,6 +54,7 @@ export function bulkHelpText(): string {
     '  --concurrency N      lookups at once (default 32)',
     '  --progress-interval MS  plain progress lines every MS when stderr is not a terminal (default 2000)',
     `  ${LISTS_HELP[0].padEnd(20)} ${LISTS_HELP[1]}`,
+    `  ${OUTCOMES_HELP[0].padEnd(20)} ${OUTCOMES_HELP[1]}`,
     '  plus the lookup flags of riskcheck --help (--mode, --offline, --dns-server, --now, …)',
     '',
     'Ctrl-C cancels: inputs not reached are not checked; the rows done so far are written.',
@@ -200,7 +201,7 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
   let concurrency: number
   let interval: number
   try {
-    const parsed = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...LISTS_FLAG, ...BULK_FLAGS }, allowPositionals: true, strict: true })
+    const parsed = parseArgs({ args, options: { ...GLOBAL_FLAGS, ...LISTS_FLAG, ...OUTCOMES_FLAG, ...BULK_FLAGS }, allowPositionals: true, strict: true })
     values = parsed.values as Record<string, unknown>
     positionals = parsed.positionals
     if (values.help) {
@@ -251,7 +252,14 @@ async function runBulk(args: string[], io: BulkCliIO): Promise<number> {
   let engine: BulkEngine
   try {
     const lists = await listsFromFlags(values as Record<string, unknown>)
-    rc = createRiskcheck({ ...optionsFromFlags(values, io.env), ...(policy ? { scoring: policy.overrides } : {}), ...(lists ? { lists } : {}), onWarning: stderrWarning(io) })
+    const outcomes = await outcomesFromFlags(values as Record<string, unknown>)
+    rc = createRiskcheck({
+      ...optionsFromFlags(values, io.env),
+      ...(policy ? { scoring: policy.overrides } : {}),
+      ...(lists ? { lists } : {}),
+      ...(outcomes ? { outcomes } : {}),
+      onWarning: stderrWarning(io),
+    })
     engine = createBulkEngine(rc.env, { concurrency })
   } catch (e) {
     await outFile?.close()

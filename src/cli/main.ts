@@ -16,7 +16,7 @@ import { isRiskcheckError } from '../errors.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
 import { VERSION } from '../version.js'
 import { COMMANDS } from './commands.js'
-import { EXIT, exitCodeOf, GLOBAL_FLAGS, GLOBAL_HELP, LISTS_FLAG, LISTS_HELP, listsFromFlags, messageOf, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliIO } from './shared.js'
+import { EXIT, exitCodeOf, GLOBAL_FLAGS, GLOBAL_HELP, LISTS_FLAG, LISTS_HELP, listsFromFlags, OUTCOMES_FLAG, OUTCOMES_HELP, outcomesFromFlags, messageOf, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliIO } from './shared.js'
 
 // Kept importable from here for code written against earlier versions; new commands import ./shared.js.
 export { GLOBAL_FLAGS, optionsFromFlags, policyFromFlags, stderrWarning, type CliIO } from './shared.js'
@@ -65,7 +65,7 @@ export function helpText(): string {
     for (const c of COMMANDS) lines.push(`  ${c.name.padEnd(12)} ${c.summary}`)
   }
   lines.push('', 'Flags of every lookup:')
-  for (const [f, d] of [...GLOBAL_HELP, LISTS_HELP]) lines.push(`  ${f}\n      ${d}`)
+  for (const [f, d] of [...GLOBAL_HELP, LISTS_HELP, OUTCOMES_HELP]) lines.push(`  ${f}\n      ${d}`)
   lines.push(
     '',
     'Exit codes: 0 every input answered · 1 a lookup failed (with stdin: at least one) · 2 an input was rejected',
@@ -156,7 +156,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   try {
     parsed = parseArgs({
       args: rest,
-      options: { ...GLOBAL_FLAGS, ...LISTS_FLAG, ...(def ? flagOptions(def.cli.flags) : checkFlags) },
+      options: { ...GLOBAL_FLAGS, ...LISTS_FLAG, ...OUTCOMES_FLAG, ...(def ? flagOptions(def.cli.flags) : checkFlags) },
       allowPositionals: true,
       strict: true,
     })
@@ -174,7 +174,14 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     const policy = await policyFromFlags(parsed.values, io)
     if (policy === null) return EXIT.usage
     const lists = await listsFromFlags(parsed.values as Record<string, unknown>)
-    rc = createRiskcheck({ ...optionsFromFlags(parsed.values, io.env), ...(policy ? { scoring: policy.overrides } : {}), ...(lists ? { lists } : {}), onWarning: stderrWarning(io) })
+    const outcomes = await outcomesFromFlags(parsed.values as Record<string, unknown>)
+    rc = createRiskcheck({
+      ...optionsFromFlags(parsed.values, io.env),
+      ...(policy ? { scoring: policy.overrides } : {}),
+      ...(lists ? { lists } : {}),
+      ...(outcomes ? { outcomes } : {}),
+      onWarning: stderrWarning(io),
+    })
   } catch (e) {
     printError(io, 'riskcheck', e)
     return EXIT.usage

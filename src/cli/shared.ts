@@ -8,6 +8,7 @@ import type { ParseArgsConfig } from 'node:util'
 import { parse as parseYaml } from 'yaml'
 import { isRiskcheckError } from '../errors.js'
 import type { ListDefinition } from '../lists/types.js'
+import { OutcomesFileError, readOutcomesFile, type OutcomeEntry } from '../outcomes/file.js'
 import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
 import { formatPolicyIssues, loadPolicyFile, PolicyFileError, type PolicyFile } from '../scoring/policy-file.js'
 import { flagDefaultLabel, flaggedSettings, settingProblem, type Setting } from '../settings.js'
@@ -90,10 +91,28 @@ const CLI_ONLY_FLAGS: Array<{ flag: string; def: Options[string]; help: [string,
  * {@link GLOBAL_FLAGS}, which `riskcheck serve` and `worker` take too.
  */
 export const LISTS_FLAG: Options = { lists: { type: 'string' } }
+/** `--outcomes FILE`: the lookups' and bulk's own, like `--lists` (the service's outcomes are recorded per org). */
+export const OUTCOMES_FLAG: Options = { outcomes: { type: 'string' } }
 export const LISTS_HELP: [string, string] = [
   '--lists FILE',
   'allow/block lists (JSON or YAML: a list of { name, kind, itemType, items }; see docs/lists-and-velocity.md)',
 ]
+
+export const OUTCOMES_HELP: [string, string] = [
+  '--outcomes FILE',
+  'outcomes of earlier answers (.csv with a header, or .jsonl: input, type, outcome, note, at; see docs/outcomes.md)',
+]
+
+/** The entries of `--outcomes FILE` (undefined without the flag); a file that cannot be read or parsed is a usage error. */
+export async function outcomesFromFlags(values: Record<string, unknown>): Promise<OutcomeEntry[] | undefined> {
+  const path = values.outcomes
+  if (path === undefined) return undefined
+  try {
+    return await readOutcomesFile(String(path))
+  } catch (e) {
+    throw new UsageError(`--outcomes: ${e instanceof OutcomesFileError ? `${String(path)}: ` : `cannot read ${String(path)}: `}${messageOf(e)}`)
+  }
+}
 
 /** The parseArgs shape of a setting's flag. */
 function flagDefinition(s: Setting): Options[string] {

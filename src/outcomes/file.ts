@@ -1,39 +1,77 @@
 /**
- * Outcomes files: what happened after answers, kept outside the service — CSV with a header (`input,type,outcome`
- * with optional `note`, `created_at`; or `request_id,outcome`) or JSON lines of the same fields — read into
- * {@link OutcomeEntry}s. Format and meaning: docs/outcomes.md, "Outcomes files".
+ * Outcome files (docs/outcomes.md "In the library"): CSV with a header row, or JSON Lines (one object a line), each
+ * entry an outcome about an input (`input` + `type`) or about a request (`request_id`). A malformed entry is an
+ * {@link OutcomesFileError} naming its line; nothing else is thrown for any text.
  */
 import { readFile } from 'node:fs/promises'
-import { OUTCOME_KINDS, type OutcomeKind } from '../server/store/contracts/outcomes.js'
+import { extname } from 'node:path'
+import { OUTCOME_INPUT_TYPES, OUTCOME_KINDS, type OutcomeInputType, type OutcomeKind } from '../schema.js'
+import { outcomeInputKey } from './rules.js'
 
-export type { OutcomeKind } from '../server/store/contracts/outcomes.js'
+export { OUTCOME_KINDS, type OutcomeKind }
 
-/** One outcome of a file: about an input (`input` + `type`) or about an answer (`request_id`). */
+/** One outcome of a file, or given to `createRiskcheck({ outcomes })`. */
 export interface OutcomeEntry {
+  /** An email address, a phone number in international form or one IP address; with `type`. */
   input?: string
   type?: 'email' | 'phone' | 'ip'
+  /** The `request.id` of an answer (the library keeps no requests: such entries are ignored by it). */
   request_id?: string
   outcome: OutcomeKind
   note?: string | null
-  /** When it was recorded (ISO 8601), from `created_at`; null or absent when the file does not say. */
+  /** When it happened (ISO 8601); orders the entries (later wins). */
   at?: string | null
 }
 
-/** A line of an outcomes file that cannot be read; `line` counts from 1 (the CSV header is line 1). */
+/** A malformed outcome file: `line` is the 1-based line of the entry (0: the file as a whole). */
 export class OutcomesFileError extends Error {
   line: number
-  constructor(message: string, line: number) {
-    super(`line ${line}: ${message}`)
+  constructor(line: number, message: string) {
+    super(line > 0 ? `line ${line}: ${message}` : message)
     this.name = 'OutcomesFileError'
     this.line = line
   }
 }
 
-const TYPES = ['email', 'phone', 'ip'] as const
+const FIELDS = ['input', 'type', 'request_id', 'outcome', 'note', 'at'] as const
+type Field = (typeof FIELDS)[number]
+/** `created_at` (what GET /v1/outcomes names the time) is read as `at`, so an export of the API reads back. */
+const fieldOf = (name: string) => (name === 'created_at' ? 'at' : name)
 const KINDS: ReadonlySet<string> = new Set(OUTCOME_KINDS)
-const FIELDS = new Set(['input', 'type', 'request_id', 'outcome', 'note', 'created_at'])
+const TYPES: ReadonlySet<string> = new Set(OUTCOME_INPUT_TYPES)
+const shown = (v: string) => JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v)
 
-/** CSV records with the line each starts on (RFC 4180: quoted cells may hold commas, quotes and line breaks). */
+/**
+ * An entry of raw fields (absent: undefined), or the reason it is not one: an outcome of the list; either
+ * `request_id`, or `input` with `type` (an input that can be labelled: the lists' normalisation); `at` a date.
+ */
+export function checkEntry(raw: Partial<Record<Field, string | null>>): OutcomeEntry | string {
+  const { input, type, request_id, outcome, note, at } = raw
+  if (outcome === undefined || outcome === null || outcome === '') return 'outcome is missing'
+  if (!KINDS.has(outcome)) return `outcome ${shown(outcome)} is not one of ${OUTCOME_KINDS.join(', ')}`
+  const byId = request_id !== undefined && request_id !== null && request_id !== ''
+  const byInput = (input !== undefined && input !== null && input !== '') || (type !== undefined && type !== null && type !== '')
+  if (byId === byInput) return 'needs either request_id, or input with type'
+  const entry: OutcomeEntry = { outcome: outcome as OutcomeKind }
+  if (byId) entry.request_id = request_id!
+  else {
+    if (!input) return 'input is missing (type is given)'
+    if (!type) return 'type is missing (input is given)'
+    if (!TYPES.has(type)) return `type ${shown(type)} is not one of ${OUTCOME_INPUT_TYPES.join(', ')}`
+    const n = outcomeInputKey(type as OutcomeInputType, input)
+    if (!n.ok) return `input ${shown(input)} is ${n.reason}`
+    entry.input = input
+    entry.type = type as OutcomeInputType
+  }
+  if (note !== undefined) entry.note = note === '' ? null : note
+  if (at !== undefined && at !== null && at !== '') {
+    if (!Number.isFinite(Date.parse(at))) return `at ${shown(at)} is not a date-time (ISO 8601)`
+    entry.at = at
+  } else if (at !== undefined) entry.at = null
+  return entry
+}
+
+/** The records of a CSV text (RFC 4180 quoting), each with the line it starts on. */
 function csvRecords(text: string): Array<{ line: number; cells: string[] }> {
   const out: Array<{ line: number; cells: string[] }> = []
   let cells: string[] = []
@@ -41,117 +79,102 @@ function csvRecords(text: string): Array<{ line: number; cells: string[] }> {
   let quoted = false
   let line = 1
   let start = 1
-  let any = false
+  let i = 0
   const end = () => {
     cells.push(cell)
-    if (any || cells.length > 1 || cell !== '') out.push({ line: start, cells })
+    if (!(cells.length === 1 && cells[0]!.trim() === '')) out.push({ line: start, cells })
     cells = []
     cell = ''
-    any = false
   }
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string
+  while (i < text.length) {
+    const c = text[i]!
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++
-      else if (c === '"') quoted = false
+      if (c === '"' && text[i + 1] === '"') (cell += '"'), (i += 2)
+      else if (c === '"') (quoted = false), i++
       else {
         if (c === '\n') line++
         cell += c
+        i++
       }
       continue
     }
-    if (c === '"') (quoted = true), (any = true)
-    else if (c === ',') cells.push(cell), (cell = ''), (any = true)
+    if (c === '"' && cell === '') (quoted = true), i++
+    else if (c === ',') cells.push(cell), (cell = ''), i++
     else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++
       end()
+      i += c === '\r' && text[i + 1] === '\n' ? 2 : 1
       line++
       start = line
-    } else cell += c
+    } else (cell += c), i++
   }
-  if (quoted) throw new OutcomesFileError('a quoted cell is not closed', start)
+  if (quoted) throw new OutcomesFileError(start, 'a quoted field is not closed')
   if (cell !== '' || cells.length > 0) end()
   return out
 }
 
-/** One entry from its fields, or the error of its line. */
-function entryOf(fields: Record<string, unknown>, line: number): OutcomeEntry {
-  for (const k of Object.keys(fields)) if (!FIELDS.has(k)) throw new OutcomesFileError(`unknown field ${JSON.stringify(k)} (input, type, request_id, outcome, note, created_at)`, line)
-  const str = (k: string): string | undefined => {
-    const v = fields[k]
-    if (v === undefined || v === null || v === '') return undefined
-    if (typeof v !== 'string') throw new OutcomesFileError(`${k} must be a string`, line)
-    return v.trim() === '' ? undefined : v.trim()
-  }
-  const outcome = str('outcome')?.toLowerCase()
-  if (outcome === undefined) throw new OutcomesFileError('outcome is missing', line)
-  if (!KINDS.has(outcome)) throw new OutcomesFileError(`outcome must be one of ${OUTCOME_KINDS.join(', ')} (got ${JSON.stringify(outcome)})`, line)
-  const entry: OutcomeEntry = { outcome: outcome as OutcomeKind }
-  const requestId = str('request_id')
-  const input = str('input')
-  if (requestId !== undefined && input !== undefined) throw new OutcomesFileError('give request_id or input, not both', line)
-  if (requestId !== undefined) entry.request_id = requestId
-  else if (input !== undefined) {
-    const type = str('type')?.toLowerCase()
-    if (type === undefined) throw new OutcomesFileError('input needs a type (email, phone or ip)', line)
-    if (!(TYPES as readonly string[]).includes(type)) throw new OutcomesFileError(`type must be email, phone or ip (got ${JSON.stringify(type)})`, line)
-    entry.input = input
-    entry.type = type as OutcomeEntry['type']
-  } else throw new OutcomesFileError('neither request_id nor input is given', line)
-  const note = fields.note
-  if (note !== undefined) entry.note = note === null || note === '' ? null : String(note)
-  const at = str('created_at')
-  if (at !== undefined) {
-    if (Number.isNaN(Date.parse(at))) throw new OutcomesFileError(`created_at is not a date (got ${JSON.stringify(at)})`, line)
-    entry.at = at
-  } else if (fields.created_at !== undefined) entry.at = null
-  return entry
+function parseCsv(text: string): OutcomeEntry[] {
+  const records = csvRecords(text)
+  const head = records.shift()
+  if (!head) return []
+  const columns = head.cells.map((c) => fieldOf(c.trim().toLowerCase()))
+  columns.forEach((c, i) => {
+    if (!(FIELDS as readonly string[]).includes(c)) throw new OutcomesFileError(head.line, `unknown column ${shown(c)} (columns: ${FIELDS.join(', ')})`)
+    if (columns.indexOf(c) !== i) throw new OutcomesFileError(head.line, `column ${shown(c)} is given twice`)
+  })
+  if (!columns.includes('outcome')) throw new OutcomesFileError(head.line, 'the header has no outcome column')
+  return records.map(({ line, cells }) => {
+    if (cells.length > columns.length) throw new OutcomesFileError(line, `${cells.length} fields, the header names ${columns.length}`)
+    const raw: Partial<Record<Field, string>> = {}
+    columns.forEach((c, i) => (raw[c as Field] = (cells[i] ?? '').trim()))
+    const e = checkEntry(raw)
+    if (typeof e === 'string') throw new OutcomesFileError(line, e)
+    return e
+  })
 }
 
-/**
- * Reads the outcomes of a file's text. Every entry is checked; the first bad line throws an {@link OutcomesFileError}.
- *
- * @example
- * parseOutcomes('input,type,outcome\njane@example.org,email,chargeback\n', 'csv')
- * // [{ input: 'jane@example.org', type: 'email', outcome: 'chargeback' }]
- */
-export function parseOutcomes(text: string, format: 'csv' | 'jsonl'): OutcomeEntry[] {
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+function parseJsonl(text: string): OutcomeEntry[] {
   const out: OutcomeEntry[] = []
-  if (format === 'jsonl') {
-    body.split('\n').forEach((raw, i) => {
-      const line = raw.trim()
-      if (line === '') return
-      let value: unknown
-      try {
-        value = JSON.parse(line)
-      } catch {
-        throw new OutcomesFileError('not JSON', i + 1)
-      }
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new OutcomesFileError('not a JSON object', i + 1)
-      out.push(entryOf(value as Record<string, unknown>, i + 1))
-    })
-    return out
-  }
-  const records = csvRecords(body)
-  const header = records.shift()
-  if (!header) return out
-  const names = header.cells.map((c) => c.trim().toLowerCase())
-  if (!names.includes('outcome')) throw new OutcomesFileError('the header must name the columns (input,type,outcome or request_id,outcome)', header.line)
-  for (const r of records) {
-    if (r.cells.length === 1 && r.cells[0]!.trim() === '') continue
-    if (r.cells.length > names.length) throw new OutcomesFileError(`${r.cells.length} cells for ${names.length} columns`, r.line)
-    const fields: Record<string, unknown> = {}
-    names.forEach((n, i) => {
-      if (r.cells[i] !== undefined) fields[n] = r.cells[i]
-    })
-    out.push(entryOf(fields, r.line))
-  }
+  text.split('\n').forEach((l, i) => {
+    const s = l.trim()
+    if (s === '') return
+    let v: unknown
+    try {
+      v = JSON.parse(s)
+    } catch (e) {
+      throw new OutcomesFileError(i + 1, `not JSON (${(e as Error).message})`)
+    }
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new OutcomesFileError(i + 1, 'not a JSON object')
+    const raw: Partial<Record<Field, string | null>> = {}
+    for (const [name, val] of Object.entries(v as Record<string, unknown>)) {
+      const k = fieldOf(name)
+      if (raw[k as Field] !== undefined) throw new OutcomesFileError(i + 1, `${k} is given twice`)
+      if (!(FIELDS as readonly string[]).includes(k)) throw new OutcomesFileError(i + 1, `unknown field ${shown(k)} (fields: ${FIELDS.join(', ')})`)
+      const nullable = k === 'note' || k === 'at'
+      if (typeof val !== 'string' && !(nullable && val === null)) throw new OutcomesFileError(i + 1, `${k} must be a string${nullable ? ' or null' : ''}`)
+      raw[k as Field] = val as string | null
+    }
+    const e = checkEntry(raw)
+    if (typeof e === 'string') throw new OutcomesFileError(i + 1, e)
+    out.push(e)
+  })
   return out
 }
 
-/** Reads an outcomes file: `.jsonl` / `.ndjson` / `.json` as JSON lines, anything else as CSV. */
+/**
+ * The entries of an outcome file's text. CSV: a header naming some of `input, type, request_id, outcome, note, at`
+ * (`created_at` is read as `at`; `outcome` required), then one entry a row. JSONL: one object a line with those fields. Blank lines are skipped.
+ * Throws {@link OutcomesFileError} (with the line) for a malformed entry, and for nothing else.
+ */
+export function parseOutcomes(text: string, format: 'csv' | 'jsonl'): OutcomeEntry[] {
+  if (format !== 'csv' && format !== 'jsonl') throw new OutcomesFileError(0, `unknown format ${String(format)} (csv or jsonl)`)
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+  return format === 'csv' ? parseCsv(body) : parseJsonl(body)
+}
+
+/** The entries of an outcome file; its format from the extension (`.csv`, `.jsonl` or `.ndjson`). */
 export async function readOutcomesFile(path: string): Promise<OutcomeEntry[]> {
-  const text = await readFile(path, 'utf8')
-  return parseOutcomes(text, /\.(jsonl|ndjson|json)$/i.test(path) ? 'jsonl' : 'csv')
+  const ext = extname(path).toLowerCase()
+  const format = ext === '.csv' ? 'csv' : ext === '.jsonl' || ext === '.ndjson' ? 'jsonl' : null
+  if (!format) throw new OutcomesFileError(0, `${path}: an outcome file is .csv, .jsonl or .ndjson`)
+  return parseOutcomes(await readFile(path, 'utf8'), format)
 }

@@ -33,6 +33,8 @@ export interface RequestAuth {
   credits?: { balance?: number; periodEnd?: number }
   /** The version of the org's lists in the key's mode as the auth read returned it (undefined: not read with the key). */
   listsVersion?: number | null
+  /** The version of the org's outcomes in the key's mode as the auth read returned it (undefined: not read with the key). */
+  outcomesVersion?: number | null
   /** The org's compiled lists of this request (set by the server for lookups; null: none, the instance's apply). */
   lists?: ListIndex | null
 }
@@ -65,6 +67,7 @@ export async function authenticate(
     suspended: record.org.suspended,
     ...(record.org.policyVersion !== undefined ? { policyVersion: record.org.policyVersion } : {}),
     ...(record.org.listsVersion !== undefined ? { listsVersion: record.org.listsVersion } : {}),
+    ...(record.org.outcomesVersion !== undefined ? { outcomesVersion: record.org.outcomesVersion } : {}),
     ...(record.org.balance !== undefined ? { credits: { balance: record.org.balance, periodEnd: record.org.periodEnd } } : {}),
   }
 }

@@ -50,7 +50,7 @@ const hashKey = (type: (typeof HASH_TYPES)[number], hash: string) => `${type}#${
 
 /** The org's current live outcomes as ranked labels (rank: the order of recording). */
 async function outcomeLabels(store: OutcomeStore, orgId: string): Promise<{ labels: Map<string, RankedLabel>; summary: OutcomeLabelSummary }> {
-  const rows = await store.currentLabels(orgId, 'live')
+  const { rows } = await store.currentLabels(orgId, 'live')
   const labels = new Map<string, RankedLabel>()
   const summary: OutcomeLabelSummary = { outcomes: rows.length, labels: 0, delivery: 0, superseded: 0 }
   for (const r of rows) {

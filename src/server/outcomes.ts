@@ -4,29 +4,20 @@
  * to later answers of the same org and key mode. Why it is built this way: docs/decisions.md "Outcomes".
  */
 import { createHmac, randomBytes } from 'node:crypto'
-import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { RiskcheckError } from '../errors.js'
-import { normalizeListValue } from '../lists/normalize.js'
 import type { AnswerLabels } from '../lookup.js'
-import type { LookupType } from '../schema.js'
-import type { FactorCode } from '../scoring/factors.js'
+import { answerValues, axisOf, foldLabels, labelFactors, outcomeInputKey, type LabelSets } from '../outcomes/rules.js'
+import { OUTCOME_INPUT_TYPES, type OutcomeInputType } from '../schema.js'
 import type { AnswerInputsRecord, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeRecord, OutcomeStore } from './store/contracts/outcomes.js'
+
+export { OUTCOME_INPUT_TYPES, outcomeInputKey, type OutcomeInputType }
 
 /** Default retention of outcomes and of the input hashes of answered requests, in days. */
 export const DEFAULT_OUTCOME_RETENTION_DAYS = 180
 /** Most outcomes in one POST /v1/outcomes. */
 export const MAX_OUTCOMES_PER_CALL = 1000
-/** How often an instance re-reads which orgs have outcomes and their labels (outcomes recorded by other instances). */
-const REFRESH_MS = 60_000
-
-/** The input types a label can be given for. */
-export const OUTCOME_INPUT_TYPES = ['email', 'phone', 'ip'] as const
-export type OutcomeInputType = (typeof OUTCOME_INPUT_TYPES)[number]
-
-const FRAUD: ReadonlySet<OutcomeKind> = new Set(['fraud', 'chargeback', 'account_takeover'])
-/** Outcomes about mail to the address; the others are about the transaction. Each axis has its own current outcome. */
-const DELIVERY: ReadonlySet<OutcomeKind> = new Set(['bounced', 'delivered', 'spam_complaint'])
-const axisOf = (o: OutcomeKind) => (DELIVERY.has(o) ? 'delivery' : 'risk')
+/** Owners whose labels are kept in memory (least recently loaded dropped first). */
+const MAX_OWNERS = 500
 
 /** One item of POST /v1/outcomes (validated by the route's schema). */
 export interface OutcomeItem {
@@ -51,11 +42,10 @@ export interface OutcomeOwner {
   mode: OutcomeMode
 }
 
-/** The labels of one org and mode, as the answer hook reads them. */
+/** The labels of one org and mode at one outcome version, as the answer hook reads them. */
 interface Labels {
-  bounced: Set<string>
-  fraud: Set<string>
-  loadedAt: number
+  version: number
+  sets: LabelSets
 }
 
 /** A request's labels hook and the input hashes it collected from the answers it saw. */
@@ -67,8 +57,12 @@ export interface RequestLabels {
 
 /** The server's outcomes. */
 export interface OutcomeService {
-  /** Before a lookup: the hook that adds the org's labels (and collects the request's input hashes). */
-  prepare(owner: OutcomeOwner): Promise<RequestLabels>
+  /**
+   * Before a lookup: the hook that adds the org's labels (and collects the request's input hashes). `known` is the
+   * outcome version the auth read returned (null: the org has no outcomes; undefined: ask the store); the labels
+   * are read again only when it is newer than the ones this instance holds.
+   */
+  prepare(owner: OutcomeOwner, known?: number | null): Promise<RequestLabels>
   /**
    * Keeps a request's input hashes: call it in the turn the request is answered, before its settlement — the store
    * writes them with the turn's settlements (never throws; a failure is logged).
@@ -76,8 +70,8 @@ export interface OutcomeService {
   keepInputs(owner: OutcomeOwner, requestId: string, inputs: InputHashes | null): void
   record(owner: OutcomeOwner, items: readonly OutcomeItem[]): Promise<OutcomeItemResult[]>
   list(owner: OutcomeOwner, query: { requestId?: string; outcome?: OutcomeKind; cursor?: string; limit: number }): Promise<{ data: OutcomeRecord[]; next_cursor: string | null }>
-  /** Reads which orgs have outcomes (at start). */
-  preload(): Promise<void>
+  /** Label reads made (each one read an org's current labels from the store). */
+  readonly loads: number
   flush(): Promise<void>
   /** Deletes outcomes and input hashes older than the retention. */
   purge(nowMs: number): Promise<number>
@@ -91,33 +85,6 @@ export interface OutcomeServiceOptions {
   retentionDays: number
   warn: (fields: Record<string, unknown>, message: string) => void
 }
-
-/** The compared form of an input of `type` (the lists' normalisation), or why it cannot be labelled. */
-export function outcomeInputKey(type: OutcomeInputType, input: string): { ok: true; key: string } | { ok: false; reason: string } {
-  const n = normalizeListValue(type, input)
-  if (!n.ok) return n
-  if (type === 'ip' && n.key.includes('/')) return { ok: false, reason: 'a network, not one IP address' }
-  return { ok: true, key: n.key }
-}
-
-/** The compared forms of the email, phone and IP an answer's details carry (what lists compare). */
-function valuesOf(type: LookupType, details: unknown): { email?: string; phone?: string; ip?: string } {
-  if (details === null || typeof details !== 'object') return {}
-  const d = details as Record<string, unknown>
-  if (type === 'email') {
-    if (d.syntax_valid !== true || typeof d.domain !== 'string' || typeof d.local_part !== 'string') return {}
-    const ascii = asciiDomain(d.domain)
-    return ascii === null ? {} : { email: canonicalEmailOf(d.local_part, ascii) }
-  }
-  if (type === 'phone' || type === 'phone_type') return typeof d.e164 === 'string' && d.e164 !== '' ? { phone: d.e164 } : {}
-  if (type === 'ip' && typeof d.ip === 'string') {
-    const n = outcomeInputKey('ip', d.ip)
-    return n.ok ? { ip: n.key } : {}
-  }
-  return {}
-}
-
-const WHAT = { email: 'email address', phone: 'phone number', ip: 'IP address' } as const
 
 /** An item's subject and hashes, or its per-item error (unknown request id, an input that cannot be labelled). */
 function resolveItem(
@@ -147,12 +114,12 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
   const { store, nowMs, warn } = options
   const retentionMs = options.retentionDays * 24 * 60 * 60 * 1000
   let key: string | undefined
-  let labelled: Set<string> | undefined
-  let labelledAt = 0
   const labels = new Map<string, Labels>()
   // input-hash writes not yet committed, and the failures already logged (one line per failed batch, not per request)
   const writing = new Set<Promise<void>>()
   const told = new WeakSet<object>()
+  const loading = new Map<string, Promise<Labels | null>>()
+  let loads = 0
 
   const need = (): OutcomeStore => {
     if (!store) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Outcomes need the SQLite or PostgreSQL store; this server runs without one.')
@@ -161,38 +128,39 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
   const hmacKey = async (): Promise<string> => (key ??= await need().hmacKey())
   const hash = (k: string, type: OutcomeInputType, value: string) => createHmac('sha256', k).update(`${type}:${value}`).digest('hex')
 
-  const refreshLabelled = async (): Promise<void> => {
-    labelledAt = nowMs()
-    labelled = new Set(await need().labelledOrgs())
-  }
-  const loadLabels = async (owner: OutcomeOwner): Promise<Labels> => {
-    const rows = [...(await need().currentLabels(owner.orgId, owner.mode))].sort((a, b) => a.seq - b.seq)
-    const emailState = new Map<string, OutcomeKind>()
-    const fraud = new Set<string>()
-    for (const r of rows) {
-      if ((r.outcome === 'bounced' || r.outcome === 'delivered') && r.email) emailState.set(r.email, r.outcome)
-      if (FRAUD.has(r.outcome)) for (const h of [r.email, r.phone, r.ip]) if (h) fraud.add(h)
+  /** Reads the owner's current labels (one read at a time per owner) and keeps them unless newer ones are kept. */
+  const load = (k: string, owner: OutcomeOwner): Promise<Labels | null> => {
+    let p = loading.get(k)
+    if (!p) {
+      p = (async () => {
+        loads++
+        const read = await need().currentLabels(owner.orgId, owner.mode)
+        if (read.version === null) return null
+        const l: Labels = { version: read.version, sets: foldLabels(read.rows) }
+        const had = labels.get(k)
+        if (!had || had.version <= l.version) {
+          labels.delete(k)
+          if (labels.size >= MAX_OWNERS) labels.delete(labels.keys().next().value as string)
+          labels.set(k, l)
+        }
+        return l
+      })().finally(() => loading.delete(k))
+      loading.set(k, p)
     }
-    const bounced = new Set([...emailState].filter(([, o]) => o === 'bounced').map(([h]) => h))
-    const l = { bounced, fraud, loadedAt: nowMs() }
-    labels.set(`${owner.orgId}|${owner.mode}`, l)
-    return l
+    return p
   }
-  /** The org's labels: none without a read when it has no outcomes; stale ones are served while they are re-read. */
-  const labelsOf = async (owner: OutcomeOwner): Promise<Labels | null> => {
-    if (!labelled || nowMs() - labelledAt > REFRESH_MS) {
-      const refresh = refreshLabelled().catch((e: unknown) => warn({ err: e }, `outcomes: reading the labelled orgs failed (${(e as Error).message})`))
-      if (!labelled) await refresh
-    }
+  /**
+   * The owner's labels at `version` or later: the kept ones when recent enough (no read), else read again (a read
+   * that started before the version was bumped is followed by one more).
+   */
+  const labelsOf = async (owner: OutcomeOwner, known: number | null | undefined): Promise<Labels | null> => {
+    const version = known !== undefined ? known : await need().version(owner.orgId, owner.mode)
+    if (version === null) return null
     const k = `${owner.orgId}|${owner.mode}`
-    if (!labelled?.has(k)) return null
-    const l = labels.get(k)
-    if (!l) return loadLabels(owner)
-    if (nowMs() - l.loadedAt > REFRESH_MS) {
-      l.loadedAt = nowMs() // one re-read at a time
-      loadLabels(owner).catch((e: unknown) => warn({ err: e, org_id: owner.orgId }, `outcomes: re-reading labels failed (${(e as Error).message})`))
-    }
-    return l
+    const hit = labels.get(k)
+    if (hit && hit.version >= version) return hit
+    const l = await load(k, owner)
+    return l && l.version >= version ? l : load(k, owner)
   }
 
   const notKept = (e: unknown): void => {
@@ -207,36 +175,23 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
   }
 
   return {
-    async prepare(owner) {
+    async prepare(owner, known) {
       const inputs: InputHashes = { email: null, phone: null, ip: null }
       if (!store) return { hook: () => null, inputs: null }
       let k: string
       let l: Labels | null
       try {
         k = await hmacKey()
-        l = await labelsOf(owner)
+        l = await labelsOf(owner, known)
       } catch (e) {
         // The database is down: the answer goes out without labels, and its inputs are not kept.
         warn({ err: e, org_id: owner.orgId }, `outcomes: labels not applied (${(e as Error).message})`)
         return { hook: () => null, inputs: null }
       }
-      const hook: AnswerLabels = (type, details) => {
-        const values = valuesOf(type, details)
-        const factors: FactorCode[] = []
-        const reasons: Partial<Record<FactorCode, string>> = {}
-        for (const t of OUTCOME_INPUT_TYPES) {
-          const v = values[t]
-          if (v === undefined) continue
-          const h = hash(k, t, v)
-          inputs[t] = h
-          if (l?.bounced.has(h) && t === 'email') (factors.push('email_bounced_before'), (reasons.email_bounced_before = 'You reported a hard bounce of mail to this address.'))
-          if (l?.fraud.has(h) && !factors.includes('reported_fraud_before')) {
-            factors.push('reported_fraud_before')
-            reasons.reported_fraud_before = `You reported fraud for a request with this ${WHAT[t]}.`
-          }
-        }
-        return factors.length > 0 ? { factors, reasons } : null
-      }
+      const sets = l?.sets ?? null
+      const keyOf = (t: OutcomeInputType, v: string) => hash(k, t, v)
+      const keep = (t: OutcomeInputType, h: string) => (inputs[t] = h)
+      const hook: AnswerLabels = (type, details) => labelFactors(sets, answerValues(type, details), keyOf, keep)
       return { hook, inputs }
     },
     keepInputs(owner, requestId, inputs) {
@@ -273,10 +228,9 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
         const r = recorded[i]!
         results[b.index] = { index: b.index, id: r.record.id, status: r.status, error: null }
       })
-      if (recorded.some((r) => r.status === 'recorded')) {
-        labelled?.add(`${owner.orgId}|${owner.mode}`)
-        await loadLabels(owner)
-      }
+      // the write bumped the org's outcome version: this instance reads the labels now, the others on their next
+      // request of the org (the auth read returns the new version)
+      if (recorded.some((r) => r.status === 'recorded')) await load(`${owner.orgId}|${owner.mode}`, owner)
       return results
     },
     async list(owner, query) {
@@ -293,8 +247,8 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
       })
       return { data: page.data, next_cursor: page.nextSeq === null ? null : String(page.nextSeq) }
     },
-    async preload() {
-      if (store) await refreshLabelled()
+    get loads() {
+      return loads
     },
     flush,
     purge: async (now) => (store ? store.purge(now - retentionMs) : 0),

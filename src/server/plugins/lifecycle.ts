@@ -31,7 +31,6 @@ export const lifecyclePlugin = rootPlugin('riskcheck-lifecycle', (app, parts) =>
     if (settings.configuredPlans) await store.upsertPlans(settings.configuredPlans)
     ctx.plans = settings.configuredPlans ?? (await store.listPlans())
     await orgPolicies.preload()
-    await outcomes.preload()
     await lease?.start()
     webhooks?.start()
     parts.rechecks?.start()

@@ -109,7 +109,7 @@ export async function serveLookup<D>(
   let served: LookupResult<D> | undefined
   try {
     const owner = { orgId: auth.orgId, mode: auth.mode }
-    const labels = await ctx.outcomes.prepare(owner)
+    const labels = await ctx.outcomes.prepare(owner, auth.outcomesVersion)
     const deferred: string[] = []
     const onOutcome = ctx.rechecks && auth.mode === 'live' ? deferredEmails(deferred) : undefined
     const result = await run({ ...env, answerLabels: labels.hook, ...(onOutcome ? { onOutcome } : {}) })

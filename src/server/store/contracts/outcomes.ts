@@ -4,10 +4,10 @@
  * Interfaces and record types only; implementations in ../sqlite/outcomes.ts and ../postgres/outcomes.ts.
  */
 import type { Awaitable } from '../../../accounts/types.js'
+import { OUTCOME_KINDS, type OutcomeKind } from '../../../schema.js'
 
-/** The outcomes a caller can record. */
-export const OUTCOME_KINDS = ['fraud', 'legitimate', 'chargeback', 'account_takeover', 'bounced', 'delivered', 'spam_complaint'] as const
-export type OutcomeKind = (typeof OUTCOME_KINDS)[number]
+/** The outcomes a caller can record (defined with the library's schema, which reads them offline too). */
+export { OUTCOME_KINDS, type OutcomeKind }
 
 /** Key mode: test-key outcomes and answers never meet live ones. */
 export type OutcomeMode = 'live' | 'test'
@@ -106,10 +106,16 @@ export interface OutcomeStore {
   recordOutcomes(orgId: string, mode: OutcomeMode, outcomes: readonly NewOutcome[], nowMs: number): Awaitable<RecordedOutcome[]>
   /** The org's outcomes in this mode, newest first. */
   listOutcomes(orgId: string, mode: OutcomeMode, query: OutcomeListQuery): Awaitable<OutcomePage>
-  /** The current labels of an org and mode. */
-  currentLabels(orgId: string, mode: OutcomeMode): Awaitable<CurrentLabel[]>
-  /** Every org and mode holding at least one outcome (`orgId|mode`). */
-  labelledOrgs(): Awaitable<string[]>
-  /** Deletes outcomes and kept inputs created before `cutoffMs`. Returns how many rows went. */
+  /**
+   * The current labels of an org and mode with the outcome version they are at (one consistent read; version null
+   * and no rows when the org never had an outcome in this mode).
+   */
+  currentLabels(orgId: string, mode: OutcomeMode): Awaitable<{ version: number | null; rows: CurrentLabel[] }>
+  /**
+   * The outcome version of an org and mode: bumped in the same write as every recorded outcome and by a purge that
+   * deleted some of its outcomes; null when it never had one. The auth read returns it with the API key.
+   */
+  version(orgId: string, mode: OutcomeMode): Awaitable<number | null>
+  /** Deletes outcomes and kept inputs created before `cutoffMs` (bumping the versions of the orgs concerned). Returns how many rows went. */
   purge(cutoffMs: number): Awaitable<number>
 }

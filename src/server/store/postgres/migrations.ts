@@ -420,6 +420,19 @@ CREATE INDEX email_rechecks_due ON email_rechecks(due_at);
 CREATE INDEX email_rechecks_job ON email_rechecks(bulk_job_id) WHERE bulk_job_id IS NOT NULL;
 `,
   },
+  {
+    version: 11,
+    name: 'outcome versions, read with the API key',
+    sql: `
+CREATE TABLE outcome_versions (
+  org_id  TEXT NOT NULL,
+  mode    TEXT NOT NULL,
+  version BIGINT NOT NULL,
+  PRIMARY KEY (org_id, mode)
+);
+INSERT INTO outcome_versions (org_id, mode, version) SELECT DISTINCT org_id, mode, 1 FROM outcomes;
+`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

@@ -10,6 +10,9 @@ import type { PostgresStore } from './store.js'
 import type { CurrentLabel, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeStore, RecordedOutcome } from '../contracts/outcomes.js'
 import { toOutcome, type OutcomeRow } from '../common/outcome-rows.js'
 
+const BUMP = `INSERT INTO outcome_versions (org_id, mode, version) VALUES ($1, $2, 1)
+  ON CONFLICT (org_id, mode) DO UPDATE SET version = outcome_versions.version + 1`
+
 /** Records one outcome inside the batch's transaction (see OutcomeStore.recordOutcomes). */
 async function recordOne(c: pg.PoolClient, orgId: string, mode: OutcomeMode, o: NewOutcome, nowMs: number): Promise<RecordedOutcome> {
   const cur = (await c.query('SELECT * FROM outcomes WHERE org_id = $1 AND mode = $2 AND subject = $3 AND superseded_at IS NULL', [orgId, mode, o.subject])).rows[0] as OutcomeRow | undefined
@@ -66,6 +69,8 @@ export function createPostgresOutcomeStore(pool: pg.Pool, turn?: TurnInputs): Ou
         await c.query('SELECT count(pg_advisory_xact_lock(hashtext(k))) FROM (SELECT k FROM unnest($1::text[]) AS k ORDER BY k) ordered', [keys])
         const out: RecordedOutcome[] = []
         for (const o of list) out.push(await recordOne(c, orgId, mode, o, nowMs))
+        // the org's outcome version, bumped in the same transaction (read with the API key by the auth statement)
+        if (out.some((r) => r.status === 'recorded')) await c.query(BUMP, [orgId, mode])
         return out
       }),
     async listOutcomes(orgId, mode, query) {
@@ -81,18 +86,35 @@ export function createPostgresOutcomeStore(pool: pg.Pool, turn?: TurnInputs): Ou
       return { data, nextSeq: rows.length > query.limit ? (data[data.length - 1]?.seq ?? null) : null }
     },
     async currentLabels(orgId, mode) {
-      const { rows } = await pool.query('SELECT seq, outcome, request_id, email_hash, phone_hash, ip_hash FROM outcomes WHERE org_id = $1 AND mode = $2 AND superseded_at IS NULL', [orgId, mode])
-      return (rows as Array<Record<string, string | null>>).map(
-        (r): CurrentLabel => ({ seq: Number(r.seq), outcome: r.outcome as OutcomeKind, requestId: r.request_id ?? null, email: r.email_hash ?? null, phone: r.phone_hash ?? null, ip: r.ip_hash ?? null }),
+      // one statement, so the version and the labels are of one snapshot (no version row: no outcomes, no rows)
+      const { rows } = await pool.query(
+        `SELECT v.version, o.seq, o.outcome, o.request_id, o.email_hash, o.phone_hash, o.ip_hash
+         FROM outcome_versions v LEFT JOIN outcomes o ON o.org_id = v.org_id AND o.mode = v.mode AND o.superseded_at IS NULL
+         WHERE v.org_id = $1 AND v.mode = $2`,
+        [orgId, mode],
       )
+      const found = rows as Array<Record<string, string | null>>
+      return {
+        version: found[0] ? Number(found[0].version) : null,
+        rows: found
+          .filter((r) => r.seq !== null)
+          .map((r): CurrentLabel => ({ seq: Number(r.seq), outcome: r.outcome as OutcomeKind, requestId: r.request_id ?? null, email: r.email_hash ?? null, phone: r.phone_hash ?? null, ip: r.ip_hash ?? null })),
+      }
     },
-    async labelledOrgs() {
-      return (await pool.query<{ k: string }>(`SELECT DISTINCT org_id || '|' || mode AS k FROM outcomes`)).rows.map((r) => r.k)
+    async version(orgId, mode) {
+      const { rows } = await pool.query<{ version: string }>('SELECT version FROM outcome_versions WHERE org_id = $1 AND mode = $2', [orgId, mode])
+      return rows[0] ? Number(rows[0].version) : null
     },
-    async purge(cutoff) {
-      const a = await pool.query('DELETE FROM outcomes WHERE created_at < $1', [cutoff])
-      const b = await pool.query('DELETE FROM answer_inputs WHERE at < $1', [cutoff])
-      return (a.rowCount ?? 0) + (b.rowCount ?? 0)
-    },
+    purge: (cutoff) =>
+      inTransaction(pool, async (c) => {
+        await c.query(
+          `UPDATE outcome_versions v SET version = v.version + 1
+           WHERE EXISTS (SELECT 1 FROM outcomes o WHERE o.org_id = v.org_id AND o.mode = v.mode AND o.created_at < $1)`,
+          [cutoff],
+        )
+        const a = await c.query('DELETE FROM outcomes WHERE created_at < $1', [cutoff])
+        const b = await c.query('DELETE FROM answer_inputs WHERE at < $1', [cutoff])
+        return (a.rowCount ?? 0) + (b.rowCount ?? 0)
+      }),
   }
 }

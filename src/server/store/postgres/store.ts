@@ -140,12 +140,14 @@ function buildStore(pool: pg.Pool, own: pg.Pool | undefined, availability: Avail
   const credits = createPostgresCredits(pool)
   // The auth reads of requests arriving together: one statement (./per-turn.ts).
   const readAuth = perTurn(async (keyIds: string[]): Promise<Array<AuthRecord | null>> => {
-    const { rows } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null; org_balance: Num; org_period_end: Num; lists_version: Num | null }>({
+    const { rows } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null; org_balance: Num; org_period_end: Num; lists_version: Num | null; outcomes_version: Num | null }>({
       name: 'riskcheck_auth_many',
       text: `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy,
-  o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end, v.version AS lists_version
+  o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end, v.version AS lists_version,
+  ov.version AS outcomes_version
 FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org_id = k.org_id
-  LEFT JOIN list_versions v ON v.org_id = k.org_id AND v.mode = k.mode WHERE k.id = ANY($1::text[])`,
+  LEFT JOIN list_versions v ON v.org_id = k.org_id AND v.mode = k.mode
+  LEFT JOIN outcome_versions ov ON ov.org_id = k.org_id AND ov.mode = k.mode WHERE k.id = ANY($1::text[])`,
       values: [[...new Set(keyIds)]],
     })
     const byId = new Map(rows.map((r) => [r.id, r]))
@@ -163,6 +165,7 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
           balance: Number(r.org_balance),
           periodEnd: Number(r.org_period_end),
           listsVersion: r.lists_version === null ? null : Number(r.lists_version),
+          outcomesVersion: r.outcomes_version === null ? null : Number(r.outcomes_version),
         },
       }
     })

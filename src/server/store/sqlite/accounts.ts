@@ -91,9 +91,11 @@ function keys(db: Database.Database) {
   const key = db.prepare('SELECT * FROM api_keys WHERE id = ?')
   const auth = db.prepare(
     `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy,
-       o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end, v.version AS lists_version
+       o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end, v.version AS lists_version,
+       ov.version AS outcomes_version
      FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org_id = k.org_id
-       LEFT JOIN list_versions v ON v.org_id = k.org_id AND v.mode = k.mode WHERE k.id = ?`,
+       LEFT JOIN list_versions v ON v.org_id = k.org_id AND v.mode = k.mode
+       LEFT JOIN outcome_versions ov ON ov.org_id = k.org_id AND ov.mode = k.mode WHERE k.id = ?`,
   )
   const ofOrg = db.prepare('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id')
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?')
@@ -120,7 +122,7 @@ function keys(db: Database.Database) {
     },
     getAuth(keyId) {
       const row = auth.get(keyId) as
-        | (KeyRow & { org_suspended: number; org_rate: number; org_policy: string | null; org_balance: number; org_period_end: number; lists_version: number | null })
+        | (KeyRow & { org_suspended: number; org_rate: number; org_policy: string | null; org_balance: number; org_period_end: number; lists_version: number | null; outcomes_version: number | null })
         | undefined
       if (!row) return null
       const rec: AuthRecord = {
@@ -133,6 +135,7 @@ function keys(db: Database.Database) {
           balance: row.org_balance,
           periodEnd: row.org_period_end,
           listsVersion: row.lists_version,
+          outcomesVersion: row.outcomes_version,
         },
       }
       return rec

@@ -3,8 +3,9 @@
  * last version run). Append only: never edit a migration that has shipped; add the next one. 002: bulk jobs and
  * webhooks; 003: per-org policies and the answer log (./org-policies.ts); 005: instance leases (./leases.ts); 006:
  * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts); 007: allow/block lists
- * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts); 009: pending
- * rechecks of deferred email answers (./rechecks.ts).
+ * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts); 009: the review
+ * queue (./reviews.ts); 010: request ids in the answer log; 011: pending rechecks of deferred email answers
+ * (./rechecks.ts); 012: outcome versions, read with the API key (./outcomes.ts).
  */
 import type { Migration } from '../common/migration.js'
 
@@ -434,6 +435,21 @@ CREATE TABLE email_rechecks (
 ) STRICT;
 CREATE INDEX email_rechecks_due ON email_rechecks(due_at);
 CREATE INDEX email_rechecks_job ON email_rechecks(bulk_job_id) WHERE bulk_job_id IS NOT NULL;
+`,
+  },
+  {
+    // The outcome version of each org and mode (./outcomes.ts): bumped in the same write as each recorded outcome,
+    // returned with the API key, so every instance reads an org's labels again on its next request after a change.
+    version: 12,
+    name: '012_outcome_versions',
+    sql: `
+CREATE TABLE outcome_versions (
+  org_id  TEXT NOT NULL,
+  mode    TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  PRIMARY KEY (org_id, mode)
+) STRICT;
+INSERT INTO outcome_versions (org_id, mode, version) SELECT DISTINCT org_id, mode, 1 FROM outcomes;
 `,
   },
 ]

@@ -41,7 +41,12 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     ),
     labels: db.prepare('SELECT seq, outcome, request_id, email_hash, phone_hash, ip_hash FROM outcomes WHERE org_id = ? AND mode = ? AND superseded_at IS NULL'),
-    labelled: db.prepare(`SELECT DISTINCT org_id || '|' || mode FROM outcomes`).pluck(),
+    version: db.prepare('SELECT version FROM outcome_versions WHERE org_id = ? AND mode = ?').pluck(),
+    bump: db.prepare('INSERT INTO outcome_versions (org_id, mode, version) VALUES (?, ?, 1) ON CONFLICT (org_id, mode) DO UPDATE SET version = version + 1'),
+    bumpPurged: db.prepare(
+      `UPDATE outcome_versions SET version = version + 1
+       WHERE EXISTS (SELECT 1 FROM outcomes o WHERE o.org_id = outcome_versions.org_id AND o.mode = outcome_versions.mode AND o.created_at < ?)`,
+    ),
     purgeOutcomes: db.prepare('DELETE FROM outcomes WHERE created_at < ?'),
     purgeInputs: db.prepare('DELETE FROM answer_inputs WHERE at < ?'),
   }
@@ -55,8 +60,22 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
     const row = q.insert.get(o.id, orgId, mode, o.requestId, o.subject, o.outcome, o.note, o.email, o.phone, o.ip, nowMs) as OutcomeRow
     return { status: 'recorded', record: toOutcome(row) }
   }
-  const recordTx = db.transaction((orgId: string, mode: OutcomeMode, list: readonly NewOutcome[], nowMs: number) => list.map((o) => recordOne(orgId, mode, o, nowMs)))
-  const purgeTx = db.transaction((cutoff: number) => q.purgeOutcomes.run(cutoff).changes + q.purgeInputs.run(cutoff).changes)
+  // the org's outcome version is bumped in the same transaction as the outcomes it records (read with the API key)
+  const recordTx = db.transaction((orgId: string, mode: OutcomeMode, list: readonly NewOutcome[], nowMs: number) => {
+    const out = list.map((o) => recordOne(orgId, mode, o, nowMs))
+    if (out.some((r) => r.status === 'recorded')) q.bump.run(orgId, mode)
+    return out
+  })
+  const labelsTx = db.transaction((orgId: string, mode: OutcomeMode) => ({
+    version: (q.version.get(orgId, mode) as number | undefined) ?? null,
+    rows: (q.labels.all(orgId, mode) as Array<{ seq: number; outcome: string; request_id: string | null; email_hash: string | null; phone_hash: string | null; ip_hash: string | null }>).map(
+      (r): CurrentLabel => ({ seq: r.seq, outcome: r.outcome as OutcomeKind, requestId: r.request_id, email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash }),
+    ),
+  }))
+  const purgeTx = db.transaction((cutoff: number) => {
+    q.bumpPurged.run(cutoff)
+    return q.purgeOutcomes.run(cutoff).changes + q.purgeInputs.run(cutoff).changes
+  })
   // the rows of one group commit: one savepoint for all of them, in the transaction of the turn's settlements
   let batch: AnswerInputsRecord[] | null = null
   let batchDone: Promise<void> = Promise.resolve()
@@ -96,11 +115,8 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
       const data = rows.slice(0, query.limit).map(toOutcome)
       return { data, nextSeq: rows.length > query.limit ? (data[data.length - 1]?.seq ?? null) : null }
     },
-    currentLabels: (orgId, mode) =>
-      (q.labels.all(orgId, mode) as Array<{ seq: number; outcome: string; request_id: string | null; email_hash: string | null; phone_hash: string | null; ip_hash: string | null }>).map(
-        (r): CurrentLabel => ({ seq: r.seq, outcome: r.outcome as OutcomeKind, requestId: r.request_id, email: r.email_hash, phone: r.phone_hash, ip: r.ip_hash }),
-      ),
-    labelledOrgs: () => q.labelled.all() as string[],
+    currentLabels: (orgId, mode) => labelsTx(orgId, mode),
+    version: (orgId, mode) => (q.version.get(orgId, mode) as number | undefined) ?? null,
     purge: (cutoff) => purgeTx.immediate(cutoff),
   }
 }

@@ -1,0 +1,137 @@
+/**
+ * The outcomes of one riskcheck instance (`createRiskcheck({ outcomes })`, docs/outcomes.md "In the library"): entries
+ * folded into label sets at once, or by a loader in the background (lookups wait for the first load), and applied to
+ * answers by the rules the service uses (./rules.ts). `reload` folds the next entries completely before switching.
+ */
+import { RiskcheckError } from '../errors.js'
+import type { AnswerLabels } from '../lookup.js'
+import type { OutcomeInputType } from '../schema.js'
+import { checkEntry, type OutcomeEntry } from './file.js'
+import { answerValues, currentByInput, foldLabels, labelFactors, outcomeInputKey, plainKey, type LabelSets } from './rules.js'
+
+/** What `createRiskcheck({ outcomes })` takes: the entries, or a function that loads them (called again on reload). */
+export type OutcomesOption = readonly OutcomeEntry[] | (() => readonly OutcomeEntry[] | Promise<readonly OutcomeEntry[]>)
+
+/** The outcomes in force, for display (`rc.outcomesSummary()`). */
+export interface OutcomesSummary {
+  /** Entries given. */
+  entries: number
+  /** Entries by `request_id`, which the library cannot apply (it keeps no requests). */
+  ignored: number
+  /** Addresses whose latest delivery outcome is `bounced`. */
+  bounced: number
+  /** Inputs whose current risk outcome is fraud, chargeback or account takeover. */
+  fraud: number
+}
+
+/** Unusable entries: a TypeError naming each (its position and why). */
+export class OutcomesError extends TypeError {
+  readonly invalid: Array<{ index: number; reason: string }>
+  constructor(invalid: Array<{ index: number; reason: string }>) {
+    const first = invalid.slice(0, 3).map((i) => (i.index < 0 ? i.reason : `outcomes[${i.index}]: ${i.reason}`))
+    super(`riskcheck: option \`outcomes\`: ${first.join('; ')}${invalid.length > 3 ? `; and ${invalid.length - 3} more` : ''}`)
+    this.name = 'OutcomesError'
+    this.invalid = invalid
+  }
+}
+
+interface Folded {
+  sets: LabelSets
+  summary: OutcomesSummary
+}
+
+const MALFORMED = 'outcomes must be an array of outcome entries or a function that loads them'
+const timeOf = (e: OutcomeEntry): number | null => (typeof e.at === 'string' ? Date.parse(e.at) : null)
+
+/**
+ * The label sets of entries. Entries are ordered by `at` (an entry without one takes the time of the entry before
+ * it; the first ones: the earliest), the given order breaking ties; per input and axis the last one is current.
+ */
+export function foldEntries(entries: unknown): Folded {
+  if (!Array.isArray(entries)) throw new OutcomesError([{ index: -1, reason: MALFORMED }])
+  const invalid: Array<{ index: number; reason: string }> = []
+  const usable: Array<{ t: number; i: number; type: OutcomeInputType; key: string; entry: OutcomeEntry }> = []
+  let ignored = 0
+  let t = Number.NEGATIVE_INFINITY
+  entries.forEach((raw: unknown, i) => {
+    if (raw === null || typeof raw !== 'object') return void invalid.push({ index: i, reason: 'not an object' })
+    const r = raw as Record<string, unknown>
+    const str = (k: string) => (typeof r[k] === 'string' || r[k] === null ? (r[k] as string | null) : r[k] === undefined ? undefined : String(r[k]))
+    const e = checkEntry({ input: str('input'), type: str('type'), request_id: str('request_id'), outcome: str('outcome'), note: str('note'), at: str('at') })
+    if (typeof e === 'string') return void invalid.push({ index: i, reason: e })
+    t = timeOf(e) ?? t
+    if (e.request_id !== undefined) return void ignored++
+    const n = outcomeInputKey(e.type!, e.input!)
+    if (n.ok) usable.push({ t, i, type: e.type!, key: n.key, entry: e })
+  })
+  if (invalid.length > 0) throw new OutcomesError(invalid)
+  usable.sort((a, b) => a.t - b.t || a.i - b.i)
+  const sets = foldLabels(currentByInput(usable.map((u) => ({ type: u.type, key: u.key, outcome: u.entry.outcome }))))
+  return { sets, summary: { entries: entries.length, ignored, bounced: sets.bounced.size, fraud: sets.fraud.size } }
+}
+
+/** The outcomes of an instance. */
+export interface OutcomesHolder {
+  /** The label sets in force (a promise only while the first load of a loader runs; rejects when it failed). */
+  current(): LabelSets | Promise<LabelSets>
+  /** The answer hook over the sets in force (call once {@link current} is no promise). */
+  readonly hook: AnswerLabels
+  /** Loads `next` (default: the instance's own entries or loader, again) and switches to it once folded. */
+  reload(next?: OutcomesOption): Promise<OutcomesSummary>
+  summary(): OutcomesSummary | null
+}
+
+async function load(option: OutcomesOption): Promise<Folded> {
+  return foldEntries(typeof option === 'function' ? await option() : option)
+}
+
+/**
+ * The holder of `option`. Entries are folded now (an {@link OutcomesError}, a TypeError, when one is unusable); a
+ * loader is called now and its outcomes are in force once loaded. While the first load has failed, lookups reject with
+ * UPSTREAM_UNAVAILABLE (fraud labels that could not be read never let an answer through unlabelled) until a reload
+ * succeeds.
+ */
+export function createOutcomesHolder(option: OutcomesOption): OutcomesHolder {
+  let source = option
+  let folded: Folded | null = null
+  let pending: Promise<LabelSets> | null = null
+  let failure: RiskcheckError | null = null
+  let generation = 0
+  if (typeof option === 'function') {
+    pending = load(option).then(
+      (f) => {
+        if (generation === 0) (folded = f), (pending = null)
+        return (folded ?? f).sets
+      },
+      (e: unknown) => {
+        if (generation !== 0 && folded) return folded.sets
+        pending = null
+        failure = new RiskcheckError('UPSTREAM_UNAVAILABLE', `The outcomes could not be loaded: ${(e as Error)?.message ?? String(e)}`, { cause: e })
+        throw failure
+      },
+    )
+    pending.catch(() => undefined) // reported to the lookups that wait for it
+  } else folded = foldEntries(option)
+  const keyOf = plainKey
+  return {
+    current() {
+      if (folded) return folded.sets
+      if (pending) return pending
+      return Promise.reject(failure ?? new RiskcheckError('UPSTREAM_UNAVAILABLE', 'The outcomes are not loaded.'))
+    },
+    hook: (type, details) => labelFactors(folded?.sets ?? null, answerValues(type, details), keyOf),
+    async reload(next) {
+      const from = next ?? source
+      if (typeof from !== 'function' && !Array.isArray(from)) throw new OutcomesError([{ index: -1, reason: MALFORMED }])
+      const mine = ++generation
+      const f = await load(from)
+      if (mine !== generation) return f.summary
+      folded = f
+      failure = null
+      pending = null
+      source = from
+      return f.summary
+    },
+    summary: () => folded?.summary ?? null,
+  }
+}

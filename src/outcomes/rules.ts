@@ -1,0 +1,138 @@
+/**
+ * Which outcome labels apply to an answer — one implementation for the service (labels keyed by HMAC hashes of the
+ * inputs, src/server/outcomes.ts) and the library (labels keyed by the inputs themselves, ./holder.ts). See
+ * docs/outcomes.md "Effect on later answers" and docs/decisions.md "Outcomes".
+ */
+import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
+import { normalizeListValue } from '../lists/normalize.js'
+import { OUTCOME_INPUT_TYPES, type LookupType, type OutcomeInputType, type OutcomeKind } from '../schema.js'
+import type { FactorCode } from '../scoring/factors.js'
+
+/** Risk outcomes that mark their subject's inputs (`reported_fraud_before`). */
+export const FRAUD_OUTCOMES: ReadonlySet<OutcomeKind> = new Set(['fraud', 'chargeback', 'account_takeover'])
+/** Outcomes about mail to the address; the others are about the transaction. Each axis has its own current outcome. */
+export const DELIVERY_OUTCOMES: ReadonlySet<OutcomeKind> = new Set(['bounced', 'delivered', 'spam_complaint'])
+/** The axis of an outcome: a subject has one current outcome on each. */
+export const axisOf = (o: OutcomeKind): 'delivery' | 'risk' => (DELIVERY_OUTCOMES.has(o) ? 'delivery' : 'risk')
+
+/** The compared form of an input of `type` (the lists' normalisation), or why it cannot be labelled. */
+export function outcomeInputKey(type: OutcomeInputType, input: string): { ok: true; key: string } | { ok: false; reason: string } {
+  const n = normalizeListValue(type, input)
+  if (!n.ok) return n
+  if (type === 'ip' && n.key.includes('/')) return { ok: false, reason: 'a network, not one IP address' }
+  return { ok: true, key: n.key }
+}
+
+/** The compared forms of the email, phone and IP of an answer. */
+export type AnswerValues = Partial<Record<OutcomeInputType, string>>
+
+/** The compared forms of the email, phone and IP an answer's details carry (what lists compare). */
+export function answerValues(type: LookupType, details: unknown): AnswerValues {
+  if (details === null || typeof details !== 'object') return {}
+  const d = details as Record<string, unknown>
+  if (type === 'email') {
+    if (d.syntax_valid !== true || typeof d.domain !== 'string' || typeof d.local_part !== 'string') return {}
+    const ascii = asciiDomain(d.domain)
+    return ascii === null ? {} : { email: canonicalEmailOf(d.local_part, ascii) }
+  }
+  if (type === 'phone' || type === 'phone_type') return typeof d.e164 === 'string' && d.e164 !== '' ? { phone: d.e164 } : {}
+  if (type === 'ip' && typeof d.ip === 'string') {
+    const n = outcomeInputKey('ip', d.ip)
+    return n.ok ? { ip: n.key } : {}
+  }
+  return {}
+}
+
+/**
+ * A current label: the current outcome of one subject on one axis, with the keys of the inputs it is about (a
+ * subject given by request id has up to three; one given by input has one). `seq` orders labels: higher is later.
+ */
+export interface CurrentLabelKeys {
+  seq: number
+  outcome: OutcomeKind
+  email: string | null
+  phone: string | null
+  ip: string | null
+}
+
+/** The keys the two factors apply to. */
+export interface LabelSets {
+  /** Email keys whose latest `bounced`/`delivered` label is `bounced`. */
+  bounced: ReadonlySet<string>
+  /** Email, phone and IP keys of a subject whose current risk outcome is fraud, chargeback or account takeover. */
+  fraud: ReadonlySet<string>
+}
+
+/**
+ * The label sets of current labels: an address is bounced when, of the current delivery labels naming it, the
+ * latest is `bounced` (a later `delivered` clears it, whichever subject it came by); a key is fraud when a current
+ * risk label naming it is fraud, chargeback or account takeover (`legitimate` supersedes that on the same subject).
+ */
+export function foldLabels(current: readonly CurrentLabelKeys[]): LabelSets {
+  const rows = [...current].sort((a, b) => a.seq - b.seq)
+  const emailState = new Map<string, OutcomeKind>()
+  const fraud = new Set<string>()
+  for (const r of rows) {
+    if ((r.outcome === 'bounced' || r.outcome === 'delivered') && r.email) emailState.set(r.email, r.outcome)
+    if (FRAUD_OUTCOMES.has(r.outcome)) for (const k of [r.email, r.phone, r.ip]) if (k) fraud.add(k)
+  }
+  const bounced = new Set([...emailState].filter(([, o]) => o === 'bounced').map(([k]) => k))
+  return { bounced, fraud }
+}
+
+const WHAT = { email: 'email address', phone: 'phone number', ip: 'IP address' } as const
+
+/** The factors of one answer and their sentences. */
+export interface LabelFactors {
+  factors: FactorCode[]
+  reasons: Partial<Record<FactorCode, string>>
+}
+
+/**
+ * The outcome factors of an answer with `values`: each value's key (`keyOf`; `seen` is told each one, so the service
+ * can keep a request's input hashes) looked up in `sets`. Null when none applies.
+ */
+export function labelFactors(
+  sets: LabelSets | null,
+  values: AnswerValues,
+  keyOf: (type: OutcomeInputType, value: string) => string,
+  seen?: (type: OutcomeInputType, key: string) => void,
+): LabelFactors | null {
+  const factors: FactorCode[] = []
+  const reasons: Partial<Record<FactorCode, string>> = {}
+  for (const t of OUTCOME_INPUT_TYPES) {
+    const v = values[t]
+    if (v === undefined) continue
+    const k = keyOf(t, v)
+    seen?.(t, k)
+    if (!sets) continue
+    if (t === 'email' && sets.bounced.has(k)) {
+      factors.push('email_bounced_before')
+      reasons.email_bounced_before = 'You reported a hard bounce of mail to this address.'
+    }
+    if (sets.fraud.has(k) && !factors.includes('reported_fraud_before')) {
+      factors.push('reported_fraud_before')
+      reasons.reported_fraud_before = `You reported fraud for a request with this ${WHAT[t]}.`
+    }
+  }
+  return factors.length > 0 ? { factors, reasons } : null
+}
+
+/**
+ * The current labels of outcomes given by input, in order (later wins): per input and axis the last one. Keys are
+ * `<type>:<compared form>` (what {@link plainKey} gives for an answer's values).
+ */
+export function currentByInput(entries: Iterable<{ type: OutcomeInputType; key: string; outcome: OutcomeKind }>): CurrentLabelKeys[] {
+  const current = new Map<string, CurrentLabelKeys>()
+  let seq = 0
+  for (const e of entries) {
+    const k = plainKey(e.type, e.key)
+    const subject = `${axisOf(e.outcome)}:${k}`
+    current.delete(subject) // re-inserted last: map order stays the order of seq
+    current.set(subject, { seq: ++seq, outcome: e.outcome, email: null, phone: null, ip: null, [e.type]: k })
+  }
+  return [...current.values()]
+}
+
+/** The library's key of a compared value: its type and the value (no hashing: nothing leaves the process). */
+export const plainKey = (type: OutcomeInputType, value: string): string => `${type}:${value}`
