@@ -1,6 +1,6 @@
 /**
- * Policy page (owners and admins; docs/dashboard.md "Policy"): the team's scoring policy in force and what it changes
- * from the default; upload a candidate (JSON or YAML, validated by the validator `riskcheck policy check` uses), see
+ * Policy page (owners and admins; docs/dashboard.md "Pages, accounts and rules"): the team's scoring policy in force
+ * and what it changes from the default; upload a candidate (JSON or YAML, validated by the validator `riskcheck policy check` uses), see
  * its backtest over the team's answers of the last 7 days labelled by the team's outcomes — the report of
  * `riskcheck admin policy set` — then Apply it (the server scores the team's next request with it) or Discard it.
  * The candidate waits in a hidden field signed by the server (docs/decisions.md, "Policies measured on outcomes").
