@@ -10,6 +10,7 @@ import type { Riskcheck } from '../../riskcheck.js'
 import type { BulkJob } from '../../schema.js'
 import type { ServerOptions } from '../app.js'
 import { createBulkService, type BulkService } from '../bulk-service.js'
+import type { OrgLists } from '../org-lists.js'
 import type { OrgPolicies } from '../org-policies.js'
 import { bulkJobLogLine, createBulkQueue, type BulkQueue } from '../queue/bulk-queue.js'
 import type { BulkOwner } from '../store/contracts/bulk.js'
@@ -22,6 +23,7 @@ interface BulkParts {
   nowMs: () => number
   redis: Redis | undefined
   orgPolicies: OrgPolicies
+  orgLists: OrgLists
   backgroundLog: () => FastifyBaseLogger | undefined
 }
 
@@ -67,6 +69,8 @@ export function startServerBulk(o: BulkParts): { bulk: BulkService; bulkQueue: B
     testEnv: o.testEnv,
     nowMs: o.nowMs,
     policyOf: (orgId) => o.orgPolicies.current(orgId),
+    // each org's rows meet its own lists of the job's mode, as its single lookups do
+    signalsOf: (owner) => o.orgLists.bulkSignalsOf(owner, (owner.mode === 'test' ? o.testEnv : o.rc.env).signals),
     ...(o.options.bulkConcurrency ? { concurrency: o.options.bulkConcurrency } : {}),
   })
   if (bq && o.options.queue?.workers !== false) {

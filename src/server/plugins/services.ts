@@ -122,11 +122,12 @@ export function buildServerParts(options: ServerOptions): ServerParts {
   const metrics = options.metrics
     ? createServerMetrics(service ? { bulkQueueDepth: () => service.bulk.unfinishedCount(), webhookBacklog: () => service.webhooks.pendingCount() } : {})
     : undefined
+  const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message))
   let jobs: Pick<ServerParts, 'bulk' | 'bulkQueue' | 'webhooks'> = { bulk: undefined, bulkQueue: undefined, webhooks: undefined }
   if (service) {
     try {
       const webhooks = createServerWebhooks({ options, service, nowMs, settings, backgroundLog, metrics })
-      jobs = { webhooks, ...startServerBulk({ options, service, rc, testEnv, nowMs, redis, orgPolicies, backgroundLog }) }
+      jobs = { webhooks, ...startServerBulk({ options, service, rc, testEnv, nowMs, redis, orgPolicies, orgLists, backgroundLog }) }
     } catch (e) {
       void rc.close()
       if (ownStore) void store.close()
@@ -134,7 +135,6 @@ export function buildServerParts(options: ServerOptions): ServerParts {
     }
   }
   const states = new WeakMap<FastifyRequest, RequestState>()
-  const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message))
   // Outcomes (POST /v1/outcomes) and the labels they add to later answers (../outcomes.ts)
   const outcomes = createOutcomeService({ store: outcomeStoreOf(store), nowMs, retentionDays: settings.outcomeDays, warn: (fields, message) => backgroundLog()?.warn(fields, message) })
   const base = { options, settings, store, ownStore, storage, rc, nowMs, lease, redis, deps, limiter, secret, velocity, orgLists, outcomes, orgPolicies, metrics, ...jobs }
