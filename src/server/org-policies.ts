@@ -59,7 +59,7 @@ export interface OrgPolicies {
 export function loggedAnswerOf(result: LookupResult<unknown>, at: number): LoggedAnswer | null {
   const a = toStoredAnswer(result)
   if (typeof a === 'string' || !a.action || !a.type) return null
-  return { at, type: a.type, input: a.input, action: a.action, score: a.score ?? null, factors: a.factors, context: a.context ?? null }
+  return { at, type: a.type, input: a.input, action: a.action, score: a.score ?? null, factors: a.factors, context: a.context ?? null, velocity: a.velocity ?? null }
 }
 
 /** Creates the per-org policies of a server. */

@@ -116,8 +116,9 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     expect(await migratePostgres(pool, { schema })).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version))
     expect(await migratePostgres(pool, { schema, migrations: next })).toEqual([next.length])
     await expect(migratePostgres(pool, { schema })).rejects.toThrow(/newer than this server/)
-    const skipping = [...POSTGRES_MIGRATIONS, { version: 9, name: 'skips', sql: 'SELECT 1' }]
-    await expect(migratePostgres(pool, { schema, migrations: skipping })).rejects.toThrow(/has version 9, expected/)
+    const skip = POSTGRES_MIGRATIONS.length + 2 // one version left out
+    const skipping = [...POSTGRES_MIGRATIONS, { version: skip, name: 'skips', sql: 'SELECT 1' }]
+    await expect(migratePostgres(pool, { schema, migrations: skipping })).rejects.toThrow(new RegExp(`has version ${skip}, expected`))
   })
 
   it('with migrate: false it opens a current schema and refuses one that is behind or newer, saying what to do', async () => {

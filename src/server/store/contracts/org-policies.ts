@@ -4,7 +4,7 @@
  * org (none = the service's policy); answers keep only what re-scoring needs and are bounded by ../common/answer-log.ts.
  */
 import type { Awaitable } from '../../../awaitable.js'
-import type { Action, CheckContextName, LookupType } from '../../../schema.js'
+import type { Action, CheckContextName, LookupType, Velocity } from '../../../schema.js'
 
 /** An org's own scoring policy as stored. */
 export interface OrgPolicyRecord {
@@ -31,6 +31,11 @@ export interface LoggedAnswer {
   score: number | null
   factors: readonly string[]
   context: CheckContextName | null
+  /**
+   * The velocity counts the answer had (`details.velocity`; numbers only), so a backtest derives the velocity factors
+   * again under a candidate's thresholds; null when it had none (absent: not recorded).
+   */
+  velocity?: Velocity | null
 }
 
 /** The storage of per-org policies and answer logs. Methods may answer synchronously or with a promise. */

@@ -9,8 +9,8 @@ import { inTransaction } from './client.js'
 /** One PostgreSQL migration (the shape every engine shares). */
 export type PostgresMigration = Migration
 
-/** The per-org policies and answer log (version 2; the columns of SQLite migration 003, times unix ms in BIGINT). */
-export const ORG_POLICY_POSTGRES_SCHEMA = `
+/** The per-org policies and answer log of version 2 (the columns of SQLite migration 003, times unix ms in BIGINT). */
+const ORG_POLICY_V2 = `
 CREATE TABLE IF NOT EXISTS org_policies (
   org_id      TEXT PRIMARY KEY REFERENCES orgs(id),
   version     TEXT NOT NULL,
@@ -33,6 +33,11 @@ CREATE TABLE IF NOT EXISTS org_answers (
 CREATE INDEX IF NOT EXISTS org_answers_org_at ON org_answers(org_id, at);
 CREATE INDEX IF NOT EXISTS org_answers_at ON org_answers(at);
 `
+
+const ANSWER_VELOCITY = 'ALTER TABLE org_answers ADD COLUMN IF NOT EXISTS velocity TEXT;'
+
+/** The per-org policies and answer log as they are now (version 2 and the velocity column of version 8), for a pool of your own. */
+export const ORG_POLICY_POSTGRES_SCHEMA = `${ORG_POLICY_V2}${ANSWER_VELOCITY}\n`
 
 /** The bulk and webhook tables: versions 3 and 4 of {@link POSTGRES_MIGRATIONS}. */
 export const POSTGRES_BULK_MIGRATIONS: readonly Migration[] = [
@@ -266,7 +271,7 @@ CREATE INDEX result_cache_expires ON result_cache(expires_at);
   {
     version: 2,
     name: 'per-org scoring policies and the answer log',
-    sql: ORG_POLICY_POSTGRES_SCHEMA,
+    sql: ORG_POLICY_V2,
   },
   ...POSTGRES_BULK_MIGRATIONS,
   {
@@ -362,6 +367,11 @@ CREATE UNIQUE INDEX outcomes_current ON outcomes(org_id, mode, subject) WHERE su
 CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
 `,
+  },
+  {
+    version: 8,
+    name: 'the velocity counts of logged answers (numbers only: the backtest derives the velocity factors again)',
+    sql: ANSWER_VELOCITY,
   },
 ]
 

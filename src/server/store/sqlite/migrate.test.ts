@@ -81,7 +81,7 @@ describe('the SQLite migration runner', () => {
 
   it('refuses a file a newer riskcheck wrote, and applies lists in version order', () => {
     const db = new Database(':memory:')
-    db.pragma('user_version = 9')
+    db.pragma(`user_version = ${Math.max(...MIGRATIONS.map((m) => m.version)) + 1}`) // one past the newest known
     expect(() => migrateSqlite(db, MIGRATIONS, { pragma: 'user_version' })).toThrow(/newer/)
     const fresh = new Database(':memory:')
     const list = [

@@ -374,4 +374,11 @@ CREATE INDEX outcomes_org ON outcomes(org_id, mode, seq);
 CREATE INDEX outcomes_created ON outcomes(created_at);
 `,
   },
+  {
+    // The velocity counts of each logged answer (numbers only, ../common/answer-log.ts encodeVelocity), so the
+    // backtest of `admin policy set` derives the velocity factors again under a candidate's thresholds.
+    version: 9,
+    name: '009_answer_velocity',
+    sql: `ALTER TABLE org_answers ADD COLUMN velocity TEXT;`,
+  },
 ]

@@ -1,12 +1,12 @@
 /**
- * Per-org policies and the answer log on SQLite (tables of migration 003 in ./migrations.ts); the contract is
+ * Per-org policies and the answer log on SQLite (tables of migration 003 in ./migrations.ts, the velocity counts of migration 009); the contract is
  * ../contracts/org-policies.ts.
  */
 import type Database from 'better-sqlite3'
 import type { Action, CheckContextName, LookupType } from '../../../schema.js'
 import type { Awaitable } from '../../../awaitable.js'
 import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from '../contracts/org-policies.js'
-import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
+import { ANSWER_LOG_TTL_MS, decodeVelocity, encodeVelocity, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
 
 export type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from '../contracts/org-policies.js'
 export { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
@@ -28,6 +28,7 @@ interface AnswerRow {
   score: number | null
   factors: string
   context: string | null
+  velocity: string | null
 }
 
 const toPolicy = (r: PolicyRow): OrgPolicyRecord => ({
@@ -48,6 +49,7 @@ const toAnswer = (r: AnswerRow): LoggedAnswer => ({
   // Factor codes are [a-z0-9_] (src/scoring/factors.ts), so a space separates them unambiguously.
   factors: r.factors === '' ? [] : r.factors.split(' '),
   context: r.context as CheckContextName | null,
+  velocity: decodeVelocity(r.velocity),
 })
 
 /** A store type whose methods answer synchronously. */
@@ -77,10 +79,10 @@ export function createSqliteOrgPolicyStore(
          source = excluded.source, set_at = excluded.set_at`,
     ),
     clear: db.prepare('DELETE FROM org_policies WHERE org_id = ?'),
-    append: db.prepare('INSERT INTO org_answers (org_id, at, type, input, action, score, factors, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    append: db.prepare('INSERT INTO org_answers (org_id, at, type, input, action, score, factors, context, velocity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // The newest `limit` since a time, returned oldest first.
     list_answers: db.prepare(
-      `SELECT at, type, input, action, score, factors, context FROM
+      `SELECT at, type, input, action, score, factors, context, velocity FROM
          (SELECT * FROM org_answers WHERE org_id = ? AND at >= ? ORDER BY at DESC, id DESC LIMIT ?)
        ORDER BY at, id`,
     ),
@@ -90,7 +92,7 @@ export function createSqliteOrgPolicyStore(
     trim: db.prepare('DELETE FROM org_answers WHERE org_id = ? AND id <= (SELECT id FROM org_answers WHERE org_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
   }
   const appendAll = db.transaction((orgId: string, answers: readonly LoggedAnswer[]) => {
-    for (const a of answers) q.append.run(orgId, a.at, a.type, a.input, a.action, a.score === null ? null : Math.round(a.score), a.factors.join(' '), a.context)
+    for (const a of answers) q.append.run(orgId, a.at, a.type, a.input, a.action, a.score === null ? null : Math.round(a.score), a.factors.join(' '), a.context, encodeVelocity(a.velocity))
   })
   const clearTx = db.transaction((orgId: string): OrgPolicyRecord | null => {
     const r = q.get.get(orgId) as PolicyRow | undefined
