@@ -144,15 +144,20 @@ export function matchLists(index: ListIndex, type: string, details: unknown, now
   if (details !== null && typeof details === 'object') collect(index, type, details as Record<string, any>, c, input)
   const found = c.found
   if (found === null) return { matches: [], factors: [], reasons: {} }
-  found.sort((a, b) => a.list.position - b.list.position)
+  if (found.length > 1) found.sort((a, b) => a.list.position - b.list.position)
   const factors: FactorCode[] = []
   const reasons: Partial<Record<FactorCode, string>> = {}
-  const block = found.find((e) => e.list.kind === 'block')
+  let block: ListEntry | undefined
+  let allow: ListEntry | undefined
+  for (let i = 0; i < found.length; i++) {
+    const e = found[i] as ListEntry
+    if (e.list.kind === 'block') block ??= e
+    else allow ??= e
+  }
   if (block) {
     factors.push('list_blocked')
     reasons.list_blocked = blockSentence(block)
   }
-  const allow = found.find((e) => e.list.kind === 'allow')
   if (allow) {
     factors.push('list_allowed')
     reasons.list_allowed = `The ${WHAT[allow.list.itemType]} is on the allow list "${allow.list.name}".`

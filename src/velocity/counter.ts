@@ -147,12 +147,14 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
   const hash = createVelocityHasher(velocityKeyOf(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret))
   const store = given ?? createMemoryVelocityStore()
+  const own = given === undefined
 
   const fill = (kinds: readonly VelocityKind[], counts: readonly WindowCount[]): Velocity => {
     const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
     for (let i = 0; i < kinds.length; i++) {
       const c = counts[i]
-      velocity[kinds[i] as VelocityKind] = c ? { hour: c.hour, day: c.day } : null
+      // the memory store's counts are made for this call; another store's are copied (it may reuse its objects)
+      velocity[kinds[i] as VelocityKind] = c ? (own ? c : { hour: c.hour, day: c.day }) : null
     }
     return velocity
   }
