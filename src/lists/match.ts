@@ -53,12 +53,15 @@ class Collector {
     for (let k = 0; k < found.length; k++) if ((found[k] as ListEntry).list === e.list) return
     found.push(e)
   }
+}
 
-  /** {@link add} for the prefix index's walk (which goes on to the enclosing networks). */
-  readonly visit = (entries: Entries): boolean => {
-    this.add(entries)
-    return false
-  }
+// The collector of the IP walk under way: matching is synchronous, so one visitor made once serves every call (a
+// visitor per collector costs a closure per answer)
+let visiting: Collector | null = null
+/** {@link Collector.add} for the prefix index's walk (which goes on to the enclosing networks). */
+function visit(entries: Entries): boolean {
+  visiting?.add(entries)
+  return false
 }
 
 /** The domain and each parent domain (`a.b.example.com`, `b.example.com`, `example.com`, `com`). */
@@ -97,7 +100,14 @@ function collect(index: ListIndex, type: string, details: Record<string, any>, c
     }
     case 'ip': {
       const ip = index.ip.size > 0 ? addressOf(details, input) : null
-      if (ip) index.ip.find(ip, c.visit)
+      if (ip) {
+        visiting = c
+        try {
+          index.ip.find(ip, visit)
+        } finally {
+          visiting = null
+        }
+      }
       const country = str(details.location?.country_code)
       if (country !== null && index.country.size > 0) c.add(index.country.get(country.toUpperCase()))
       const asn = details.network?.asn
@@ -134,15 +144,20 @@ export function matchLists(index: ListIndex, type: string, details: unknown, now
   if (details !== null && typeof details === 'object') collect(index, type, details as Record<string, any>, c, input)
   const found = c.found
   if (found === null) return { matches: [], factors: [], reasons: {} }
-  found.sort((a, b) => a.list.position - b.list.position)
+  if (found.length > 1) found.sort((a, b) => a.list.position - b.list.position)
   const factors: FactorCode[] = []
   const reasons: Partial<Record<FactorCode, string>> = {}
-  const block = found.find((e) => e.list.kind === 'block')
+  let block: ListEntry | undefined
+  let allow: ListEntry | undefined
+  for (let i = 0; i < found.length; i++) {
+    const e = found[i] as ListEntry
+    if (e.list.kind === 'block') block ??= e
+    else allow ??= e
+  }
   if (block) {
     factors.push('list_blocked')
     reasons.list_blocked = blockSentence(block)
   }
-  const allow = found.find((e) => e.list.kind === 'allow')
   if (allow) {
     factors.push('list_allowed')
     reasons.list_allowed = `The ${WHAT[allow.list.itemType]} is on the allow list "${allow.list.name}".`

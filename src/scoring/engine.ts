@@ -295,7 +295,6 @@ export interface EvaluateOptions {
 export function evaluate(factors: readonly FactorCode[], options: EvaluateOptions = {}): Assessment {
   const policy = applyContext(options.policy ?? DEFAULT_POLICY, options.context)
   let reasons = options.reasons
-  let decided: Decided
   if (options.velocity) {
     // the counts decide the velocity factors under this policy (a stored answer's own velocity factors are replaced)
     const v = velocityFactors(options.velocity, policy.velocity)
@@ -304,10 +303,9 @@ export function evaluate(factors: readonly FactorCode[], options: EvaluateOption
       factors = [...factors, ...v.factors]
       reasons = { ...reasons, ...v.reasons }
     }
-    decided = decide(factors, policy)
-  } else {
-    decided = decidedOf(factors, policy)
   }
+  // what the policy decides depends on the factors alone: kept per factor list, counts or not
+  const decided = decidedOf(factors, policy)
   const { fired, score: value, level, confidence, status, rule, action, message } = decided
   const top = fired[0]
   const reason =

@@ -8,6 +8,7 @@ import { createBulkEngine } from '../bulk/index.js'
 import type { BulkEngine, BulkRechecks } from '../bulk/types.js'
 import type { LookupEnv } from '../lookup.js'
 import type { Policy } from '../scoring/rules.js'
+import type { Signals } from '../signals.js'
 import type { BulkJob } from '../schema.js'
 import { buildBulkCompletedEvent } from '../webhooks/events.js'
 import type { BulkOwner, BulkServiceStorage } from './store/contracts/service-storage.js'
@@ -25,6 +26,11 @@ export interface BulkServiceOptions {
    * change applies to rows scored after it (default: the environments' policy).
    */
   policyOf?: (orgId: string) => Policy
+  /**
+   * The allow/block lists (and velocity counter) of an owner's rows, read by each row as it is answered (default: the
+   * environments' signals). The server gives each org's own lists, as single lookups have.
+   */
+  signalsOf?: (owner: BulkOwner) => Signals | undefined
   /** Lookups in flight per engine (default 32). */
   concurrency?: number
   /** Called after a job's completion was recorded (the server wakes the webhook pump). */
@@ -85,6 +91,7 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
       owner.mode === 'test' ? { ...options.testEnv } : { ...options.liveEnv, ledger: storage.ledger(owner.orgId, nowMs) }
     const policyOf = options.policyOf
     if (policyOf) Object.defineProperty(env, 'policy', { get: () => policyOf(owner.orgId), enumerable: true })
+    if (options.signalsOf) env.signals = options.signalsOf(owner)
     const { dispatch, cancelRemote } = options
     const rechecks = options.rechecksFor?.(owner)
     engine = createBulkEngine(env, {

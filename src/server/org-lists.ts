@@ -30,6 +30,9 @@ export function prepareValues(type: ListItemType, values: readonly string[]) {
 /** Owners whose compiled lists are kept (least recently used dropped first). */
 const MAX_OWNERS = 500
 
+/** How long a bulk job's rows use the lists version last read before reading it again, in ms (elapsed time). */
+export const BULK_LISTS_RECHECK_MS = 1000
+
 /** The compiled lists of one owner at one version. */
 interface Compiled {
   version: number
@@ -47,6 +50,12 @@ export interface OrgLists {
   resolve(owner: ListOwner, known: number | null | undefined): ListIndex | null | Promise<ListIndex | null>
   /** The signals of a request: the owner's lists (when it has any) with the instance's velocity counter. */
   signalsOf(index: ListIndex | null | undefined, base: Signals | undefined): Signals | undefined
+  /**
+   * The signals of a bulk job of `owner` (no request, no key read with it): a holder whose lists are the owner's
+   * current ones — its lists version read again at most once a second ({@link BULK_LISTS_RECHECK_MS}) — or `base`'s
+   * when the owner has none.
+   */
+  bulkSignalsOf(owner: ListOwner, base: Signals | undefined): Signals | undefined
   /** Compilations made (each one read the owner's lists from the store). */
   readonly loads: number
 }
@@ -69,6 +78,12 @@ function compileSnapshot(snap: ListsSnapshot, warn: (message: string) => void): 
   if (!second.ok) throw new Error(`lists: stored lists cannot be compiled (${second.invalid[0]?.reason})`)
   return second.index
 }
+
+const EMPTY: ListIndex = (() => {
+  const c = compileLists([])
+  if (!c.ok) throw new Error('no lists cannot fail to compile')
+  return c.index
+})()
 
 const holderOf = (index: ListIndex): ListsHolder => ({
   current: () => index,
@@ -123,6 +138,38 @@ export function createOrgLists(store: Store, nowMs: () => number, warn: (message
       const key = `${owner.orgId}\u0000${owner.mode}`
       if (known !== undefined) return pick(key, owner, lists, known)
       return lists.version(owner).then((v) => pick(key, owner, lists, v))
+    },
+    bulkSignalsOf(owner, base) {
+      if (!lists) return base
+      const key = `${owner.orgId}\u0000${owner.mode}`
+      const fallback = base?.lists ?? null
+      let readAt = -Infinity
+      let current: ListIndex | null | Promise<ListIndex | null> = null
+      const ownOrBase = (index: ListIndex | null) => (index ?? fallback?.current() ?? EMPTY)
+      const holder: ListsHolder = {
+        current() {
+          // monotonic time: the service's clock may stand still (tests) or step back
+          const t = performance.now()
+          if (t - readAt >= BULK_LISTS_RECHECK_MS) {
+            readAt = t
+            const read = lists.version(owner).then((v) => pick(key, owner, lists, v))
+            current = read
+            read.then(
+              (i) => {
+                if (current === read) current = i
+              },
+              () => {
+                readAt = -Infinity // the next row reads again
+              },
+            )
+          }
+          const c = current
+          return c instanceof Promise ? c.then(ownOrBase) : ownOrBase(c)
+        },
+        reload: () => Promise.reject(new Error('an org’s lists change through the lists API, not reloadLists')),
+        summary: () => [],
+      }
+      return { lists: holder, velocity: base?.velocity ?? null }
     },
     signalsOf(index, base) {
       if (!index) return base

@@ -69,6 +69,7 @@ export function loggedAnswerOf(result: LookupResult<unknown>, at: number): Logge
     factors: a.factors,
     context: a.context ?? null,
     requestId: typeof id === 'string' && id !== '' ? id : null,
+    velocity: a.velocity ?? null,
   }
 }
 

@@ -28,8 +28,11 @@ export type VelocityValues = Partial<Record<VelocityKind, string>>
 
 /** Counts velocity for answers. */
 export interface VelocityCounter {
-  /** Records `values` at `nowMs` and answers the counts (null when the store failed or did not answer in time). */
-  count(values: VelocityValues, test: boolean, nowMs: number): Promise<Velocity | null>
+  /**
+   * Records `values` at `nowMs` and answers the counts (null when the store failed or did not answer in time); at once
+   * when the store answers synchronously, else a promise.
+   */
+  count(values: VelocityValues, test: boolean, nowMs: number): Velocity | null | Promise<Velocity | null>
   close(): Promise<void>
 }
 
@@ -144,10 +147,37 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
   const hash = createVelocityHasher(velocityKeyOf(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret))
   const store = given ?? createMemoryVelocityStore()
+  const own = given === undefined
+
+  const fill = (kinds: readonly VelocityKind[], counts: readonly WindowCount[]): Velocity => {
+    const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
+    for (let i = 0; i < kinds.length; i++) {
+      const c = counts[i]
+      // the memory store's counts are made for this call; another store's are copied (it may reuse its objects)
+      velocity[kinds[i] as VelocityKind] = c ? (own ? c : { hour: c.hour, day: c.day }) : null
+    }
+    return velocity
+  }
+  const waitFor = async (kinds: readonly VelocityKind[], got: Promise<WindowCount[]>): Promise<Velocity | null> => {
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const counts = await Promise.race([
+        got,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('velocity store timed out')), timeoutMs)
+          timer.unref?.()
+        }),
+      ])
+      return fill(kinds, counts)
+    } catch {
+      return null
+    } finally {
+      if (timer) clearTimeout(timer)
+    }
+  }
 
   return {
-    async count(values, test, nowMs) {
-      const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
+    count(values, test, nowMs) {
       const space = test ? 't' : 'l'
       const kinds: VelocityKind[] = []
       const keys: string[] = []
@@ -157,29 +187,15 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
         kinds.push(k)
         keys.push(hash(space, k, v))
       }
-      if (kinds.length === 0) return velocity
-      let timer: NodeJS.Timeout | undefined
+      if (kinds.length === 0) return fill(kinds, [])
+      let got: WindowCount[] | Promise<WindowCount[]>
       try {
-        const got = store.hit(keys, nowMs)
-        const counts: WindowCount[] = Array.isArray(got)
-          ? got
-          : await Promise.race([
-              got,
-              new Promise<never>((_, reject) => {
-                timer = setTimeout(() => reject(new Error('velocity store timed out')), timeoutMs)
-                timer.unref?.()
-              }),
-            ])
-        for (let i = 0; i < kinds.length; i++) {
-          const c = counts[i]
-          velocity[kinds[i] as VelocityKind] = c ? { hour: c.hour, day: c.day } : null
-        }
-        return velocity
+        got = store.hit(keys, nowMs)
       } catch {
         return null
-      } finally {
-        if (timer) clearTimeout(timer)
       }
+      // a store answering synchronously (the memory store) is answered without a promise
+      return Array.isArray(got) ? fill(kinds, got) : waitFor(kinds, got)
     },
     async close() {
       await store.close?.()

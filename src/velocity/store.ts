@@ -128,7 +128,8 @@ export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = 
       return logs.size
     },
     hit(keys, nowMs) {
-      const out = keys.map((k) => one(k, nowMs))
+      const out: WindowCount[] = new Array(keys.length)
+      for (let i = 0; i < keys.length; i++) out[i] = one(keys[i] as string, nowMs)
       evict(nowMs)
       return out
     },

@@ -73,13 +73,18 @@ export function orgPolicyContract(name: string, factory: (options?: OrgPolicySto
       'answers: per org, since a time, oldest first, the newest `limit`; exactly what was logged',
       withPolicies(async ({ policies, a, b }) => {
         await policies.appendAnswers(a, [answer(T0 + 2, 'second'), answer(T0 + 1, 'first')])
-        await policies.appendAnswers(a, [answer(T0 + 3, 'a@b.example · 8.8.8.8', { type: 'check', action: 'block', score: 90, factors: ['ip_tor', 'email_disposable'], context: 'signup' })])
+        const velocity = { ip: { hour: 3, day: 12 }, network: { hour: 4, day: 40 }, email_domain: null, email: { hour: 1, day: 1 }, phone: null }
+        await policies.appendAnswers(a, [
+          answer(T0 + 3, 'a@b.example · 8.8.8.8', { type: 'check', action: 'block', score: 90, factors: ['ip_tor', 'email_disposable'], context: 'signup', velocity }),
+        ])
         await policies.appendAnswers(a, [answer(T0 + 4, 'none', { action: 'approve', score: 0, factors: [] })])
         await policies.appendAnswers(b, [answer(T0, 'other org')])
         const all = await policies.listAnswers(a, T0)
         expect(all.map((x) => x.input)).toEqual(['first', 'second', 'a@b.example · 8.8.8.8', 'none'])
-        expect(all[2]).toEqual({ at: T0 + 3, type: 'check', input: 'a@b.example · 8.8.8.8', action: 'block', score: 90, factors: ['ip_tor', 'email_disposable'], context: 'signup' })
+        // the velocity counts come back as they were given (numbers only); an answer logged without them has none
+        expect(all[2]).toEqual({ at: T0 + 3, type: 'check', input: 'a@b.example · 8.8.8.8', action: 'block', score: 90, factors: ['ip_tor', 'email_disposable'], context: 'signup', velocity })
         expect(all[3]!.factors).toEqual([])
+        expect(all[3]!.velocity).toBeNull()
         expect(await inputs(policies, a, T0 + 2)).toEqual(['second', 'a@b.example · 8.8.8.8', 'none'])
         expect(await inputs(policies, a, T0, 2)).toEqual(['a@b.example · 8.8.8.8', 'none'])
         expect(await inputs(policies, b, 0)).toEqual(['other org'])

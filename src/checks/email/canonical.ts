@@ -22,6 +22,19 @@ for (const id of ['microsoft', 'icloud', 'proton', 'fastmail', 'yandex']) {
 
 /** The canonical form of a local part at an ASCII domain (both as parsed), see the module comment. */
 export function canonicalEmailOf(localPart: string, asciiDomain: string): string {
+  // the lists and velocity of one answer ask for the same address in turn: the last answer is kept
+  if (localPart === memo.local && asciiDomain === memo.domain) return memo.canonical
+  const canonical = canonicalOf(localPart, asciiDomain)
+  memo.local = localPart
+  memo.domain = asciiDomain
+  memo.canonical = canonical
+  return canonical
+}
+
+const memo = { local: '', domain: '', canonical: '@' }
+const asciiMemo: { input: string; ascii: string | null } = { input: '', ascii: null }
+
+function canonicalOf(localPart: string, asciiDomain: string): string {
   const domain = asciiDomain.toLowerCase()
   let local = localPart.toLowerCase()
   const rule = RULES.get(domain)
@@ -56,6 +69,15 @@ export function canonicalEmail(address: unknown): string | null {
  */
 export function asciiDomain(input: unknown): string | null {
   if (typeof input !== 'string' || input.length === 0 || input.length > 1024) return null
+  // an answer's domain is asked for by its list matching and its velocity in turn: the last answer is kept
+  if (input === asciiMemo.input) return asciiMemo.ascii
+  const ascii = asciiOf(input)
+  asciiMemo.input = input
+  asciiMemo.ascii = ascii
+  return ascii
+}
+
+function asciiOf(input: string): string | null {
   let d = input.trim().toLowerCase()
   if (d.endsWith('.')) d = d.slice(0, -1)
   if (d === '') return null

@@ -10,6 +10,7 @@ import type { Riskcheck } from '../../riskcheck.js'
 import type { BulkJob } from '../../schema.js'
 import type { ServerOptions } from '../app.js'
 import { createBulkService, type BulkService } from '../bulk-service.js'
+import type { OrgLists } from '../org-lists.js'
 import type { OrgPolicies } from '../org-policies.js'
 import { bulkJobLogLine, createBulkQueue, type BulkQueue } from '../queue/bulk-queue.js'
 import type { BulkOwner } from '../store/contracts/bulk.js'
@@ -23,6 +24,7 @@ interface BulkParts {
   nowMs: () => number
   redis: Redis | undefined
   orgPolicies: OrgPolicies
+  orgLists: OrgLists
   backgroundLog: () => FastifyBaseLogger | undefined
   /** The recheck service (made after the bulk service: asked when an engine is made). */
   rechecks: () => RecheckService | undefined
@@ -70,6 +72,8 @@ export function startServerBulk(o: BulkParts): { bulk: BulkService; bulkQueue: B
     testEnv: o.testEnv,
     nowMs: o.nowMs,
     policyOf: (orgId) => o.orgPolicies.current(orgId),
+    // each org's rows meet its own lists of the job's mode, as its single lookups do
+    signalsOf: (owner) => o.orgLists.bulkSignalsOf(owner, (owner.mode === 'test' ? o.testEnv : o.rc.env).signals),
     ...(o.options.bulkConcurrency ? { concurrency: o.options.bulkConcurrency } : {}),
     rechecksFor: (owner) => {
       const rechecks = o.rechecks()

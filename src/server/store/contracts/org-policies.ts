@@ -4,7 +4,7 @@
  * org (none = the service's policy); answers keep only what re-scoring needs and are bounded by ../common/answer-log.ts.
  */
 import type { Awaitable } from '../../../awaitable.js'
-import type { Action, CheckContextName, LookupType } from '../../../schema.js'
+import type { Action, CheckContextName, LookupType, Velocity } from '../../../schema.js'
 
 /** An org's own scoring policy as stored. */
 export interface OrgPolicyRecord {
@@ -36,6 +36,11 @@ export interface LoggedAnswer {
    * in `answer_inputs`); absent or null for answers logged before the log kept it.
    */
   requestId?: string | null
+  /**
+   * The velocity counts the answer had (`details.velocity`; numbers only), so a backtest derives the velocity factors
+   * again under a candidate's thresholds; null when it had none (absent: not recorded).
+   */
+  velocity?: Velocity | null
 }
 
 /** The storage of per-org policies and answer logs. Methods may answer synchronously or with a promise. */

@@ -9,8 +9,8 @@ import { inTransaction } from './client.js'
 /** One PostgreSQL migration (the shape every engine shares). */
 export type PostgresMigration = Migration
 
-/** The per-org policies and answer log (version 2; the columns of SQLite migration 003, times unix ms in BIGINT). */
-export const ORG_POLICY_POSTGRES_SCHEMA = `
+/** The per-org policies and answer log of version 2 (the columns of SQLite migration 003, times unix ms in BIGINT). */
+const ORG_POLICY_V2 = `
 CREATE TABLE IF NOT EXISTS org_policies (
   org_id      TEXT PRIMARY KEY REFERENCES orgs(id),
   version     TEXT NOT NULL,
@@ -33,6 +33,12 @@ CREATE TABLE IF NOT EXISTS org_answers (
 CREATE INDEX IF NOT EXISTS org_answers_org_at ON org_answers(org_id, at);
 CREATE INDEX IF NOT EXISTS org_answers_at ON org_answers(at);
 `
+
+const ANSWER_REQUEST_ID = 'ALTER TABLE org_answers ADD COLUMN IF NOT EXISTS request_id TEXT;'
+const ANSWER_VELOCITY = 'ALTER TABLE org_answers ADD COLUMN IF NOT EXISTS velocity TEXT;'
+
+/** The per-org policies and answer log as they are now (version 2 and the columns of versions 9 and 12), for a pool of your own. */
+export const ORG_POLICY_POSTGRES_SCHEMA = `${ORG_POLICY_V2}${ANSWER_REQUEST_ID}\n${ANSWER_VELOCITY}\n`
 
 /** The bulk and webhook tables: versions 3 and 4 of {@link POSTGRES_MIGRATIONS}. */
 export const POSTGRES_BULK_MIGRATIONS: readonly Migration[] = [
@@ -266,7 +272,7 @@ CREATE INDEX result_cache_expires ON result_cache(expires_at);
   {
     version: 2,
     name: 'per-org scoring policies and the answer log',
-    sql: ORG_POLICY_POSTGRES_SCHEMA,
+    sql: ORG_POLICY_V2,
   },
   ...POSTGRES_BULK_MIGRATIONS,
   {
@@ -395,7 +401,7 @@ CREATE INDEX reviews_created ON reviews(created_at);
   {
     version: 9,
     name: 'the request id of each answer in the answer log',
-    sql: `ALTER TABLE org_answers ADD COLUMN IF NOT EXISTS request_id TEXT;`,
+    sql: ANSWER_REQUEST_ID,
   },
   {
     // Rechecks of email answers a mail server deferred (./rechecks.ts, docs/rechecks.md); the columns of SQLite
@@ -432,6 +438,11 @@ CREATE TABLE outcome_versions (
 );
 INSERT INTO outcome_versions (org_id, mode, version) SELECT DISTINCT org_id, mode, 1 FROM outcomes;
 `,
+  },
+  {
+    version: 12,
+    name: 'the velocity counts of logged answers (numbers only: the backtest derives the velocity factors again)',
+    sql: ANSWER_VELOCITY,
   },
 ]
 

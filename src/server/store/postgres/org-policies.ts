@@ -2,7 +2,7 @@
  * The PostgreSQL {@link OrgPolicyStore} (per-org policies and the answer log) over a `pg` Pool or Client; its tables are
  * version 2 of the service's migrations, and the store's auth read returns an org's policy version with its key.
  */
-import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
+import { ANSWER_LOG_TTL_MS, decodeVelocity, encodeVelocity, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
 import { type LoggedAnswer, type OrgPolicyRecord, type OrgPolicyStore, type OrgPolicyStoreOptions } from '../contracts/org-policies.js'
 import type { Action, CheckContextName, LookupType } from '../../../schema.js'
 import type { Queryable } from './client.js'
@@ -29,6 +29,7 @@ const toAnswer = (r: Record<string, unknown>): LoggedAnswer => ({
   factors: r.factors === '' ? [] : (r.factors as string).split(' '),
   context: (r.context as CheckContextName | null) ?? null,
   ...(typeof r.request_id === 'string' ? { requestId: r.request_id } : {}),
+  velocity: decodeVelocity(r.velocity as string | null),
 })
 
 /**
@@ -69,8 +70,8 @@ export function createPostgresOrgPolicyStore(db: Queryable, options: OrgPolicySt
       if (answers.length === 0) return
       // One statement for the whole batch (atomic), columns passed as arrays.
       await db.query(
-        `INSERT INTO org_answers (org_id, at, type, input, action, score, factors, context, request_id)
-         SELECT $1::text, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[])`,
+        `INSERT INTO org_answers (org_id, at, type, input, action, score, factors, context, request_id, velocity)
+         SELECT $1::text, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[])`,
         [
           orgId,
           answers.map((a) => a.at),
@@ -81,12 +82,13 @@ export function createPostgresOrgPolicyStore(db: Queryable, options: OrgPolicySt
           answers.map((a) => a.factors.join(' ')),
           answers.map((a) => a.context),
           answers.map((a) => a.requestId ?? null),
+          answers.map((a) => encodeVelocity(a.velocity)),
         ],
       )
     },
     async listAnswers(orgId, sinceMs, limit = cap) {
       const { rows } = await db.query(
-        `SELECT at, type, input, action, score, factors, context, request_id FROM
+        `SELECT at, type, input, action, score, factors, context, request_id, velocity FROM
            (SELECT * FROM org_answers WHERE org_id = $1 AND at >= $2 ORDER BY at DESC, id DESC LIMIT $3) newest
          ORDER BY at, id`,
         [orgId, sinceMs, limit],

@@ -5,7 +5,7 @@
  * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts); 007: allow/block lists
  * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts); 009: the review
  * queue (./reviews.ts); 010: request ids in the answer log; 011: pending rechecks of deferred email answers
- * (./rechecks.ts); 012: outcome versions, read with the API key (./outcomes.ts).
+ * (./rechecks.ts); 012: outcome versions, read with the API key (./outcomes.ts); 013: the velocity counts of logged answers.
  */
 import type { Migration } from '../common/migration.js'
 
@@ -451,5 +451,12 @@ CREATE TABLE outcome_versions (
 ) STRICT;
 INSERT INTO outcome_versions (org_id, mode, version) SELECT DISTINCT org_id, mode, 1 FROM outcomes;
 `,
+  },
+  {
+    // The velocity counts of each logged answer (numbers only, ../common/answer-log.ts encodeVelocity), so the
+    // backtest of `admin policy set` derives the velocity factors again under a candidate's thresholds.
+    version: 13,
+    name: '013_answer_velocity',
+    sql: `ALTER TABLE org_answers ADD COLUMN velocity TEXT;`,
   },
 ]

@@ -1,12 +1,12 @@
 /**
- * Per-org policies and the answer log on SQLite (tables of migration 003 in ./migrations.ts); the contract is
+ * Per-org policies and the answer log on SQLite (tables of migration 003 in ./migrations.ts, the velocity counts of migration 009); the contract is
  * ../contracts/org-policies.ts.
  */
 import type Database from 'better-sqlite3'
 import type { Action, CheckContextName, LookupType } from '../../../schema.js'
 import type { Awaitable } from '../../../awaitable.js'
 import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from '../contracts/org-policies.js'
-import { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
+import { ANSWER_LOG_TTL_MS, decodeVelocity, encodeVelocity, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
 
 export type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore, OrgPolicyStoreOptions } from '../contracts/org-policies.js'
 export { ANSWER_LOG_TTL_MS, MAX_ANSWERS_PER_ORG } from '../common/answer-log.js'
@@ -29,6 +29,7 @@ interface AnswerRow {
   factors: string
   context: string | null
   request_id: string | null
+  velocity: string | null
 }
 
 const toPolicy = (r: PolicyRow): OrgPolicyRecord => ({
@@ -50,6 +51,7 @@ const toAnswer = (r: AnswerRow): LoggedAnswer => ({
   factors: r.factors === '' ? [] : r.factors.split(' '),
   context: r.context as CheckContextName | null,
   ...(r.request_id !== null ? { requestId: r.request_id } : {}),
+  velocity: decodeVelocity(r.velocity),
 })
 
 /** A store type whose methods answer synchronously. */
@@ -79,10 +81,10 @@ export function createSqliteOrgPolicyStore(
          source = excluded.source, set_at = excluded.set_at`,
     ),
     clear: db.prepare('DELETE FROM org_policies WHERE org_id = ?'),
-    append: db.prepare('INSERT INTO org_answers (org_id, at, type, input, action, score, factors, context, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    append: db.prepare('INSERT INTO org_answers (org_id, at, type, input, action, score, factors, context, request_id, velocity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // The newest `limit` since a time, returned oldest first.
     list_answers: db.prepare(
-      `SELECT at, type, input, action, score, factors, context, request_id FROM
+      `SELECT at, type, input, action, score, factors, context, request_id, velocity FROM
          (SELECT * FROM org_answers WHERE org_id = ? AND at >= ? ORDER BY at DESC, id DESC LIMIT ?)
        ORDER BY at, id`,
     ),
@@ -92,7 +94,7 @@ export function createSqliteOrgPolicyStore(
     trim: db.prepare('DELETE FROM org_answers WHERE org_id = ? AND id <= (SELECT id FROM org_answers WHERE org_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
   }
   const appendAll = db.transaction((orgId: string, answers: readonly LoggedAnswer[]) => {
-    for (const a of answers) q.append.run(orgId, a.at, a.type, a.input, a.action, a.score === null ? null : Math.round(a.score), a.factors.join(' '), a.context, a.requestId ?? null)
+    for (const a of answers) q.append.run(orgId, a.at, a.type, a.input, a.action, a.score === null ? null : Math.round(a.score), a.factors.join(' '), a.context, a.requestId ?? null, encodeVelocity(a.velocity))
   })
   const clearTx = db.transaction((orgId: string): OrgPolicyRecord | null => {
     const r = q.get.get(orgId) as PolicyRow | undefined
