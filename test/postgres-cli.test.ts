@@ -314,7 +314,7 @@ describe.skipIf(!url || !redisUrl)('riskcheck on PostgreSQL + Redis', () => {
         resolve()
       }
       io.stdout.on('data', seen)
-      void exit.then(resolve)
+      void exit.then(() => resolve())
       seen()
     })
     expect(io.out()).toContain(`riskcheck worker running`)

@@ -8,7 +8,6 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { runServe } from '../src/cli/serve-command.js'
@@ -20,6 +19,7 @@ import { createSqliteVelocityStore } from '../src/server/store/sqlite/velocity.j
 import { DAY_MS, HOUR_MS } from '../src/velocity/store.js'
 import { memoryIO } from './helpers.js'
 import { serveInProcess, startTestServer, type TestServer } from './server-helpers.js'
+import { nodeArgs } from './child-process.js'
 
 const vel = (s: { body: any }) => s.body.data.details.velocity
 const factors = (s: { body: any }) => s.body.data.risk.factors as string[]
@@ -165,11 +165,10 @@ describe('velocity in the service (SQLite)', () => {
     store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000, ratePerSecond: 10_000 }, now)
     const key = (await issueApiKey(store, { orgId: org.id, name: 'k' }, now)).secret
     store.close()
-    const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
     const children: ChildProcess[] = []
     const serve = () =>
       new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', bin, 'serve', '--db', file, '--port', '0', '--json', '--offline', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] })
+        const child = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), 'serve', '--db', file, '--port', '0', '--json', '--offline', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] })
         children.push(child)
         let out = ''
         let err = ''
