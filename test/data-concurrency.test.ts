@@ -68,7 +68,7 @@ describe('concurrent updates of one data directory', () => {
     const rc = createRiskcheck({ offline: true, dataDir: dir })
     expect((await rc.ip(NEW_EXIT)).details.flags.is_tor).toBe(true)
     await rc.close()
-  })
+  }, 120_000)
 
   it('with --wait they run one after another, each installing a complete set', async () => {
     const dir = join(base, 'wait')
