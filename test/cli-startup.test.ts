@@ -6,10 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { nodeArgs } from './child-process.js'
 
-const BIN = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
 let dir: string
 const children = new Set<ChildProcess>()
 
@@ -23,7 +22,7 @@ afterAll(async () => {
 
 /** Runs `riskcheck args` to its end. */
 function run(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout.on('data', (d: Buffer) => (out += d.toString()))
@@ -33,7 +32,7 @@ function run(args: string[]): Promise<{ code: number | null; out: string; err: s
 
 /** Starts `riskcheck serve args`; resolves with what it printed up to its dashboard line. */
 function serve(args: string[]): Promise<{ child: ChildProcess; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'serve', '--port', '0', '--offline', '--log-level', 'silent', ...args], {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), 'serve', '--port', '0', '--offline', '--log-level', 'silent', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   children.add(child)
@@ -73,7 +72,7 @@ describe('riskcheck serve names its dashboard', () => {
     const human = await serve(['--db', join(dir, 'public.sqlite'), '--public-url', 'https://risk.example.com/tools/'])
     expect(human.out).toMatch(/^team dashboard: https:\/\/risk\.example\.com\/tools\/dashboard$/m)
     await stop(human.child)
-    const json = spawn(process.execPath, ['--import', 'tsx', BIN, 'serve', '--port', '0', '--offline', '--log-level', 'silent', '--json', '--db', join(dir, 'json.sqlite')], {
+    const json = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), 'serve', '--port', '0', '--offline', '--log-level', 'silent', '--json', '--db', join(dir, 'json.sqlite')], {
       stdio: ['ignore', 'pipe', 'ignore'],
     })
     children.add(json)

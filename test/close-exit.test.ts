@@ -7,9 +7,9 @@
 import { spawn } from 'node:child_process'
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
+import { scriptImport } from './child-process.js'
 
 let dns: FakeDnsServer
 let rdap: Server
@@ -32,16 +32,16 @@ afterAll(async () => {
   await dns.close()
 })
 
-/** Runs `body` in a child process (TypeScript through tsx); resolves with its exit code and output. */
+/** Runs `body` in a child process (test/child-process.ts); resolves with its exit code and output. */
 function runChild(body: string): Promise<{ code: number | null; out: string; err: string; killed: boolean }> {
-  const riskcheck = fileURLToPath(new URL('../src/riskcheck.ts', import.meta.url))
-  const script = `const { createRiskcheck } = await import(${JSON.stringify(riskcheck)})\n${body}`
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const riskcheck = scriptImport('src/riskcheck.ts')
+  const script = `const { createRiskcheck } = await import(${JSON.stringify(riskcheck.file)})\n${body}`
+  const child = spawn(process.execPath, [...riskcheck.flags, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout.on('data', (d) => (out += d))
   child.stderr.on('data', (d) => (err += d))
-  // The lookups' own limits are two minutes: a child still alive after 50 s (a generous bound for starting tsx on a
+  // The lookups' own limits are two minutes: a child still alive after 50 s (a generous bound for starting a child on a
   // loaded machine) is held by something close() left behind.
   let killed = false
   const guard = setTimeout(() => {

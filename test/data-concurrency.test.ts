@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findSetFileProblem, listSets, readPointer, readSetManifest } from '../src/data/store.js'
 import { createRiskcheck } from '../src/index.js'
 import { startDataUpstream, torList, type DataUpstream } from './fake-internet/data-upstream.js'
+import { nodeArgs } from './child-process.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const NEW_EXIT = '81.2.69.160'
@@ -34,7 +35,7 @@ function runUpdateProcess(dir: string, extra: string[] = []): Promise<{ code: nu
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli/bin.ts'), 'data', 'update', '--data-dir', dir, '--only', 'tor', '--source', `tor=${upstream.sources().tor}`, '--json', ...extra],
+      [...nodeArgs('src/cli/bin.ts'), 'data', 'update', '--data-dir', dir, '--only', 'tor', '--source', `tor=${upstream.sources().tor}`, '--json', ...extra],
       { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' } },
     )
     let stdout = ''
@@ -67,7 +68,7 @@ describe('concurrent updates of one data directory', () => {
     const rc = createRiskcheck({ offline: true, dataDir: dir })
     expect((await rc.ip(NEW_EXIT)).details.flags.is_tor).toBe(true)
     await rc.close()
-  })
+  }, 120_000)
 
   it('with --wait they run one after another, each installing a complete set', async () => {
     const dir = join(base, 'wait')

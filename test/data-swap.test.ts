@@ -117,5 +117,5 @@ describe('a data set swap under load', () => {
     } finally {
       await rc.close()
     }
-  }, 60_000)
+  }, 180_000)
 })

@@ -18,8 +18,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { lookupsOf } from '../src/server/bulk-service.js'
@@ -33,8 +32,8 @@ import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_MS } from '../src/webhooks/schedule
 import { verifyWebhook } from '../src/webhooks/signature.js'
 import { MOBILE_RECORD } from './children/slow-carrier.js'
 import { startReceiver, type Receiver } from './webhooks-helpers.js'
+import { nodeArgs } from './child-process.js'
 
-const here = dirname(fileURLToPath(import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-delivery-crash-'))
 const T0 = Date.parse('2026-11-22T10:00:00Z')
 let rx: Receiver
@@ -93,7 +92,7 @@ function snapshotMoney(store: SqliteStore) {
 
 /** Runs the child until it kills itself at `point` (or says it survived). */
 async function crashAt(file: string, point: DeliveryCrashPoint, clock: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'children', 'delivery-crash.ts'), file, point, String(clock)], {
+  const child = spawn(process.execPath, [...nodeArgs('test/children/delivery-crash.ts'), file, point, String(clock)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

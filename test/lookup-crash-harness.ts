@@ -8,16 +8,15 @@ import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import pg from 'pg'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { createPostgresStore } from '../src/server/store/postgres/store.js'
 import { createSqliteStore } from '../src/server/store/sqlite/store.js'
 import type { Store } from '../src/server/store/contracts/store.js'
+import { nodeArgs } from './child-process.js'
 
-const here = dirname(fileURLToPath(import.meta.url))
 const url = process.env.RISKCHECK_TEST_DATABASE_URL
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-lookup-crash-'))
 /** Removes the SQLite files of this run. */
@@ -75,7 +74,7 @@ export const engines: Array<{ name: string; enabled: boolean; open(): Promise<Db
 /** Starts instance A; resolves with its port once it listens. */
 async function startA(db: Db, point: Point | '', leaseMs?: number): Promise<{ child: ChildProcess; port: number }> {
   const env = { ...process.env, RISKCHECK_CRASH_AT: point, ...(leaseMs ? { RISKCHECK_LEASE_MS: String(leaseMs) } : {}) }
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'children', 'lookup-crash.ts'), ...db.args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeArgs('test/children/lookup-crash.ts'), ...db.args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let err = ''
   child.stderr!.on('data', (d: Buffer) => (err += String(d)))
   const port = await new Promise<number>((resolve, reject) => {

@@ -65,7 +65,9 @@ async function serve(args: string[], env: Record<string, string> = {}) {
   let base = ''
   let listened = () => undefined as void
   const listening = new Promise<void>((resolve) => (listened = resolve))
-  const exit = runServe(['--port', '0', '--offline', '--json', '--log-level', 'silent', ...args], io, {
+  // A loaded machine (other suites, other databases) can take longer than the default 5 s to hand out a connection:
+  // these cases are about the commands, not the database's time limits (test/outage-postgres.test.ts has those).
+  const exit = runServe(['--port', '0', '--offline', '--json', '--log-level', 'silent', '--database-timeout', '60s', ...args], io, {
     signal: stop.signal,
     onListening: (u) => {
       base = u
@@ -85,21 +87,28 @@ async function lookupIp(base: string, key: string, ip = '1.1.1.1') {
   return { status: res.status, body: (await res.json()) as any }
 }
 
-/** A webhook receiver on 127.0.0.1 answering 204; records each body with its signature header. */
+/**
+ * A webhook receiver on 127.0.0.1 answering 204; records each body with its signature header. `delivered()` resolves
+ * once a delivery has come (the case's own timeout bounds the wait, not a count of polls).
+ */
 async function startReceiver() {
   const received: Array<{ body: string; signature: string }> = []
+  let arrived = () => undefined as void
+  const first = new Promise<void>((resolve) => (arrived = resolve))
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       received.push({ body: Buffer.concat(chunks).toString('utf8'), signature: String(req.headers['svc-signature']) })
       res.writeHead(204).end()
+      arrived()
     })
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   return {
     received,
+    delivered: () => first,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
@@ -258,7 +267,7 @@ describe.skipIf(!url || !redisUrl)('riskcheck on PostgreSQL + Redis', () => {
       const ping = await admin(['webhook', 'ping', endpoint.id, '--database-url', databaseUrl])
       expect(ping.code).toBe(0)
       expect(ping.json).toMatchObject({ type: 'ping', data: { endpoint_id: endpoint.id } })
-      for (let i = 0; i < 300 && rx.received.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
+      await rx.delivered()
       expect(rx.received).toHaveLength(1)
       const delivered = rx.received[0]!
       expect(JSON.parse(delivered.body)).toMatchObject({ id: ping.json.id, type: 'ping', data: { endpoint_id: endpoint.id } })
@@ -297,7 +306,17 @@ describe.skipIf(!url || !redisUrl)('riskcheck on PostgreSQL + Redis', () => {
     const io = memoryIO({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl! })
     const stop = new AbortController()
     const exit = runWorker(['--log-level', 'silent'], io, { signal: stop.signal })
-    for (let i = 0; i < 200 && !io.out().includes('riskcheck worker running'); i++) await new Promise((r) => setTimeout(r, 50))
+    // waits for the line itself (or the worker's end), however long a loaded machine takes to open both
+    await new Promise<void>((resolve) => {
+      const seen = () => {
+        if (!io.out().includes('riskcheck worker running')) return
+        io.stdout.off('data', seen)
+        resolve()
+      }
+      io.stdout.on('data', seen)
+      void exit.then(() => resolve())
+      seen()
+    })
     expect(io.out()).toContain(`riskcheck worker running`)
     expect(io.out()).toContain(databaseUrl)
     expect(await sql('public', `SELECT 1 FROM information_schema.tables WHERE table_schema = '${new URL(databaseUrl).searchParams.get('schema')}' AND table_name = 'orgs'`)).toHaveLength(1)

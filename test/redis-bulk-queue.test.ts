@@ -8,8 +8,7 @@
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Redis } from 'ioredis'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
@@ -18,8 +17,8 @@ import { createSqliteStore, type SqliteStore } from '../src/server/store/sqlite/
 import { MOBILE_RECORD } from './children/slow-carrier.js'
 import { fakeClock } from './clock.js'
 import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
+import { nodeArgs } from './child-process.js'
 
-const here = dirname(fileURLToPath(import.meta.url))
 const url = testRedisUrl('bulk jobs through BullMQ (test/redis-bulk-queue.test.ts)')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -163,7 +162,7 @@ describe.skipIf(!url)('bulk jobs through BullMQ', () => {
     const call = await account(5000)
     const api = open(false)
     await api.ready()
-    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'children', 'bulk-worker.ts'), join(dir, 'rc.sqlite'), url as string, prefix], {
+    const child = spawn(process.execPath, [...nodeArgs('test/children/bulk-worker.ts'), join(dir, 'rc.sqlite'), url as string, prefix], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     try {

@@ -9,8 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Redis } from 'ioredis'
@@ -22,9 +21,9 @@ import { enqueueEvent, type DeliverFunction } from '../src/webhooks/queue.js'
 import { RETRY_DELAYS_MS } from '../src/webhooks/schedule.js'
 import { verifyWebhook } from '../src/webhooks/signature.js'
 import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
+import { nodeArgs } from './child-process.js'
 
 const url = testRedisUrl('webhook deliveries through BullMQ (test/redis-delivery-queue.test.ts)')
-const here = dirname(fileURLToPath(import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-delivery-queue-'))
 const SCALED = RETRY_DELAYS_MS.map((d) => d / 60_000) // 1 ms … 420 ms
 
@@ -214,7 +213,7 @@ describe.skipIf(!url)('webhook deliveries through BullMQ', () => {
       )
       const event = buildPingEvent({ orgId: 'org_kill', now: new Date(), endpointId: endpoint.id })
       const [delivery] = await enqueueEvent({ store: fileDeliveries, now: () => new Date(), event, endpointId: endpoint.id })
-      child = spawn(process.execPath, ['--import', 'tsx', join(here, 'children', 'delivery-worker.ts'), file, url as string, prefix], {
+      child = spawn(process.execPath, [...nodeArgs('test/children/delivery-worker.ts'), file, url as string, prefix], {
         stdio: ['ignore', 'pipe', 'inherit'],
       })
       await killedNow

@@ -6,12 +6,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { Scope } from '../src/schema.js'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createPostgresStore, type PostgresStore } from '../src/server/store/postgres/store.js'
 import { deleteKeys, testRedis, testRedisUrl } from './redis-env.js'
+import { nodeArgs } from './child-process.js'
 
 /** A running `serve` (with its URL) or `worker` process. */
 export interface Instance {
@@ -54,7 +54,6 @@ export function scaleOut(suite: string): ScaleOut {
   const redisUrl = testRedisUrl(suite)
   const schema = `rc_scale_${randomBytes(5).toString('hex')}`
   const redisPrefix = `rc-scale-${randomBytes(5).toString('hex')}`
-  const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
   const children = new Set<Instance>()
   let store: PostgresStore | undefined
   let sql: pg.Pool | undefined
@@ -68,7 +67,7 @@ export function scaleOut(suite: string): ScaleOut {
 
   function start(command: 'serve' | 'worker', args: string[], ready: (out: string) => string | null): Promise<Instance> {
     const base = command === 'serve' ? ['serve', '--port', '0', '--json'] : ['worker']
-    const child = spawn(process.execPath, ['--import', 'tsx', bin, ...base, '--offline', '--log-level', 'warn', ...args], {
+    const child = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), ...base, '--offline', '--log-level', 'warn', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, RISKCHECK_DATABASE_URL: instanceDbUrl(), RISKCHECK_REDIS_URL: redisUrl!, RISKCHECK_REDIS_PREFIX: redisPrefix },
     })

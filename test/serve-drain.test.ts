@@ -9,11 +9,11 @@ import { createServer, type Server, type ServerResponse } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createSqliteStore } from '../src/server/store/sqlite/store.js'
+import { nodeArgs } from './child-process.js'
 
 let dir: string
 let rdap: Server
@@ -48,8 +48,7 @@ afterAll(async () => {
 })
 
 function startServe(args: string[]): { child: ChildProcess; url: Promise<string>; exit: Promise<number | null>; err: () => string } {
-  const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
-  const child = spawn(process.execPath, ['--import', 'tsx', bin, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stderr!.on('data', (d) => (err += d))

@@ -1,7 +1,7 @@
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startSmtpServer, type FakeSmtpServer } from './fake-internet/smtp-server.js'
 import { mxOf, runNode, startMailNet, type MailNet } from './smtp-helpers.js'
+import { nodeArgs } from './child-process.js'
 
 // A mail server that accepts the connection and never replies must not make one lookup wait connect/reply timeouts
 // MX after MX: the SMTP step has a time budget across all MX hosts (smtp.totalTimeoutMs). A check that got no answer
@@ -74,10 +74,9 @@ describe('the time budget of the SMTP step', () => {
 
   it('the CLI answers within the budget and exits on its own (smtp timeouts 60 s, budget 500 ms)', async () => {
     const [mx1, , mx3] = await threeTarpits()
-    const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
     const args = ['email', 'jane@tarpit-mail.org', '--dns-server', net!.dns.address, '--smtp-port', String(mx1!.port), '--smtp-allow-private-hosts', '--no-rdap']
     // outer guard only (in runNode): without the budget the child would wait 3 × 60 s
-    const { code, signal, out, err } = await runNode([bin, ...args, '--smtp-timeout', '60000', '--smtp-total-timeout', '500', '--compact'])
+    const { code, signal, out, err } = await runNode([...nodeArgs('src/cli/bin.ts'), ...args, '--smtp-timeout', '60000', '--smtp-total-timeout', '500', '--compact'])
     expect(err).toBe('')
     expect(signal).toBeNull()
     expect(code).toBe(0)

@@ -1,8 +1,8 @@
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDnsServer, type FakeDnsServer } from './fake-internet/dns-server.js'
 import { startSmtpServer, type FakeSmtpServer } from './fake-internet/smtp-server.js'
 import { mxOf, runNode } from './smtp-helpers.js'
+import { scriptImport } from './child-process.js'
 
 // A process exits as soon as its work is done: close() of the SMTP source (and rc.close()) releases every socket and
 // timer at once, including those of checks still in flight. Each test runs a script in a child process that must exit
@@ -22,11 +22,13 @@ afterAll(async () => {
   await Promise.all([server.close(), tarpit.close(), dns.close()])
 })
 
-/** Runs `script` (an ES module body) in a child Node process with tsx. */
-const runChild = (script: string) => runNode(['--input-type=module', '-e', script])
+const smtp = scriptImport('src/sources/smtp/index.ts')
+const riskcheck = scriptImport('src/riskcheck.ts')
+const smtpModule = JSON.stringify(smtp.file)
+const riskcheckModule = JSON.stringify(riskcheck.file)
 
-const smtpModule = JSON.stringify(fileURLToPath(new URL('../src/sources/smtp/index.ts', import.meta.url)))
-const riskcheckModule = JSON.stringify(fileURLToPath(new URL('../src/riskcheck.ts', import.meta.url)))
+/** Runs `script` (an ES module body) in a child Node process. */
+const runChild = (script: string) => runNode([...smtp.flags, '--input-type=module', '-e', script])
 
 /** Script lines that print the active handles and timers, less stdio's pipes. */
 const PRINT_RESOURCES = `console.log(JSON.stringify(process.getActiveResourcesInfo().filter((r) => r !== 'PipeWrap' && r !== 'TTYWrap')))`

@@ -67,11 +67,11 @@ export interface ChildRun {
 }
 
 /**
- * Runs `node --import tsx …args` and resolves when it exits on its own — or when the outer guard kills it after
+ * Runs `node …args` (see test/child-process.ts for the project's entry points) and resolves when it exits on its own — or when the outer guard kills it after
  * `guardMs` (only a child that would hang for much longer should ever meet it; tests assert `signal` is null).
  */
 export async function runNode(args: string[], guardMs = 15_000): Promise<ChildRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout.on('data', (d) => (out += d))

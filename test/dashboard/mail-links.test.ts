@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runServe } from '../../src/cli/serve-command.js'
@@ -16,8 +15,8 @@ import { createServer } from '../../src/server/app.js'
 import { memoryIO } from '../helpers.js'
 import type { MailMessage } from '../../src/dashboard/mail.js'
 import { Client } from './http.js'
+import { nodeArgs } from '../child-process.js'
 
-const BIN = fileURLToPath(new URL('../../src/cli/bin.ts', import.meta.url))
 const FORGED = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' }
 
 interface Mail {
@@ -60,7 +59,7 @@ afterAll(async () => {
 
 /** Starts `riskcheck serve` with `args` and `env`; resolves with its URL, or with its exit code and stderr. */
 function serve(args: string[], env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess } | { code: number | null; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'serve', '--port', '0', '--json', '--offline', '--log-level', 'warn', '--mail-url', `smtp://127.0.0.1:${smtpPort}`, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), 'serve', '--port', '0', '--json', '--offline', '--log-level', 'warn', '--mail-url', `smtp://127.0.0.1:${smtpPort}`, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   })
