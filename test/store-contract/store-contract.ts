@@ -135,8 +135,9 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
           await store.insertKey(k)
           const credits = { balance: org.subscriptionCredits + org.purchasedCredits, periodEnd: org.periodEnd }
           expect(credits.balance).toBe(200_000)
-          // a store that reads the org's lists version with the key says null when the org never had a list
-          const lists = 'listsVersion' in ((await store.getAuth(k.id))?.org ?? {}) ? { listsVersion: null } : {}
+          // a store that reads the org's lists and outcome versions with the key says null when the org never had one
+          const read = (await store.getAuth(k.id))?.org ?? {}
+          const lists = { ...('listsVersion' in read ? { listsVersion: null } : {}), ...('outcomesVersion' in read ? { outcomesVersion: null } : {}) }
           expect(await store.getAuth(k.id)).toEqual({ key: k, org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null, ...credits, ...lists } })
           await c.setPolicyVersion(org.id, 'pol_v1')
           await store.setOrgSuspended(org.id, true, T0)

@@ -1,11 +1,7 @@
 /**
  * Schema migrations of the SQLite store, applied in order on start by ./migrate.ts (`PRAGMA user_version` holds the
- * last version run). Append only: never edit a migration that has shipped; add the next one. 002: bulk jobs and
- * webhooks; 003: per-org policies and the answer log (./org-policies.ts); 005: instance leases (./leases.ts); 006:
- * velocity counts, one row per check and keyed hash, kept for the day window (./velocity.ts); 007: allow/block lists
- * (./lists.ts); 008: outcomes and the keyed hashes of answered requests' inputs (./outcomes.ts); 009: the review
- * queue (./reviews.ts); 010: request ids in the answer log; 011: pending rechecks of deferred email answers
- * (./rechecks.ts); 012: outcome versions, read with the API key (./outcomes.ts); 013: the velocity counts of logged answers.
+ * last version run). Append only: never edit a migration that has shipped; add the next one. Each entry's name
+ * says what it adds.
  */
 import type { Migration } from '../common/migration.js'
 
