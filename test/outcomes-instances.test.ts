@@ -137,7 +137,10 @@ describe.skipIf(!url)('two servers on one PostgreSQL schema: statements of a loo
   beforeAll(async () => {
     pg.Client.prototype.query = function (this: object, ...args: unknown[]) {
       const c = counters.get(this)
-      if (c) c.n++
+      const text = String(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text)
+      // the review queue is written for answers whose action is review: the plain org's, not the labelled org's
+      // (its label blocks), so it is left out of a comparison of the statements labels cost
+      if (c && !text.startsWith('INSERT INTO reviews')) c.n++
       return (clientQuery as (...a: unknown[]) => unknown).apply(this, args)
     } as typeof clientQuery
     for (let i = 0; i < 2; i++) {
@@ -197,8 +200,13 @@ describe.skipIf(!url)('two servers on one PostgreSQL schema: statements of a loo
     expect(recorded.status).toBe(200)
     const reading = await cost(keys.labelled)
     expect(reading.factors).toContain('reported_fraud_before')
-    const plain = await cost(keys.plain)
-    const labelled = await cost(keys.labelled)
+    // the fewest of three lookups: a background write (a key's last use, a usage tally) may land in any one of them
+    const fewest = async (key: string) => {
+      const runs = [await cost(key), await cost(key), await cost(key)]
+      return { n: Math.min(...runs.map((x) => x.n)), factors: runs[2]!.factors }
+    }
+    const plain = await fewest(keys.plain)
+    const labelled = await fewest(keys.labelled)
     expect(labelled.factors).toContain('reported_fraud_before')
     expect(plain.factors).not.toContain('reported_fraud_before')
     if (process.env.RISKCHECK_PRINT_COUNTS) console.log('statements per lookup on B:', { plain: plain.n, labelled: labelled.n, reading: reading.n })

@@ -39,15 +39,16 @@ describe('parseOutcomes()', () => {
       }
       throw new Error('no error')
     }
-    expect(bad('input,type,outcome\na@b.example,email,fraud\na@b.example,email,maybe\n', 'csv')).toEqual([3, expect.stringMatching(/^line 3: outcome must be one of fraud, /)])
-    expect(bad('input,type,outcome\na@b.example,,fraud\n', 'csv')).toEqual([2, 'line 2: input needs a type (email, phone or ip)'])
-    expect(bad('input,type,outcome\na@b.example,url,fraud\n', 'csv')).toEqual([2, expect.stringContaining('type must be email, phone or ip')])
-    expect(bad('a@b.example,email,fraud\n', 'csv')).toEqual([1, expect.stringContaining('the header must name the columns')])
-    expect(bad('{"outcome":"fraud"}\n', 'jsonl')).toEqual([1, 'line 1: neither request_id nor input is given'])
-    expect(bad('{"request_id":"r","outcome":"fraud"}\nnope\n', 'jsonl')).toEqual([2, 'line 2: not JSON'])
-    expect(bad('{"request_id":"r","input":"a","type":"ip","outcome":"fraud"}\n', 'jsonl')).toEqual([1, 'line 1: give request_id or input, not both'])
+    expect(bad('input,type,outcome\na@b.example,email,fraud\na@b.example,email,maybe\n', 'csv')).toEqual([3, expect.stringMatching(/^line 3: outcome "maybe" is not one of fraud, /)])
+    expect(bad('input,type,outcome\na@b.example,,fraud\n', 'csv')).toEqual([2, 'line 2: type is missing (input is given)'])
+    expect(bad('input,type,outcome\na@b.example,url,fraud\n', 'csv')).toEqual([2, 'line 2: type "url" is not one of email, phone, ip'])
+    expect(bad('a@b.example,email,fraud\n', 'csv')).toEqual([1, expect.stringContaining('unknown column "a@b.example"')])
+    expect(bad('{"outcome":"fraud"}\n', 'jsonl')).toEqual([1, 'line 1: needs either request_id, or input with type'])
+    expect(bad('{"request_id":"r","outcome":"fraud"}\nnope\n', 'jsonl')).toEqual([2, expect.stringMatching(/^line 2: not JSON/)])
+    expect(bad('{"request_id":"r","input":"a","type":"ip","outcome":"fraud"}\n', 'jsonl')).toEqual([1, 'line 1: needs either request_id, or input with type'])
     expect(bad('{"request_id":"r","outcome":"fraud","weight":2}\n', 'jsonl')).toEqual([1, expect.stringContaining('unknown field "weight"')])
-    expect(bad('input,type,outcome,created_at\na,ip,fraud,yesterday\n', 'csv')).toEqual([2, expect.stringContaining('created_at is not a date')])
+    expect(bad('input,type,outcome\na,ip,fraud\n', 'csv')).toEqual([2, 'line 2: input "a" is not an IP address or CIDR network'])
+    expect(bad('input,type,outcome,created_at\n192.0.2.1,ip,fraud,yesterday\n', 'csv')).toEqual([2, expect.stringContaining('is not a date-time')])
   })
 
   it('labels: risk outcomes only; the later of one subject wins (by created_at when every line has one)', () => {
@@ -114,7 +115,7 @@ describe('riskcheck policy test --outcomes', () => {
     writeFileSync(bad, 'input,type,outcome\nx@y.example,email,stolen\n')
     const r = await run('--outcomes', bad)
     expect(r.code).toBe(64)
-    expect(r.err).toContain(`${bad}: line 2: outcome must be one of`)
+    expect(r.err).toContain(`${bad}: line 2: outcome "stolen" is not one of`)
     expect((await run('--outcomes', bad, '--labels', bad)).err).toContain('--labels and --outcomes cannot be used together')
   })
 })

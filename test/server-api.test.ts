@@ -124,7 +124,7 @@ beforeEach(() => {
 })
 
 describe('success of every endpoint', () => {
-  const lookups = ROUTES.filter((r) => r.scope === 'lookup' && r.url !== '/v1/outcomes')
+  const lookups = ROUTES.filter((r) => r.scope === 'lookup' && r.url !== '/v1/outcomes' && !r.url.startsWith('/v1/reviews'))
 
   it('declares the documented routes', () => {
     expect(ROUTES.map((r) => `${r.method} ${r.url}`).sort()).toEqual(
@@ -153,6 +153,8 @@ describe('success of every endpoint', () => {
         'GET /v1/webhook-endpoints',
         'POST /v1/outcomes',
         'GET /v1/outcomes',
+        'GET /v1/reviews',
+        'POST /v1/reviews/:id/decision',
         'POST /v1/webhook-endpoints/:id/rotate-secret',
         'DELETE /v1/webhook-endpoints/:id',
         'POST /v1/lists',
@@ -300,10 +302,10 @@ const PRODUCE: Record<ErrorCode, ((route: RouteDef) => Promise<Res>) | null> = {
 }
 
 describe('every error code of every route', () => {
-  // The bulk, webhook, list and outcome routes have their own error suites (test/server-bulk*.test.ts,
-  // test/server-webhooks.test.ts, test/server-lists*.test.ts, test/server-outcomes.test.ts).
+  // The bulk, webhook, list, outcome and review routes have their own error suites (test/server-bulk*.test.ts,
+  // test/server-webhooks.test.ts, test/server-lists*.test.ts, test/server-outcomes.test.ts, test/server-reviews.test.ts).
   // GET /healthz and /readyz: test/server-health.test.ts.
-  const cases = ROUTES.filter((r) => !r.url.startsWith('/v1/bulk/') && !r.url.startsWith('/v1/webhook-endpoints') && !r.url.startsWith('/v1/lists') && r.url !== '/v1/outcomes' && !r.probe).flatMap((route) => routeErrorCodes(route).map((code) => [`${route.method} ${route.url}`, code, route] as const))
+  const cases = ROUTES.filter((r) => !r.url.startsWith('/v1/bulk/') && !r.url.startsWith('/v1/webhook-endpoints') && !r.url.startsWith('/v1/lists') && r.url !== '/v1/outcomes' && !r.url.startsWith('/v1/reviews') && !r.probe).flatMap((route) => routeErrorCodes(route).map((code) => [`${route.method} ${route.url}`, code, route] as const))
 
   it('has a way to provoke every code a route declares', () => {
     for (const [, code] of cases) expect(PRODUCE[code], code).not.toBeNull()

@@ -46,7 +46,10 @@ const shown = (v: string) => JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}â€
  * `request_id`, or `input` with `type` (an input that can be labelled: the lists' normalisation); `at` a date.
  */
 export function checkEntry(raw: Partial<Record<Field, string | null>>): OutcomeEntry | string {
-  const { input, type, request_id, outcome, note, at } = raw
+  const { input, request_id, note, at } = raw
+  // kinds and types are compared as the API writes them (lower case), so a hand-made `FRAUD` or `Email` is read too
+  const outcome = raw.outcome?.toLowerCase()
+  const type = raw.type?.toLowerCase()
   if (outcome === undefined || outcome === null || outcome === '') return 'outcome is missing'
   if (!KINDS.has(outcome)) return `outcome ${shown(outcome)} is not one of ${OUTCOME_KINDS.join(', ')}`
   const byId = request_id !== undefined && request_id !== null && request_id !== ''

@@ -118,6 +118,10 @@ describe.each(engines('dashboard hostile input'))('dashboard hostile input on %s
     await refused('delete_list', `${team}/lists/live/lst_a%00b/delete`, {}, 400, /`id` must not contain/)
     await refused(null, `${at}/evil`, {}, 404, /There is nothing here/)
 
+    // the review queue: its filters are the API's query
+    await refused('list_reviews', `${team}/reviews/live?min_score=abc`, {}, 400, /`min_score`/, 'GET')
+    await refused('list_reviews', `${team}/reviews/live?type=a%00b`, {}, 400, /`type`/, 'GET')
+
     // every operation the pages call was walked
     expect([...covered].sort()).toEqual(expect.arrayContaining(operationsCalled().filter((op) => op !== 'list_bulk_jobs' && op !== 'list_lists')))
 

@@ -171,7 +171,7 @@ describe('keys', () => {
       store.insertKey(key)
       expect(store.getAuth('key_abc')).toEqual({
         key,
-        org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null, balance: org.subscriptionCredits, periodEnd: org.periodEnd, listsVersion: null },
+        org: { id: org.id, suspended: false, ratePerSecond: 100, policyVersion: null, balance: org.subscriptionCredits, periodEnd: org.periodEnd, listsVersion: null, outcomesVersion: null },
       }) // no policy of its own (org-policy-store.ts)
       store.touchKey('key_abc', T0 + 1000)
       store.touchKey('key_abc', T0 + 2000) // within a minute: not written
