@@ -99,6 +99,24 @@ function rowArrays(codec: DetailsCodec, rows: readonly BulkRowRecord[]) {
   ]
 }
 
+/** Replaces a finished row of a job (a recheck's new answer) and moves the job's action counts, in one transaction. */
+function replaceRowOn(pool: pg.Pool, owner: BulkOwner, id: string, row: BulkRowRecord): Promise<boolean> {
+  const { orgId, mode } = owner
+  return inTransaction(pool, async (client) => {
+    const j = (await client.query<{ seq: string; job: string }>('SELECT seq, job FROM bulk_jobs WHERE id = $1 AND org_id = $2 AND mode = $3 FOR UPDATE', [id, orgId, mode])).rows[0]
+    if (!j) return false
+    const seq = num(j.seq)
+    const old = (await client.query<{ action: string | null; state: number }>('SELECT action, state FROM bulk_rows WHERE job_seq = $1 AND idx = $2', [seq, row.index])).rows[0]
+    if (!old || old.state === STATE_CODE.pending) return false
+    const job = JSON.parse(j.job) as BulkJob
+    moveActionCount(job, old.action, row.action)
+    const result = packResult(detailsCodec(job.type), row)
+    await client.query('UPDATE bulk_rows SET state = $3, retryable = $4, action = $5, result = $6 WHERE job_seq = $1 AND idx = $2', [seq, row.index, STATE_CODE[row.state], row.retryable ? 1 : 0, row.action, result])
+    await client.query('UPDATE bulk_jobs SET job = $1, status = $2 WHERE id = $3 AND org_id = $4 AND mode = $5', [JSON.stringify(job), job.status, id, orgId, mode])
+    return true
+  })
+}
+
 /**
  * The job store of one owner on `pool`. `onFinished` runs inside the transaction that writes a job's final status
  * (with the transaction's client), once per job.
@@ -212,27 +230,7 @@ export function createPostgresBulkStore(pool: pg.Pool, owner: BulkOwner, onFinis
         await updateOn(client, id, job)
       })
     },
-    async replaceRow(id, row) {
-      return inTransaction(pool, async (client) => {
-        const j = (await client.query<{ seq: string; job: string }>('SELECT seq, job FROM bulk_jobs WHERE id = $1 AND org_id = $2 AND mode = $3 FOR UPDATE', [id, orgId, mode])).rows[0]
-        if (!j) return false
-        const seq = num(j.seq)
-        const old = (await client.query<{ action: string | null; state: number }>('SELECT action, state FROM bulk_rows WHERE job_seq = $1 AND idx = $2', [seq, row.index])).rows[0]
-        if (!old || old.state === STATE_CODE.pending) return false
-        const job = JSON.parse(j.job) as BulkJob
-        moveActionCount(job, old.action, row.action)
-        await client.query('UPDATE bulk_rows SET state = $3, retryable = $4, action = $5, result = $6 WHERE job_seq = $1 AND idx = $2', [
-          seq,
-          row.index,
-          STATE_CODE[row.state],
-          row.retryable ? 1 : 0,
-          row.action,
-          packResult(detailsCodec(job.type), row),
-        ])
-        await updateOn(client, id, job)
-        return true
-      })
-    },
+    replaceRow: (id, row) => replaceRowOn(pool, owner, id, row),
     async pendingRows(id) {
       const { rows } = await pool.query<{ idx: number; input: string }>('SELECT idx, input FROM bulk_rows WHERE job_seq = $1 AND state = 0 ORDER BY idx', [(await must(id)).seq])
       return rows.map((r) => ({ index: r.idx, input: r.input }))
