@@ -83,12 +83,10 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
   let pendingCount = 0
   let flushSoon: NodeJS.Immediate | null = null
 
-  const flush = async (): Promise<void> => {
-    if (flushSoon) clearImmediate(flushSoon)
-    flushSoon = null
-    const batch = pending
-    pending = new Map()
-    pendingCount = 0
+  // Batches are written one after the other: a flush waits for the one in flight, so a backtest after it reads
+  // every answer given before.
+  let written: Promise<void> = Promise.resolve()
+  const write = async (batch: Map<string, LoggedAnswer[]>): Promise<void> => {
     for (const [orgId, answers] of batch) {
       try {
         await store.appendAnswers(orgId, answers)
@@ -96,6 +94,15 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
         warn({ org_id: orgId, err: e }, `answer log: ${answers.length} answer(s) not written (${(e as Error).message})`)
       }
     }
+  }
+  const flush = (): Promise<void> => {
+    if (flushSoon) clearImmediate(flushSoon)
+    flushSoon = null
+    const batch = pending
+    pending = new Map()
+    pendingCount = 0
+    if (batch.size > 0) written = written.then(() => write(batch))
+    return written
   }
 
   const compile = (rec: OrgPolicyRecord): Policy | null => {

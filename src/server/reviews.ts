@@ -142,17 +142,23 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     return store
   }
 
-  const flush = async (): Promise<void> => {
+  // Batches are written one after the other: a flush waits for the one in flight, so a read after it sees every
+  // answer given before, in the order given (seq is the insert order).
+  let written: Promise<void> = Promise.resolve()
+  const write = async (batch: NewReview[]): Promise<void> => {
+    try {
+      await store!.addReviews(batch)
+    } catch (e) {
+      warn({ err: e }, `reviews: ${batch.length} answer(s) not queued for review (${(e as Error).message})`)
+    }
+  }
+  const flush = (): Promise<void> => {
     if (flushSoon) clearImmediate(flushSoon)
     flushSoon = null
     const batch = pending
     pending = []
-    if (batch.length === 0 || !store) return
-    try {
-      await store.addReviews(batch)
-    } catch (e) {
-      warn({ err: e }, `reviews: ${batch.length} answer(s) not queued for review (${(e as Error).message})`)
-    }
+    if (batch.length > 0 && store) written = written.then(() => write(batch))
+    return written
   }
 
   /** The list `listId` of the owner, checked against the decision; its value for the entry. 400 when it does not fit. */
