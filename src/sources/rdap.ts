@@ -185,7 +185,7 @@ export function createRdapSource(opts: RdapSourceOptions = {}): RdapSource {
     const signal = anySignal(deadline, closer.signal)
     const data = await loadBootstrap(signal)
     if (isBootstrapFailure(data)) return failed(domain, data.failure, data.message, data.cause)
-    const trace: { failure: NetworkFailure | null } = { failure: null }
+    const trace: FetchTrace = { failure: null, lastUrl: null }
     const lookupOpts: LookupOptions = {
       rdapOnly: true,
       rdapFollowLinks: opts.followLinks === true,
@@ -205,6 +205,8 @@ export function createRdapSource(opts: RdapSourceOptions = {}): RdapSource {
           trace.failure?.kind === 'timeout' ||
           result.errorCode === 'timeout' ||
           result.attempts.some((a) => !a.ok && a.errorCode === 'timeout' && a.phase !== 'rdap_link')
+        // The deadline may end the lookup before the cut fetch reports: the server asked last is the one that did not answer.
+        if (trace.failure === null && timedOut && trace.lastUrl !== null) trace.failure = networkFailureOf(timeoutReason(deadline), trace.lastUrl, timeoutMs)
         if (trace.failure !== null) return failed(domain, timedOut ? 'timeout' : 'error', trace.failure.message, trace.failure.kind)
         if (timedOut) return failed(domain, 'timeout', `the registry did not answer within ${timeoutMs / 1000} s`, 'timeout')
         return failedWithoutNetworkCause(domain, result)
@@ -329,9 +331,16 @@ function failedWithoutNetworkCause(domain: string, result: { errorCode?: string;
 }
 
 /** Records the last failed request of one lookup (network error or HTTP status other than 404) in `trace`. */
-function tracingFetch(base: typeof fetch, trace: { failure: NetworkFailure | null }, timeoutMs: number): typeof fetch {
+/** What a lookup's fetches did: the last failure, and the URL asked last (named when the deadline cuts it short). */
+interface FetchTrace {
+  failure: NetworkFailure | null
+  lastUrl: string | null
+}
+
+function tracingFetch(base: typeof fetch, trace: FetchTrace, timeoutMs: number): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
+    trace.lastUrl = url
     try {
       const res = await base(input, init)
       if (!res.ok && res.status !== 404) trace.failure = httpFailureOf(res.status, url)
