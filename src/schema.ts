@@ -576,6 +576,9 @@ export const EmailRecheckedDataSchema = closed({
   score: Type.Number(),
   action: literals(ACTIONS),
   reason: Type.String(),
+  factors: Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), {
+    description: "The fired factor codes of the new answer (as `risk.factors`), the org's list matches (`list_blocked`, `list_allowed`) and outcome labels included.",
+  }),
   smtp_check: Type.String({ description: 'The mailbox check of the last attempt (deliverable, undeliverable, catch_all, unknown, unavailable).' }),
   attempts: Type.Integer({ minimum: 1, description: 'Rechecks made (the original answer not counted).' }),
   definite: Type.Boolean({ description: 'false when the last attempt was still deferred (the verdict stays unknown).' }),

@@ -3,7 +3,8 @@
  * own; set RISKCHECK_TEST_DATABASE_URL): an answer whose action is review is queued (others are not), listed with its
  * filters and pages, decided over HTTP — the outcome recorded, a later answer of the same input carrying
  * reported_fraud_before, the input added to a block list, review.decided delivered to a receiver on loopback with a
- * valid signature — and the refusals: another org's id, a list of the wrong kind or org, the other decision.
+ * valid signature — and the refusals: another org's id, a list of the wrong kind or org, the other decision; over a
+ * store of your own (no queue, no outcomes) the routes answer 503 UPSTREAM_UNAVAILABLE in the envelope.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -242,3 +243,59 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+describe('a server without review or outcome storage', () => {
+  it('answers the review and outcome routes 503 UPSTREAM_UNAVAILABLE in the envelope, with Retry-After; lookups still answer, none queued', async () => {
+    const { createMemoryStore } = await import('../src/server/store/sqlite/memory.js')
+    const inner = createMemoryStore()
+    // a store of the caller's own: the same methods, no engine the server knows (so no queue, no outcomes, no lists)
+    const store = new Proxy(inner, { get: (t, p) => (p === 'engine' ? undefined : Reflect.get(t, p)) })
+    const app = createServer({ db: store, purgeIntervalMs: 0, riskcheck: { offline: true } })
+    await app.ready()
+    try {
+      const now = Date.now()
+      const org = await inner.createOrg({ name: 'Own', planId: 'starter' }, now)
+      const h = { app } as Harness
+      for (const mode of ['test', 'live'] as const) {
+        const key = (await issueApiKey(inner, { orgId: org.id, mode, name: mode }, now)).secret
+        const routes: Array<[string, string, unknown?]> = [
+          ['GET', '/v1/reviews'],
+          ['GET', '/v1/reviews?status=pending&type=ip'],
+          ['POST', '/v1/reviews/rev_0123456789abcdef01234567/decision', { decision: 'block' }],
+          ['POST', '/v1/reviews/rev_0123456789abcdef01234567/decision', { decision: 'approve', add_to_list: 'lst_x', note: 'n' }],
+          ['GET', '/v1/outcomes'],
+          ['POST', '/v1/outcomes', { outcomes: [{ input: '192.0.2.1', type: 'ip', outcome: 'fraud' }] }],
+        ]
+        for (const [method, url, body] of routes) {
+          const r = await app.inject({
+            method: method as 'GET',
+            url,
+            headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+            ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+          })
+          expect(r.statusCode, `${mode} ${method} ${url}: ${r.body}`).toBe(503)
+          expect(r.headers['retry-after']).toMatch(/^[1-9][0-9]*$/)
+          const got = JSON.parse(r.body)
+          expect(Object.keys(got)).toEqual(['success', 'error'])
+          expect(got.success).toBe(false)
+          expect(Object.keys(got.error).sort()).toEqual(['code', 'docs_url', 'message', 'request_id'])
+          expect(got.error.code).toBe('UPSTREAM_UNAVAILABLE')
+          expect(got.error.message).toMatch(/needs? the SQLite or PostgreSQL store/)
+          expect(got.error.docs_url).toMatch(/#upstream_unavailable$/)
+          expect(got.error.request_id).toMatch(/^req_/)
+        }
+        // a bad body is still the caller's mistake (400), whatever the storage
+        expect((await call(h, 'POST', '/v1/reviews/rev_x/decision', key, { decision: 'maybe' })).status).toBe(400)
+      }
+      // the lookups answer; an answer whose action is review (a Tor exit in test mode) is not queued anywhere
+      const test = (await issueApiKey(inner, { orgId: org.id, mode: 'test', name: 'again' }, now)).secret
+      const tor = await call(h, 'POST', '/v1/ip', test, { ip: TOR })
+      expect(tor.status).toBe(200)
+      expect(tor.body.data.recommendation.action).toBe('review')
+      expect((await call(h, 'GET', '/v1/reviews', test)).status).toBe(503)
+    } finally {
+      await app.close()
+      inner.close()
+    }
+  })
+})

@@ -14,9 +14,9 @@
 import { formatPolicyIssues, LabelsFileError, loadPolicyFile, PolicyFileError, policyFromObject, readLabels, type PolicyFile } from '../scoring/index.js'
 import type { OrgPolicyStore } from '../server/store/contracts/org-policies.js'
 import type { OutcomeStore } from '../server/store/contracts/outcomes.js'
-import { backtestOrg, type OrgBacktest } from '../server/org-backtest.js'
+import { backtestOrg } from '../server/org-backtest.js'
 import type { OrgRecord } from '../accounts/types.js'
-import { fmtInt, formatBacktestText } from './backtest-text.js'
+import { formatBacktestText, labelSourceLine } from './backtest-text.js'
 import { describePolicy } from './policy-command.js'
 import { UsageError } from './shared.js'
 
@@ -51,18 +51,6 @@ async function loadLabels(path: string) {
   } catch (e) {
     throw new UsageError(`${path}: ${e instanceof LabelsFileError ? e.message : `cannot read: ${(e as Error).message}`}`)
   }
-}
-
-/** The line saying where the labels of the backtest came from. */
-export function labelSourceLine(bt: OrgBacktest, file: unknown): string {
-  if (bt.labelSource === 'file') return `Labels: from ${String(file)}.`
-  if (bt.labelSource === 'none' || !bt.outcomes) return 'Labels: none (no outcome storage, or --no-outcomes).'
-  const o = bt.outcomes
-  return (
-    `Labels: the org's outcomes — ${fmtInt(o.labels)} current risk outcome(s) as labels (fraud, chargeback, account_takeover → fraud; legitimate → good)` +
-    `${o.delivery > 0 ? `; ${fmtInt(o.delivery)} delivery outcome(s) are not labels` : ''}` +
-    `${o.answersWithoutRequestId > 0 ? `; ${fmtInt(o.answersWithoutRequestId)} answer(s) logged without a request id cannot be matched` : ''}.`
-  )
 }
 
 /**

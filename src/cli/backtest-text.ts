@@ -4,6 +4,7 @@
  */
 import { ACTIONS, type Action } from '../schema.js'
 import { SKIP_REASONS, type ActionCounts, type ActionMetrics, type BacktestReport, type SweepRow } from '../scoring/index.js'
+import type { OrgBacktest } from '../server/org-backtest.js'
 
 /** `1,234` */
 export const fmtInt = (n: number) => n.toLocaleString('en-US')
@@ -174,4 +175,26 @@ export function formatBacktestText(report: BacktestReport, heading: ReportHeadin
     )
   }
   return out.join('\n') + '\n'
+}
+
+/** The line saying where the labels of the backtest came from. */
+export function labelSourceLine(bt: OrgBacktest, file: unknown): string {
+  if (bt.labelSource === 'file') return `Labels: from ${String(file)}.`
+  if (bt.labelSource === 'none' || !bt.outcomes) return 'Labels: none (no outcome storage, or --no-outcomes).'
+  const o = bt.outcomes
+  return (
+    `Labels: the org's outcomes — ${fmtInt(o.labels)} current risk outcome(s) as labels (fraud, chargeback, account_takeover → fraud; legitimate → good)` +
+    `${o.delivery > 0 ? `; ${fmtInt(o.delivery)} delivery outcome(s) are not labels` : ''}` +
+    `${o.answersWithoutRequestId > 0 ? `; ${fmtInt(o.answersWithoutRequestId)} answer(s) logged without a request id cannot be matched` : ''}.`
+  )
+}
+
+/** Warnings about what the backtest could not re-score, on stderr. */
+export function reportSkipped(report: BacktestReport, io: { stderr: { write(text: string): unknown } }, prefix: string): void {
+  if (report.skipped.no_factors > 0)
+    io.stderr.write(
+      `${prefix}: warning: ${fmtInt(report.skipped.no_factors)} answer(s) carry no factors (written by an older riskcheck) and were skipped\n`,
+    )
+  const unknown = Object.keys(report.unknownFactors)
+  if (unknown.length > 0) io.stderr.write(`${prefix}: warning: factor codes this riskcheck does not know were ignored: ${unknown.join(', ')}\n`)
 }

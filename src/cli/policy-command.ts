@@ -4,10 +4,11 @@
  *   riskcheck policy check FILE [--json]
  *   riskcheck policy test --policy FILE --results RESULTS [--labels LABELS | --outcomes OUTCOMES] [--context C] [--json]
  *                         [--html REPORT] [--changes N] [--format csv|jsonl]
+ *   riskcheck policy test FILE --db DB | --database-url URL --org ORG_ID …   (./policy-test-store.ts)
  *   riskcheck policy schema
  *
- * Exit codes: 0 done (check: the file is valid) · 64 bad usage, an invalid policy file, or results / labels that
- * cannot be read · 1 an unexpected failure.
+ * Exit codes: 0 done (check: the file is valid) · 64 bad usage, an invalid policy file, results / labels that
+ * cannot be read, an unknown org · 1 an unexpected failure, a database that cannot be opened.
  */
 import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
@@ -32,7 +33,9 @@ import {
 import { OutcomesFileError, readOutcomesFile } from '../outcomes/file.js'
 import { labelsFromEntries } from '../outcomes/labels.js'
 import { renderBacktestHtml } from './backtest-html.js'
-import { fmtInt, formatBacktestText, type ReportHeading } from './backtest-text.js'
+import { fmtInt, formatBacktestText, reportSkipped, type ReportHeading } from './backtest-text.js'
+import { databaseTarget, postgresLocation } from './database.js'
+import type { StoreSource } from './policy-test-store.js'
 import { EXIT, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const HELP = `Usage:
@@ -41,10 +44,14 @@ const HELP = `Usage:
   riskcheck policy test --policy FILE --results RESULTS [--labels LABELS | --outcomes OUTCOMES]
                         [--context C] [--json] [--html REPORT] [--changes N] [--format csv|jsonl]
       Re-score stored answers under the policy (no network, no credits) and report what would change.
+  riskcheck policy test FILE (--db DB | --database-url URL) --org ORG_ID [--mode live]
+                        [--labels LABELS | --outcomes OUTCOMES | --no-outcomes] [--context C] [--json] [--html REPORT]
+      The same over an org's answers of the last 7 days in the service's database, labelled by the org's outcomes
+      (what admin policy set --dry-run reports; nothing is written, no policy is applied).
   riskcheck policy schema
       Print the JSON Schema of policy files (also docs/policy.schema.json in the package).
 
-  --policy FILE       the candidate policy (JSON or YAML)
+  --policy FILE       the candidate policy (JSON or YAML); or name it as the one argument
   --results RESULTS   what riskcheck wrote: JSON lines of lookup or combined-check results, bulk rows as JSON
                       lines or results.csv (with its factors column), HTTP results pages; - reads stdin
   --labels LABELS     CSV input,label with label fraud or good: adds fraud caught / good customers held, and
@@ -58,8 +65,16 @@ const HELP = `Usage:
   --html REPORT       also write a self-contained HTML page (matrix, histogram by label, sweeps, changes)
   --changes N         changes listed in the text report (default 20)
   --format csv|jsonl  format of RESULTS (default: from its name, else from its first character)
+  --db DB             the service's SQLite file (riskcheck serve --db); it must exist
+  --database-url URL  the service's PostgreSQL (?schema=NAME picks the schema); its schema must be current
+                      (riskcheck admin migrate); one of --db and --database-url, never both
+  --org ORG_ID        whose answers (of the last 7 days, as the answer log keeps them) to re-score
+  --mode live         the key mode of the answers and outcomes: live (the answer log keeps live keys' answers only)
+  --no-outcomes       no labels (by default the org's current outcomes are the labels; --labels or --outcomes
+                      replace them)
 
-Exit codes: 0 done (check: valid) · 64 bad usage, an invalid policy, unreadable results or labels · 1 failure
+Exit codes: 0 done (check: valid) · 64 bad usage, an invalid policy, unreadable results or labels, an unknown org
+· 1 failure (a database that cannot be opened)
 `
 
 async function write(out: NodeJS.WritableStream, chunk: string): Promise<void> {
@@ -154,76 +169,141 @@ async function runCheck(args: string[], io: CliIO): Promise<number> {
   return EXIT.ok
 }
 
-async function runTest(args: string[], io: CliIO): Promise<number> {
-  const prefix = 'riskcheck policy test'
-  let values: Record<string, unknown>
-  let context: CheckContextName | null | undefined
-  let shown: number
-  let format: 'csv' | 'jsonl' | undefined
-  try {
-    values = parseArgs({
-      args,
-      options: {
-        policy: { type: 'string' },
-        results: { type: 'string' },
-        labels: { type: 'string' },
-        outcomes: { type: 'string' },
-        context: { type: 'string' },
-        json: { type: 'boolean' },
-        html: { type: 'string' },
-        changes: { type: 'string' },
-        format: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      allowPositionals: false,
-      strict: true,
-    }).values
-    if (values.help) {
-      io.stdout.write(HELP)
-      return EXIT.ok
-    }
-    if (typeof values.policy !== 'string') throw new UsageError('--policy FILE is required (the candidate policy)')
-    if (typeof values.results !== 'string') throw new UsageError('--results RESULTS is required (stored answers to re-score)')
-    if (values.labels !== undefined && values.outcomes !== undefined) throw new UsageError('--labels and --outcomes cannot be used together (one source of labels)')
-    if (values.context !== undefined && !(CONTEXTS as readonly string[]).includes(values.context as string))
-      throw new UsageError(`--context must be one of ${CONTEXTS.join(', ')} (got ${String(values.context)})`)
-    context = values.context as CheckContextName | undefined
-    shown = values.changes === undefined ? 20 : Number(values.changes)
-    if (!Number.isInteger(shown) || shown < 0) throw new UsageError(`--changes must be a whole number (got ${String(values.changes)})`)
-    if (values.format !== undefined && values.format !== 'csv' && values.format !== 'jsonl') throw new UsageError(`--format must be csv or jsonl (got ${String(values.format)})`)
-    format = values.format as 'csv' | 'jsonl' | undefined
-    if (values.results === '-' && (io.stdin as { isTTY?: boolean }).isTTY) throw new UsageError('--results - reads stdin, which is a terminal')
-  } catch (e) {
-    io.stderr.write(`${prefix}: ${(e as Error).message}\n`)
-    return EXIT.usage
-  }
-  const file = await loadOrReport(values.policy as string, io, prefix)
-  if (!file) return EXIT.usage
-  for (const l of formatPolicyIssues(file.warnings)) io.stderr.write(`${prefix}: warning: ${values.policy as string}: ${l}\n`)
+/** The arguments of `policy test`, checked. */
+interface TestArgs {
+  values: Record<string, unknown>
+  /** The candidate policy file (`--policy FILE`, or the one positional). */
+  policy: string
+  context: CheckContextName | undefined
+  shown: number
+  format: 'csv' | 'jsonl' | undefined
+  /** The service database whose org's answers are re-scored; null: `--results`. */
+  store: StoreSource | null
+}
 
-  let labels: Labels | null = null
+const TEST_OPTIONS = {
+  policy: { type: 'string' },
+  results: { type: 'string' },
+  labels: { type: 'string' },
+  outcomes: { type: 'string' },
+  context: { type: 'string' },
+  json: { type: 'boolean' },
+  html: { type: 'string' },
+  changes: { type: 'string' },
+  format: { type: 'string' },
+  db: { type: 'string' },
+  'database-url': { type: 'string' },
+  org: { type: 'string' },
+  mode: { type: 'string' },
+  'no-outcomes': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+/** Where the answers come from when `--db`, `--database-url` or `--org` is given; a UsageError for a wrong mix. */
+function storeSource(values: Record<string, unknown>): StoreSource | null {
+  // Flags only (not RISKCHECK_DB and the like): a variable set for `serve` must not turn `--results` into a store.
+  const target = databaseTarget(values, (flag) => `--${flag}`)
+  if (target === null && values.org === undefined) {
+    if (typeof values.results !== 'string') throw new UsageError('--results RESULTS is required (stored answers to re-score), or --db FILE / --database-url URL with --org ORG_ID')
+    for (const flag of ['mode', 'no-outcomes'])
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} is for an org's answers in the service's database (--db FILE or --database-url URL, with --org ORG_ID)`)
+    return null
+  }
+  if (target === null) throw new UsageError('--org reads the answers the service logged: give its database too (--db FILE or --database-url URL)')
+  if (typeof values.org !== 'string' || values.org === '') throw new UsageError('--org ORG_ID is required with --db / --database-url (whose answers to re-score)')
+  if (values.results !== undefined) throw new UsageError('--results and --db / --database-url exclude each other: the answers come from a file or from the service database')
+  if (values.format !== undefined) throw new UsageError('--format is the format of --results; the service database needs none')
+  if (values['no-outcomes'] === true && (values.labels !== undefined || values.outcomes !== undefined))
+    throw new UsageError('--no-outcomes and --labels / --outcomes cannot be used together (one source of labels, or none)')
+  const mode = (values.mode as string | undefined) ?? 'live'
+  if (mode === 'test') throw new UsageError("--mode test: the service logs the answers of live keys only (test keys' answers are fixtures), so there are none to re-score")
+  if (mode !== 'live') throw new UsageError(`--mode must be live or test (got ${mode})`)
+  if (target.kind === 'postgres') {
+    if (!/^postgres(ql)?:\/\//.test(target.url)) throw new UsageError('--database-url must start with postgres:// or postgresql://')
+    postgresLocation(target.url)
+  }
+  return { target, orgId: values.org, mode }
+}
+
+/** Parses and checks the arguments of `policy test`; a UsageError for bad usage. */
+function parseTestArgs(args: string[]): TestArgs | 'help' {
+  const parsed = parseArgs({ args, options: TEST_OPTIONS, allowPositionals: true, strict: true })
+  const values = parsed.values as Record<string, unknown>
+  if (values.help) return 'help'
+  if (parsed.positionals.length > 1) throw new UsageError(`policy test takes one policy file (got ${parsed.positionals.length}: ${parsed.positionals.join(' ')})`)
+  if (parsed.positionals.length === 1 && values.policy !== undefined) throw new UsageError('give the policy file once: --policy FILE or FILE')
+  const policy = (values.policy as string | undefined) ?? parsed.positionals[0]
+  if (typeof policy !== 'string') throw new UsageError('--policy FILE is required (the candidate policy; or name it as the one argument)')
+  const store = storeSource(values)
+  if (values.labels !== undefined && values.outcomes !== undefined) throw new UsageError('--labels and --outcomes cannot be used together (one source of labels)')
+  if (values.context !== undefined && !(CONTEXTS as readonly string[]).includes(values.context as string))
+    throw new UsageError(`--context must be one of ${CONTEXTS.join(', ')} (got ${String(values.context)})`)
+  const shown = values.changes === undefined ? 20 : Number(values.changes)
+  if (!Number.isInteger(shown) || shown < 0) throw new UsageError(`--changes must be a whole number (got ${String(values.changes)})`)
+  if (values.format !== undefined && values.format !== 'csv' && values.format !== 'jsonl') throw new UsageError(`--format must be csv or jsonl (got ${String(values.format)})`)
+  return { values, policy, context: values.context as CheckContextName | undefined, shown, format: values.format as 'csv' | 'jsonl' | undefined, store }
+}
+
+/** The labels of `--outcomes FILE` or `--labels FILE` (null: neither); a UsageError when the file cannot be used. */
+async function fileLabels(values: Record<string, unknown>, io: CliIO, prefix: string): Promise<Labels | null> {
   if (values.outcomes !== undefined) {
     const path = values.outcomes as string
     try {
-      const { labels: fromOutcomes, summary } = labelsFromEntries(await readOutcomesFile(path))
-      labels = fromOutcomes
+      const { labels, summary } = labelsFromEntries(await readOutcomesFile(path))
       if (summary.delivery > 0) io.stderr.write(`${prefix}: note: ${path}: ${fmtInt(summary.delivery)} delivery outcome(s) (bounced, delivered, spam_complaint) are not labels\n`)
+      return labels
     } catch (e) {
-      io.stderr.write(`${prefix}: ${path}: ${e instanceof OutcomesFileError ? e.message : `cannot read: ${(e as Error).message}`}\n`)
-      return EXIT.usage
+      throw new UsageError(`${path}: ${e instanceof OutcomesFileError ? e.message : `cannot read: ${(e as Error).message}`}`)
     }
   }
   if (values.labels !== undefined) {
     try {
-      labels = await readLabels(values.labels as string)
+      return await readLabels(values.labels as string)
     } catch (e) {
-      io.stderr.write(`${prefix}: ${values.labels as string}: ${e instanceof LabelsFileError ? e.message : `cannot read: ${(e as Error).message}`}\n`)
-      return EXIT.usage
+      throw new UsageError(`${values.labels as string}: ${e instanceof LabelsFileError ? e.message : `cannot read: ${(e as Error).message}`}`)
     }
   }
+  return null
+}
 
+async function runTest(args: string[], io: CliIO): Promise<number> {
+  const prefix = 'riskcheck policy test'
+  let t: TestArgs
+  try {
+    const got = parseTestArgs(args)
+    if (got === 'help') {
+      io.stdout.write(HELP)
+      return EXIT.ok
+    }
+    t = got
+    if (t.values.results === '-' && (io.stdin as { isTTY?: boolean }).isTTY) throw new UsageError('--results - reads stdin, which is a terminal')
+  } catch (e) {
+    io.stderr.write(`${prefix}: ${(e as Error).message}\n`)
+    return EXIT.usage
+  }
+  const { values } = t
+  const file = await loadOrReport(t.policy, io, prefix)
+  if (!file) return EXIT.usage
+  for (const l of formatPolicyIssues(file.warnings)) io.stderr.write(`${prefix}: warning: ${t.policy}: ${l}\n`)
+  let labels: Labels | null
+  try {
+    labels = await fileLabels(values, io, prefix)
+  } catch (e) {
+    io.stderr.write(`${prefix}: ${(e as Error).message}\n`)
+    return EXIT.usage
+  }
+  if (t.store) {
+    const { runStoreTest } = await import('./policy-test-store.js')
+    return runStoreTest({ source: t.store, file, policyPath: t.policy, labels, labelsFile: (values.labels ?? values.outcomes ?? null) as string | null, useOutcomes: values['no-outcomes'] !== true, context: t.context, json: Boolean(values.json), html: values.html as string | undefined, shown: t.shown }, io, prefix)
+  }
+  return testOnResults(t, file, labels, io, prefix)
+}
+
+/** `policy test --results RESULTS`: re-scores the answers of a file (or stdin). */
+async function testOnResults(t: TestArgs, file: PolicyFile, labels: Labels | null, io: CliIO, prefix: string): Promise<number> {
+  const { values, context, shown, format } = t
   const json = Boolean(values.json)
-  const heading: ReportHeading = { policy: values.policy as string, version: file.version, results: values.results as string, context: context ?? null }
+  const heading: ReportHeading = { policy: t.policy, version: file.version, results: values.results as string, context: context ?? null }
   const badLines: number[] = []
   let badLineCount = 0
   // With --json the changes are streamed out as they are found (none kept in memory); the text and HTML reports
@@ -268,12 +348,7 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
   const report = run.report()
   if (badLineCount > 0)
     io.stderr.write(`${prefix}: warning: ${fmtInt(badLineCount)} line(s) of ${heading.results} are not JSON and were skipped (line ${badLines.join(', ')}${badLineCount > badLines.length ? ', …' : ''})\n`)
-  if (report.skipped.no_factors > 0)
-    io.stderr.write(
-      `${prefix}: warning: ${fmtInt(report.skipped.no_factors)} answer(s) carry no factors (written by an older riskcheck) and were skipped\n`,
-    )
-  const unknown = Object.keys(report.unknownFactors)
-  if (unknown.length > 0) io.stderr.write(`${prefix}: warning: factor codes this riskcheck does not know were ignored: ${unknown.join(', ')}\n`)
+  reportSkipped(report, io, prefix)
 
   if (values.html !== undefined) {
     try {
@@ -309,6 +384,6 @@ async function runPolicy(args: string[], io: CliIO): Promise<number> {
 /** The `riskcheck policy` command (registered in ./commands.ts). */
 export const policyCommand: CliCommand = {
   name: 'policy',
-  summary: 'policy files: check FILE (validate) · test --policy FILE --results RESULTS (backtest offline) · schema',
+  summary: 'policy files: check FILE (validate) · test --policy FILE --results RESULTS | --db DB --org ORG_ID (backtest) · schema',
   run: runPolicy,
 }

@@ -7,6 +7,7 @@
  */
 import { createBacktest, type BacktestReport, type Labels, type RankedLabel } from '../scoring/backtest.js'
 import type { Policy } from '../scoring/rules.js'
+import type { CheckContextName } from '../schema.js'
 import { OUTCOME_LABEL, type OutcomeLabelSummary } from '../outcomes/labels.js'
 import { ANSWER_LOG_TTL_MS } from './store/common/answer-log.js'
 import type { LoggedAnswer, OrgPolicyStore } from './store/contracts/org-policies.js'
@@ -31,6 +32,8 @@ export interface OrgBacktestOptions {
   labels?: Labels | null
   /** Default true. */
   useOutcomes?: boolean
+  /** Judge every answer in this context (default: each answer's own). */
+  context?: CheckContextName
 }
 
 /** The result of {@link backtestOrg}. */
@@ -107,7 +110,11 @@ export async function backtestOrg(o: OrgBacktestOptions): Promise<OrgBacktest> {
     items = k.items
     summary = { ...got.summary, answersWithoutRequestId: k.withoutId }
   }
-  const run = createBacktest(o.policy, { labels, ...(o.maxChanges !== undefined ? { maxChanges: o.maxChanges } : {}) })
+  const run = createBacktest(o.policy, {
+    labels,
+    ...(o.maxChanges !== undefined ? { maxChanges: o.maxChanges } : {}),
+    ...(o.context !== undefined ? { context: o.context } : {}),
+  })
   for (const item of items) run.add(item)
   return { report: run.report(), since, labelSource: useOutcomes ? 'outcomes' : o.labels ? 'file' : 'none', outcomes: summary }
 }

@@ -10,7 +10,6 @@ import { UNMETERED } from '../credits.js'
 import { runCheck, type LookupEnv, type LookupRun } from '../lookup.js'
 import type { BulkRowRecord, BulkStore } from '../bulk/types.js'
 import type { EmailData, EmailRecheckedData } from '../schema.js'
-import type { Policy } from '../scoring/rules.js'
 import { buildEmailRecheckedEvent } from '../webhooks/events.js'
 import { recheckIdOf } from './store/common/recheck-rows.js'
 import type { BulkOwner } from './store/contracts/bulk.js'
@@ -36,8 +35,11 @@ export interface RecheckServiceDeps {
   store: RecheckStore
   /** The live lookup environment (its ledger is replaced: a recheck is never charged). */
   liveEnv: LookupEnv
-  /** The scoring policy of an org now. */
-  policyOf(orgId: string): Policy
+  /**
+   * What an answer of the org is scored with now — its policy, its lists and (`labels`: a request's answer, not a
+   * bulk row's) its outcome labels — as a lookup of the org would have them (./org-answer.ts).
+   */
+  orgEnv(owner: BulkOwner, labels: boolean): Promise<Pick<LookupEnv, 'policy' | 'signals' | 'answerLabels'>>
   /** The job store of a bulk owner (rows updated in place). */
   jobStore(owner: BulkOwner): BulkStore
   /** Completes a bulk job waiting in `rechecking` once none of its rechecks is pending. */
@@ -158,7 +160,9 @@ export function createRecheckService(deps: RecheckServiceDeps, settings: Require
 
 /** One attempt: the address checked again; then the next attempt scheduled, or the answer delivered. */
 async function runAttempt(deps: RecheckServiceDeps, delays: readonly number[], r: StoredRecheck): Promise<void> {
-  const env: LookupEnv = { ...deps.liveEnv, ledger: UNMETERED, policy: deps.policyOf(r.orgId) }
+  const owner: BulkOwner = { orgId: r.orgId, mode: r.mode }
+  // scored as the org's answers are now (policy, lists, outcome labels); bulk rows carry no labels, as in their job
+  const env: LookupEnv = { ...deps.liveEnv, ledger: UNMETERED, ...(await deps.orgEnv(owner, r.target.kind === 'request')) }
   const opts = { smtp: true, bypassCache: true }
   const prepared = emailCheck.prepare(r.address, opts, env.ctx)
   // prepaid: nothing is reserved or charged; the fresh answer goes into the result cache as a lookup's would
@@ -170,7 +174,6 @@ async function runAttempt(deps: RecheckServiceDeps, delays: readonly number[], r
     await deps.store.reschedule(r.id, attempts, next)
     return
   }
-  const owner: BulkOwner = { orgId: r.orgId, mode: r.mode }
   if (r.target.kind === 'bulk') await replaceBulkRow(deps.jobStore(owner), r.target.jobId, r.target.rowIndex, run)
   const a = run.assessment
   const data: EmailRecheckedData = {
@@ -182,6 +185,7 @@ async function runAttempt(deps: RecheckServiceDeps, delays: readonly number[], r
     score: a.score,
     action: a.action,
     reason: a.reason,
+    factors: [...a.factors],
     smtp_check: run.outcome.details.smtp_check,
     attempts,
     definite,

@@ -81,6 +81,7 @@ export const EVENT_DATA_FIELDS: Readonly<Record<EventType, ReadonlyArray<readonl
     ['score', 'the new risk score'],
     ['action', 'the new recommended action'],
     ['reason', 'the new verdict\'s reason'],
+    ['factors', 'the fired factor codes of the new answer (as `risk.factors`), the org\'s list matches and outcome labels included'],
     ['smtp_check', 'the mailbox check of the last attempt (deliverable, undeliverable, catch_all, unknown, unavailable)'],
     ['attempts', 'rechecks made (the original answer not counted)'],
     ['definite', 'false when the last attempt was still deferred (the verdict stays unknown)'],

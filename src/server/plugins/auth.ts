@@ -6,6 +6,7 @@
  */
 import { RiskcheckError } from '../../errors.js'
 import { authenticate, authorize, type RequestAuth } from '../auth.js'
+import { resolveOrgScoring } from '../org-answer.js'
 import type { RouteConfig } from './context.js'
 import { applyLimit, hitAnonymous } from './rate-limits.js'
 import { rootPlugin } from './root-plugin.js'
@@ -28,12 +29,12 @@ export const authPlugin = rootPlugin('riskcheck-auth', (app, parts) => {
     }
     applyLimit(reply, await limiter.hit(`key:${auth.key.id}`, auth.ratePerSecond, 'key'))
     authorize(auth, scope)
-    // The org's policy of this request (a change by `riskcheck admin policy` applies from here).
-    const resolved = await orgPolicies.resolve(auth.orgId, auth.policyVersion)
-    auth.policyVersion = resolved.version
-    auth.policy = resolved.policy
-    // The org's lists of a lookup (compiled once per version: docs/decisions.md "Lists in the service").
-    if (scope === 'lookup') auth.lists = await orgLists.resolve(auth, auth.listsVersion)
+    // The org's policy of this request (a change by `riskcheck admin policy` applies from here) and the org's lists
+    // of a lookup (compiled once per version: docs/decisions.md "Lists in the service"); ../org-answer.ts.
+    const org = await resolveOrgScoring({ orgPolicies, orgLists }, auth, auth, scope === 'lookup')
+    auth.policyVersion = org.policy.version
+    auth.policy = org.policy.policy
+    if (scope === 'lookup') auth.lists = org.lists
     states.set(request, { auth })
     // Last use is recorded at most once a minute per key (no write on every request).
     const t = nowMs()

@@ -6,6 +6,7 @@
 import { createOrgLedger } from '../../accounts/ledger.js'
 import { PRODUCTS } from '../../accounts/plans.js'
 import { buildOpenApi } from '../openapi.js'
+import { orgSignals } from '../org-answer.js'
 import { outcomeStoreOf } from '../store/open-storage.js'
 import { ROUTES } from '../routes/index.js'
 import type { LookupListener, ServerContext } from '../routes/types.js'
@@ -34,9 +35,8 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
     nowMs,
     lookupEnv(auth, request) {
       const policy = auth.policy ?? rc.env.policy
-      // the org's lists (../org-lists.ts), then its velocity counter (../velocity.ts)
-      const listed = orgLists.signalsOf(auth.lists, rc.env.signals)
-      const signals = velocity ? velocity.signals(listed, auth.orgId) : listed
+      // the org's lists (../org-lists.ts), then its velocity counter (../velocity.ts): ../org-answer.ts
+      const signals = orgSignals({ orgLists, velocity, baseSignals: rc.env.signals }, auth.orgId, auth.lists)
       if (auth.mode === 'test') return { env: policy === testEnv.policy && !velocity && !auth.lists ? testEnv : { ...testEnv, policy, signals }, ledger: null }
       const held = leases && lease && request ? { credits: leases, hold: lease.hold(), unsettled: lease.unsettled } : undefined
       const idem = request ? states.get(request)?.idem : undefined

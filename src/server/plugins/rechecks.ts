@@ -1,13 +1,13 @@
 /**
  * Rechecks of deferred email answers in the server (../recheck-service.ts, docs/rechecks.md): the service over the
- * engine's `email_rechecks` table, scoring with each org's policy, rewriting bulk rows through the owner's job store
+ * engine's `email_rechecks` table, scoring as each org's answers are (../org-answer.ts), rewriting bulk rows through the owner's job store
  * and completing jobs that wait in `rechecking`. ./lifecycle.ts starts and stops its timer.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Riskcheck } from '../../riskcheck.js'
 import type { ServerOptions } from '../app.js'
 import type { BulkService } from '../bulk-service.js'
-import type { OrgPolicies } from '../org-policies.js'
+import { orgAnswerEnv, type OrgAnswerParts } from '../org-answer.js'
 import { createRecheckService, recheckSettings, type RecheckService } from '../recheck-service.js'
 import type { ServiceStorage } from '../store/contracts/service-storage.js'
 
@@ -17,7 +17,7 @@ export function createServerRechecks(o: {
   service: ServiceStorage
   rc: Riskcheck
   nowMs: () => number
-  orgPolicies: OrgPolicies
+  org: OrgAnswerParts
   bulk: BulkService
   backgroundLog: () => FastifyBaseLogger | undefined
 }): RecheckService | undefined {
@@ -28,7 +28,7 @@ export function createServerRechecks(o: {
     {
       store: service.rechecks,
       liveEnv: o.rc.env,
-      policyOf: (orgId) => o.orgPolicies.current(orgId),
+      orgEnv: (owner, labels) => orgAnswerEnv(o.org, owner, labels),
       jobStore: (owner) => service.bulk.jobStore(owner),
       finishRechecked: (owner, jobId) => bulk.engineFor(owner).finishRechecked(jobId),
       nowMs: o.nowMs,

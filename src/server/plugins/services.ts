@@ -127,13 +127,16 @@ export function buildServerParts(options: ServerOptions): ServerParts {
     ? createServerMetrics(service ? { bulkQueueDepth: () => service.bulk.unfinishedCount(), webhookBacklog: () => service.webhooks.pendingCount() } : {})
     : undefined
   const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message))
+  // Outcomes (POST /v1/outcomes) and the labels they add to later answers (../outcomes.ts)
+  const outcomes = createOutcomeService({ store: outcomeStoreOf(store), nowMs, retentionDays: settings.outcomeDays, warn: (fields, message) => backgroundLog()?.warn(fields, message) })
   let jobs: Pick<ServerParts, 'bulk' | 'bulkQueue' | 'webhooks' | 'rechecks'> = { bulk: undefined, bulkQueue: undefined, webhooks: undefined, rechecks: undefined }
   if (service) {
     try {
       const webhooks = createServerWebhooks({ options, service, nowMs, settings, backgroundLog, metrics })
       let rechecks: RecheckService | undefined
       const bulkParts = startServerBulk({ options, service, rc, testEnv, nowMs, redis, orgPolicies, orgLists, backgroundLog, rechecks: () => rechecks })
-      rechecks = createServerRechecks({ options, service, rc, nowMs, orgPolicies, bulk: bulkParts.bulk, backgroundLog })
+      const org = { orgPolicies, orgLists, outcomes, velocity, baseSignals: rc.env.signals }
+      rechecks = createServerRechecks({ options, service, rc, nowMs, org, bulk: bulkParts.bulk, backgroundLog })
       jobs = { webhooks, ...bulkParts, rechecks }
     } catch (e) {
       void rc.close()
@@ -142,8 +145,6 @@ export function buildServerParts(options: ServerOptions): ServerParts {
     }
   }
   const states = new WeakMap<FastifyRequest, RequestState>()
-  // Outcomes (POST /v1/outcomes) and the labels they add to later answers (../outcomes.ts)
-  const outcomes = createOutcomeService({ store: outcomeStoreOf(store), nowMs, retentionDays: settings.outcomeDays, warn: (fields, message) => backgroundLog()?.warn(fields, message) })
   // The review queue (answers whose action is review) and its decisions (../reviews.ts)
   const reviews = createReviewService({
     store: reviewStoreOf(store),

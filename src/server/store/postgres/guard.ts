@@ -117,7 +117,12 @@ export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availab
         ;(last as Callback)(err, res)
       })
     }
-    availability.gate()
+    // refused as pg fails: with a rejected promise, never a throw (a caller in a timer would end the process)
+    try {
+      availability.gate()
+    } catch (e) {
+      return Promise.reject(e)
+    }
     const result = (pool.query as (...a: unknown[]) => unknown)(...args)
     if (!result || typeof (result as Promise<unknown>).then !== 'function') return result
     return (result as Promise<unknown>).catch((err: unknown) => {
