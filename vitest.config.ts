@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
+
+/** Files that replace a module (vi.mock) the others import as is: they get a process of their own. */
+const OWN_PROCESS = ['test/ip-default-data.test.ts']
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
@@ -14,5 +16,19 @@ export default defineConfig({
     globalSetup: ['test/setup/child-bundles.ts'],
     // No test may reach anything but loopback (DNS, SMTP, RDAP, webhooks, fetch).
     setupFiles: ['test/setup/no-internet.ts'],
+    projects: [
+      {
+        extends: true,
+        // A worker runs file after file in one process (modules loaded once): a fresh process per file cost more
+        // time than most files' tests. A file must therefore leave no state behind that another file reads.
+        test: {
+          name: 'shared',
+          isolate: false,
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...OWN_PROCESS],
+        },
+      },
+      { extends: true, test: { name: 'own-process', isolate: true, include: OWN_PROCESS } },
+    ],
   },
 })

@@ -22,7 +22,10 @@ if (!process.env.RISKCHECK_TEST_DATABASE_URL) {
 }
 afterAll(removeFiles)
 
-/** The lease of the matrix's instances (short, so each case waits ~1 s for a dead instance, not 10). */
+/**
+ * The lease of the matrix's instances (short, so each case waits ~1 s for a dead instance, not 10). The cases run at
+ * once (each on a database of its own, with a key of its own): most of a case is waiting for a child or a lease.
+ */
 const LEASE_MS = 1200
 
 for (const engine of engines) {
@@ -31,7 +34,7 @@ for (const engine of engines) {
       for (const keyed of [true, false]) {
         // without a key, an answer settled before the crash was counted; the retry is then a free cache hit
         const lookups = keyed || point === 'reserved' || point === 'looked-up' ? 1 : 2
-        it(`${point}, ${keyed ? 'with' : 'without'} an Idempotency-Key: the retry is answered, no hold is kept, 1 credit charged, ${lookups} lookup${lookups > 1 ? 's' : ''} counted`, { timeout: 60_000 }, async () => {
+        it(`${point}, ${keyed ? 'with' : 'without'} an Idempotency-Key: the retry is answered, no hold is kept, 1 credit charged, ${lookups} lookup${lookups > 1 ? 's' : ''} counted`, { timeout: 60_000, concurrent: true }, async () => {
           const db = await engine.open()
           try {
             const r = await crashAndRetry(db, point, keyed, LEASE_MS)
