@@ -207,6 +207,43 @@ describe('the prefix index agrees with a linear scan (property)', () => {
   })
 })
 
+describe('the prefix index with a directory (4,096 ranges and more) agrees with a linear scan', () => {
+  it('random IPv4 networks, a third of them in four /16s, and addresses in and around them (5 seeds)', { timeout: 60_000 }, () => {
+    for (const seed of [1, 7, 42, 2026, 65_537]) {
+      let x = seed
+      const rnd = () => {
+        x ^= x << 13
+        x >>>= 0
+        x ^= x >>> 17
+        x ^= x << 5
+        x >>>= 0
+        return x
+      }
+      // prefix lengths mostly from 16 up (the networks stay distinct: over 4,096 ranges), a few short ones holding many
+      const nets = Array.from({ length: 6000 }, (_, i): [number, number] => {
+        const a = rnd()
+        const p = rnd() % 33
+        const len = p < 4 ? p * 3 : 16 + (p % 17)
+        return i % 3 === 0 ? [(0x0a000000 + (a % 4) * 0x10000 + (a & 0xffff)) >>> 0, Math.max(len, 12)] : [a, len]
+      })
+      const items = nets.map(([a, p]) => `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}/${p}`)
+      const index = compiled([{ name: 'n', kind: 'block', itemType: 'ip', items }])
+      expect(index.ip.size).toBeGreaterThanOrEqual(4096)
+      const addresses = [...nets.slice(0, 300).map(([a]) => a), ...Array.from({ length: 300 }, rnd), 0x0a000000, 0x0a03ffff, 0xffffffff, 0]
+      for (const a of addresses) {
+        const text = `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`
+        const found: string[] = []
+        index.ip.find(parseIp(text)!, (entries) => (found.push(...[entries].flat().map((e) => e.value)), false))
+        const expected = nets
+          .filter(([n, p]) => p === 0 || n >>> (32 - p) === a >>> (32 - p))
+          .sort((u, v) => v[1] - u[1])
+          .map(([n, p]) => normalizedOf(n, p))
+        expect(found).toEqual([...new Set(expected)])
+      }
+    }
+  })
+})
+
 /** The normalised text of an IPv4 network. */
 function normalizedOf(x: number, p: number): string {
   const first = p === 0 ? 0 : (x >>> (32 - p)) * 2 ** (32 - p)
