@@ -51,12 +51,22 @@ function networkOfParsed(ip: ParsedIp): string {
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
 
-/** Adds the values of one lookup's details (lookup `type`) to `out`. */
-export function velocityValuesOf(type: string, details: unknown, out: VelocityValues = {}): VelocityValues {
+/** The IP lookup's prepared input when it is the address of `details` (saves parsing it again), else a parse. */
+function addressOf(details: Record<string, any>, input: unknown): ParsedIp | null {
+  const p = input as ParsedIp | null | undefined
+  if (p && typeof p === 'object' && (p.version === 4 || p.version === 6) && p.address === details.ip) return p
+  return parseIp(details.ip)
+}
+
+/**
+ * Adds the values of one lookup's details (lookup `type`) to `out`. `input` may be the check's prepared input (used
+ * only when it is the parsed address of an IP answer).
+ */
+export function velocityValuesOf(type: string, details: unknown, out: VelocityValues = {}, input?: unknown): VelocityValues {
   if (details === null || typeof details !== 'object') return out
   const d = details as Record<string, any>
   if (type === 'ip') {
-    const ip = parseIp(d.ip)
+    const ip = addressOf(d, input)
     if (ip) {
       out.ip = ip.address
       out.network = networkOfParsed(ip)
