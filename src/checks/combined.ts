@@ -163,17 +163,17 @@ export function crossSignals(
 }
 
 /**
- * Velocity of the combined check: the values of every part counted once, together (one store round trip). `failed`
- * when the store did not answer (the check is then partial, `velocity: null`).
+ * Velocity of the combined check: the values of every part (with its prepared input) counted once, together (one
+ * store round trip). `failed` when the store did not answer (the check is then partial, `velocity: null`).
  */
 function countCheckVelocity(
   env: LookupEnv,
-  parts: ReadonlyArray<[string, Part<unknown> | null]>,
+  parts: ReadonlyArray<[string, Part<unknown> | null, unknown]>,
 ): CheckVelocity | Promise<CheckVelocity> {
   const counter = env.signals?.velocity
   if (!counter) return { counts: null, failed: false }
   const values: VelocityValues = {}
-  for (const [type, part] of parts) if (part && VELOCITY_TYPES.has(type)) velocityValuesOf(type, part.outcome.details, values)
+  for (const [type, part, prepared] of parts) if (part && VELOCITY_TYPES.has(type)) velocityValuesOf(type, part.outcome.details, values, prepared)
   const counts = counter.count(values, env.ctx.mode === 'test', env.ctx.now().getTime())
   // the memory store answers at once: no promise (nor a turn of the event loop) for it
   if (counts === null || typeof (counts as Promise<unknown>).then !== 'function') return { counts: counts as CheckDetails['velocity'], failed: counts === null }
@@ -235,10 +235,11 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
     phone?.outcome.details ?? null,
   )
   const all = [email, ip, phone].filter((p): p is Part<any> => p !== null)
+  // each part with its prepared input (the IP's parsed address is not parsed again)
   const counted = countCheckVelocity(env, [
-    ['email', email],
-    ['ip', ip],
-    ['phone', phone],
+    ['email', email, emailIn?.input],
+    ['ip', ip, ipIn?.input],
+    ['phone', phone, phoneIn?.input],
   ])
   const velocity = 'then' in counted ? await counted : counted
   const factors = [...all.flatMap((p) => p.outcome.factors), ...signalFactors]

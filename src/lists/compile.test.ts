@@ -150,27 +150,33 @@ describe('matching cost does not grow with the lists (counted, not timed)', () =
     }
   }
 
-  /** Work of one batch of lookups: prefix-index steps and map probes. */
-  function work(index: ListIndex): { ip: number; probes: number } {
+  /** Work of one batch of lookups: prefix-index steps, values asked (of a filter, or of the country map) and map probes. */
+  function work(index: ListIndex): { ip: number; probes: number; gets: number } {
     const maps = (['email', 'emailDomain', 'phone', 'country', 'asn'] as const).map((k) => {
       const m = new CountingMap<unknown, Entries>(index[k] as ReadonlyMap<unknown, Entries>)
       ;(index as unknown as Record<string, unknown>)[k] = m
       return m
     })
     index.ip.work = 0
+    const filters = Object.values(index.filters)
+    for (const f of filters) f.work = 0
     for (let i = 0; i < 200; i++) {
       matchLists(index, 'ip', { ip: `${10 + (i % 200)}.${i % 7}.${i % 250}.${i % 251}`, location: { country_code: 'DE' }, network: { asn: i } }, 0)
       matchLists(index, 'ip', { ip: `2001:db8:0:${i.toString(16)}::1`, location: { country_code: null }, network: { asn: null } }, 0)
       matchLists(index, 'email', { syntax_valid: true, local_part: `user${i}`, domain: `a.b.d${i}.example.net` }, 0)
       matchLists(index, 'phone', { e164: `+44207946${i}`, country: { code: 'GB', name: 'United Kingdom' } }, 0)
     }
-    return { ip: index.ip.work, probes: maps.reduce((n, m) => n + m.gets, 0) }
+    const country = maps[3] as CountingMap<unknown, Entries>
+    return { ip: index.ip.work, probes: filters.reduce((n, f) => n + f.work, 0) + country.gets, gets: maps.reduce((n, m) => n + m.gets, 0) }
   }
 
-  it('100 times the items: the same map probes, and prefix-index steps grow by log₂ 100 per lookup at most', { timeout: 60_000 }, () => {
+  it('100 times the items: the same values asked, and prefix-index steps grow by log₂ 100 per lookup at most', { timeout: 60_000 }, () => {
     const small = work(big(200))
     const large = work(big(20_000))
     expect(large.probes).toBe(small.probes)
+    // the maps are probed only for what their filters may hold
+    expect(large.gets).toBeLessThanOrEqual(large.probes)
+    expect(small.gets).toBeLessThanOrEqual(small.probes)
     const lookups = 400
     // binary search over 100× the ranges: log₂(100) ≈ 6.6 more steps per lookup; parent hops are bounded by the nesting
     expect(large.ip - small.ip).toBeLessThanOrEqual(lookups * 8)
@@ -198,6 +204,43 @@ describe('the prefix index agrees with a linear scan (property)', () => {
       }),
       { numRuns: 200 },
     )
+  })
+})
+
+describe('the prefix index with a directory (4,096 ranges and more) agrees with a linear scan', () => {
+  it('random IPv4 networks, a third of them in four /16s, and addresses in and around them (5 seeds)', { timeout: 60_000 }, () => {
+    for (const seed of [1, 7, 42, 2026, 65_537]) {
+      let x = seed
+      const rnd = () => {
+        x ^= x << 13
+        x >>>= 0
+        x ^= x >>> 17
+        x ^= x << 5
+        x >>>= 0
+        return x
+      }
+      // prefix lengths mostly from 16 up (the networks stay distinct: over 4,096 ranges), a few short ones holding many
+      const nets = Array.from({ length: 6000 }, (_, i): [number, number] => {
+        const a = rnd()
+        const p = rnd() % 33
+        const len = p < 4 ? p * 3 : 16 + (p % 17)
+        return i % 3 === 0 ? [(0x0a000000 + (a % 4) * 0x10000 + (a & 0xffff)) >>> 0, Math.max(len, 12)] : [a, len]
+      })
+      const items = nets.map(([a, p]) => `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}/${p}`)
+      const index = compiled([{ name: 'n', kind: 'block', itemType: 'ip', items }])
+      expect(index.ip.size).toBeGreaterThanOrEqual(4096)
+      const addresses = [...nets.slice(0, 300).map(([a]) => a), ...Array.from({ length: 300 }, rnd), 0x0a000000, 0x0a03ffff, 0xffffffff, 0]
+      for (const a of addresses) {
+        const text = `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`
+        const found: string[] = []
+        index.ip.find(parseIp(text)!, (entries) => (found.push(...[entries].flat().map((e) => e.value)), false))
+        const expected = nets
+          .filter(([n, p]) => p === 0 || n >>> (32 - p) === a >>> (32 - p))
+          .sort((u, v) => v[1] - u[1])
+          .map(([n, p]) => normalizedOf(n, p))
+        expect(found).toEqual([...new Set(expected)])
+      }
+    }
   })
 })
 

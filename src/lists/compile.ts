@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto'
 import type { ParsedCidr } from '../sources/ip/parse.js'
 import { MAX_VALUE_LENGTH, normalizeListValue } from './normalize.js'
+import { KeyFilter } from './key-filter.js'
 import { PrefixIndex } from './prefix-index.js'
 import { LIST_ITEM_TYPES, LIST_KINDS, type InvalidListItem, type ListDefinition, type ListItemType, type ListKind, type ListSummary } from './types.js'
 
@@ -52,6 +53,8 @@ export interface ListIndex {
   /** By AS number. */
   readonly asn: ReadonlyMap<number, Entries>
   readonly ip: PrefixIndex<Entries>
+  /** The keys of the large maps, asked before the map (most values are on no list). */
+  readonly filters: { readonly email: KeyFilter; readonly emailDomain: KeyFilter; readonly phone: KeyFilter; readonly asn: KeyFilter }
   /** Distinct items per list id. */
   readonly counts: ReadonlyMap<string, number>
 }
@@ -180,9 +183,17 @@ export function compileLists(defs: unknown): CompiledLists {
   const ip = new PrefixIndex([...maps.ip].map(([key, payload]) => ({ cidr: cidrs.get(key) as ParsedCidr, payload })))
   return {
     ok: true,
-    index: { lists, email: maps.email, emailDomain: maps.email_domain, phone: maps.phone, country: maps.country, asn: maps.asn, ip, counts },
+    index: { lists, email: maps.email, emailDomain: maps.email_domain, phone: maps.phone, country: maps.country, asn: maps.asn, ip, filters: filtersOf(maps), counts },
   }
 }
+
+const filterOf = (map: ReadonlyMap<string | number, Entries>) => new KeyFilter(map.keys(), map.size)
+const filtersOf = (maps: { email: Map<string, Entries>; email_domain: Map<string, Entries>; phone: Map<string, Entries>; asn: Map<number, Entries> }): ListIndex['filters'] => ({
+  email: filterOf(maps.email),
+  emailDomain: filterOf(maps.email_domain),
+  phone: filterOf(maps.phone),
+  asn: filterOf(maps.asn),
+})
 
 /** The loaded lists, for display. */
 export function summarize(index: ListIndex): ListSummary[] {

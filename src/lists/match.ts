@@ -14,6 +14,7 @@ import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import type { FactorCode } from '../scoring/factors.js'
 import { parseIp, type ParsedIp } from '../sources/ip/parse.js'
 import type { Entries, ListEntry, ListIndex } from './compile.js'
+import type { KeyFilter } from './key-filter.js'
 import type { ListItemType, ListMatch } from './types.js'
 
 /** The matches of one answer, with what the verdict needs. */
@@ -64,12 +65,17 @@ function visit(entries: Entries): boolean {
   return false
 }
 
+/** The entries under `key` in `map`, asking its filter first. */
+function probe<K extends string | number>(map: ReadonlyMap<K, Entries>, filter: KeyFilter, key: K): Entries | undefined {
+  return filter.has(key) ? map.get(key) : undefined
+}
+
 /** The domain and each parent domain (`a.b.example.com`, `b.example.com`, `example.com`, `com`). */
 function matchDomain(index: ListIndex, c: Collector, domain: unknown): void {
   if (index.emailDomain.size === 0 || typeof domain !== 'string') return
   let d = asciiDomain(domain)
   while (d !== null) {
-    c.add(index.emailDomain.get(d))
+    c.add(probe(index.emailDomain, index.filters.emailDomain, d))
     const dot = d.indexOf('.')
     d = dot < 0 ? null : d.slice(dot + 1)
   }
@@ -93,7 +99,7 @@ function collect(index: ListIndex, type: string, details: Record<string, any>, c
       if (domain === null) return
       if (index.email.size > 0) {
         const ascii = asciiDomain(domain)
-        if (ascii !== null) c.add(index.email.get(canonicalEmailOf(String(details.local_part), ascii)))
+        if (ascii !== null) c.add(probe(index.email, index.filters.email, canonicalEmailOf(String(details.local_part), ascii)))
       }
       matchDomain(index, c, domain)
       return
@@ -111,13 +117,13 @@ function collect(index: ListIndex, type: string, details: Record<string, any>, c
       const country = str(details.location?.country_code)
       if (country !== null && index.country.size > 0) c.add(index.country.get(country.toUpperCase()))
       const asn = details.network?.asn
-      if (typeof asn === 'number' && index.asn.size > 0) c.add(index.asn.get(asn))
+      if (typeof asn === 'number' && index.asn.size > 0) c.add(probe(index.asn, index.filters.asn, asn))
       return
     }
     case 'phone':
     case 'phone_type': {
       const e164 = str(details.e164)
-      if (e164 !== null) c.add(index.phone.get(e164))
+      if (e164 !== null && index.phone.size > 0) c.add(probe(index.phone, index.filters.phone, e164))
       const country = str(type === 'phone' ? details.country?.code : details.country)
       if (country !== null && index.country.size > 0) c.add(index.country.get(country.toUpperCase()))
       return

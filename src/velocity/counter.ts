@@ -7,8 +7,9 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
 import { formatIpv4, formatIpv6Words, parseIp, type ParsedIp } from '../sources/ip/parse.js'
-import { sipHash128, sipKey, type SipKey } from './siphash.js'
-import { createMemoryVelocityStore, type VelocityStore, type WindowCount } from './store.js'
+import { sipHash128Words, sipKey, type SipKey } from './siphash.js'
+import type { VelocityStore, WindowCount } from './store.js'
+import { TagStore } from './tag-store.js'
 
 /** Options of velocity (`createRiskcheck({ velocity })`). */
 export interface VelocityOptions {
@@ -50,12 +51,22 @@ function networkOfParsed(ip: ParsedIp): string {
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
 
-/** Adds the values of one lookup's details (lookup `type`) to `out`. */
-export function velocityValuesOf(type: string, details: unknown, out: VelocityValues = {}): VelocityValues {
+/** The IP lookup's prepared input when it is the address of `details` (saves parsing it again), else a parse. */
+function addressOf(details: Record<string, any>, input: unknown): ParsedIp | null {
+  const p = input as ParsedIp | null | undefined
+  if (p && typeof p === 'object' && (p.version === 4 || p.version === 6) && p.address === details.ip) return p
+  return parseIp(details.ip)
+}
+
+/**
+ * Adds the values of one lookup's details (lookup `type`) to `out`. `input` may be the check's prepared input (used
+ * only when it is the parsed address of an IP answer).
+ */
+export function velocityValuesOf(type: string, details: unknown, out: VelocityValues = {}, input?: unknown): VelocityValues {
   if (details === null || typeof details !== 'object') return out
   const d = details as Record<string, any>
   if (type === 'ip') {
-    const ip = parseIp(d.ip)
+    const ip = addressOf(d, input)
     if (ip) {
       out.ip = ip.address
       out.network = networkOfParsed(ip)
@@ -96,19 +107,17 @@ function base64url16(tag: Uint8Array, into: number[], at: number): void {
 }
 
 /**
- * The store key of one value: the mode (`l` live, `t` test), the kind's tag, `:` and the base64url of
- * SipHash-2-4-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8). One buffer serves every call.
+ * The tag of one value: SipHash-2-4-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8) as four 32-bit words, written
+ * to `out`. One buffer serves every call.
  */
-export function createVelocityHasher(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value: string) => string {
+function createTagger(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
   let buf = new Uint8Array(256)
-  const tag = new Uint8Array(16)
-  const codes: number[] = new Array(25).fill(0)
   const encoder = new TextEncoder()
   // the message's head, `<mode> NUL <kind> NUL`, as bytes, made once per mode and kind
   const headsOf = (space: string) => new Map(VELOCITY_KINDS.map((k) => [k, Uint8Array.from(`${space}\u0000${k}\u0000`, (c) => c.charCodeAt(0))]))
   const live = headsOf('l')
   const test = headsOf('t')
-  return (space, kind, value) => {
+  return (space, kind, value, out) => {
     const head = (space === 'l' ? live : test).get(kind) as Uint8Array
     const most = head.length + value.length * 3
     if (most > buf.length) buf = new Uint8Array(Math.max(most, buf.length * 2))
@@ -124,7 +133,22 @@ export function createVelocityHasher(key: SipKey): (space: 'l' | 't', kind: Velo
       buf[n + i] = c
     }
     n += ascii ? value.length : encoder.encodeInto(value, buf.subarray(n)).written
-    sipHash128(key, buf, n, tag)
+    sipHash128Words(key, buf, n, out)
+  }
+}
+
+/**
+ * The store key of one value: the mode (`l` live, `t` test), the kind's tag, `:` and the base64url of its tag
+ * (SipHash-2-4-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8)).
+ */
+export function createVelocityHasher(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value: string) => string {
+  const tagOf = createTagger(key)
+  const words = new Int32Array(4)
+  const tag = new Uint8Array(16)
+  const codes: number[] = new Array(25).fill(0)
+  return (space, kind, value) => {
+    tagOf(space, kind, value, words)
+    for (let i = 0; i < 16; i++) tag[i] = (words[i >>> 2]! >>> (8 * (i & 3))) & 0xff
     codes[0] = space.charCodeAt(0)
     codes[1] = KIND_TAG[kind].charCodeAt(0)
     codes[2] = 0x3a // ':'
@@ -145,16 +169,17 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length >= 16))
     throw new TypeError('riskcheck: option `velocity.secret` must be a string of at least 16 characters, or as many bytes')
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
-  const hash = createVelocityHasher(velocityKeyOf(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret))
-  const store = given ?? createMemoryVelocityStore()
-  const own = given === undefined
-
+  const key = velocityKeyOf(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret)
+  // without a store of the caller's, counts live in this process, by tag (no store key string is made)
+  if (given === undefined) return ownCounter(createTagger(key))
+  const hash = createVelocityHasher(key)
+  const store = given
   const fill = (kinds: readonly VelocityKind[], counts: readonly WindowCount[]): Velocity => {
     const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
     for (let i = 0; i < kinds.length; i++) {
       const c = counts[i]
-      // the memory store's counts are made for this call; another store's are copied (it may reuse its objects)
-      velocity[kinds[i] as VelocityKind] = c ? (own ? c : { hour: c.hour, day: c.day }) : null
+      // a store's counts are copied (it may reuse its objects)
+      velocity[kinds[i] as VelocityKind] = c ? { hour: c.hour, day: c.day } : null
     }
     return velocity
   }
@@ -200,5 +225,29 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
     async close() {
       await store.close?.()
     },
+  }
+}
+
+/** The counter over its own in-memory store ({@link TagStore}): answers at once, never fails. */
+function ownCounter(tagOf: ReturnType<typeof createTagger>): VelocityCounter {
+  const tags = new TagStore()
+  const w = new Int32Array(4)
+  return {
+    count(values, test, nowMs) {
+      const space = test ? 't' : 'l'
+      const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
+      let hits = 0
+      for (let i = 0; i < VELOCITY_KINDS.length; i++) {
+        const k = VELOCITY_KINDS[i] as VelocityKind
+        const v = values[k]
+        if (v === undefined) continue
+        tagOf(space, k, v, w)
+        velocity[k] = tags.hit(w[0]!, w[1]!, w[2]!, w[3]!, nowMs)
+        hits++
+      }
+      if (hits > 0) tags.evict(nowMs)
+      return velocity
+    },
+    async close() {},
   }
 }

@@ -84,6 +84,17 @@ const word = (b: Uint8Array, i: number): number => b[i]! | (b[i + 1]! << 8) | (b
  * byte order). `bytes` may be longer than `length` (a reused buffer).
  */
 export function sipHash128(key: SipKey, bytes: Uint8Array, length: number, out: Uint8Array): void {
+  sipHash128Words(key, bytes, length, WORDS)
+  for (let k = 0; k < 4; k++) put(out, 4 * k, WORDS[k]!)
+}
+
+const WORDS = new Int32Array(4)
+
+/**
+ * {@link sipHash128} as four 32-bit words (`out[k]` holds bytes 4k … 4k+3 of the tag, little-endian), as signed
+ * int32.
+ */
+export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, out: Int32Array): void {
   const [k0l, k0h, k1l, k1h] = key
   V[0] = k0h ^ 0x736f6d65
   V[1] = k0l ^ 0x70736575
@@ -107,12 +118,12 @@ export function sipHash128(key: SipKey, bytes: Uint8Array, length: number, out: 
   compress(ml, mh)
   V[5] = V[5]! ^ 0xee
   rounds(4)
-  put(out, 0, V[1]! ^ V[3]! ^ V[5]! ^ V[7]!)
-  put(out, 4, V[0]! ^ V[2]! ^ V[4]! ^ V[6]!)
+  out[0] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
+  out[1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
   V[3] = V[3]! ^ 0xdd
   rounds(4)
-  put(out, 8, V[1]! ^ V[3]! ^ V[5]! ^ V[7]!)
-  put(out, 12, V[0]! ^ V[2]! ^ V[4]! ^ V[6]!)
+  out[2] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
+  out[3] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
 }
 
 function put(out: Uint8Array, at: number, w: number): void {

@@ -1,7 +1,8 @@
 /**
  * Velocity counter stores: each records one check under several keys and answers, per key, how many checks it
  * recorded in the last hour and the last 24 hours (sliding windows, exact to the millisecond). The in-memory store
- * here serves one process; ./redis-store.ts shares counts between processes. Keys are opaque (keyed hashes made by
+ * here serves one process (a counter without a store of the caller's keeps the same counts by tag: ./tag-store.ts);
+ * ./redis-store.ts shares counts between processes. Keys are opaque (keyed hashes made by
  * ./counter.ts); a store never sees an input.
  */
 
