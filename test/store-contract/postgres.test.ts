@@ -269,7 +269,7 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     await locker.query('BEGIN')
     await locker.query('SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE', [org.id])
     statements = 0
-    const waiting: Array<Promise<unknown>> = [leases.reserveHeld(org.id, 1, T0, { id: 'inst_t.w', instanceId: 'inst_t' })]
+    const waiting: unknown[] = [leases.reserveHeld(org.id, 1, T0, { id: 'inst_t.w', instanceId: 'inst_t' })]
     for (let i = 0; i < 10; i++) {
       await new Promise((r) => setImmediate(r))
       waiting.push(leases.reserveHeld(org.id, 1, T0, { id: `inst_t.w${i}`, instanceId: 'inst_t' }))
