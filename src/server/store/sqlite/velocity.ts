@@ -18,22 +18,9 @@ const SWEEP_LIMIT = 1000
  * hits of one turn share its transaction (each in a savepoint) instead of one transaction each.
  */
 export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T>(write: () => T) => Promise<T>): ServerVelocityStore {
-  // Two statements per key, each a few index seeks: the next number (after the newest row, at a time never before
-  // its time) inserted, then the first numbers within the hour and the day and the oldest kept; rows older than a
-  // day are deleted only when there are any.
-  const insert = db
-    .prepare(
-      `INSERT INTO velocity_hits (key, seq, at)
-       SELECT @key, COALESCE((SELECT seq FROM velocity_hits WHERE key = @key ORDER BY seq DESC LIMIT 1), 0) + 1,
-         MAX(@a, COALESCE((SELECT at FROM velocity_hits WHERE key = @key ORDER BY seq DESC LIMIT 1), @a))
-       RETURNING seq`,
-    )
-    .pluck()
-  const firsts = db.prepare(
-    `SELECT (SELECT seq FROM velocity_hits WHERE key = @key AND at > @a ORDER BY at, seq LIMIT 1) AS hour,
-       (SELECT seq FROM velocity_hits WHERE key = @key AND at > @b ORDER BY at, seq LIMIT 1) AS day,
-       (SELECT seq FROM velocity_hits WHERE key = @key ORDER BY seq LIMIT 1) AS oldest`,
-  )
+  const newest = db.prepare('SELECT seq, at FROM velocity_hits WHERE key = ? ORDER BY seq DESC LIMIT 1')
+  const insert = db.prepare('INSERT INTO velocity_hits (key, seq, at) VALUES (?, ?, ?)')
+  const firstAfter = db.prepare('SELECT seq FROM velocity_hits WHERE key = ? AND at > ? ORDER BY at, seq LIMIT 1').pluck()
   const dropOld = db.prepare('DELETE FROM velocity_hits WHERE key = ? AND at <= ?')
   const sweep = db.prepare('DELETE FROM velocity_hits WHERE (key, seq) IN (SELECT key, seq FROM velocity_hits WHERE at <= ? LIMIT ?)')
   let hits = 0
@@ -41,11 +28,14 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
   const hit = db.transaction((keys: readonly string[], nowMs: number): WindowCount[] => {
     const out: WindowCount[] = []
     for (const key of keys) {
+      const last = newest.get(key) as { seq: number; at: number } | undefined
+      const seq = (last?.seq ?? 0) + 1
       // times never go back within a key (another process's clock a little behind), so numbers follow times
-      const seq = insert.get({ key, a: nowMs }) as number
-      const f = firsts.get({ key, a: nowMs - HOUR_MS, b: nowMs - DAY_MS }) as { hour: number | null; day: number | null; oldest: number | null }
-      out.push({ hour: f.hour === null ? 0 : seq - f.hour + 1, day: f.day === null ? 0 : seq - f.day + 1 })
-      if (f.oldest !== null && (f.day === null || f.oldest < f.day)) dropOld.run(key, nowMs - DAY_MS)
+      insert.run(key, seq, Math.max(nowMs, last?.at ?? nowMs))
+      const hourFirst = firstAfter.get(key, nowMs - HOUR_MS) as number | undefined
+      const dayFirst = firstAfter.get(key, nowMs - DAY_MS) as number | undefined
+      out.push({ hour: hourFirst === undefined ? 0 : seq - hourFirst + 1, day: dayFirst === undefined ? 0 : seq - dayFirst + 1 })
+      dropOld.run(key, nowMs - DAY_MS)
     }
     if (++hits % SWEEP_EVERY === 0) purge(nowMs)
     return out
