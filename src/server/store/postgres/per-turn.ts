@@ -1,7 +1,7 @@
 /**
  * Reads and writes of one event-loop turn as one query: the PostgreSQL store's hot statements (a key's auth record, a
  * result-cache entry, reservations, closes) asked by requests arriving together go out as one `… = ANY($1)` or
- * `unnest` statement. While one of them is in flight, the calls arriving meanwhile wait for it (up to
+ * `unnest` statement. They go out one at a time: the calls arriving while one is in flight wait for it (up to
  * {@link MAX_WAIT_MS}), so under load a statement serves the requests of several turns. Each caller gets its own
  * answer, read after it asked — so a key revoked before a request arrived is seen revoked by it — and a failed query
  * fails every caller of that statement alike. Why: docs/decisions.md, "PostgreSQL store" → "Statements per turn".
@@ -32,8 +32,9 @@ export type PerTurn<A, R> = ((arg: A) => Promise<R>) & {
 /** Options of {@link perTurn}. */
 export interface PerTurnOptions {
   /**
-   * The statements sharing one gate (any object, e.g. the pool) wait while any of them is in flight, and go out
-   * together in the turn after the last one answered. Default: a gate of this function alone.
+   * The statements sharing one gate (any object, e.g. the pool) go out one at a time: calls wait while a statement of
+   * the gate is in flight, and when it answered the kind that waited longest goes next (the others wait again, for
+   * it). Default: a gate of this function alone.
    */
   gate?: object
   /**
@@ -58,9 +59,9 @@ const gateOf = (key: object): Gate => {
 
 /**
  * Wraps `run` (answers for many arguments, in their order) into a one-argument function whose calls of one turn share
- * one `run`; calls made while a statement of its gate is in flight share the next one, sent once the gate is open
- * (or after {@link MAX_WAIT_MS}). An answer may itself be a promise (a caller whose case is settled on its own): it
- * then fails alone. `run` must not wait for another call of a function of its gate (it would wait for itself).
+ * one `run`; calls made while a statement of its gate is in flight share the next one, sent once the gate is free
+ * (or after {@link MAX_WAIT_MS}, whatever is in flight). An answer may itself be a promise (a caller whose case is
+ * settled on its own): it then fails alone. `run` must not wait for another call of a function of its gate (it would wait for itself).
  */
 export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<R>>>, options: PerTurnOptions = {}): PerTurn<A, R> {
   type Item = { arg: A; resolve: (r: R | PromiseLike<R>) => void; reject: (e: unknown) => void }
@@ -69,13 +70,26 @@ export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<
   let riders: Item[] = []
   let scheduled: NodeJS.Immediate | null = null
   let waitTimer: NodeJS.Timeout | null = null
+  // set when the calls waited their longest: they go out whatever is in flight
+  let forced = false
+  const wait = () => {
+    gate.waiting.push(schedule)
+    waitTimer ??= setTimeout(() => {
+      waitTimer = null
+      forced = queue.length > 0
+      schedule()
+    }, MAX_WAIT_MS)
+  }
   const flush = async () => {
     scheduled = null
+    if (queue.length === 0) return
+    // one statement of the gate at a time: another one went out first in this turn
+    if (gate.inFlight > 0 && !forced) return wait()
+    forced = false
     if (waitTimer) clearTimeout(waitTimer)
     waitTimer = null
     const items = queue
     queue = []
-    if (items.length === 0) return
     if (options.carried?.()) {
       riders.push(...items)
       return
@@ -87,7 +101,7 @@ export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<
     } catch (e) {
       for (const it of items) it.reject(e)
     } finally {
-      // the last statement of the gate answered: the calls that waited go out together, with those of the running turn
+      // the gate is free: the calls that waited are scheduled in the order they began to wait (the first one goes)
       if (--gate.inFlight === 0) for (const go of gate.waiting.splice(0)) go()
     }
   }
@@ -97,9 +111,8 @@ export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<
   const call = (arg: A) =>
     new Promise<R>((resolve, reject) => {
       if (queue.push({ arg, resolve, reject }) > 1) return
-      if (gate.inFlight === 0) return schedule()
-      gate.waiting.push(schedule)
-      waitTimer = setTimeout(schedule, MAX_WAIT_MS)
+      if (gate.inFlight === 0) schedule()
+      else wait()
     })
   const ride = (): Ride<A, R> | null => {
     // the calls left to ride, and those queued and not yet sent (the carrier goes out first)
@@ -107,6 +120,8 @@ export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<
     if (items.length === 0) return null
     riders = []
     queue = []
+    if (waitTimer) clearTimeout(waitTimer)
+    waitTimer = null
     return {
       args: items.map((it) => it.arg),
       answer: (results) => items.forEach((it, i) => it.resolve(results[i]!)),
