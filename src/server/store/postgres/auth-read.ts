@@ -1,7 +1,7 @@
 /**
  * The auth read of the PostgreSQL store (a key with its org's state and versions), one statement per turn for the
  * requests arriving together — or none of its own: when a reservation or a close is about to go out, the reads ride
- * on that statement as a read-only part of it (docs/decisions.md "PostgreSQL store" → "Statements per turn").
+ * on that statement as a read-only part of it (docs/decisions.md "PostgreSQL store" → "statements per turn").
  */
 import type pg from 'pg'
 import type { AuthRecord } from '../../../accounts/types.js'

@@ -1,10 +1,8 @@
 /**
- * Reads and writes of one event-loop turn as one query: the PostgreSQL store's hot statements (a key's auth record, a
- * result-cache entry, reservations, closes) asked by requests arriving together go out as one `… = ANY($1)` or
- * `unnest` statement. They go out one at a time: the calls arriving while one is in flight wait for it (up to
- * {@link MAX_WAIT_MS}), so under load a statement serves the requests of several turns. Each caller gets its own
- * answer, read after it asked — so a key revoked before a request arrived is seen revoked by it — and a failed query
- * fails every caller of that statement alike. Why: docs/decisions.md, "PostgreSQL store" → "Statements per turn".
+ * The PostgreSQL store's hot statements (auth and cache reads, reservations, closes) asked by requests arriving
+ * together go out as one `ANY($1)` or `unnest` statement, one at a time: calls made while one is in flight wait for
+ * it (up to {@link MAX_WAIT_MS}). Each caller gets its own answer, read after it asked; a failed statement fails all
+ * its callers. Why: docs/decisions.md, "PostgreSQL store" → "statements per turn".
  */
 
 /** Longest a call waits for the statements in flight before its own goes out anyway (a slow or failing database). */
