@@ -1,11 +1,13 @@
 /**
- * Profiles the billed `POST /v1/ip` path: the server of scripts/bench/server.ts under autocannon load, with a CPU
- * profile of the server process written where `--cpu-prof-dir` points.
+ * Profiles the billed `POST /v1/ip` path (or its cache hits with `--cache`): the server of scripts/bench/server.ts
+ * under autocannon load, warmed up first; with `--out` a CPU profile of the loaded phase alone (no start-up, no
+ * module loading) is written there, readable by Chrome DevTools or `--cpu-prof` tooling.
  *
- *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx scripts/bench/profile-server.ts [--seconds 8] [--path /v1/ip]
+ *   npx tsx scripts/bench/profile-server.ts [--seconds 8] [--cache] [--connections 50] [--out /tmp/server.cpuprofile]
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,7 +15,7 @@ import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
 import { issueApiKey } from '../../src/accounts/keys.js'
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, cache: { type: 'boolean' } } })
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, cache: { type: 'boolean' }, connections: { type: 'string' }, out: { type: 'string' } } })
 const require = createRequire(import.meta.url)
 const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-prof-'))
@@ -25,12 +27,27 @@ await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_00
 const { secret } = await issueApiKey(app.store, { orgId: org.id }, now)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
 const body = JSON.stringify({ ip: '8.8.8.8', ...(values.cache ? {} : { bypass_cache: true }) })
-const out = await new Promise<string>((resolve) => {
-  let o = ''
-  const c = spawn(process.execPath, [AUTOCANNON, '-c', '50', '-d', values.seconds ?? '8', '-m', 'POST', '-j', '-H', `authorization=Bearer ${secret}`, '-H', 'content-type=application/json', '-b', body, url])
-  c.stdout.on('data', (d: Buffer) => (o += d))
-  c.on('close', () => resolve(o))
-})
-const r = JSON.parse(out)
-console.log(`req/s ${r.requests.average} p50 ${r.latency.p50} p99 ${r.latency.p99} non2xx ${r.non2xx}`)
+const load = (seconds: string) =>
+  new Promise<string>((resolve) => {
+    let o = ''
+    const args = [AUTOCANNON, '-c', values.connections ?? '50', '-d', seconds, '-m', 'POST', '-j', '-H', `authorization=Bearer ${secret}`, '-H', 'content-type=application/json', '-b', body, url]
+    const c = spawn(process.execPath, args)
+    c.stdout.on('data', (d: Buffer) => (o += d))
+    c.on('close', () => resolve(o))
+  })
+await load('2') // warm-up: JIT, caches, the database's pages
+const session = new Session()
+if (values.out) {
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.start')
+}
+const c0 = process.cpuUsage()
+const r = JSON.parse(await load(values.seconds ?? '8'))
+const cpu = process.cpuUsage(c0)
+if (values.out) {
+  const { profile } = await session.post('Profiler.stop')
+  writeFileSync(values.out, JSON.stringify(profile))
+}
+console.log(`req/s ${r.requests.average} p50 ${r.latency.p50} p99 ${r.latency.p99} non2xx ${r.non2xx}; server CPU ${((cpu.user + cpu.system) / r.requests.total).toFixed(0)} µs per request`)
 await app.close()

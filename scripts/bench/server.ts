@@ -2,10 +2,11 @@
  * Benchmark of the HTTP API against the same lookups called in-process, so the cost of HTTP + auth + credits
  * (+ the persistent SQLite cache write) is a measured ratio.
  *
- *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2] [--database-url postgres://…]
+ *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2] [--database-url postgres://…] [--only ip]
  *
  * With `--database-url` the server runs on the PostgreSQL store (a fresh schema, dropped at the end) instead of SQLite,
- * and the benchmark also counts the database round trips (queries sent) per request of each scenario.
+ * and the benchmark also counts the database round trips (queries sent) per request of each scenario. `--only ip`
+ * runs the scenarios whose path contains the text (here the two `/v1/ip` ones).
  *
  * - Server: createServer on a temporary SQLite file, DNS pointed at the loopback fake DNS server, a live key of an
  *   org with plenty of credits and a rate limit out of the way, listening on 127.0.0.1.
@@ -36,7 +37,7 @@ import pg from 'pg'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' }, 'database-url': { type: 'string' } },
+  options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' }, 'database-url': { type: 'string' }, only: { type: 'string' } },
 })
 const DATABASE_URL = values['database-url']
 const SECONDS = Number(values.seconds ?? 4)
@@ -158,7 +159,7 @@ async function main(): Promise<void> {
     const { secret } = await issueApiKey(app.store, { orgId: org.id }, now)
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 
-    const scenarios = [
+    const all = [
       { name: 'POST /v1/ip (fresh, billed)', path: '/v1/ip', body: { ip: '8.8.8.8', bypass_cache: true }, call: () => rc.ip('8.8.8.8', { bypassCache: true }) },
       { name: 'POST /v1/ip (cache hit)', path: '/v1/ip', body: { ip: '1.1.1.1' }, call: () => rc.ip('1.1.1.1') },
       {
@@ -174,6 +175,7 @@ async function main(): Promise<void> {
         call: () => rc.email('john@shop-example.com', { smtp: false }),
       },
     ]
+    const scenarios = all.filter((s) => values.only === undefined || s.path.includes(values.only))
 
     // Warm up: data files loaded, DNS answers cached, cache entries present, JIT warm.
     for (const s of scenarios) {

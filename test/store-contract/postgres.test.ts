@@ -243,6 +243,42 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     )
     expect(statements).toBe(2)
     expect(held.every((c) => c)).toBe(true)
+
+    // An auth read asked in the turn of a reservation or a close rides on its statement: no round trip of its own; it
+    // reads what was there when the statement began (the balance before the reservation).
+    const balance = (await store.getOrg(org.id, T0))!
+    statements = 0
+    const [rider, carrier] = await Promise.all([store.getAuth('key_t'), leases.reserveHeld(org.id, 1, T0, { id: 'inst_t.r', instanceId: 'inst_t' })])
+    expect(statements).toBe(1)
+    expect(rider!.key.id).toBe('key_t')
+    expect(rider!.org.balance).toBe(balance.subscriptionCredits + balance.purchasedCredits)
+    expect(carrier).not.toBeNull()
+    statements = 0
+    const [closedWith, riderOfClose, unknown] = await Promise.all([
+      leases.closeHeld(org.id, { holdId: 'inst_t.r', lookups: 1, refund: { fromSubscription: 0, fromPurchased: 0 } }, T0),
+      store.getAuth('key_u'),
+      store.getAuth('key_none'),
+    ])
+    expect(statements).toBe(1)
+    expect([closedWith, riderOfClose!.key.revokedAt, unknown]).toEqual([true, T0, null])
+
+    // Calls made one turn after another while a statement is in flight wait for it and share the next: a reservation
+    // held up by a lock on the org's row, then ten more in ten turns — two statements
+    const locker = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` })
+    await locker.connect()
+    await locker.query('BEGIN')
+    await locker.query('SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE', [org.id])
+    statements = 0
+    const waiting: unknown[] = [leases.reserveHeld(org.id, 1, T0, { id: 'inst_t.w', instanceId: 'inst_t' })]
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setImmediate(r))
+      waiting.push(leases.reserveHeld(org.id, 1, T0, { id: `inst_t.w${i}`, instanceId: 'inst_t' }))
+    }
+    await locker.query('COMMIT')
+    await locker.end()
+    expect((await Promise.all(waiting)).every((r) => r !== null)).toBe(true)
+    expect(statements).toBe(2)
+    expect(await leases.releaseHolds(['inst_t.w', ...Array.from({ length: 10 }, (_, i) => `inst_t.w${i}`)], T0)).toBe(11)
     expect(await leases.releaseExpired(T0 + 20_000)).toBe(0)
 
     // The input hashes of answers (outcomes) kept in a turn ride on that turn's close: 40 cache hits, each keeping its

@@ -32,11 +32,17 @@ export interface TurnInputs {
   keep(rows: readonly AnswerInputsRecord[]): Promise<void>
   /** The rows waiting (the close statement writes them and reports with `written`), or null. */
   take(): InputsBatch | null
+  /**
+   * Tells whether closes are queued for a statement not yet sent (one waiting for the close in flight): rows kept
+   * meanwhile wait to ride on it rather than go out alone.
+   */
+  rideOn(closesQueued: () => boolean): void
 }
 
 /** The turn's rows over `pool`. */
 export function createTurnInputs(pool: pg.Pool): TurnInputs {
   let waiting: (InputsBatch & { done: Promise<void> }) | null = null
+  let closesQueued = () => false
   const take = (): InputsBatch | null => {
     const w = waiting
     waiting = null
@@ -49,10 +55,11 @@ export function createTurnInputs(pool: pg.Pool): TurnInputs {
         const done = new Promise<void>((resolve, reject) => (written = (e) => (e === null ? resolve() : reject(e))))
         const mine = (waiting = { rows: [], written, done })
         // a request's close is queued in the turn its rows are (after them): its statement runs in this turn's check
-        // phase, so rows still here one turn later have no close to ride on
+        // phase — or, while the close before it is in flight, once that one answered — so rows still here one turn
+        // later with no close queued have none to ride on
         setImmediate(() =>
           setImmediate(() => {
-            if (waiting !== mine) return
+            if (waiting !== mine || closesQueued()) return
             waiting = null
             pool.query(insertInputs(1), inputColumns(mine.rows)).then(
               () => mine.written(null),
@@ -65,5 +72,8 @@ export function createTurnInputs(pool: pg.Pool): TurnInputs {
       return waiting.done
     },
     take,
+    rideOn(queued) {
+      closesQueued = queued
+    },
   }
 }

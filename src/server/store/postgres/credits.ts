@@ -4,6 +4,7 @@
  */
 import type pg from 'pg'
 import { perTurn } from './per-turn.js'
+import { authSelect, type AuthRiders, type AuthRow } from './auth-read.js'
 import {
   alertLevelOf,
   buildEvent,
@@ -88,7 +89,10 @@ export const RESERVE_MANY = {
   ON CONFLICT (id) DO UPDATE SET from_sub = credit_holds.from_sub + EXCLUDED.from_sub, from_pur = credit_holds.from_pur + EXCLUDED.from_pur,
     period_start = EXCLUDED.period_start
 )
-SELECT n, org_id, amount, cum, sub, pur, period_start, period_end, granted, from_sub FROM dec ORDER BY n`,
+SELECT n, org_id, amount, cum, sub, pur, period_start, period_end, granted, from_sub, NULL::json AS auth FROM dec
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, row_to_json(a) FROM (${authSelect(6)}) a
+ORDER BY n`,
 }
 
 /** Gives back `$4` subscription (only to the period they were taken in, `$3`) and `$5` purchased credits. */
@@ -274,14 +278,29 @@ async function settleOn(q: Queryable, orgId: string, lookups: number, nowMs: num
 type ReserveAsk = { orgId: string; amount: number; nowMs: number; hold?: HoldRef | undefined }
 type Reserved = CreditReservation | null | Promise<CreditReservation | null>
 
-/** Many reservations as one {@link RESERVE_MANY}; a request whose org's period has ended is answered by `due`. */
-async function reserveOnMany(q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved): Promise<Reserved[]> {
-  const { rows } = await q.query<{ n: Num; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num }>({
-    ...RESERVE_MANY,
-    values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs, asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null)],
-  })
+/**
+ * Many reservations as one {@link RESERVE_MANY}; a request whose org's period has ended is answered by `due`. `riders`:
+ * the auth reads the statement carries (./auth-read.ts), answered from its rows.
+ */
+async function reserveOnMany(q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved, riders?: AuthRiders): Promise<Reserved[]> {
+  type Row = { n: Num | null; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num; auth: AuthRow | null }
+  const ride = riders?.take() ?? null
+  let rows: Row[]
+  try {
+    rows = (
+      await q.query<Row>({
+        ...RESERVE_MANY,
+        values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs, asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null), ride?.args ?? []],
+      })
+    ).rows
+  } catch (e) {
+    ride?.fail(e)
+    throw e
+  }
+  ride?.answer(rows.flatMap((r) => (r.auth ? [r.auth] : [])))
   const answers: Reserved[] = asks.map(() => null)
   for (const r of rows) {
+    if (r.n === null) continue
     const i = Number(r.n) - 1
     const a = asks[i]!
     if (Number(r.period_end) <= nowMs) answers[i] = due(a)
@@ -298,7 +317,7 @@ async function reserveOnMany(q: Queryable, asks: ReserveAsk[], nowMs: number, du
  * ({@link SETTLE_MANY}, {@link RESERVE_MANY}, {@link REFUND_MANY}), each caller answered after it; an org whose period
  * has ended is served on its own (renewed first), as are the calls made alone.
  */
-function hotPath(pool: pg.Pool) {
+function hotPath(pool: pg.Pool, riders?: AuthRiders) {
   type SettleAsk = { orgId: string; lookups: number; nowMs: number; cacheWrites: readonly CacheWrite[] | undefined }
   const settleMany = perTurn(async (asks: SettleAsk[]): Promise<void[]> => {
     const byOrg = new Map<string, { n: number; nowMs: number }>()
@@ -317,7 +336,7 @@ function hotPath(pool: pg.Pool) {
       ...[...byOrg].filter(([id]) => !settled.has(id)).map(([id, o]) => withOrg(pool, id, o.nowMs, (c) => settleOn(c, id, o.n, o.nowMs))),
     ])
     return asks.map(() => undefined)
-  })
+  }, { gate: pool })
 
   const reserveAlone = async (orgId: string, amount: number, nowMs: number): Promise<CreditReservation | null> => {
     const r = await reserveOn(pool, orgId, amount, nowMs)
@@ -330,12 +349,19 @@ function hotPath(pool: pg.Pool) {
   // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
   // A request with a hold has it written by the same statement.
   const reserveMany = perTurn((asks: ReserveAsk[]) =>
-    reserveOnMany(pool, asks, Math.max(...asks.map((a) => a.nowMs)), (a) =>
-      a.hold
-        ? withOrg(pool, a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!)
-        : reserveAlone(a.orgId, a.amount, a.nowMs),
+    reserveOnMany(
+      pool,
+      asks,
+      Math.max(...asks.map((a) => a.nowMs)),
+      (a) =>
+        a.hold
+          ? withOrg(pool, a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!)
+          : reserveAlone(a.orgId, a.amount, a.nowMs),
+      riders,
     ),
+    { gate: pool },
   )
+  riders?.carrier(() => reserveMany.queued)
 
   const refundAlone = async (orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> => {
     const balance = await refundOn(pool, orgId, res, amount, nowMs)
@@ -353,7 +379,7 @@ function hotPath(pool: pg.Pool) {
     const after = new Map(rows.map((r) => [r.id, Number(r.balance)]))
     // an org left out has ended its period (or is gone): refunded on its own
     return asks.map((a) => (after.has(a.orgId) ? after.get(a.orgId)! : refundAlone(a.orgId, a.res, a.amount, a.nowMs)))
-  })
+  }, { gate: pool })
 
   return {
     reserve: reserveAlone,
@@ -404,8 +430,8 @@ function operatorChanges(pool: pg.Pool) {
   }
 }
 
-/** The credit operations over a pool. */
-export function createPostgresCredits(pool: pg.Pool) {
+/** The credit operations over a pool; the grouped reservations carry the auth reads of `riders` (./auth-read.ts). */
+export function createPostgresCredits(pool: pg.Pool, riders?: AuthRiders) {
   const readOrg = async (orgId: string, nowMs: number): Promise<OrgRecord | null> => {
     const { rows } = await pool.query<OrgRow>({ name: 'riskcheck_org', text: 'SELECT * FROM orgs WHERE id = $1', values: [orgId] })
     if (!rows[0]) return null
@@ -420,7 +446,7 @@ export function createPostgresCredits(pool: pg.Pool) {
       renewOn: lockCredits,
     },
     readOrg,
-    ...hotPath(pool),
+    ...hotPath(pool, riders),
     ...operatorChanges(pool),
     async balance(orgId: string, nowMs: number): Promise<number> {
       const { rows } = await pool.query<{ balance: Num; period_end: Num }>({

@@ -13,6 +13,7 @@ import { perTurn } from './per-turn.js'
 import { inputColumns, insertInputs, type TurnInputs } from './answer-inputs.js'
 import type { AnswerInputsRecord } from '../contracts/outcomes.js'
 import { inTransaction, type Num, type Queryable } from './client.js'
+import { authSelect, type AuthRiders, type AuthRow } from './auth-read.js'
 
 const RENEW = {
   name: 'riskcheck_lease_renew',
@@ -31,8 +32,9 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
  * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). Per request
  * (`$1…$5`, in order): its org, lookups, hold (or null) and the subscription and purchased credits it gives back; `$6`
  * the time; `$7…$10` the cache entries; `$11…$16` the idempotency records (the request's number, scope, key, owner,
- * and status and body — null to forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts).
- * Returns the settled orgs and the numbers of the fenced requests.
+ * and status and body — null to forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts);
+ * `$24` the key ids of the auth reads it carries (./auth-read.ts). Returns the settled orgs, the numbers of the fenced
+ * requests and the auth rows.
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',
@@ -78,9 +80,11 @@ const CLOSE_MANY = {
   FROM agg WHERE o.id = agg.org_id
   RETURNING o.id, o.subscription_credits + o.purchased_credits AS balance, o.monthly_credits, o.alert_level
 )
-SELECT id, balance, monthly_credits, alert_level, NULL::bigint AS fenced FROM settled
+SELECT id, balance, monthly_credits, alert_level, NULL::bigint AS fenced, NULL::json AS auth FROM settled
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, n FROM mine WHERE hold_id IS NOT NULL AND n NOT IN (SELECT n FROM ok)`,
+SELECT NULL, NULL, NULL, NULL, n, NULL FROM mine WHERE hold_id IS NOT NULL AND n NOT IN (SELECT n FROM ok)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, row_to_json(a) FROM (${authSelect(24)}) a`,
 }
 
 interface HoldRow {
@@ -91,9 +95,9 @@ interface HoldRow {
 }
 
 type CloseAsk = { orgId: string; close: RequestClose; nowMs: number }
-type CloseRow = AlertState & { id: string | null; fenced: Num | null }
+type CloseRow = AlertState & { id: string | null; fenced: Num | null; auth: AuthRow | null }
 
-function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInputsRecord[]): unknown[] {
+function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInputsRecord[], authKeys: readonly string[]): unknown[] {
   const idem = asks.flatMap((a, i) => (a.close.idempotent ? [{ n: i + 1, ...a.close.idempotent }] : []))
   return [
     asks.map((a) => a.orgId),
@@ -110,19 +114,28 @@ function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInp
     idem.map((d) => d.status ?? null),
     idem.map((d) => (d.status === undefined ? null : (d.body ?? null))),
     ...inputColumns(inputs),
+    authKeys,
   ]
 }
 
 /**
  * The leases and holds over a pool, on the credit operations of ./credits.ts; the close statement of a turn also
- * writes the answer input hashes `inputs` holds for that turn.
+ * writes the answer input hashes `inputs` holds for that turn and carries the auth reads of `riders`.
  */
-export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof createPostgresCredits>, inputs?: TurnInputs): InstanceLeases {
+export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof createPostgresCredits>, inputs?: TurnInputs, riders?: AuthRiders): InstanceLeases {
   const { alert, withOrg, renewOn } = credits.internals
 
   /** Runs {@link CLOSE_MANY}, then the alerts of the orgs it settled; answers per request: closed, fenced, or due. */
-  const closeOn = async (q: Queryable, asks: CloseAsk[], nowMs: number, kept: readonly AnswerInputsRecord[] = []): Promise<Array<'closed' | 'fenced' | 'due'>> => {
-    const { rows } = await q.query<CloseRow>({ ...CLOSE_MANY, values: closeValues(asks, nowMs, kept) })
+  const closeOn = async (q: Queryable, asks: CloseAsk[], nowMs: number, kept: readonly AnswerInputsRecord[] = [], carry?: AuthRiders): Promise<Array<'closed' | 'fenced' | 'due'>> => {
+    const ride = carry?.take() ?? null
+    let rows: CloseRow[]
+    try {
+      rows = (await q.query<CloseRow>({ ...CLOSE_MANY, values: closeValues(asks, nowMs, kept, ride?.args ?? []) })).rows
+    } catch (e) {
+      ride?.fail(e)
+      throw e
+    }
+    ride?.answer(rows.flatMap((r) => (r.auth ? [r.auth] : [])))
     const settled = rows.filter((r) => r.id !== null)
     const fenced = new Set(rows.filter((r) => r.fenced !== null).map((r) => Number(r.fenced)))
     await Promise.all(settled.map((r) => alert(q, r.id!, r, nowMs)))
@@ -136,14 +149,16 @@ export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof c
     const batch = inputs?.take() ?? null
     let outcome: Array<'closed' | 'fenced' | 'due'>
     try {
-      outcome = await closeOn(pool, asks, Math.max(...asks.map((a) => a.nowMs)), batch?.rows)
+      outcome = await closeOn(pool, asks, Math.max(...asks.map((a) => a.nowMs)), batch?.rows, riders)
     } catch (e) {
       batch?.written(e)
       throw e
     }
     batch?.written(null)
     return asks.map((a, i) => (outcome[i] === 'due' ? closeAlone(a) : outcome[i] === 'closed'))
-  })
+  }, { gate: pool })
+  inputs?.rideOn(() => closeMany.queued)
+  riders?.carrier(() => closeMany.queued)
 
   /**
    * Releases the holds `where` selects, inside the transaction of `c`: their orgs locked (in id order, renewed when

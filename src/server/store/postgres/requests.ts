@@ -79,7 +79,7 @@ export function createPostgresRequests(pool: pg.Pool, releaseExpired: (nowMs: nu
         return undefined
       }
     })
-  })
+  }, { gate: pool })
   const resultCache: ResultCache = {
     get: (key, nowMs) => readEntry({ key, nowMs }),
     async set(key, entry, ttlMs) {

@@ -10,15 +10,13 @@ import { createPostgresCredits } from './credits.js'
 import { boundedPoolSettings, DEFAULT_DATABASE_TIMEOUT_MS, guardPool } from './guard.js'
 import type { Availability } from '../../outage.js'
 import { numberOption } from '../../../option-checks.js'
-import { perTurn } from './per-turn.js'
+import { createAuthReads } from './auth-read.js'
 import { checkSchemaName, migratePostgres, newerError, POSTGRES_MIGRATIONS, postgresSchemaStatus } from './migrations.js'
 import { createPostgresLeases } from './leases.js'
 import { createTurnInputs, type TurnInputs } from './answer-inputs.js'
 import { createPostgresRequests } from './requests.js'
-import type { Num } from './client.js'
 import { toEvent, toOrg, toPlan, type EventRow, type OrgRow, type PlanRow } from './rows.js'
 import { toKey, type KeyRow } from '../common/record-rows.js'
-import type { AuthRecord } from '../../../accounts/types.js'
 import type { Store, StoreProbe } from '../contracts/store.js'
 /** A store type whose methods all return promises (a networked database). */
 export type Promised<S> = {
@@ -137,41 +135,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
 /** The store over the guarded pool; `own` is the pool to end on close (the store created it). */
 function buildStore(pool: pg.Pool, own: pg.Pool | undefined, availability: Availability, secret: string): PostgresStore {
-  const credits = createPostgresCredits(pool)
-  // The auth reads of requests arriving together: one statement (./per-turn.ts).
-  const readAuth = perTurn(async (keyIds: string[]): Promise<Array<AuthRecord | null>> => {
-    const { rows } = await pool.query<KeyRow & { org_suspended: boolean; org_rate: number; org_policy: string | null; org_balance: Num; org_period_end: Num; lists_version: Num | null; outcomes_version: Num | null }>({
-      name: 'riskcheck_auth_many',
-      text: `SELECT k.*, o.suspended AS org_suspended, o.rate_per_second AS org_rate, p.version AS org_policy,
-  o.subscription_credits + o.purchased_credits AS org_balance, o.period_end AS org_period_end, v.version AS lists_version,
-  ov.version AS outcomes_version
-FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org_id = k.org_id
-  LEFT JOIN list_versions v ON v.org_id = k.org_id AND v.mode = k.mode
-  LEFT JOIN outcome_versions ov ON ov.org_id = k.org_id AND ov.mode = k.mode WHERE k.id = ANY($1::text[])`,
-      values: [[...new Set(keyIds)]],
-    })
-    const byId = new Map(rows.map((r) => [r.id, r]))
-    return keyIds.map((id) => {
-      const r = byId.get(id)
-      if (!r) return null
-      // a record of its own per caller: the server keeps per-request state next to it
-      return {
-        key: toKey(r),
-        org: {
-          id: r.org_id,
-          suspended: r.org_suspended,
-          ratePerSecond: r.org_rate,
-          policyVersion: r.org_policy,
-          balance: Number(r.org_balance),
-          periodEnd: Number(r.org_period_end),
-          listsVersion: r.lists_version === null ? null : Number(r.lists_version),
-          outcomesVersion: r.outcomes_version === null ? null : Number(r.outcomes_version),
-        },
-      }
-    })
-  })
+  // The auth reads of requests arriving together: one statement (./per-turn.ts), or a part of a reservation's or a
+  // close's (./auth-read.ts).
+  const auth = createAuthReads(pool)
+  const credits = createPostgresCredits(pool, auth.riders)
   const answerInputs = createTurnInputs(pool)
-  const leases = createPostgresLeases(pool, credits, answerInputs)
+  const leases = createPostgresLeases(pool, credits, answerInputs, auth.riders)
   const requests = createPostgresRequests(pool, async (nowMs) => leases.releaseExpired(nowMs))
   const rows = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<R>(text, values)).rows
   const keyOrNull = (r: KeyRow[]) => (r[0] ? toKey(r[0]) : null)
@@ -225,7 +194,7 @@ FROM api_keys k JOIN orgs o ON o.id = k.org_id LEFT JOIN org_policies p ON p.org
         [k.id, k.orgId, k.name, k.mode, k.scopes.join(' '), k.hash, k.last4, k.createdAt, k.revokedAt, k.lastUsedAt],
       )
     },
-    getAuth: readAuth,
+    getAuth: auth.read,
     getKey: async (keyId) => keyOrNull(await rows<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [keyId])),
     listKeys: async (orgId) => (await rows<KeyRow>('SELECT * FROM api_keys WHERE org_id = $1 ORDER BY created_at, id', [orgId])).map(toKey),
     revokeKey: async (keyId, nowMs) =>

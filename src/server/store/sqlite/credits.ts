@@ -22,11 +22,14 @@ import type { Store, Synchronous } from '../contracts/store.js'
 import type { SqliteEvents } from './events.js'
 import { creditState, toOrg, type CreditRow, type OrgRow } from './rows.js'
 
-/** The credit operations of the store, and the org read (which may roll the period over). */
+/**
+ * The credit operations of the store, and the org read (which may roll the period over); `within`: the reservation,
+ * refund and settlement as plain steps for a transaction that is already open (no savepoint of their own).
+ */
 export type SqliteCredits = Pick<
   Synchronous<Store>,
   'getOrg' | 'balance' | 'reserveCredits' | 'refundCredits' | 'settleCredits' | 'addCredits' | 'setOrgPlan'
->
+> & { within: Pick<Synchronous<Store>, 'reserveCredits' | 'refundCredits' | 'settleCredits'> }
 
 function statements(db: Database.Database) {
   return {
@@ -93,7 +96,7 @@ export function createSqliteCredits(db: Database.Database, resultCache: ResultCa
     return db.transaction(() => (load(orgId, nowMs) ? orgRecord(orgId) : null)).immediate()
   }
 
-  const reserveTx = db.transaction((orgId: string, amount: number, nowMs: number): CreditReservation | null => {
+  const reserveStep = (orgId: string, amount: number, nowMs: number): CreditReservation | null => {
     const row = load(orgId, nowMs)
     if (!row) return null
     const split = reserveSplit(row.subscription_credits, row.purchased_credits, amount)
@@ -101,18 +104,18 @@ export function createSqliteCredits(db: Database.Database, resultCache: ResultCa
     const r = q.take.run({ id: orgId, sub: split.fromSubscription, pur: split.fromPurchased, amount })
     if (r.changes !== 1) return null
     return { amount, ...split, periodStart: row.period_start, balanceAfter: row.subscription_credits + row.purchased_credits - amount }
-  })
+  }
 
-  const refundTx = db.transaction((orgId: string, res: CreditReservation, amount: number, nowMs: number) => {
+  const refundStep = (orgId: string, res: CreditReservation, amount: number, nowMs: number) => {
     const row = load(orgId, nowMs)
     if (!row) return
     const { fromPurchased: pur, fromSubscription: sub } = refundSplit(res, amount)
     const samePeriod = row.period_start === res.periodStart
     q.giveBack.run({ id: orgId, sub: samePeriod ? sub : 0, pur, period: samePeriod ? pur + sub : 0, amount: pur + sub })
     return row.subscription_credits + row.purchased_credits + (samePeriod ? sub : 0) + pur
-  })
+  }
 
-  const settleTx = db.transaction((orgId: string, lookups: number, nowMs: number, cacheWrites: readonly CacheWrite[] | undefined) => {
+  const settleStep = (orgId: string, lookups: number, nowMs: number, cacheWrites: readonly CacheWrite[] | undefined) => {
     for (const w of cacheWrites ?? []) resultCache.set(w.key, w.entry, w.ttlMs)
     const row = load(orgId, nowMs)
     if (!row) return
@@ -120,7 +123,10 @@ export function createSqliteCredits(db: Database.Database, resultCache: ResultCa
     const due = dueAlerts(row.subscription_credits + row.purchased_credits, row.monthly_credits, row.alert_level as AlertLevel)
     if (due.level !== row.alert_level) q.setAlert.run(due.level, orgId)
     emit(orgId, due.events, nowMs)
-  })
+  }
+  const reserveTx = db.transaction(reserveStep)
+  const refundTx = db.transaction(refundStep)
+  const settleTx = db.transaction(settleStep)
 
   const addTx = db.transaction((orgId: string, amount: number, reason: CreditReason, nowMs: number): OrgRecord | null => {
     const row = load(orgId, nowMs)
@@ -169,5 +175,6 @@ export function createSqliteCredits(db: Database.Database, resultCache: ResultCa
     settleCredits: (orgId, lookups, nowMs, cacheWrites) => settleTx.immediate(orgId, lookups, nowMs, cacheWrites),
     addCredits: (orgId, amount, reason, nowMs) => addTx.immediate(orgId, amount, reason, nowMs),
     setOrgPlan: (orgId, change, nowMs) => planTx.immediate(orgId, change, nowMs),
+    within: { reserveCredits: reserveStep, refundCredits: refundStep, settleCredits: settleStep },
   }
 }

@@ -14,24 +14,26 @@ import type Database from 'better-sqlite3'
 export function groupCommit(db: Database.Database): <T>(write: () => T) => Promise<T> {
   type Item = { write: () => unknown; resolve: (v: any) => void; reject: (e: unknown) => void; ok?: boolean; value?: unknown }
   let queue: Item[] = []
+  // one transaction function for every group (making one per commit costs as much as a short write)
+  const commit = db.transaction((items: Item[]) => {
+    for (const it of items) {
+      try {
+        it.value = it.write()
+        it.ok = true
+      } catch (e) {
+        it.value = e
+        it.ok = false
+        // A full disk or an I/O error may roll the whole transaction back, not only the write's savepoint: the
+        // writes after it would then commit one by one outside it. Every write of the group fails instead.
+        if (!db.inTransaction) throw e
+      }
+    }
+  })
   const flush = () => {
     const items = queue
     queue = []
     try {
-      db.transaction(() => {
-        for (const it of items) {
-          try {
-            it.value = it.write()
-            it.ok = true
-          } catch (e) {
-            it.value = e
-            it.ok = false
-            // A full disk or an I/O error may roll the whole transaction back, not only the write's savepoint: the
-            // writes after it would then commit one by one outside it. Every write of the group fails instead.
-            if (!db.inTransaction) throw e
-          }
-        }
-      }).immediate()
+      commit.immediate(items)
     } catch (e) {
       for (const it of items) it.reject(e)
       return

@@ -53,13 +53,13 @@ function statements(db: Database.Database) {
   }
 }
 
-/** The leases and holds over `credits` (whose transactions nest as savepoints) and the store's group commit. */
-export function createSqliteLeases(
-  db: Database.Database,
-  credits: Pick<SqliteCredits, 'reserveCredits' | 'refundCredits' | 'settleCredits'>,
-  group: <T>(write: () => T) => Promise<T>,
-): SqliteLeases {
+/**
+ * The leases and holds over `credits` and the store's group commit; the credit steps run inside the transactions of
+ * this module, as steps of them (`within`: no savepoint of their own).
+ */
+export function createSqliteLeases(db: Database.Database, all: Pick<SqliteCredits, 'within'>, group: <T>(write: () => T) => Promise<T>): SqliteLeases {
   const q = statements(db)
+  const credits = all.within
 
   /** Deletes a hold and gives its credits back (inside a transaction). */
   const release = (h: HoldRow, nowMs: number) => {

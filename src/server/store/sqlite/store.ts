@@ -128,6 +128,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
   const requests = createSqliteRequests(db, { leaseLeft: (id, nowMs) => leases!.leaseLeft(id, nowMs) })
   const events = createSqliteEvents(db)
   const credits = createSqliteCredits(db, requests.resultCache, events)
+  const { within: _steps, ...creditOps } = credits // the steps inside a transaction stay the leases'
   const group = groupCommit(db)
   leases = createSqliteLeases(db, credits, group)
   const settleGrouped = groupedSettlements(group, credits.settleCredits, () => db.inTransaction)
@@ -138,7 +139,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
     path,
     ...requests,
     ...createSqliteAccounts(db, credits.getOrg),
-    ...credits,
+    ...creditOps,
     listEvents: events.listEvents,
     groupWrite: group,
     leases: leases.leases,

@@ -12,6 +12,8 @@ import type { ServerVelocityStore } from '../contracts/velocity.js'
 const SWEEP_EVERY = 128
 /** Most rows one sweep deletes (a sweep stays short inside a request's transaction). */
 const SWEEP_LIMIT = 1000
+/** Keys whose last delete of old rows is remembered (the oldest forgotten first). */
+const MAX_FLOORS = 10_000
 
 /**
  * The velocity store of the SQLite store's database `db` (migrated). `groupWrite` (the store's group commit): the
@@ -24,6 +26,8 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
   const dropOld = db.prepare('DELETE FROM velocity_hits WHERE key = ? AND at <= ?')
   const sweep = db.prepare('DELETE FROM velocity_hits WHERE (key, seq) IN (SELECT key, seq FROM velocity_hits WHERE at <= ? LIMIT ?)')
   let hits = 0
+  // per key: the day's first number at this process's last delete of the key's older rows
+  const floors = new Map<string, number>()
   const purge = (nowMs: number, limit = SWEEP_LIMIT): number => sweep.run(nowMs - DAY_MS, limit).changes
   const hit = db.transaction((keys: readonly string[], nowMs: number): WindowCount[] => {
     const out: WindowCount[] = []
@@ -35,7 +39,17 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
       const hourFirst = firstAfter.get(key, nowMs - HOUR_MS) as number | undefined
       const dayFirst = firstAfter.get(key, nowMs - DAY_MS) as number | undefined
       out.push({ hour: hourFirst === undefined ? 0 : seq - hourFirst + 1, day: dayFirst === undefined ? 0 : seq - dayFirst + 1 })
-      dropOld.run(key, nowMs - DAY_MS)
+      // rows older than the day go, unless this process knows there are none: after its last delete for the key,
+      // none below that day's first number was left, and the day's first number has not moved since (a hint only:
+      // counts never depend on it, and the sweep removes whatever a wrong hint leaves)
+      if (dayFirst === undefined || floors.get(key) !== dayFirst) {
+        dropOld.run(key, nowMs - DAY_MS)
+        floors.delete(key)
+        if (dayFirst !== undefined) {
+          if (floors.size >= MAX_FLOORS) floors.delete(floors.keys().next().value as string)
+          floors.set(key, dayFirst)
+        }
+      }
     }
     if (++hits % SWEEP_EVERY === 0) purge(nowMs)
     return out

@@ -1,0 +1,36 @@
+/**
+ * SQLite statements one `POST /v1/ip` runs (every statement execution of better-sqlite3 counted, the savepoints and
+ * commits of transaction functions included), billed and cache hits, alone and 16 at once: a count of work that the
+ * load of a shared machine does not change, beside the timings of ./server.ts.
+ *
+ *   npx tsx scripts/bench/server-statements.ts
+ */
+import { createRequire } from 'node:module'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+const require = createRequire(import.meta.url)
+const Database = require('better-sqlite3')
+// count every statement execution (savepoints and commits of transaction functions included)
+let n = 0
+const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
+for (const m of ['run', 'get', 'all', 'iterate']) { const o = Stmt[m]; Stmt[m] = function (...a: unknown[]) { n++; return o.apply(this, a) } }
+const { createServer } = await import('../../src/server/app.js')
+const { issueApiKey } = await import('../../src/accounts/keys.js')
+const dir = mkdtempSync(join(tmpdir(), 'rc-cnt-'))
+const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0 })
+await app.ready()
+const org = await app.store.createOrg({ name: 'P', planId: 'scale' }, Date.now())
+await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, Date.now())
+const { secret } = await issueApiKey(app.store, { orgId: org.id }, Date.now())
+const one = (cache: boolean) => app.inject({ method: 'POST', url: '/v1/ip', headers: { authorization: `Bearer ${secret}` }, payload: { ip: '8.8.8.8', ...(cache ? {} : { bypass_cache: true }) } })
+for (let i = 0; i < 200; i++) await one(i % 2 === 0)
+const out: string[] = []
+for (const [label, conc] of [['alone', 1], ['16 at once', 16]] as const) for (const cache of [false, true]) {
+  const n0 = n
+  const N = 320
+  for (let i = 0; i < N / conc; i++) await Promise.all(Array.from({ length: conc }, () => one(cache)))
+  out.push(`${cache ? 'cache hit' : 'billed'} ${label}: ${((n - n0) / N).toFixed(1)}`)
+}
+console.log('SQLite statements per request — ' + out.join(', '))
+await app.close()
