@@ -35,7 +35,8 @@ describe('docs/lists-and-velocity.md worked example', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rc-velocity-walk-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-  it('runs as written: the burst approved, the backtest blocks the 4th to 6th, the applied policy blocks the 7th', async () => {
+  // a shell script of a server and several CLI runs, each a process of its own: more than the default 20 s under load
+  it('runs as written: the burst approved, the backtest blocks the 4th to 6th, the applied policy blocks the 7th', { timeout: 90_000 }, async () => {
     writeFileSync(join(dir, 'burst-policy.yaml'), fenced('yaml') + '\n')
     const script = fenced('sh')
     expect(script).toContain('npx riskcheck serve --db demo.sqlite --offline --port 8080')

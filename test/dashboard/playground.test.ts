@@ -25,7 +25,8 @@ const CASES: Array<{ type: string; fields: Record<string, string>; input: string
 ]
 
 describe.skipIf(!HAS_BROWSER)('dashboard: lookup playground', () => {
-  it('runs all seven lookups with the team test key and shows the formatted result', async () => {
+  // seven lookups through Chromium, each a page round trip: more than the default 20 s under load
+  it('runs all seven lookups with the team test key and shows the formatted result', { timeout: 60_000 }, async () => {
     const { page, context, errors } = await h.newPage()
     const teamUrl = await signUp(h, page, 'pia@example.test', 'Players', 'correct horse battery', false)
     const orgId = teamUrl.split('/').pop()!
