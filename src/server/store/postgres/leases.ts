@@ -30,9 +30,10 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
 /**
  * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). Per request
  * (`$1…$5`, in order): its org, lookups, hold (or null) and the subscription and purchased credits it gives back; `$6`
- * the time; `$7…$10` the cache entries; `$11…$16` the idempotency records (the request's number, scope, key, owner,
- * and status and body — null to forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts).
- * Returns the settled orgs and the numbers of the fenced requests.
+ * the time; `$7…$10` the cache entries and `$24` the number of the request of each (a fenced request's entries are
+ * not kept: its lookup was refunded, so a retry must not get it as a free cache hit); `$11…$16` the idempotency
+ * records (the request's number, scope, key, owner, and status and body — null to forget it); `$17…$23` the input
+ * hashes of the turn's answers (./answer-inputs.ts). Returns the settled orgs and the numbers of the fenced requests.
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',
@@ -56,7 +57,10 @@ const CLOSE_MANY = {
   FROM ok JOIN cur ON cur.id = ok.org_id GROUP BY ok.org_id
 ), cached AS (
   INSERT INTO result_cache (key, value, stored_at, expires_at)
-  SELECT * FROM unnest($7::text[], $8::text[], $9::bigint[], $10::bigint[])
+  SELECT DISTINCT ON (c.key) c.key, c.value, c.stored_at, c.expires_at
+  FROM unnest($7::text[], $8::text[], $9::bigint[], $10::bigint[], $24::bigint[]) WITH ORDINALITY AS c(key, value, stored_at, expires_at, n, i)
+  WHERE c.n IN (SELECT n FROM ok)
+  ORDER BY c.key, c.i DESC
   ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
 ), idem AS (
   SELECT d.*, d.n IN (SELECT n FROM ok) AS kept
@@ -95,6 +99,7 @@ type CloseRow = AlertState & { id: string | null; fenced: Num | null }
 
 function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInputsRecord[]): unknown[] {
   const idem = asks.flatMap((a, i) => (a.close.idempotent ? [{ n: i + 1, ...a.close.idempotent }] : []))
+  const writes = asks.flatMap((a, i) => (a.close.cacheWrites ?? []).map((write) => ({ n: i + 1, write })))
   return [
     asks.map((a) => a.orgId),
     asks.map((a) => a.close.lookups),
@@ -102,7 +107,7 @@ function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInp
     asks.map((a) => a.close.refund.fromSubscription),
     asks.map((a) => a.close.refund.fromPurchased),
     nowMs,
-    ...cacheColumns(asks.flatMap((a) => a.close.cacheWrites ?? [])),
+    ...cacheColumns(writes.map((w) => w.write), false),
     idem.map((d) => d.n),
     idem.map((d) => d.scope),
     idem.map((d) => d.key),
@@ -110,6 +115,7 @@ function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInp
     idem.map((d) => d.status ?? null),
     idem.map((d) => (d.status === undefined ? null : (d.body ?? null))),
     ...inputColumns(inputs),
+    writes.map((w) => w.n),
   ]
 }
 
