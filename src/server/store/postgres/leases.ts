@@ -33,7 +33,9 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
  * the time; `$7…$10` the cache entries and `$24` the number of the request of each (a fenced request's entries are
  * not kept: its lookup was refunded, so a retry must not get it as a free cache hit); `$11…$16` the idempotency
  * records (the request's number, scope, key, owner, and status and body — null to forget it); `$17…$23` the input
- * hashes of the turn's answers (./answer-inputs.ts). Returns the settled orgs and the numbers of the fenced requests.
+ * hashes of the turn's answers (./answer-inputs.ts). A request whose idempotency record another instance has taken
+ * over is fenced too, its hold left for its instance to release. Returns the settled orgs and the numbers of the
+ * fenced requests.
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',
@@ -41,13 +43,18 @@ const CLOSE_MANY = {
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS r(org_id, lookups, hold_id, sub, pur, n)
 ), cur AS (
   SELECT id, period_start FROM orgs WHERE id IN (SELECT org_id FROM req) AND period_end > $6::bigint ORDER BY id FOR UPDATE
+), owned AS (
+  SELECT d.n FROM unnest($11::bigint[], $12::text[], $13::text[], $14::text[]) AS d(n, scope, idem_key, owner)
+  JOIN idempotency i ON i.scope = d.scope AND i.idem_key = d.idem_key AND i.owner = d.owner AND i.status IS NULL
+  FOR UPDATE OF i
 ), mine AS (
-  SELECT req.* FROM req JOIN cur ON cur.id = req.org_id
+  SELECT req.*, req.n NOT IN (SELECT n FROM owned) AND req.n = ANY($11::bigint[]) AS lost
+  FROM req JOIN cur ON cur.id = req.org_id
 ), closed AS (
-  DELETE FROM credit_holds h USING mine WHERE h.id = mine.hold_id RETURNING h.id, h.period_start
+  DELETE FROM credit_holds h USING mine WHERE h.id = mine.hold_id AND NOT mine.lost RETURNING h.id, h.period_start
 ), ok AS (
   SELECT mine.*, closed.period_start AS hold_period FROM mine LEFT JOIN closed ON closed.id = mine.hold_id
-  WHERE mine.hold_id IS NULL OR closed.id IS NOT NULL
+  WHERE NOT mine.lost AND (mine.hold_id IS NULL OR closed.id IS NOT NULL)
 ), agg AS (
   SELECT ok.org_id, SUM(ok.lookups) AS lookups,
     SUM(CASE WHEN cur.period_start = ok.hold_period THEN ok.sub ELSE 0 END) AS sub,
@@ -84,7 +91,7 @@ const CLOSE_MANY = {
 )
 SELECT id, balance, monthly_credits, alert_level, NULL::bigint AS fenced FROM settled
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, n FROM mine WHERE hold_id IS NOT NULL AND n NOT IN (SELECT n FROM ok)`,
+SELECT NULL, NULL, NULL, NULL, n FROM mine WHERE (hold_id IS NOT NULL OR lost) AND n NOT IN (SELECT n FROM ok)`,
 }
 
 interface HoldRow {
