@@ -36,10 +36,10 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
       const policy = auth.policy ?? rc.env.policy
       // the org's lists (../org-lists.ts), then its velocity counter (../velocity.ts)
       const listed = orgLists.signalsOf(auth.lists, rc.env.signals)
-      const signals = velocity ? velocity.signals(listed, auth.orgId) : listed
+      const idem = request ? states.get(request)?.idem : undefined
+      const signals = velocity ? velocity.signals(listed, auth.orgId, idem) : listed
       if (auth.mode === 'test') return { env: policy === testEnv.policy && !velocity && !auth.lists ? testEnv : { ...testEnv, policy, signals }, ledger: null }
       const held = leases && lease && request ? { credits: leases, hold: lease.hold(), unsettled: lease.unsettled } : undefined
-      const idem = request ? states.get(request)?.idem : undefined
       const own = createOrgLedger(store, auth.orgId, nowMs, auth.credits, held)
       const ledger = held && idem && !idem.done ? settleWithAnswer(own, idem) : own
       // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.
