@@ -30,12 +30,10 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
 /**
  * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). Per request
  * (`$1…$5`, in order): its org, lookups, hold (or null) and the subscription and purchased credits it gives back; `$6`
- * the time; `$7…$10` the cache entries and `$24` the number of the request of each (a fenced request's entries are
- * not kept: its lookup was refunded, so a retry must not get it as a free cache hit); `$11…$16` the idempotency
- * records (the request's number, scope, key, owner, and status and body — null to forget it); `$17…$23` the input
- * hashes of the turn's answers (./answer-inputs.ts). A request whose idempotency record another instance has taken
- * over is fenced too, its hold left for its instance to release. Returns the settled orgs and the numbers of the
- * fenced requests.
+ * the time; `$7…$10` the cache entries and `$24` the number of the request of each (a fenced request's are not
+ * kept); `$11…$16` the idempotency records (the request's number, scope, key, owner, and status and body — null to
+ * forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts). Returns the settled orgs and
+ * the fenced numbers (also those whose record another instance took over: docs/decisions.md, "takeover").
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',
