@@ -33,7 +33,7 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
  * the time; `$7…$10` the cache entries and `$24` the number of the request of each (a fenced request's are not
  * kept); `$11…$16` the idempotency records (the request's number, scope, key, owner, and status and body — null to
  * forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts). Returns the settled orgs and
- * the fenced numbers (also those whose record another instance took over: docs/decisions.md, "takeover").
+ * the fenced numbers (also those whose record another instance took over: docs/decisions.md "Instance leases").
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',
