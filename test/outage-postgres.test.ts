@@ -109,6 +109,22 @@ function expectUnavailable(answers: Answer[]): void {
 const credits = (answers: Answer[]) => answers.filter((a) => a.status === 200).reduce((n, a) => n + (a.body.data?.metadata?.credits_used ?? 0), 0)
 const lines = (log: string[], text: string) => log.filter((l) => l.includes(text))
 
+/**
+ * `n` answered lookups (200) outside an outage the test makes. On a loaded machine a statement can outlast the short
+ * bound of the serving stores, and the server takes the database for down until it answers again: a 503 then is
+ * waited out (readiness says when) and the lookup asked again. Returns every answer (a 503 charges nothing).
+ */
+async function served(server: Awaited<ReturnType<typeof startServer>>, n: number): Promise<Answer[]> {
+  const all: Answer[] = []
+  while (all.filter((a) => a.status === 200).length < n) {
+    const a = await server.lookup()
+    all.push(a)
+    if (a.status === 503 && a.body.error?.code === 'UPSTREAM_UNAVAILABLE') await until(server.readyz, 200)
+    else expect(a.status).toBe(200)
+  }
+  return all
+}
+
 /** Asks `readyz` until it answers `status`, 200 ms apart (as long as it takes: the test's budget bounds it). */
 async function until(readyz: () => Promise<{ status: number }>, status: number): Promise<void> {
   while ((await readyz()).status !== status) await new Promise((r) => setTimeout(r, 200))
@@ -128,9 +144,8 @@ describe.skipIf(!RUN)('PostgreSQL crashed and started again under a serving serv
 
   it('answers 503 UPSTREAM_UNAVAILABLE with Retry-After (never 500 or 429), says not ready, logs it once, and bills exactly what it answered', async () => {
     const before = await server.balance()
-    const answers: Answer[] = []
-    for (let i = 0; i < 5; i++) answers.push(await server.lookup())
-    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+    const answers = await served(server, 5)
+    server.log.splice(0) // what the test's outage logs, from here on
     expect((await server.readyz()).status).toBe(200)
 
     cluster.crash()
@@ -154,14 +169,13 @@ describe.skipIf(!RUN)('PostgreSQL crashed and started again under a serving serv
     cluster.start()
     await cluster.ready()
     await until(server.readyz, 200)
-    const after: Answer[] = []
-    for (let i = 0; i < 5; i++) after.push(await server.lookup())
-    expect(after.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+    const logged = [...server.log] // (a slow statement after it would be an outage of its own)
+    const after = await served(server, 5)
 
-    expect(lines(server.log, 'is unreachable')).toHaveLength(1)
-    expect(lines(server.log, 'answers again after')).toHaveLength(1)
+    expect(lines(logged, 'is unreachable')).toHaveLength(1)
+    expect(lines(logged, 'answers again after')).toHaveLength(1)
     expect(lines(server.log, 'internal error')).toHaveLength(0)
-    expect(server.log.length).toBeLessThanOrEqual(3)
+    expect(logged.length).toBeLessThanOrEqual(3)
     expect(before - (await server.balance())).toBe(credits([...answers, ...during, ...after]))
   }, 120_000)
 })
@@ -183,9 +197,8 @@ describe.skipIf(!RUN)('PostgreSQL hung behind a frozen proxy', () => {
 
   it('answers every request 503 while the partition lasts — more of them at once than the pool holds — and recovers with money exact', async () => {
     const before = await server.balance()
-    const answers: Answer[] = []
-    for (let i = 0; i < 5; i++) answers.push(await server.lookup())
-    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+    const answers = await served(server, 5)
+    server.log.splice(0) // what the test's outage logs, from here on
 
     proxy.freeze()
     // 30 at once (the pool holds 10), then more one by one: each answered while the proxy is still frozen
@@ -198,11 +211,10 @@ describe.skipIf(!RUN)('PostgreSQL hung behind a frozen proxy', () => {
 
     proxy.thaw()
     await until(server.readyz, 200)
-    const after: Answer[] = []
-    for (let i = 0; i < 5; i++) after.push(await server.lookup())
-    expect(after.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
-    expect(lines(server.log, 'is unreachable')).toHaveLength(1)
-    expect(lines(server.log, 'answers again after')).toHaveLength(1)
+    const logged = [...server.log] // (a slow statement after it would be an outage of its own)
+    const after = await served(server, 5)
+    expect(lines(logged, 'is unreachable')).toHaveLength(1)
+    expect(lines(logged, 'answers again after')).toHaveLength(1)
     expect(lines(server.log, 'internal error')).toHaveLength(0)
     expect(before - (await server.balance())).toBe(credits([...answers, ...during, ...after]))
   }, 120_000)
