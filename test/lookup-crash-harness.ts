@@ -71,17 +71,40 @@ export const engines: Array<{ name: string; enabled: boolean; open(): Promise<Db
   },
 ]
 
-/** Starts instance A; resolves with its port once it listens. */
-async function startA(db: Db, point: Point | '', leaseMs?: number): Promise<{ child: ChildProcess; port: number }> {
-  const env = { ...process.env, RISKCHECK_CRASH_AT: point, ...(leaseMs ? { RISKCHECK_LEASE_MS: String(leaseMs) } : {}) }
+/** What instance A said as it died: whether its settlement closed its hold, or the answer it was writing. */
+export interface AReport {
+  settled?: boolean
+  status?: number
+  code?: string
+}
+
+/** Starts instance A; resolves with its port once it listens, and `report` with the line it writes as it dies. */
+async function startA(db: Db, point: Point | '', leaseMs?: number, stallMs?: number): Promise<{ child: ChildProcess; port: number; report: Promise<AReport | undefined> }> {
+  const env = {
+    ...process.env,
+    RISKCHECK_CRASH_AT: point,
+    ...(leaseMs ? { RISKCHECK_LEASE_MS: String(leaseMs) } : {}),
+    ...(stallMs ? { RISKCHECK_STALL_MS: String(stallMs) } : {}),
+  }
   const child = spawn(process.execPath, [...nodeArgs('test/children/lookup-crash.ts'), ...db.args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let err = ''
+  let out = ''
+  const lines: string[] = []
   child.stderr!.on('data', (d: Buffer) => (err += String(d)))
+  const exited = once(child, 'exit')
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(String(d)) as { port: number }).port))
+    child.stdout!.on('data', (d: Buffer) => {
+      out += String(d)
+      for (let i = out.indexOf('\n'); i >= 0; i = out.indexOf('\n')) {
+        lines.push(out.slice(0, i))
+        out = out.slice(i + 1)
+        if (lines.length === 1) resolve((JSON.parse(lines[0]!) as { port: number }).port)
+      }
+    })
     child.once('exit', (code) => reject(new Error(`instance A exited ${code} before it listened: ${err}`)))
   })
-  return { child, port }
+  const report = exited.then(() => (lines[1] ? (JSON.parse(lines[1]) as AReport) : undefined))
+  return { child, port, report }
 }
 
 const BODY = { phone: '+14155552671' }
@@ -100,9 +123,10 @@ export interface CrashHooks {
 /**
  * One crash: A dies at `point` during the client's first request; the client retries on B until it gets a 200,
  * following `Retry-After`. Returns what B answered (and a repeat with the key), the Retry-After values it was told on
- * the way, and the org's state once A's holds are gone.
+ * the way, the org's state once A's holds are gone, and what A said as it died (`stallMs`: A's event loop blocks
+ * that long just before its settlement).
  */
-export async function crashAndRetry(db: Db, point: Point, keyed: boolean, leaseMs: number | undefined, hooks: CrashHooks = {}) {
+export async function crashAndRetry(db: Db, point: Point, keyed: boolean, leaseMs: number | undefined, hooks: CrashHooks = {}, stallMs?: number) {
   const now = Date.now()
   const org = await db.store.createOrg({ name: 'Crash', planId: 'starter' }, now)
   const { secret } = await issueApiKey(db.store, { orgId: org.id }, now)
@@ -116,9 +140,9 @@ export async function crashAndRetry(db: Db, point: Point, keyed: boolean, leaseM
     riskcheck: { offline: true },
   })
   await b.ready()
-  let a: { child: ChildProcess; port: number } | undefined
+  let a: Awaited<ReturnType<typeof startA>> | undefined
   try {
-    a = await startA(db, point, leaseMs)
+    a = await startA(db, point, leaseMs, stallMs)
     const exited = once(a.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
     const key = keyed ? `crash-${point}` : undefined
     const first = await fetch(`http://127.0.0.1:${a.port}/v1/phone/type`, { method: 'POST', headers: headers(secret, key), body: JSON.stringify(BODY) }).then(
@@ -126,6 +150,7 @@ export async function crashAndRetry(db: Db, point: Point, keyed: boolean, leaseM
       () => 'cut off',
     )
     const signal = (await exited)[1]
+    const report = await a.report
     if (first !== 'cut off' || signal !== 'SIGKILL') throw new Error(`instance A was to die at ${point} before answering: ${first}, ${signal}`)
     hooks.crashed?.()
     const retryAfter: number[] = []
@@ -137,7 +162,7 @@ export async function crashAndRetry(db: Db, point: Point, keyed: boolean, leaseM
         for (let i = 0; i < 100 && (await db.holds()) > 0; i++) await sleep(100)
         const after = (await db.store.getOrg(org.id, Date.now()))!
         const again = keyed ? await b.inject({ method: 'POST', url: '/v1/phone/type', headers: headers(secret, key), payload: BODY }) : undefined
-        return { answer: r, again, retryAfter, initial, after, holds: await db.holds() }
+        return { answer: r, again, retryAfter, initial, after, holds: await db.holds(), report }
       }
       if (r.statusCode !== 409 || r.json().error.code !== 'IDEMPOTENCY_CONFLICT') throw new Error(`the retry got ${r.statusCode}: ${r.body}`)
       retryAfter.push(Number(r.headers['retry-after']))

@@ -5,7 +5,7 @@
  * pg_createcluster, or without the right to run it (root, the postgres user or passwordless sudo), a suite is skipped
  * with a note; `.ci/run` sets RISKCHECK_TEST_REQUIRE_PG_CLUSTER=1, so there that fails the run instead.
  */
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFile, execFileSync, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import net from 'node:net'
 import { userInfo } from 'node:os'
@@ -48,7 +48,10 @@ export interface PgCluster {
   port: number
   /** `postgres://postgres@127.0.0.1:PORT/postgres` */
   url: string
+  /** Starts it (`pg_ctlcluster start`); {@link PgCluster.ready} says when it accepts connections. */
   start(): void
+  /** Resolves once the cluster accepts connections (`pg_isready` says so), however long its start takes. */
+  ready(): Promise<void>
   /** A crash: `pg_ctlcluster stop -m immediate` (no checkpoint, connections cut). */
   crash(): void
   /** Stops and removes it. */
@@ -61,7 +64,8 @@ const tryRun = (cmd: string, args: string[]) => spawnSync(...command(cmd, args))
 
 /**
  * Creates and starts a cluster on `port` (default: {@link outagePort}(0)), named after it (`rc_test_PORT`), trusting
- * local connections. A cluster of that name left by an interrupted run is replaced.
+ * local connections; resolves once it accepts connections. A cluster of that name left by an interrupted run is
+ * replaced.
  */
 export async function createPgCluster(port?: number): Promise<PgCluster> {
   const p = port ?? (await outagePort(0))
@@ -73,11 +77,22 @@ export async function createPgCluster(port?: number): Promise<PgCluster> {
     port: p,
     url: `postgres://postgres@127.0.0.1:${p}/postgres`,
     start: () => void run('pg_ctlcluster', ['15', name, 'start']),
+    ready: () => isReady(p),
     crash: () => void run('pg_ctlcluster', ['15', name, 'stop', '-m', 'immediate']),
     drop: () => void tryRun('pg_dropcluster', ['--stop', '15', name]),
   }
   cluster.start()
+  await cluster.ready()
   return cluster
+}
+
+/** Asks `pg_isready` until the server on `port` accepts connections (its exit status 0), 100 ms apart. */
+async function isReady(port: number): Promise<void> {
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => execFile('pg_isready', ['-q', '-h', '127.0.0.1', '-p', String(port)], (err) => resolve(!err)))
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
 }
 
 /** A TCP proxy that can freeze: while frozen, bytes are dropped in the chosen directions and new connections wait. */

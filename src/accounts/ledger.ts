@@ -267,15 +267,19 @@ export function createOrgLedger(
       ...(idempotent ? { idempotent } : {}),
     }
     let closed: boolean
+    const held = holding
+    holding = false
     try {
       closed = await h.credits.closeHeld(orgId, close, nowMs())
     } catch (e) {
-      if (holding) h.unsettled(h.hold.id)
+      if (held) h.unsettled(h.hold.id)
       throw e
-    } finally {
-      holding = false
     }
-    if (!closed) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'This request was cut off and not charged; retry it.')
+    if (!closed) {
+      // fenced: its hold was released already, or (its key taken over) is left to the lease's next renewal
+      if (held) h.unsettled(h.hold.id)
+      throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'This request was cut off and not charged; retry it.')
+    }
     return idempotent !== undefined
   }
 

@@ -225,7 +225,8 @@ export interface HeldCredits {
    * Ends a request: gives back the unused part of its hold, counts its lookups, stores its cache entries and its
    * idempotent answer, and closes the hold — one write. False when the hold was released meanwhile (its instance was
    * taken for dead and another refunded it): nothing is counted or cached, the idempotency record is only forgotten,
-   * and the request must not be answered as charged.
+   * and the request must not be answered as charged. False too when another instance took its idempotency record over
+   * (docs/decisions.md "Instance leases" → "takeover"): the hold is left for its instance to release.
    */
   closeHeld(orgId: string, close: RequestClose, nowMs: number): Awaitable<boolean>
 }

@@ -445,6 +445,9 @@ async function startServeApp(
       logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })
     created = app
+    // The IP data loads on the first lookup that needs it, blocking every request meanwhile (0.7 s idle, seconds on a
+    // loaded machine): a server loads it before it listens (docs/decisions.md "IP data").
+    app.riskcheck.env.ctx.sources.ip.warm()
     await app.listen({ host, port: s.port })
     return { app, stores }
   } catch (e) {

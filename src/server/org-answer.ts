@@ -41,11 +41,16 @@ export async function resolveOrgScoring(
 /**
  * The signals of an org's answer: its lists (the instance's when it has none) and the velocity counter under the
  * org. Whether the answer is counted is the caller's run option (a lookup is; a recheck, counted when it was given,
- * is not).
+ * is not); `once` is a request's Idempotency-Key, under which its checks count once however often it runs.
  */
-export function orgSignals(parts: Pick<OrgAnswerParts, 'orgLists' | 'velocity' | 'baseSignals'>, orgId: string, lists: ListIndex | null | undefined): Signals | undefined {
+export function orgSignals(
+  parts: Pick<OrgAnswerParts, 'orgLists' | 'velocity' | 'baseSignals'>,
+  orgId: string,
+  lists: ListIndex | null | undefined,
+  once?: { scope: string; key: string },
+): Signals | undefined {
   const listed = parts.orgLists.signalsOf(lists, parts.baseSignals)
-  return parts.velocity ? parts.velocity.signals(listed, orgId) : listed
+  return parts.velocity ? parts.velocity.signals(listed, orgId, once) : listed
 }
 
 /**

@@ -32,8 +32,12 @@ export type VelocityStoreKind = 'redis' | 'sqlite' | 'memory' | 'custom'
 /** The velocity of a server. */
 export interface ServerVelocity {
   readonly storeKind: VelocityStoreKind
-  /** The signals of a request of `orgId`: the instance's lists and the org's velocity counter. */
-  signals(base: Signals | undefined, orgId: string): Signals
+  /**
+   * The signals of a request of `orgId`: the instance's lists and the org's velocity counter. `once` (a request's
+   * Idempotency-Key: its scope and key): the request's check is counted once however often it runs — a retry after a
+   * 503, or after its first instance died, is not counted again.
+   */
+  signals(base: Signals | undefined, orgId: string, once?: { scope: string; key: string }): Signals
 }
 
 /** What the server has to offer the velocity store. */
@@ -115,8 +119,20 @@ export function createServerVelocity(deps: ServerVelocityDeps): ServerVelocity |
       ),
     close: async () => undefined,
   })
+  // the check's id: a keyed hash of the request's key (the store never sees the key itself)
+  const onceOf = (counter: VelocityCounter, once: { scope: string; key: string }): VelocityCounter => ({
+    count: (values, test, nowMs) =>
+      rootReady.then(
+        (r) => counter.count(values, test, nowMs, createHmac('sha256', r).update(`check\u0000${once.scope}\u0000${once.key}`).digest('base64url').slice(0, 32)),
+        () => null,
+      ),
+    close: () => counter.close(),
+  })
   return {
     storeKind,
-    signals: (base, orgId) => ({ lists: base?.lists ?? null, velocity: root ? counterOf(root, orgId) : waiting(orgId) }),
+    signals(base, orgId, once) {
+      const counter = root ? counterOf(root, orgId) : waiting(orgId)
+      return { lists: base?.lists ?? null, velocity: once ? onceOf(counter, once) : counter }
+    },
   }
 }

@@ -31,9 +31,9 @@ export type VelocityValues = Partial<Record<VelocityKind, string>>
 export interface VelocityCounter {
   /**
    * Records `values` at `nowMs` and answers the counts (null when the store failed or did not answer in time); at once
-   * when the store answers synchronously, else a promise.
+   * when the store answers synchronously, else a promise. `checkId`: the store's (a retry of one check counts once).
    */
-  count(values: VelocityValues, test: boolean, nowMs: number): Velocity | null | Promise<Velocity | null>
+  count(values: VelocityValues, test: boolean, nowMs: number, checkId?: string): Velocity | null | Promise<Velocity | null>
   close(): Promise<void>
 }
 
@@ -202,7 +202,7 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   }
 
   return {
-    count(values, test, nowMs) {
+    count(values, test, nowMs, checkId) {
       const space = test ? 't' : 'l'
       const kinds: VelocityKind[] = []
       const keys: string[] = []
@@ -215,7 +215,7 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
       if (kinds.length === 0) return fill(kinds, [])
       let got: WindowCount[] | Promise<WindowCount[]>
       try {
-        got = store.hit(keys, nowMs)
+        got = checkId === undefined ? store.hit(keys, nowMs) : store.hit(keys, nowMs, checkId)
       } catch {
         return null
       }

@@ -63,10 +63,11 @@ export function createRedisVelocityStore(options: RedisVelocityStoreOptions): Ve
   const instance = randomBytes(6).toString('hex')
   let seq = 0
   return {
-    async hit(keys) {
+    async hit(keys, _nowMs, checkId) {
       if (keys.length === 0) return []
       const now = options.now ? String(Math.floor(options.now())) : ''
-      const member = `${instance}:${(seq = (seq + 1) % Number.MAX_SAFE_INTEGER)}`
+      // a check recorded again under its id is the same member: its time moves, the count does not
+      const member = checkId !== undefined ? `id:${checkId}` : `${instance}:${(seq = (seq + 1) % Number.MAX_SAFE_INTEGER)}`
       const flat = await run.call(redis, keys.length, ...keys.map((k) => prefix + k), now, member, String(HOUR_MS), String(DAY_MS))
       const out: WindowCount[] = []
       for (let i = 0; i < keys.length; i++) out.push({ hour: Number(flat[i * 2]), day: Number(flat[i * 2 + 1]) })

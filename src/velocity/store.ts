@@ -18,8 +18,12 @@ export interface WindowCount {
 
 /** Where velocity counts live. Methods may answer synchronously or with a promise. */
 export interface VelocityStore {
-  /** Records one check at `nowMs` under each key and returns each key's counts, in the order of `keys`. */
-  hit(keys: readonly string[], nowMs: number): WindowCount[] | Promise<WindowCount[]>
+  /**
+   * Records one check at `nowMs` under each key and returns each key's counts, in the order of `keys`. `checkId`
+   * (optional) names the check: one recorded again under the same id — a retry of the same request — is counted once
+   * (a store that cannot tell ignores it).
+   */
+  hit(keys: readonly string[], nowMs: number, checkId?: string): WindowCount[] | Promise<WindowCount[]>
   /** Releases resources (optional). */
   close?(): void | Promise<void>
 }

@@ -16,7 +16,9 @@ beforeAll(async () => {
 afterAll(async () => h?.close())
 
 describe.skipIf(!HAS_BROWSER)('dashboard: review queue keys', () => {
-  it('b on a focused row blocks it, a approves the next', async () => {
+  // A sign-up, two lookups and two form posts in Chromium: 12–18 s on a loaded machine, so more than the default 20 s
+  // budget is legitimately needed when another suite runs beside it.
+  it('b on a focused row blocks it, a approves the next', { timeout: 60_000 }, async () => {
     const { page, context, errors } = await h.newPage()
     const teamUrl = await signUp(h, page, 'kim@example.test', 'Keyboard reviewers')
     const orgId = teamUrl.split('/').pop()!
@@ -25,6 +27,7 @@ describe.skipIf(!HAS_BROWSER)('dashboard: review queue keys', () => {
       const r = await fetch(`${h.base}/v1/ip`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ ip }) })
       expect(((await r.json()) as { data: { recommendation: { action: string } } }).data.recommendation.action).toBe('review')
     }
+    // both answers are listed: the queue's list writes what is pending and waits for the batch in flight first
     await page.goto(`${teamUrl}/reviews/test`)
     const rows = page.locator('tr[data-review][tabindex]')
     expect(await rows.count()).toBe(2)

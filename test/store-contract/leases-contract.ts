@@ -113,14 +113,15 @@ export function leasesContract(name: string, factory: () => Promise<{ store: Sto
     )
 
     it(
-      'a settlement without a hold (a cache hit) counts its lookup; a forgotten answer frees the key; another owner cannot complete it',
+      'a settlement without a hold (a cache hit) counts its lookup; a forgotten answer frees the key; the settlement of a key another owner holds is fenced',
       withLeases(async (store, leases, orgId) => {
         await leases.renewLease(A, T0, LEASE)
         expect(await store.beginIdempotent(SCOPE, 'k', 'fp', T0, DAY, A)).toEqual({ state: 'new' })
+        // B's request lost the key to A (A took it over while B stalled): nothing of B's counted, A's record untouched
         const theirs = { scope: SCOPE, key: 'k', owner: B, status: 200, body: 'x' }
-        expect(await leases.closeHeld(orgId, { lookups: 1, refund: none, idempotent: theirs }, T0)).toBe(true)
+        expect(await leases.closeHeld(orgId, { lookups: 1, refund: none, idempotent: theirs }, T0)).toBe(false)
         expect(await store.beginIdempotent(SCOPE, 'k', 'fp', T0, DAY, A)).toMatchObject({ state: 'in_progress' })
-        expect(await leases.closeHeld(orgId, { lookups: 0, refund: none, idempotent: { scope: SCOPE, key: 'k', owner: A } }, T0)).toBe(true)
+        expect(await leases.closeHeld(orgId, { lookups: 1, refund: none, idempotent: { scope: SCOPE, key: 'k', owner: A } }, T0)).toBe(true)
         expect(await store.beginIdempotent(SCOPE, 'k', 'fp2', T0, DAY, A)).toEqual({ state: 'new' })
         expect(await credits(store, orgId)).toEqual({ subscription: 3, purchased: 7, lookups: 1, charged: 0 })
       }),

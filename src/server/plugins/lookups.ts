@@ -36,10 +36,10 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
     lookupEnv(auth, request) {
       const policy = auth.policy ?? rc.env.policy
       // the org's lists (../org-lists.ts), then its velocity counter (../velocity.ts): ../org-answer.ts
-      const signals = orgSignals({ orgLists, velocity, baseSignals: rc.env.signals }, auth.orgId, auth.lists)
+      const idem = request ? states.get(request)?.idem : undefined
+      const signals = orgSignals({ orgLists, velocity, baseSignals: rc.env.signals }, auth.orgId, auth.lists, idem)
       if (auth.mode === 'test') return { env: policy === testEnv.policy && !velocity && !auth.lists ? testEnv : { ...testEnv, policy, signals }, ledger: null }
       const held = leases && lease && request ? { credits: leases, hold: lease.hold(), unsettled: lease.unsettled } : undefined
-      const idem = request ? states.get(request)?.idem : undefined
       const own = createOrgLedger(store, auth.orgId, nowMs, auth.credits, held)
       const ledger = held && idem && !idem.done ? settleWithAnswer(own, idem) : own
       // The store's own cache is written with the request's settlement (one write); a cache of the caller's is not.

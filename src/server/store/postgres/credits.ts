@@ -168,11 +168,13 @@ WHERE o.id = u.id AND o.period_end > $3::bigint
 RETURNING o.id, o.subscription_credits + o.purchased_credits AS balance, o.monthly_credits, o.alert_level`,
 }
 
-/** The values of {@link SETTLE_AND_CACHE}'s arrays; one entry per key (the last wins), as ON CONFLICT requires. */
-export function cacheColumns(writes: readonly CacheWrite[]): [string[], string[], number[], number[]] {
-  const byKey = new Map(writes.map((w) => [w.key, w]))
+/**
+ * The values of {@link SETTLE_AND_CACHE}'s arrays; one entry per key (the last wins), as ON CONFLICT requires —
+ * unless `dedupe` is false: then every write, in order, for a statement that picks the last of a key itself.
+ */
+export function cacheColumns(writes: readonly CacheWrite[], dedupe = true): [string[], string[], number[], number[]] {
   const cols: [string[], string[], number[], number[]] = [[], [], [], []]
-  for (const w of byKey.values()) {
+  for (const w of dedupe ? new Map(writes.map((x) => [x.key, x])).values() : writes) {
     cols[0].push(w.key)
     cols[1].push(JSON.stringify(w.entry.outcome))
     cols[2].push(w.entry.storedAt)

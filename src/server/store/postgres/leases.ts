@@ -31,10 +31,11 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
 /**
  * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). Per request
  * (`$1…$5`, in order): its org, lookups, hold (or null) and the subscription and purchased credits it gives back; `$6`
- * the time; `$7…$10` the cache entries; `$11…$16` the idempotency records (the request's number, scope, key, owner,
- * and status and body — null to forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts);
- * `$24` the key ids of the auth reads it carries (./auth-read.ts). Returns the settled orgs, the numbers of the fenced
- * requests and the auth rows.
+ * the time; `$7…$10` the cache entries and `$25` the number of the request of each (a fenced request's are not
+ * kept); `$11…$16` the idempotency records (the request's number, scope, key, owner, and status and body — null to
+ * forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts); `$24` the key ids of the auth
+ * reads it carries (./auth-read.ts). Returns the settled orgs, the fenced numbers (also those whose record another
+ * instance took over: docs/decisions.md "Instance leases") and the auth rows.
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',
@@ -42,13 +43,18 @@ const CLOSE_MANY = {
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS r(org_id, lookups, hold_id, sub, pur, n)
 ), cur AS (
   SELECT id, period_start FROM orgs WHERE id IN (SELECT org_id FROM req) AND period_end > $6::bigint ORDER BY id FOR UPDATE
+), owned AS (
+  SELECT d.n FROM unnest($11::bigint[], $12::text[], $13::text[], $14::text[]) AS d(n, scope, idem_key, owner)
+  JOIN idempotency i ON i.scope = d.scope AND i.idem_key = d.idem_key AND i.owner = d.owner AND i.status IS NULL
+  FOR UPDATE OF i
 ), mine AS (
-  SELECT req.* FROM req JOIN cur ON cur.id = req.org_id
+  SELECT req.*, req.n NOT IN (SELECT n FROM owned) AND req.n = ANY($11::bigint[]) AS lost
+  FROM req JOIN cur ON cur.id = req.org_id
 ), closed AS (
-  DELETE FROM credit_holds h USING mine WHERE h.id = mine.hold_id RETURNING h.id, h.period_start
+  DELETE FROM credit_holds h USING mine WHERE h.id = mine.hold_id AND NOT mine.lost RETURNING h.id, h.period_start
 ), ok AS (
   SELECT mine.*, closed.period_start AS hold_period FROM mine LEFT JOIN closed ON closed.id = mine.hold_id
-  WHERE mine.hold_id IS NULL OR closed.id IS NOT NULL
+  WHERE NOT mine.lost AND (mine.hold_id IS NULL OR closed.id IS NOT NULL)
 ), agg AS (
   SELECT ok.org_id, SUM(ok.lookups) AS lookups,
     SUM(CASE WHEN cur.period_start = ok.hold_period THEN ok.sub ELSE 0 END) AS sub,
@@ -58,7 +64,10 @@ const CLOSE_MANY = {
   FROM ok JOIN cur ON cur.id = ok.org_id GROUP BY ok.org_id
 ), cached AS (
   INSERT INTO result_cache (key, value, stored_at, expires_at)
-  SELECT * FROM unnest($7::text[], $8::text[], $9::bigint[], $10::bigint[])
+  SELECT DISTINCT ON (c.key) c.key, c.value, c.stored_at, c.expires_at
+  FROM unnest($7::text[], $8::text[], $9::bigint[], $10::bigint[], $25::bigint[]) WITH ORDINALITY AS c(key, value, stored_at, expires_at, n, i)
+  WHERE c.n IN (SELECT n FROM ok)
+  ORDER BY c.key, c.i DESC
   ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
 ), idem AS (
   SELECT d.*, d.n IN (SELECT n FROM ok) AS kept
@@ -82,7 +91,7 @@ const CLOSE_MANY = {
 )
 SELECT id, balance, monthly_credits, alert_level, NULL::bigint AS fenced, NULL::json AS auth FROM settled
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, n, NULL FROM mine WHERE hold_id IS NOT NULL AND n NOT IN (SELECT n FROM ok)
+SELECT NULL, NULL, NULL, NULL, n, NULL FROM mine WHERE (hold_id IS NOT NULL OR lost) AND n NOT IN (SELECT n FROM ok)
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, row_to_json(a) FROM (${authSelect(24)}) a`,
 }
@@ -99,6 +108,7 @@ type CloseRow = AlertState & { id: string | null; fenced: Num | null; auth: Auth
 
 function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInputsRecord[], authKeys: readonly string[]): unknown[] {
   const idem = asks.flatMap((a, i) => (a.close.idempotent ? [{ n: i + 1, ...a.close.idempotent }] : []))
+  const writes = asks.flatMap((a, i) => (a.close.cacheWrites ?? []).map((write) => ({ n: i + 1, write })))
   return [
     asks.map((a) => a.orgId),
     asks.map((a) => a.close.lookups),
@@ -106,7 +116,7 @@ function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInp
     asks.map((a) => a.close.refund.fromSubscription),
     asks.map((a) => a.close.refund.fromPurchased),
     nowMs,
-    ...cacheColumns(asks.flatMap((a) => a.close.cacheWrites ?? [])),
+    ...cacheColumns(writes.map((w) => w.write), false),
     idem.map((d) => d.n),
     idem.map((d) => d.scope),
     idem.map((d) => d.key),
@@ -115,6 +125,7 @@ function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInp
     idem.map((d) => (d.status === undefined ? null : (d.body ?? null))),
     ...inputColumns(inputs),
     authKeys,
+    writes.map((w) => w.n),
   ]
 }
 

@@ -49,6 +49,7 @@ function statements(db: Database.Database) {
          period_start = excluded.period_start`,
     ),
     completeOwned: db.prepare('UPDATE idempotency SET status = ?, body = ? WHERE scope = ? AND idem_key = ? AND owner = ?'),
+    ownsKey: db.prepare('SELECT 1 AS own FROM idempotency WHERE scope = ? AND idem_key = ? AND owner = ? AND status IS NULL'),
     forgetOwned: db.prepare('DELETE FROM idempotency WHERE scope = ? AND idem_key = ? AND owner = ? AND status IS NULL'),
   }
 }
@@ -113,6 +114,9 @@ export function createSqliteLeases(db: Database.Database, all: Pick<SqliteCredit
 
   const closeTx = db.transaction((orgId: string, close: RequestClose, nowMs: number): boolean => {
     const idem = close.idempotent
+    // Its key taken over (this instance stalled past its lease, a retry ran on another): that run answers the key.
+    // Nothing is counted; the hold, whole, is released by the lease's next renewal (the ledger marks it unsettled).
+    if (idem && q.ownsKey.get(idem.scope, idem.key, idem.owner) === undefined) return false
     if (close.holdId !== undefined) {
       const h = q.holdById.get(close.holdId) as HoldRow | undefined
       if (!h) {

@@ -455,4 +455,12 @@ INSERT INTO outcome_versions (org_id, mode, version) SELECT DISTINCT org_id, mod
     name: '013_answer_velocity',
     sql: `ALTER TABLE org_answers ADD COLUMN velocity TEXT;`,
   },
+  {
+    // The id of a velocity count's check (a keyed hash of the request's Idempotency-Key, else null), so a retry of one
+    // request is counted once (./velocity.ts).
+    version: 14,
+    name: '014_velocity_check_id',
+    sql: `ALTER TABLE velocity_hits ADD COLUMN check_id TEXT;
+CREATE INDEX velocity_hits_check ON velocity_hits(key, check_id) WHERE check_id IS NOT NULL;`,
+  },
 ]

@@ -1,5 +1,5 @@
 /**
- * Velocity counts in the SQLite file (migration 006): one row per check and keyed hash, numbered per key, so a
+ * Velocity counts in the SQLite file (migrations 006, 014): one row per check and keyed hash, numbered per key, so a
  * window's count is two index seeks; each hit runs inside an IMMEDIATE transaction — with `groupWrite`, the group
  * commit of its event-loop turn (./group-commit.ts) — so every process on the file counts exactly.
  * The design: docs/decisions.md, "Velocity in the service" → "SQLite counts".
@@ -21,7 +21,8 @@ const MAX_FLOORS = 10_000
  */
 export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T>(write: () => T) => Promise<T>): ServerVelocityStore {
   const newest = db.prepare('SELECT seq, at FROM velocity_hits WHERE key = ? ORDER BY seq DESC LIMIT 1')
-  const insert = db.prepare('INSERT INTO velocity_hits (key, seq, at) VALUES (?, ?, ?)')
+  const insert = db.prepare('INSERT INTO velocity_hits (key, seq, at, check_id) VALUES (?, ?, ?, ?)')
+  const recorded = db.prepare('SELECT 1 FROM velocity_hits WHERE key = ? AND check_id = ? AND at > ?').pluck()
   const firstAfter = db.prepare('SELECT seq FROM velocity_hits WHERE key = ? AND at > ? ORDER BY at, seq LIMIT 1').pluck()
   const dropOld = db.prepare('DELETE FROM velocity_hits WHERE key = ? AND at <= ?')
   const sweep = db.prepare('DELETE FROM velocity_hits WHERE (key, seq) IN (SELECT key, seq FROM velocity_hits WHERE at <= ? LIMIT ?)')
@@ -29,13 +30,15 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
   // per key: the day's first number at this process's last delete of the key's older rows
   const floors = new Map<string, number>()
   const purge = (nowMs: number, limit = SWEEP_LIMIT): number => sweep.run(nowMs - DAY_MS, limit).changes
-  const hit = db.transaction((keys: readonly string[], nowMs: number): WindowCount[] => {
+  const hit = db.transaction((keys: readonly string[], nowMs: number, checkId: string | null): WindowCount[] => {
     const out: WindowCount[] = []
     for (const key of keys) {
       const last = newest.get(key) as { seq: number; at: number } | undefined
-      const seq = (last?.seq ?? 0) + 1
+      // a check recorded before under its id (a retry of the same request) is not counted again
+      const again = checkId !== null && last !== undefined && recorded.get(key, checkId, nowMs - DAY_MS) !== undefined
+      const seq = again ? last.seq : (last?.seq ?? 0) + 1
       // times never go back within a key (another process's clock a little behind), so numbers follow times
-      insert.run(key, seq, Math.max(nowMs, last?.at ?? nowMs))
+      if (!again) insert.run(key, seq, Math.max(nowMs, last?.at ?? nowMs), checkId)
       const hourFirst = firstAfter.get(key, nowMs - HOUR_MS) as number | undefined
       const dayFirst = firstAfter.get(key, nowMs - DAY_MS) as number | undefined
       out.push({ hour: hourFirst === undefined ? 0 : seq - hourFirst + 1, day: dayFirst === undefined ? 0 : seq - dayFirst + 1 })
@@ -55,10 +58,11 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
     return out
   })
   return {
-    hit(keys, nowMs) {
+    hit(keys, nowMs, checkId) {
       if (keys.length === 0) return []
       const at = Math.floor(nowMs)
-      return groupWrite ? groupWrite(() => hit(keys, at)) : hit.immediate(keys, at)
+      const id = checkId ?? null
+      return groupWrite ? groupWrite(() => hit(keys, at, id)) : hit.immediate(keys, at, id)
     },
     purge,
   }
