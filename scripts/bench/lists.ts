@@ -4,7 +4,8 @@
  * and IPv6 addresses and networks, phone numbers, AS numbers) plus every country but a few — taking turns in chunks of
  * 250 inputs, so a busy machine slows both alike; the figures are the medians over the rounds. Prints per lookup type the µs per input (CPU time of the process) with
  * and without the lists, the difference and the ratio; the matching alone (details → matches); and the combined
- * check with the lists, with velocity (in memory) and with both, against the same check with neither.
+ * check with the lists, with velocity (in memory) and with both, against the same check with neither — on a stream of
+ * sign-ups (new inputs every round, a few in bursts) and on the same inputs every round (see {@link checkInputs}).
  *
  *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C] [--mix stream|repeat|both]
  *
