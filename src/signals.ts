@@ -10,7 +10,7 @@ import type { CheckOutcome } from './checks/types.js'
 import type { ListsHolder } from './lists/holder.js'
 import type { OutcomesHolder } from './outcomes/holder.js'
 import type { ListIndex } from './lists/compile.js'
-import { matchLists } from './lists/match.js'
+import { matchLists, NO_MATCH } from './lists/match.js'
 import type { Velocity } from './schema.js'
 import { velocityValuesOf, type VelocityCounter } from './velocity/counter.js'
 
@@ -31,14 +31,13 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promis
 function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutcome<D>, nowMs: number, velocityField: boolean, input: unknown, own: boolean): CheckOutcome<D> {
   // Object.assign, not spread syntax: `{ ...details, lists }` costs several times as much on Node 20 (every answer);
   // an outcome that is the caller's own is completed in place, as copying it costs more than the offline lookups
+  // matched before the copy (the details are only read); no match at all allocates nothing beyond the empty `lists`
+  const m = index && index.lists.length > 0 ? matchLists(index, type, outcome.details, nowMs, input) : NO_MATCH
   const details = (own ? outcome.details : Object.assign({}, outcome.details)) as Record<string, unknown>
-  details.lists = []
+  details.lists = m === NO_MATCH ? [] : m.matches
   if (velocityField && VELOCITY_TYPES.has(type)) details.velocity = null
   const answered = own ? outcome : Object.assign({}, outcome)
   answered.details = details as D
-  if (!index || index.lists.length === 0) return answered
-  const m = matchLists(index, type, outcome.details, nowMs, input)
-  details.lists = m.matches
   if (m.factors.length > 0) {
     answered.factors = [...outcome.factors, ...m.factors]
     answered.reasons = Object.assign({}, outcome.reasons, m.reasons)

@@ -4,9 +4,10 @@
  * and IPv6 addresses and networks, phone numbers, AS numbers) plus every country but a few — taking turns in chunks of
  * 250 inputs, so a busy machine slows both alike; the figures are the medians over the rounds. Prints per lookup type the µs per input (CPU time of the process) with
  * and without the lists, the difference and the ratio; the matching alone (details → matches); and the combined
- * check with the lists, with velocity (in memory) and with both, against the same check with neither.
+ * check with the lists, with velocity (in memory) and with both, against the same check with neither — on a stream of
+ * sign-ups (new inputs every round, a few in bursts) and on the same inputs every round (see {@link checkInputs}).
  *
- *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C]
+ *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C] [--mix stream|repeat|both]
  *
  * Targets: at most 5 µs more per input with the lists; the combined check with lists and velocity at most 1.2× the
  * check without.
@@ -17,6 +18,7 @@ import { compileLists, type ListIndex } from '../../src/lists/compile.js'
 import { matchLists } from '../../src/lists/match.js'
 import type { ListDefinition } from '../../src/lists/types.js'
 import { createRiskcheck, type Riskcheck } from '../../src/riskcheck.js'
+import type { CheckInput } from '../../src/checks/combined.js'
 import { getCountries } from 'libphonenumber-js/max'
 
 function arg(name: string, dflt: number): number {
@@ -30,6 +32,13 @@ const SEED = arg('--seed', 7)
 const ITEMS = 100_000
 const TARGET_US = 5
 const CHUNK = arg('--chunk', 250)
+const mixArg = process.argv.indexOf('--mix')
+/** The combined check's inputs: `stream` (distinct sign-ups with a few bursts), `repeat` (the same inputs every round), or both. */
+const MIX = (mixArg >= 0 ? process.argv[mixArg + 1] : 'both') as 'stream' | 'repeat' | 'both'
+if (!['stream', 'repeat', 'both'].includes(MIX)) throw new Error('--mix must be stream, repeat or both')
+/** In the sign-up stream: the share of sign-ups that come in bursts, and the sign-ups of one burst. */
+const BURST_SHARE = 0.02
+const BURST = 20
 
 function xorshift(seed: number): () => number {
   let s = seed >>> 0 || 1
@@ -65,9 +74,9 @@ function lists(): ListDefinition[] {
 }
 
 /** µs of process CPU spent by `run` over `inputs`. */
-async function cpuOf(inputs: readonly string[], from: number, to: number, run: (x: string) => Promise<unknown>): Promise<number> {
+async function cpuOf<T>(inputs: readonly T[], from: number, to: number, run: (x: T) => Promise<unknown>): Promise<number> {
   const c0 = process.cpuUsage()
-  for (let i = from; i < to; i++) await run(inputs[i] as string)
+  for (let i = from; i < to; i++) await run(inputs[i] as T)
   const c = process.cpuUsage(c0)
   return c.user + c.system
 }
@@ -76,7 +85,7 @@ async function cpuOf(inputs: readonly string[], from: number, to: number, run: (
  * One round: the inputs in chunks of CHUNK, each chunk run by both instances in turn (A B, then B A for the next
  * chunk), so a machine whose load changes from second to second slows both alike. µs of CPU per input, each side.
  */
-async function round(inputs: readonly string[], a: (x: string) => Promise<unknown>, b: (x: string) => Promise<unknown>): Promise<[number, number]> {
+async function round<T>(inputs: readonly T[], a: (x: T) => Promise<unknown>, b: (x: T) => Promise<unknown>): Promise<[number, number]> {
   let ta = 0
   let tb = 0
   for (let from = 0, k = 0; from < inputs.length; from += CHUNK, k++) {
@@ -96,21 +105,23 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const f2 = (n: number) => n.toFixed(2)
 
 /** Prints and returns the difference; the target is µs more per input, or (for the combined check) a ratio. */
-async function compare(
+async function compare<T>(
   label: string,
   plain: Riskcheck,
   listed: Riskcheck,
-  inputs: string[],
-  run: (rc: Riskcheck, x: string) => Promise<unknown>,
+  inputs: readonly T[] | ((round: number) => readonly T[]),
+  run: (rc: Riskcheck, x: T) => Promise<unknown>,
   target: { us: number } | { ratio: number } = { us: TARGET_US },
+  warmInputs?: readonly T[],
 ) {
-  const warm = inputs.slice(0, Math.min(2000, inputs.length))
+  const inputsOf = typeof inputs === 'function' ? inputs : () => inputs
+  const warm = warmInputs ?? inputsOf(0).slice(0, 2000)
   for (const rc of [plain, listed]) for (const x of warm) await run(rc, x)
   const a: number[] = []
   const b: number[] = []
   const ratios: number[] = []
   for (let r = 0; r < ROUNDS; r++) {
-    const [x, y] = await round(inputs, (v) => run(plain, v), (v) => run(listed, v))
+    const [x, y] = await round(inputsOf(r), (v) => run(plain, v), (v) => run(listed, v))
     a.push(x)
     b.push(y)
     ratios.push(y / x)
@@ -126,6 +137,35 @@ async function compare(
     `${label.padEnd(18)} without ${f2(without).padStart(7)} µs   with ${f2(withLists).padStart(7)} µs   ${diff < 0 ? '-' : '+'}${f2(Math.abs(diff)).padStart(5)} µs   ×${ratio.toFixed(3)}   ${ok ? 'ok' : 'over'} (${goal})`,
   )
   return diff
+}
+
+/**
+ * The combined check's inputs per round (the same for both instances compared). `repeat`: the same `n` inputs every
+ * round, after a warm-up on the first 2,000 of them — every value's counts grow round after round, so by the third
+ * round the velocity factors of most inputs fire, which a stream of sign-ups does not show. `stream`: `n` new sign-ups
+ * every round (and 2,000 others for the warm-up), of which BURST_SHARE come in bursts of BURST sign-ups sharing one IP
+ * address, one (non-free) email domain and one phone number — the pattern velocity is there to catch.
+ */
+function checkInputs(mix: 'stream' | 'repeat', n: number): { rounds: (r: number) => readonly CheckInput[]; warm: readonly CheckInput[] } {
+  const signup = (): CheckInput => ({ email: email(), ip: rnd() % 4 === 0 ? v6() : v4(), phone: phone(), context: 'signup' })
+  if (mix === 'repeat') {
+    const same = Array.from({ length: n }, signup)
+    return { rounds: () => same, warm: same.slice(0, 2000) }
+  }
+  const stream = (count: number): CheckInput[] => {
+    const out = Array.from({ length: count }, signup)
+    const bursts = Math.floor((count * BURST_SHARE) / BURST)
+    for (let b = 0; b < bursts; b++) {
+      const ip = v4()
+      const domain = `burst${rnd() % 100_000}.example.com`
+      const tel = phone()
+      const at = rnd() % (count - BURST)
+      for (let k = 0; k < BURST; k++) out[at + k] = { email: `u${rnd() % 1_000_000}@${domain}`, ip, phone: tel, context: 'signup' }
+    }
+    return out
+  }
+  const rounds = Array.from({ length: ROUNDS }, () => stream(n))
+  return { rounds: (r) => rounds[r] as CheckInput[], warm: stream(2000) }
 }
 
 async function main() {
@@ -167,12 +207,20 @@ async function main() {
   // The combined check with lists, with velocity (in memory), and with both, against the same check with neither.
   const withVelocity = createRiskcheck({ ...common, velocity: true })
   const both = createRiskcheck({ ...common, lists: defs, velocity: true })
-  const checks = Array.from({ length: Math.floor(COUNT / 2) }, (_, i) => `${i}`)
-  const inputOf = (i: string) => ({ email: emails[Number(i)] as string, ip: ips[Number(i)] as string, phone: phones[Number(i)] as string, context: 'signup' as const })
   const ratio = { ratio: 1.2 }
-  await compare('rc.check() lists', plain, listed, checks, (rc, i) => rc.check(inputOf(i)), ratio)
-  await compare('rc.check() vel.', plain, withVelocity, checks, (rc, i) => rc.check(inputOf(i)), ratio)
-  await compare('rc.check() both', plain, both, checks, (rc, i) => rc.check(inputOf(i)), ratio)
+  const perRound = Math.floor(COUNT / 2)
+  for (const mix of MIX === 'both' ? (['stream', 'repeat'] as const) : [MIX]) {
+    const { rounds: inputsOf, warm } = checkInputs(mix, perRound)
+    console.log(
+      mix === 'stream'
+        ? `combined check, signup stream: ${perRound.toLocaleString('en-US')} new sign-ups per round, ${BURST_SHARE * 100} % of them in bursts of ${BURST} from one IP, email domain and phone`
+        : `combined check, the same ${perRound.toLocaleString('en-US')} inputs every round (counts grow round after round)`,
+    )
+    const run = (rc: Riskcheck, x: CheckInput) => rc.check(x)
+    await compare('rc.check() lists', plain, listed, inputsOf, run, ratio, warm)
+    await compare('rc.check() vel.', plain, withVelocity, inputsOf, run, ratio, warm)
+    await compare('rc.check() both', plain, both, inputsOf, run, ratio, warm)
+  }
   await withVelocity.close()
   await plain.close()
   await listed.close()

@@ -135,21 +135,32 @@ function collect(index: ListIndex, type: string, details: Record<string, any>, c
   }
 }
 
+// the sentences made so far, by entry (an entry, its list's name and its reason never change once compiled)
+const blockSentences = new WeakMap<ListEntry, string>()
+
 /** The sentence of a block match: `The email domain is on the block list "Fraud rings" (chargebacks).` */
 function blockSentence(e: ListEntry): string {
-  return `The ${WHAT[e.list.itemType]} is on the block list "${e.list.name}"${e.reason ? ` (${e.reason})` : ''}.`
+  let s = blockSentences.get(e)
+  if (s === undefined) {
+    s = `The ${WHAT[e.list.itemType]} is on the block list "${e.list.name}"${e.reason ? ` (${e.reason})` : ''}.`
+    blockSentences.set(e, s)
+  }
+  return s
 }
+
+/** The answer of no match at all; read only (callers give `details.lists` an array of its own). */
+export const NO_MATCH: Readonly<ListOutcome> = Object.freeze({ matches: Object.freeze([]) as unknown as ListMatch[], factors: Object.freeze([]) as unknown as FactorCode[], reasons: Object.freeze({}) })
 
 /**
  * The list matches of one answer (lookup `type`, its details) at `nowMs`, in list order, with the factors
  * `list_blocked` / `list_allowed` and the sentence of the first block match. `input` may be the check's prepared
- * input (used only when it is the parsed address of an IP answer).
+ * input (used only when it is the parsed address of an IP answer). No match at all answers the shared {@link NO_MATCH}.
  */
 export function matchLists(index: ListIndex, type: string, details: unknown, nowMs: number, input?: unknown): ListOutcome {
   const c = new Collector(nowMs)
   if (details !== null && typeof details === 'object') collect(index, type, details as Record<string, any>, c, input)
   const found = c.found
-  if (found === null) return { matches: [], factors: [], reasons: {} }
+  if (found === null) return NO_MATCH
   if (found.length > 1) found.sort((a, b) => a.list.position - b.list.position)
   const factors: FactorCode[] = []
   const reasons: Partial<Record<FactorCode, string>> = {}
