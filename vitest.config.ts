@@ -1,7 +1,10 @@
 import { configDefaults, defineConfig } from 'vitest/config'
 
-/** Files that replace a module (vi.mock) the others import as is: they get a process of their own. */
-const OWN_PROCESS = ['test/ip-default-data.test.ts']
+/**
+ * Files that need a process of their own: one replaces a module (vi.mock) the others import as is, one checks what a
+ * fresh process has loaded.
+ */
+const OWN_PROCESS = ['test/ip-default-data.test.ts', 'test/serve-warm-ip.test.ts']
 
 export default defineConfig({
   test: {

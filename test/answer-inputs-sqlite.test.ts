@@ -20,15 +20,27 @@ const row = (i: number) => ({ orgId: 'org_1', mode: 'live' as const, requestId: 
 describe('answer input hashes on SQLite', () => {
   it("one turn's rows, velocity hits and settlements commit together; a failed group leaves later rows unharmed", async () => {
     const file = join(dir, 'inputs.sqlite')
-    const store = createSqliteStore(file, { busyTimeoutMs: 0 })
+    // count the transactions begun (not the savepoints inside one), through every transaction function the store
+    // makes (the group commit makes its own once, when the store opens): after setup, only the group commit begins
+    // one (one per flush)
+    let begun = 0
+    const make = Database.prototype.transaction
+    Database.prototype.transaction = function counted(this: Database.Database, fn: (...args: never[]) => unknown) {
+      const t = make.call(this, fn)
+      const count = <F extends (...args: never[]) => unknown>(f: F) => ((...args: Parameters<F>) => (this.inTransaction || begun++, f(...args))) as F
+      return Object.assign(count(t), { default: count(t.default), deferred: count(t.deferred), immediate: count(t.immediate), exclusive: count(t.exclusive) })
+    } as typeof make
+    let store: ReturnType<typeof createSqliteStore>
+    try {
+      store = createSqliteStore(file, { busyTimeoutMs: 0 })
+    } finally {
+      Database.prototype.transaction = make
+    }
     const org = store.createOrg({ name: 'Inputs', planId: 'starter' }, T0)
     const outcomes = createSqliteOutcomeStore(store.db, (w) => store.groupWrite(w))
     const velocity = createSqliteVelocityStore(store.db, (w) => store.groupWrite(w))
-    // count the transactions begun: after setup, only the group commit makes one (one per flush)
     const other = new Database(file)
-    let begun = 0
-    const transaction = store.db.transaction.bind(store.db)
-    store.db.transaction = ((fn: (...args: never[]) => unknown) => (begun++, transaction(fn))) as typeof store.db.transaction
+    begun = 0
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         Promise.all([velocity.hit([`k${i % 3}`], T0 + i), outcomes.recordInputs([row(i)]), store.grouped!.settleCredits(org.id, 1, T0 + i)]),

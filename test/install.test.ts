@@ -128,11 +128,12 @@ describe('the library without the HTTP service’s packages', () => {
     expect(node(SERVER_PACKAGE_NAMES, [BIN, 'policy', 'check', join(ROOT, 'examples', 'policy', 'policy.yaml')]).code).toBe(0)
   }, 60_000)
 
-  it('serve, worker and admin exit 1 with the missing packages and the command that installs them; their --help works', () => {
-    for (const args of [['serve'], ['worker', '--database-url', 'postgres://u@127.0.0.1:1/x', '--redis-url', 'redis://127.0.0.1:1'], ['admin', 'org', 'list']]) {
+  it('serve, worker, admin and policy test on a store exit 1 with the missing packages and the command that installs them; their --help works', () => {
+    for (const args of [['serve'], ['worker', '--database-url', 'postgres://u@127.0.0.1:1/x', '--redis-url', 'redis://127.0.0.1:1'], ['admin', 'org', 'list'], ['policy', 'test', join(ROOT, 'examples', 'policy', 'policy.yaml'), '--db', 'x.sqlite', '--org', 'org_1']]) {
       const r = node(SERVER_PACKAGE_NAMES, [BIN, ...args])
       expect(r.code, args[0]).toBe(1)
-      expect(r.err, args[0]).toContain(`riskcheck ${args[0]} needs the HTTP service's packages, and none of them is installed`)
+      const what = args[0] === 'policy' ? 'policy test' : args[0]
+      expect(r.err, args[0]).toContain(`riskcheck ${what} needs the HTTP service's packages, and none of them is installed`)
       expect(r.err, args[0]).toContain(`\n  ${serverInstallCommand()}\n`)
       expect(r.out, args[0]).toBe('')
     }
@@ -177,13 +178,13 @@ function specifiers(file: string): { relative: string[]; bare: string[]; serverL
   }
 }
 
-/** Every file an entry loads at load time (static imports; `import()` only when `dynamic`), and what they name. */
-function loadGraph(entry: string, dynamic = false): { files: string[]; bare: Set<string>; serverLoads: Set<string> } {
+/** Every file an entry loads at load time (static imports; `import()` only when `dynamic`; none matching `skip`), and what they name. */
+function loadGraph(entry: string, dynamic = false, skip?: RegExp): { files: string[]; bare: Set<string>; serverLoads: Set<string> } {
   const files: string[] = []
   const bare = new Set<string>()
   const serverLoads = new Set<string>()
   const visit = (file: string) => {
-    if (files.includes(file)) return
+    if (files.includes(file) || skip?.test(file)) return
     files.push(file)
     const src = readFileSync(file, 'utf8')
     const s = specifiers(file)
@@ -218,11 +219,15 @@ describe('the built files (dist/)', () => {
   it('the commands that are not the service’s load no server package either, even through their import()s', () => {
     const chunks = readdirSync(join(ROOT, 'dist')).filter((f) => /^(bulk|data|policy)-command-.*\.(c?js)$/.test(f))
     expect(chunks.length).toBe(6)
+    // `policy test --db/--database-url` reads the service's store: that part alone, imported when asked for
+    const storeTest = /policy-test-store-/
     for (const c of chunks) {
-      const g = loadGraph(c, true)
+      const g = loadGraph(c, true, storeTest)
       expect([...g.bare].filter(SERVER_LIKE), c).toEqual([])
       expect([...g.serverLoads], c).toEqual([])
     }
+    const policy = chunks.filter((c) => c.startsWith('policy-'))
+    expect(policy.map((c) => loadGraph(c, true).files.some((f) => storeTest.test(f)))).toEqual([true, true])
   })
 
   it('riskcheck/server loads every server package through the loader, none by a plain import', () => {

@@ -31,6 +31,7 @@ import {
   type PolicyFile,
 } from '../scoring/index.js'
 import { OutcomesFileError, readOutcomesFile } from '../outcomes/file.js'
+import { missingServerPackages, serverPackagesMessage } from '../server/packages.js'
 import { labelsFromEntries } from '../outcomes/labels.js'
 import { renderBacktestHtml } from './backtest-html.js'
 import { fmtInt, formatBacktestText, reportSkipped, type ReportHeading } from './backtest-text.js'
@@ -293,6 +294,12 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
     return EXIT.usage
   }
   if (t.store) {
+    // the org's store is the service's: its packages (optional peer dependencies) must be there
+    const missing = missingServerPackages()
+    if (missing.length > 0) {
+      io.stderr.write(`riskcheck: ${serverPackagesMessage('riskcheck policy test', missing)}`)
+      return EXIT.failed
+    }
     const { runStoreTest } = await import('./policy-test-store.js')
     return runStoreTest({ source: t.store, file, policyPath: t.policy, labels, labelsFile: (values.labels ?? values.outcomes ?? null) as string | null, useOutcomes: values['no-outcomes'] !== true, context: t.context, json: Boolean(values.json), html: values.html as string | undefined, shown: t.shown }, io, prefix)
   }

@@ -446,7 +446,7 @@ async function startServeApp(
     })
     created = app
     // The IP data loads on the first lookup that needs it, blocking every request meanwhile (0.7 s idle, seconds on a
-    // loaded machine): a server loads it before it listens (docs/decisions.md "IP data").
+    // loaded machine): a server loads it before it listens (docs/decisions.md "Sources and limits" → IP data).
     app.riskcheck.env.ctx.sources.ip.warm()
     await app.listen({ host, port: s.port })
     return { app, stores }

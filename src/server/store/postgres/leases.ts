@@ -29,13 +29,12 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
 }
 
 /**
- * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). Per request
- * (`$1…$5`, in order): its org, lookups, hold (or null) and the subscription and purchased credits it gives back; `$6`
- * the time; `$7…$10` the cache entries and `$25` the number of the request of each (a fenced request's are not
- * kept); `$11…$16` the idempotency records (the request's number, scope, key, owner, and status and body — null to
- * forget it); `$17…$23` the input hashes of the turn's answers (./answer-inputs.ts); `$24` the key ids of the auth
- * reads it carries (./auth-read.ts). Returns the settled orgs, the fenced numbers (also those whose record another
- * instance took over: docs/decisions.md "Instance leases") and the auth rows.
+ * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). `$1…$5` per
+ * request: org, lookups, hold, subscription and purchased credits given back; `$6` the time; `$7…$10` cache entries,
+ * `$25` each one's request (a fenced request's are dropped); `$11…$16` idempotency records (request, scope, key,
+ * owner, status, body — null to forget); `$17…$23` input hashes (./answer-inputs.ts); `$24` the key ids of carried
+ * auth reads (./auth-read.ts). Returns the settled orgs, the fenced requests (also those taken over by another
+ * instance) and the auth rows.
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_many',
