@@ -2,7 +2,7 @@
  * Benchmark of the HTTP API against the same lookups called in-process, so the cost of HTTP + auth + credits
  * (+ the persistent SQLite cache write) is a measured ratio.
  *
- *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2] [--database-url postgres://…] [--only ip]
+ *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2] [--database-url postgres://…] [--only ip] [--no-velocity]
  *
  * With `--database-url` the server runs on the PostgreSQL store (a fresh schema, dropped at the end) instead of SQLite,
  * and the benchmark also counts the database round trips (queries sent) per request of each scenario. `--only ip`
@@ -37,7 +37,7 @@ import pg from 'pg'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' }, 'database-url': { type: 'string' }, only: { type: 'string' } },
+  options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' }, 'database-url': { type: 'string' }, only: { type: 'string' }, 'no-velocity': { type: 'boolean' } },
 })
 const DATABASE_URL = values['database-url']
 const SECONDS = Number(values.seconds ?? 4)
@@ -138,7 +138,7 @@ async function main(): Promise<void> {
     } as typeof pg.Client.prototype.query
     pgStore = await createPostgresStore({ connectionString: DATABASE_URL, schema })
   }
-  const app = createServer({ db: pgStore ?? join(dir, 'bench.sqlite'), riskcheck, purgeIntervalMs: 0 })
+  const app = createServer({ db: pgStore ?? join(dir, 'bench.sqlite'), riskcheck, purgeIntervalMs: 0, ...(values['no-velocity'] ? { velocity: false } : {}) })
   const rc = createRiskcheck({ ...riskcheck, cache: { maxEntries: 100_000 } })
   const bare = Fastify()
   bare.post('/v1/ip', async (req) => {
