@@ -5,8 +5,7 @@
  * admin) first check that its packages are installed (optional peer dependencies, ../server/packages.ts) and
  * otherwise print the command that installs them (exit 1); their --help works without them.
  */
-import { missingServerPackages, serverPackagesMessage } from '../server/packages.js'
-import { EXIT, type CliCommand } from './shared.js'
+import { EXIT, haveServerPackages, type CliCommand } from './shared.js'
 
 export type { CliCommand } from './shared.js'
 
@@ -14,13 +13,7 @@ const lazy = (name: string, summary: string, load: () => Promise<CliCommand>, se
   name,
   summary,
   run: async (args, io) => {
-    if (service && !args.includes('--help') && !args.includes('-h')) {
-      const missing = missingServerPackages()
-      if (missing.length > 0) {
-        io.stderr.write(`riskcheck: ${serverPackagesMessage(`riskcheck ${name}`, missing)}`)
-        return EXIT.failed
-      }
-    }
+    if (service && !args.includes('--help') && !args.includes('-h') && !haveServerPackages(`riskcheck ${name}`, io)) return EXIT.failed
     return (await load()).run(args, io)
   },
 })

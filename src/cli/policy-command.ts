@@ -31,13 +31,12 @@ import {
   type PolicyFile,
 } from '../scoring/index.js'
 import { OutcomesFileError, readOutcomesFile } from '../outcomes/file.js'
-import { missingServerPackages, serverPackagesMessage } from '../server/packages.js'
 import { labelsFromEntries } from '../outcomes/labels.js'
 import { renderBacktestHtml } from './backtest-html.js'
 import { fmtInt, formatBacktestText, reportSkipped, type ReportHeading } from './backtest-text.js'
 import { databaseTarget, postgresLocation } from './database.js'
 import type { StoreSource } from './policy-test-store.js'
-import { EXIT, UsageError, type CliCommand, type CliIO } from './shared.js'
+import { EXIT, haveServerPackages, UsageError, type CliCommand, type CliIO } from './shared.js'
 
 const HELP = `Usage:
   riskcheck policy check FILE [--json]
@@ -294,12 +293,8 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
     return EXIT.usage
   }
   if (t.store) {
-    // the org's store is the service's: its packages (optional peer dependencies) must be there
-    const missing = missingServerPackages()
-    if (missing.length > 0) {
-      io.stderr.write(`riskcheck: ${serverPackagesMessage('riskcheck policy test', missing)}`)
-      return EXIT.failed
-    }
+    // the org's store is the service's: its packages must be there
+    if (!haveServerPackages('riskcheck policy test', io)) return EXIT.failed
     const { runStoreTest } = await import('./policy-test-store.js')
     return runStoreTest({ source: t.store, file, policyPath: t.policy, labels, labelsFile: (values.labels ?? values.outcomes ?? null) as string | null, useOutcomes: values['no-outcomes'] !== true, context: t.context, json: Boolean(values.json), html: values.html as string | undefined, shown: t.shown }, io, prefix)
   }

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises'
 import type { ParseArgsConfig } from 'node:util'
 import { parse as parseYaml } from 'yaml'
 import { isRiskcheckError } from '../errors.js'
+import { missingServerPackages, serverPackagesMessage } from '../server/packages.js'
 import type { ListDefinition } from '../lists/types.js'
 import { OutcomesFileError, readOutcomesFile, type OutcomeEntry } from '../outcomes/file.js'
 import type { RiskcheckOptions, RiskcheckWarning } from '../options.js'
@@ -226,4 +227,14 @@ export async function listsFromFlags(values: Record<string, unknown>): Promise<L
   }
   if (!Array.isArray(doc)) throw new UsageError(`--lists: ${String(path)} must hold a list of lists ({ name, kind, itemType, items })`)
   return doc as ListDefinition[]
+}
+
+/**
+ * Whether the HTTP service's packages (optional peer dependencies) are installed; if not, says which are missing and
+ * the command that installs them, for `what` (e.g. `riskcheck serve`).
+ */
+export function haveServerPackages(what: string, io: CliIO): boolean {
+  const missing = missingServerPackages()
+  if (missing.length > 0) io.stderr.write(`riskcheck: ${serverPackagesMessage(what, missing)}`)
+  return missing.length === 0
 }
