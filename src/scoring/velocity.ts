@@ -60,10 +60,10 @@ export function mergeVelocity(thresholds: VelocityThresholds, overrides: Velocit
 export function velocityFactors(
   counts: Velocity | null | undefined,
   thresholds: VelocityThresholds,
-): { factors: FactorCode[]; reasons: Partial<Record<FactorCode, string>> } {
-  const factors: FactorCode[] = []
-  const reasons: Partial<Record<FactorCode, string>> = {}
-  if (!counts) return { factors, reasons }
+): { readonly factors: readonly FactorCode[]; readonly reasons: Readonly<Partial<Record<FactorCode, string>>> } {
+  if (!counts) return NONE
+  let factors: FactorCode[] | null = null
+  let reasons: Partial<Record<FactorCode, string>> = NONE.reasons
   for (const k of VELOCITY_KINDS) {
     const c = counts[k]
     if (!c) continue
@@ -72,10 +72,17 @@ export function velocityFactors(
     const day = t.day !== null && c.day > t.day
     if (!hour && !day) continue
     const code = VELOCITY_FACTORS[k]
+    if (factors === null) {
+      factors = []
+      reasons = {}
+    }
     factors.push(code)
     const [n, window, limit] = hour ? [c.hour, 'hour', t.hour] : [c.day, '24 hours', t.day]
     const verb = k === 'ip' || k === 'network' ? 'from' : 'with'
     reasons[code] = `${n} checks ${verb} ${SUBJECT[k]} in the last ${window} (more than ${limit}).`
   }
-  return { factors, reasons }
+  return factors === null ? NONE : { factors, reasons }
 }
+
+/** No velocity factor (most answers): one shared answer, read only. */
+const NONE = Object.freeze({ factors: Object.freeze([]) as readonly FactorCode[], reasons: Object.freeze({}) })
