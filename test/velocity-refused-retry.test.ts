@@ -1,7 +1,7 @@
 /**
  * Velocity and a refused request: a request with an Idempotency-Key refused with 503 UPSTREAM_UNAVAILABLE (its
  * settlement was refused: not answered, not charged) and retried with the same key counts its check once — on the
- * SQLite file's counts and on Redis counters. A new request (another key, or none) counts again.
+ * SQLite file's counts, in memory and on Redis counters. A new request (another key, or none) counts again.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -13,6 +13,7 @@ import { createServer, type ServerOptions } from '../src/server/app.js'
 import type { Store } from '../src/server/store/contracts/store.js'
 import { createSqliteStore } from '../src/server/store/sqlite/store.js'
 import { createRedisVelocityStore } from '../src/velocity/redis-store.js'
+import { createMemoryVelocityStore } from '../src/velocity/store.js'
 import { deleteKeys, testRedis, testRedisUrl, uniquePrefix } from './redis-env.js'
 
 const redisUrl = testRedisUrl('velocity of a refused request on Redis')
@@ -28,6 +29,7 @@ afterAll(async () => {
 
 const counters: Array<{ name: string; enabled: boolean; velocity(): ServerOptions['velocity'] }> = [
   { name: 'the SQLite file', enabled: true, velocity: () => true },
+  { name: 'the in-memory store', enabled: true, velocity: () => ({ store: createMemoryVelocityStore() }) },
   {
     name: 'Redis',
     enabled: Boolean(redisUrl),

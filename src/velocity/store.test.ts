@@ -18,6 +18,16 @@ describe('in-memory velocity store', () => {
     expect(s.hit(['b'], T0 + DAY_MS)).toEqual([{ hour: 1, day: 1 }])
   })
 
+  it('a check recorded again under its id within the day is counted, not recorded again', () => {
+    const s = createMemoryVelocityStore()
+    expect(s.hit(['a', 'b'], T0, 'c1')).toEqual([{ hour: 1, day: 1 }, { hour: 1, day: 1 }])
+    expect(s.hit(['a', 'b'], T0 + 1000, 'c1')).toEqual([{ hour: 1, day: 1 }, { hour: 1, day: 1 }])
+    expect(s.hit(['a'], T0 + 2000, 'c2')).toEqual([{ hour: 2, day: 2 }])
+    expect(s.hit(['a'], T0 + 3000)).toEqual([{ hour: 3, day: 3 }])
+    expect(s.hit(['c'], T0 + 4000, 'c1')).toEqual([{ hour: 0, day: 0 }]) // the id's keys are the first check's
+    expect(s.hit(['a'], T0 + DAY_MS + 1, 'c1')).toEqual([{ hour: 1, day: 3 }]) // a day later the id is a new check
+  })
+
   it('a clock stepping back records the check in order', () => {
     const s = createMemoryVelocityStore()
     s.hit(['a'], T0)

@@ -82,8 +82,9 @@ export interface MemoryVelocityStoreOptions {
 }
 
 /**
- * The in-memory store: exact sliding windows, answers synchronously. Memory grows with the distinct keys of the
- * last 24 hours and their checks (8 bytes each).
+ * The in-memory store: exact sliding windows, answers synchronously; a check recorded again under its `checkId`
+ * within 24 hours is counted once. Memory grows with the distinct keys of the last 24 hours and their checks (8 bytes
+ * each).
  *
  * @example
  * const store = createMemoryVelocityStore()
@@ -112,7 +113,20 @@ export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = 
     compact(log)
     return { hour, day }
   }
+  // the checks recorded under an id in the last 24 hours, oldest first: one recorded again is counted, not recorded
+  const ids = new Map<string, number>()
+  const counts = (key: string, now: number): WindowCount => {
+    const log = logs.get(key)
+    if (!log) return { hour: 0, day: 0 }
+    const times = log.times
+    const from = after(times, log.head, now - DAY_MS)
+    return { hour: times.length - after(times, from, now - HOUR_MS), day: times.length - from }
+  }
   const evict = (now: number) => {
+    for (const [id, at] of ids) {
+      if (at > now - DAY_MS && ids.size <= maxKeys) break
+      ids.delete(id)
+    }
     while (head < queueLogs.length) {
       const log = queueLogs[head] as Log
       if (log.last === queueSeqs[head] && logs.get(log.key) === log) {
@@ -132,8 +146,17 @@ export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = 
     get size() {
       return logs.size
     },
-    hit(keys, nowMs) {
+    hit(keys, nowMs, checkId) {
       const out: WindowCount[] = new Array(keys.length)
+      if (checkId !== undefined) {
+        const at = ids.get(checkId)
+        if (at !== undefined && at > nowMs - DAY_MS) {
+          for (let i = 0; i < keys.length; i++) out[i] = counts(keys[i] as string, nowMs)
+          return out
+        }
+        ids.delete(checkId)
+        ids.set(checkId, nowMs)
+      }
       for (let i = 0; i < keys.length; i++) out[i] = one(keys[i] as string, nowMs)
       evict(nowMs)
       return out
