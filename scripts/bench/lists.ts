@@ -7,7 +7,10 @@
  * check with the lists, with velocity (in memory) and with both, against the same check with neither — on a stream of
  * sign-ups (new inputs every round, a few in bursts) and on the same inputs every round (see {@link checkInputs}).
  *
- *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C] [--mix stream|repeat|both]
+ *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C] [--mix stream|repeat|both] [--cache off|default]
+ *
+ * `--cache default` runs every instance with the default in-memory result cache (what `createRiskcheck()` gives); by
+ * default the cache is off, so every lookup is computed.
  *
  * Targets: at most 5 µs more per input with the lists; the combined check with lists and velocity at most 1.2× the
  * check without.
@@ -36,6 +39,9 @@ const mixArg = process.argv.indexOf('--mix')
 /** The combined check's inputs: `stream` (distinct sign-ups with a few bursts), `repeat` (the same inputs every round), or both. */
 const MIX = (mixArg >= 0 ? process.argv[mixArg + 1] : 'both') as 'stream' | 'repeat' | 'both'
 if (!['stream', 'repeat', 'both'].includes(MIX)) throw new Error('--mix must be stream, repeat or both')
+const cacheArg = process.argv.indexOf('--cache')
+const CACHE = cacheArg >= 0 ? process.argv[cacheArg + 1] : 'off'
+if (CACHE !== 'off' && CACHE !== 'default') throw new Error('--cache must be off or default')
 /** In the sign-up stream: the share of sign-ups that come in bursts, and the sign-ups of one burst. */
 const BURST_SHARE = 0.02
 const BURST = 20
@@ -176,7 +182,8 @@ async function main() {
   const compiled = compileLists(defs)
   if (!compiled.ok) throw new Error(JSON.stringify(compiled.invalid.slice(0, 3)))
   console.log(`compiled ${defs.reduce((n, d) => n + d.items.length, 0).toLocaleString('en-US')} items in ${Math.round(performance.now() - t0)} ms; heap ${Math.round(process.memoryUsage().heapUsed / 1048576)} MB`)
-  const common = { offline: true, cache: false as const }
+  const common = CACHE === 'off' ? { offline: true, cache: false as const } : { offline: true }
+  console.log(`result cache: ${CACHE === 'off' ? 'off' : 'the default in-memory cache'}`)
   const plain = createRiskcheck(common)
   const listed = createRiskcheck({ ...common, lists: defs })
 
