@@ -1,5 +1,5 @@
 /**
- * Velocity counts in the SQLite file (migrations 006, 014): one row per check and keyed hash, numbered per key, so a
+ * Velocity counts in the SQLite file (migrations 006, 014, 015): one row per check and keyed hash, numbered per key, so a
  * window's count is two index seeks; each hit runs inside an IMMEDIATE transaction — with `groupWrite`, the group
  * commit of its event-loop turn (./group-commit.ts) — so every process on the file counts exactly. What this
  * connection last read of a key is kept while no other connection writes: then a hit is one INSERT.
@@ -62,7 +62,7 @@ function statements(db: Database.Database) {
   const inserts: Database.Statement[] = []
   return {
     version: db.prepare('PRAGMA data_version').pluck(),
-    newest: db.prepare('SELECT seq, at FROM velocity_hits WHERE key = ? ORDER BY seq DESC LIMIT 1'),
+    newest: db.prepare('SELECT seq, at FROM velocity_hits WHERE key = ? ORDER BY at DESC, seq DESC LIMIT 1'),
     /** The statement inserting `n` rows (key, seq, at, check_id each). */
     insert(n: number): Database.Statement {
       return (inserts[n] ??= db.prepare(`INSERT INTO velocity_hits (key, seq, at, check_id) VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?)').join(', ')}`))
@@ -70,7 +70,7 @@ function statements(db: Database.Database) {
     recorded: db.prepare('SELECT 1 FROM velocity_hits WHERE key = ? AND check_id = ? AND at > ?').pluck(),
     firstAfter: db.prepare('SELECT seq, at FROM velocity_hits WHERE key = ? AND at > ? ORDER BY at, seq LIMIT 1'),
     dropOld: db.prepare('DELETE FROM velocity_hits WHERE key = ? AND at <= ?'),
-    sweep: db.prepare('DELETE FROM velocity_hits WHERE (key, seq) IN (SELECT key, seq FROM velocity_hits WHERE at <= ? LIMIT ?)'),
+    sweep: db.prepare('DELETE FROM velocity_hits WHERE (key, at, seq) IN (SELECT key, at, seq FROM velocity_hits WHERE at <= ? LIMIT ?)'),
   }
 }
 
