@@ -187,6 +187,17 @@ describe('request ids', () => {
     expect(ids.size).toBe(5000)
     for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{24}$/)
   })
+
+  it("the service's: the same form, unique within one millisecond, in the order of their times", async () => {
+    const { newTimedRequestId } = await import('./result.js')
+    const t = Date.UTC(2026, 10, 28)
+    const ids = Array.from({ length: 5000 }, () => newTimedRequestId(t))
+    expect(new Set(ids).size).toBe(5000)
+    for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{24}$/)
+    expect(ids.every((id) => id.startsWith(`req_${t.toString(16).padStart(11, '0')}`))).toBe(true)
+    const times = [t - 1, t, t + 1, t + 1000, t + 86_400_000].map((ms) => newTimedRequestId(ms))
+    expect([...times].sort()).toEqual(times)
+  })
 })
 
 describe('isoTimestamp', () => {

@@ -25,6 +25,22 @@ export function newRequestId(): string {
   return id
 }
 
+/**
+ * A new request id of the service: `req_` + 24 hex characters, the first 11 the time in ms (so the ids of one period
+ * sit together in the indexes that keep them: a new one lands on the index's last page, not on a random one) and the
+ * other 13 random (52 bits). docs/decisions.md "Storage engines" → "request ids".
+ */
+export function newTimedRequestId(nowMs = Date.now()): string {
+  if (poolOffset + 7 > pool.length) {
+    randomFillSync(pool)
+    poolHex = pool.toString('hex')
+    poolOffset = 0
+  }
+  const id = `req_${Math.floor(nowMs).toString(16).padStart(11, '0').slice(-11)}${poolHex.slice(poolOffset * 2, poolOffset * 2 + 13)}`
+  poolOffset += 7
+  return id
+}
+
 /** The distinct names of `sources`, in order (a handful: a scan beats a Set). */
 function distinctSources(sources: readonly string[]): string[] {
   const out: string[] = []

@@ -4,7 +4,7 @@
  * (../request-guards.ts), and router errors answered as the envelope (or the dashboard's page under /dashboard).
  */
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
-import { newRequestId } from '../../result.js'
+import { newTimedRequestId } from '../../result.js'
 import { errorEnvelope, mapError } from '../envelope.js'
 import { redactingLoggerOptions } from '../log-redaction.js'
 import { createClientErrorHandler, MAX_HEADER_BYTES } from '../request-guards.js'
@@ -25,7 +25,7 @@ export function createFastify(parts: ServerParts): FastifyInstance {
       connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeout / 2))),
     },
     clientErrorHandler: createClientErrorHandler(docsUrl, () => live.app?.log),
-    genReqId: () => newRequestId(),
+    genReqId: () => newTimedRequestId(),
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },

@@ -1,0 +1,71 @@
+/**
+ * WAL pages a `POST /v1/ip` writes on SQLite (billed and cache hits, 16 connections from autocannon), by table or
+ * index, with the requests per commit: each commit writes every page it changed and checkpoints copy them again, so
+ * pages per request are what a request's writes cost beside its statements (./server-statements.ts).
+ *
+ *   npx tsx scripts/bench/server-wal.ts [--seconds 3]
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createServer } from '../../src/server/app.js'
+import { issueApiKey } from '../../src/accounts/keys.js'
+import type { SqliteStore } from '../../src/server/store/sqlite/store.js'
+
+const { values } = parseArgs({ options: { seconds: { type: 'string' } } })
+const require = createRequire(import.meta.url)
+const Database = require('better-sqlite3')
+const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
+// commits counted at the statement (transaction functions run COMMIT as one)
+let commits = 0
+const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
+const run = Stmt.run
+Stmt.run = function (this: { source: string }, ...a: unknown[]) {
+  if (this.source === 'COMMIT') commits++
+  return run.apply(this, a)
+}
+const dir = mkdtempSync(join(tmpdir(), 'rc-wal-'))
+const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0 })
+await app.listen({ host: '127.0.0.1', port: 0 })
+const db = (app.store as SqliteStore).db
+const org = await app.store.createOrg({ name: 'P', planId: 'scale' }, Date.now())
+await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, Date.now())
+const { secret } = await issueApiKey(app.store, { orgId: org.id }, Date.now())
+const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
+const load = (body: string, seconds: string) =>
+  new Promise<void>((resolve) => {
+    const args = [AUTOCANNON, '-c', '16', '-d', seconds, '-m', 'POST', '-j', '-H', `authorization=Bearer ${secret}`, '-H', 'content-type=application/json', '-b', body, url]
+    spawn(process.execPath, args, { stdio: 'ignore' }).on('close', () => resolve())
+  })
+const bodies = { billed: JSON.stringify({ ip: '8.8.8.8', bypass_cache: true }), 'cache hit': JSON.stringify({ ip: '1.1.1.1' }) }
+for (const body of Object.values(bodies)) await load(body, '1') // warm-up
+for (const [name, body] of Object.entries(bodies)) {
+  db.pragma('wal_checkpoint(TRUNCATE)')
+  db.pragma('wal_autocheckpoint = 0') // the run's frames stay in the WAL to be read
+  const before = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups
+  const c0 = commits
+  await load(body, values.seconds ?? '3')
+  const requests = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups - before
+  // each frame: a 24-byte header (its page number first) and the page
+  const wal = readFileSync(join(dir, 'p.sqlite-wal'))
+  const pageSize = wal.readUInt32BE(8)
+  const owner = new Map((db.prepare('SELECT name, pageno FROM dbstat').all() as Array<{ name: string; pageno: number }>).map((r) => [r.pageno, r.name]))
+  const pages = new Map<string, number>()
+  let frames = 0
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    const page = wal.readUInt32BE(at)
+    if (page === 0) break
+    frames++
+    const name = owner.get(page) ?? '?'
+    pages.set(name, (pages.get(name) ?? 0) + 1)
+  }
+  db.pragma('wal_autocheckpoint = 1000')
+  const by = [...pages].sort((a, b) => b[1] - a[1]).filter(([, n]) => n / requests >= 0.01)
+  console.log(`${name}: ${(frames / requests).toFixed(2)} WAL pages per request, ${(requests / Math.max(1, commits - c0)).toFixed(1)} requests per commit (${requests} requests)`)
+  console.log(`  ${by.map(([k, n]) => `${k} ${(n / requests).toFixed(2)}`).join(', ')}`)
+}
+await app.close()
+rmSync(dir, { recursive: true, force: true })
