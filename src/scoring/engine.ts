@@ -300,8 +300,9 @@ export function evaluate(factors: readonly FactorCode[], options: EvaluateOption
     const v = velocityFactors(options.velocity, policy.velocity)
     factors = factors.some(isVelocityFactor) ? factors.filter((f) => !isVelocityFactor(f)) : factors
     if (v.factors.length > 0) {
-      factors = [...factors, ...v.factors]
-      reasons = { ...reasons, ...v.reasons }
+      // concat and Object.assign, not spread syntax: several times cheaper on Node 20
+      factors = factors.concat(v.factors)
+      reasons = Object.assign({}, reasons, v.reasons)
     }
   }
   // what the policy decides depends on the factors alone: kept per factor list, counts or not
