@@ -4,8 +4,8 @@
 // riskcheck …` runs inside the checkout for the first time: npx links the project into its own cache and prepares it
 // (npm_command is then `exec`). That second build is skipped when dist/ is already newer than every source file, so
 // the first `npx riskcheck` answers in about a second instead of rebuilding silently for a minute; when src/ changed
-// since the build, it rebuilds and says so. Either build prints one line when it succeeds, and all of tsup's output
-// when it fails.
+// since the build, it rebuilds and says so. `npm test`'s pretest runs it the same way. Either build prints one line
+// when it succeeds, and all of tsup's output when it fails.
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -25,8 +25,10 @@ function newest(dir) {
 }
 
 const built = join(root, 'dist', 'cli.js')
-if (process.env.npm_command === 'exec' && existsSync(built)) {
-  const sources = Math.max(newest(join(root, 'src')), statSync(join(root, 'package.json')).mtimeMs)
+// `npm test` (its pretest) builds only when something changed since the last build too: in CI, `npm ci` just built it
+const whenStale = process.env.npm_command === 'exec' || process.env.npm_lifecycle_event === 'pretest'
+if (whenStale && existsSync(built)) {
+  const sources = Math.max(newest(join(root, 'src')), ...['package.json', 'tsup.config.ts'].map((f) => statSync(join(root, f)).mtimeMs))
   if (statSync(built).mtimeMs >= sources) process.exit(0)
   process.stderr.write('riskcheck: src/ changed since the last build; rebuilding dist/ (about a minute)…\n')
 }

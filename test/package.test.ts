@@ -76,11 +76,12 @@ describe('the package', () => {
     expect(semver.satisfies(process.version, pkg.engines.node)).toBe(true)
   })
 
-  it('`npm test` builds silently (no file listing) and `npx riskcheck` does not rebuild a fresh build', () => {
-    expect(pkg.scripts.pretest).toBe('tsup --silent')
+  it('`npm test` builds silently (no file listing), and neither it nor `npx riskcheck` rebuilds a fresh build', () => {
+    expect(pkg.scripts.pretest).toBe('node scripts/prepare.mjs')
     expect(pkg.scripts.prepare).toBe('node scripts/prepare.mjs')
     const prepare = readFileSync(root('scripts/prepare.mjs'), 'utf8')
     expect(prepare).toContain("process.env.npm_command === 'exec'")
+    expect(prepare).toContain("process.env.npm_lifecycle_event === 'pretest'")
   })
 })
 
