@@ -15,14 +15,19 @@ let poolOffset = pool.length
 
 /** A new request id: `req_` + 24 hex characters (96 random bits). */
 export function newRequestId(): string {
-  if (poolOffset + ID_BYTES > pool.length) {
+  return `req_${randomHex(ID_BYTES, ID_BYTES * 2)}`
+}
+
+/** `chars` hex characters of the pool's next `bytes` random bytes (refilled when they run out). */
+function randomHex(bytes: number, chars: number): string {
+  if (poolOffset + bytes > pool.length) {
     randomFillSync(pool)
     poolHex = pool.toString('hex')
     poolOffset = 0
   }
-  const id = `req_${poolHex.slice(poolOffset * 2, (poolOffset + ID_BYTES) * 2)}`
-  poolOffset += ID_BYTES
-  return id
+  const hex = poolHex.slice(poolOffset * 2, poolOffset * 2 + chars)
+  poolOffset += bytes
+  return hex
 }
 
 /**
@@ -31,14 +36,7 @@ export function newRequestId(): string {
  * other 13 random (52 bits). docs/decisions.md "Storage engines" → "request ids".
  */
 export function newTimedRequestId(nowMs = Date.now()): string {
-  if (poolOffset + 7 > pool.length) {
-    randomFillSync(pool)
-    poolHex = pool.toString('hex')
-    poolOffset = 0
-  }
-  const id = `req_${Math.floor(nowMs).toString(16).padStart(11, '0').slice(-11)}${poolHex.slice(poolOffset * 2, poolOffset * 2 + 13)}`
-  poolOffset += 7
-  return id
+  return `req_${Math.floor(nowMs).toString(16).padStart(11, '0').slice(-11)}${randomHex(7, 13)}`
 }
 
 /** The distinct names of `sources`, in order (a handful: a scan beats a Set). */
