@@ -107,10 +107,10 @@ function base64url16(tag: Uint8Array, into: number[], at: number): void {
 }
 
 /**
- * The tag of one value: SipHash-2-4-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8) as four 32-bit words, written
- * to `out`. One buffer serves every call.
+ * The tag of one value: SipHash-c-d-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8) as four 32-bit words, written
+ * to `out` — SipHash-2-4 for a store's keys, SipHash-1-3 for tags that stay in this process. One buffer serves every call.
  */
-function createTagger(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
+function createTagger(key: SipKey, c = 2, d = 4): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
   let buf = new Uint8Array(256)
   const encoder = new TextEncoder()
   // the message's head, `<mode> NUL <kind> NUL`, as bytes, made once per mode and kind
@@ -133,7 +133,7 @@ function createTagger(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value
       buf[n + i] = c
     }
     n += ascii ? value.length : encoder.encodeInto(value, buf.subarray(n)).written
-    sipHash128Words(key, buf, n, out)
+    sipHash128Words(key, buf, n, out, c, d)
   }
 }
 
@@ -170,8 +170,9 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
     throw new TypeError('riskcheck: option `velocity.secret` must be a string of at least 16 characters, or as many bytes')
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
   const key = velocityKeyOf(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret)
-  // without a store of the caller's, counts live in this process, by tag (no store key string is made)
-  if (given === undefined) return ownCounter(createTagger(key))
+  // without a store of the caller's, counts live in this process, by tag (no store key string is made); the tags
+  // never leave it, so SipHash-1-3 keys them (docs/decisions.md, "Lists and velocity", velocity keys)
+  if (given === undefined) return ownCounter(createTagger(key, 1, 3))
   const hash = createVelocityHasher(key)
   const store = given
   const fill = (kinds: readonly VelocityKind[], counts: readonly WindowCount[]): Velocity => {
@@ -232,20 +233,24 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
 function ownCounter(tagOf: ReturnType<typeof createTagger>): VelocityCounter {
   const tags = new TagStore()
   const w = new Int32Array(4)
+  /** The counts of one value, recorded at `now`. */
+  const hit = (space: 'l' | 't', kind: VelocityKind, value: string, now: number): WindowCount => {
+    tagOf(space, kind, value, w)
+    return tags.hit(w[0]!, w[1]!, w[2]!, w[3]!, now)
+  }
   return {
     count(values, test, nowMs) {
       const space = test ? 't' : 'l'
-      const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
-      let hits = 0
-      for (let i = 0; i < VELOCITY_KINDS.length; i++) {
-        const k = VELOCITY_KINDS[i] as VelocityKind
-        const v = values[k]
-        if (v === undefined) continue
-        tagOf(space, k, v, w)
-        velocity[k] = tags.hit(w[0]!, w[1]!, w[2]!, w[3]!, nowMs)
-        hits++
+      // each kind by name (one property access site each, where a loop over the kinds makes every access a keyed one)
+      const { ip, network, email_domain, email, phone } = values
+      const velocity: Velocity = {
+        ip: ip === undefined ? null : hit(space, 'ip', ip, nowMs),
+        network: network === undefined ? null : hit(space, 'network', network, nowMs),
+        email_domain: email_domain === undefined ? null : hit(space, 'email_domain', email_domain, nowMs),
+        email: email === undefined ? null : hit(space, 'email', email, nowMs),
+        phone: phone === undefined ? null : hit(space, 'phone', phone, nowMs),
       }
-      if (hits > 0) tags.evict(nowMs)
+      tags.evict(nowMs)
       return velocity
     },
     async close() {},

@@ -1,5 +1,5 @@
 /**
- * SipHash-2-4 with a 128-bit tag (Aumasson and Bernstein's keyed pseudo-random function for short inputs), in 32-bit
+ * SipHash-2-4 (or -1-3) with a 128-bit tag (Aumasson and Bernstein's keyed pseudo-random function for short inputs), in 32-bit
  * halves: no BigInt, nothing allocated per call (the tag goes to a buffer the caller gives). Velocity hashes its values with it
  * (docs/decisions.md, "Lists and velocity", velocity keys).
  */
@@ -68,11 +68,11 @@ function rounds(n: number): void {
   V[7] = v3l
 }
 
-/** Absorbs one 64-bit message word (low and high halves). */
-function compress(ml: number, mh: number): void {
+/** Absorbs one 64-bit message word (low and high halves) in `c` rounds. */
+function compress(ml: number, mh: number, c: number): void {
   V[7] = V[7]! ^ ml
   V[6] = V[6]! ^ mh
-  rounds(2)
+  rounds(c)
   V[1] = V[1]! ^ ml
   V[0] = V[0]! ^ mh
 }
@@ -81,10 +81,10 @@ const word = (b: Uint8Array, i: number): number => b[i]! | (b[i + 1]! << 8) | (b
 
 /**
  * SipHash-2-4-128 of `bytes[0..length)` under `key`, written to `out` (16 bytes, the reference implementation's
- * byte order). `bytes` may be longer than `length` (a reused buffer).
+ * byte order). `bytes` may be longer than `length` (a reused buffer). `c`, `d`: as in {@link sipHash128Words}.
  */
-export function sipHash128(key: SipKey, bytes: Uint8Array, length: number, out: Uint8Array): void {
-  sipHash128Words(key, bytes, length, WORDS)
+export function sipHash128(key: SipKey, bytes: Uint8Array, length: number, out: Uint8Array, c = 2, d = 4): void {
+  sipHash128Words(key, bytes, length, WORDS, c, d)
   for (let k = 0; k < 4; k++) put(out, 4 * k, WORDS[k]!)
 }
 
@@ -92,9 +92,10 @@ const WORDS = new Int32Array(4)
 
 /**
  * {@link sipHash128} as four 32-bit words (`out[k]` holds bytes 4k … 4k+3 of the tag, little-endian), as signed
- * int32.
+ * int32. `c` and `d`: the rounds per message word and at the end (SipHash-c-d; 2 and 4 unless told, 1 and 3 for
+ * tags that never leave the process).
  */
-export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, out: Int32Array): void {
+export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, out: Int32Array, c = 2, d = 4): void {
   const [k0l, k0h, k1l, k1h] = key
   V[0] = k0h ^ 0x736f6d65
   V[1] = k0l ^ 0x70736575
@@ -105,7 +106,7 @@ export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, 
   V[6] = k1h ^ 0x74656462
   V[7] = k1l ^ 0x79746573
   const whole = length - (length % 8)
-  for (let i = 0; i < whole; i += 8) compress(word(bytes, i), word(bytes, i + 4))
+  for (let i = 0; i < whole; i += 8) compress(word(bytes, i), word(bytes, i + 4), c)
   // the last word: the remaining bytes, and the length (mod 256) in the top byte
   let ml = 0
   let mh = (length & 0xff) << 24
@@ -115,13 +116,13 @@ export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, 
     if (at < 4) ml |= b << (8 * at)
     else mh |= b << (8 * (at - 4))
   }
-  compress(ml, mh)
+  compress(ml, mh, c)
   V[5] = V[5]! ^ 0xee
-  rounds(4)
+  rounds(d)
   out[0] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
   out[1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
   V[3] = V[3]! ^ 0xdd
-  rounds(4)
+  rounds(d)
   out[2] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
   out[3] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
 }
