@@ -217,28 +217,39 @@ describe.skipIf(!HAS_BROWSER)('dashboard: layout on a phone and a laptop', () =>
     [768, 1024], // a tablet: the navigation on top, tables as cards, the charts wide
   ] as const) {
     it(`every page at ${width} px: no sideways scrolling, the current tab in view, text ≥ 11 px, nothing fails to load`, { timeout: 120_000 }, async () => {
-      const contexts = new Map<Visit['as'], BrowserContext>()
+      // one page per viewer, moved from visit to visit (a new page per visit cost more than the measuring)
+      const pages = new Map<Visit['as'], { page: Page; failed: string[] }>()
+      let visitNo = 0
       const problems: string[] = []
       const widths: string[] = []
       for (const visit of visits) {
-        let context = contexts.get(visit.as)
-        if (!context) {
+        let open = pages.get(visit.as)
+        if (!open) {
           const storageState = states[visit.as as 'owner' | 'second-factor']
-          context = await h.browser.newContext({ viewport: { width, height }, ...(storageState ? { storageState } : {}) })
+          const context = await h.browser.newContext({ viewport: { width, height }, ...(storageState ? { storageState } : {}) })
           context.setDefaultTimeout(10_000)
-          contexts.set(visit.as, context)
+          const page = await context.newPage()
+          const failed: string[] = []
+          // what a request meets is the visit's that sent it (a late answer to the page before is not this one's)
+          const sentIn = new WeakMap<object, number>()
+          page.on('request', (r) => sentIn.set(r, visitNo))
+          const mine = (r: object) => sentIn.get(r) === visitNo
+          page.on('response', (r) => {
+            if (!mine(r.request())) return
+            const document = r.request().isNavigationRequest() && r.request().frame() === page.mainFrame()
+            if (r.status() >= 400 && !document) failed.push(`${r.status()} ${r.url()}`)
+            if (!r.url().startsWith(h.base)) failed.push(`off-site ${r.url()}`)
+          })
+          page.on('requestfailed', (r) => mine(r) && failed.push(`failed ${r.url()} ${r.failure()?.errorText}`))
+          page.on('console', (m) => {
+            if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of [45]\d\d/.test(m.text())) failed.push(`console: ${m.text()}`)
+          })
+          open = { page, failed }
+          pages.set(visit.as, open)
         }
-        const page = await context.newPage()
-        const failed: string[] = []
-        page.on('response', (r) => {
-          const document = r.request().isNavigationRequest() && r.request().frame() === page.mainFrame()
-          if (r.status() >= 400 && !document) failed.push(`${r.status()} ${r.url()}`)
-          if (!r.url().startsWith(h.base)) failed.push(`off-site ${r.url()}`)
-        })
-        page.on('requestfailed', (r) => failed.push(`failed ${r.url()} ${r.failure()?.errorText}`))
-        page.on('console', (m) => {
-          if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of [45]\d\d/.test(m.text())) failed.push(`console: ${m.text()}`)
-        })
+        const { page, failed } = open
+        failed.length = 0
+        visitNo++
         await page.goto(visit.url)
         await visit.after?.(page)
         const m = (await page.evaluate(MEASURE)) as Measure
@@ -267,9 +278,8 @@ describe.skipIf(!HAS_BROWSER)('dashboard: layout on a phone and a laptop', () =>
         for (const f of failed) problems.push(`${where}: ${f}`)
         const credits = m.axes.find((a) => a.chart === 'chart-credits')?.labels.join(', ')
         if (visit.name === 'usage' && credits !== '0, 1, 2, 3') problems.push(`${where}: the credits axis reads ${credits}, not 0, 1, 2, 3`)
-        await page.close()
       }
-      for (const c of contexts.values()) await c.close()
+      for (const { page } of pages.values()) await page.context().close()
       expect(problems, widths.join('\n')).toEqual([])
     })
   }
