@@ -68,6 +68,11 @@ export interface OutcomeService {
    * writes them with the turn's settlements (never throws; a failure is logged).
    */
   keepInputs(owner: OutcomeOwner, requestId: string, inputs: InputHashes | null): void
+  /**
+   * Takes back the input hashes {@link keepInputs} kept for a request whose settlement was refused (its answer was
+   * never given): deleted once their write has ended (never throws; a failure is logged).
+   */
+  forgetInputs(owner: OutcomeOwner, requestId: string): void
   record(owner: OutcomeOwner, items: readonly OutcomeItem[]): Promise<OutcomeItemResult[]>
   list(owner: OutcomeOwner, query: { requestId?: string; outcome?: OutcomeKind; cursor?: string; limit: number }): Promise<{ data: OutcomeRecord[]; next_cursor: string | null }>
   /** Label reads made (each one read an org's current labels from the store). */
@@ -117,6 +122,8 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
   const labels = new Map<string, Labels>()
   // input-hash writes not yet committed, and the failures already logged (one line per failed batch, not per request)
   const writing = new Set<Promise<void>>()
+  /** The write of each request's input hashes, while it runs. */
+  const keeping = new Map<string, Promise<void>>()
   const told = new WeakSet<object>()
   const loading = new Map<string, Promise<Labels | null>>()
   let loads = 0
@@ -204,10 +211,27 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
       } catch (e) {
         return notKept(e)
       }
-      const w: Promise<void> = done.then(
-        () => void writing.delete(w),
-        (e: unknown) => (writing.delete(w), notKept(e)),
-      )
+      const ended = () => {
+        writing.delete(w)
+        if (keeping.get(requestId) === w) keeping.delete(requestId)
+      }
+      const w: Promise<void> = done.then(ended, (e: unknown) => (ended(), notKept(e)))
+      writing.add(w)
+      keeping.set(requestId, w)
+    },
+    forgetInputs(owner, requestId) {
+      if (!store) return
+      const s = store
+      // after the write (it may still wait for its turn's commit), never before it
+      const w: Promise<void> = Promise.resolve(keeping.get(requestId))
+        .then(() => s.forgetInputs(owner.orgId, owner.mode, [requestId]))
+        .then(
+          () => void writing.delete(w),
+          (e: unknown) => {
+            writing.delete(w)
+            warn({ err: e, org_id: owner.orgId }, `outcomes: input hashes of a refused request not deleted (${(e as Error).message})`)
+          },
+        )
       writing.add(w)
     },
     async record(owner, items) {

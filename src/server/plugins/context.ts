@@ -57,6 +57,8 @@ export interface IdemState {
   done: boolean
   /** The request's settlement, waiting for its answer to be stored with it (a keyed lookup on held credits). */
   settle?: (idempotent: NonNullable<RequestClose['idempotent']>) => Promise<boolean>
+  /** What to do once that settlement is written, or refused (ServerContext.afterSettlement). */
+  after?: { settled(): void; refused(): void }
 }
 
 /** What the hooks learn of a request on its way (the caller, its Idempotency-Key). */

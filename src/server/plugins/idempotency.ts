@@ -75,9 +75,11 @@ async function finishIdempotent(parts: ServerParts, request: FastifyRequest, sta
     try {
       await idem.settle({ scope: idem.scope, key: idem.key, owner, ...(replay ? { status, body: payload } : {}) })
     } catch (e) {
+      idem.after?.refused()
       if (deps.note(e)) deps.database.afterRecovery(async () => store.abandonIdempotent(idem.scope, idem.key, owner))
       throw e
     }
+    idem.after?.settled()
     return
   }
   const write = () =>

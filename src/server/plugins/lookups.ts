@@ -51,6 +51,11 @@ export function serverContextOf(parts: Omit<ServerParts, 'ctx'>): ServerContext 
     recordAnswer(auth, result) {
       if (auth.mode === 'live') orgPolicies.record(auth.orgId, result)
     },
+    afterSettlement(request, settled, refused) {
+      const idem = states.get(request)?.idem
+      if (idem?.settle && !idem.done) idem.after = { settled, refused }
+      else settled()
+    },
     openapi: () => (openapiDoc ??= buildOpenApi(ROUTES, settings.publicUrl ? { serverUrl: settings.publicUrl } : {})),
     readiness: readinessOf(parts),
     ...(bulk ? { bulk } : {}),

@@ -94,10 +94,12 @@ export const LOOKUP_BODIES = {
 } as const
 
 /**
- * Runs one lookup for a caller and ends its request on the ledger (usage, credit alerts); a live key's answer goes
- * into its org's answer log (../org-policies.ts); the org's outcomes label the answer and its input hashes are kept
- * (../outcomes.ts); an answer whose action is review is queued for the org's reviewers (../reviews.ts). The result's request id is the HTTP request's, so an answer and a
- * log line match.
+ * Runs one lookup for a caller and ends its request on the ledger (usage, credit alerts); the org's outcomes label
+ * the answer and its input hashes are kept (../outcomes.ts), written with the settlement. Once the settlement is
+ * written, a live key's answer goes into its org's answer log (../org-policies.ts) and an answer whose action is
+ * review is queued for the org's reviewers (../reviews.ts); a refused settlement (the answer is not given) takes its
+ * input hashes back and records neither. The result's request id is the HTTP request's, so an answer and a log line
+ * match.
  */
 export async function serveLookup<D>(
   ctx: ServerContext,
@@ -106,9 +108,9 @@ export async function serveLookup<D>(
   run: (env: LookupEnv) => Promise<LookupResult<D>>,
 ): Promise<LookupResult<D>> {
   const { env, ledger } = ctx.lookupEnv(auth, request)
+  const owner = { orgId: auth.orgId, mode: auth.mode }
   let served: LookupResult<D> | undefined
   try {
-    const owner = { orgId: auth.orgId, mode: auth.mode }
     const labels = await ctx.outcomes.prepare(owner, auth.outcomesVersion)
     const deferred: string[] = []
     const onOutcome = ctx.rechecks && auth.mode === 'live' ? deferredEmails(deferred) : undefined
@@ -116,13 +118,29 @@ export async function serveLookup<D>(
     served = result
     result.request.id = request.id
     if (ctx.rechecks && deferred.length > 0) await scheduleRechecks(ctx, ctx.rechecks, owner, request, deferred)
-    ctx.recordAnswer(auth, result)
     ctx.outcomes.keepInputs(owner, request.id, labels.inputs)
-    ctx.reviews.enqueue(owner, result, env.policy)
     return result
   } finally {
-    if (ledger) await settleOrKeep(ctx, ledger, served !== undefined)
-    if (served) ctx.observeLookup(auth, served, ledger?.charged ?? 0)
+    if (ledger) {
+      try {
+        await settleOrKeep(ctx, ledger, served !== undefined)
+      } catch (e) {
+        if (served) ctx.outcomes.forgetInputs(owner, request.id)
+        throw e
+      }
+    }
+    if (served) {
+      const answered = served
+      ctx.afterSettlement(
+        request,
+        () => {
+          ctx.recordAnswer(auth, answered)
+          ctx.reviews.enqueue(owner, answered, env.policy)
+        },
+        () => ctx.outcomes.forgetInputs(owner, request.id),
+      )
+      ctx.observeLookup(auth, served, ledger?.charged ?? 0)
+    }
   }
 }
 

@@ -46,6 +46,11 @@ export interface ServerContext {
   outcomeStore?: OutcomeStore
   /** Logs an answer of a live key into its org's answer log (what `admin policy set` backtests; never throws). */
   recordAnswer(auth: RequestAuth, result: LookupResult<unknown>): void
+  /**
+   * Runs `settled` once the request's settlement is written — now, or, for a keyed request whose settlement waits for
+   * its answer to be stored with it (../plugins/idempotency.ts), then — and `refused` if that write is refused.
+   */
+  afterSettlement(request: FastifyRequest, settled: () => void, refused: () => void): void
   /** The OpenAPI document (built once). */
   openapi(): Record<string, unknown>
   /** Runs the readiness checks (GET /readyz). */

@@ -97,6 +97,11 @@ export interface OutcomeStore {
    * (SQLite: in its group commit; PostgreSQL: in the statement that closes the requests), resolving after the commit.
    */
   recordInputs(rows: readonly AnswerInputsRecord[]): Awaitable<void>
+  /**
+   * Deletes the input hashes of these requests of the org and mode (requests whose settlement was refused: their
+   * answer was never given). Answers how many rows went.
+   */
+  forgetInputs(orgId: string, mode: OutcomeMode, requestIds: readonly string[]): Awaitable<number>
   /** The input hashes of requests of this org and mode, by request id (unknown, expired, another org's or mode's: absent). */
   inputsOf(orgId: string, mode: OutcomeMode, requestIds: readonly string[]): Awaitable<Map<string, InputHashes>>
   /**

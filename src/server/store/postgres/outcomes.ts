@@ -50,6 +50,11 @@ export function createPostgresOutcomeStore(pool: pg.Pool, turn?: TurnInputs): Ou
       if (turn) return turn.keep(rows)
       await pool.query(insertInputs(1), inputColumns(rows))
     },
+    async forgetInputs(orgId, mode, requestIds) {
+      if (requestIds.length === 0) return 0
+      const { rowCount } = await pool.query('DELETE FROM answer_inputs WHERE request_id = ANY($1::text[]) AND org_id = $2 AND mode = $3', [[...requestIds], orgId, mode])
+      return rowCount ?? 0
+    },
     async inputsOf(orgId, mode, requestIds) {
       const found = new Map<string, InputHashes>()
       if (requestIds.length === 0) return found

@@ -34,6 +34,7 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
   const q = {
     input: db.prepare('INSERT OR IGNORE INTO answer_inputs (request_id, org_id, mode, at, email_hash, phone_hash, ip_hash) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     inputsOf: db.prepare('SELECT email_hash, phone_hash, ip_hash FROM answer_inputs WHERE request_id = ? AND org_id = ? AND mode = ?'),
+    forget: db.prepare('DELETE FROM answer_inputs WHERE request_id = ? AND org_id = ? AND mode = ?'),
     current: db.prepare('SELECT * FROM outcomes WHERE org_id = ? AND mode = ? AND subject = ? AND superseded_at IS NULL'),
     supersede: db.prepare('UPDATE outcomes SET superseded_at = ? WHERE seq = ?'),
     insert: db.prepare(
@@ -95,6 +96,11 @@ export function createSqliteOutcomeStore(db: Database.Database, groupWrite?: <T>
         if (batch === mine) batch = null
       })
       return (batchDone = done)
+    },
+    forgetInputs(orgId, mode, requestIds) {
+      let n = 0
+      for (const id of requestIds) n += q.forget.run(id, orgId, mode).changes
+      return n
     },
     inputsOf(orgId, mode, requestIds) {
       const found = new Map<string, InputHashes>()
