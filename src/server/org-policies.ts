@@ -7,6 +7,7 @@ import type { LookupResult } from '../schema.js'
 import { policyFromObject } from '../scoring/policy-file.js'
 import type { Policy } from '../scoring/rules.js'
 import { toStoredAnswer } from '../scoring/stored-answer.js'
+import { batchWriter } from './batch-writer.js'
 import type { LoggedAnswer, OrgPolicyRecord, OrgPolicyStore } from './store/contracts/org-policies.js'
 
 /** Compiled policies kept (by version id); more distinct versions than this are compiled again when used. */
@@ -79,31 +80,23 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
   // By version id; null: a stored policy this riskcheck refuses (the service's applies).
   const compiled = new Map<string, Policy | null>()
   const latest = new Map<string, Policy>()
-  let pending = new Map<string, LoggedAnswer[]>()
-  let pendingCount = 0
-  let flushSoon: NodeJS.Immediate | null = null
-
-  // Batches are written one after the other: a flush waits for the one in flight, so a backtest after it reads
-  // every answer given before.
-  let written: Promise<void> = Promise.resolve()
-  const write = async (batch: Map<string, LoggedAnswer[]>): Promise<void> => {
-    for (const [orgId, answers] of batch) {
+  // a write per org of each batch; a flush waits for the batch in flight, so a backtest after it reads every answer
+  // given before
+  const log = batchWriter<{ orgId: string; entry: LoggedAnswer }>(async (batch) => {
+    const byOrg = new Map<string, LoggedAnswer[]>()
+    for (const { orgId, entry } of batch) {
+      const list = byOrg.get(orgId)
+      if (list) list.push(entry)
+      else byOrg.set(orgId, [entry])
+    }
+    for (const [orgId, answers] of byOrg) {
       try {
         await store.appendAnswers(orgId, answers)
       } catch (e) {
         warn({ org_id: orgId, err: e }, `answer log: ${answers.length} answer(s) not written (${(e as Error).message})`)
       }
     }
-  }
-  const flush = (): Promise<void> => {
-    if (flushSoon) clearImmediate(flushSoon)
-    flushSoon = null
-    const batch = pending
-    pending = new Map()
-    pendingCount = 0
-    if (batch.size > 0) written = written.then(() => write(batch))
-    return written
-  }
+  }, MAX_PENDING)
 
   const compile = (rec: OrgPolicyRecord): Policy | null => {
     const hit = compiled.get(rec.version)
@@ -152,14 +145,9 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
     },
     record(orgId, result) {
       const entry = loggedAnswerOf(result, options.nowMs())
-      if (!entry) return
-      let list = pending.get(orgId)
-      if (!list) pending.set(orgId, (list = []))
-      list.push(entry)
-      if (++pendingCount >= MAX_PENDING) void flush()
-      else flushSoon ??= setImmediate(() => void flush())
+      if (entry) log.add({ orgId, entry })
     },
-    flush,
+    flush: () => log.flush(),
     purge: async (nowMs) => store.purgeAnswers(nowMs),
   }
 }

@@ -12,6 +12,7 @@ import type { LookupResult } from '../schema.js'
 import { applyContext } from '../scoring/engine.js'
 import type { Policy } from '../scoring/rules.js'
 import { buildReviewDecidedEvent } from '../webhooks/events.js'
+import { batchWriter } from './batch-writer.js'
 import type { OutcomeService } from './outcomes.js'
 import type { ListsStore } from './store/contracts/lists.js'
 import { REVIEW_DECISIONS, type NewReview, type ReviewDecision, type ReviewMode, type ReviewRecord, type ReviewStore } from './store/contracts/reviews.js'
@@ -134,32 +135,22 @@ function checkInput(input: DecisionInput): { decision: ReviewDecision; listId: s
 export function createReviewService(options: ReviewServiceOptions): ReviewService {
   const { store, outcomes, nowMs, warn } = options
   const retentionMs = options.retentionDays * 24 * 60 * 60 * 1000
-  let pending: NewReview[] = []
-  let flushSoon: NodeJS.Immediate | null = null
 
   const need = (): ReviewStore => {
     if (!store) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'The review queue needs the SQLite or PostgreSQL store; this server runs without one.')
     return store
   }
 
-  // Batches are written one after the other: a flush waits for the one in flight, so a read after it sees every
-  // answer given before, in the order given (seq is the insert order).
-  let written: Promise<void> = Promise.resolve()
-  const write = async (batch: NewReview[]): Promise<void> => {
+  // a flush waits for the batch in flight, so a read after it sees every answer given before, in the order given
+  // (seq is the insert order)
+  const queue = batchWriter<NewReview>(async (batch) => {
     try {
       await store!.addReviews(batch)
     } catch (e) {
       warn({ err: e }, `reviews: ${batch.length} answer(s) not queued for review (${(e as Error).message})`)
     }
-  }
-  const flush = (): Promise<void> => {
-    if (flushSoon) clearImmediate(flushSoon)
-    flushSoon = null
-    const batch = pending
-    pending = []
-    if (batch.length > 0 && store) written = written.then(() => write(batch))
-    return written
-  }
+  }, 1000)
+  const flush = () => queue.flush()
 
   /** The list `listId` of the owner, checked against the decision; its value for the entry. 400 when it does not fit. */
   const listTarget = async (owner: ReviewOwner, listId: string, decision: ReviewDecision, review: ReviewRecord): Promise<string> => {
@@ -185,8 +176,9 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   return {
     enqueue(owner, result, policy) {
       if (!store || result.recommendation.action !== 'review') return
+      let entry: NewReview
       try {
-        pending.push({
+        entry = {
           id: `rev_${randomBytes(12).toString('hex')}`,
           orgId: owner.orgId,
           mode: owner.mode,
@@ -197,13 +189,12 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
           factors: factorsOf(result, policy),
           action: result.recommendation.action,
           createdAt: nowMs(),
-        })
+        }
       } catch (e) {
         warn({ err: e, org_id: owner.orgId }, `reviews: answer not queued (${(e as Error).message})`)
         return
       }
-      if (pending.length >= 1000) void flush()
-      else flushSoon ??= setImmediate(() => void flush())
+      queue.add(entry)
     },
     async list(owner, query) {
       if (query.cursor !== undefined && !CURSOR.test(query.cursor)) throw invalid('cursor is not a next_cursor of this list.')
