@@ -232,15 +232,17 @@ describe.skipIf(!HAS_BROWSER)('dashboard: layout on a phone and a laptop', () =>
           const failed: string[] = []
           // what a request meets is the visit's that sent it (a late answer to the page before is not this one's)
           const sentIn = new WeakMap<object, number>()
-          page.on('request', (r) => sentIn.set(r, visitNo))
-          const mine = (r: object) => sentIn.get(r) === visitNo
-          page.on('response', (r) => {
-            if (!mine(r.request())) return
-            const document = r.request().isNavigationRequest() && r.request().frame() === page.mainFrame()
-            if (r.status() >= 400 && !document) failed.push(`${r.status()} ${r.url()}`)
+          page.on('request', (r) => {
+            sentIn.set(r, visitNo)
             if (!r.url().startsWith(h.base)) failed.push(`off-site ${r.url()}`)
           })
-          page.on('requestfailed', (r) => mine(r) && failed.push(`failed ${r.url()} ${r.failure()?.errorText}`))
+          const mine = (r: object) => sentIn.get(r) === visitNo
+          page.on('response', (r) => {
+            const document = r.request().isNavigationRequest() && r.request().frame() === page.mainFrame()
+            if (mine(r.request()) && r.status() >= 400 && !document) failed.push(`${r.status()} ${r.url()}`)
+          })
+          // a request the browser cancels itself (its page left: the icon fetched as the next visit starts) is no failure
+          page.on('requestfailed', (r) => mine(r) && r.failure()?.errorText !== 'net::ERR_ABORTED' && failed.push(`failed ${r.url()} ${r.failure()?.errorText}`))
           page.on('console', (m) => {
             if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of [45]\d\d/.test(m.text())) failed.push(`console: ${m.text()}`)
           })
