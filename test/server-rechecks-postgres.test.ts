@@ -2,7 +2,8 @@
  * Rechecks of deferred email answers on PostgreSQL with two instances on one database (a schema of the suite's own,
  * dropped after): a lookup deferred on A is due 5 minutes later, both instances look for due rechecks at once, and
  * exactly one takes it (one more RCPT TO at the mail server, one `email.rechecked` event in the outbox); a bulk job
- * with `recheck_deferred` run on A is completed by B's recheck pass. Needs RISKCHECK_TEST_DATABASE_URL.
+ * with `recheck_deferred` run on A is completed by B's recheck pass; a refused request's rechecks are cancelled. Needs
+ * RISKCHECK_TEST_DATABASE_URL.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
@@ -93,5 +94,28 @@ describe.skipIf(!url)('rechecks on PostgreSQL, two instances', () => {
     const rows = (await call(a, 'GET', `/v1/bulk/jobs/${id}/results`, key)).body.data
     expect(rows[0]).toMatchObject({ input: `hank@${DOMAIN}`, status: 'valid', action: 'approve' })
     expect(await outboxCount('bulk.completed')).toBe(1)
+  })
+
+  it("a refused request's rechecks are cancelled on the shared table, another request's kept", async () => {
+    const rechecks = storages[0]!.rechecks
+    const before = await rechecks.count()
+    const row = (requestId: string, orgId: string) => ({
+      id: `rck_${requestId}`,
+      orgId,
+      mode: 'live' as const,
+      target: { kind: 'request' as const, requestId },
+      address: `x@${DOMAIN}`,
+      answeredAt: 0,
+      dueAt: 10 * 365 * 24 * 60 * MINUTE,
+      attempt: 0,
+      maxAttempts: 1,
+    })
+    await rechecks.schedule([row('req_refused', 'org_a'), row('req_kept', 'org_a'), row('req_other_org', 'org_b')])
+    expect(await storages[1]!.rechecks.cancelForRequest('org_b', 'req_refused')).toBe(0) // another org's id: nothing
+    expect(await storages[1]!.rechecks.cancelForRequest('org_a', 'req_refused')).toBe(1)
+    expect(await rechecks.count()).toBe(before + 2)
+    expect(await rechecks.cancelForRequest('org_a', 'req_kept')).toBe(1)
+    expect(await rechecks.cancelForRequest('org_b', 'req_other_org')).toBe(1)
+    expect(await rechecks.count()).toBe(before)
   })
 })

@@ -4,7 +4,8 @@
  * (the server's clock advanced), its org gets `email.rechecked` with the new verdict, the result cache holds the new
  * answer and no credit is taken; an address deferred every time is announced after its last attempt; a bulk job with
  * `recheck_deferred` waits in `rechecking`, its row is updated in place and it completes after the pass; and a
- * recheck scheduled before a restart is still done by the next process on the same file.
+ * recheck scheduled before a restart is still done by the next process on the same file; a request whose settlement
+ * is refused takes its recheck back.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -13,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recheckOf } from '../src/cli/serve-settings.js'
 import { recheckSettings } from '../src/server/recheck-service.js'
 import type { EventPayload } from '../src/schema.js'
+import type { Store } from '../src/server/store/contracts/store.js'
+import { createSqliteStore } from '../src/server/store/sqlite/store.js'
 import { fakeClock } from './clock.js'
 import { call, creditsLeft, DOMAIN, greyServer, MINUTE, orgWithEndpoint, startGreyWorld, waitForJob, type GreyWorld } from './rechecks-harness.js'
 
@@ -186,6 +189,46 @@ describe('rechecks of deferred email answers (SQLite)', () => {
       expect(bulk.status).toBe(400)
     } finally {
       await app.close()
+    }
+  })
+
+  it('a request whose settlement is refused takes its recheck back: only the answered retry is rechecked and announced', async () => {
+    world.script.set('rita', { defer: 3, then: 'accept' })
+    const clock = fakeClock('2026-11-22T00:00:00Z')
+    const sent: EventPayload[] = []
+    const sqlite = createSqliteStore(':memory:')
+    const leases = sqlite.leases!
+    let refuse = 2
+    // the first two settlements are refused (as when a request's hold was swept): 503s that charged nothing
+    const store: Store = { ...sqlite, leases: { ...leases, closeHeld: async (...args) => (refuse-- > 0 ? false : leases.closeHeld(...args)) } }
+    const app = greyServer(world, store, clock, sent)
+    await app.ready()
+    try {
+      const { key } = await orgWithEndpoint(app, sqlite, clock.now().getTime())
+      const post = (idem?: string) =>
+        app.inject({
+          method: 'POST',
+          url: '/v1/email',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(idem ? { 'idempotency-key': idem } : {}) },
+          payload: JSON.stringify({ email: `rita@${DOMAIN}` }),
+        })
+      // refused without a key (settled in the route) and with one (settled with its stored answer)
+      for (const idem of [undefined, 'r-1']) expect((await post(idem)).statusCode).toBe(503)
+      const answered = await post('r-1')
+      expect(answered.statusCode).toBe(200)
+      expect(answered.json().data.details.smtp_check).toBe('unknown')
+      expect(world.attempts.get('rita')).toBe(3)
+
+      clock.advance(5 * MINUTE)
+      expect(await app.rechecks!.runOnce()).toBe(1)
+      await app.webhooks!.runOnce()
+      const events = rechecked(sent)
+      expect(events).toHaveLength(1)
+      expect(events[0]!.data).toMatchObject({ request_id: answered.json().data.request.id, verdict: 'valid' })
+      expect(world.attempts.get('rita')).toBe(4)
+    } finally {
+      await app.close()
+      sqlite.close()
     }
   })
 })

@@ -55,6 +55,8 @@ export interface RecheckService {
   readonly delaysMs: readonly number[]
   /** Schedules the recheck of a deferred answer (its first attempt `delaysMs[0]` after `answeredAt`). */
   schedule(owner: BulkOwner, target: RecheckTarget, address: string, answeredAt: number, attempts?: number): Promise<void>
+  /** Cancels the pending rechecks of a request whose settlement was refused (its answer was never given). */
+  cancelForRequest(owner: BulkOwner, requestId: string): Promise<void>
   /** Schedules several bulk rows of one job at once. */
   scheduleRows(owner: BulkOwner, jobId: string, rows: ReadonlyArray<{ index: number; address: string }>, answeredAt: number, secondPass: boolean): Promise<void>
   /** Takes the due rechecks and runs them; resolves with how many were attempted. */
@@ -138,6 +140,9 @@ export function createRecheckService(deps: RecheckServiceDeps, settings: Require
     delaysMs: delays,
     async schedule(owner, target, address, answeredAt, attempts = delays.length) {
       await store.schedule([row(owner, target, address, answeredAt, attempts)])
+    },
+    async cancelForRequest(owner, requestId) {
+      await store.cancelForRequest(owner.orgId, requestId)
     },
     async scheduleRows(owner, jobId, rows, answeredAt, secondPass) {
       const n = secondPass ? 1 : delays.length

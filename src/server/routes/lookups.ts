@@ -98,8 +98,8 @@ export const LOOKUP_BODIES = {
  * the answer and its input hashes are kept (../outcomes.ts), written with the settlement. Once the settlement is
  * written, a live key's answer goes into its org's answer log (../org-policies.ts) and an answer whose action is
  * review is queued for the org's reviewers (../reviews.ts); a refused settlement (the answer is not given) takes its
- * input hashes back and records neither. The result's request id is the HTTP request's, so an answer and a log line
- * match.
+ * input hashes and its email rechecks back and records neither. The result's request id is the HTTP request's, so an
+ * answer and a log line match.
  */
 export async function serveLookup<D>(
   ctx: ServerContext,
@@ -110,9 +110,14 @@ export async function serveLookup<D>(
   const { env, ledger } = ctx.lookupEnv(auth, request)
   const owner = { orgId: auth.orgId, mode: auth.mode }
   let served: LookupResult<D> | undefined
+  const deferred: string[] = []
+  /** What a refused settlement takes back: the input hashes kept and the rechecks scheduled. */
+  const takeBack = () => {
+    ctx.outcomes.forgetInputs(owner, request.id)
+    if (ctx.rechecks && deferred.length > 0) void cancelRechecks(ctx, ctx.rechecks, owner, request)
+  }
   try {
     const labels = await ctx.outcomes.prepare(owner, auth.outcomesVersion)
-    const deferred: string[] = []
     const onOutcome = ctx.rechecks && auth.mode === 'live' ? deferredEmails(deferred) : undefined
     const result = await run({ ...env, answerLabels: labels.hook, ...(onOutcome ? { onOutcome } : {}) })
     served = result
@@ -125,7 +130,7 @@ export async function serveLookup<D>(
       try {
         await settleOrKeep(ctx, ledger, served !== undefined)
       } catch (e) {
-        if (served) ctx.outcomes.forgetInputs(owner, request.id)
+        if (served) takeBack()
         throw e
       }
     }
@@ -137,7 +142,7 @@ export async function serveLookup<D>(
           ctx.recordAnswer(auth, answered)
           ctx.reviews.enqueue(owner, answered, env.policy)
         },
-        () => ctx.outcomes.forgetInputs(owner, request.id),
+        takeBack,
       )
       ctx.observeLookup(auth, served, ledger?.charged ?? 0)
     }
@@ -162,6 +167,15 @@ async function scheduleRechecks(ctx: ServerContext, rechecks: RecheckService, ow
     for (const address of addresses) await rechecks.schedule(owner, { kind: 'request', requestId: request.id }, address, ctx.nowMs())
   } catch (err) {
     if (!ctx.noteOutage(err)) request.log.warn({ err }, 'scheduling an email recheck failed')
+  }
+}
+
+/** Cancels the rechecks a refused request scheduled; a failure is logged (the recheck then runs, announced once). */
+async function cancelRechecks(ctx: ServerContext, rechecks: RecheckService, owner: { orgId: string; mode: 'live' | 'test' }, request: FastifyRequest): Promise<void> {
+  try {
+    await rechecks.cancelForRequest(owner, request.id)
+  } catch (err) {
+    if (!ctx.noteOutage(err)) request.log.warn({ err }, 'cancelling the email rechecks of a refused request failed')
   }
 }
 

@@ -46,6 +46,8 @@ export interface RecheckStore {
   complete(id: string, event: EventPayload | null): Awaitable<void>
   /** Pending rechecks of a bulk job (its second pass is over when none is left). */
   pendingForJob(jobId: string): Awaitable<number>
+  /** Deletes the pending rechecks of a request of the org (its settlement was refused); answers how many. */
+  cancelForRequest(orgId: string, requestId: string): Awaitable<number>
   /** Every pending recheck (operators, tests). */
   count(): Awaitable<number>
 }

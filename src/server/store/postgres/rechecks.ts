@@ -41,6 +41,9 @@ export function createPostgresRecheckStore(pool: pg.Pool): RecheckStore {
       const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM email_rechecks WHERE bulk_job_id = $1', [jobId])
       return Number(rows[0]?.n ?? 0)
     },
+    async cancelForRequest(orgId, requestId) {
+      return (await pool.query('DELETE FROM email_rechecks WHERE request_id = $1 AND org_id = $2', [requestId, orgId])).rowCount ?? 0
+    },
     async count() {
       const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM email_rechecks')
       return Number(rows[0]?.n ?? 0)

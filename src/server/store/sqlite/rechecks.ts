@@ -17,6 +17,7 @@ export function createSqliteRecheckStore(db: Database.Database): RecheckStore {
   const remove = db.prepare('DELETE FROM email_rechecks WHERE id = ?')
   const ofJob = db.prepare('SELECT count(*) AS n FROM email_rechecks WHERE bulk_job_id = ?')
   const all = db.prepare('SELECT count(*) AS n FROM email_rechecks')
+  const ofRequest = db.prepare('DELETE FROM email_rechecks WHERE request_id = ? AND org_id = ?')
   const writeEvent = outboxWriter(db)
 
   const scheduleTx = db.transaction((rechecks: readonly StoredRecheck[]) => {
@@ -37,6 +38,7 @@ export function createSqliteRecheckStore(db: Database.Database): RecheckStore {
     reschedule: (id, attempt, dueAt) => void move.run(attempt, dueAt, id),
     complete: (id, event) => completeTx.immediate(id, event),
     pendingForJob: (jobId) => (ofJob.get(jobId) as { n: number }).n,
+    cancelForRequest: (orgId, requestId) => ofRequest.run(requestId, orgId).changes,
     count: () => (all.get() as { n: number }).n,
   }
 }
