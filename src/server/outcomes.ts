@@ -114,17 +114,67 @@ function resolveItem(
   return { requestId: null, subject: `${axisOf(item.outcome)}:${type}:${h}`, email: null, phone: null, ip: null, [type]: h }
 }
 
+/**
+ * The writes of answers' input hashes (OutcomeService.keepInputs, forgetInputs): each request's write tracked until
+ * it ends, so a flush waits for them all and a take-back follows its write; a failed batch logged once, not per
+ * request.
+ */
+function createInputWrites(store: OutcomeStore, nowMs: () => number, warn: OutcomeServiceOptions['warn']) {
+  const writing = new Set<Promise<void>>()
+  /** The write of each request's input hashes, while it runs. */
+  const keeping = new Map<string, Promise<void>>()
+  const told = new WeakSet<object>()
+  const notKept = (e: unknown): void => {
+    if (typeof e === 'object' && e !== null) {
+      if (told.has(e)) return
+      told.add(e)
+    }
+    warn({ err: e }, `outcomes: input hashes of answers not kept (${(e as Error).message})`)
+  }
+  /** Tracks `w` (which never rejects) until it ends. */
+  const track = (w: Promise<void>): Promise<void> => {
+    writing.add(w)
+    void w.then(() => writing.delete(w))
+    return w
+  }
+  return {
+    keep(owner: OutcomeOwner, requestId: string, inputs: InputHashes): void {
+      // now, in the request's turn: the store writes the row with the turn's settlements (OutcomeStore.recordInputs)
+      const row: AnswerInputsRecord = { orgId: owner.orgId, mode: owner.mode, requestId, at: nowMs(), ...inputs }
+      let done: Promise<void>
+      try {
+        done = Promise.resolve(store.recordInputs([row]))
+      } catch (e) {
+        return notKept(e)
+      }
+      const w = track(done.then(() => {}, notKept))
+      keeping.set(requestId, w)
+      void w.then(() => keeping.get(requestId) === w && keeping.delete(requestId))
+    },
+    forget(owner: OutcomeOwner, requestId: string): void {
+      // after the write (it may still wait for its turn's commit), never before it
+      track(
+        Promise.resolve(keeping.get(requestId))
+          .then(() => store.forgetInputs(owner.orgId, owner.mode, [requestId]))
+          .then(
+            () => {},
+            (e: unknown) => warn({ err: e, org_id: owner.orgId }, `outcomes: input hashes of a refused request not deleted (${(e as Error).message})`),
+          ),
+      )
+    },
+    async flush(): Promise<void> {
+      await Promise.all([...writing])
+    },
+  }
+}
+
 /** Creates the outcomes of a server. */
 export function createOutcomeService(options: OutcomeServiceOptions): OutcomeService {
   const { store, nowMs, warn } = options
   const retentionMs = options.retentionDays * 24 * 60 * 60 * 1000
   let key: string | undefined
   const labels = new Map<string, Labels>()
-  // input-hash writes not yet committed, and the failures already logged (one line per failed batch, not per request)
-  const writing = new Set<Promise<void>>()
-  /** The write of each request's input hashes, while it runs. */
-  const keeping = new Map<string, Promise<void>>()
-  const told = new WeakSet<object>()
+  const inputWrites = store ? createInputWrites(store, nowMs, warn) : null
   const loading = new Map<string, Promise<Labels | null>>()
   let loads = 0
 
@@ -170,16 +220,7 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
     return l && l.version >= version ? l : load(k, owner)
   }
 
-  const notKept = (e: unknown): void => {
-    if (typeof e === 'object' && e !== null) {
-      if (told.has(e)) return
-      told.add(e)
-    }
-    warn({ err: e }, `outcomes: input hashes of answers not kept (${(e as Error).message})`)
-  }
-  const flush = async (): Promise<void> => {
-    await Promise.all([...writing])
-  }
+  const flush = async (): Promise<void> => inputWrites?.flush()
 
   return {
     async prepare(owner, known) {
@@ -202,37 +243,10 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
       return { hook, inputs }
     },
     keepInputs(owner, requestId, inputs) {
-      if (!store || !inputs) return
-      // now, in the request's turn: the store writes the row with the turn's settlements (OutcomeStore.recordInputs)
-      const row: AnswerInputsRecord = { orgId: owner.orgId, mode: owner.mode, requestId, at: nowMs(), ...inputs }
-      let done: Promise<void>
-      try {
-        done = Promise.resolve(store.recordInputs([row]))
-      } catch (e) {
-        return notKept(e)
-      }
-      const ended = () => {
-        writing.delete(w)
-        if (keeping.get(requestId) === w) keeping.delete(requestId)
-      }
-      const w: Promise<void> = done.then(ended, (e: unknown) => (ended(), notKept(e)))
-      writing.add(w)
-      keeping.set(requestId, w)
+      if (inputs) inputWrites?.keep(owner, requestId, inputs)
     },
     forgetInputs(owner, requestId) {
-      if (!store) return
-      const s = store
-      // after the write (it may still wait for its turn's commit), never before it
-      const w: Promise<void> = Promise.resolve(keeping.get(requestId))
-        .then(() => s.forgetInputs(owner.orgId, owner.mode, [requestId]))
-        .then(
-          () => void writing.delete(w),
-          (e: unknown) => {
-            writing.delete(w)
-            warn({ err: e, org_id: owner.orgId }, `outcomes: input hashes of a refused request not deleted (${(e as Error).message})`)
-          },
-        )
-      writing.add(w)
+      inputWrites?.forget(owner, requestId)
     },
     async record(owner, items) {
       const s = need()
