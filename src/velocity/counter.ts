@@ -110,7 +110,7 @@ function base64url16(tag: Uint8Array, into: number[], at: number): void {
  * The tag of one value: SipHash-c-d-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8) as four 32-bit words, written
  * to `out` — SipHash-2-4 for a store's keys, SipHash-1-3 for tags that stay in this process. One buffer serves every call.
  */
-function createTagger(key: SipKey, c = 2, d = 4): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
+function createTagger(key: SipKey, cRounds = 2, dRounds = 4): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
   let buf = new Uint8Array(256)
   const encoder = new TextEncoder()
   // the message's head, `<mode> NUL <kind> NUL`, as bytes, made once per mode and kind
@@ -133,7 +133,7 @@ function createTagger(key: SipKey, c = 2, d = 4): (space: 'l' | 't', kind: Veloc
       buf[n + i] = c
     }
     n += ascii ? value.length : encoder.encodeInto(value, buf.subarray(n)).written
-    sipHash128Words(key, buf, n, out, c, d)
+    sipHash128Words(key, buf, n, out, cRounds, dRounds)
   }
 }
 
