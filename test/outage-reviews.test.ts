@@ -88,6 +88,7 @@ describe.skipIf(!RUN)('PostgreSQL down during a review decision', () => {
     expect(answer.body.data.recommendation.action).toBe('review')
     const requestId = answer.body.data.request.id as string
     const pending = await send('GET', '/v1/reviews?status=pending')
+    expect(pending.status, JSON.stringify(pending.body)).toBe(200)
     const entry = pending.body.data.find((e: { request_id: string }) => e.request_id === requestId)
     return { id: entry.id, requestId }
   }

@@ -24,6 +24,19 @@ export function markDependency<E>(err: E, dependency: Dependency): E {
   return err
 }
 
+const SENT_IN = Symbol.for('riskcheck.sentIn')
+
+/**
+ * Marks `err` with the availability generation its call was sent in (the PostgreSQL pool's failures), so that every
+ * later report of it is judged as the first was (see Availability.failed); returns it.
+ */
+export function markSentIn<E>(err: E, generation: number): E {
+  if (err !== null && typeof err === 'object' && !(SENT_IN in err)) {
+    Object.defineProperty(err, SENT_IN, { value: generation, enumerable: false })
+  }
+  return err
+}
+
 /** Thrown instead of a round trip while a dependency is known to be down. */
 export class DependencyDown extends Error {
   override readonly name = 'DependencyDown'
@@ -150,8 +163,15 @@ export interface AvailabilityOptions {
 export interface Availability {
   readonly dependency: Dependency
   readonly down: boolean
-  /** A failure of the dependency seen by a caller: starts an outage (and the probe) when it is up. */
-  failed(err: unknown): void
+  /** Counts the changes of state (down, up): a caller reads it as it sends a call, to say when its failure began. */
+  readonly generation: number
+  /**
+   * A failure of the dependency seen by a caller: starts an outage (and the probe) when it is up — unless the call
+   * was sent (`sentIn`, the {@link generation} then) before the dependency last answered again: a call lost during
+   * an outage that fails only after it ended says nothing of now. Without `sentIn`, the one {@link markSentIn} gave
+   * `err`, if any.
+   */
+  failed(err: unknown, sentIn?: number): void
   /** A request answered 503 during this outage (counted for the recovery line). */
   refused(): void
   /** Throws {@link DependencyDown} while the dependency is down. */
@@ -186,6 +206,7 @@ export function createAvailability(options: AvailabilityOptions): Availability {
   const waiting: Array<() => Promise<unknown>> = []
   let outage: { since: number; cause: string; failures: number; refused: number } | undefined
   let timer: NodeJS.Timeout | undefined
+  let generation = 0
   let probes = 0
   let closed = false
 
@@ -234,6 +255,7 @@ export function createAvailability(options: AvailabilityOptions): Availability {
     const o = outage
     if (!o) return
     outage = undefined
+    generation++
     emit({ dependency: options.dependency, state: 'up', downMs: now() - o.since, failures: o.failures, refused: o.refused })
     void drain()
   }
@@ -251,12 +273,15 @@ export function createAvailability(options: AvailabilityOptions): Availability {
       probes--
     }
   }
-  const markDown = (err: unknown) => {
+  const markDown = (err: unknown, sentIn?: number) => {
     if (outage) {
       outage.failures++
       return
     }
+    const sent = sentIn ?? (err !== null && typeof err === 'object' ? (err as { [SENT_IN]?: number })[SENT_IN] : undefined)
+    if (sent !== undefined && sent !== generation) return // sent before the last recovery: stale
     outage = { since: now(), cause: causeOf(err), failures: 1, refused: 0 }
+    generation++
     emit({ dependency: options.dependency, state: 'down', cause: outage.cause })
     schedule()
   }
@@ -265,6 +290,9 @@ export function createAvailability(options: AvailabilityOptions): Availability {
     dependency: options.dependency,
     get down() {
       return outage !== undefined
+    },
+    get generation() {
+      return generation
     },
     failed: markDown,
     refused() {

@@ -6,7 +6,7 @@
  * connection cut while checked out does not end the process.
  */
 import pg from 'pg'
-import { createAvailability, markDependency, outageOf, type Availability } from '../../outage.js'
+import { createAvailability, markDependency, markSentIn, outageOf, type Availability } from '../../outage.js'
 
 /** Default bound of every connection wait and statement of the server's pool, in ms (`serve --database-timeout`). */
 export const DEFAULT_DATABASE_TIMEOUT_MS = 5000
@@ -38,14 +38,16 @@ const breaksConnection = (err: unknown): boolean =>
   outageOf(err) === 'database' && typeof (err as { severity?: unknown }).severity !== 'string'
 
 type Callback = (err: Error | null, res?: unknown) => void
+/** Reports a failure; `sentIn` is the availability's generation when its call was sent (none: a cut connection). */
+type Note = (err: unknown, sentIn?: number) => void
 
 /** Makes a client of the pool report its failures and refuse work once its connection broke (once per client). */
-function guardClient(client: pg.PoolClient, note: (err: unknown) => void): void {
+function guardClient(client: pg.PoolClient, note: Note, availability: Availability): void {
   if (patched.has(client)) return
   patched.add(client)
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
-  const fail = (err: unknown) => {
-    note(err)
+  const fail = (err: unknown, sentIn?: number) => {
+    note(err, sentIn)
     if (breaksConnection(err)) broken.set(client, err as Error)
   }
   // A connection cut while the client is checked out (between two statements of a transaction) is an 'error' event
@@ -54,11 +56,12 @@ function guardClient(client: pg.PoolClient, note: (err: unknown) => void): void 
   ;(client as { query: unknown }).query = (...args: unknown[]): unknown => {
     const last = args[args.length - 1]
     const already = broken.get(client)
+    const sentIn = availability.generation
     if (typeof last === 'function') {
       const callback = last as Callback
       if (already) return void process.nextTick(callback, already)
       return query(...args.slice(0, -1), (err: Error | null, res?: unknown) => {
-        if (err) fail(err)
+        if (err) fail(err, sentIn)
         callback(err, res)
       })
     }
@@ -66,7 +69,7 @@ function guardClient(client: pg.PoolClient, note: (err: unknown) => void): void 
     const result = query(...args)
     if (!result || typeof (result as Promise<unknown>).then !== 'function') return result // a submittable (cursor)
     return (result as Promise<unknown>).catch((err: unknown) => {
-      fail(err)
+      fail(err, sentIn)
       throw err
     })
   }
@@ -98,11 +101,12 @@ export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availab
   }
   const availability = createAvailability({ dependency: 'database', probe })
   const noted = new WeakSet<object>()
-  const note = (err: unknown) => {
+  const note: Note = (err, sentIn) => {
     if (err === null || typeof err !== 'object' || noted.has(err)) return
     noted.add(err)
     markDependency(err, 'database')
-    if (outageOf(err) === 'database') availability.failed(err)
+    if (sentIn !== undefined) markSentIn(err, sentIn) // the server's other reports of it are judged alike
+    if (outageOf(err) === 'database') availability.failed(err, sentIn)
   }
   const query = (...args: unknown[]): unknown => {
     const last = args[args.length - 1]
@@ -112,8 +116,9 @@ export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availab
       } catch (e) {
         return void process.nextTick(last as Callback, e)
       }
+      const sentIn = availability.generation
       return (pool.query as (...a: unknown[]) => unknown)(...args.slice(0, -1), (err: Error | null, res?: unknown) => {
-        if (err) note(err)
+        if (err) note(err, sentIn)
         ;(last as Callback)(err, res)
       })
     }
@@ -123,24 +128,26 @@ export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availab
     } catch (e) {
       return Promise.reject(e)
     }
+    const sentIn = availability.generation
     const result = (pool.query as (...a: unknown[]) => unknown)(...args)
     if (!result || typeof (result as Promise<unknown>).then !== 'function') return result
     return (result as Promise<unknown>).catch((err: unknown) => {
-      note(err)
+      note(err, sentIn)
       throw err
     })
   }
   const connect = async (callback?: unknown): Promise<pg.PoolClient | void> => {
     if (typeof callback === 'function') throw new TypeError('riskcheck: connect the guarded pool with a promise')
     availability.gate()
+    const sentIn = availability.generation
     let client: pg.PoolClient
     try {
       client = await pool.connect()
     } catch (err) {
-      note(err)
+      note(err, sentIn)
       throw err
     }
-    guardClient(client, note)
+    guardClient(client, note, availability)
     const release = client.release
     client.release = (err?: Error | boolean) => {
       const b = broken.get(client)
