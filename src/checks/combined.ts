@@ -18,7 +18,6 @@ import {
 } from '../schema.js'
 import { evaluate, type Assessment } from '../scoring/engine.js'
 import type { FactorCode } from '../scoring/factors.js'
-import { VELOCITY_TYPES } from '../signals.js'
 import { velocityValuesOf, type VelocityValues } from '../velocity/counter.js'
 import type { ListMatch } from '../lists/types.js'
 import { emailCountry } from './email-country.js'
@@ -143,6 +142,16 @@ function partView<D extends object>(part: Part<D> | null) {
   })
 }
 
+/** The list matches of every part, in part order (most answers match none: no array is made for them). */
+function listsOf(parts: ReadonlyArray<Part<unknown>>): ListMatch[] {
+  let out: ListMatch[] | null = null
+  for (const p of parts) {
+    const lists = (p.outcome.details as { lists?: ListMatch[] }).lists
+    if (lists && lists.length > 0) (out ??= []).push(...lists)
+  }
+  return out ?? []
+}
+
 /** Country signals and their factors. */
 export function crossSignals(
   email: EmailData | null,
@@ -168,12 +177,17 @@ export function crossSignals(
  */
 function countCheckVelocity(
   env: LookupEnv,
-  parts: ReadonlyArray<[string, Part<unknown> | null, unknown]>,
+  email: Part<EmailData> | null,
+  ip: Part<IpData> | null,
+  ipInput: unknown,
+  phone: Part<PhoneData> | null,
 ): CheckVelocity | Promise<CheckVelocity> {
   const counter = env.signals?.velocity
   if (!counter) return { counts: null, failed: false }
   const values: VelocityValues = {}
-  for (const [type, part, prepared] of parts) if (part && VELOCITY_TYPES.has(type)) velocityValuesOf(type, part.outcome.details, values, prepared)
+  if (email) velocityValuesOf('email', email.outcome.details, values)
+  if (ip) velocityValuesOf('ip', ip.outcome.details, values, ipInput)
+  if (phone) velocityValuesOf('phone', phone.outcome.details, values)
   const counts = counter.count(values, env.ctx.mode === 'test', env.ctx.now().getTime())
   // the memory store answers at once: no promise (nor a turn of the event loop) for it
   if (counts === null || typeof (counts as Promise<unknown>).then !== 'function') return { counts: counts as CheckDetails['velocity'], failed: counts === null }
@@ -235,12 +249,8 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
     phone?.outcome.details ?? null,
   )
   const all = [email, ip, phone].filter((p): p is Part<any> => p !== null)
-  // each part with its prepared input (the IP's parsed address is not parsed again)
-  const counted = countCheckVelocity(env, [
-    ['email', email, emailIn?.input],
-    ['ip', ip, ipIn?.input],
-    ['phone', phone, phoneIn?.input],
-  ])
+  // with the IP part's prepared input: its parsed address is not parsed again
+  const counted = countCheckVelocity(env, email, ip, ipIn?.input, phone)
   const velocity = 'then' in counted ? await counted : counted
   const factors = [...all.flatMap((p) => p.outcome.factors), ...signalFactors]
   const assessment: Assessment = evaluate(factors, {
@@ -256,7 +266,7 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
     ip: partView(ip),
     phone: partView(phone),
     signals,
-    lists: all.flatMap((p) => (p.outcome.details as { lists: ListMatch[] }).lists),
+    lists: listsOf(all),
     velocity: velocity.counts,
     context: input.context, // last: a backtest reading results files finds it at the end of the details
   }

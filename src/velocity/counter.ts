@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
 import { formatIpv4, formatIpv6Words, parseIp, type ParsedIp } from '../sources/ip/parse.js'
-import { sipHash128Words, sipKey, type SipKey } from './siphash.js'
+import { sipHash128Words, sipHash64Words, sipKey, type SipKey } from './siphash.js'
 import type { VelocityStore, WindowCount } from './store.js'
 import { TagStore } from './tag-store.js'
 
@@ -107,10 +107,10 @@ function base64url16(tag: Uint8Array, into: number[], at: number): void {
 }
 
 /**
- * The tag of one value: SipHash-c-d-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8) as four 32-bit words, written
- * to `out` — SipHash-2-4 for a store's keys, SipHash-1-3 for tags that stay in this process. One buffer serves every call.
+ * The tag of one value for a store's key: SipHash-2-4-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8) as four
+ * 32-bit words, written to `out`. One buffer serves every call.
  */
-function createTagger(key: SipKey, cRounds = 2, dRounds = 4): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
+function createTagger(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
   let buf = new Uint8Array(256)
   const encoder = new TextEncoder()
   // the message's head, `<mode> NUL <kind> NUL`, as bytes, made once per mode and kind
@@ -133,7 +133,37 @@ function createTagger(key: SipKey, cRounds = 2, dRounds = 4): (space: 'l' | 't',
       buf[n + i] = c
     }
     n += ascii ? value.length : encoder.encodeInto(value, buf.subarray(n)).written
-    sipHash128Words(key, buf, n, out, cRounds, dRounds)
+    sipHash128Words(key, buf, n, out)
+  }
+}
+
+/**
+ * The in-process tag of one value: SipHash-1-3-64(the key of its mode and kind, `<value>` in UTF-8) as two 32-bit words
+ * in `out[0]`, `out[1]` (`out[2]`, `out[3]` left 0). Mode and kind are in the key (one per pair, derived from the
+ * secret once), not in the message: fewer words to absorb. These tags never leave the process (docs/decisions.md,
+ * "Lists and velocity", velocity keys).
+ */
+function createOwnTagger(secret: Uint8Array): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
+  let buf = new Uint8Array(256)
+  const encoder = new TextEncoder()
+  const keyOf = (space: string, kind: string) => sipKey(createHmac('sha256', secret).update(`riskcheck velocity tag\u0000${space}\u0000${kind}`).digest().subarray(0, 16))
+  const keysOf = (space: string) => new Map(VELOCITY_KINDS.map((k) => [k, keyOf(space, k)]))
+  const live = keysOf('l')
+  const test = keysOf('t')
+  return (space, kind, value, out) => {
+    const key = (space === 'l' ? live : test).get(kind) as SipKey
+    if (value.length * 3 > buf.length) buf = new Uint8Array(Math.max(value.length * 3, buf.length * 2))
+    let ascii = true
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i)
+      if (c > 0x7f) {
+        ascii = false
+        break
+      }
+      buf[i] = c
+    }
+    const n = ascii ? value.length : encoder.encodeInto(value, buf).written
+    sipHash64Words(key, buf, n, out, 1, 3)
   }
 }
 
@@ -169,10 +199,11 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length >= 16))
     throw new TypeError('riskcheck: option `velocity.secret` must be a string of at least 16 characters, or as many bytes')
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new TypeError('riskcheck: option `velocity.timeoutMs` must be a whole number from 1 to 60000')
-  const key = velocityKeyOf(secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret)
+  const secretBytes = secret === undefined ? randomBytes(32) : typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret
   // without a store of the caller's, counts live in this process, by tag (no store key string is made); the tags
-  // never leave it, so SipHash-1-3 keys them (docs/decisions.md, "Lists and velocity", velocity keys)
-  if (given === undefined) return ownCounter(createTagger(key, 1, 3))
+  // never leave it (docs/decisions.md, "Lists and velocity", velocity keys)
+  if (given === undefined) return ownCounter(createOwnTagger(secretBytes))
+  const key = velocityKeyOf(secretBytes)
   const hash = createVelocityHasher(key)
   const store = given
   const fill = (kinds: readonly VelocityKind[], counts: readonly WindowCount[]): Velocity => {
@@ -230,7 +261,7 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
 }
 
 /** The counter over its own in-memory store ({@link TagStore}): answers at once, never fails. */
-function ownCounter(tagOf: ReturnType<typeof createTagger>): VelocityCounter {
+function ownCounter(tagOf: ReturnType<typeof createOwnTagger>): VelocityCounter {
   const tags = new TagStore()
   const w = new Int32Array(4)
   /** The counts of one value, recorded at `now`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { sipHash128, sipKey } from './siphash.js'
+import { sipHash128, sipHash64Words, sipKey } from './siphash.js'
 
 // The reference implementation's vectors (vectors_sip128): key 00 01 … 0f, message 00 01 … (length − 1).
 const VECTORS: Record<number, string> = {
@@ -56,15 +56,15 @@ describe('sipHash128', () => {
   })
 })
 
-/** SipHash-c-d-128 in BigInt, written from the paper: the reference the 32-bit halves are held to for other rounds. */
-function reference(key: Uint8Array, msg: Uint8Array, c: number, d: number): string {
+/** SipHash-c-d-128 (or -64) in BigInt, written from the paper: the reference the 32-bit halves are held to for other rounds. */
+function reference(key: Uint8Array, msg: Uint8Array, c: number, d: number, bits: 64 | 128 = 128): string {
   const M = (1n << 64n) - 1n
   const rotl = (x: bigint, b: bigint) => ((x << b) | (x >> (64n - b))) & M
   const le = (b: Uint8Array, at: number) => b.subarray(at, at + 8).reduceRight((x, v) => (x << 8n) | BigInt(v), 0n)
   const k0 = le(key, 0)
   const k1 = le(key, 8)
   let v0 = k0 ^ 0x736f6d6570736575n
-  let v1 = k1 ^ 0x646f72616e646f6dn ^ 0xeen
+  let v1 = k1 ^ 0x646f72616e646f6dn ^ (bits === 128 ? 0xeen : 0n)
   let v2 = k0 ^ 0x6c7967656e657261n
   let v3 = k1 ^ 0x7465646279746573n
   const round = () => {
@@ -89,14 +89,45 @@ function reference(key: Uint8Array, msg: Uint8Array, c: number, d: number): stri
     v0 ^= m
   }
   const out: bigint[] = []
-  v2 ^= 0xeen
+  v2 ^= bits === 128 ? 0xeen : 0xffn
   for (let r = 0; r < d; r++) round()
   out.push(v0 ^ v1 ^ v2 ^ v3)
+  if (bits === 64) return hex64(out[0]!)
   v1 ^= 0xddn
   for (let r = 0; r < d; r++) round()
   out.push(v0 ^ v1 ^ v2 ^ v3)
-  return out.map((x) => Buffer.from(Array.from({ length: 8 }, (_, i) => Number((x >> BigInt(8 * i)) & 0xffn))).toString('hex')).join('')
+  return out.map(hex64).join('')
 }
+
+/** A 64-bit word as its 8 bytes, little-endian, in hex. */
+const hex64 = (x: bigint) => Buffer.from(Array.from({ length: 8 }, (_, i) => Number((x >> BigInt(8 * i)) & 0xffn))).toString('hex')
+
+/** The reference implementation's vectors (vectors_sip64) for the first lengths: key 00 01 … 0f, message 00 01 …. */
+const VECTORS64 = ['310e0edd47db6f72', 'fd67dc93c539f874', '5a4fa9d909806c0d', '2d7efbd796666785']
+
+/** sipHash64Words's two words as the tag's 8 bytes in hex. */
+function words64(key: Uint8Array, msg: Uint8Array, c: number, d: number): string {
+  const out = new Int32Array(2)
+  sipHash64Words(sipKey(key), msg, msg.length, out, c, d)
+  return Buffer.from(new Uint8Array(out.buffer)).toString('hex')
+}
+
+describe('sipHash64Words', () => {
+  it('gives the reference vectors at 2-4, as the BigInt reference does', () => {
+    VECTORS64.forEach((hex, n) => {
+      expect(reference(seq(16), seq(n), 2, 4, 64), `length ${n}`).toBe(hex)
+      expect(words64(seq(16), seq(n), 2, 4), `length ${n}`).toBe(hex)
+    })
+  })
+
+  it('SipHash-1-3-64 agrees with the reference at every length from 0 to 40', () => {
+    const key = seq(16).map((b) => b * 11 + 1)
+    for (let n = 0; n <= 40; n++) {
+      const msg = seq(n).map((b) => b * 29 + 7)
+      expect(words64(key, msg, 1, 3), `length ${n}`).toBe(reference(key, msg, 1, 3, 64))
+    }
+  })
+})
 
 describe('sipHash128 with other round counts', () => {
   it('the BigInt reference gives the reference vectors at 2-4', () => {

@@ -96,11 +96,37 @@ const WORDS = new Int32Array(4)
  * tags that never leave the process).
  */
 export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, out: Int32Array, c = 2, d = 4): void {
+  absorb(key, bytes, length, c, 0xee)
+  V[5] = V[5]! ^ 0xee
+  rounds(d)
+  out[0] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
+  out[1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
+  V[3] = V[3]! ^ 0xdd
+  rounds(d)
+  out[2] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
+  out[3] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
+}
+
+/**
+ * SipHash-c-d with a 64-bit tag (the original SipHash) of `bytes[0..length)` under `key`, as two 32-bit words
+ * (`out[0]` bytes 0–3, `out[1]` bytes 4–7, little-endian), as signed int32. Half the finalisation of the 128-bit
+ * form: for tags compared only among the keys of one process (collisions among a million keys: about 3 in 10^8).
+ */
+export function sipHash64Words(key: SipKey, bytes: Uint8Array, length: number, out: Int32Array, c = 2, d = 4): void {
+  absorb(key, bytes, length, c, 0)
+  V[5] = V[5]! ^ 0xff
+  rounds(d)
+  out[0] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
+  out[1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
+}
+
+/** Sets the state from `key` (`wide`: 0xee for a 128-bit tag, 0 for 64) and absorbs the message in `c` rounds a word. */
+function absorb(key: SipKey, bytes: Uint8Array, length: number, c: number, wide: number): void {
   const [k0l, k0h, k1l, k1h] = key
   V[0] = k0h ^ 0x736f6d65
   V[1] = k0l ^ 0x70736575
   V[2] = k1h ^ 0x646f7261
-  V[3] = k1l ^ 0x6e646f6d ^ 0xee
+  V[3] = k1l ^ 0x6e646f6d ^ wide
   V[4] = k0h ^ 0x6c796765
   V[5] = k0l ^ 0x6e657261
   V[6] = k1h ^ 0x74656462
@@ -117,14 +143,6 @@ export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, 
     else mh |= b << (8 * (at - 4))
   }
   compress(ml, mh, c)
-  V[5] = V[5]! ^ 0xee
-  rounds(d)
-  out[0] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
-  out[1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
-  V[3] = V[3]! ^ 0xdd
-  rounds(d)
-  out[2] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
-  out[3] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
 }
 
 function put(out: Uint8Array, at: number, w: number): void {

@@ -1,6 +1,6 @@
 /**
  * The velocity counter's own in-memory store: the exact sliding windows and the forgetting of the string-keyed memory
- * store (./store.ts), keyed by 128-bit tags (four 32-bit words) rather than strings, in typed arrays —
+ * store (./store.ts), keyed by tags of up to 128 bits (four 32-bit words; the counter's are 64-bit) rather than strings, in typed arrays —
  * no string, log object or array per key (docs/decisions.md, "Lists and velocity" → "velocity in memory").
  */
 import { DAY_MS, HOUR_MS, type WindowCount } from './store.js'
