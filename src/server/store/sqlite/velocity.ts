@@ -2,7 +2,8 @@
  * Velocity counts in the SQLite file (migrations 006, 014, 015): one row per check and keyed hash, numbered per key, so a
  * window's count is two index seeks; each hit runs inside an IMMEDIATE transaction — with `groupWrite`, the group
  * commit of its event-loop turn (./group-commit.ts) — so every process on the file counts exactly. What this
- * connection last read of a key is kept while no other connection writes: then a hit is one INSERT.
+ * connection last read of a key is kept while no other connection writes: then a hit is one INSERT (and a key's
+ * first hit reads only that it has no rows).
  * The design: docs/decisions.md, "Velocity in the service" → "SQLite counts".
  */
 import type Database from 'better-sqlite3'
@@ -55,6 +56,8 @@ interface Planned {
   seq: number
   at: number
   again: boolean
+  /** The key has no rows yet: its row is the first of both windows (nothing to read or delete). */
+  first: boolean
   state: KeyState
 }
 
@@ -120,6 +123,14 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
     for (const p of plan) {
       const s = p.state
       s.last = { seq: p.seq, at: p.at }
+      if (p.first) {
+        // what the reads below would find: this row, the only one
+        s.hour = { seq: p.seq, at: p.at, since: nowMs - HOUR_MS }
+        s.day = { seq: p.seq, at: p.at, since: nowMs - DAY_MS }
+        s.floor = p.seq
+        out.push({ hour: 1, day: 1 })
+        continue
+      }
       const hourFirst = firstOf(s, 'hour', p.key, nowMs - HOUR_MS)
       const dayFirst = firstOf(s, 'day', p.key, nowMs - DAY_MS)
       out.push({ hour: hourFirst === undefined ? 0 : p.seq - hourFirst.seq + 1, day: dayFirst === undefined ? 0 : p.seq - dayFirst.seq + 1 })
@@ -150,7 +161,7 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
     const planned = plan(keys, nowMs, checkId)
     const settled = (hits + 1) % SWEEP_EVERY !== 0 && planned.every((p) => {
       const s = p.state
-      return holds(s.hour, nowMs - HOUR_MS, k.purgedTo) && holds(s.day, nowMs - DAY_MS, k.purgedTo) && s.floor === s.day.seq
+      return p.first || holds(s.hour, nowMs - HOUR_MS, k.purgedTo) && holds(s.day, nowMs - DAY_MS, k.purgedTo) && s.floor === s.day.seq
     })
     return settled ? finish(planned, nowMs, checkId) : finishTx(planned, nowMs, checkId)
   }
@@ -161,7 +172,7 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
       // a check recorded before under its id (a retry of the same request) is not counted again
       const again = checkId !== null && last !== null && q.recorded.get(key, checkId, nowMs - DAY_MS) !== undefined
       // times never go back within a key (another process's clock a little behind), so numbers follow times
-      return { key, state: s, again, seq: again ? last.seq : (last?.seq ?? 0) + 1, at: again ? last.at : Math.max(nowMs, last?.at ?? nowMs) }
+      return { key, state: s, again, first: last === null, seq: again ? last.seq : (last?.seq ?? 0) + 1, at: again ? last.at : Math.max(nowMs, last?.at ?? nowMs) }
     })
   /** A hit that threw, or whose transaction did not commit, leaves no state behind. */
   const guarded = (keys: readonly string[], at: number, id: string | null): WindowCount[] => {
