@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createVelocityHasher, velocityKeyOf } from './counter.js'
+import { createVelocityCounter, createVelocityHasher, velocityKeyOf } from './counter.js'
 import { sipHash128 } from './siphash.js'
 
 const key = velocityKeyOf(Buffer.from('a secret of twenty chars', 'utf8'))
@@ -32,5 +32,30 @@ describe('velocity store keys', () => {
     const other = createVelocityHasher(velocityKeyOf(Buffer.from('another secret, twenty', 'utf8')))
     const keys = new Set([hash('l', 'email', 'a@b.co'), hash('t', 'email', 'a@b.co'), hash('l', 'email_domain', 'a@b.co'), other('l', 'email', 'a@b.co')])
     expect(keys.size).toBe(4)
+  })
+})
+
+describe('the counter without a store (its own tags)', () => {
+  it('counts each value apart, ASCII or not, by mode and kind; the same value together', () => {
+    const counter = createVelocityCounter({ secret: 'a secret of twenty chars' })
+    const now = Date.UTC(2026, 0, 1)
+    const count = (values: Record<string, string>, test = false) => counter.count(values, test, now) as Record<string, { hour: number } | null>
+    const values = ['zoë@bücher.de', 'zoe@bücher.de', 'zoë@bucher.de', 'x'.repeat(1000) + 'é', 'x'.repeat(1000) + 'è', '', '\u0000']
+    for (const v of values) expect(count({ email: v }).email, v).toEqual({ hour: 1, day: 1 })
+    for (const v of values) expect(count({ email: v }).email, v).toEqual({ hour: 2, day: 2 })
+    // the same text as another kind, or in test mode, is another value
+    expect(count({ phone: values[0]! }).phone).toEqual({ hour: 1, day: 1 })
+    expect(count({ email: values[0]! }, true).email).toEqual({ hour: 1, day: 1 })
+  })
+
+  it('tells any two different strings apart', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ unit: 'binary', maxLength: 80 }), (a, b) => {
+        fc.pre(a !== b)
+        const counter = createVelocityCounter({ secret: 'a secret of twenty chars' })
+        counter.count({ ip: a }, false, 0)
+        return (counter.count({ ip: b }, false, 0) as { ip: { hour: number } }).ip.hour === 1
+      }),
+    )
   })
 })

@@ -106,6 +106,16 @@ function base64url16(tag: Uint8Array, into: number[], at: number): void {
   into[at] = B64URL[(tag[15]! & 3) << 4]!
 }
 
+/** Writes `value` in UTF-8 to `buf` from `at` (room for 3 bytes a code unit); the bytes written. ASCII is copied by hand. */
+function utf8Into(value: string, buf: Uint8Array, at: number, encoder: InstanceType<typeof TextEncoder>): number {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i)
+    if (c > 0x7f) return encoder.encodeInto(value, buf.subarray(at)).written
+    buf[at + i] = c
+  }
+  return value.length
+}
+
 /**
  * The tag of one value for a store's key: SipHash-2-4-128(key, `<mode> NUL <kind> NUL <value>` in UTF-8) as four
  * 32-bit words, written to `out`. One buffer serves every call.
@@ -122,18 +132,7 @@ function createTagger(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value
     const most = head.length + value.length * 3
     if (most > buf.length) buf = new Uint8Array(Math.max(most, buf.length * 2))
     for (let i = 0; i < head.length; i++) buf[i] = head[i]!
-    let n = head.length
-    let ascii = true
-    for (let i = 0; i < value.length; i++) {
-      const c = value.charCodeAt(i)
-      if (c > 0x7f) {
-        ascii = false
-        break
-      }
-      buf[n + i] = c
-    }
-    n += ascii ? value.length : encoder.encodeInto(value, buf.subarray(n)).written
-    sipHash128Words(key, buf, n, out)
+    sipHash128Words(key, buf, head.length + utf8Into(value, buf, head.length, encoder), out)
   }
 }
 
@@ -153,17 +152,7 @@ function createOwnTagger(secret: Uint8Array): (space: 'l' | 't', kind: VelocityK
   return (space, kind, value, out) => {
     const key = (space === 'l' ? live : test).get(kind) as SipKey
     if (value.length * 3 > buf.length) buf = new Uint8Array(Math.max(value.length * 3, buf.length * 2))
-    let ascii = true
-    for (let i = 0; i < value.length; i++) {
-      const c = value.charCodeAt(i)
-      if (c > 0x7f) {
-        ascii = false
-        break
-      }
-      buf[i] = c
-    }
-    const n = ascii ? value.length : encoder.encodeInto(value, buf).written
-    sipHash64Words(key, buf, n, out, 1, 3)
+    sipHash64Words(key, buf, utf8Into(value, buf, 0, encoder), out, 1, 3)
   }
 }
 

@@ -97,14 +97,8 @@ const WORDS = new Int32Array(4)
  */
 export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, out: Int32Array, c = 2, d = 4): void {
   absorb(key, bytes, length, c, 0xee)
-  V[5] = V[5]! ^ 0xee
-  rounds(d)
-  out[0] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
-  out[1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
-  V[3] = V[3]! ^ 0xdd
-  rounds(d)
-  out[2] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
-  out[3] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
+  squeeze(5, 0xee, d, out, 0) // v2 ^= 0xee
+  squeeze(3, 0xdd, d, out, 2) // v1 ^= 0xdd
 }
 
 /**
@@ -114,10 +108,15 @@ export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, 
  */
 export function sipHash64Words(key: SipKey, bytes: Uint8Array, length: number, out: Int32Array, c = 2, d = 4): void {
   absorb(key, bytes, length, c, 0)
-  V[5] = V[5]! ^ 0xff
+  squeeze(5, 0xff, d, out, 0) // v2 ^= 0xff
+}
+
+/** One finalisation: the low half `V[i]` xored with `x`, `d` rounds, then v0 ^ v1 ^ v2 ^ v3 to `out[at]` (low), `out[at + 1]`. */
+function squeeze(i: number, x: number, d: number, out: Int32Array, at: number): void {
+  V[i] = V[i]! ^ x
   rounds(d)
-  out[0] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
-  out[1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
+  out[at] = V[1]! ^ V[3]! ^ V[5]! ^ V[7]!
+  out[at + 1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
 }
 
 /** Sets the state from `key` (`wide`: 0xee for a 128-bit tag, 0 for 64) and absorbs the message in `c` rounds a word. */
