@@ -1,5 +1,5 @@
 /**
- * Velocity's `count()` alone, in memory: the counter's own store (tags of SipHash-1-3 in typed arrays, what
+ * Velocity's `count()` alone, in memory: the counter's own store (SipHash-1-3-64 tags in typed arrays, what
  * `createRiskcheck({ velocity: true })` uses) against the same counter over the pluggable string-keyed memory store
  * (`createMemoryVelocityStore`: SipHash-2-4 store keys as base64url strings), on the values of a sign-up stream — IP,
  * network, email, one check in three with its own email domain, phone; new values every check. The two take turns in
@@ -62,5 +62,5 @@ for (let from = 0, k = 0; from < N; from += CHUNK, k++) {
     a += cpu(own, from, to)
   }
 }
-console.log(`own store (SipHash-1-3 tags, typed arrays)      ${(a / N).toFixed(2).padStart(6)} µs per check`)
+console.log(`own store (SipHash-1-3-64 tags, typed arrays)   ${(a / N).toFixed(2).padStart(6)} µs per check`)
 console.log(`memory store (SipHash-2-4 keys, strings)        ${(b / N).toFixed(2).padStart(6)} µs per check   own ÷ memory ×${(a / b).toFixed(3)}`)

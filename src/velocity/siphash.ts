@@ -1,6 +1,6 @@
 /**
- * SipHash-2-4 (or -1-3) with a 128-bit tag (Aumasson and Bernstein's keyed pseudo-random function for short inputs), in 32-bit
- * halves: no BigInt, nothing allocated per call (the tag goes to a buffer the caller gives). Velocity hashes its values with it
+ * SipHash-2-4 (or -1-3) with a 128-bit or 64-bit tag (Aumasson and Bernstein's keyed pseudo-random function for short inputs),
+ * in 32-bit halves: no BigInt, nothing allocated per call (the tag goes to a buffer the caller gives). Velocity hashes its values with it
  * (docs/decisions.md, "Lists and velocity", velocity keys).
  */
 
