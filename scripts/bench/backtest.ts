@@ -38,17 +38,13 @@ import { createRiskcheck } from '../../src/riskcheck.js'
 import { ACTIONS, CONTEXTS, type Action, type BulkResultRow, type BulkType, type LookupResult } from '../../src/schema.js'
 import { backtest, createPolicy, evaluate, readResults, toStoredAnswer, type FactorCode, type Label, type StoredAnswer } from '../../src/scoring/index.js'
 import { createInterface } from 'node:readline'
+import { xorshift } from './xorshift.js'
 
 const COUNT = Number(process.argv[2] ?? 1_000_000)
 const WARMUP = 50_000
 
-let seed = 2026
-function rand(): number {
-  seed ^= seed << 13
-  seed ^= seed >>> 17
-  seed ^= seed << 5
-  return (seed >>> 0) / 4294967296
-}
+const next = xorshift(2026)
+const rand = (): number => next() / 4294967296
 const pick = <T>(a: readonly T[]): T => a[Math.floor(rand() * a.length)] as T
 
 let peakRss = 0

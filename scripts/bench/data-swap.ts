@@ -21,6 +21,7 @@ import { createRiskcheck } from '../../src/riskcheck.js'
 import { loadAsnNumCsv } from '../../src/sources/ip/asn.js'
 import { getDefaultIpDataPaths } from '../../src/sources/ip/data-paths.js'
 import { formatIpv4 } from '../../src/sources/ip/parse.js'
+import { xorshift } from './xorshift.js'
 
 const i = process.argv.indexOf('--count')
 const COUNT = i >= 0 ? Number(process.argv[i + 1]) : 200_000
@@ -32,14 +33,10 @@ const p = getDefaultIpDataPaths()
 const TOR_A = join(p.lists, 'secops-tor-ip-addresses', 'tor-exit-nodes.lst')
 
 function addresses(n: number): string[] {
-  let s = 12345
+  const next = xorshift(12345)
   const out: string[] = []
   while (out.length < n) {
-    s ^= s << 13
-    s >>>= 0
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
+    const s = next()
     const first = s >>> 24
     if (first === 0 || first === 10 || first === 127 || first >= 224) continue
     out.push(formatIpv4(s))

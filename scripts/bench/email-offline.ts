@@ -27,6 +27,7 @@ import deepEmailValidator from 'deep-email-validator'
 import mailchecker from 'mailchecker'
 import { emailCheck } from '../../src/checks/email/index.js'
 import { createRiskcheck } from '../../src/riskcheck.js'
+import { xorshift } from './xorshift.js'
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`)
@@ -36,21 +37,15 @@ const COUNT = arg('count', 20_000)
 const ROUNDS = arg('rounds', 6)
 const SEED = arg('seed', 42)
 
-function xorshift(seed: number): () => number {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s >>>= 0
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
-    return s / 4294967296
-  }
+/** Numbers in [0, 1) from `seed`. */
+const unitRandom = (seed: number): (() => number) => {
+  const next = xorshift(seed)
+  return () => next() / 4294967296
 }
 
 /** Random addresses: random local parts (4–11 characters) at random domains (3–12 characters) under common TLDs. */
 function randomInputs(count: number, seed: number): string[] {
-  const r = xorshift(seed)
+  const r = unitRandom(seed)
   const abc = 'abcdefghijklmnopqrstuvwxyz0123456789'
   const word = (n: number) => {
     let w = ''
@@ -83,7 +78,7 @@ function fixedMix(): string[] {
 
 /** Sign-up traffic: new local parts at the common providers, a typo domain, a disposable one and a company one. */
 function commonProviders(count: number, seed: number): string[] {
-  const r = xorshift(seed)
+  const r = unitRandom(seed)
   const weighted: Array<[string, number]> = [
     ['gmail.com', 40], ['yahoo.com', 12], ['outlook.com', 10], ['hotmail.com', 8], ['icloud.com', 6], ['gmial.com', 4],
     ['mailinator.com', 5], ['acme-widgets.com', 15],

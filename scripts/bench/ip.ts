@@ -23,6 +23,7 @@ import { getSpecialPurposeRange } from '../../src/sources/ip/bogon.js'
 import { getDefaultIpDataPaths } from '../../src/sources/ip/data-paths.js'
 import { createIpSource, type IpSource } from '../../src/sources/ip/index.js'
 import { formatIpv4, formatIpv6Words, parseIp } from '../../src/sources/ip/parse.js'
+import { xorshift } from './xorshift.js'
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(name)
@@ -36,18 +37,6 @@ const TARGET = 100_000
 const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const gc = () => (globalThis as { gc?: () => void }).gc?.()
-
-function xorshift(seed: number): () => number {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s >>>= 0
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
-    return s
-  }
-}
 
 interface Timing {
   wallRate: number

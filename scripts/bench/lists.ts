@@ -23,6 +23,7 @@ import type { ListDefinition } from '../../src/lists/types.js'
 import { createRiskcheck, type Riskcheck } from '../../src/riskcheck.js'
 import type { CheckInput } from '../../src/checks/combined.js'
 import { getCountries } from 'libphonenumber-js/max'
+import { xorshift } from './xorshift.js'
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(name)
@@ -46,17 +47,6 @@ if (CACHE !== 'off' && CACHE !== 'default') throw new Error('--cache must be off
 const BURST_SHARE = 0.02
 const BURST = 20
 
-function xorshift(seed: number): () => number {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s >>>= 0
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
-    return s
-  }
-}
 const rnd = xorshift(SEED)
 const pick = <T>(a: readonly T[]): T => a[rnd() % a.length] as T
 const hex = (n: number) => n.toString(16)

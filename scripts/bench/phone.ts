@@ -30,6 +30,7 @@ import { phoneTypeCheck } from '../../src/checks/phone-type.js'
 import type { CheckContext, Sources } from '../../src/checks/types.js'
 import { resolveOptions } from '../../src/options.js'
 import { createPhoneSource } from '../../src/sources/phone/index.js'
+import { xorshift } from './xorshift.js'
 
 interface Example {
   region: string
@@ -40,13 +41,8 @@ interface Example {
 
 const COUNT = Number(process.argv[2] ?? 100_000)
 
-let seed = 12345
-function rand(): number {
-  seed ^= seed << 13
-  seed ^= seed >>> 17
-  seed ^= seed << 5
-  return (seed >>> 0) / 4294967296
-}
+const next = xorshift(12345)
+const rand = (): number => next() / 4294967296
 const pick = <T>(a: readonly T[]): T => a[Math.floor(rand() * a.length)]!
 const digits = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 10)).join('')
 

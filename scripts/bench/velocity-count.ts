@@ -10,20 +10,13 @@
 import os from 'node:os'
 import { createVelocityCounter, type VelocityCounter, type VelocityValues } from '../../src/velocity/counter.js'
 import { createMemoryVelocityStore } from '../../src/velocity/store.js'
+import { xorshift } from './xorshift.js'
 
 const i = process.argv.indexOf('--checks')
 const N = i >= 0 ? Number(process.argv[i + 1]) : 200_000
 const CHUNK = 1000
 
-let seed = 9
-const rnd = () => {
-  seed ^= seed << 13
-  seed >>>= 0
-  seed ^= seed >>> 17
-  seed ^= seed << 5
-  seed >>>= 0
-  return seed
-}
+const rnd = xorshift(9)
 const values: VelocityValues[] = Array.from({ length: N }, () => {
   const v: VelocityValues = {}
   v.ip = `${rnd() % 223}.${rnd() % 256}.${rnd() % 256}.${rnd() % 256}`
