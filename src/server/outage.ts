@@ -27,8 +27,8 @@ export function markDependency<E>(err: E, dependency: Dependency): E {
 const SENT_IN = Symbol.for('riskcheck.sentIn')
 
 /**
- * Marks `err` with the availability generation its call was sent in (the PostgreSQL pool's failures), so that every
- * later report of it is judged as the first was (see Availability.failed); returns it.
+ * Marks `err` with the availability generation its call was sent in (the PostgreSQL pool's failures), for
+ * Availability.failed: every report of it, the pool's or a request's later, is judged by it; returns it.
  */
 export function markSentIn<E>(err: E, generation: number): E {
   if (err !== null && typeof err === 'object' && !(SENT_IN in err)) {
@@ -166,12 +166,11 @@ export interface Availability {
   /** Counts the changes of state (down, up): a caller reads it as it sends a call, to say when its failure began. */
   readonly generation: number
   /**
-   * A failure of the dependency seen by a caller: starts an outage (and the probe) when it is up — unless the call
-   * was sent (`sentIn`, the {@link generation} then) before the dependency last answered again: a call lost during
-   * an outage that fails only after it ended says nothing of now. Without `sentIn`, the one {@link markSentIn} gave
-   * `err`, if any.
+   * A failure of the dependency seen by a caller: starts an outage (and the probe) when it is up — unless `err` carries
+   * ({@link markSentIn}) a {@link generation} before the dependency last answered again: a call lost during an outage
+   * that fails only after it ended says nothing of now.
    */
-  failed(err: unknown, sentIn?: number): void
+  failed(err: unknown): void
   /** A request answered 503 during this outage (counted for the recovery line). */
   refused(): void
   /** Throws {@link DependencyDown} while the dependency is down. */
@@ -273,12 +272,12 @@ export function createAvailability(options: AvailabilityOptions): Availability {
       probes--
     }
   }
-  const markDown = (err: unknown, sentIn?: number) => {
+  const markDown = (err: unknown) => {
     if (outage) {
       outage.failures++
       return
     }
-    const sent = sentIn ?? (err !== null && typeof err === 'object' ? (err as { [SENT_IN]?: number })[SENT_IN] : undefined)
+    const sent = err !== null && typeof err === 'object' ? (err as { [SENT_IN]?: number })[SENT_IN] : undefined
     if (sent !== undefined && sent !== generation) return // sent before the last recovery: stale
     outage = { since: now(), cause: causeOf(err), failures: 1, refused: 0 }
     generation++

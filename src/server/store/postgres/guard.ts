@@ -105,8 +105,8 @@ export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availab
     if (err === null || typeof err !== 'object' || noted.has(err)) return
     noted.add(err)
     markDependency(err, 'database')
-    if (sentIn !== undefined) markSentIn(err, sentIn) // the server's other reports of it are judged alike
-    if (outageOf(err) === 'database') availability.failed(err, sentIn)
+    if (sentIn !== undefined) markSentIn(err, sentIn) // the server's later reports of it are judged alike
+    if (outageOf(err) === 'database') availability.failed(err)
   }
   const query = (...args: unknown[]): unknown => {
     const last = args[args.length - 1]
