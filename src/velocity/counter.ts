@@ -138,7 +138,7 @@ function createTagger(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value
 
 /**
  * The in-process tag of one value: SipHash-1-3-64(the key of its mode and kind, `<value>` in UTF-8) as two 32-bit words
- * in `out[0]`, `out[1]` (`out[2]`, `out[3]` left 0). Mode and kind are in the key (one per pair, derived from the
+ * in `out[0]`, `out[1]`. Mode and kind are in the key (one per pair, derived from the
  * secret once), not in the message: fewer words to absorb. These tags never leave the process (docs/decisions.md,
  * "Lists and velocity", velocity keys).
  */
@@ -252,11 +252,11 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
 /** The counter over its own in-memory store ({@link TagStore}): answers at once, never fails. */
 function ownCounter(tagOf: ReturnType<typeof createOwnTagger>): VelocityCounter {
   const tags = new TagStore()
-  const w = new Int32Array(4)
-  /** The counts of one value, recorded at `now`. */
+  const w = new Int32Array(2)
+  /** The counts of one value, recorded at `now` (a 64-bit tag: the store's last two words 0). */
   const hit = (space: 'l' | 't', kind: VelocityKind, value: string, now: number): WindowCount => {
     tagOf(space, kind, value, w)
-    return tags.hit(w[0]!, w[1]!, w[2]!, w[3]!, now)
+    return tags.hit(w[0]!, w[1]!, 0, 0, now)
   }
   return {
     count(values, test, nowMs) {

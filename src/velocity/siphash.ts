@@ -92,8 +92,7 @@ const WORDS = new Int32Array(4)
 
 /**
  * {@link sipHash128} as four 32-bit words (`out[k]` holds bytes 4k … 4k+3 of the tag, little-endian), as signed
- * int32. `c` and `d`: the rounds per message word and at the end (SipHash-c-d; 2 and 4 unless told, 1 and 3 for
- * tags that never leave the process).
+ * int32. `c` and `d`: the rounds per message word and at the end (SipHash-c-d; 2 and 4 unless told).
  */
 export function sipHash128Words(key: SipKey, bytes: Uint8Array, length: number, out: Int32Array, c = 2, d = 4): void {
   absorb(key, bytes, length, c, 0xee)
