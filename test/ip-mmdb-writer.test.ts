@@ -5,19 +5,7 @@ import { Reader } from 'maxmind'
 import { describe, expect, it } from 'vitest'
 import { MmdbWriter, mmdbType, type MmdbMap } from '../src/data/mmdb-writer.js'
 import { formatIpv4 } from '../src/sources/ip/parse.js'
-
-/** A deterministic PRNG (xorshift32). */
-function rng(seed: number) {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s >>>= 0
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
-    return s
-  }
-}
+import { xorshift } from './xorshift.js'
 
 const replace = (_old: MmdbMap | null, n: MmdbMap) => n
 
@@ -25,7 +13,7 @@ describe('round trip through the maxmind reader', () => {
   for (const recordSize of [24, 28, 32] as const) {
     for (const ipVersion of [4, 6] as const) {
       it(`random IPv4 networks, last insert wins (${recordSize}-bit records, IPv${ipVersion} tree)`, () => {
-        const next = rng(recordSize * 10 + ipVersion)
+        const next = xorshift(recordSize * 10 + ipVersion)
         const nets: { first: number; last: number; prefix: number; rec: MmdbMap }[] = []
         const w = new MmdbWriter({ ipVersion, databaseType: 'Round-Trip-Test', recordSize, buildEpoch: 1_700_000_000 })
         for (let i = 0; i < 400; i++) {

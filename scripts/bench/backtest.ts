@@ -38,7 +38,7 @@ import { createRiskcheck } from '../../src/riskcheck.js'
 import { ACTIONS, CONTEXTS, type Action, type BulkResultRow, type BulkType, type LookupResult } from '../../src/schema.js'
 import { backtest, createPolicy, evaluate, readResults, toStoredAnswer, type FactorCode, type Label, type StoredAnswer } from '../../src/scoring/index.js'
 import { createInterface } from 'node:readline'
-import { xorshift } from './xorshift.js'
+import { xorshift } from '../../test/xorshift.js'
 
 const COUNT = Number(process.argv[2] ?? 1_000_000)
 const WARMUP = 50_000

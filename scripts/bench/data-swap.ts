@@ -21,7 +21,7 @@ import { createRiskcheck } from '../../src/riskcheck.js'
 import { loadAsnNumCsv } from '../../src/sources/ip/asn.js'
 import { getDefaultIpDataPaths } from '../../src/sources/ip/data-paths.js'
 import { formatIpv4 } from '../../src/sources/ip/parse.js'
-import { xorshift } from './xorshift.js'
+import { xorshift } from '../../test/xorshift.js'
 
 const i = process.argv.indexOf('--count')
 const COUNT = i >= 0 ? Number(process.argv[i + 1]) : 200_000

@@ -27,7 +27,7 @@ import deepEmailValidator from 'deep-email-validator'
 import mailchecker from 'mailchecker'
 import { emailCheck } from '../../src/checks/email/index.js'
 import { createRiskcheck } from '../../src/riskcheck.js'
-import { xorshift } from './xorshift.js'
+import { xorshift } from '../../test/xorshift.js'
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`)

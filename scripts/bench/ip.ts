@@ -23,7 +23,7 @@ import { getSpecialPurposeRange } from '../../src/sources/ip/bogon.js'
 import { getDefaultIpDataPaths } from '../../src/sources/ip/data-paths.js'
 import { createIpSource, type IpSource } from '../../src/sources/ip/index.js'
 import { formatIpv4, formatIpv6Words, parseIp } from '../../src/sources/ip/parse.js'
-import { xorshift } from './xorshift.js'
+import { xorshift } from '../../test/xorshift.js'
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(name)

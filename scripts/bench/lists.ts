@@ -23,7 +23,7 @@ import type { ListDefinition } from '../../src/lists/types.js'
 import { createRiskcheck, type Riskcheck } from '../../src/riskcheck.js'
 import type { CheckInput } from '../../src/checks/combined.js'
 import { getCountries } from 'libphonenumber-js/max'
-import { xorshift } from './xorshift.js'
+import { xorshift } from '../../test/xorshift.js'
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(name)

@@ -30,7 +30,7 @@ import { phoneTypeCheck } from '../../src/checks/phone-type.js'
 import type { CheckContext, Sources } from '../../src/checks/types.js'
 import { resolveOptions } from '../../src/options.js'
 import { createPhoneSource } from '../../src/sources/phone/index.js'
-import { xorshift } from './xorshift.js'
+import { xorshift } from '../../test/xorshift.js'
 
 interface Example {
   region: string

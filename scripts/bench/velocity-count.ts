@@ -10,7 +10,7 @@
 import os from 'node:os'
 import { createVelocityCounter, type VelocityCounter, type VelocityValues } from '../../src/velocity/counter.js'
 import { createMemoryVelocityStore } from '../../src/velocity/store.js'
-import { xorshift } from './xorshift.js'
+import { xorshift } from '../../test/xorshift.js'
 
 const i = process.argv.indexOf('--checks')
 const N = i >= 0 ? Number(process.argv[i + 1]) : 200_000

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { groupCommit } from '../../src/server/store/sqlite/group-commit.js'
 import { createSqliteStore } from '../../src/server/store/sqlite/store.js'
 import { createSqliteVelocityStore } from '../../src/server/store/sqlite/velocity.js'
-import { xorshift } from './xorshift.js'
+import { xorshift } from '../../test/xorshift.js'
 
 const i = process.argv.indexOf('--hits')
 const HITS = i >= 0 ? Number(process.argv[i + 1]) : 40_000

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { parseIp } from '../sources/ip/parse.js'
 import { compileLists, defaultListId, ListsError, summarize, type Entries, type ListIndex } from './compile.js'
 import { matchLists } from './match.js'
+import { xorshift } from '../../test/xorshift.js'
 
 const compiled = (defs: unknown): ListIndex => {
   const c = compileLists(defs)
@@ -210,15 +211,7 @@ describe('the prefix index agrees with a linear scan (property)', () => {
 describe('the prefix index with a directory (4,096 ranges and more) agrees with a linear scan', () => {
   it('random IPv4 networks, a third of them in four /16s, and addresses in and around them (5 seeds)', { timeout: 60_000 }, () => {
     for (const seed of [1, 7, 42, 2026, 65_537]) {
-      let x = seed
-      const rnd = () => {
-        x ^= x << 13
-        x >>>= 0
-        x ^= x >>> 17
-        x ^= x << 5
-        x >>>= 0
-        return x
-      }
+      const rnd = xorshift(seed)
       // prefix lengths mostly from 16 up (the networks stay distinct: over 4,096 ranges), a few short ones holding many
       const nets = Array.from({ length: 6000 }, (_, i): [number, number] => {
         const a = rnd()

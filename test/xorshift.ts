@@ -1,5 +1,5 @@
 /**
- * The benchmarks' deterministic random numbers: xorshift32 (Marsaglia), the same run for the same seed.
+ * Deterministic random numbers for tests and benchmarks: xorshift32 (Marsaglia), the same run for the same seed.
  */
 
 /**
