@@ -5,7 +5,7 @@
  * nothing and never listens on port 25. Null when exim4 is not installed (the suite skips with a note).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -19,6 +19,11 @@ export interface EximServer {
   acceptedConnections(): number
   /** Accepted connections that have ended, from its log. */
   closedConnections(): number
+  /**
+   * The daemon's session processes not yet reaped (from /proc; zombies included): Exim counts a session against
+   * `smtp_accept_max_per_host` until it reaps its process, a little after the session logged its end.
+   */
+  sessionProcesses(): number
   close(): Promise<void>
 }
 
@@ -108,6 +113,7 @@ export async function startExim(bin: string, options: EximOptions): Promise<Exim
     refusedConnections: () => count(/refused: too many connections from that IP address/),
     acceptedConnections: () => count(/SMTP connection from .*TCP\/IP connection count/),
     closedConnections: () => count(/SMTP connection from .*(closed by QUIT|lost)/),
+    sessionProcesses: () => childrenOf(child.pid!),
     async close() {
       if (child.exitCode === null) child.kill('SIGTERM')
       const timer = setTimeout(() => child.kill('SIGKILL'), 2_000)
@@ -116,4 +122,20 @@ export async function startExim(bin: string, options: EximOptions): Promise<Exim
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/** Processes whose parent is `pid` (zombies included), from /proc. */
+function childrenOf(pid: number): number {
+  let n = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      // stat: pid (comm) state ppid … — comm may hold spaces and parentheses, so read after the last ')'
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) n++
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return n
 }

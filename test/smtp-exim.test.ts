@@ -22,8 +22,9 @@ const checkAll = async (rc: Riskcheck, addresses: string[]) => (await Promise.al
 const at = (...locals: string[]) => locals.map((l) => `${l}@exim-mail.org`)
 
 /** Resolves once every connection Exim accepted has ended (its log says so). */
+/** Every accepted session has logged its end and its process is reaped (only then does Exim stop counting it). */
 async function allEnded(exim: EximServer): Promise<void> {
-  while (exim.closedConnections() < exim.acceptedConnections()) await new Promise((r) => setTimeout(r, 10))
+  while (exim.closedConnections() < exim.acceptedConnections() || exim.sessionProcesses() > 0) await new Promise((r) => setTimeout(r, 10))
 }
 
 describe.skipIf(!bin)('a real Exim with smtp_accept_max_per_host = 1', () => {
@@ -64,7 +65,7 @@ describe.skipIf(!bin)('a real Exim with smtp_accept_max_per_host = 1', () => {
       expect(await verifyAll(warm)).toEqual(expected(warm))
       expect(exim.acceptedConnections()).toBe(1)
       expect(exim.refusedConnections()).toBe(2) // the two other slots' connections
-      await allEnded(exim) // the idle session said QUIT
+      await allEnded(exim) // the idle session said QUIT, and Exim reaped it
       const next = at('mark', 'ghost4', 'nora', 'ghost5', 'jane', 'ghost6')
       expect(await verifyAll(next)).toEqual(expected(next))
       expect(exim.acceptedConnections()).toBe(2)
