@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
 import { formatIpv4, formatIpv6Words, parseIp, type ParsedIp } from '../sources/ip/parse.js'
-import { sipHash128Words, sipHash64Words, sipKey, type SipKey } from './siphash.js'
+import { sipHash128Words, sipHash64Utf16, sipKey, type SipKey } from './siphash.js'
 import type { VelocityStore, WindowCount } from './store.js'
 import { TagStore } from './tag-store.js'
 
@@ -137,23 +137,17 @@ function createTagger(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value
 }
 
 /**
- * The in-process tag of one value: SipHash-1-3-64(the key of its mode and kind, `<value>` in UTF-8) as two 32-bit words
- * in `out[0]`, `out[1]`. Mode and kind are in the key (one per pair, derived from the
- * secret once), not in the message: fewer words to absorb. These tags never leave the process (docs/decisions.md,
- * "Lists and velocity", velocity keys).
+ * The in-process tag of one value: SipHash-1-3-64(the key of its mode and kind, `<value>` in UTF-16LE, read from its
+ * code units: nothing to encode first) as two 32-bit words in `out[0]`, `out[1]`. Mode and kind are in the key (one per
+ * pair, derived from the secret once), not in the message: fewer words to absorb. These tags never leave the process
+ * (docs/decisions.md, "Lists and velocity", velocity keys).
  */
 function createOwnTagger(secret: Uint8Array): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
-  let buf = new Uint8Array(256)
-  const encoder = new TextEncoder()
   const keyOf = (space: string, kind: string) => sipKey(createHmac('sha256', secret).update(`riskcheck velocity tag\u0000${space}\u0000${kind}`).digest().subarray(0, 16))
   const keysOf = (space: string) => new Map(VELOCITY_KINDS.map((k) => [k, keyOf(space, k)]))
   const live = keysOf('l')
   const test = keysOf('t')
-  return (space, kind, value, out) => {
-    const key = (space === 'l' ? live : test).get(kind) as SipKey
-    if (value.length * 3 > buf.length) buf = new Uint8Array(Math.max(value.length * 3, buf.length * 2))
-    sipHash64Words(key, buf, utf8Into(value, buf, 0, encoder), out, 1, 3)
-  }
+  return (space, kind, value, out) => sipHash64Utf16((space === 'l' ? live : test).get(kind) as SipKey, value, out, 1, 3)
 }
 
 /**
@@ -253,10 +247,10 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
 function ownCounter(tagOf: ReturnType<typeof createOwnTagger>): VelocityCounter {
   const tags = new TagStore()
   const w = new Int32Array(2)
-  /** The counts of one value, recorded at `now` (a 64-bit tag: the store's last two words 0). */
+  /** The counts of one value, recorded at `now`. */
   const hit = (space: 'l' | 't', kind: VelocityKind, value: string, now: number): WindowCount => {
     tagOf(space, kind, value, w)
-    return tags.hit(w[0]!, w[1]!, 0, 0, now)
+    return tags.hit(w[0]!, w[1]!, now)
   }
   return {
     count(values, test, nowMs) {

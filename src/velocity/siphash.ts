@@ -118,8 +118,27 @@ function squeeze(i: number, x: number, d: number, out: Int32Array, at: number): 
   out[at + 1] = V[0]! ^ V[2]! ^ V[4]! ^ V[6]!
 }
 
-/** Sets the state from `key` (`wide`: 0xee for a 128-bit tag, 0 for 64) and absorbs the message in `c` rounds a word. */
-function absorb(key: SipKey, bytes: Uint8Array, length: number, c: number, wide: number): void {
+/**
+ * SipHash-c-d-64 ({@link sipHash64Words}) of the UTF-16LE bytes of `text`, read from its code units: no byte buffer to
+ * fill first. Equal to `sipHash64Words` over `Buffer.from(text, 'utf16le')`.
+ */
+export function sipHash64Utf16(key: SipKey, text: string, out: Int32Array, c = 2, d = 4): void {
+  init(key, 0)
+  const n = text.length
+  const whole = n - (n % 4)
+  for (let i = 0; i < whole; i += 4) {
+    compress(text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16), text.charCodeAt(i + 2) | (text.charCodeAt(i + 3) << 16), c)
+  }
+  // the last word: the remaining code units (at most 3), and the length in bytes (mod 256) in the top byte
+  const rest = n - whole
+  const ml = rest === 0 ? 0 : text.charCodeAt(whole) | (rest > 1 ? text.charCodeAt(whole + 1) << 16 : 0)
+  const mh = (rest > 2 ? text.charCodeAt(whole + 2) : 0) | (((2 * n) & 0xff) << 24)
+  compress(ml, mh, c)
+  squeeze(5, 0xff, d, out, 0) // v2 ^= 0xff
+}
+
+/** Sets the state from `key` (`wide`: 0xee for a 128-bit tag, 0 for 64). */
+function init(key: SipKey, wide: number): void {
   const [k0l, k0h, k1l, k1h] = key
   V[0] = k0h ^ 0x736f6d65
   V[1] = k0l ^ 0x70736575
@@ -129,6 +148,11 @@ function absorb(key: SipKey, bytes: Uint8Array, length: number, c: number, wide:
   V[5] = k0l ^ 0x6e657261
   V[6] = k1h ^ 0x74656462
   V[7] = k1l ^ 0x79746573
+}
+
+/** Sets the state from `key` (`wide`: as in {@link init}) and absorbs the message in `c` rounds a word. */
+function absorb(key: SipKey, bytes: Uint8Array, length: number, c: number, wide: number): void {
+  init(key, wide)
   const whole = length - (length % 8)
   for (let i = 0; i < whole; i += 8) compress(word(bytes, i), word(bytes, i + 4), c)
   // the last word: the remaining bytes, and the length (mod 256) in the top byte

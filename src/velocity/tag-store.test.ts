@@ -5,8 +5,11 @@ import { TagStore } from './tag-store.js'
 
 const T0 = Date.UTC(2026, 10, 22, 12)
 
-/** Tags whose first words share their low bits, so that they fall on the same slots of the table. */
-const tagOf = (n: number): [number, number, number, number] => [n << 12, n, -n, n ^ 0x5a5a5a5a]
+/**
+ * Tags whose first words share their low bits, so that they fall on the same slots of the table; their second words'
+ * top bits (kept in the table) are the same for n and n + 4 and differ otherwise.
+ */
+const tagOf = (n: number): [number, number] => [n << 12, ((n & 3) << 28) ^ n ^ 0x5a5a5a5a]
 const hit = (s: TagStore, n: number, now: number): WindowCount => s.hit(...tagOf(n), now)
 
 describe('velocity store by tag', () => {
@@ -23,12 +26,24 @@ describe('velocity store by tag', () => {
     expect(hit(s, 2, T0 + DAY_MS)).toEqual({ hour: 1, day: 1 })
   })
 
-  it('tells tags apart by all four words', () => {
+  it('tells tags apart by both words', () => {
     const s = new TagStore()
-    s.hit(1, 2, 3, 4, T0)
-    expect(s.hit(1, 2, 3, 5, T0)).toEqual({ hour: 1, day: 1 })
-    expect(s.hit(1, 2, 3, 4, T0)).toEqual({ hour: 2, day: 2 })
-    expect(s.size).toBe(2)
+    s.hit(1, 2, T0)
+    expect(s.hit(1, 3, T0)).toEqual({ hour: 1, day: 1 })
+    expect(s.hit(3, 2, T0)).toEqual({ hour: 1, day: 1 })
+    expect(s.hit(1, 2, T0)).toEqual({ hour: 2, day: 2 })
+    expect(s.size).toBe(3)
+  })
+
+  it('grows its records in place up to room for the most keys, and by a copy beyond it (keys held between evictions)', () => {
+    const s = new TagStore(10)
+    // 2,000 keys before an eviction: past the in-place room of 10 keys and its margin
+    for (let n = 0; n < 2000; n++) expect(hit(s, n, T0)).toEqual({ hour: 1, day: 1 })
+    expect(s.size).toBe(2000)
+    for (let n = 0; n < 2000; n++) expect(hit(s, n, T0 + 1)).toEqual({ hour: 2, day: 2 })
+    s.evict(T0 + 1)
+    expect(s.size).toBe(10)
+    for (let n = 1990; n < 2000; n++) expect(hit(s, n, T0 + 2)).toEqual({ hour: 3, day: 3 })
   })
 
   it('forgets tags idle for a day, and the least recently checked beyond the most keys', () => {
@@ -71,7 +86,7 @@ describe('velocity store by tag', () => {
 
   it('keeps every tag of a large store findable after many are forgotten (the table moves entries back)', () => {
     const s = new TagStore(5000)
-    const spread = (n: number) => s.hit(Math.imul(n, 0x9e3779b1), n, 0, 0, T0 + n)
+    const spread = (n: number) => s.hit(Math.imul(n, 0x9e3779b1), Math.imul(n, 0x85ebca6b), T0 + n)
     for (let n = 0; n < 20_000; n++) {
       spread(n)
       s.evict(T0 + n)

@@ -1,7 +1,7 @@
 /**
  * The velocity counter's own in-memory store: the exact sliding windows and the forgetting of the string-keyed memory
- * store (./store.ts), keyed by tags of up to 128 bits (four 32-bit words; the counter's are 64-bit) rather than strings, in typed arrays —
- * no string, log object or array per key (docs/decisions.md, "Lists and velocity" → "velocity in memory").
+ * store (./store.ts), keyed by 64-bit tags (two 32-bit words) rather than strings, in typed arrays — no string, log
+ * object or array per key (docs/decisions.md, "Lists and velocity" → "velocity in memory").
  */
 import { DAY_MS, HOUR_MS, type WindowCount } from './store.js'
 
@@ -15,37 +15,57 @@ function after(times: Float64Array, lo: number, hi: number, t: number): number {
   return lo
 }
 
+/** Bits of a table slot: the record (+ 1), and the bits of the tag's second word that spare most records a read. */
+const RBITS = 22
+const FBITS = 32 - RBITS
+const RMASK = (1 << RBITS) - 1
+/** A slot whose key was forgotten: probes go on past it; an added key may take it. Record + 1 never reaches it. */
+const TOMB = RMASK
+/** The most keys a store holds: records (a check's new keys may add a few beyond it until {@link TagStore.evict}) stay below TOMB - 1. */
+const MAX_KEYS = 2_000_000
+
+/** ArrayBuffer's constructor with the resizable form (ES2024; Node 20 has it, the TypeScript lib in use does not). */
+type Resizable = new (length: number, options: { maxByteLength: number }) => ArrayBuffer
+
 const grown = <A extends Int32Array | Float64Array>(a: A, size: number): A => {
   const b = new (a.constructor as new (n: number) => A)(size)
   b.set(a)
   return b
 }
 
-/** Int32 slots of a record (48 bytes, most often one cache line): tag words 0–3, then the fields below. */
-const REC = 12
-const START = 4
-const CAP = 5
-const LEN = 6
-const HEAD = 7
-/** Float64 slots (of six per record): the number of the record's latest check (-1 once forgotten), its newest time. */
-const LAST = 4
-const NEWEST = 5
+/** Int32 slots of a record (40 bytes): tag words 0–1, then the fields below. */
+const REC = 10
+const START = 2
+const CAP = 3
+const LEN = 4
+const HEAD = 5
+/** Float64 slots (of five per record): the number of the record's latest check (-1 once forgotten), its newest time. */
+const F64 = REC / 2
+const LAST = 3
+const NEWEST = 4
 
 /**
  * Keys are records (numbers reused once a key is forgotten) found through an open-addressing table by their tag; a
  * record's check times are one block of a shared pool of times, sorted, from its `head` (the first still within the
- * day), in blocks of 4, 8, 16 … entries; a key checked once keeps its one time in the record (no block). A record's fields share one buffer (one cache line to read, not one per
- * field), and the table holds each tag's first word beside its record, so a probe reads no record it does not want.
+ * day), in blocks of 4, 8, 16 … entries; a key checked once keeps its one time in the record (no block). A record's
+ * fields share one buffer (one read, not one per field). Call {@link TagStore.evict} after each check's tags.
  */
 export class TagStore {
   /** Keys held. */
   size = 0
-  private i32 = new Int32Array(REC * 256)
-  private f64 = new Float64Array(this.i32.buffer)
+  /** Records, in a buffer that grows in place up to room for the most keys (a page of memory is written once, not copied at each doubling). */
+  private i32: Int32Array
+  private f64: Float64Array
   private records = 0
   private readonly freeRecords: number[] = []
-  /** By slot: the tag's first word, then record + 1 (0: empty); the slot of a tag is its first word, masked, then the next free one. */
-  private table = new Int32Array(2 * 512)
+  /**
+   * By slot: record + 1 in the low RBITS bits, the top FBITS bits of the tag's second word above them (0: empty, TOMB:
+   * a forgotten key's slot); the slot of a tag is its first word, masked, then the next free one. 4 bytes a slot, at most
+   * three quarters of the slots in use: a probe reads a record only when those bits match.
+   */
+  private table = new Int32Array(1024)
+  /** Slots holding TOMB. */
+  private tombs = 0
   private pool = new Float64Array(4096)
   private poolTop = 0
   /** Freed blocks, by log2 of their size. */
@@ -57,23 +77,28 @@ export class TagStore {
   private qTail = 0
   private seq = 0
 
-  constructor(private readonly maxKeys = 1_000_000) {}
+  constructor(private readonly maxKeys = 1_000_000) {
+    if (!(maxKeys >= 1 && maxKeys <= MAX_KEYS)) throw new RangeError(`TagStore holds 1 to ${MAX_KEYS} keys`)
+    const buffer = new (ArrayBuffer as Resizable)(REC * 4 * 256, { maxByteLength: REC * 4 * (maxKeys + 256) })
+    this.i32 = new Int32Array(buffer)
+    this.f64 = new Float64Array(buffer)
+  }
 
-  /** Records one check at `now` under the tag `w0 … w3` and answers its counts; call {@link evict} after a check's tags. */
-  hit(w0: number, w1: number, w2: number, w3: number, now: number): WindowCount {
-    let r = this.find(w0, w1, w2, w3)
+  /** Records one check at `now` under the tag `w0 w1` and answers its counts; call {@link evict} after a check's tags. */
+  hit(w0: number, w1: number, now: number): WindowCount {
+    let r = this.find(w0, w1)
     const seq = ++this.seq
     if (r < 0) {
       // a key's first check: its one time is its newest, kept in the record (no block of the pool yet)
-      r = this.add(w0, w1, w2, w3)
+      r = this.add(w0, w1)
       this.i32[r * REC + LEN] = 1
-      this.f64[r * 6 + NEWEST] = now
-      this.f64[r * 6 + LAST] = seq
+      this.f64[r * F64 + NEWEST] = now
+      this.f64[r * F64 + LAST] = seq
       this.enqueue(r, seq)
       return { hour: 1, day: 1 }
     }
     this.record(r, now)
-    this.f64[r * 6 + LAST] = seq
+    this.f64[r * F64 + LAST] = seq
     this.enqueue(r, seq)
     const i32 = this.i32
     const b = r * REC
@@ -90,30 +115,35 @@ export class TagStore {
   evict(now: number): void {
     while (this.qHead < this.qTail) {
       const r = this.qRecord[this.qHead] as number
-      if (this.f64[r * 6 + LAST] === this.qSeq[this.qHead]) {
-        if (this.size <= this.maxKeys && (this.f64[r * 6 + NEWEST] as number) > now - DAY_MS) break
+      if (this.f64[r * F64 + LAST] === this.qSeq[this.qHead]) {
+        if (this.size <= this.maxKeys && (this.f64[r * F64 + NEWEST] as number) > now - DAY_MS) break
         this.remove(r)
       }
       this.qHead++
     }
   }
 
-  private find(w0: number, w1: number, w2: number, w3: number): number {
+  private find(w0: number, w1: number): number {
     const t = this.table
-    const mask = (t.length >>> 1) - 1
+    const mask = t.length - 1
+    const f = w1 >>> RBITS
     const w = this.i32
     for (let i = w0 & mask; ; i = (i + 1) & mask) {
-      const e = t[2 * i + 1] as number
+      const e = t[i] as number
       if (e === 0) return -1
-      if (t[2 * i] !== w0) continue
-      const b = (e - 1) * REC
-      if (w[b + 1] === w1 && w[b + 2] === w2 && w[b + 3] === w3) return e - 1
+      if (e >>> RBITS !== f || e === TOMB) continue
+      const b = ((e & RMASK) - 1) * REC
+      if (w[b] === w0 && w[b + 1] === w1) return (e & RMASK) - 1
     }
   }
 
-  private add(w0: number, w1: number, w2: number, w3: number): number {
+  private add(w0: number, w1: number): number {
+    // at most three quarters of the slots in use (keys and TOMBs): a table twice as large once the keys alone fill half
+    const slots = this.table.length
+    if ((this.size + this.tombs + 1) * 4 > slots * 3) this.rehash((this.size + 1) * 2 > slots ? slots * 2 : slots)
     let r = this.freeRecords.pop()
     if (r === undefined) {
+      if (this.records + 2 >= TOMB) throw new RangeError('TagStore: too many keys between evictions')
       if ((this.records + 1) * REC > this.i32.length) this.growRecords()
       r = this.records++
     }
@@ -121,54 +151,51 @@ export class TagStore {
     const b = r * REC
     w[b] = w0
     w[b + 1] = w1
-    w[b + 2] = w2
-    w[b + 3] = w3
     w[b + CAP] = 0
     w[b + LEN] = 0
     w[b + HEAD] = 0
-    if ((this.size + 1) * 4 > this.table.length) this.rehash(this.table.length * 2)
-    this.place(w0, r)
+    this.f64[r * F64 + LAST] = 0 // held (a forgotten record's is -1)
+    this.place(w0, w1, r)
     this.size++
     return r
   }
 
-  private place(w0: number, r: number): void {
+  /** Puts record `r` in the first empty or TOMB slot from its tag's. */
+  private place(w0: number, w1: number, r: number): void {
     const t = this.table
-    const mask = (t.length >>> 1) - 1
+    const mask = t.length - 1
     let i = w0 & mask
-    while (t[2 * i + 1] !== 0) i = (i + 1) & mask
-    t[2 * i] = w0
-    t[2 * i + 1] = r + 1
+    while (t[i] !== 0 && t[i] !== TOMB) i = (i + 1) & mask
+    if (t[i] === TOMB) this.tombs--
+    t[i] = ((w1 >>> RBITS) << RBITS) | (r + 1)
   }
 
-  private rehash(size: number): void {
-    const old = this.table
-    this.table = new Int32Array(size)
-    for (let i = 1; i < old.length; i += 2) if (old[i] !== 0) this.place(old[i - 1] as number, (old[i] as number) - 1)
+  /** A table of `slots` slots holding every held record (read in record order: one pass over them, not a probe each), no TOMB. */
+  private rehash(slots: number): void {
+    if (slots === this.table.length) this.table.fill(0)
+    else this.table = new Int32Array(slots)
+    this.tombs = 0
+    const w = this.i32
+    for (let r = 0; r < this.records; r++) if (this.f64[r * F64 + LAST] !== -1) this.place(w[r * REC] as number, w[r * REC + 1] as number, r)
   }
 
-  /** Takes record `r` out of the table (moving back the entries after it that belong before the hole), frees it. */
+  /** Takes record `r` out of the table (its slot becomes empty when the next one is, else TOMB), frees it. */
   private remove(r: number): void {
     const t = this.table
-    const mask = (t.length >>> 1) - 1
+    const mask = t.length - 1
     const b = r * REC
-    let hole = (this.i32[b] as number) & mask
-    while (t[2 * hole + 1] !== r + 1) hole = (hole + 1) & mask
-    t[2 * hole + 1] = 0
-    for (let j = (hole + 1) & mask; t[2 * j + 1] !== 0; j = (j + 1) & mask) {
-      const home = (t[2 * j] as number) & mask
-      const between = hole <= j ? hole < home && home <= j : hole < home || home <= j
-      if (between) continue
-      t[2 * hole] = t[2 * j] as number
-      t[2 * hole + 1] = t[2 * j + 1] as number
-      t[2 * j + 1] = 0
-      hole = j
+    let i = (this.i32[b] as number) & mask
+    while (((t[i] as number) & RMASK) !== r + 1) i = (i + 1) & mask
+    if (t[(i + 1) & mask] === 0) t[i] = 0
+    else {
+      t[i] = TOMB
+      this.tombs++
     }
     const cap = this.i32[b + CAP] as number
     if (cap > 0) this.freeBlock(this.i32[b + START] as number, cap)
     this.i32[b + CAP] = 0
     this.i32[b + LEN] = 0
-    this.f64[r * 6 + LAST] = -1
+    this.f64[r * F64 + LAST] = -1
     this.freeRecords.push(r)
     this.size--
   }
@@ -180,15 +207,15 @@ export class TagStore {
     if (this.i32[b + CAP] === 0) {
       // the second check: the first time moves from the record to a block
       const at = this.allocBlock(4)
-      this.pool[at] = this.f64[r * 6 + NEWEST] as number
+      this.pool[at] = this.f64[r * F64 + NEWEST] as number
       this.i32[b + START] = at
       this.i32[b + CAP] = 4
     } else if (n === this.i32[b + CAP]) this.growBlock(r)
     const s = this.i32[b + START] as number
     const p = this.pool
-    if (t >= (this.f64[r * 6 + NEWEST] as number)) {
+    if (t >= (this.f64[r * F64 + NEWEST] as number)) {
       p[s + n] = t
-      this.f64[r * 6 + NEWEST] = t
+      this.f64[r * F64 + NEWEST] = t
     } else {
       this.i32[b + HEAD] = 0
       const at = after(p, s, s + n, t)
@@ -236,6 +263,13 @@ export class TagStore {
   }
 
   private growRecords(): void {
+    const buffer = this.i32.buffer as ArrayBuffer & { maxByteLength: number; resize(n: number): void }
+    if (buffer.byteLength < buffer.maxByteLength) {
+      // in place; the views track the buffer's length
+      buffer.resize(Math.min(buffer.byteLength * 2, buffer.maxByteLength))
+      return
+    }
+    // beyond the room (more keys between two evictions than the margin): a copy, as any typed array grows
     this.i32 = grown(this.i32, this.i32.length * 2)
     this.f64 = new Float64Array(this.i32.buffer)
   }
