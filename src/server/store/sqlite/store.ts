@@ -12,6 +12,7 @@ import { MIGRATIONS, type Migration } from './migrations.js'
 import { createSqliteAccounts, insertPlans } from './accounts.js'
 import { createSqliteCredits } from './credits.js'
 import { createSqliteEvents } from './events.js'
+import { createCheckpointer, type Checkpointer } from './checkpointer.js'
 import { groupCommit } from './group-commit.js'
 import { createSqliteLeases, type SqliteLeases } from './leases.js'
 import { createSqliteRequests } from './requests.js'
@@ -31,6 +32,8 @@ export interface SqliteStore extends Synchronous<Store> {
   groupWrite<T>(write: () => T): Promise<T>
   /** Writes one row of its own: throws when the file cannot be written (disk full, read-only, locked, I/O error). */
   probeWrite(): void
+  /** The checkpoints run in the worker thread, and its failure (null without one: in memory, or turned off). */
+  checkpointStats(): { checkpoints: number; failure: string | null } | null
 }
 
 /** Options of {@link createSqliteStore}. */
@@ -44,6 +47,11 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number
   /** The plan catalogue a new database starts with (default: the default plans). */
   plans?: readonly Plan[]
+  /**
+   * WAL checkpoints in a worker thread (default true for a file): the hot path's commits never wait on one
+   * (./checkpointer.ts). false leaves them to SQLite, inside the commit that crosses its threshold.
+   */
+  backgroundCheckpoints?: boolean
 }
 
 /**
@@ -75,7 +83,10 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     db.close()
     throw e
   }
-  return buildStore(db, path, migrations.length)
+  // SQLite's own checkpoint stays as a safety net, ten times further: for a failed worker, or long writes off the hot path
+  const background = options.backgroundCheckpoints !== false && db.pragma('journal_mode', { simple: true }) === 'wal' && !db.memory
+  if (background) db.pragma('wal_autocheckpoint = 10000')
+  return buildStore(db, path, migrations.length, background ? createCheckpointer(path) : null)
 }
 
 /**
@@ -122,14 +133,14 @@ function groupedSettlements(
     })
 }
 
-function buildStore(db: Database.Database, path: string, expectedVersion: number): SqliteStore {
+function buildStore(db: Database.Database, path: string, expectedVersion: number, checkpointer: Checkpointer | null): SqliteStore {
   const secret = (db.prepare(`SELECT value FROM meta WHERE key = 'key_hash_secret'`).get() as { value: string }).value
   let leases: SqliteLeases | undefined
   const requests = createSqliteRequests(db, { leaseLeft: (id, nowMs) => leases!.leaseLeft(id, nowMs) })
   const events = createSqliteEvents(db)
   const credits = createSqliteCredits(db, requests.resultCache, events)
   const { within: _steps, ...creditOps } = credits // the steps inside a transaction stay the leases'
-  const group = groupCommit(db)
+  const group = groupCommit(db, checkpointer ? () => checkpointer.afterCommit() : undefined)
   leases = createSqliteLeases(db, credits, group)
   const settleGrouped = groupedSettlements(group, credits.settleCredits, () => db.inTransaction)
   let closed = false
@@ -154,12 +165,14 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
       const schemaVersion = db.pragma('user_version', { simple: true }) as number
       return { schemaVersion, expectedVersion }
     },
+    checkpointStats: () => (checkpointer ? { ...checkpointer.stats } : null),
     probeWrite() {
       db.prepare(`INSERT INTO meta (key, value) VALUES ('write_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(String(Date.now()))
     },
     close() {
       if (closed) return
       closed = true
+      checkpointer?.close()
       db.close()
     },
   }
