@@ -6,11 +6,10 @@ import type Database from 'better-sqlite3'
 
 /**
  * Group commit: the writes queued in one turn of the event loop run in one IMMEDIATE transaction, each in a savepoint
- * of its own (a transaction function called inside a transaction is one), so a write that throws rolls back alone —
- * unless SQLite rolled the whole transaction back (a full disk, an I/O error): then every write of the group fails,
- * none half-written. Every promise settles after the commit — an answer never goes out before its credits are written. Under load, one
- * commit then serves many requests; alone, a write waits for nothing but the current turn to end. `afterCommit`: told
- * of each commit.
+ * of its own, so a write that throws rolls back alone — unless SQLite rolled the whole transaction back (a full disk,
+ * an I/O error): then every write of the group fails, none half-written. Every promise settles after the commit — an
+ * answer never goes out before its credits are written. Under load, one commit serves many requests; alone, a write
+ * waits for nothing but the current turn to end. `afterCommit` is told of each commit.
  */
 export function groupCommit(db: Database.Database, afterCommit?: () => void): <T>(write: () => T) => Promise<T> {
   type Item = { write: () => unknown; resolve: (v: any) => void; reject: (e: unknown) => void; ok?: boolean; value?: unknown }
