@@ -33,15 +33,15 @@ const grown = <A extends Int32Array | Float64Array>(a: A, size: number): A => {
   return b
 }
 
-/** Int32 slots of a record (40 bytes): tag words 0–1, then the fields below. */
+/** Int32 slots of a record (40 bytes): tag words 0–1, then the fields below; REFS: its checks in the queue (0: free). */
 const REC = 10
 const START = 2
 const CAP = 3
 const LEN = 4
 const HEAD = 5
-/** Float64 slots (of five per record): the number of the record's latest check (-1 once forgotten), its newest time. */
+const REFS = 6
+/** Float64 slot (of five per record): the newest time. */
 const F64 = REC / 2
-const LAST = 3
 const NEWEST = 4
 
 /**
@@ -70,12 +70,13 @@ export class TagStore {
   private poolTop = 0
   /** Freed blocks, by log2 of their size. */
   private readonly freeBlocks: number[][] = []
-  /** Every check's record and number, oldest first: the front is the key checked least recently (as in ./store.ts). */
+  /**
+   * Every check's record, oldest first: the front entry whose record has no later one queued (REFS 1) is the key
+   * checked least recently (as in ./store.ts).
+   */
   private qRecord = new Int32Array(1024)
-  private qSeq = new Float64Array(1024)
   private qHead = 0
   private qTail = 0
-  private seq = 0
 
   constructor(private readonly maxKeys = 1_000_000) {
     if (!(maxKeys >= 1 && maxKeys <= MAX_KEYS)) throw new RangeError(`TagStore holds 1 to ${MAX_KEYS} keys`)
@@ -87,19 +88,16 @@ export class TagStore {
   /** Records one check at `now` under the tag `w0 w1` and answers its counts; call {@link evict} after a check's tags. */
   hit(w0: number, w1: number, now: number): WindowCount {
     let r = this.find(w0, w1)
-    const seq = ++this.seq
     if (r < 0) {
       // a key's first check: its one time is its newest, kept in the record (no block of the pool yet)
       r = this.add(w0, w1)
       this.i32[r * REC + LEN] = 1
       this.f64[r * F64 + NEWEST] = now
-      this.f64[r * F64 + LAST] = seq
-      this.enqueue(r, seq)
+      this.enqueue(r)
       return { hour: 1, day: 1 }
     }
     this.record(r, now)
-    this.f64[r * F64 + LAST] = seq
-    this.enqueue(r, seq)
+    this.enqueue(r)
     const i32 = this.i32
     const b = r * REC
     const s = i32[b + START] as number
@@ -115,7 +113,9 @@ export class TagStore {
   evict(now: number): void {
     while (this.qHead < this.qTail) {
       const r = this.qRecord[this.qHead] as number
-      if (this.f64[r * F64 + LAST] === this.qSeq[this.qHead]) {
+      const refs = this.i32[r * REC + REFS] as number
+      if (refs > 1) this.i32[r * REC + REFS] = refs - 1 // a later check of the key is queued
+      else {
         if (this.size <= this.maxKeys && (this.f64[r * F64 + NEWEST] as number) > now - DAY_MS) break
         this.remove(r)
       }
@@ -154,7 +154,6 @@ export class TagStore {
     w[b + CAP] = 0
     w[b + LEN] = 0
     w[b + HEAD] = 0
-    this.f64[r * F64 + LAST] = 0 // held (a forgotten record's is -1)
     this.place(w0, w1, r)
     this.size++
     return r
@@ -176,7 +175,7 @@ export class TagStore {
     else this.table = new Int32Array(slots)
     this.tombs = 0
     const w = this.i32
-    for (let r = 0; r < this.records; r++) if (this.f64[r * F64 + LAST] !== -1) this.place(w[r * REC] as number, w[r * REC + 1] as number, r)
+    for (let r = 0; r < this.records; r++) if ((w[r * REC + REFS] as number) > 0) this.place(w[r * REC] as number, w[r * REC + 1] as number, r)
   }
 
   /** Takes record `r` out of the table (its slot becomes empty when the next one is, else TOMB), frees it. */
@@ -185,7 +184,10 @@ export class TagStore {
     const mask = t.length - 1
     const b = r * REC
     let i = (this.i32[b] as number) & mask
-    while (((t[i] as number) & RMASK) !== r + 1) i = (i + 1) & mask
+    while (((t[i] as number) & RMASK) !== r + 1) {
+      if (t[i] === 0) throw new Error(`TagStore: record ${r} is not in its table`) // never: a held record is placed
+      i = (i + 1) & mask
+    }
     if (t[(i + 1) & mask] === 0) t[i] = 0
     else {
       t[i] = TOMB
@@ -195,7 +197,7 @@ export class TagStore {
     if (cap > 0) this.freeBlock(this.i32[b + START] as number, cap)
     this.i32[b + CAP] = 0
     this.i32[b + LEN] = 0
-    this.f64[r * F64 + LAST] = -1
+    this.i32[b + REFS] = 0
     this.freeRecords.push(r)
     this.size--
   }
@@ -274,20 +276,17 @@ export class TagStore {
     this.f64 = new Float64Array(this.i32.buffer)
   }
 
-  private enqueue(r: number, seq: number): void {
+  /** Queues a check of record `r`. */
+  private enqueue(r: number): void {
     if (this.qTail === this.qRecord.length) {
       if (this.qHead * 2 >= this.qTail) {
         // most of the queue was consumed: move the rest to the front
         this.qRecord.copyWithin(0, this.qHead, this.qTail)
-        this.qSeq.copyWithin(0, this.qHead, this.qTail)
         this.qTail -= this.qHead
         this.qHead = 0
-      } else {
-        this.qRecord = grown(this.qRecord, this.qRecord.length * 2)
-        this.qSeq = grown(this.qSeq, this.qSeq.length * 2)
-      }
+      } else this.qRecord = grown(this.qRecord, this.qRecord.length * 2)
     }
-    this.qRecord[this.qTail] = r
-    this.qSeq[this.qTail++] = seq
+    this.qRecord[this.qTail++] = r
+    this.i32[r * REC + REFS] = (this.i32[r * REC + REFS] as number) + 1
   }
 }

@@ -1,0 +1,76 @@
+/**
+ * Where the SQLite time of a billed `POST /v1/ip` goes under load: every better-sqlite3 statement execution of the
+ * server (COMMIT and the savepoints included) timed by its SQL, with autocannon in a separate process; per request,
+ * the executions, their mean time, their time, and the part of it spent in executions over 2 ms (a COMMIT that ran
+ * a checkpoint). `--inline-checkpoints` leaves WAL checkpoints to SQLite inside the commits, as before they moved to
+ * a worker thread.
+ *
+ *   npx tsx scripts/bench/server-sqlite-time.ts [--seconds 8] [--connections 16] [--inline-checkpoints]
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, connections: { type: 'string' }, 'inline-checkpoints': { type: 'boolean' } } })
+const require = createRequire(import.meta.url)
+const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
+
+// every statement execution of the process, timed by its SQL (only while `timing`)
+const Database = require('better-sqlite3')
+const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
+const times = new Map<string, { n: number; ns: number; slow: number }>()
+let timing = false
+for (const m of ['run', 'get', 'all', 'iterate']) {
+  const o = Stmt[m]
+  Stmt[m] = function (this: { source: string }, ...a: unknown[]) {
+    if (!timing) return o.apply(this, a)
+    const t = process.hrtime.bigint()
+    try {
+      return o.apply(this, a)
+    } finally {
+      const ns = Number(process.hrtime.bigint() - t)
+      const k = `${m} ${this.source.replace(/\s+/g, ' ').slice(0, 70)}`
+      const e = times.get(k) ?? { n: 0, ns: 0, slow: 0 }
+      e.n++
+      e.ns += ns
+      if (ns > 2e6) e.slow += ns
+      times.set(k, e)
+    }
+  }
+}
+const { createServer } = await import('../../src/server/app.js')
+const { issueApiKey } = await import('../../src/accounts/keys.js')
+const { createSqliteStore } = await import('../../src/server/store/sqlite/store.js')
+
+const dir = mkdtempSync(join(tmpdir(), 'rc-sqlite-time-'))
+const db = createSqliteStore(join(dir, 't.sqlite'), { backgroundCheckpoints: !values['inline-checkpoints'] })
+const app = createServer({ db, riskcheck: { offline: true }, purgeIntervalMs: 0 })
+await app.listen({ host: '127.0.0.1', port: 0 })
+const now = Date.now()
+const org = await app.store.createOrg({ name: 'T', planId: 'scale' }, now)
+await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, now)
+const { secret } = await issueApiKey(app.store, { orgId: org.id }, now)
+const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
+const load = (seconds: string) =>
+  new Promise<{ requests: { total: number; average: number }; latency: { p99: number } }>((resolve) => {
+    let o = ''
+    const args = [AUTOCANNON, '-c', values.connections ?? '16', '-d', seconds, '-m', 'POST', '-j', '-H', `authorization=Bearer ${secret}`, '-H', 'content-type=application/json', '-b', JSON.stringify({ ip: '8.8.8.8', bypass_cache: true }), url]
+    const c = spawn(process.execPath, args)
+    c.stdout.on('data', (d: Buffer) => (o += d))
+    c.on('close', () => resolve(JSON.parse(o)))
+  })
+await load('2') // warm-up
+timing = true
+const r = await load(values.seconds ?? '8')
+timing = false
+const total = r.requests.total
+console.log(`${values['inline-checkpoints'] ? 'checkpoints inside commits' : 'checkpoints in a worker thread'}: ${r.requests.average} req/s, p99 ${r.latency.p99} ms, ${total} requests`)
+console.log('per request: executions, mean µs, µs, µs in executions over 2 ms, statement')
+for (const [k, e] of [...times].sort((a, b) => b[1].ns - a[1].ns).slice(0, 12)) {
+  console.log(`${(e.n / total).toFixed(2).padStart(5)} ${(e.ns / e.n / 1000).toFixed(1).padStart(7)} ${(e.ns / total / 1000).toFixed(1).padStart(7)} ${(e.slow / total / 1000).toFixed(1).padStart(6)}  ${k}`)
+}
+await app.close()
+rmSync(dir, { recursive: true, force: true })
