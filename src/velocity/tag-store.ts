@@ -17,7 +17,6 @@ function after(times: Float64Array, lo: number, hi: number, t: number): number {
 
 /** Bits of a table slot: the record (+ 1), and the bits of the tag's second word that spare most records a read. */
 const RBITS = 22
-const FBITS = 32 - RBITS
 const RMASK = (1 << RBITS) - 1
 /** A slot whose key was forgotten: probes go on past it; an added key may take it. Record + 1 never reaches it. */
 const TOMB = RMASK
@@ -59,7 +58,7 @@ export class TagStore {
   private records = 0
   private readonly freeRecords: number[] = []
   /**
-   * By slot: record + 1 in the low RBITS bits, the top FBITS bits of the tag's second word above them (0: empty, TOMB:
+   * By slot: record + 1 in the low RBITS bits, the top 32 − RBITS bits of the tag's second word above them (0: empty, TOMB:
    * a forgotten key's slot); the slot of a tag is its first word, masked, then the next free one. 4 bytes a slot, at most
    * three quarters of the slots in use: a probe reads a record only when those bits match.
    */
