@@ -58,7 +58,7 @@ for (const engine of engines) {
       for (const keyed of [true, false]) {
         // without a key, an answer settled before the crash was counted; the retry is then a free cache hit
         const lookups = keyed || point === 'reserved' || point === 'looked-up' ? 1 : 2
-        it(`${point}, ${keyed ? 'with' : 'without'} an Idempotency-Key: the retry is answered, no hold is kept, 1 credit charged, ${lookups} lookup${lookups > 1 ? 's' : ''} counted`, { timeout: 60_000, concurrent: true }, async () => {
+        it(`${point}, ${keyed ? 'with' : 'without'} an Idempotency-Key: the retry is answered, no hold is kept, 1 credit charged, ${lookups} lookup${lookups > 1 ? 's' : ''} counted`, { timeout: 120_000, concurrent: true }, async () => {
           const db = await engine.open()
           try {
             const r = await crashAndRetry(db, point, keyed, LEASE_MS)
@@ -91,7 +91,7 @@ for (const engine of engines) {
 
     for (const point of ['settled', 'responding'] as const) {
       for (const keyed of [true, false]) {
-        it(`A stalls past its lease before its settlement, dies ${point}, ${keyed ? 'with' : 'without'} an Idempotency-Key: its settlement is refused, the retry runs once, 1 credit charged`, { timeout: 60_000, concurrent: true }, async () => {
+        it(`A stalls past its lease before its settlement, dies ${point}, ${keyed ? 'with' : 'without'} an Idempotency-Key: its settlement is refused, the retry runs once, 1 credit charged`, { timeout: 120_000, concurrent: true }, async () => {
           const db = await engine.open()
           try {
             const r = await crashAndRetry(db, point, keyed, LEASE_MS, {}, STALL_MS)

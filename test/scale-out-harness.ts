@@ -69,7 +69,8 @@ export function scaleOut(suite: string): ScaleOut {
     const base = command === 'serve' ? ['serve', '--port', '0', '--json'] : ['worker']
     const child = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), ...base, '--offline', '--log-level', 'warn', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, RISKCHECK_DATABASE_URL: instanceDbUrl(), RISKCHECK_REDIS_URL: redisUrl!, RISKCHECK_REDIS_PREFIX: redisPrefix },
+      // a start on a loaded machine may wait longer than the default 5 s for its first connection; a flag given wins
+      env: { ...process.env, RISKCHECK_DATABASE_URL: instanceDbUrl(), RISKCHECK_REDIS_URL: redisUrl!, RISKCHECK_REDIS_PREFIX: redisPrefix, RISKCHECK_DATABASE_TIMEOUT: '30s' },
     })
     let out = ''
     let err = ''
