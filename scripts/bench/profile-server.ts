@@ -3,7 +3,7 @@
  * under autocannon load, warmed up first; with `--out` a CPU profile of the loaded phase alone (no start-up, no
  * module loading) is written there, readable by Chrome DevTools or `--cpu-prof` tooling.
  *
- *   npx tsx scripts/bench/profile-server.ts [--seconds 8] [--cache] [--connections 50] [--out /tmp/server.cpuprofile]
+ *   npx tsx scripts/bench/profile-server.ts [--seconds 8] [--cache] [--connections 50] [--out /tmp/server.cpuprofile] [--no-velocity]
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
@@ -15,11 +15,11 @@ import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
 import { issueApiKey } from '../../src/accounts/keys.js'
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, cache: { type: 'boolean' }, connections: { type: 'string' }, out: { type: 'string' } } })
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, cache: { type: 'boolean' }, connections: { type: 'string' }, out: { type: 'string' }, 'no-velocity': { type: 'boolean' } } })
 const require = createRequire(import.meta.url)
 const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-prof-'))
-const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0 })
+const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0, velocity: values['no-velocity'] !== true })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const now = Date.now()
 const org = await app.store.createOrg({ name: 'P', planId: 'scale' }, now)
