@@ -73,6 +73,19 @@ describe('SQLite checkpoints in a worker thread', () => {
     w.db.close()
   })
 
+  it('its worker never keeps the process alive: a store left open does not hold the process at exit', async () => {
+    const ports = () => process.getActiveResourcesInfo().filter((r) => r === 'MessagePort').length
+    const before = ports()
+    const w = open((path) => createCheckpointer(path, { everyCommits: 5 }))
+    const c = w.checkpointer!
+    await w.commits(5)
+    await checkpointsReach(c, 1)
+    // the worker runs and answered (its 'message' listener is on), and holds nothing the event loop waits for
+    expect(ports()).toBe(before)
+    c.close()
+    w.db.close()
+  })
+
   it('a worker that cannot open the file is reported and not asked again; the commits go on', async () => {
     const c = createCheckpointer(join(tmpdir(), 'rc-ckpt-missing', 'none.sqlite'), { everyCommits: 1 })
     c.afterCommit()

@@ -60,7 +60,6 @@ export function createCheckpointer(path: string, options: CheckpointerOptions = 
 
   const start = (): Worker => {
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver: createRequire(import.meta.url).resolve('better-sqlite3') } })
-    w.unref() // never keeps the process alive
     w.on('message', (m: { ok: boolean; error?: string }) => {
       asked = false
       if (m.ok) stats.checkpoints++
@@ -70,6 +69,8 @@ export function createCheckpointer(path: string, options: CheckpointerOptions = 
       stats.failure = e.message
       worker = null
     })
+    // never keeps the process alive; after the listeners, as adding a 'message' listener refs the worker's port again
+    w.unref()
     return w
   }
 
