@@ -3,9 +3,9 @@
  * server (COMMIT and the savepoints included) timed by its SQL, with autocannon in a separate process; per request,
  * the executions, their mean time, their time, and the part of it spent in executions over 2 ms (a COMMIT that ran
  * a checkpoint). `--inline-checkpoints` leaves WAL checkpoints to SQLite inside the commits, as before they moved to
- * a worker thread.
+ * a worker thread; `--no-velocity` runs the server without velocity counts.
  *
- *   npx tsx scripts/bench/server-sqlite-time.ts [--seconds 8] [--connections 16] [--inline-checkpoints]
+ *   npx tsx scripts/bench/server-sqlite-time.ts [--seconds 8] [--connections 16] [--inline-checkpoints] [--no-velocity]
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, connections: { type: 'string' }, 'inline-checkpoints': { type: 'boolean' } } })
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, connections: { type: 'string' }, 'inline-checkpoints': { type: 'boolean' }, 'no-velocity': { type: 'boolean' } } })
 const require = createRequire(import.meta.url)
 const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
 
@@ -47,7 +47,7 @@ const { createSqliteStore } = await import('../../src/server/store/sqlite/store.
 
 const dir = mkdtempSync(join(tmpdir(), 'rc-sqlite-time-'))
 const db = createSqliteStore(join(dir, 't.sqlite'), { backgroundCheckpoints: !values['inline-checkpoints'] })
-const app = createServer({ db, riskcheck: { offline: true }, purgeIntervalMs: 0 })
+const app = createServer({ db, riskcheck: { offline: true }, purgeIntervalMs: 0, velocity: values['no-velocity'] !== true })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const now = Date.now()
 const org = await app.store.createOrg({ name: 'T', planId: 'scale' }, now)
@@ -69,8 +69,12 @@ timing = false
 const total = r.requests.total
 console.log(`${values['inline-checkpoints'] ? 'checkpoints inside commits' : 'checkpoints in a worker thread'}: ${r.requests.average} req/s, p99 ${r.latency.p99} ms, ${total} requests`)
 console.log('per request: executions, mean µs, µs, µs in executions over 2 ms, statement')
-for (const [k, e] of [...times].sort((a, b) => b[1].ns - a[1].ns).slice(0, 12)) {
+const sorted = [...times].sort((a, b) => b[1].ns - a[1].ns)
+// the statements taking at least 1 µs a request, then the sum of all
+for (const [k, e] of sorted.filter(([, e]) => e.ns / total >= 1000)) {
   console.log(`${(e.n / total).toFixed(2).padStart(5)} ${(e.ns / e.n / 1000).toFixed(1).padStart(7)} ${(e.ns / total / 1000).toFixed(1).padStart(7)} ${(e.slow / total / 1000).toFixed(1).padStart(6)}  ${k}`)
 }
+const sum = sorted.reduce((a, [, e]) => ({ n: a.n + e.n, ns: a.ns + e.ns }), { n: 0, ns: 0 })
+console.log(`${(sum.n / total).toFixed(2).padStart(5)} ${(sum.ns / sum.n / 1000).toFixed(1).padStart(7)} ${(sum.ns / total / 1000).toFixed(1).padStart(7)}         every statement`)
 await app.close()
 rmSync(dir, { recursive: true, force: true })
