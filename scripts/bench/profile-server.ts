@@ -5,36 +5,22 @@
  *
  *   npx tsx scripts/bench/profile-server.ts [--seconds 8] [--cache] [--connections 50] [--out /tmp/server.cpuprofile] [--no-velocity]
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
-import { issueApiKey } from '../../src/accounts/keys.js'
+import { autocannon, benchCaller } from './support/server-load.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, cache: { type: 'boolean' }, connections: { type: 'string' }, out: { type: 'string' }, 'no-velocity': { type: 'boolean' } } })
-const require = createRequire(import.meta.url)
-const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-prof-'))
 const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0, velocity: values['no-velocity'] !== true })
 await app.listen({ host: '127.0.0.1', port: 0 })
-const now = Date.now()
-const org = await app.store.createOrg({ name: 'P', planId: 'scale' }, now)
-await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, now)
-const { secret } = await issueApiKey(app.store, { orgId: org.id }, now)
+const { secret } = await benchCaller(app.store)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
-const body = JSON.stringify({ ip: '8.8.8.8', ...(values.cache ? {} : { bypass_cache: true }) })
-const load = (seconds: string) =>
-  new Promise<string>((resolve) => {
-    let o = ''
-    const args = [AUTOCANNON, '-c', values.connections ?? '50', '-d', seconds, '-m', 'POST', '-j', '-H', `authorization=Bearer ${secret}`, '-H', 'content-type=application/json', '-b', body, url]
-    const c = spawn(process.execPath, args)
-    c.stdout.on('data', (d: Buffer) => (o += d))
-    c.on('close', () => resolve(o))
-  })
+const body = { ip: '8.8.8.8', ...(values.cache ? {} : { bypass_cache: true }) }
+const load = (seconds: string) => autocannon({ url, secret, body, connections: values.connections ?? '50', seconds })
 await load('2') // warm-up: JIT, caches, the database's pages
 const session = new Session()
 if (values.out) {
@@ -43,7 +29,7 @@ if (values.out) {
   await session.post('Profiler.start')
 }
 const c0 = process.cpuUsage()
-const r = JSON.parse(await load(values.seconds ?? '8'))
+const r = await load(values.seconds ?? '8')
 const cpu = process.cpuUsage(c0)
 if (values.out) {
   const { profile } = await session.post('Profiler.stop')

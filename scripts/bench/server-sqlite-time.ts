@@ -7,7 +7,6 @@
  *
  *   npx tsx scripts/bench/server-sqlite-time.ts [--seconds 8] [--connections 16] [--inline-checkpoints] [--no-velocity]
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -16,7 +15,6 @@ import { parseArgs } from 'node:util'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, connections: { type: 'string' }, 'inline-checkpoints': { type: 'boolean' }, 'no-velocity': { type: 'boolean' } } })
 const require = createRequire(import.meta.url)
-const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
 
 // every statement execution of the process, timed by its SQL (only while `timing`)
 const Database = require('better-sqlite3')
@@ -42,26 +40,16 @@ for (const m of ['run', 'get', 'all', 'iterate']) {
   }
 }
 const { createServer } = await import('../../src/server/app.js')
-const { issueApiKey } = await import('../../src/accounts/keys.js')
+const { autocannon, benchCaller } = await import('./support/server-load.js')
 const { createSqliteStore } = await import('../../src/server/store/sqlite/store.js')
 
 const dir = mkdtempSync(join(tmpdir(), 'rc-sqlite-time-'))
 const db = createSqliteStore(join(dir, 't.sqlite'), { backgroundCheckpoints: !values['inline-checkpoints'] })
 const app = createServer({ db, riskcheck: { offline: true }, purgeIntervalMs: 0, velocity: values['no-velocity'] !== true })
 await app.listen({ host: '127.0.0.1', port: 0 })
-const now = Date.now()
-const org = await app.store.createOrg({ name: 'T', planId: 'scale' }, now)
-await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, now)
-const { secret } = await issueApiKey(app.store, { orgId: org.id }, now)
+const { secret } = await benchCaller(app.store)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
-const load = (seconds: string) =>
-  new Promise<{ requests: { total: number; average: number }; latency: { p99: number } }>((resolve) => {
-    let o = ''
-    const args = [AUTOCANNON, '-c', values.connections ?? '16', '-d', seconds, '-m', 'POST', '-j', '-H', `authorization=Bearer ${secret}`, '-H', 'content-type=application/json', '-b', JSON.stringify({ ip: '8.8.8.8', bypass_cache: true }), url]
-    const c = spawn(process.execPath, args)
-    c.stdout.on('data', (d: Buffer) => (o += d))
-    c.on('close', () => resolve(JSON.parse(o)))
-  })
+const load = (seconds: string) => autocannon({ url, secret, body: { ip: '8.8.8.8', bypass_cache: true }, connections: values.connections ?? '16', seconds })
 await load('2') // warm-up
 timing = true
 const r = await load(values.seconds ?? '8')

@@ -16,13 +16,11 @@ let n = 0
 const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
 for (const m of ['run', 'get', 'all', 'iterate']) { const o = Stmt[m]; Stmt[m] = function (...a: unknown[]) { n++; return o.apply(this, a) } }
 const { createServer } = await import('../../src/server/app.js')
-const { issueApiKey } = await import('../../src/accounts/keys.js')
+const { benchCaller } = await import('./support/server-load.js')
 const dir = mkdtempSync(join(tmpdir(), 'rc-cnt-'))
 const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0 })
 await app.ready()
-const org = await app.store.createOrg({ name: 'P', planId: 'scale' }, Date.now())
-await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, Date.now())
-const { secret } = await issueApiKey(app.store, { orgId: org.id }, Date.now())
+const { secret } = await benchCaller(app.store)
 const one = (cache: boolean) => app.inject({ method: 'POST', url: '/v1/ip', headers: { authorization: `Bearer ${secret}` }, payload: { ip: '8.8.8.8', ...(cache ? {} : { bypass_cache: true }) } })
 for (let i = 0; i < 200; i++) await one(i % 2 === 0)
 const out: string[] = []

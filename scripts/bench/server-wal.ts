@@ -5,20 +5,18 @@
  *
  *   npx tsx scripts/bench/server-wal.ts [--seconds 3]
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
-import { issueApiKey } from '../../src/accounts/keys.js'
+import { autocannon, benchCaller } from './support/server-load.js'
 import type { SqliteStore } from '../../src/server/store/sqlite/store.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' } } })
 const require = createRequire(import.meta.url)
 const Database = require('better-sqlite3')
-const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
 // commits counted at the statement (transaction functions run COMMIT as one)
 let commits = 0
 const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
@@ -31,24 +29,18 @@ const dir = mkdtempSync(join(tmpdir(), 'rc-wal-'))
 const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0 })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const db = (app.store as SqliteStore).db
-const org = await app.store.createOrg({ name: 'P', planId: 'scale' }, Date.now())
-await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, Date.now())
-const { secret } = await issueApiKey(app.store, { orgId: org.id }, Date.now())
+const { orgId, secret } = await benchCaller(app.store)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
-const load = (body: string, seconds: string) =>
-  new Promise<void>((resolve) => {
-    const args = [AUTOCANNON, '-c', '16', '-d', seconds, '-m', 'POST', '-j', '-H', `authorization=Bearer ${secret}`, '-H', 'content-type=application/json', '-b', body, url]
-    spawn(process.execPath, args, { stdio: 'ignore' }).on('close', () => resolve())
-  })
-const bodies = { billed: JSON.stringify({ ip: '8.8.8.8', bypass_cache: true }), 'cache hit': JSON.stringify({ ip: '1.1.1.1' }) }
+const load = (body: unknown, seconds: string) => autocannon({ url, secret, body, connections: 16, seconds })
+const bodies = { billed: { ip: '8.8.8.8', bypass_cache: true }, 'cache hit': { ip: '1.1.1.1' } }
 for (const body of Object.values(bodies)) await load(body, '1') // warm-up
 for (const [name, body] of Object.entries(bodies)) {
   db.pragma('wal_checkpoint(TRUNCATE)')
   db.pragma('wal_autocheckpoint = 0') // the run's frames stay in the WAL to be read
-  const before = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups
+  const before = (await app.store.getOrg(orgId, Date.now()))!.usage.totalLookups
   const c0 = commits
   await load(body, values.seconds ?? '3')
-  const requests = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups - before
+  const requests = (await app.store.getOrg(orgId, Date.now()))!.usage.totalLookups - before
   // each frame: a 24-byte header (its page number first) and the page
   const wal = readFileSync(join(dir, 'p.sqlite-wal'))
   const pageSize = wal.readUInt32BE(8)

@@ -22,16 +22,14 @@
  * the process to themselves. Numbers are relative.
  */
 import Fastify from 'fastify'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { createRiskcheck } from '../../src/riskcheck.js'
 import { createServer } from '../../src/server/app.js'
-import { issueApiKey } from '../../src/accounts/keys.js'
+import { autocannon, benchCaller } from './support/server-load.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
 import pg from 'pg'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
@@ -45,8 +43,6 @@ const CONNECTIONS = Number(values.connections ?? 16)
 /** HTTP runs alternate server/bare this many times; the best run of each counts (the least disturbed by other load). */
 const ROUNDS = Number(values.rounds ?? 2)
 
-const require = createRequire(import.meta.url)
-const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
 
 interface Run {
   rps: number
@@ -57,29 +53,9 @@ interface Run {
 }
 
 /** Runs autocannon in a child process and reads its JSON summary. */
-function loadTest(url: string, body: unknown, key: string): Promise<Run> {
-  const args = [
-    AUTOCANNON, '-c', String(CONNECTIONS), '-d', String(SECONDS), '-m', 'POST', '-j',
-    '-H', `authorization=Bearer ${key}`, '-H', 'content-type=application/json', '-b', JSON.stringify(body), url,
-  ]
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()))
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`))
-      const r = JSON.parse(out) as {
-        requests: { average: number; total: number }
-        latency: { p50: number; p99: number }
-        non2xx: number
-        errors: number
-      }
-      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.non2xx + r.errors })
-    })
-  })
+async function loadTest(url: string, body: unknown, key: string): Promise<Run> {
+  const r = await autocannon({ url, secret: key, body, connections: CONNECTIONS, seconds: SECONDS })
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.non2xx + r.errors }
 }
 
 /** `CONNECTIONS` callers calling `fn` in a loop for SECONDS; per-call latency percentiles. */
@@ -153,10 +129,7 @@ async function main(): Promise<void> {
     await app.listen({ host: '127.0.0.1', port: 0 })
     await bare.listen({ host: '127.0.0.1', port: 0 })
     const bareBase = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`
-    const now = Date.now()
-    const org = await app.store.createOrg({ name: 'Bench', planId: 'scale' }, now)
-    await app.store.setOrgPlan(org.id, { planId: 'scale', monthlyCredits: 100_000_000, ratePerSecond: 1_000_000 }, now)
-    const { secret } = await issueApiKey(app.store, { orgId: org.id }, now)
+    const { orgId, secret } = await benchCaller(app.store)
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 
     const all = [
@@ -217,11 +190,11 @@ async function main(): Promise<void> {
         const before = queries
         byName.clear()
         // requests answered, as the store counted them (autocannon's totals leave out some of the run)
-        const lookupsBefore = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups
+        const lookupsBefore = (await app.store.getOrg(orgId, Date.now()))!.usage.totalLookups
         c0 = cpuMs()
         const h = await loadTest(`${base}${s.path}`, s.body, secret)
         cpu.server += cpuMs() - c0
-        const answered = (await app.store.getOrg(org.id, Date.now()))!.usage.totalLookups - lookupsBefore
+        const answered = (await app.store.getOrg(orgId, Date.now()))!.usage.totalLookups - lookupsBefore
         trips += queries - before - 2 // the two usage reads around the run
         served += answered
         if (pgStore) console.log(`  ${s.name}: ${[...byName].map(([n, c]) => `${n} ${(c / Math.max(1, answered)).toFixed(2)}`).join(', ')} per request`)
@@ -250,7 +223,7 @@ async function main(): Promise<void> {
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
     for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '))
     console.log(`\nload average after the runs: ${os.loadavg()[0]!.toFixed(1)} (the machine is shared; HTTP numbers vary with it)`)
-    const account = await app.store.getOrg(org.id, Date.now())
+    const account = await app.store.getOrg(orgId, Date.now())
     console.log(`\ncredits spent over HTTP: ${account!.usage.totalCredits} for ${account!.usage.totalLookups} lookups (cache hits are free)`)
   } finally {
     await app.close()
