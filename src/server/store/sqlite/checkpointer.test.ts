@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createCheckpointer, type Checkpointer } from './checkpointer.js'
 import { groupCommit } from './group-commit.js'
 import { createSqliteStore } from './store.js'
@@ -32,9 +32,18 @@ function open(cp: (path: string) => Checkpointer | null) {
   return { db, path, checkpointer, commits, walSize }
 }
 
-/** Waits until the worker has run `n` checkpoints (it answers in its own time). */
+/** Waits (up to 30 s) until `done` holds: the worker answers in its own time. */
+const until = (done: () => boolean) =>
+  vi.waitFor(
+    () => {
+      if (!done()) throw new Error('not yet')
+    },
+    { timeout: 30_000, interval: 10 },
+  )
+
+/** Waits until the worker has run `n` checkpoints or failed. */
 async function checkpointsReach(c: Checkpointer, n: number): Promise<void> {
-  for (let i = 0; i < 3000 && c.stats.checkpoints < n && c.stats.failure === null; i++) await new Promise((r) => setTimeout(r, 10))
+  await until(() => c.stats.checkpoints >= n || c.stats.failure !== null)
   expect(c.stats.failure).toBeNull()
   expect(c.stats.checkpoints).toBeGreaterThanOrEqual(n)
 }
@@ -89,7 +98,7 @@ describe('SQLite checkpoints in a worker thread', () => {
   it('a worker that cannot open the file is reported and not asked again; the commits go on', async () => {
     const c = createCheckpointer(join(tmpdir(), 'rc-ckpt-missing', 'none.sqlite'), { everyCommits: 1 })
     c.afterCommit()
-    for (let i = 0; i < 3000 && c.stats.failure === null; i++) await new Promise((r) => setTimeout(r, 10))
+    await until(() => c.stats.failure !== null)
     expect(c.stats.failure).toMatch(/unable to open|directory does not exist|no such file/i)
     c.afterCommit()
     expect(c.stats.checkpoints).toBe(0)
@@ -107,7 +116,7 @@ describe('SQLite checkpoints in a worker thread', () => {
     // one every 128 commits of the group (the org's creation is not one), when the one before has ended
     for (let k = 1; k <= 2; k++) {
       for (let i = 0; i < 128; i++) await store.groupWrite(() => store.db.prepare("INSERT INTO meta (key, value) VALUES (?, 'v')").run(`ck_${k}_${i}`))
-      for (let i = 0; i < 3000 && (store.checkpointStats()?.checkpoints ?? 0) < k; i++) await new Promise((r) => setTimeout(r, 10))
+      await until(() => (store.checkpointStats()?.checkpoints ?? 0) >= k)
       expect(store.checkpointStats()).toEqual({ checkpoints: k, failure: null })
     }
     store.close()

@@ -19,8 +19,8 @@ parentPort.on('message', (m) => {
     return
   }
   try {
-    const [r] = db.pragma('wal_checkpoint(PASSIVE)')
-    parentPort.postMessage({ ok: true, log: r.log, checkpointed: r.checkpointed })
+    db.pragma('wal_checkpoint(PASSIVE)')
+    parentPort.postMessage({ ok: true })
   } catch (e) {
     parentPort.postMessage({ ok: false, error: String(e && e.message || e) })
   }
