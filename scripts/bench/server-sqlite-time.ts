@@ -8,37 +8,31 @@
  *   npx tsx scripts/bench/server-sqlite-time.ts [--seconds 8] [--connections 16] [--inline-checkpoints] [--no-velocity]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { aroundStatements } from './support/sqlite-statements.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, connections: { type: 'string' }, 'inline-checkpoints': { type: 'boolean' }, 'no-velocity': { type: 'boolean' } } })
-const require = createRequire(import.meta.url)
 
 // every statement execution of the process, timed by its SQL (only while `timing`)
-const Database = require('better-sqlite3')
-const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
 const times = new Map<string, { n: number; ns: number; slow: number }>()
 let timing = false
-for (const m of ['run', 'get', 'all', 'iterate']) {
-  const o = Stmt[m]
-  Stmt[m] = function (this: { source: string }, ...a: unknown[]) {
-    if (!timing) return o.apply(this, a)
-    const t = process.hrtime.bigint()
-    try {
-      return o.apply(this, a)
-    } finally {
-      const ns = Number(process.hrtime.bigint() - t)
-      const k = `${m} ${this.source.replace(/\s+/g, ' ').slice(0, 70)}`
-      const e = times.get(k) ?? { n: 0, ns: 0, slow: 0 }
-      e.n++
-      e.ns += ns
-      if (ns > 2e6) e.slow += ns
-      times.set(k, e)
-    }
+aroundStatements((m, sql, execute) => {
+  if (!timing) return execute()
+  const t = process.hrtime.bigint()
+  try {
+    return execute()
+  } finally {
+    const ns = Number(process.hrtime.bigint() - t)
+    const k = `${m} ${sql.replace(/\s+/g, ' ').slice(0, 70)}`
+    const e = times.get(k) ?? { n: 0, ns: 0, slow: 0 }
+    e.n++
+    e.ns += ns
+    if (ns > 2e6) e.slow += ns
+    times.set(k, e)
   }
-}
+})
 const { createServer } = await import('../../src/server/app.js')
 const { autocannon, benchCaller } = await import('./support/server-load.js')
 const { createSqliteStore } = await import('../../src/server/store/sqlite/store.js')

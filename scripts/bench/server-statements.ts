@@ -5,16 +5,16 @@
  *
  *   npx tsx scripts/bench/server-statements.ts
  */
-import { createRequire } from 'node:module'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-const require = createRequire(import.meta.url)
-const Database = require('better-sqlite3')
+import { aroundStatements } from './support/sqlite-statements.js'
 // count every statement execution (savepoints and commits of transaction functions included)
 let n = 0
-const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
-for (const m of ['run', 'get', 'all', 'iterate']) { const o = Stmt[m]; Stmt[m] = function (...a: unknown[]) { n++; return o.apply(this, a) } }
+aroundStatements((_m, _sql, execute) => {
+  n++
+  return execute()
+})
 const { createServer } = await import('../../src/server/app.js')
 const { benchCaller } = await import('./support/server-load.js')
 const dir = mkdtempSync(join(tmpdir(), 'rc-cnt-'))

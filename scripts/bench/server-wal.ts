@@ -6,25 +6,21 @@
  *   npx tsx scripts/bench/server-wal.ts [--seconds 3]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
 import { autocannon, benchCaller } from './support/server-load.js'
+import { aroundStatements } from './support/sqlite-statements.js'
 import type { SqliteStore } from '../../src/server/store/sqlite/store.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' } } })
-const require = createRequire(import.meta.url)
-const Database = require('better-sqlite3')
 // commits counted at the statement (transaction functions run COMMIT as one)
 let commits = 0
-const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
-const run = Stmt.run
-Stmt.run = function (this: { source: string }, ...a: unknown[]) {
-  if (this.source === 'COMMIT') commits++
-  return run.apply(this, a)
-}
+aroundStatements((_m, sql, execute) => {
+  if (sql === 'COMMIT') commits++
+  return execute()
+})
 const dir = mkdtempSync(join(tmpdir(), 'rc-wal-'))
 const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0 })
 await app.listen({ host: '127.0.0.1', port: 0 })
