@@ -1,6 +1,7 @@
 /**
  * Where the SQLite time of a billed `POST /v1/ip` goes under load: every better-sqlite3 statement execution of the
- * server (COMMIT and the savepoints included) timed by its SQL, with autocannon in a separate process; per request,
+ * server (COMMIT and the savepoints included) timed by its SQL, with autocannon in a separate process asking about
+ * another address each time; per request,
  * the executions, their mean time, their time, and the part of it spent in executions over 2 ms (a COMMIT that ran
  * a checkpoint). `--inline-checkpoints` leaves WAL checkpoints to SQLite inside the commits, as before they moved to
  * a worker thread; `--no-velocity` runs the server without velocity counts.
@@ -34,7 +35,7 @@ aroundStatements((m, sql, execute) => {
   }
 })
 const { createServer } = await import('../../src/server/app.js')
-const { autocannon, benchCaller } = await import('./support/server-load.js')
+const { addressBodies, autocannon, benchCaller } = await import('./support/server-load.js')
 const { createSqliteStore } = await import('../../src/server/store/sqlite/store.js')
 
 const dir = mkdtempSync(join(tmpdir(), 'rc-sqlite-time-'))
@@ -43,7 +44,9 @@ const app = createServer({ db, riskcheck: { offline: true }, purgeIntervalMs: 0,
 await app.listen({ host: '127.0.0.1', port: 0 })
 const { secret } = await benchCaller(app.store)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
-const load = (seconds: string) => autocannon({ url, secret, body: { ip: '8.8.8.8', bypass_cache: true }, connections: values.connections ?? '16', seconds })
+// each request asks about another address (./support/server-load.ts, addressBodies)
+const bodies = { list: addressBodies(200_000, { bypass_cache: true }), next: 0 }
+const load = (seconds: string) => autocannon({ url, secret, body: bodies.list[0], bodies, connections: values.connections ?? '16', seconds })
 await load('2') // warm-up
 timing = true
 const r = await load(values.seconds ?? '8')

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
-import { autocannon, benchCaller } from './support/server-load.js'
+import { addressBodies, autocannon, benchCaller, type Bodies } from './support/server-load.js'
 import { aroundStatements } from './support/sqlite-statements.js'
 import type { SqliteStore } from '../../src/server/store/sqlite/store.js'
 
@@ -27,8 +27,10 @@ await app.listen({ host: '127.0.0.1', port: 0 })
 const db = (app.store as SqliteStore).db
 const { orgId, secret } = await benchCaller(app.store)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
-const load = (body: unknown, seconds: string) => autocannon({ url, secret, body, connections: 16, seconds })
-const bodies = { billed: { ip: '8.8.8.8', bypass_cache: true }, 'cache hit': { ip: '1.1.1.1' } }
+// billed requests ask about another address each time (./support/server-load.ts, addressBodies); cache hits about one
+const addresses: Bodies = { list: addressBodies(200_000, { bypass_cache: true }), next: 0 }
+const load = (body: unknown, seconds: string) => autocannon({ url, secret, body, ...(body === addresses ? { bodies: addresses } : {}), connections: 16, seconds })
+const bodies: Record<string, unknown> = { billed: addresses, 'cache hit': { ip: '1.1.1.1' } }
 for (const body of Object.values(bodies)) await load(body, '1') // warm-up
 for (const [name, body] of Object.entries(bodies)) {
   db.pragma('wal_checkpoint(TRUNCATE)')

@@ -2,7 +2,7 @@
  * Benchmark of the HTTP API against the same lookups called in-process, so the cost of HTTP + auth + credits
  * (+ the persistent SQLite cache write) is a measured ratio.
  *
- *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2] [--database-url postgres://…] [--only ip] [--no-velocity]
+ *   npx tsx scripts/bench/server.ts [--seconds 4] [--connections 16] [--rounds 2] [--database-url postgres://…] [--only ip] [--no-velocity] [--addresses 200000]
  *
  * With `--database-url` the server runs on the PostgreSQL store (a fresh schema, dropped at the end) instead of SQLite,
  * and the benchmark also counts the database round trips (queries sent) per request of each scenario. `--only ip`
@@ -10,9 +10,11 @@
  *
  * - Server: createServer on a temporary SQLite file, DNS pointed at the loopback fake DNS server, a live key of an
  *   org with plenty of credits and a rate limit out of the way, listening on 127.0.0.1.
- * - Load: autocannon in a separate process (its CLI), POST /v1/ip and POST /v1/email (smtp false), each with
+ * - Load: autocannon in a separate process, POST /v1/ip and POST /v1/email (smtp false), each with
  *   `bypass_cache: true` so every request is a fresh, billed lookup (reserve + refund/settle in SQLite), and once
- *   without it (the cache-hit path).
+ *   without it (the cache-hit path). The billed `/v1/ip` requests each ask about another address (`--addresses`
+ *   distinct ones in turn, as a service's callers do; `--addresses 1`: 8.8.8.8 every time, whose velocity counts
+ *   make every answer from the 50th a block); the other scenarios send one body.
  * - Bare HTTP: the same lookups behind a minimal Fastify app (no auth, no credits, no SQLite, plain JSON.stringify),
  *   loaded the same way — the floor that HTTP itself costs on this machine, so the part added by auth + credits +
  *   rate limits + idempotency + schema serialization is separated from transport.
@@ -29,17 +31,19 @@ import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { createRiskcheck } from '../../src/riskcheck.js'
 import { createServer } from '../../src/server/app.js'
-import { autocannon, benchCaller } from './support/server-load.js'
+import { addressBodies, autocannon, benchCaller, type Bodies } from './support/server-load.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
 import pg from 'pg'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' }, 'database-url': { type: 'string' }, only: { type: 'string' }, 'no-velocity': { type: 'boolean' } },
+  options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' }, 'database-url': { type: 'string' }, only: { type: 'string' }, 'no-velocity': { type: 'boolean' }, addresses: { type: 'string' } },
 })
 const DATABASE_URL = values['database-url']
 const SECONDS = Number(values.seconds ?? 4)
 const CONNECTIONS = Number(values.connections ?? 16)
+/** Distinct addresses the billed `/v1/ip` requests ask about in turn. */
+const ADDRESSES = Number(values.addresses ?? 200_000)
 /** HTTP runs alternate server/bare this many times; the best run of each counts (the least disturbed by other load). */
 const ROUNDS = Number(values.rounds ?? 2)
 
@@ -52,9 +56,9 @@ interface Run {
   errors: number
 }
 
-/** Runs autocannon in a child process and reads its JSON summary. */
-async function loadTest(url: string, body: unknown, key: string): Promise<Run> {
-  const r = await autocannon({ url, secret: key, body, connections: CONNECTIONS, seconds: SECONDS })
+/** Runs autocannon in a child process and reads its JSON summary: `body`, or each of `bodies` in turn. */
+async function loadTest(url: string, body: unknown, key: string, bodies?: Bodies): Promise<Run> {
+  const r = await autocannon({ url, secret: key, body, ...(bodies ? { bodies } : {}), connections: CONNECTIONS, seconds: SECONDS })
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.non2xx + r.errors }
 }
 
@@ -132,8 +136,18 @@ async function main(): Promise<void> {
     const { orgId, secret } = await benchCaller(app.store)
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 
-    const all = [
-      { name: 'POST /v1/ip (fresh, billed)', path: '/v1/ip', body: { ip: '8.8.8.8', bypass_cache: true }, call: () => rc.ip('8.8.8.8', { bypassCache: true }) },
+    // the billed IP requests' addresses: the server's and the bare route's runs each go on from where the last stopped
+    const addresses = ADDRESSES > 1 ? addressBodies(ADDRESSES, { bypass_cache: true }).map((b) => b as { ip: string; bypass_cache: true }) : [{ ip: '8.8.8.8', bypass_cache: true as const }]
+    let inProcessNext = 0
+    const nextAddress = () => (addresses[inProcessNext++ % addresses.length] as { ip: string }).ip
+    const all: Array<{ name: string; path: string; body: unknown; bodies?: { server: Bodies; bare: Bodies }; call: () => Promise<unknown> }> = [
+      {
+        name: `POST /v1/ip (fresh, billed${addresses.length > 1 ? `, ${addresses.length.toLocaleString('en-US')} addresses` : ''})`,
+        path: '/v1/ip',
+        body: addresses[0],
+        bodies: { server: { list: addresses, next: 0 }, bare: { list: addresses, next: 0 } },
+        call: () => rc.ip(nextAddress(), { bypassCache: true }),
+      },
       { name: 'POST /v1/ip (cache hit)', path: '/v1/ip', body: { ip: '1.1.1.1' }, call: () => rc.ip('1.1.1.1') },
       {
         name: 'POST /v1/email smtp:false (fresh, billed)',
@@ -184,7 +198,7 @@ async function main(): Promise<void> {
       }
       for (let round = 0; round < ROUNDS; round++) {
         let c0 = cpuMs()
-        const f = await loadTest(`${bareBase}${s.path}`, s.body, secret)
+        const f = await loadTest(`${bareBase}${s.path}`, s.body, secret, s.bodies?.bare)
         cpu.bare += cpuMs() - c0
         cpu.bareRequests += f.requests
         const before = queries
@@ -192,7 +206,7 @@ async function main(): Promise<void> {
         // requests answered, as the store counted them (autocannon's totals leave out some of the run)
         const lookupsBefore = (await app.store.getOrg(orgId, Date.now()))!.usage.totalLookups
         c0 = cpuMs()
-        const h = await loadTest(`${base}${s.path}`, s.body, secret)
+        const h = await loadTest(`${base}${s.path}`, s.body, secret, s.bodies?.server)
         cpu.server += cpuMs() - c0
         const answered = (await app.store.getOrg(orgId, Date.now()))!.usage.totalLookups - lookupsBefore
         trips += queries - before - 2 // the two usage reads around the run

@@ -1,15 +1,20 @@
 /**
- * What the server benchmarks share: a caller whose credits and rate limit stay out of the way, and autocannon (its
- * CLI, in a process of its own, so the load generator never shares the server's event loop) POSTing one body.
+ * What the server benchmarks share: a caller whose credits and rate limit stay out of the way, and autocannon (in a
+ * process of its own, so the load generator never shares the server's event loop) POSTing one body or a list in turn.
  */
 import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { xorshift } from '../../../test/xorshift.js'
 import { issueApiKey } from '../../../src/accounts/keys.js'
 import type { Store } from '../../../src/server/store/contracts/store.js'
 
 const require = createRequire(import.meta.url)
 const AUTOCANNON = join(require.resolve('autocannon/package.json'), '..', 'autocannon.js')
+const BODIES_RUNNER = fileURLToPath(new URL('./autocannon-bodies.mjs', import.meta.url))
 
 /** A new org on the `scale` plan with 100,000,000 credits and 1,000,000 requests a second, and a live key of it. */
 export async function benchCaller(store: Store, name = 'Bench'): Promise<{ orgId: string; secret: string }> {
@@ -22,18 +27,67 @@ export async function benchCaller(store: Store, name = 'Bench'): Promise<{ orgId
 
 /** The parts of autocannon's JSON summary the benchmarks read. */
 export interface LoadSummary {
-  requests: { average: number; total: number }
+  requests: { average: number; total: number; sent: number }
   latency: { p50: number; p99: number }
   non2xx: number
   errors: number
 }
 
-/** `connections` callers POSTing `body` (JSON) to `url` with `secret` for `seconds`; rejects when autocannon fails. */
-export function autocannon(o: { url: string; secret: string; body: unknown; connections: number | string; seconds: number | string }): Promise<LoadSummary> {
+/**
+ * `count` request bodies `{ ip, ...extra }`, each with an IPv4 address of its own (none in 0/8, 10/8, 127/8 or
+ * 224/3), the same for the same `seed`: a stream of callers, as a service sees, rather than one caller whose
+ * velocity counts would turn every answer from the 50th into a block.
+ */
+export function addressBodies(count: number, extra: Record<string, unknown> = {}, seed = 11): Array<Record<string, unknown>> {
+  const rnd = xorshift(seed)
+  const seen = new Set<number>()
+  const out: Array<Record<string, unknown>> = []
+  while (out.length < count) {
+    const a = 1 + (rnd() % 223)
+    if (a === 10 || a === 127) continue
+    const n = ((a << 24) | ((rnd() & 0xffffff) >>> 0)) >>> 0
+    if (seen.has(n)) continue
+    seen.add(n)
+    out.push({ ip: `${a}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`, ...extra })
+  }
+  return out
+}
+
+/** Request bodies sent in turn, from `next` on (a run moves it past the bodies it sent, so the next run sends others). */
+export interface Bodies {
+  list: readonly unknown[]
+  next: number
+}
+
+/**
+ * `connections` callers POSTing JSON to `url` with `secret` for `seconds`: `body` every time, or each of `bodies` in
+ * turn (one list for all connections, in ./autocannon-bodies.mjs). Rejects when autocannon fails.
+ */
+export function autocannon(o: { url: string; secret: string; body: unknown; bodies?: Bodies; connections: number | string; seconds: number | string }): Promise<LoadSummary> {
+  if (o.bodies && o.bodies.list.length > 1) return autocannonBodies({ ...o, bodies: o.bodies })
   const args = [
     AUTOCANNON, '-c', String(o.connections), '-d', String(o.seconds), '-m', 'POST', '-j',
     '-H', `authorization=Bearer ${o.secret}`, '-H', 'content-type=application/json', '-b', JSON.stringify(o.body), o.url,
   ]
+  return run(args)
+}
+
+async function autocannonBodies(o: { url: string; secret: string; bodies: Bodies; connections: number | string; seconds: number | string }): Promise<LoadSummary> {
+  const dir = mkdtempSync(join(tmpdir(), 'riskcheck-load-'))
+  try {
+    const config = join(dir, 'load.json')
+    const { list, next } = o.bodies
+    writeFileSync(config, JSON.stringify({ url: o.url, secret: o.secret, bodies: list, start: next, connections: Number(o.connections), seconds: Number(o.seconds) }))
+    const summary = await run([BODIES_RUNNER, config])
+    o.bodies.next = (next + summary.requests.sent) % list.length
+    return summary
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Runs node with `args` and reads the JSON summary it prints. */
+function run(args: string[]): Promise<LoadSummary> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''

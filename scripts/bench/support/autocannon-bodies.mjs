@@ -1,0 +1,30 @@
+/**
+ * autocannon POSTing a different JSON body with each request, in turn over one list shared by every connection (its
+ * CLI sends one body; with a list per connection each body would be sent once per connection), from the body at `start`. Run by
+ * ./server-load.ts in a process of its own: `node autocannon-bodies.mjs CONFIG.json`; prints autocannon's JSON summary.
+ */
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+const autocannon = require('autocannon')
+const { url, secret, bodies, start, connections, seconds } = JSON.parse(readFileSync(process.argv[2], 'utf8'))
+const encoded = bodies.map((b) => JSON.stringify(b))
+let next = start
+
+const result = await autocannon({
+  url,
+  connections,
+  duration: seconds,
+  method: 'POST',
+  headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+  requests: [
+    {
+      setupRequest(req) {
+        req.body = encoded[next++ % encoded.length]
+        return req
+      },
+    },
+  ],
+})
+process.stdout.write(JSON.stringify(result))
