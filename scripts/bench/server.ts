@@ -137,9 +137,9 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 
     // the billed IP requests' addresses: the server's and the bare route's runs each go on from where the last stopped
-    const addresses = ADDRESSES > 1 ? addressBodies(ADDRESSES, { bypass_cache: true }).map((b) => b as { ip: string; bypass_cache: true }) : [{ ip: '8.8.8.8', bypass_cache: true as const }]
+    const addresses = ADDRESSES > 1 ? addressBodies(ADDRESSES, { bypass_cache: true }) : [{ ip: '8.8.8.8', bypass_cache: true }]
     let inProcessNext = 0
-    const nextAddress = () => (addresses[inProcessNext++ % addresses.length] as { ip: string }).ip
+    const nextAddress = () => addresses[inProcessNext++ % addresses.length]!.ip
     const all: Array<{ name: string; path: string; body: unknown; bodies?: { server: Bodies; bare: Bodies }; call: () => Promise<unknown> }> = [
       {
         name: `POST /v1/ip (fresh, billed${addresses.length > 1 ? `, ${addresses.length.toLocaleString('en-US')} addresses` : ''})`,

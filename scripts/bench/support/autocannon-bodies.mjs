@@ -1,7 +1,8 @@
 /**
- * autocannon POSTing a different JSON body with each request, in turn over one list shared by every connection (its
- * CLI sends one body; with a list per connection each body would be sent once per connection), from the body at `start`. Run by
- * ./server-load.ts in a process of its own: `node autocannon-bodies.mjs CONFIG.json`; prints autocannon's JSON summary.
+ * autocannon POSTing a different JSON body with each request: the bodies in turn from the one at `start`, one list
+ * shared by every connection (its CLI sends one body; with a list per connection each body would go out once per
+ * connection). Run by ./server-load.ts in a process of its own: `node autocannon-bodies.mjs CONFIG.json`; prints
+ * autocannon's JSON summary.
  */
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'

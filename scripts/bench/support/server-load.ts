@@ -38,10 +38,10 @@ export interface LoadSummary {
  * 224/3), the same for the same `seed`: a stream of callers, as a service sees, rather than one caller whose
  * velocity counts would turn every answer from the 50th into a block.
  */
-export function addressBodies(count: number, extra: Record<string, unknown> = {}, seed = 11): Array<Record<string, unknown>> {
+export function addressBodies<E extends object>(count: number, extra: E, seed = 11): Array<{ ip: string } & E> {
   const rnd = xorshift(seed)
   const seen = new Set<number>()
-  const out: Array<Record<string, unknown>> = []
+  const out: Array<{ ip: string } & E> = []
   while (out.length < count) {
     const a = 1 + (rnd() % 223)
     if (a === 10 || a === 127) continue
