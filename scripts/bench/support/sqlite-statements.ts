@@ -9,7 +9,9 @@ const Database = require('better-sqlite3')
 
 /** Calls `around(method, sql, execute)` for each execution from now on; `execute` runs the statement and answers its result. */
 export function aroundStatements(around: (method: string, sql: string, execute: () => unknown) => unknown): void {
-  const Stmt = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'))
+  const probe = new Database(':memory:')
+  const Stmt = Object.getPrototypeOf(probe.prepare('SELECT 1'))
+  probe.close()
   for (const m of ['run', 'get', 'all', 'iterate']) {
     const o = Stmt[m]
     Stmt[m] = function (this: { source: string }, ...a: unknown[]) {
