@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
-import { addressBodies, autocannon, benchCaller } from './support/server-load.js'
+import { addressBodies, autocannon, benchCaller, bodyStream } from './support/server-load.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, cache: { type: 'boolean' }, connections: { type: 'string' }, out: { type: 'string' }, 'no-velocity': { type: 'boolean' } } })
 const dir = mkdtempSync(join(tmpdir(), 'riskcheck-prof-'))
@@ -20,9 +20,8 @@ await app.listen({ host: '127.0.0.1', port: 0 })
 const { secret } = await benchCaller(app.store)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
 // billed requests ask about another address each time (./support/server-load.ts, addressBodies); cache hits about one
-const bodies = values.cache ? undefined : { list: addressBodies(200_000, { bypass_cache: true }), next: 0 }
-const body = bodies ? bodies.list[0] : { ip: '8.8.8.8' }
-const load = (seconds: string) => autocannon({ url, secret, body, ...(bodies ? { bodies } : {}), connections: values.connections ?? '50', seconds })
+const what = values.cache ? { body: { ip: '8.8.8.8' } } : { bodies: bodyStream(addressBodies(200_000, { bypass_cache: true })) }
+const load = (seconds: string) => autocannon({ url, secret, ...what, connections: values.connections ?? '50', seconds })
 await load('2') // warm-up: JIT, caches, the database's pages
 const session = new Session()
 if (values.out) {

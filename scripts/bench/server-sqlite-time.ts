@@ -35,7 +35,7 @@ aroundStatements((m, sql, execute) => {
   }
 })
 const { createServer } = await import('../../src/server/app.js')
-const { addressBodies, autocannon, benchCaller } = await import('./support/server-load.js')
+const { addressBodies, autocannon, benchCaller, bodyStream } = await import('./support/server-load.js')
 const { createSqliteStore } = await import('../../src/server/store/sqlite/store.js')
 
 const dir = mkdtempSync(join(tmpdir(), 'rc-sqlite-time-'))
@@ -45,8 +45,8 @@ await app.listen({ host: '127.0.0.1', port: 0 })
 const { secret } = await benchCaller(app.store)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
 // each request asks about another address (./support/server-load.ts, addressBodies)
-const bodies = { list: addressBodies(200_000, { bypass_cache: true }), next: 0 }
-const load = (seconds: string) => autocannon({ url, secret, body: bodies.list[0], bodies, connections: values.connections ?? '16', seconds })
+const bodies = bodyStream(addressBodies(200_000, { bypass_cache: true }))
+const load = (seconds: string) => autocannon({ url, secret, bodies, connections: values.connections ?? '16', seconds })
 await load('2') // warm-up
 timing = true
 const r = await load(values.seconds ?? '8')

@@ -1,20 +1,21 @@
 /**
  * WAL pages a `POST /v1/ip` writes on SQLite (billed and cache hits, 16 connections from autocannon), by table or
  * index, with the requests per commit: each commit writes every page it changed and checkpoints copy them again, so
- * pages per request are what a request's writes cost beside its statements (./server-statements.ts).
+ * pages per request are what a request's writes cost beside its statements (./server-statements.ts). `--no-velocity`: the
+ * server without velocity counts.
  *
- *   npx tsx scripts/bench/server-wal.ts [--seconds 3]
+ *   npx tsx scripts/bench/server-wal.ts [--seconds 3] [--no-velocity]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createServer } from '../../src/server/app.js'
-import { addressBodies, autocannon, benchCaller, type Bodies } from './support/server-load.js'
+import { addressBodies, autocannon, benchCaller, bodyStream, type Bodies } from './support/server-load.js'
 import { aroundStatements } from './support/sqlite-statements.js'
 import type { SqliteStore } from '../../src/server/store/sqlite/store.js'
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' } } })
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'no-velocity': { type: 'boolean' } } })
 // commits counted at the statement (transaction functions run COMMIT as one)
 let commits = 0
 aroundStatements((_m, sql, execute) => {
@@ -22,15 +23,14 @@ aroundStatements((_m, sql, execute) => {
   return execute()
 })
 const dir = mkdtempSync(join(tmpdir(), 'rc-wal-'))
-const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0 })
+const app = createServer({ db: join(dir, 'p.sqlite'), riskcheck: { offline: true }, purgeIntervalMs: 0, velocity: values['no-velocity'] !== true })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const db = (app.store as SqliteStore).db
 const { orgId, secret } = await benchCaller(app.store)
 const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1/ip`
 // billed requests ask about another address each time (./support/server-load.ts, addressBodies); cache hits about one
-const addresses: Bodies = { list: addressBodies(200_000, { bypass_cache: true }), next: 0 }
-const loads: Record<string, { body: unknown; bodies?: Bodies }> = { billed: { body: addresses.list[0], bodies: addresses }, 'cache hit': { body: { ip: '1.1.1.1' } } }
-const load = (what: { body: unknown; bodies?: Bodies }, seconds: string) => autocannon({ url, secret, ...what, connections: 16, seconds })
+const loads: Record<string, { body: unknown } | { bodies: Bodies }> = { billed: { bodies: bodyStream(addressBodies(200_000, { bypass_cache: true })) }, 'cache hit': { body: { ip: '1.1.1.1' } } }
+const load = (what: { body: unknown } | { bodies: Bodies }, seconds: string) => autocannon({ url, secret, ...what, connections: 16, seconds })
 for (const what of Object.values(loads)) await load(what, '1') // warm-up
 for (const [name, what] of Object.entries(loads)) {
   db.pragma('wal_checkpoint(TRUNCATE)')

@@ -31,7 +31,7 @@ import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { createRiskcheck } from '../../src/riskcheck.js'
 import { createServer } from '../../src/server/app.js'
-import { addressBodies, autocannon, benchCaller, type Bodies } from './support/server-load.js'
+import { addressBodies, autocannon, benchCaller, bodyStream, type Bodies } from './support/server-load.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
 import pg from 'pg'
 import { startDnsServer } from '../../test/fake-internet/dns-server.js'
@@ -58,7 +58,7 @@ interface Run {
 
 /** Runs autocannon in a child process and reads its JSON summary: `body`, or each of `bodies` in turn. */
 async function loadTest(url: string, body: unknown, key: string, bodies?: Bodies): Promise<Run> {
-  const r = await autocannon({ url, secret: key, body, ...(bodies ? { bodies } : {}), connections: CONNECTIONS, seconds: SECONDS })
+  const r = await autocannon({ url, secret: key, ...(bodies ? { bodies } : { body }), connections: CONNECTIONS, seconds: SECONDS })
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.non2xx + r.errors }
 }
 
@@ -145,7 +145,7 @@ async function main(): Promise<void> {
         name: `POST /v1/ip (fresh, billed${addresses.length > 1 ? `, ${addresses.length.toLocaleString('en-US')} addresses` : ''})`,
         path: '/v1/ip',
         body: addresses[0],
-        bodies: { server: { list: addresses, next: 0 }, bare: { list: addresses, next: 0 } },
+        ...(addresses.length > 1 ? { bodies: { server: bodyStream(addresses), bare: bodyStream(addresses) } } : {}),
         call: () => rc.ip(nextAddress(), { bypassCache: true }),
       },
       { name: 'POST /v1/ip (cache hit)', path: '/v1/ip', body: { ip: '1.1.1.1' }, call: () => rc.ip('1.1.1.1') },

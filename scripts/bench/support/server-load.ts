@@ -53,37 +53,57 @@ export function addressBodies<E extends object>(count: number, extra: E, seed = 
   return out
 }
 
-/** Request bodies sent in turn, from `next` on (a run moves it past the bodies it sent, so the next run sends others). */
+/**
+ * Request bodies sent in turn, from `next` on (a run moves it past the bodies it sent, so the next run sends others).
+ * `file`: the list, written once by {@link bodyStream}.
+ */
 export interface Bodies {
-  list: readonly unknown[]
+  readonly list: readonly unknown[]
+  readonly file: string
   next: number
 }
 
+const written = new WeakMap<readonly unknown[], string>()
+
 /**
- * `connections` callers POSTing JSON to `url` with `secret` for `seconds`: `body` every time, or each of `bodies` in
- * turn (one list for all connections, in ./autocannon-bodies.mjs). Rejects when autocannon fails.
+ * A stream of `list`'s bodies from the first. The list is written to a file (JSON texts, one per body) once per list,
+ * here, not in a run: a benchmark that counts its process's CPU during a run counts none of it.
  */
-export function autocannon(o: { url: string; secret: string; body: unknown; bodies?: Bodies; connections: number | string; seconds: number | string }): Promise<LoadSummary> {
-  if (o.bodies && o.bodies.list.length > 1) return autocannonBodies({ ...o, bodies: o.bodies })
-  const args = [
-    AUTOCANNON, '-c', String(o.connections), '-d', String(o.seconds), '-m', 'POST', '-j',
-    '-H', `authorization=Bearer ${o.secret}`, '-H', 'content-type=application/json', '-b', JSON.stringify(o.body), o.url,
-  ]
-  return run(args)
+export function bodyStream(list: readonly unknown[]): Bodies {
+  let file = written.get(list)
+  if (file === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'riskcheck-load-'))
+    file = join(dir, 'bodies.json')
+    writeFileSync(file, JSON.stringify(list.map((b) => JSON.stringify(b))))
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+    written.set(list, file)
+  }
+  return { list, file, next: 0 }
 }
 
-async function autocannonBodies(o: { url: string; secret: string; bodies: Bodies; connections: number | string; seconds: number | string }): Promise<LoadSummary> {
-  const dir = mkdtempSync(join(tmpdir(), 'riskcheck-load-'))
-  try {
-    const config = join(dir, 'load.json')
-    const { list, next } = o.bodies
-    writeFileSync(config, JSON.stringify({ url: o.url, secret: o.secret, bodies: list, start: next, connections: Number(o.connections), seconds: Number(o.seconds) }))
-    const summary = await run([BODIES_RUNNER, config])
+/** What every load names: where, with which key, how many connections, how long. */
+interface Load {
+  url: string
+  secret: string
+  connections: number | string
+  seconds: number | string
+}
+
+/**
+ * `connections` callers POSTing JSON to `url` with `secret` for `seconds`: `body` every time (autocannon's CLI), or
+ * each of `bodies` in turn (one stream for all connections, ./autocannon-bodies.mjs). Rejects when autocannon fails.
+ */
+export async function autocannon(o: Load & ({ body: unknown } | { bodies: Bodies })): Promise<LoadSummary> {
+  if ('bodies' in o) {
+    const { file, list, next } = o.bodies
+    const summary = await run([BODIES_RUNNER, JSON.stringify({ url: o.url, secret: o.secret, file, start: next, connections: Number(o.connections), seconds: Number(o.seconds) })])
     o.bodies.next = (next + summary.requests.sent) % list.length
     return summary
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
   }
+  return run([
+    AUTOCANNON, '-c', String(o.connections), '-d', String(o.seconds), '-m', 'POST', '-j',
+    '-H', `authorization=Bearer ${o.secret}`, '-H', 'content-type=application/json', '-b', JSON.stringify(o.body), o.url,
+  ])
 }
 
 /** Runs node with `args` and reads the JSON summary it prints. */
