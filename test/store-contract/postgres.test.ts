@@ -299,4 +299,51 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     expect([...kept.keys()].sort()).toEqual(Array.from({ length: 42 }, (_, i) => `req_${i}`).sort())
     expect(kept.get('req_41')).toEqual({ email: null, phone: null, ip: 'h41' })
   })
+
+  it('reservations asked in the turn of a close ride on it: one statement, granted from the balance after its refunds', async () => {
+    const schema = schemaForCase()
+    const pool = openPool(schema)
+    const store: PostgresStore = await openStore({ pool, schema })
+    const org = await store.createOrg({ name: 'Ride', planId: 'free' }, T0)
+    await store.setOrgPlan(org.id, { planId: 'free', monthlyCredits: 3 }, T0)
+    await store.addCredits(org.id, 7, 'top_up', T0)
+    const leases = store.leases!
+    await leases.renewLease('inst_r', T0, 10_000)
+    const hold = (n: number) => ({ id: `inst_r.${n}`, instanceId: 'inst_r' })
+    expect(await leases.reserveHeld(org.id, 4, T0, hold(1))).toMatchObject({ fromSubscription: 3, fromPurchased: 1 })
+    let statements = 0
+    pool.on('acquire', (client: pg.PoolClient & { counted?: boolean }) => {
+      if (client.counted) return
+      client.counted = true
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown
+      ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => (statements++, query(...args))
+    })
+    // the close gives back 2 + 1 (balance 0 + 6 → 2 + 7); then 8 fit (2 from the subscription), and 2 more do not
+    const [closed, fits, refused] = await Promise.all([
+      leases.closeHeld(org.id, { holdId: 'inst_r.1', lookups: 1, refund: { fromSubscription: 2, fromPurchased: 1 } }, T0),
+      leases.reserveHeld(org.id, 8, T0, hold(2)),
+      leases.reserveHeld(org.id, 2, T0, hold(3)),
+    ])
+    expect(statements).toBe(1)
+    expect(closed).toBe(true)
+    expect(fits).toEqual({ amount: 8, fromSubscription: 2, fromPurchased: 6, periodStart: expect.any(Number), balanceAfter: 1 })
+    expect(refused).toBeNull()
+    const credits = async () => {
+      const o = (await store.getOrg(org.id, T0))!
+      return [o.subscriptionCredits, o.purchasedCredits, o.usage.totalLookups, o.usage.totalCredits]
+    }
+    expect(await credits()).toEqual([0, 1, 1, 9])
+    // asked first, the reservation waits for the close queued in its turn (one statement again)
+    statements = 0
+    const [first, closedAfter] = await Promise.all([
+      leases.reserveHeld(org.id, 1, T0, hold(4)),
+      leases.closeHeld(org.id, { holdId: 'inst_r.2', lookups: 1, refund: { fromSubscription: 2, fromPurchased: 0 } }, T0),
+    ])
+    expect(statements).toBe(1)
+    expect([first?.fromSubscription, closedAfter]).toEqual([1, true])
+    expect(await credits()).toEqual([1, 1, 2, 8])
+    // the granted reservation's hold holds exactly its parts; the refused one wrote none
+    expect(await leases.releaseHolds(['inst_r.3', 'inst_r.4'], T0)).toBe(1)
+    expect(await credits()).toEqual([2, 1, 2, 7])
+  })
 })

@@ -279,27 +279,16 @@ async function settleOn(q: Queryable, orgId: string, lookups: number, nowMs: num
 
 type ReserveAsk = { orgId: string; amount: number; nowMs: number; hold?: HoldRef | undefined }
 type Reserved = CreditReservation | null | Promise<CreditReservation | null>
+/** A reservation's row of {@link RESERVE_MANY} (or of the close statement it rode on); `n` null: a row of another part. */
+export type ReserveRow = { n: Num | null; granted: boolean | null; from_sub: Num | null; sub: Num | null; pur: Num | null; cum: Num | null; period_start: Num | null; period_end: Num | null }
 
-/**
- * Many reservations as one {@link RESERVE_MANY}; a request whose org's period has ended is answered by `due`. `riders`:
- * the auth reads the statement carries (./auth-read.ts), answered from its rows.
- */
-async function reserveOnMany(q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved, riders?: AuthRiders): Promise<Reserved[]> {
-  type Row = { n: Num | null; granted: boolean; from_sub: Num; sub: Num; pur: Num; cum: Num; period_start: Num; period_end: Num; auth: AuthRow | null }
-  const ride = riders?.take() ?? null
-  let rows: Row[]
-  try {
-    rows = (
-      await q.query<Row>({
-        ...RESERVE_MANY,
-        values: [asks.map((a) => a.orgId), asks.map((a) => a.amount), nowMs, asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null), ride?.args ?? []],
-      })
-    ).rows
-  } catch (e) {
-    ride?.fail(e)
-    throw e
-  }
-  ride?.answer(rows.flatMap((r) => (r.auth ? [r.auth] : [])))
+/** The per-request arrays of {@link RESERVE_MANY} (orgs, amounts, holds, instances). */
+function reserveColumns(asks: readonly ReserveAsk[]): [string[], number[], Array<string | null>, Array<string | null>] {
+  return [asks.map((a) => a.orgId), asks.map((a) => a.amount), asks.map((a) => a.hold?.id ?? null), asks.map((a) => a.hold?.instanceId ?? null)]
+}
+
+/** Each request's answer from the reservation rows at `nowMs`; a request whose org's period has ended is answered by `due`. */
+function reserveAnswers(asks: readonly ReserveAsk[], rows: readonly ReserveRow[], nowMs: number, due: (a: ReserveAsk) => Reserved): Reserved[] {
   const answers: Reserved[] = asks.map(() => null)
   for (const r of rows) {
     if (r.n === null) continue
@@ -312,6 +301,34 @@ async function reserveOnMany(q: Queryable, asks: ReserveAsk[], nowMs: number, du
     }
   }
   return answers
+}
+
+/**
+ * Many reservations as one {@link RESERVE_MANY}; a request whose org's period has ended is answered by `due`. `riders`:
+ * the auth reads the statement carries (./auth-read.ts), answered from its rows.
+ */
+async function reserveOnMany(q: Queryable, asks: ReserveAsk[], nowMs: number, due: (a: ReserveAsk) => Reserved, riders?: AuthRiders): Promise<Reserved[]> {
+  const ride = riders?.take() ?? null
+  let rows: Array<ReserveRow & { auth: AuthRow | null }>
+  try {
+    const [orgs, amounts, holds, instances] = reserveColumns(asks)
+    rows = (await q.query<ReserveRow & { auth: AuthRow | null }>({ ...RESERVE_MANY, values: [orgs, amounts, nowMs, holds, instances, ride?.args ?? []] })).rows
+  } catch (e) {
+    ride?.fail(e)
+    throw e
+  }
+  ride?.answer(rows.flatMap((r) => (r.auth ? [r.auth] : [])))
+  return reserveAnswers(asks, rows, nowMs, due)
+}
+
+/**
+ * Reservations waiting to ride on a close statement (./leases.ts), which then grants them as {@link RESERVE_MANY}
+ * would: `columns` its reservation parameters, `answer` reads their rows (at the statement's time).
+ */
+export interface ReserveRiders {
+  take(): { nowMs: number; columns: ReturnType<typeof reserveColumns>; answer(rows: readonly ReserveRow[], nowMs: number): void; fail(error: unknown): void } | null
+  /** A statement that can carry reservations: `queued` says whether one is queued and not yet sent. */
+  carrier(queued: () => boolean): void
 }
 
 /**
@@ -350,20 +367,28 @@ function hotPath(pool: pg.Pool, riders?: AuthRiders) {
   }
   // One time for the statement and for telling 'due' apart, so a request is either granted here or retried alone.
   // A request with a hold has it written by the same statement.
-  const reserveMany = perTurn((asks: ReserveAsk[]) =>
-    reserveOnMany(
-      pool,
-      asks,
-      Math.max(...asks.map((a) => a.nowMs)),
-      (a) =>
-        a.hold
-          ? withOrg(pool, a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!)
-          : reserveAlone(a.orgId, a.amount, a.nowMs),
-      riders,
-    ),
-    { gate: pool },
-  )
+  const due = (a: ReserveAsk): Reserved =>
+    a.hold ? withOrg(pool, a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!) : reserveAlone(a.orgId, a.amount, a.nowMs)
+  const carriers: Array<() => boolean> = []
+  const reserveMany = perTurn((asks: ReserveAsk[]) => reserveOnMany(pool, asks, Math.max(...asks.map((a) => a.nowMs)), due, riders), {
+    gate: pool,
+    carried: () => carriers.some((queued) => queued()),
+  })
   riders?.carrier(() => reserveMany.queued)
+  const reservations: ReserveRiders = {
+    take() {
+      const ride = reserveMany.ride()
+      if (!ride) return null
+      const asks = ride.args
+      return {
+        nowMs: Math.max(...asks.map((a) => a.nowMs)),
+        columns: reserveColumns(asks),
+        answer: (rows, nowMs) => ride.answer(reserveAnswers(asks, rows, nowMs, due)),
+        fail: ride.fail,
+      }
+    },
+    carrier: (queued) => void carriers.push(queued),
+  }
 
   const refundAlone = async (orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> => {
     const balance = await refundOn(pool, orgId, res, amount, nowMs)
@@ -384,6 +409,7 @@ function hotPath(pool: pg.Pool, riders?: AuthRiders) {
   }, { gate: pool })
 
   return {
+    reservations,
     reserve: reserveAlone,
     refund: refundAlone,
     async settle(orgId: string, lookups: number, nowMs: number, cacheWrites?: readonly CacheWrite[]): Promise<void> {

@@ -8,7 +8,7 @@
 import type pg from 'pg'
 import type { RequestClose } from '../../../accounts/types.js'
 import type { InstanceLeases, LeaseRenewal } from '../contracts/store.js'
-import { cacheColumns, REFUND_MANY, type AlertState, type createPostgresCredits } from './credits.js'
+import { cacheColumns, REFUND_MANY, type AlertState, type createPostgresCredits, type ReserveRiders, type ReserveRow } from './credits.js'
 import { perTurn } from './per-turn.js'
 import { inputColumns, insertInputs, type TurnInputs } from './answer-inputs.js'
 import type { AnswerInputsRecord } from '../contracts/outcomes.js'
@@ -29,19 +29,26 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
 }
 
 /**
- * Ends many requests in one statement (docs/decisions.md "PostgreSQL store" → closing requests). `$1…$5` per
- * request: org, lookups, hold, subscription and purchased credits given back; `$6` the time; `$7…$10` cache entries,
- * `$25` each one's request (a fenced request's are dropped); `$11…$16` idempotency records (request, scope, key,
- * owner, status, body — null to forget); `$17…$23` input hashes (./answer-inputs.ts); `$24` the key ids of carried
- * auth reads (./auth-read.ts). Returns the settled orgs, the fenced requests (also those taken over by another
- * instance) and the auth rows.
+ * Ends many requests in one statement, and grants the reservations riding on it (docs/decisions.md "PostgreSQL store"
+ * → closing requests). `$1…$5` per request: org, lookups, hold, subscription and purchased credits given back; `$6` the
+ * time; `$7…$10` cache entries, `$25` each one's request (a fenced request's are dropped); `$11…$16` idempotency
+ * records (request, scope, key, owner, status, body — null to forget); `$17…$23` input hashes (./answer-inputs.ts);
+ * `$24` the key ids of carried auth reads (./auth-read.ts); `$26…$29` per reservation: org, amount, hold, instance,
+ * granted as ./credits.ts `RESERVE_MANY` grants them, from the balance after this statement's refunds (as if the closes
+ * went first). An org's row is updated once, by the net of both. Returns the closed orgs, the fenced requests (also those taken over by another
+ * instance), the auth rows and the reservation rows.
  */
 const CLOSE_MANY = {
-  name: 'riskcheck_close_many',
+  name: 'riskcheck_close_reserve_many',
   text: `WITH req AS (
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS r(org_id, lookups, hold_id, sub, pur, n)
+), rreq AS (
+  SELECT * FROM unnest($26::text[], $27::bigint[], $28::text[], $29::text[]) WITH ORDINALITY AS r(org_id, amount, hold_id, instance_id, n)
+), locked AS (
+  SELECT id, subscription_credits AS sub, purchased_credits AS pur, period_start, period_end FROM orgs
+  WHERE id IN (SELECT org_id FROM req UNION SELECT org_id FROM rreq) ORDER BY id FOR UPDATE
 ), cur AS (
-  SELECT id, period_start FROM orgs WHERE id IN (SELECT org_id FROM req) AND period_end > $6::bigint ORDER BY id FOR UPDATE
+  SELECT id, period_start FROM locked WHERE period_end > $6::bigint
 ), owned AS (
   SELECT d.n FROM unnest($11::bigint[], $12::text[], $13::text[], $14::text[]) AS d(n, scope, idem_key, owner)
   JOIN idempotency i ON i.scope = d.scope AND i.idem_key = d.idem_key AND i.owner = d.owner AND i.status IS NULL
@@ -81,18 +88,42 @@ const CLOSE_MANY = {
     AND (NOT idem.kept OR idem.status IS NULL)
 ), inputs AS (
   ${insertInputs(17)}
+), run AS (
+  SELECT rreq.n, rreq.org_id, rreq.amount, rreq.hold_id, rreq.instance_id, l.sub + COALESCE(agg.sub, 0) AS sub, l.pur + COALESCE(agg.pur, 0) AS pur,
+    l.period_start, l.period_end, SUM(rreq.amount) OVER (PARTITION BY rreq.org_id ORDER BY rreq.n) AS cum
+  FROM rreq JOIN locked l ON l.id = rreq.org_id LEFT JOIN agg ON agg.org_id = l.id
+), dec AS (
+  SELECT run.*, period_end > $6::bigint AND cum <= sub + pur AS granted, GREATEST(0, LEAST(sub, cum) - (cum - amount)) AS from_sub
+  FROM run
+), tot AS (
+  SELECT org_id, SUM(amount) AS total FROM dec WHERE granted GROUP BY org_id
+), held AS (
+  INSERT INTO credit_holds (id, instance_id, org_id, from_sub, from_pur, period_start, created_at)
+  SELECT hold_id, instance_id, org_id, from_sub, amount - from_sub, period_start, $6::bigint FROM dec WHERE granted AND hold_id IS NOT NULL
+  ON CONFLICT (id) DO UPDATE SET from_sub = credit_holds.from_sub + EXCLUDED.from_sub, from_pur = credit_holds.from_pur + EXCLUDED.from_pur,
+    period_start = EXCLUDED.period_start
+), net AS (
+  SELECT l.id, agg.org_id IS NOT NULL AS closing, COALESCE(agg.sub, 0) AS back_sub, COALESCE(agg.pur, 0) AS back_pur,
+    COALESCE(agg.period_part, 0) AS period_part, COALESCE(agg.total, 0) AS back, COALESCE(agg.lookups, 0) AS lookups,
+    COALESCE(tot.total, 0) AS taken, LEAST(l.sub + COALESCE(agg.sub, 0), COALESCE(tot.total, 0)) AS take_sub
+  FROM locked l LEFT JOIN tot ON tot.org_id = l.id LEFT JOIN agg ON agg.org_id = l.id WHERE tot.org_id IS NOT NULL OR agg.org_id IS NOT NULL
 ), settled AS (
-  UPDATE orgs o SET subscription_credits = o.subscription_credits + agg.sub, purchased_credits = o.purchased_credits + agg.pur,
-    period_credits = GREATEST(0, o.period_credits - agg.period_part), total_credits = GREATEST(0, o.total_credits - agg.total),
-    period_lookups = o.period_lookups + agg.lookups, total_lookups = o.total_lookups + agg.lookups
-  FROM agg WHERE o.id = agg.org_id
-  RETURNING o.id, o.subscription_credits + o.purchased_credits AS balance, o.monthly_credits, o.alert_level
+  UPDATE orgs o SET subscription_credits = o.subscription_credits + net.back_sub - net.take_sub,
+    purchased_credits = o.purchased_credits + net.back_pur - (net.taken - net.take_sub),
+    period_credits = GREATEST(0, o.period_credits - net.period_part) + net.taken, total_credits = GREATEST(0, o.total_credits - net.back) + net.taken,
+    period_lookups = o.period_lookups + net.lookups, total_lookups = o.total_lookups + net.lookups
+  FROM net WHERE o.id = net.id
+  RETURNING o.id, o.subscription_credits + o.purchased_credits AS balance, o.monthly_credits, o.alert_level, net.closing
 )
-SELECT id, balance, monthly_credits, alert_level, NULL::bigint AS fenced, NULL::json AS auth FROM settled
+SELECT id, balance, monthly_credits, alert_level, NULL::bigint AS fenced, NULL::json AS auth, NULL::bigint AS n, NULL::boolean AS granted,
+  NULL::numeric AS from_sub, NULL::bigint AS sub, NULL::bigint AS pur, NULL::numeric AS cum, NULL::bigint AS period_start, NULL::bigint AS period_end
+FROM settled WHERE closing
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, n, NULL FROM mine WHERE (hold_id IS NOT NULL OR lost) AND n NOT IN (SELECT n FROM ok)
+SELECT NULL, NULL, NULL, NULL, n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM mine WHERE (hold_id IS NOT NULL OR lost) AND n NOT IN (SELECT n FROM ok)
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, NULL, row_to_json(a) FROM (${authSelect(24)}) a`,
+SELECT NULL, NULL, NULL, NULL, NULL, row_to_json(a), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM (${authSelect(24)}) a
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, n, granted, from_sub, sub, pur, cum, period_start, period_end FROM dec`,
 }
 
 interface HoldRow {
@@ -103,9 +134,10 @@ interface HoldRow {
 }
 
 type CloseAsk = { orgId: string; close: RequestClose; nowMs: number }
-type CloseRow = AlertState & { id: string | null; fenced: Num | null; auth: AuthRow | null }
+type CloseRow = AlertState & ReserveRow & { id: string | null; fenced: Num | null; auth: AuthRow | null }
+type Reserving = NonNullable<ReturnType<ReserveRiders['take']>>
 
-function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInputsRecord[], authKeys: readonly string[]): unknown[] {
+function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInputsRecord[], authKeys: readonly string[], reserving: Reserving | null): unknown[] {
   const idem = asks.flatMap((a, i) => (a.close.idempotent ? [{ n: i + 1, ...a.close.idempotent }] : []))
   const writes = asks.flatMap((a, i) => (a.close.cacheWrites ?? []).map((write) => ({ n: i + 1, write })))
   return [
@@ -125,6 +157,7 @@ function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInp
     ...inputColumns(inputs),
     authKeys,
     writes.map((w) => w.n),
+    ...(reserving?.columns ?? [[], [], [], []]),
   ]
 }
 
@@ -135,17 +168,29 @@ function closeValues(asks: CloseAsk[], nowMs: number, inputs: readonly AnswerInp
 export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof createPostgresCredits>, inputs?: TurnInputs, riders?: AuthRiders): InstanceLeases {
   const { alert, withOrg, renewOn } = credits.internals
 
-  /** Runs {@link CLOSE_MANY}, then the alerts of the orgs it settled; answers per request: closed, fenced, or due. */
-  const closeOn = async (q: Queryable, asks: CloseAsk[], nowMs: number, kept: readonly AnswerInputsRecord[] = [], carry?: AuthRiders): Promise<Array<'closed' | 'fenced' | 'due'>> => {
+  /**
+   * Runs {@link CLOSE_MANY} (with the reservations of `reserving`), then the alerts of the orgs it closed; answers per
+   * request: closed, fenced, or due.
+   */
+  const closeOn = async (
+    q: Queryable,
+    asks: CloseAsk[],
+    nowMs: number,
+    kept: readonly AnswerInputsRecord[] = [],
+    carry?: AuthRiders,
+    reserving: Reserving | null = null,
+  ): Promise<Array<'closed' | 'fenced' | 'due'>> => {
     const ride = carry?.take() ?? null
     let rows: CloseRow[]
     try {
-      rows = (await q.query<CloseRow>({ ...CLOSE_MANY, values: closeValues(asks, nowMs, kept, ride?.args ?? []) })).rows
+      rows = (await q.query<CloseRow>({ ...CLOSE_MANY, values: closeValues(asks, nowMs, kept, ride?.args ?? [], reserving) })).rows
     } catch (e) {
       ride?.fail(e)
+      reserving?.fail(e)
       throw e
     }
     ride?.answer(rows.flatMap((r) => (r.auth ? [r.auth] : [])))
+    reserving?.answer(rows, nowMs)
     const settled = rows.filter((r) => r.id !== null)
     const fenced = new Set(rows.filter((r) => r.fenced !== null).map((r) => Number(r.fenced)))
     await Promise.all(settled.map((r) => alert(q, r.id!, r, nowMs)))
@@ -157,9 +202,10 @@ export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof c
     (await withOrg(a.orgId, a.nowMs, async (c) => (await closeOn(c, [a], a.nowMs))[0] !== 'fenced')) ?? true
   const closeMany = perTurn(async (asks: CloseAsk[]): Promise<Array<boolean | Promise<boolean>>> => {
     const batch = inputs?.take() ?? null
+    const reserving = credits.reservations.take()
     let outcome: Array<'closed' | 'fenced' | 'due'>
     try {
-      outcome = await closeOn(pool, asks, Math.max(...asks.map((a) => a.nowMs)), batch?.rows, riders)
+      outcome = await closeOn(pool, asks, Math.max(reserving?.nowMs ?? 0, ...asks.map((a) => a.nowMs)), batch?.rows, riders, reserving)
     } catch (e) {
       batch?.written(e)
       throw e
@@ -169,6 +215,7 @@ export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof c
   }, { gate: pool })
   inputs?.rideOn(() => closeMany.queued)
   riders?.carrier(() => closeMany.queued)
+  credits.reservations.carrier(() => closeMany.queued)
 
   /**
    * Releases the holds `where` selects, inside the transaction of `c`: their orgs locked (in id order, renewed when
