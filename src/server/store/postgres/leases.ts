@@ -1,8 +1,8 @@
 /**
  * Instance leases and request holds of the PostgreSQL store (docs/decisions.md "Instance leases"). The hot path adds
- * no round trip: a hold is written by the reservation's statement (./credits.ts `RESERVE_MANY`), and closed — with
- * the refund of what the request did not use, its usage, its cache entries and its idempotent answer — by one
- * statement per event-loop turn ({@link CLOSE_MANY}). A lease renewal is one statement every few seconds per
+ * no round trip: a hold is written by the reservation's statement (./credits.ts `RESERVE_MANY`, or the close
+ * statement it rides on), and closed — with the refund of what the request did not use, its usage, its cache entries
+ * and its idempotent answer — by one statement per event-loop turn ({@link CLOSE_MANY}). A lease renewal is one statement every few seconds per
  * instance; only when an instance has died does a sweep run (a transaction that refunds its holds exactly once).
  */
 import type pg from 'pg'
@@ -29,14 +29,12 @@ SELECT COALESCE((SELECT lease_until > $2::bigint FROM prev), false) AS held,
 }
 
 /**
- * Ends many requests in one statement, and grants the reservations riding on it (docs/decisions.md "PostgreSQL store"
- * → closing requests). `$1…$5` per request: org, lookups, hold, subscription and purchased credits given back; `$6` the
- * time; `$7…$10` cache entries, `$25` each one's request (a fenced request's are dropped); `$11…$16` idempotency
- * records (request, scope, key, owner, status, body — null to forget); `$17…$23` input hashes (./answer-inputs.ts);
- * `$24` the key ids of carried auth reads (./auth-read.ts); `$26…$29` per reservation: org, amount, hold, instance,
- * granted as ./credits.ts `RESERVE_MANY` grants them, from the balance after this statement's refunds (as if the closes
- * went first). An org's row is updated once, by the net of both. Returns the closed orgs, the fenced requests (also those taken over by another
- * instance), the auth rows and the reservation rows.
+ * Ends many requests in one statement and grants the reservations riding on it (docs/decisions.md "PostgreSQL store",
+ * closing requests and statements per turn). Per request: `$1…$5` org, lookups, hold, credits given back; `$6` the time;
+ * `$7…$10`, `$25` cache entries and their requests; `$11…$16` idempotency records; `$17…$23` input hashes
+ * (./answer-inputs.ts); `$24` carried auth reads (./auth-read.ts); `$26…$29` reservations (org, amount, hold,
+ * instance), granted from the balance after the refunds. Each org's row is updated once, by the net. Returns the closed
+ * orgs, the fenced requests, the auth rows and the reservation rows.
  */
 const CLOSE_MANY = {
   name: 'riskcheck_close_reserve_many',
