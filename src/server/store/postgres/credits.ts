@@ -54,6 +54,23 @@ SELECT cur.period_start, cur.period_end, took.from_sub, cur.sub + cur.pur - $2::
 }
 
 /**
+ * The grant rule of reservations, as CTEs over `run` (per request: org, amount, hold, instance, the org's `sub`, `pur`
+ * and period, `cum` its org's running total) at the time `$t`: `dec` (granted, and the part from the subscription),
+ * `tot` (granted per org) and `held` (each granted request's hold written). The org's row is the caller's to update.
+ */
+export const grantReservations = (t: number): string => `dec AS (
+  SELECT run.*, period_end > $${t}::bigint AND cum <= sub + pur AS granted, GREATEST(0, LEAST(sub, cum) - (cum - amount)) AS from_sub
+  FROM run
+), tot AS (
+  SELECT org_id, SUM(amount) AS total FROM dec WHERE granted GROUP BY org_id
+), held AS (
+  INSERT INTO credit_holds (id, instance_id, org_id, from_sub, from_pur, period_start, created_at)
+  SELECT hold_id, instance_id, org_id, from_sub, amount - from_sub, period_start, $${t}::bigint FROM dec WHERE granted AND hold_id IS NOT NULL
+  ON CONFLICT (id) DO UPDATE SET from_sub = credit_holds.from_sub + EXCLUDED.from_sub, from_pur = credit_holds.from_pur + EXCLUDED.from_pur,
+    period_start = EXCLUDED.period_start
+)`
+
+/**
  * The reservations of many requests in one statement: `$1`/`$2` each request's org and amount, in order, `$3` the
  * time, `$4`/`$5` each request's hold and instance (null: none). Per org, requests are granted in order while the
  * balance covers them (a prefix: once one is refused, so are the later ones of that org in this statement); every
@@ -72,22 +89,12 @@ export const RESERVE_MANY = {
   SELECT req.n, req.org_id, req.amount, req.hold_id, req.instance_id, cur.sub, cur.pur, cur.period_start, cur.period_end,
     SUM(req.amount) OVER (PARTITION BY req.org_id ORDER BY req.n) AS cum
   FROM req JOIN cur ON cur.id = req.org_id
-), dec AS (
-  SELECT run.*, period_end > $3::bigint AND cum <= sub + pur AS granted, GREATEST(0, LEAST(sub, cum) - (cum - amount)) AS from_sub
-  FROM run
-), tot AS (
-  SELECT org_id, SUM(amount) AS total FROM dec WHERE granted GROUP BY org_id
-), took AS (
+), ${grantReservations(3)}, took AS (
   UPDATE orgs o SET subscription_credits = cur.sub - LEAST(cur.sub, tot.total),
     purchased_credits = cur.pur - (tot.total - LEAST(cur.sub, tot.total)),
     period_credits = cur.period_credits + tot.total, total_credits = cur.total_credits + tot.total
   FROM tot JOIN cur ON cur.id = tot.org_id WHERE o.id = tot.org_id
   RETURNING o.id
-), held AS (
-  INSERT INTO credit_holds (id, instance_id, org_id, from_sub, from_pur, period_start, created_at)
-  SELECT hold_id, instance_id, org_id, from_sub, amount - from_sub, period_start, $3::bigint FROM dec WHERE granted AND hold_id IS NOT NULL
-  ON CONFLICT (id) DO UPDATE SET from_sub = credit_holds.from_sub + EXCLUDED.from_sub, from_pur = credit_holds.from_pur + EXCLUDED.from_pur,
-    period_start = EXCLUDED.period_start
 )
 SELECT n, org_id, amount, cum, sub, pur, period_start, period_end, granted, from_sub, NULL::json AS auth FROM dec
 UNION ALL

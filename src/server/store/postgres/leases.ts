@@ -8,7 +8,7 @@
 import type pg from 'pg'
 import type { RequestClose } from '../../../accounts/types.js'
 import type { InstanceLeases, LeaseRenewal } from '../contracts/store.js'
-import { cacheColumns, REFUND_MANY, type AlertState, type createPostgresCredits, type ReserveRiders, type ReserveRow } from './credits.js'
+import { cacheColumns, grantReservations, REFUND_MANY, type AlertState, type createPostgresCredits, type ReserveRiders, type ReserveRow } from './credits.js'
 import { perTurn } from './per-turn.js'
 import { inputColumns, insertInputs, type TurnInputs } from './answer-inputs.js'
 import type { AnswerInputsRecord } from '../contracts/outcomes.js'
@@ -90,17 +90,7 @@ const CLOSE_MANY = {
   SELECT rreq.n, rreq.org_id, rreq.amount, rreq.hold_id, rreq.instance_id, l.sub + COALESCE(agg.sub, 0) AS sub, l.pur + COALESCE(agg.pur, 0) AS pur,
     l.period_start, l.period_end, SUM(rreq.amount) OVER (PARTITION BY rreq.org_id ORDER BY rreq.n) AS cum
   FROM rreq JOIN locked l ON l.id = rreq.org_id LEFT JOIN agg ON agg.org_id = l.id
-), dec AS (
-  SELECT run.*, period_end > $6::bigint AND cum <= sub + pur AS granted, GREATEST(0, LEAST(sub, cum) - (cum - amount)) AS from_sub
-  FROM run
-), tot AS (
-  SELECT org_id, SUM(amount) AS total FROM dec WHERE granted GROUP BY org_id
-), held AS (
-  INSERT INTO credit_holds (id, instance_id, org_id, from_sub, from_pur, period_start, created_at)
-  SELECT hold_id, instance_id, org_id, from_sub, amount - from_sub, period_start, $6::bigint FROM dec WHERE granted AND hold_id IS NOT NULL
-  ON CONFLICT (id) DO UPDATE SET from_sub = credit_holds.from_sub + EXCLUDED.from_sub, from_pur = credit_holds.from_pur + EXCLUDED.from_pur,
-    period_start = EXCLUDED.period_start
-), net AS (
+), ${grantReservations(6)}, net AS (
   SELECT l.id, agg.org_id IS NOT NULL AS closing, COALESCE(agg.sub, 0) AS back_sub, COALESCE(agg.pur, 0) AS back_pur,
     COALESCE(agg.period_part, 0) AS period_part, COALESCE(agg.total, 0) AS back, COALESCE(agg.lookups, 0) AS lookups,
     COALESCE(tot.total, 0) AS taken, LEAST(l.sub + COALESCE(agg.sub, 0), COALESCE(tot.total, 0)) AS take_sub
