@@ -342,6 +342,15 @@ describe.skipIf(!url)('Store on PostgreSQL', () => {
     expect(statements).toBe(1)
     expect([first?.fromSubscription, closedAfter]).toEqual([1, true])
     expect(await credits()).toEqual([1, 1, 2, 8])
+    // a statement that fails fails its riders too, and writes nothing of either (a lookup count PostgreSQL refuses)
+    statements = 0
+    const failed = await Promise.allSettled([
+      leases.closeHeld(org.id, { holdId: 'inst_r.4', lookups: Number.NaN, refund: { fromSubscription: 1, fromPurchased: 0 } }, T0),
+      leases.reserveHeld(org.id, 1, T0, hold(5)),
+    ])
+    expect([statements, ...failed.map((r) => r.status)]).toEqual([1, 'rejected', 'rejected'])
+    expect(await credits()).toEqual([1, 1, 2, 8])
+    expect(await leases.releaseHolds(['inst_r.5'], T0)).toBe(0)
     // the granted reservation's hold holds exactly its parts; the refused one wrote none
     expect(await leases.releaseHolds(['inst_r.3', 'inst_r.4'], T0)).toBe(1)
     expect(await credits()).toEqual([2, 1, 2, 7])
