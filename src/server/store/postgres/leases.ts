@@ -2,8 +2,9 @@
  * Instance leases and request holds of the PostgreSQL store (docs/decisions.md "Instance leases"). The hot path adds
  * no round trip: a hold is written by the reservation's statement (./credits.ts `RESERVE_MANY`, or the close
  * statement it rides on), and closed — with the refund of what the request did not use, its usage, its cache entries
- * and its idempotent answer — by one statement per event-loop turn ({@link CLOSE_MANY}). A lease renewal is one statement every few seconds per
- * instance; only when an instance has died does a sweep run (a transaction that refunds its holds exactly once).
+ * and its idempotent answer — by one statement per event-loop turn ({@link CLOSE_MANY}). A lease renewal is one
+ * statement every few seconds per instance; only when an instance has died does a sweep run (a transaction that
+ * refunds its holds exactly once).
  */
 import type pg from 'pg'
 import type { RequestClose } from '../../../accounts/types.js'
