@@ -9,10 +9,9 @@
  *   admin list delete LIST_ID --org ORG_ID [--mode live|test]
  */
 import { readFile } from 'node:fs/promises'
-import { MAX_ITEMS_PER_LIST } from '../lists/compile.js'
 import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType, type ListKind } from '../lists/types.js'
 import { normalizeListValue } from '../lists/normalize.js'
-import { MAX_VALUES_PER_CALL, prepareValues } from '../server/org-lists.js'
+import { listRoom, MAX_VALUES_PER_CALL, prepareValues } from '../server/org-lists.js'
 import { listsStoreOf } from '../server/store/open-storage.js'
 import type { ListOwner, ListRecord, ListsStore } from '../server/store/contracts/lists.js'
 import type { Store } from '../server/store/contracts/store.js'
@@ -100,7 +99,8 @@ export async function runAdminList(
       if (expires !== null && !Number.isFinite(expires)) throw new UsageError('--expires must be an ISO 8601 date-time')
       const reason = typeof values.reason === 'string' && values.reason !== '' ? values.reason : null
       const { valid, invalid } = prepareValues(l.itemType, raw)
-      if (l.items + valid.length > MAX_ITEMS_PER_LIST) throw new UsageError(`a list holds at most ${MAX_ITEMS_PER_LIST} items`)
+      const full = valid.length > 0 ? listRoom(await lists.listLists(owner), l, valid.length) : null
+      if (full !== null) throw new UsageError(full)
       const r = await lists.addItems(owner, l.id, valid.map((value) => ({ value, reason, expiresAt: expires })), nowMs)
       if (!r) throw new RangeError(`no ${mode} list ${l.id}`)
       const json = { added: r.added, already_present: r.alreadyPresent, invalid }

@@ -4,12 +4,12 @@
  * anyway); the lists compiled at that version are kept in memory per (org, mode), so a request costs no extra round
  * trip unless its lists changed since this instance last compiled them. Why: docs/decisions.md, "Lists in the service".
  */
-import { compileLists, summarize, type ListIndex } from '../lists/compile.js'
+import { compileLists, MAX_ITEMS_PER_LIST, summarize, type ListIndex } from '../lists/compile.js'
 import type { ListsHolder } from '../lists/holder.js'
 import { normalizeListValue } from '../lists/normalize.js'
 import type { ListDefinition, ListItemType } from '../lists/types.js'
 import type { Signals } from '../signals.js'
-import type { ListOwner, ListsSnapshot, ListsStore } from './store/contracts/lists.js'
+import type { ListOwner, ListRecord, ListsSnapshot, ListsStore } from './store/contracts/lists.js'
 import type { Store } from './store/contracts/store.js'
 import { listsStoreOf } from './store/open-storage.js'
 /** Most values in one POST /v1/lists/{id}/items. */
@@ -30,6 +30,33 @@ export function prepareValues(type: ListItemType, values: readonly string[]) {
 /** Owners whose compiled lists are kept (least recently used dropped first). */
 const MAX_OWNERS = 500
 
+/** Most items the lists of one owner (an org in one mode) hold together: what an instance compiles for it. */
+export const MAX_ITEMS_PER_OWNER = 1_000_000
+
+/** Most list items an instance keeps compiled, all owners together (least recently used owners dropped first). */
+export const MAX_COMPILED_ITEMS = 4_000_000
+
+/** The limits {@link listRoom} applies. */
+export interface ListLimits {
+  perList: number
+  perOwner: number
+}
+
+const LIMITS: ListLimits = { perList: MAX_ITEMS_PER_LIST, perOwner: MAX_ITEMS_PER_OWNER }
+
+/**
+ * Why `adding` values cannot go to `list`, of an owner whose lists are `all` (as `listLists` answers): the sentence
+ * of the limit they would pass, or null when they fit. Values are counted as given (one already on the list too).
+ */
+export function listRoom(all: readonly ListRecord[], list: ListRecord, adding: number, limits: ListLimits = LIMITS): string | null {
+  const n = (x: number) => x.toLocaleString('en-US')
+  if (list.items + adding > limits.perList) return `A list holds at most ${n(limits.perList)} items; this one holds ${n(list.items)}.`
+  const total = all.reduce((sum, l) => sum + (l.id === list.id ? list.items : l.items), 0) + (all.some((l) => l.id === list.id) ? 0 : list.items)
+  if (total + adding > limits.perOwner)
+    return `The lists of an org hold at most ${n(limits.perOwner)} items together in each mode; they hold ${n(total)}.`
+  return null
+}
+
 /** How long a bulk job's rows use the lists version last read before reading it again, in ms (elapsed time). */
 export const BULK_LISTS_RECHECK_MS = 1000
 
@@ -37,6 +64,8 @@ export const BULK_LISTS_RECHECK_MS = 1000
 interface Compiled {
   version: number
   index: ListIndex
+  /** Its items, all lists together. */
+  items: number
 }
 
 /** The per-org lists of a server. */
@@ -91,13 +120,34 @@ const holderOf = (index: ListIndex): ListsHolder => ({
   summary: () => summarize(index),
 })
 
-/** Creates the per-org lists of a server over `store`'s lists storage. */
-export function createOrgLists(store: Store, nowMs: () => number, warn: (message: string) => void): OrgLists {
+/**
+ * Creates the per-org lists of a server over `store`'s lists storage. The compiled lists kept are bounded by
+ * {@link MAX_OWNERS} owners and `maxItems` items, the least recently used owner dropped first.
+ */
+export function createOrgLists(store: Store, nowMs: () => number, warn: (message: string) => void, maxItems = MAX_COMPILED_ITEMS): OrgLists {
   const lists = listsStoreOf(store)
+  // in order of use, the least recent first
   const compiled = new Map<string, Compiled>()
+  let compiledItems = 0
   const loading = new Map<string, Promise<Compiled>>()
   const holders = new WeakMap<ListIndex, ListsHolder>()
   let loads = 0
+
+  /** Keeps `entry` as the most recently used, then drops the least recently used beyond the bounds (never `entry`). */
+  const keep = (key: string, entry: Compiled) => {
+    const had = compiled.get(key)
+    if (had) {
+      compiled.delete(key)
+      compiledItems -= had.items
+    }
+    compiled.set(key, entry)
+    compiledItems += entry.items
+    for (const [k, e] of compiled) {
+      if (k === key || (compiled.size <= MAX_OWNERS && compiledItems <= maxItems)) break
+      compiled.delete(k)
+      compiledItems -= e.items
+    }
+  }
 
   const load = (key: string, owner: ListOwner, s: ListsStore): Promise<Compiled> => {
     let p = loading.get(key)
@@ -106,14 +156,10 @@ export function createOrgLists(store: Store, nowMs: () => number, warn: (message
         loads++
         const snap = await s.snapshot(owner, nowMs())
         const index = compileSnapshot(snap, warn)
-        const entry = { version: snap.version, index }
+        const entry = { version: snap.version, index, items: [...index.counts.values()].reduce((n, c) => n + c, 0) }
         holders.set(index, holderOf(index))
         const had = compiled.get(key)
-        if (!had || had.version <= entry.version) {
-          compiled.delete(key)
-          if (compiled.size >= MAX_OWNERS) compiled.delete(compiled.keys().next().value as string)
-          compiled.set(key, entry)
-        }
+        if (!had || had.version <= entry.version) keep(key, entry)
         return entry
       })().finally(() => loading.delete(key))
       loading.set(key, p)
@@ -124,7 +170,12 @@ export function createOrgLists(store: Store, nowMs: () => number, warn: (message
   const pick = (key: string, owner: ListOwner, s: ListsStore, version: number | null): ListIndex | null | Promise<ListIndex | null> => {
     if (version === null) return null
     const hit = compiled.get(key)
-    if (hit && hit.version >= version) return hit.index
+    if (hit && hit.version >= version) {
+      // now the most recently used
+      compiled.delete(key)
+      compiled.set(key, hit)
+      return hit.index
+    }
     return load(key, owner, s).then(async (e) => (e.version >= version ? e.index : (await load(key, owner, s)).index))
   }
 

@@ -13,6 +13,7 @@ import { applyContext } from '../scoring/engine.js'
 import type { Policy } from '../scoring/rules.js'
 import { buildReviewDecidedEvent } from '../webhooks/events.js'
 import { batchWriter } from './batch-writer.js'
+import { listRoom } from './org-lists.js'
 import type { OutcomeService } from './outcomes.js'
 import type { ListsStore } from './store/contracts/lists.js'
 import { REVIEW_DECISIONS, type NewReview, type ReviewDecision, type ReviewMode, type ReviewRecord, type ReviewStore } from './store/contracts/reviews.js'
@@ -159,6 +160,9 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     if (!list) throw invalid(`add_to_list: no list ${JSON.stringify(listId.slice(0, 64))} of this org in ${owner.mode} mode.`)
     const a = (kind: string) => (kind === 'allow' ? 'an allow' : 'a block')
     if (list.kind !== KIND_OF[decision]) throw invalid(`add_to_list: ${decision} adds to ${a(KIND_OF[decision])} list; ${list.name} is ${a(list.kind)} list.`)
+    // a first decision only: a retry finishes the add it began (the value may be on the list already)
+    const full = review.decision === null ? listRoom(await options.lists.listLists(owner), list, 1) : null
+    if (full !== null) throw invalid(`add_to_list: ${full}`)
     return listValueOf(review, list.itemType)
   }
 

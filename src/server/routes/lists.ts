@@ -15,7 +15,7 @@ import { MAX_VALUE_LENGTH, normalizeListValue } from '../../lists/normalize.js'
 import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType } from '../../lists/types.js'
 import type { RequestAuth } from '../auth.js'
 import type { ListItemRecord, ListOwner, ListRecord } from '../store/contracts/lists.js'
-import { MAX_VALUES_PER_CALL, prepareValues } from '../org-lists.js'
+import { listRoom, MAX_ITEMS_PER_OWNER, MAX_VALUES_PER_CALL, prepareValues } from '../org-lists.js'
 import { Text } from '../text.js'
 import { BULK_BODY_LIMIT } from './bulk.js'
 import { defineRoute, type RouteDef, type ServerContext } from './types.js'
@@ -30,6 +30,7 @@ function storeOf(ctx: ServerContext) {
   return ctx.lists
 }
 
+const count = (n: number) => n.toLocaleString('en-US')
 const notFound = (id: string) => new RiskcheckError('NOT_FOUND', `No list ${JSON.stringify(id.slice(0, 64))}.`)
 
 /** The list `id` of the caller and `values` normalised for it: at most MAX_VALUES_PER_CALL, another owner's list 404. */
@@ -244,7 +245,7 @@ function itemRoutes(): RouteDef[] {
       operationId: 'add_list_items',
       summary: 'Add values to a list',
       description:
-        'Values are normalised as the list\'s item type says; every valid one is added in one transaction, each invalid one is named in `invalid` with why (the call is not refused for them). A value already on the list keeps its reason and expiry.',
+        `Values are normalised as the list's item type says; every valid one is added in one transaction, each invalid one is named in \`invalid\` with why (the call is not refused for them). A value already on the list keeps its reason and expiry. A list holds at most ${count(MAX_ITEMS_PER_LIST)} items and the lists of an org at most ${count(MAX_ITEMS_PER_OWNER)} together in each mode: a call whose valid values (counted as given) would pass either is refused whole with 413 INPUT_LIMIT_EXCEEDED, its message naming the limit.`,
       tags,
       scope: 'lists',
       status: 200,
@@ -256,8 +257,8 @@ function itemRoutes(): RouteDef[] {
       handler: async ({ params, body, auth, ctx }) => {
         const expiresAt = expiryOf(body.expires_at)
         const { store, owner, list, valid, invalid } = await listValues(ctx, auth, params.id, body.values)
-        if (list.items + valid.length > MAX_ITEMS_PER_LIST)
-          throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', `A list holds at most ${MAX_ITEMS_PER_LIST} items.`, { field: 'values' })
+        const full = valid.length > 0 ? listRoom(await store.listLists(owner), list, valid.length) : null
+        if (full !== null) throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', full, { field: 'values' })
         const reason = body.reason ? body.reason : null
         const r = await store.addItems(owner, params.id, valid.map((value) => ({ value, reason, expiresAt })), ctx.nowMs())
         if (!r) throw notFound(params.id)

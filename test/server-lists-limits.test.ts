@@ -1,0 +1,170 @@
+/**
+ * What an org's lists may hold, and what an instance keeps compiled: at most 1,000,000 items per list and per org in
+ * each mode (the API, the dashboard through it, `riskcheck admin list add` and review decisions refuse more, naming the
+ * limit); the compiled lists an instance keeps are bounded by their items, the least recently used owner dropped first.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueApiKey } from '../src/accounts/keys.js'
+import { runAdmin } from '../src/cli/admin-command.js'
+import { createOrgLists, listRoom, MAX_ITEMS_PER_OWNER } from '../src/server/org-lists.js'
+import type { ListOwner, ListRecord } from '../src/server/store/contracts/lists.js'
+import { listsStoreOf } from '../src/server/store/open-storage.js'
+import { createMemoryStore } from '../src/server/store/sqlite/memory.js'
+import { memoryIO } from './helpers.js'
+import { startTestServer, type TestServer } from './server-helpers.js'
+
+const M = MAX_ITEMS_PER_OWNER.toLocaleString('en-US')
+const rec = (id: string, items: number): ListRecord => ({ id, name: id, kind: 'block', itemType: 'email', createdAt: 0, items })
+
+describe('listRoom', () => {
+  const limits = { perList: 10, perOwner: 15 }
+  it('counts the list and every other list of the owner; exactly at a limit fits', () => {
+    const a = rec('a', 6)
+    const b = rec('b', 4)
+    expect(listRoom([a, b], a, 4, limits)).toBeNull() // a: 10 of 10, owner 14 of 15
+    expect(listRoom([a, b], a, 5, limits)).toBe('A list holds at most 10 items; this one holds 6.')
+    expect(listRoom([a, b], b, 5, limits)).toBeNull() // owner 15 of 15
+    expect(listRoom([a, b], b, 6, limits)).toBe('The lists of an org hold at most 15 items together in each mode; they hold 10.')
+  })
+  it('uses the list as given when the owner’s lists were read before it (or without it)', () => {
+    expect(listRoom([rec('a', 2)], rec('a', 9), 1, limits)).toBeNull()
+    expect(listRoom([rec('a', 2)], rec('a', 9), 2, limits)).toMatch(/^A list holds at most 10/)
+    expect(listRoom([rec('b', 12)], rec('a', 2), 2, limits)).toMatch(/^The lists of an org hold at most 15/) // 14 + 2
+  })
+})
+
+describe('the compiled lists an instance keeps', () => {
+  it('are bounded by items: the least recently used owner goes first, and is compiled again when asked', async () => {
+    const store = createMemoryStore()
+    const lists = listsStoreOf(store)!
+    const owners: ListOwner[] = []
+    for (const name of ['a', 'b', 'c']) {
+      const o: ListOwner = { orgId: (await store.createOrg({ name, planId: 'starter' }, 1)).id, mode: 'live' }
+      owners.push(o)
+      const l = await lists.createList(o, { name: 'x', kind: 'block', itemType: 'email' }, 1)
+      await lists.addItems(o, l.id, Array.from({ length: 6 }, (_, i) => ({ value: `u${i}@${name}.example`, reason: null, expiresAt: null })), 1)
+    }
+    const org = createOrgLists(store, () => 2, () => {}, 12) // room for two owners of 6 items
+    const [a, b, c] = owners as [ListOwner, ListOwner, ListOwner]
+    const resolve = async (o: ListOwner) => expect((await org.resolve(o, undefined))!.email.size).toBe(6)
+    await resolve(a)
+    await resolve(b)
+    expect(org.loads).toBe(2)
+    await resolve(a) // a used after b: b is now the least recently used
+    expect(org.loads).toBe(2)
+    await resolve(c) // 18 items: b goes
+    expect(org.loads).toBe(3)
+    await resolve(a)
+    await resolve(c)
+    expect(org.loads).toBe(3)
+    await resolve(b) // compiled again; a (used before c) goes
+    expect(org.loads).toBe(4)
+    await resolve(c)
+    expect(org.loads).toBe(4)
+    await resolve(a)
+    expect(org.loads).toBe(5)
+    await store.close()
+  })
+
+  it('an owner larger than the bound alone is still kept (its lookups need it), and alone', async () => {
+    const store = createMemoryStore()
+    const lists = listsStoreOf(store)!
+    const big: ListOwner = { orgId: (await store.createOrg({ name: 'big', planId: 'starter' }, 1)).id, mode: 'live' }
+    const small: ListOwner = { orgId: (await store.createOrg({ name: 'small', planId: 'starter' }, 1)).id, mode: 'live' }
+    for (const [o, n, name] of [[big, 20, 'big'], [small, 2, 'small']] as const) {
+      const l = await lists.createList(o, { name: 'x', kind: 'block', itemType: 'email' }, 1)
+      await lists.addItems(o, l.id, Array.from({ length: n }, (_, i) => ({ value: `u${i}@${name}.example`, reason: null, expiresAt: null })), 1)
+    }
+    const org = createOrgLists(store, () => 2, () => {}, 12)
+    await org.resolve(small, undefined)
+    expect((await org.resolve(big, undefined))!.email.size).toBe(20)
+    await org.resolve(big, undefined)
+    expect(org.loads).toBe(2)
+    await org.resolve(small, undefined)
+    expect(org.loads).toBe(3)
+    await store.close()
+  })
+})
+
+describe('an org’s lists hold at most 1,000,000 items in each mode (SQLite, over HTTP and the admin command)', () => {
+  let dir: string
+  let s: TestServer
+  let live: string
+  let test: string
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'riskcheck-list-limits-'))
+    s = await startTestServer({ db: join(dir, 'lists.sqlite') })
+    const { post, get } = s
+    s.post = (...a) => (s.tick(1000), post(...a))
+    s.get = (...a) => (s.tick(1000), get(...a))
+    const now = s.clock.now().getTime()
+    live = (await issueApiKey(s.app.store, { orgId: s.org.id, name: 'l', scopes: ['lookup', 'lists'] }, now)).secret
+    test = (await issueApiKey(s.app.store, { orgId: s.org.id, name: 't', mode: 'test', scopes: ['lookup', 'lists'] }, now)).secret
+  })
+  afterAll(async () => {
+    await s?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('refuses values past the org’s total with 413 and the limit named, adds nothing; the other mode and freed room take them', { timeout: 120_000 }, async () => {
+    const create = async (key: string, name: string) => (await s.post('/v1/lists', { name, kind: 'block', item_type: 'email' }, key)).body.data.id as string
+    const a = await create(live, 'A')
+    const b = await create(live, 'B')
+    // filled through the store (1,000,000 values over HTTP would be ten calls of 32 MiB): 600,000 + 400,000
+    const lists = listsStoreOf(s.app.store)!
+    const owner: ListOwner = { orgId: s.org.id, mode: 'live' }
+    const fill = (id: string, from: number, n: number) =>
+      lists.addItems(owner, id, Array.from({ length: n }, (_, i) => ({ value: `u${from + i}@fill.example`, reason: null, expiresAt: null })), 1)
+    expect((await fill(a, 0, 600_000))!.added).toBe(600_000)
+    expect((await fill(b, 600_000, 400_000))!.added).toBe(400_000)
+
+    const over = await s.post(`/v1/lists/${b}/items`, { values: ['one@more.example'] }, live)
+    expect(over.status).toBe(413)
+    expect(over.body.error.code).toBe('INPUT_LIMIT_EXCEEDED')
+    expect(over.body.error.message).toBe(`The lists of an org hold at most ${M} items together in each mode; they hold ${M}.`)
+    expect((await s.get(`/v1/lists/${b}/items?value=one@more.example`, live)).body.data).toEqual([])
+    expect((await s.get(`/v1/lists/${b}`, live)).body.data.items).toBe(400_000)
+
+    // the operator's command applies the same limit
+    const io = memoryIO()
+    const code = await runAdmin(['list', 'add', b, '--org', s.org.id, 'one@more.example', '--db', join(dir, 'lists.sqlite')], io)
+    expect(code).toBe(64)
+    expect(io.err()).toContain(`hold at most ${M} items together`)
+
+    // test keys' lists are another owner's
+    const t = await create(test, 'T')
+    expect((await s.post(`/v1/lists/${t}/items`, { values: ['one@more.example'] }, test)).status).toBe(200)
+
+    // room freed on one list is room for the other
+    expect((await s.post(`/v1/lists/${a}/items/remove`, { values: ['u0@fill.example'] }, live)).body.data.removed).toBe(1)
+    const ok = await s.post(`/v1/lists/${b}/items`, { values: ['one@more.example'] }, live)
+    expect(ok.status, ok.raw).toBe(200)
+    expect(ok.body.data.added).toBe(1)
+    expect((await s.post(`/v1/lists/${a}/items`, { values: ['two@more.example'] }, live)).status).toBe(413)
+  })
+
+  it('a review decision that would add to a full org’s list is refused (400, nothing decided) until there is room', { timeout: 120_000 }, async () => {
+    // test mode (its answers are deterministic): 192.0.2.8 is a Tor exit, whose answer is queued for review
+    const owner: ListOwner = { orgId: s.org.id, mode: 'test' }
+    const lists = listsStoreOf(s.app.store)!
+    const emails = (await s.post('/v1/lists', { name: 'E', kind: 'block', item_type: 'email' }, test)).body.data.id as string
+    const ips = (await s.post('/v1/lists', { name: 'Reviewed', kind: 'block', item_type: 'ip' }, test)).body.data.id as string
+    const held = (await s.get('/v1/lists', test)).body.data.reduce((n: number, l: { items: number }) => n + l.items, 0) as number
+    const room = MAX_ITEMS_PER_OWNER - held
+    await lists.addItems(owner, emails, Array.from({ length: room }, (_, i) => ({ value: `r${i}@fill.example`, reason: null, expiresAt: null })), 1)
+    expect((await s.post('/v1/ip', { ip: '192.0.2.8' }, test)).body.data.recommendation.action).toBe('review')
+    const entry = (await s.get('/v1/reviews', test)).body.data[0]
+    const refused = await s.post(`/v1/reviews/${entry.id}/decision`, { decision: 'block', add_to_list: ips }, test)
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.message).toBe(`add_to_list: The lists of an org hold at most ${M} items together in each mode; they hold ${M}.`)
+    expect((await s.get('/v1/reviews?status=pending', test)).body.data).toHaveLength(1)
+
+    expect((await s.post(`/v1/lists/${emails}/items/remove`, { values: ['r0@fill.example'] }, test)).body.data.removed).toBe(1)
+    const decided = await s.post(`/v1/reviews/${entry.id}/decision`, { decision: 'block', add_to_list: ips }, test)
+    expect(decided.status, decided.raw).toBe(200)
+    expect((await s.get(`/v1/lists/${ips}/items`, test)).body.data.map((i: { value: string }) => i.value)).toEqual(['192.0.2.8'])
+  })
+})
