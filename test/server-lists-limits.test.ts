@@ -1,7 +1,9 @@
 /**
  * What an org's lists may hold, and what an instance keeps compiled: at most 1,000,000 items per list and per org in
  * each mode (the API, the dashboard through it, `riskcheck admin list add` and review decisions refuse more, naming the
- * limit); the compiled lists an instance keeps are bounded by their items, the least recently used owner dropped first.
+ * limit); the compiled lists an instance keeps are bounded by their items, the least recently used owner dropped first;
+ * large lists compile a few thousand items a turn, in the service and in the library's reloads, so other requests and
+ * lookups are answered meanwhile (counted in turns and requests, not timed).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -9,6 +11,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { runAdmin } from '../src/cli/admin-command.js'
+import { createRiskcheck } from '../src/riskcheck.js'
+import { createServer } from '../src/server/app.js'
 import { createOrgLists, listRoom, MAX_ITEMS_PER_OWNER } from '../src/server/org-lists.js'
 import type { ListOwner, ListRecord } from '../src/server/store/contracts/lists.js'
 import { listsStoreOf } from '../src/server/store/open-storage.js'
@@ -86,6 +90,64 @@ describe('the compiled lists an instance keeps', () => {
     await org.resolve(small, undefined)
     expect(org.loads).toBe(3)
     await store.close()
+  })
+})
+
+describe('an org’s lists compile a few thousand items a turn', () => {
+  it('another org’s request is answered while a large list compiles; the large org’s answer then matches it', { timeout: 120_000 }, async () => {
+    const store = createMemoryStore()
+    let rateMs = 0 // every request in a rate-limit second of its own
+    const app = createServer({ db: store, dashboard: false, purgeIntervalMs: 0, rateLimitNow: () => (rateMs += 1000), riskcheck: { offline: true } })
+    await app.ready()
+    try {
+      const keyOf = async (name: string) => {
+        const org = await store.createOrg({ name, planId: 'starter' }, Date.now())
+        return { org, key: (await issueApiKey(store, { orgId: org.id, name: 'k', scopes: ['lookup', 'lists'] }, Date.now())).secret }
+      }
+      const big = await keyOf('Big')
+      const small = await keyOf('Small')
+      const owner: ListOwner = { orgId: big.org.id, mode: 'live' }
+      const lists = listsStoreOf(store)!
+      const l = await lists.createList(owner, { name: 'many', kind: 'block', itemType: 'email' }, Date.now())
+      await lists.addItems(owner, l.id, Array.from({ length: 300_000 }, (_, i) => ({ value: `u${i}@manycorp.io`, reason: null, expiresAt: null })), Date.now())
+      const lookup = (key: string, email: string) =>
+        app.inject({ method: 'POST', url: '/v1/email', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: JSON.stringify({ email }) })
+      // the other org asks again and again, one request after the other, while the large org's first request waits
+      let pending = true
+      const first = lookup(big.key, 'u299999@manycorp.io').finally(() => (pending = false))
+      let answered = 0
+      while (pending) {
+        const o = await lookup(small.key, `u${answered}@manycorp.io`)
+        expect(JSON.parse(o.body).data?.details.lists, o.body).toEqual([])
+        if (pending) answered++
+      }
+      // compiled in one turn, none (or the one or two asked before the compile began) would be answered meanwhile
+      expect(answered).toBeGreaterThanOrEqual(10)
+      expect(JSON.parse((await first).body).data.details.lists).toEqual([expect.objectContaining({ list_id: l.id, value: 'u299999@manycorp.io' })])
+    } finally {
+      await app.close()
+    }
+  })
+})
+
+describe('the library’s lists reload a few thousand items a turn', () => {
+  it('lookups go on with the lists in force while a reload compiles; then the new lists are in force', { timeout: 120_000 }, async () => {
+    const rc = createRiskcheck({ offline: true, cache: false, lists: [{ name: 'old', kind: 'block', itemType: 'email', items: ['a@oldcorp.io'] }] })
+    let pending = true
+    const reload = rc
+      .reloadLists([{ name: 'many', kind: 'block', itemType: 'email', items: Array.from({ length: 300_000 }, (_, i) => `u${i}@manycorp.io`) }])
+      .finally(() => (pending = false))
+    let turns = 0
+    while (pending) {
+      expect((await rc.email('a@oldcorp.io')).details.lists).toHaveLength(1)
+      await new Promise<void>((resolve) => setImmediate(resolve)) // one turn of the event loop
+      if (pending) turns++
+    }
+    expect(turns).toBeGreaterThanOrEqual(10) // a reload compiled in one turn leaves none
+    expect((await reload)[0]).toMatchObject({ name: 'many', items: 300_000 })
+    expect((await rc.email('u1@manycorp.io')).details.lists).toHaveLength(1)
+    expect((await rc.email('a@oldcorp.io')).details.lists).toEqual([])
+    await rc.close()
   })
 })
 

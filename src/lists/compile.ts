@@ -1,11 +1,9 @@
 /**
  * Compiling list definitions into one index per item type across all lists: a hash map from the compared form of a
  * value to the lists holding it (emails, domains, phone numbers, countries, AS numbers), and a prefix index for IP
- * addresses and networks (./prefix-index.ts). A lookup's cost depends on neither the number of items nor the number
- * of lists: one map probe per candidate (a domain has one candidate per label), one binary search for an address.
- *
- * Every value is checked; nothing is compiled when one is unusable (each named with its reason), so a list is never
- * half loaded.
+ * addresses and networks (./prefix-index.ts). A lookup costs one map probe per candidate (a domain has one per label)
+ * or one binary search, whatever the number of items or lists. Nothing is compiled when a value is unusable (each
+ * named with its reason). {@link compileListsAsync} compiles a few thousand items a turn of the event loop.
  */
 import { createHash } from 'node:crypto'
 import type { ParsedCidr } from '../sources/ip/parse.js'
@@ -126,6 +124,86 @@ function put<K>(map: Map<K, Entries>, key: K, entry: ListEntry): boolean {
   return i < 0
 }
 
+type Maps = {
+  email: Map<string, Entries>
+  email_domain: Map<string, Entries>
+  phone: Map<string, Entries>
+  country: Map<string, Entries>
+  asn: Map<number, Entries>
+  ip: Map<string, Entries>
+}
+
+/** Adds item `index` of `list` (at `position`) to `maps`, or its problem to `invalid`. True when it is a new value of the list. */
+function addItem(maps: Maps, cidrs: Map<string, ParsedCidr>, invalid: InvalidListItem[], list: ListInfo, index: number, raw: unknown): boolean {
+  const item = itemOf(raw)
+  const n = normalizeListValue(list.itemType, item.value)
+  const problem = !n.ok
+    ? n.reason
+    : item.reason !== undefined && item.reason !== null && (typeof item.reason !== 'string' || item.reason.length > MAX_REASON)
+      ? `reason must be a string of at most ${MAX_REASON} characters`
+      : expiryOf(item.expiresAt) === null
+        ? 'expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms)'
+        : null
+  if (problem !== null || !n.ok) {
+    invalid.push({ list: list.position, index, value: shown(item.value), reason: problem ?? 'unusable' })
+    return false
+  }
+  const reason = typeof item.reason === 'string' && item.reason !== '' ? item.reason : null
+  const expiresAt = expiryOf(item.expiresAt) as number
+  const entry: ListEntry = { list, value: n.value, reason, expiresAt: expiresAt === Infinity ? null : expiresAt }
+  if (n.cidr) cidrs.set(n.key, n.cidr)
+  return list.itemType === 'asn' ? put(maps.asn, Number(n.key.slice(2)), entry) : put(maps[list.itemType], n.key, entry)
+}
+
+/** Items compiled between two turns of the event loop by {@link compileListsAsync}. */
+const ITEMS_PER_TURN = 4096
+
+/** The compilation, pausing (a `yield`) every {@link ITEMS_PER_TURN} items and between its last steps. */
+function* compiling(defs: unknown): Generator<void, CompiledLists, void> {
+  const invalid: InvalidListItem[] = []
+  if (!Array.isArray(defs)) return { ok: false, invalid: [{ list: -1, index: -1, value: shown(defs), reason: 'lists must be an array of lists' }] }
+  if (defs.length > MAX_LISTS) return { ok: false, invalid: [{ list: -1, index: -1, value: String(defs.length), reason: `at most ${MAX_LISTS} lists` }] }
+  const maps: Maps = { email: new Map(), email_domain: new Map(), phone: new Map(), country: new Map(), asn: new Map(), ip: new Map() }
+  const cidrs = new Map<string, ParsedCidr>()
+  const lists: ListInfo[] = []
+  const counts = new Map<string, number>()
+  const ids = new Set<string>()
+  let done = 0
+  for (let position = 0; position < defs.length; position++) {
+    if (!(position in defs)) continue // a hole of a sparse array, as forEach skips it
+    const info = listInfo(defs[position], position, ids, invalid)
+    if (!info) continue
+    const { items, ...list } = info
+    lists.push(list)
+    let distinct = 0
+    for (let index = 0; index < items.length; index++) {
+      const raw = items[index]
+      if (raw === undefined && !(index in items)) continue
+      if (addItem(maps, cidrs, invalid, list, index, raw)) distinct++
+      if (++done % ITEMS_PER_TURN === 0) yield
+    }
+    counts.set(list.id, distinct)
+  }
+  if (invalid.length > 0) return { ok: false, invalid }
+  const rows: Array<{ cidr: ParsedCidr; payload: Entries }> = []
+  for (const [key, payload] of maps.ip) {
+    rows.push({ cidr: cidrs.get(key) as ParsedCidr, payload })
+    if (rows.length % ITEMS_PER_TURN === 0) yield
+  }
+  const ip = yield* PrefixIndex.building(rows)
+  const filterOf = (map: Map<string | number, Entries>) => KeyFilter.building(map.keys(), map.size, ITEMS_PER_TURN)
+  const filters: ListIndex['filters'] = {
+    email: yield* filterOf(maps.email),
+    emailDomain: yield* filterOf(maps.email_domain),
+    phone: yield* filterOf(maps.phone),
+    asn: yield* filterOf(maps.asn),
+  }
+  return {
+    ok: true,
+    index: { lists, email: maps.email, emailDomain: maps.email_domain, phone: maps.phone, country: maps.country, asn: maps.asn, ip, filters, counts },
+  }
+}
+
 /**
  * Checks and compiles list definitions. Never throws: unusable lists and values come back in `invalid`, each with
  * the list's position, the item's position, the value and the reason.
@@ -135,65 +213,25 @@ function put<K>(map: Map<K, Entries>, key: K, entry: ListEntry): boolean {
  * if (c.ok) c.index.emailDomain.get('acme.io') // [{ list: { name: 'Staff', … }, value: 'acme.io', … }]
  */
 export function compileLists(defs: unknown): CompiledLists {
-  const invalid: InvalidListItem[] = []
-  if (!Array.isArray(defs)) return { ok: false, invalid: [{ list: -1, index: -1, value: shown(defs), reason: 'lists must be an array of lists' }] }
-  if (defs.length > MAX_LISTS) return { ok: false, invalid: [{ list: -1, index: -1, value: String(defs.length), reason: `at most ${MAX_LISTS} lists` }] }
-  const maps = {
-    email: new Map<string, Entries>(),
-    email_domain: new Map<string, Entries>(),
-    phone: new Map<string, Entries>(),
-    country: new Map<string, Entries>(),
-    asn: new Map<number, Entries>(),
-    ip: new Map<string, Entries>(),
-  }
-  const cidrs = new Map<string, ParsedCidr>()
-  const lists: ListInfo[] = []
-  const counts = new Map<string, number>()
-  const ids = new Set<string>()
-  defs.forEach((def, position) => {
-    const info = listInfo(def, position, ids, invalid)
-    if (!info) return
-    const { items, ...list } = info
-    lists.push(list)
-    let distinct = 0
-    items.forEach((raw, index) => {
-      const item = itemOf(raw)
-      const n = normalizeListValue(list.itemType, item.value)
-      const problem = !n.ok
-        ? n.reason
-        : item.reason !== undefined && item.reason !== null && (typeof item.reason !== 'string' || item.reason.length > MAX_REASON)
-          ? `reason must be a string of at most ${MAX_REASON} characters`
-          : expiryOf(item.expiresAt) === null
-            ? 'expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms)'
-            : null
-      if (problem !== null || !n.ok) {
-        invalid.push({ list: position, index, value: shown(item.value), reason: problem ?? 'unusable' })
-        return
-      }
-      const reason = typeof item.reason === 'string' && item.reason !== '' ? item.reason : null
-      const expiresAt = expiryOf(item.expiresAt) as number
-      const entry: ListEntry = { list, value: n.value, reason, expiresAt: expiresAt === Infinity ? null : expiresAt }
-      if (n.cidr) cidrs.set(n.key, n.cidr)
-      const added = list.itemType === 'asn' ? put(maps.asn, Number(n.key.slice(2)), entry) : put(maps[list.itemType], n.key, entry)
-      if (added) distinct++
-    })
-    counts.set(list.id, distinct)
-  })
-  if (invalid.length > 0) return { ok: false, invalid }
-  const ip = new PrefixIndex([...maps.ip].map(([key, payload]) => ({ cidr: cidrs.get(key) as ParsedCidr, payload })))
-  return {
-    ok: true,
-    index: { lists, email: maps.email, emailDomain: maps.email_domain, phone: maps.phone, country: maps.country, asn: maps.asn, ip, filters: filtersOf(maps), counts },
+  const steps = compiling(defs)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
   }
 }
 
-const filterOf = (map: ReadonlyMap<string | number, Entries>) => new KeyFilter(map.keys(), map.size)
-const filtersOf = (maps: { email: Map<string, Entries>; email_domain: Map<string, Entries>; phone: Map<string, Entries>; asn: Map<number, Entries> }): ListIndex['filters'] => ({
-  email: filterOf(maps.email),
-  emailDomain: filterOf(maps.email_domain),
-  phone: filterOf(maps.phone),
-  asn: filterOf(maps.asn),
-})
+/**
+ * {@link compileLists}, letting the event loop run every few thousand items: a server (or a reload) keeps answering
+ * other requests while large lists compile.
+ */
+export async function compileListsAsync(defs: unknown): Promise<CompiledLists> {
+  const steps = compiling(defs)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+    await new Promise<void>((resolve) => setImmediate(resolve))
+  }
+}
 
 /** The loaded lists, for display. */
 export function summarize(index: ListIndex): ListSummary[] {

@@ -4,7 +4,7 @@
  * lookup sees either the old lists or the new ones, never half of each; a failed reload keeps the lists in force.
  */
 import { RiskcheckError } from '../errors.js'
-import { compileLists, ListsError, summarize, type ListIndex } from './compile.js'
+import { compileLists, compileListsAsync, ListsError, summarize, type ListIndex } from './compile.js'
 import type { ListsOption, ListSummary } from './types.js'
 
 /** The lists of an instance. */
@@ -24,9 +24,12 @@ function compileOrThrow(defs: unknown): ListIndex {
   return c.index
 }
 
+/** Loads and compiles `option`, a few thousand items a turn (lookups of the lists in force go on meanwhile). */
 async function load(option: ListsOption): Promise<ListIndex> {
   const defs = typeof option === 'function' ? await option() : option
-  return compileOrThrow(defs)
+  const c = await compileListsAsync(defs)
+  if (!c.ok) throw new ListsError(c.invalid)
+  return c.index
 }
 
 /**

@@ -36,6 +36,17 @@ export class KeyFilter {
     for (const k of keys) this.set(hashOf(k))
   }
 
+  /** The filter of `keys` (`count` of them), pausing (a `yield`) every `step` keys. */
+  static *building(keys: Iterable<string | number>, count: number, step: number): Generator<void, KeyFilter, void> {
+    const f = new KeyFilter([], count)
+    let n = 0
+    for (const k of keys) {
+      f.set(hashOf(k))
+      if (++n % step === 0) yield
+    }
+    return f
+  }
+
   /** False when `key` is surely not held. */
   has(key: string | number): boolean {
     this.work++

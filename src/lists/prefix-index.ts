@@ -31,40 +31,44 @@ const DIRECTORY_FROM = 4096
 
 /** One address family: bounds, parents and payloads in start order. */
 class Family<T> {
-  readonly first: Uint32Array
-  readonly last: Uint32Array
-  readonly parent: Int32Array
-  readonly payloads: T[]
-  readonly words: 1 | 4
   /**
    * With many ranges, `dir[p]` is the first range whose start's top 16 bits are p or more (65,537 entries), so a
    * lookup searches only the ranges starting in its address's /16 (IPv4) or /16 of IPv6: a step or two, not 16
    * through a large array (each a cache miss). Null for few ranges.
    */
-  readonly dir: Int32Array | null
+  dir: Int32Array | null = null
 
-  constructor(rows: Row<T>[], words: 1 | 4) {
-    rows.sort(lt)
-    this.words = words
-    this.first = new Uint32Array(rows.length * words)
-    this.last = new Uint32Array(rows.length * words)
-    this.parent = new Int32Array(rows.length)
-    this.payloads = rows.map((r) => r.payload)
+  private constructor(
+    readonly first: Uint32Array,
+    readonly last: Uint32Array,
+    readonly parent: Int32Array,
+    readonly payloads: T[],
+    readonly words: 1 | 4,
+  ) {}
+
+  /** The family of `rows` (in start order), pausing (a `yield`) every {@link SORT_STEP} rows. */
+  static *building<T>(rows: Row<T>[], words: 1 | 4): Generator<void, Family<T>, void> {
+    const n = rows.length
+    const f = new Family<T>(new Uint32Array(n * words), new Uint32Array(n * words), new Int32Array(n), new Array<T>(n), words)
     const stack: number[] = []
-    rows.forEach((r, i) => {
+    for (let i = 0; i < n; i++) {
+      const r = rows[i] as Row<T>
+      f.payloads[i] = r.payload
       if (words === 1) {
-        this.first[i] = r.first as number
-        this.last[i] = r.last as number
+        f.first[i] = r.first as number
+        f.last[i] = r.last as number
       } else {
-        this.first.set(r.first as number[], i * 4)
-        this.last.set(r.last as number[], i * 4)
+        f.first.set(r.first as number[], i * 4)
+        f.last.set(r.last as number[], i * 4)
       }
       // ranges that end before this one starts are no ancestors of it (nor of anything after it)
-      while (stack.length > 0 && this.endsBefore(stack[stack.length - 1] as number, i)) stack.pop()
-      this.parent[i] = stack.length > 0 ? (stack[stack.length - 1] as number) : -1
+      while (stack.length > 0 && f.endsBefore(stack[stack.length - 1] as number, i)) stack.pop()
+      f.parent[i] = stack.length > 0 ? (stack[stack.length - 1] as number) : -1
       stack.push(i)
-    })
-    this.dir = rows.length >= DIRECTORY_FROM ? this.directory() : null
+      if ((i + 1) % SORT_STEP === 0) yield
+    }
+    if (n >= DIRECTORY_FROM) f.dir = f.directory()
+    return f
   }
 
   private directory(): Int32Array {
@@ -89,20 +93,62 @@ class Family<T> {
   }
 }
 
+/** Elements a paused sort moves between two pauses. */
+const SORT_STEP = 1 << 16
+
+/** Sorts `a` in place by `cmp` (a stable merge sort), pausing (a `yield`) every {@link SORT_STEP} elements moved. */
+function* sortPausing<T>(a: T[], cmp: (x: T, y: T) => number): Generator<void, void, void> {
+  const n = a.length
+  let src = a
+  let dst = new Array<T>(n)
+  let moved = 0
+  for (let width = 1; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n)
+      const hi = Math.min(lo + 2 * width, n)
+      let i = lo
+      let j = mid
+      for (let k = lo; k < hi; k++) {
+        // the left one first when equal: stable
+        dst[k] = j >= hi || (i < mid && cmp(src[j] as T, src[i] as T) >= 0) ? (src[i++] as T) : (src[j++] as T)
+        if (++moved === SORT_STEP) {
+          moved = 0
+          yield
+        }
+      }
+    }
+    ;[src, dst] = [dst, src]
+  }
+  if (src !== a) for (let k = 0; k < n; k++) a[k] = src[k] as T
+}
+
 /** IP prefixes with payloads; see the module comment. */
 export class PrefixIndex<T> {
-  private readonly v4: Family<T>
-  private readonly v6: Family<T>
   /** Steps taken by all lookups so far (binary-search steps and parent hops). */
   work = 0
 
-  /** Builds the index. Rows with the same network must be merged by the caller (one payload per network). */
-  constructor(rows: ReadonlyArray<{ cidr: ParsedCidr; payload: T }>) {
+  private constructor(
+    private readonly v4: Family<T>,
+    private readonly v6: Family<T>,
+  ) {}
+
+  /**
+   * Builds the index of `rows`, pausing (a `yield`) every few thousand rows while it reads and sorts them, so large
+   * lists compile a turn at a time. Rows with the same network must be merged by the caller (one payload per network).
+   */
+  static *building<T>(rows: ReadonlyArray<{ cidr: ParsedCidr; payload: T }>): Generator<void, PrefixIndex<T>, void> {
     const v4: Row<T>[] = []
     const v6: Row<T>[] = []
-    for (const { cidr, payload } of rows) (cidr.version === 4 ? v4 : v6).push({ first: cidr.first, last: cidr.last, payload })
-    this.v4 = new Family(v4, 1)
-    this.v6 = new Family(v6, 4)
+    for (const { cidr, payload } of rows) {
+      ;(cidr.version === 4 ? v4 : v6).push({ first: cidr.first, last: cidr.last, payload })
+      if ((v4.length + v6.length) % SORT_STEP === 0) yield
+    }
+    yield* sortPausing(v4, lt)
+    yield* sortPausing(v6, lt)
+    yield
+    const f4 = yield* Family.building(v4, 1)
+    const f6 = yield* Family.building(v6, 4)
+    return new PrefixIndex(f4, f6)
   }
 
   /** Number of networks. */

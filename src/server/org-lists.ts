@@ -4,7 +4,7 @@
  * anyway); the lists compiled at that version are kept in memory per (org, mode), so a request costs no extra round
  * trip unless its lists changed since this instance last compiled them. Why: docs/decisions.md, "Lists in the service".
  */
-import { compileLists, MAX_ITEMS_PER_LIST, summarize, type ListIndex } from '../lists/compile.js'
+import { compileLists, compileListsAsync, MAX_ITEMS_PER_LIST, summarize, type ListIndex } from '../lists/compile.js'
 import type { ListsHolder } from '../lists/holder.js'
 import { normalizeListValue } from '../lists/normalize.js'
 import type { ListDefinition, ListItemType } from '../lists/types.js'
@@ -89,8 +89,11 @@ export interface OrgLists {
   readonly loads: number
 }
 
-/** The definitions of a snapshot (stored values are normalised; a value this version refuses is left out). */
-function compileSnapshot(snap: ListsSnapshot, warn: (message: string) => void): ListIndex {
+/**
+ * The definitions of a snapshot (stored values are normalised; a value this version refuses is left out), compiled a
+ * few thousand items a turn: the instance answers other requests meanwhile.
+ */
+async function compileSnapshot(snap: ListsSnapshot, warn: (message: string) => void): Promise<ListIndex> {
   const defs: ListDefinition[] = snap.lists.map((l) => ({
     id: l.id,
     name: l.name,
@@ -98,12 +101,12 @@ function compileSnapshot(snap: ListsSnapshot, warn: (message: string) => void): 
     itemType: l.itemType,
     items: l.items.map((i) => ({ value: i.value, reason: i.reason, expiresAt: i.expiresAt })),
   }))
-  const first = compileLists(defs)
+  const first = await compileListsAsync(defs)
   if (first.ok) return first.index
   const bad = new Set(first.invalid.map((i) => `${i.list}:${i.index}`))
   warn(`lists: ${bad.size} stored value(s) cannot be used and are left out (first: ${first.invalid[0]?.value}: ${first.invalid[0]?.reason})`)
   const kept = defs.map((d, li) => ({ ...d, items: d.items.filter((_, ii) => !bad.has(`${li}:${ii}`)) }))
-  const second = compileLists(kept)
+  const second = await compileListsAsync(kept)
   if (!second.ok) throw new Error(`lists: stored lists cannot be compiled (${second.invalid[0]?.reason})`)
   return second.index
 }
@@ -155,7 +158,7 @@ export function createOrgLists(store: Store, nowMs: () => number, warn: (message
       p = (async () => {
         loads++
         const snap = await s.snapshot(owner, nowMs())
-        const index = compileSnapshot(snap, warn)
+        const index = await compileSnapshot(snap, warn)
         const entry = { version: snap.version, index, items: [...index.counts.values()].reduce((n, c) => n + c, 0) }
         holders.set(index, holderOf(index))
         const had = compiled.get(key)
