@@ -130,6 +130,73 @@ describe('an org’s lists compile a few thousand items a turn', () => {
   })
 })
 
+describe('an SQLite snapshot of an org’s lists is read a page a turn, at one version', () => {
+  const setup = async (n: number) => {
+    const store = createMemoryStore()
+    const lists = listsStoreOf(store)!
+    const owner: ListOwner = { orgId: (await store.createOrg({ name: 'o', planId: 'starter' }, 1)).id, mode: 'live' }
+    const l = await lists.createList(owner, { name: 'x', kind: 'block', itemType: 'email' }, 1)
+    const items = Array.from({ length: n }, (_, i) => ({ value: `u${String(i).padStart(6, '0')}@snap.io`, reason: null, expiresAt: i % 1000 === 0 ? 5 : null }))
+    await lists.addItems(owner, l.id, items, 1)
+    return { store, lists, owner, list: l }
+  }
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+  it('takes turns for a large list and leaves out expired items', async () => {
+    const { store, lists, owner } = await setup(40_000)
+    let pending = true
+    const read = lists.snapshot(owner, 10).finally(() => (pending = false))
+    let turns = 0
+    while (pending) {
+      await turn()
+      if (pending) turns++
+    }
+    expect(turns).toBeGreaterThanOrEqual(5) // 40,000 items, 4,096 a page (read at once: none)
+    const snap = await read
+    expect(snap.lists[0]!.items).toHaveLength(39_960)
+    expect(snap.lists[0]!.items.some((i) => i.value === 'u000000@snap.io')).toBe(false)
+    await store.close()
+  })
+
+  it('a change between two pages is never half seen: the snapshot is read again, at the new version', async () => {
+    const { store, lists, owner, list } = await setup(20_000)
+    const before = await lists.version(owner)
+    const read = lists.snapshot(owner, 1)
+    await turn()
+    await lists.addItems(owner, list.id, [{ value: 'late@snap.io', reason: null, expiresAt: null }], 1)
+    await lists.removeItems(owner, list.id, ['u019999@snap.io'])
+    const snap = await read
+    expect(snap.version).toBe(before! + 2)
+    const values = new Set(snap.lists[0]!.items.map((i) => i.value))
+    expect(values.has('late@snap.io')).toBe(true)
+    expect(values.has('u019999@snap.io')).toBe(false)
+    expect(values.size).toBe(20_000)
+    await store.close()
+  })
+
+  it('lists that change on every turn are read in one transaction after a few tries', async () => {
+    const { store, lists, owner, list } = await setup(20_000)
+    const v0 = (await lists.version(owner))!
+    let changing = true
+    let added = 0
+    const churn = (async () => {
+      while (changing) {
+        await lists.addItems(owner, list.id, [{ value: `churn${added++}@snap.io`, reason: null, expiresAt: null }], 1)
+        await turn()
+      }
+    })()
+    const snap = await lists.snapshot(owner, 1)
+    changing = false
+    await churn
+    // the version read with the items: every item added before it is there, none after
+    const churned = snap.lists[0]!.items.filter((i) => i.value.startsWith('churn')).length
+    expect(added).toBeGreaterThan(3)
+    expect(snap.version).toBe(v0 + churned)
+    expect(snap.lists[0]!.items).toHaveLength(20_000 + churned)
+    await store.close()
+  })
+})
+
 describe('the library’s lists reload a few thousand items a turn', () => {
   it('lookups go on with the lists in force while a reload compiles; then the new lists are in force', { timeout: 120_000 }, async () => {
     const rc = createRiskcheck({ offline: true, cache: false, lists: [{ name: 'old', kind: 'block', itemType: 'email', items: ['a@oldcorp.io'] }] })

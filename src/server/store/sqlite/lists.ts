@@ -1,11 +1,12 @@
 /**
  * Allow/block lists on SQLite (../contracts/lists.ts): every change is one IMMEDIATE transaction that also bumps the
- * owner's row of `list_versions`, which the API-key read returns with the key (./accounts.ts).
+ * owner's row of `list_versions`, which the API-key read returns with the key (./accounts.ts). A snapshot is read a
+ * page a turn and kept only when the version did not move meanwhile.
  */
 import { newListId } from '../common/list-ids.js'
 import type Database from 'better-sqlite3'
 import type { ListItemType, ListKind } from '../../../lists/types.js'
-import type { ListItemRecord, ListOwner, ListRecord, ListsStore } from '../contracts/lists.js'
+import type { ListItemRecord, ListOwner, ListRecord, ListsSnapshot, ListsStore } from '../contracts/lists.js'
 
 interface ListRow {
   id: string
@@ -31,6 +32,11 @@ const toList = (r: ListRow): ListRecord => ({
   items: r.items,
 })
 const toItem = (r: ItemRow): ListItemRecord => ({ value: r.value, reason: r.reason, expiresAt: r.expires_at, createdAt: r.created_at })
+
+/** Items a snapshot reads in one turn of the event loop. */
+const SNAPSHOT_PAGE = 4096
+/** Snapshots read a page a turn before one is read in a single transaction (the owner's lists kept changing meanwhile). */
+const SNAPSHOT_TRIES = 3
 
 /** The lists store over the SQLite store's database (migration 006). */
 export function createSqliteListsStore(db: Database.Database): ListsStore {
@@ -101,6 +107,29 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     return { version, lists }
   })
 
+  const versionOf = (o: ListOwner) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? 0
+  /**
+   * The snapshot read a page a turn (a large list does not hold the only connection, nor the event loop, for long);
+   * null when the owner's version changed meanwhile (every change bumps it: a snapshot at one version saw no change).
+   */
+  const pagedSnapshot = async (o: ListOwner, nowMs: number): Promise<ListsSnapshot | null> => {
+    const version = versionOf(o)
+    const lists: ListsSnapshot['lists'] = []
+    for (const l of q.ownerLists.all(o.orgId, o.mode) as Array<Omit<ListRow, 'items' | 'created_at'>>) {
+      const items: ListsSnapshot['lists'][number]['items'] = []
+      for (let after = ''; ; ) {
+        const rows = q.page.all(l.id, after, SNAPSHOT_PAGE) as ItemRow[]
+        for (const r of rows) if (r.expires_at === null || r.expires_at > nowMs) items.push({ value: r.value, reason: r.reason, expiresAt: r.expires_at })
+        if (rows.length < SNAPSHOT_PAGE) break
+        after = (rows[rows.length - 1] as ItemRow).value
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        if (versionOf(o) !== version) return null
+      }
+      lists.push({ id: l.id, name: l.name, kind: l.kind as ListKind, itemType: l.item_type as ListItemType, items })
+    }
+    return versionOf(o) === version ? { version, lists } : null
+  }
+
   return {
     createList: async (o, input, nowMs) => create.immediate(o, input, nowMs),
     listLists: async (o) => (q.all.all(o.orgId, o.mode) as ListRow[]).map(toList),
@@ -124,6 +153,12 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     removeItem: async (o, id, value) => removeOne.immediate(o, id, value),
     removeItems: async (o, id, values) => removeMany.immediate(o, id, values),
     version: async (o) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? null,
-    snapshot: async (o, nowMs) => snapshot.deferred(o, nowMs),
+    async snapshot(o, nowMs) {
+      for (let i = 0; i < SNAPSHOT_TRIES; i++) {
+        const read = await pagedSnapshot(o, nowMs)
+        if (read) return read
+      }
+      return snapshot.deferred(o, nowMs)
+    },
   }
 }
