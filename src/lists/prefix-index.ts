@@ -32,18 +32,17 @@ const DIRECTORY_FROM = 4096
 /** One address family: bounds, parents and payloads in start order. */
 class Family<T> {
   /**
-   * With many ranges, `dir[p]` is the first range whose start's top 16 bits are p or more (65,537 entries), so a
-   * lookup searches only the ranges starting in its address's /16 (IPv4) or /16 of IPv6: a step or two, not 16
+   * `dir`: with many ranges, `dir[p]` is the first range whose start's top 16 bits are p or more (65,537 entries), so
+   * a lookup searches only the ranges starting in its address's /16 (IPv4) or /16 of IPv6: a step or two, not 16
    * through a large array (each a cache miss). Null for few ranges.
    */
-  dir: Int32Array | null = null
-
   private constructor(
     readonly first: Uint32Array,
     readonly last: Uint32Array,
     readonly parent: Int32Array,
     readonly payloads: T[],
     readonly words: 1 | 4,
+    readonly dir: Int32Array | null = null,
   ) {}
 
   /** The family of `rows` (in start order), pausing (a `yield`) every {@link SORT_STEP} rows. */
@@ -67,8 +66,7 @@ class Family<T> {
       stack.push(i)
       if ((i + 1) % SORT_STEP === 0) yield
     }
-    if (n >= DIRECTORY_FROM) f.dir = f.directory()
-    return f
+    return n >= DIRECTORY_FROM ? new Family(f.first, f.last, f.parent, f.payloads, words, f.directory()) : f
   }
 
   private directory(): Int32Array {
