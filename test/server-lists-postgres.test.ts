@@ -1,7 +1,8 @@
 /**
  * The lists API on PostgreSQL with two servers on one database (a schema of the suite's own, dropped after): a list
  * change made through instance A is effective on the next request on instance B, a cached answer included; another
- * org's list is NOT_FOUND and test/live lists are apart on B too; 100,000 values are one transaction of 5 inserts;
+ * org's list is NOT_FOUND and test/live lists are apart on B too; 100,000 values are one transaction of 5 inserts; a
+ * snapshot is fetched through a cursor a page a statement, at one version;
  * and a lookup on B costs the same statements whether its org has lists or not, once B compiled them (the lists
  * version comes with the API key). Needs RISKCHECK_TEST_DATABASE_URL (and with RISKCHECK_TEST_REDIS_URL the two share a
  * Redis as well, as a scaled-out deployment does).
@@ -168,6 +169,47 @@ describe.skipIf(!url)('lists on PostgreSQL, two instances', () => {
     if (process.env.RISKCHECK_PRINT_COUNTS) console.log('after a change:', changed.n)
     expect(changed.n).toBeGreaterThan(plain.n)
     expect((await cost(keys.live)).n).toBe(plain.n)
+  })
+
+  it('a snapshot is fetched a page a statement, at one version: expired items left out, a change made meanwhile not seen', async () => {
+    const { pool: own, counter } = countPool(new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 1 }))
+    pools.push(own)
+    // before the snapshot's first fetch, another connection adds an item and commits
+    const other = createPostgresListsStore(pools[0]!)
+    let change: (() => Promise<unknown>) | null = null
+    own.on('connect', (c) => {
+      const query = c.query.bind(c) as (...a: unknown[]) => Promise<unknown>
+      ;(c as unknown as { query: unknown }).query = async (...args: unknown[]) => {
+        if (change && typeof args[0] === 'string' && args[0].startsWith('FETCH')) {
+          const run = change
+          change = null
+          await run()
+        }
+        return query(...args)
+      }
+    })
+    const store = createPostgresListsStore(own)
+    const owner = { orgId: keys.plainOrg, mode: 'test' as const }
+    const list = await store.createList(owner, { name: 'Paged', kind: 'block', itemType: 'email' }, 1)
+    await store.addItems(owner, list.id, Array.from({ length: 40_000 }, (_, i) => ({ value: `p${i}@paged.io`, reason: null, expiresAt: i < 5 ? 10 : null })), 1)
+    const version = await store.version(owner)
+    let changed = false
+    change = async () => {
+      await other.addItems(owner, list.id, [{ value: 'late@paged.io', reason: null, expiresAt: null }], 1)
+      changed = true
+    }
+    const before = counter.n
+    const snap = await store.snapshot(owner, 100)
+    expect(changed).toBe(true)
+    expect(snap.version).toBe(version)
+    const items = snap.lists.find((l) => l.id === list.id)!.items
+    expect(items).toHaveLength(39_995)
+    expect(items.some((i) => i.value === 'late@paged.io' || i.value === 'p0@paged.io')).toBe(false)
+    // BEGIN, isolation, version, lists, DECLARE, ceil(39,995 / 8,192) = 5 fetches, COMMIT
+    expect(counter.n - before).toBe(6 + Math.ceil(39_995 / 8192))
+    const after = await store.snapshot(owner, 100)
+    expect(after.version).toBe(version! + 1)
+    expect(after.lists.find((l) => l.id === list.id)!.items).toHaveLength(39_996)
   })
 
   it('100,000 values in one call: one transaction, 5 insert statements, 100,000 rows', async () => {

@@ -1,16 +1,19 @@
 /**
  * Allow/block lists on PostgreSQL (../contracts/lists.ts): every change is one transaction that also bumps the
  * owner's row of `list_versions` (read with the API key by the auth statement), items are added by chunks of one
- * multi-row statement each, and a snapshot is read at one version (REPEATABLE READ).
+ * multi-row statement each, and a snapshot is read at one version (REPEATABLE READ), fetched a page a statement.
  */
 import type pg from 'pg'
 import type { ListItemType, ListKind } from '../../../lists/types.js'
-import type { ListItemRecord, ListOwner, ListRecord, ListsStore } from '../contracts/lists.js'
+import type { ListItemRecord, ListOwner, ListRecord, ListsSnapshot, ListsStore } from '../contracts/lists.js'
 import { newListId } from '../common/list-ids.js'
 import { inTransaction, type Num, type Queryable } from './client.js'
 
 /** Items inserted by one statement (its arrays are bound as 4 parameters). */
 export const ITEMS_PER_STATEMENT = 20_000
+
+/** Items a snapshot fetches in one statement. */
+const SNAPSHOT_PAGE = 8192
 
 interface ListRow {
   id: string
@@ -145,13 +148,19 @@ export function createPostgresListsStore(pool: pg.Pool): ListsStore {
           'SELECT id, name, kind, item_type FROM lists WHERE org_id = $1 AND mode = $2 ORDER BY created_at, id',
           [o.orgId, o.mode],
         )
-        const items = await c.query<ItemRow & { list_id: string }>(
-          `SELECT i.list_id, i.value, i.reason, i.expires_at FROM list_items i JOIN lists l ON l.id = i.list_id
+        // fetched a page a statement (its rows handled in a turn of their own) from one cursor, in the one snapshot
+        await c.query(
+          `DECLARE list_snapshot NO SCROLL CURSOR FOR
+           SELECT i.list_id, i.value, i.reason, i.expires_at FROM list_items i JOIN lists l ON l.id = i.list_id
            WHERE l.org_id = $1 AND l.mode = $2 AND (i.expires_at IS NULL OR i.expires_at > $3)`,
           [o.orgId, o.mode, nowMs],
         )
-        const byList = new Map(lists.rows.map((l) => [l.id, [] as Array<Pick<ListItemRecord, 'value' | 'reason' | 'expiresAt'>>]))
-        for (const r of items.rows) byList.get(r.list_id)?.push({ value: r.value, reason: r.reason, expiresAt: r.expires_at === null ? null : Number(r.expires_at) })
+        const byList = new Map(lists.rows.map((l) => [l.id, [] as ListsSnapshot['lists'][number]['items']]))
+        for (;;) {
+          const page = await c.query<ItemRow & { list_id: string }>(`FETCH ${SNAPSHOT_PAGE} FROM list_snapshot`)
+          for (const r of page.rows) byList.get(r.list_id)?.push({ value: r.value, reason: r.reason, expiresAt: r.expires_at === null ? null : Number(r.expires_at) })
+          if (page.rows.length < SNAPSHOT_PAGE) break
+        }
         return {
           version: v.rows[0] ? Number(v.rows[0].version) : 0,
           lists: lists.rows.map((l) => ({ id: l.id, name: l.name, kind: l.kind as ListKind, itemType: l.item_type as ListItemType, items: byList.get(l.id) ?? [] })),
