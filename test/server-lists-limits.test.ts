@@ -14,7 +14,7 @@ import { runAdmin } from '../src/cli/admin-command.js'
 import { createRiskcheck } from '../src/riskcheck.js'
 import { createServer } from '../src/server/app.js'
 import { createOrgLists, listRoom, MAX_ITEMS_PER_OWNER } from '../src/server/org-lists.js'
-import type { ListOwner, ListRecord } from '../src/server/store/contracts/lists.js'
+import type { ListOwner, ListRecord, ListRoom } from '../src/server/store/contracts/lists.js'
 import { listsStoreOf } from '../src/server/store/open-storage.js'
 import { createMemoryStore } from '../src/server/store/sqlite/memory.js'
 import { memoryIO } from './helpers.js'
@@ -37,6 +37,26 @@ describe('listRoom', () => {
     expect(listRoom([rec('a', 2)], rec('a', 9), 1, limits)).toBeNull()
     expect(listRoom([rec('a', 2)], rec('a', 9), 2, limits)).toMatch(/^A list holds at most 10/)
     expect(listRoom([rec('b', 12)], rec('a', 2), 2, limits)).toMatch(/^The lists of an org hold at most 15/) // 14 + 2
+  })
+})
+
+describe('the limits in the adding transaction (SQLite)', () => {
+  it('adds that together pass a limit: the first fits, the next is refused whole with INPUT_LIMIT_EXCEEDED', async () => {
+    const store = createMemoryStore()
+    const lists = listsStoreOf(store)!
+    const owner: ListOwner = { orgId: (await store.createOrg({ name: 'o', planId: 'starter' }, 1)).id, mode: 'live' }
+    const x = await lists.createList(owner, { name: 'X', kind: 'block', itemType: 'email' }, 1)
+    const y = await lists.createList(owner, { name: 'Y', kind: 'block', itemType: 'email' }, 1)
+    const values = (p: string, n: number) => Array.from({ length: n }, (_, i) => ({ value: `${p}${i}@room.io`, reason: null, expiresAt: null }))
+    await lists.addItems(owner, x.id, values('a', 900), 1)
+    const room: ListRoom = (all, list, n) => listRoom(all, list, n, { perList: 1000, perOwner: 1000 })
+    const settled = await Promise.allSettled([lists.addItems(owner, x.id, values('x', 60), 1, room), lists.addItems(owner, y.id, values('y', 60), 1, room)])
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected'])
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'INPUT_LIMIT_EXCEEDED', message: 'The lists of an org hold at most 1,000 items together in each mode; they hold 960.' })
+    const held = Object.fromEntries((await lists.listLists(owner)).map((l) => [l.id, l.items]))
+    expect(held).toEqual({ [x.id]: 960, [y.id]: 0 })
+    expect(await lists.addItems(owner, 'lst_nope', values('z', 1), 1, room)).toBeNull()
+    await store.close()
   })
 })
 

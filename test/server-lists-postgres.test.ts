@@ -12,6 +12,8 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
+import { listRoom } from '../src/server/org-lists.js'
+import type { ListRoom } from '../src/server/store/contracts/lists.js'
 import { createPostgresListsStore, ITEMS_PER_STATEMENT } from '../src/server/store/postgres/lists.js'
 import { createPostgresStore, type PostgresStore } from '../src/server/store/postgres/store.js'
 import { createRateLimiter } from '../src/server/rate-limit.js'
@@ -210,6 +212,26 @@ describe.skipIf(!url)('lists on PostgreSQL, two instances', () => {
     const after = await store.snapshot(owner, 100)
     expect(after.version).toBe(version! + 1)
     expect(after.lists.find((l) => l.id === list.id)!.items).toHaveLength(39_996)
+  })
+
+  it('concurrent adds to two lists of an org cannot pass its limit together: the lists are counted in the adding transaction', async () => {
+    const store = createPostgresListsStore(pools[0]!)
+    const org = await stores[0]!.createOrg({ name: 'Racing', planId: 'starter' }, clock.now().getTime())
+    const owner = { orgId: org.id, mode: 'live' as const }
+    const [x, y] = [await store.createList(owner, { name: 'X', kind: 'block', itemType: 'email' }, 1), await store.createList(owner, { name: 'Y', kind: 'block', itemType: 'email' }, 1)]
+    const values = (p: string, n: number) => Array.from({ length: n }, (_, i) => ({ value: `${p}${i}@race.io`, reason: null, expiresAt: null }))
+    await store.addItems(owner, x.id, values('a', 900), 1)
+    const room: ListRoom = (all, list, n) => listRoom(all, list, n, { perList: 1000, perOwner: 1000 })
+    for (let round = 0; round < 3; round++) {
+      const settled = await Promise.allSettled([store.addItems(owner, x.id, values(`x${round}-`, 60), 1, room), store.addItems(owner, y.id, values(`y${round}-`, 60), 1, room)])
+      const held = (await store.listLists(owner)).reduce((n, l) => n + l.items, 0)
+      expect(held).toBeLessThanOrEqual(1000)
+      if (round === 0) {
+        expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+        expect(held).toBe(960)
+      } else expect(settled.every((r) => r.status === 'rejected')).toBe(true)
+      for (const r of settled) if (r.status === 'rejected') expect((r.reason as { code: string }).code).toBe('INPUT_LIMIT_EXCEEDED')
+    }
   })
 
   it('100,000 values in one call: one transaction, 5 insert statements, 100,000 rows', async () => {

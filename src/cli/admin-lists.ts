@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises'
 import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType, type ListKind } from '../lists/types.js'
 import { normalizeListValue } from '../lists/normalize.js'
+import { RiskcheckError } from '../errors.js'
 import { listRoom, MAX_VALUES_PER_CALL, prepareValues } from '../server/org-lists.js'
 import { listsStoreOf } from '../server/store/open-storage.js'
 import type { ListOwner, ListRecord, ListsStore } from '../server/store/contracts/lists.js'
@@ -99,9 +100,11 @@ export async function runAdminList(
       if (expires !== null && !Number.isFinite(expires)) throw new UsageError('--expires must be an ISO 8601 date-time')
       const reason = typeof values.reason === 'string' && values.reason !== '' ? values.reason : null
       const { valid, invalid } = prepareValues(l.itemType, raw)
-      const full = valid.length > 0 ? listRoom(await lists.listLists(owner), l, valid.length) : null
-      if (full !== null) throw new UsageError(full)
-      const r = await lists.addItems(owner, l.id, valid.map((value) => ({ value, reason, expiresAt: expires })), nowMs)
+      const r = await lists
+        .addItems(owner, l.id, valid.map((value) => ({ value, reason, expiresAt: expires })), nowMs, listRoom)
+        .catch((e: unknown) => {
+          throw e instanceof RiskcheckError && e.code === 'INPUT_LIMIT_EXCEEDED' ? new UsageError(e.message) : e
+        })
       if (!r) throw new RangeError(`no ${mode} list ${l.id}`)
       const json = { added: r.added, already_present: r.alreadyPresent, invalid }
       const bad = invalid.slice(0, 20).map((i) => `  invalid ${JSON.stringify(i.value)}: ${i.message}`)

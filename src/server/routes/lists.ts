@@ -256,11 +256,10 @@ function itemRoutes(): RouteDef[] {
       errors: ['NOT_FOUND', 'INPUT_LIMIT_EXCEEDED'],
       handler: async ({ params, body, auth, ctx }) => {
         const expiresAt = expiryOf(body.expires_at)
-        const { store, owner, list, valid, invalid } = await listValues(ctx, auth, params.id, body.values)
-        const full = valid.length > 0 ? listRoom(await store.listLists(owner), list, valid.length) : null
-        if (full !== null) throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', full, { field: 'values' })
+        const { store, owner, valid, invalid } = await listValues(ctx, auth, params.id, body.values)
         const reason = body.reason ? body.reason : null
-        const r = await store.addItems(owner, params.id, valid.map((value) => ({ value, reason, expiresAt })), ctx.nowMs())
+        // the limits are checked in the adding transaction (413 INPUT_LIMIT_EXCEEDED, nothing added)
+        const r = await store.addItems(owner, params.id, valid.map((value) => ({ value, reason, expiresAt })), ctx.nowMs(), listRoom)
         if (!r) throw notFound(params.id)
         return { added: r.added, already_present: r.alreadyPresent, invalid }
       },

@@ -32,6 +32,12 @@ export interface ListItemRecord {
   createdAt: number
 }
 
+/**
+ * Why `adding` values cannot go to `list`, given the owner's lists `all` with their item counts (read in the adding
+ * transaction); null when they fit.
+ */
+export type ListRoom = (all: readonly ListRecord[], list: ListRecord, adding: number) => string | null
+
 /** What {@link ListsStore.addItems} counted. */
 export interface AddItemsResult {
   added: number
@@ -65,8 +71,12 @@ export interface ListsStore {
   getList(owner: ListOwner, id: string): Promise<ListRecord | null>
   /** Deletes the list and its items; false when the owner has no such list. */
   deleteList(owner: ListOwner, id: string): Promise<boolean>
-  /** Adds normalised, distinct-or-not items in one transaction; null when the owner has no such list. */
-  addItems(owner: ListOwner, id: string, items: ReadonlyArray<Omit<ListItemRecord, 'createdAt'>>, nowMs: number): Promise<AddItemsResult | null>
+  /**
+   * Adds normalised, distinct-or-not items in one transaction; null when the owner has no such list. With `room`, the
+   * owner's lists are locked and counted first, in that transaction: when `room` answers a sentence, nothing is added
+   * and the call rejects with INPUT_LIMIT_EXCEEDED and that sentence (concurrent adds cannot pass a limit together).
+   */
+  addItems(owner: ListOwner, id: string, items: ReadonlyArray<Omit<ListItemRecord, 'createdAt'>>, nowMs: number, room?: ListRoom): Promise<AddItemsResult | null>
   /** Items in value order after `after` (exclusive), at most `limit`; with `value`, that item alone. Null: no such list. */
   listItems(owner: ListOwner, id: string, page: { after: string | null; limit: number; value?: string }): Promise<ListItemsPage | null>
   /** Removes one item (normalised value): true removed, false not on the list, null no such list. */

@@ -5,7 +5,8 @@
  */
 import type pg from 'pg'
 import type { ListItemType, ListKind } from '../../../lists/types.js'
-import type { ListItemRecord, ListOwner, ListRecord, ListsSnapshot, ListsStore } from '../contracts/lists.js'
+import { RiskcheckError } from '../../../errors.js'
+import type { ListItemRecord, ListOwner, ListRecord, ListRoom, ListsSnapshot, ListsStore } from '../contracts/lists.js'
 import { newListId } from '../common/list-ids.js'
 import { inTransaction, type Num, type Queryable } from './client.js'
 
@@ -87,9 +88,16 @@ export function createPostgresListsStore(pool: pg.Pool): ListsStore {
         await bump(c, o)
         return true
       }),
-    addItems: (o, id, items, nowMs) =>
+    addItems: (o, id, items, nowMs, room) =>
       inTransaction(pool, async (c) => {
-        if (!(await lockOwned(c, o, id))) return null
+        if (room) {
+          // every list of the owner locked, in id order, before they are counted: concurrent adds count one after the other
+          const locked = await c.query<{ id: string }>('SELECT id FROM lists WHERE org_id = $1 AND mode = $2 ORDER BY id FOR UPDATE', [o.orgId, o.mode])
+          if (!locked.rows.some((r) => r.id === id)) return null
+          const all = (await c.query<ListRow>(`${COUNTED} WHERE l.org_id = $1 AND l.mode = $2 ORDER BY l.created_at, l.id`, [o.orgId, o.mode])).rows.map(toList)
+          const full = room(all, all.find((l) => l.id === id) as ListRecord, items.length)
+          if (full !== null) throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', full, { field: 'values' })
+        } else if (!(await lockOwned(c, o, id))) return null
         let added = 0
         for (let i = 0; i < items.length; i += ITEMS_PER_STATEMENT) {
           const chunk = items.slice(i, i + ITEMS_PER_STATEMENT)

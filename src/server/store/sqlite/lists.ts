@@ -6,7 +6,8 @@
 import { newListId } from '../common/list-ids.js'
 import type Database from 'better-sqlite3'
 import type { ListItemType, ListKind } from '../../../lists/types.js'
-import type { ListItemRecord, ListOwner, ListRecord, ListsSnapshot, ListsStore } from '../contracts/lists.js'
+import { RiskcheckError } from '../../../errors.js'
+import type { ListItemRecord, ListOwner, ListRecord, ListRoom, ListsSnapshot, ListsStore } from '../contracts/lists.js'
 
 interface ListRow {
   id: string
@@ -75,8 +76,14 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     bump(o)
     return true
   })
-  const add = db.transaction((o: ListOwner, id: string, items: ReadonlyArray<Omit<ListItemRecord, 'createdAt'>>, nowMs: number) => {
+  const add = db.transaction((o: ListOwner, id: string, items: ReadonlyArray<Omit<ListItemRecord, 'createdAt'>>, nowMs: number, room?: ListRoom) => {
     if (!owns(o, id)) return null
+    if (room) {
+      // the transaction is IMMEDIATE: no other add runs between this count and the inserts
+      const all = (q.all.all(o.orgId, o.mode) as ListRow[]).map(toList)
+      const full = room(all, all.find((l) => l.id === id) as ListRecord, items.length)
+      if (full !== null) throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', full, { field: 'values' })
+    }
     let added = 0
     for (const it of items) added += q.insertItem.run(id, it.value, it.reason, it.expiresAt, nowMs).changes
     if (added > 0) bump(o)
@@ -138,7 +145,7 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
       return r ? toList(r) : null
     },
     deleteList: async (o, id) => remove.immediate(o, id),
-    addItems: async (o, id, items, nowMs) => add.immediate(o, id, items, nowMs),
+    addItems: async (o, id, items, nowMs, room) => add.immediate(o, id, items, nowMs, room),
     async listItems(o, id, page) {
       if (!owns(o, id)) return null
       if (page.value !== undefined) {
