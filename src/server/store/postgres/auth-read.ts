@@ -53,13 +53,12 @@ export interface AuthRiders {
 
 /** The auth reads over `pool`: `read` for a request, `riders` for the statements that carry them. */
 export function createAuthReads(pool: pg.Pool): { read: (keyId: string) => Promise<AuthRecord | null>; riders: AuthRiders } {
-  const carriers: Array<() => boolean> = []
   const read = perTurn(
     async (keyIds: string[]): Promise<Array<AuthRecord | null>> => {
       const { rows } = await pool.query<AuthRow>({ name: 'riskcheck_auth_many', text: authSelect(1), values: [[...new Set(keyIds)]] })
       return authRecords(keyIds, rows)
     },
-    { gate: pool, carried: () => carriers.some((queued) => queued()) },
+    { gate: pool },
   )
   return {
     read,
@@ -69,7 +68,7 @@ export function createAuthReads(pool: pg.Pool): { read: (keyId: string) => Promi
         if (!ride) return null
         return { args: [...new Set(ride.args)], answer: (rows) => ride.answer(authRecords(ride.args, rows)), fail: ride.fail }
       },
-      carrier: (queued) => void carriers.push(queued),
+      carrier: read.carrier,
     },
   }
 }

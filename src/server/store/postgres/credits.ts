@@ -376,11 +376,7 @@ function hotPath(pool: pg.Pool, riders?: AuthRiders) {
   // A request with a hold has it written by the same statement.
   const due = (a: ReserveAsk): Reserved =>
     a.hold ? withOrg(pool, a.orgId, a.nowMs, async (c) => (await reserveOnMany(c, [a], a.nowMs, () => null))[0]!) : reserveAlone(a.orgId, a.amount, a.nowMs)
-  const carriers: Array<() => boolean> = []
-  const reserveMany = perTurn((asks: ReserveAsk[]) => reserveOnMany(pool, asks, Math.max(...asks.map((a) => a.nowMs)), due, riders), {
-    gate: pool,
-    carried: () => carriers.some((queued) => queued()),
-  })
+  const reserveMany = perTurn((asks: ReserveAsk[]) => reserveOnMany(pool, asks, Math.max(...asks.map((a) => a.nowMs)), due, riders), { gate: pool })
   riders?.carrier(() => reserveMany.queued)
   const reservations: ReserveRiders = {
     take() {
@@ -394,7 +390,7 @@ function hotPath(pool: pg.Pool, riders?: AuthRiders) {
         fail: ride.fail,
       }
     },
-    carrier: (queued) => void carriers.push(queued),
+    carrier: reserveMany.carrier,
   }
 
   const refundAlone = async (orgId: string, res: CreditReservation, amount: number, nowMs: number): Promise<number | void> => {

@@ -8,7 +8,7 @@
 /** Longest a call waits for the statements in flight before its own goes out anyway (a slow or failing database). */
 export const MAX_WAIT_MS = 20
 
-/** Calls handed to another statement to answer (see `carried` of {@link perTurn}). */
+/** Calls handed to another statement to answer (see `carrier` of {@link PerTurn}). */
 export interface Ride<A, R> {
   args: A[]
   /** Answers the calls, in the order of `args`. */
@@ -25,6 +25,12 @@ export type PerTurn<A, R> = ((arg: A) => Promise<R>) & {
    * them (null for none).
    */
   ride(): Ride<A, R> | null
+  /**
+   * Registers a statement that can carry these calls: `queued` says whether one is queued and not yet sent. While one
+   * is, calls about to go out wait for it instead of costing a round trip of their own (it calls `ride()` when sent;
+   * sent first, it takes the calls queued so far as well).
+   */
+  carrier(queued: () => boolean): void
 }
 
 /** Options of {@link perTurn}. */
@@ -35,12 +41,6 @@ export interface PerTurnOptions {
    * it). Default: a gate of this function alone.
    */
   gate?: object
-  /**
-   * When it returns true at the moment the calls would go out, another statement is queued that takes them along (it
-   * calls `ride()` when it is sent): they wait for it instead of costing a round trip of their own. A carrier sent
-   * first takes the calls queued so far as well.
-   */
-  carried?: () => boolean
 }
 
 interface Gate {
@@ -66,6 +66,7 @@ export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<
   const gate = options.gate ? gateOf(options.gate) : { inFlight: 0, waiting: [] }
   let queue: Item[] = []
   let riders: Item[] = []
+  const carriers: Array<() => boolean> = []
   let scheduled: NodeJS.Immediate | null = null
   let waitTimer: NodeJS.Timeout | null = null
   // set when the calls waited their longest: they go out whatever is in flight
@@ -88,7 +89,7 @@ export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<
     waitTimer = null
     const items = queue
     queue = []
-    if (options.carried?.()) {
+    if (carriers.some((queued) => queued())) {
       riders.push(...items)
       return
     }
@@ -126,5 +127,9 @@ export function perTurn<A, R>(run: (args: A[]) => Promise<Array<R | PromiseLike<
       fail: (e) => items.forEach((it) => it.reject(e)),
     }
   }
-  return Object.defineProperties(call, { queued: { get: () => queue.length > 0 }, ride: { value: ride } }) as PerTurn<A, R>
+  return Object.defineProperties(call, {
+    queued: { get: () => queue.length > 0 },
+    ride: { value: ride },
+    carrier: { value: (queued: () => boolean) => void carriers.push(queued) },
+  }) as PerTurn<A, R>
 }
