@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import type { ParsedCidr } from '../sources/ip/parse.js'
 import { MAX_VALUE_LENGTH, normalizeListValue } from './normalize.js'
+import { runInTurns, runNow, type Steps } from '../steps.js'
 import { KeyFilter } from './key-filter.js'
 import { PrefixIndex } from './prefix-index.js'
 import { LIST_ITEM_TYPES, LIST_KINDS, type InvalidListItem, type ListDefinition, type ListItemType, type ListKind, type ListSummary } from './types.js'
@@ -133,23 +134,23 @@ type Maps = {
   ip: Map<string, Entries>
 }
 
-/** Adds item `index` of `list` (at `position`) to `maps`, or its problem to `invalid`. True when it is a new value of the list. */
+/** Adds item `index` of `list` to `maps`, or its problem to `invalid`. True when it is a new value of the list. */
 function addItem(maps: Maps, cidrs: Map<string, ParsedCidr>, invalid: InvalidListItem[], list: ListInfo, index: number, raw: unknown): boolean {
   const item = itemOf(raw)
   const n = normalizeListValue(list.itemType, item.value)
+  const expiresAt = n.ok ? expiryOf(item.expiresAt) : null
   const problem = !n.ok
     ? n.reason
     : item.reason !== undefined && item.reason !== null && (typeof item.reason !== 'string' || item.reason.length > MAX_REASON)
       ? `reason must be a string of at most ${MAX_REASON} characters`
-      : expiryOf(item.expiresAt) === null
+      : expiresAt === null
         ? 'expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms)'
         : null
-  if (problem !== null || !n.ok) {
+  if (problem !== null || !n.ok || expiresAt === null) {
     invalid.push({ list: list.position, index, value: shown(item.value), reason: problem ?? 'unusable' })
     return false
   }
   const reason = typeof item.reason === 'string' && item.reason !== '' ? item.reason : null
-  const expiresAt = expiryOf(item.expiresAt) as number
   const entry: ListEntry = { list, value: n.value, reason, expiresAt: expiresAt === Infinity ? null : expiresAt }
   if (n.cidr) cidrs.set(n.key, n.cidr)
   return list.itemType === 'asn' ? put(maps.asn, Number(n.key.slice(2)), entry) : put(maps[list.itemType], n.key, entry)
@@ -159,7 +160,7 @@ function addItem(maps: Maps, cidrs: Map<string, ParsedCidr>, invalid: InvalidLis
 const ITEMS_PER_TURN = 4096
 
 /** The compilation, pausing (a `yield`) every {@link ITEMS_PER_TURN} items and between its last steps. */
-function* compiling(defs: unknown): Generator<void, CompiledLists, void> {
+function* compiling(defs: unknown): Steps<CompiledLists> {
   const invalid: InvalidListItem[] = []
   if (!Array.isArray(defs)) return { ok: false, invalid: [{ list: -1, index: -1, value: shown(defs), reason: 'lists must be an array of lists' }] }
   if (defs.length > MAX_LISTS) return { ok: false, invalid: [{ list: -1, index: -1, value: String(defs.length), reason: `at most ${MAX_LISTS} lists` }] }
@@ -213,24 +214,15 @@ function* compiling(defs: unknown): Generator<void, CompiledLists, void> {
  * if (c.ok) c.index.emailDomain.get('acme.io') // [{ list: { name: 'Staff', … }, value: 'acme.io', … }]
  */
 export function compileLists(defs: unknown): CompiledLists {
-  const steps = compiling(defs)
-  for (;;) {
-    const step = steps.next()
-    if (step.done) return step.value
-  }
+  return runNow(compiling(defs))
 }
 
 /**
  * {@link compileLists}, letting the event loop run every few thousand items: a server (or a reload) keeps answering
  * other requests while large lists compile.
  */
-export async function compileListsAsync(defs: unknown): Promise<CompiledLists> {
-  const steps = compiling(defs)
-  for (;;) {
-    const step = steps.next()
-    if (step.done) return step.value
-    await new Promise<void>((resolve) => setImmediate(resolve))
-  }
+export function compileListsAsync(defs: unknown): Promise<CompiledLists> {
+  return runInTurns(compiling(defs))
 }
 
 /** The loaded lists, for display. */

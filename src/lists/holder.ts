@@ -4,7 +4,7 @@
  * lookup sees either the old lists or the new ones, never half of each; a failed reload keeps the lists in force.
  */
 import { RiskcheckError } from '../errors.js'
-import { compileLists, compileListsAsync, ListsError, summarize, type ListIndex } from './compile.js'
+import { compileLists, compileListsAsync, ListsError, summarize, type CompiledLists, type ListIndex } from './compile.js'
 import type { ListsOption, ListSummary } from './types.js'
 
 /** The lists of an instance. */
@@ -17,9 +17,8 @@ export interface ListsHolder {
   summary(): ListSummary[]
 }
 
-/** Compiles values, throwing a {@link ListsError} that names the unusable ones. */
-function compileOrThrow(defs: unknown): ListIndex {
-  const c = compileLists(defs)
+/** The index of compiled lists, or a {@link ListsError} that names the unusable values. */
+function indexOf(c: CompiledLists): ListIndex {
   if (!c.ok) throw new ListsError(c.invalid)
   return c.index
 }
@@ -27,9 +26,7 @@ function compileOrThrow(defs: unknown): ListIndex {
 /** Loads and compiles `option`, a few thousand items a turn (lookups of the lists in force go on meanwhile). */
 async function load(option: ListsOption): Promise<ListIndex> {
   const defs = typeof option === 'function' ? await option() : option
-  const c = await compileListsAsync(defs)
-  if (!c.ok) throw new ListsError(c.invalid)
-  return c.index
+  return indexOf(await compileListsAsync(defs))
 }
 
 /**
@@ -63,7 +60,7 @@ export function createListsHolder(option: ListsOption): ListsHolder {
     pending.catch(() => undefined) // reported to the lookups that wait for it, not as an unhandled rejection
   } else {
     if (typeof option !== 'object' || option === null) throw new ListsError([{ list: -1, index: -1, value: typeof option, reason: 'lists must be an array of lists or a function that loads them' }])
-    index = compileOrThrow(option)
+    index = indexOf(compileLists(option))
   }
   return {
     current() {

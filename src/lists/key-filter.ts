@@ -4,6 +4,7 @@
  * several cache misses; "maybe" (wrong for about 0.3 % of absent keys) is decided by the map (docs/decisions.md, "Lists
  * and velocity" → "one index per item type").
  */
+import type { Steps } from '../steps.js'
 
 /** The 32-bit hash of a key: FNV-1a over a string's code units (a number: its 32 bits), then a final mix. */
 function hashOf(key: string | number): number {
@@ -37,7 +38,7 @@ export class KeyFilter {
   }
 
   /** The filter of `keys` (`count` of them), pausing (a `yield`) every `step` keys. */
-  static *building(keys: Iterable<string | number>, count: number, step: number): Generator<void, KeyFilter, void> {
+  static *building(keys: Iterable<string | number>, count: number, step: number): Steps<KeyFilter> {
     const f = new KeyFilter([], count)
     let n = 0
     for (const k of keys) {

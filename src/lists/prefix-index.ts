@@ -5,6 +5,7 @@
  * "Lists and velocity" → "one index per item type").
  */
 import type { ParsedCidr, ParsedIp } from '../sources/ip/parse.js'
+import type { Steps } from '../steps.js'
 
 interface Row<T> {
   first: number | readonly number[]
@@ -46,7 +47,7 @@ class Family<T> {
   ) {}
 
   /** The family of `rows` (in start order), pausing (a `yield`) every {@link SORT_STEP} rows. */
-  static *building<T>(rows: Row<T>[], words: 1 | 4): Generator<void, Family<T>, void> {
+  static *building<T>(rows: Row<T>[], words: 1 | 4): Steps<Family<T>> {
     const n = rows.length
     const f = new Family<T>(new Uint32Array(n * words), new Uint32Array(n * words), new Int32Array(n), new Array<T>(n), words)
     const stack: number[] = []
@@ -95,7 +96,7 @@ class Family<T> {
 const SORT_STEP = 1 << 16
 
 /** Sorts `a` in place by `cmp` (a stable merge sort), pausing (a `yield`) every {@link SORT_STEP} elements moved. */
-function* sortPausing<T>(a: T[], cmp: (x: T, y: T) => number): Generator<void, void, void> {
+function* sortPausing<T>(a: T[], cmp: (x: T, y: T) => number): Steps<void> {
   const n = a.length
   let src = a
   let dst = new Array<T>(n)
@@ -134,7 +135,7 @@ export class PrefixIndex<T> {
    * Builds the index of `rows`, pausing (a `yield`) every few thousand rows while it reads and sorts them, so large
    * lists compile a turn at a time. Rows with the same network must be merged by the caller (one payload per network).
    */
-  static *building<T>(rows: ReadonlyArray<{ cidr: ParsedCidr; payload: T }>): Generator<void, PrefixIndex<T>, void> {
+  static *building<T>(rows: ReadonlyArray<{ cidr: ParsedCidr; payload: T }>): Steps<PrefixIndex<T>> {
     const v4: Row<T>[] = []
     const v6: Row<T>[] = []
     for (const { cidr, payload } of rows) {

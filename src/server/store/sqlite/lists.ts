@@ -7,6 +7,7 @@ import { newListId } from '../common/list-ids.js'
 import type Database from 'better-sqlite3'
 import type { ListItemType, ListKind } from '../../../lists/types.js'
 import { RiskcheckError } from '../../../errors.js'
+import { runInTurns, runNow, type Steps } from '../../../steps.js'
 import type { ListItemRecord, ListOwner, ListRecord, ListRoom, ListsSnapshot, ListsStore } from '../contracts/lists.js'
 
 interface ListRow {
@@ -58,7 +59,6 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     ),
     version: db.prepare('SELECT version FROM list_versions WHERE org_id = ? AND mode = ?'),
     ownerLists: db.prepare('SELECT id, name, kind, item_type FROM lists WHERE org_id = ? AND mode = ? ORDER BY created_at, id'),
-    liveItems: db.prepare('SELECT value, reason, expires_at FROM list_items WHERE list_id = ? AND (expires_at IS NULL OR expires_at > ?)'),
   }
   const owns = (o: ListOwner, id: string) => q.owned.get(id, o.orgId, o.mode) !== undefined
   const bump = (o: ListOwner) => q.bump.run(o.orgId, o.mode)
@@ -102,24 +102,9 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     if (gone > 0) bump(o)
     return gone
   })
-  const snapshot = db.transaction((o: ListOwner, nowMs: number) => {
-    const version = (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? 0
-    const lists = (q.ownerLists.all(o.orgId, o.mode) as Array<Omit<ListRow, 'items' | 'created_at'>>).map((l) => ({
-      id: l.id,
-      name: l.name,
-      kind: l.kind as ListKind,
-      itemType: l.item_type as ListItemType,
-      items: (q.liveItems.all(l.id, nowMs) as ItemRow[]).map((r) => ({ value: r.value, reason: r.reason, expiresAt: r.expires_at })),
-    }))
-    return { version, lists }
-  })
-
   const versionOf = (o: ListOwner) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? 0
-  /**
-   * The snapshot read a page a turn (a large list does not hold the only connection, nor the event loop, for long);
-   * null when the owner's version changed meanwhile (every change bumps it: a snapshot at one version saw no change).
-   */
-  const pagedSnapshot = async (o: ListOwner, nowMs: number): Promise<ListsSnapshot | null> => {
+  /** The owner's lists and their items live at `nowMs`, read a page at a time (a `yield` between two pages). */
+  function* reading(o: ListOwner, nowMs: number): Steps<ListsSnapshot> {
     const version = versionOf(o)
     const lists: ListsSnapshot['lists'] = []
     for (const l of q.ownerLists.all(o.orgId, o.mode) as Array<Omit<ListRow, 'items' | 'created_at'>>) {
@@ -129,13 +114,13 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
         for (const r of rows) if (r.expires_at === null || r.expires_at > nowMs) items.push({ value: r.value, reason: r.reason, expiresAt: r.expires_at })
         if (rows.length < SNAPSHOT_PAGE) break
         after = (rows[rows.length - 1] as ItemRow).value
-        await new Promise<void>((resolve) => setImmediate(resolve))
-        if (versionOf(o) !== version) return null
+        yield
       }
       lists.push({ id: l.id, name: l.name, kind: l.kind as ListKind, itemType: l.item_type as ListItemType, items })
     }
-    return versionOf(o) === version ? { version, lists } : null
+    return { version, lists }
   }
+  const readAtOnce = db.transaction((o: ListOwner, nowMs: number) => runNow(reading(o, nowMs)))
 
   return {
     createList: async (o, input, nowMs) => create.immediate(o, input, nowMs),
@@ -161,11 +146,13 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     removeItems: async (o, id, values) => removeMany.immediate(o, id, values),
     version: async (o) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? null,
     async snapshot(o, nowMs) {
+      // a page a turn (a large list holds neither the only connection nor the event loop for long), kept when the
+      // version did not move meanwhile: every change bumps it, so a snapshot at one version saw no change
       for (let i = 0; i < SNAPSHOT_TRIES; i++) {
-        const read = await pagedSnapshot(o, nowMs)
-        if (read) return read
+        const read = await runInTurns(reading(o, nowMs))
+        if (versionOf(o) === read.version) return read
       }
-      return snapshot.deferred(o, nowMs)
+      return readAtOnce.deferred(o, nowMs)
     },
   }
 }
