@@ -12,7 +12,7 @@ import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer } from '../src/server/app.js'
 import { createMemoryStore } from '../src/server/store/sqlite/memory.js'
 import type { SqliteStore } from '../src/server/store/sqlite/store.js'
-import { startTestServer, type TestServer } from './server-helpers.js'
+import { eachRequestOwnSecond, startTestServer, type TestServer } from './server-helpers.js'
 
 let dir: string
 let s: TestServer
@@ -26,10 +26,7 @@ const SCOPES = ['lookup', 'lists'] as const
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'riskcheck-lists-'))
   s = await startTestServer({ db: join(dir, 'lists.sqlite') })
-  // every request in a rate-limit second of its own (the rate limits are not what this suite tests)
-  const { post, get } = s
-  s.post = (...a) => (s.tick(1000), post(...a))
-  s.get = (...a) => (s.tick(1000), get(...a))
+  eachRequestOwnSecond(s) // the rate limits are not what this suite tests
   const now = s.clock.now().getTime()
   live = (await issueApiKey(s.app.store, { orgId: s.org.id, name: 'lists', scopes: [...SCOPES] }, now)).secret
   test = (await issueApiKey(s.app.store, { orgId: s.org.id, name: 'lists-test', mode: 'test', scopes: [...SCOPES] }, now)).secret
