@@ -51,7 +51,7 @@ const LIMITS: ListLimits = { perList: MAX_ITEMS_PER_LIST, perOwner: MAX_ITEMS_PE
 export function listRoom(all: readonly ListRecord[], list: ListRecord, adding: number, limits: ListLimits = LIMITS): string | null {
   const n = (x: number) => x.toLocaleString('en-US')
   if (list.items + adding > limits.perList) return `A list holds at most ${n(limits.perList)} items; this one holds ${n(list.items)}.`
-  const total = all.reduce((sum, l) => sum + (l.id === list.id ? list.items : l.items), 0) + (all.some((l) => l.id === list.id) ? 0 : list.items)
+  const total = all.reduce((sum, l) => (l.id === list.id ? sum : sum + l.items), list.items)
   if (total + adding > limits.perOwner)
     return `The lists of an org hold at most ${n(limits.perOwner)} items together in each mode; they hold ${n(total)}.`
   return null
