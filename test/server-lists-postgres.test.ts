@@ -232,6 +232,9 @@ describe.skipIf(!url)('lists on PostgreSQL, two instances', () => {
       } else expect(settled.every((r) => r.status === 'rejected')).toBe(true)
       for (const r of settled) if (r.status === 'rejected') expect((r.reason as { code: string }).code).toBe('INPUT_LIMIT_EXCEEDED')
     }
+    // the stored counts the limits read are the rows, after adds that raced
+    const { rows } = await pools[0]!.query('SELECT l.item_count::int AS stored, (SELECT COUNT(*)::int FROM list_items i WHERE i.list_id = l.id) AS n FROM lists l WHERE l.org_id = $1', [org.id])
+    expect(rows.map((r) => r.stored)).toEqual(rows.map((r) => r.n))
   })
 
   it('100,000 values in one call: one transaction, 5 insert statements, 100,000 rows', async () => {

@@ -1,12 +1,13 @@
 /**
  * Every storage contract on every engine of ./engines.ts: the server's store, its instance leases, org policies, bulk
- * and delivery storage, the review queue, and the dashboard's team store — each case on a fresh storage, closed or dropped after it.
+ * and delivery storage, the review queue, the lists' item counts, and the dashboard's team store — each case on a fresh storage, closed or dropped after it.
  */
 import { describe } from 'vitest'
 import { bulkStorageContract } from './bulk-contract.js'
 import { deliveryStorageContract } from './delivery-contract.js'
 import { ENGINES, type ContractName, type Engine } from './engines.js'
 import { leasesContract } from './leases-contract.js'
+import { listsContract } from './lists-contract.js'
 import { orgPolicyContract } from './org-policy-contract.js'
 import { reviewContract } from './review-contract.js'
 import { policySetter, storeContract } from './store-contract.js'
@@ -31,6 +32,12 @@ const CONTRACTS: Record<ContractName, (engine: Engine) => void> = {
     }),
   bulk: ({ name, open }) => describe(`bulk storage (${name})`, () => bulkStorageContract(async () => (await open()).service())),
   deliveries: ({ name, open }) => describe(`delivery storage (${name})`, () => deliveryStorageContract(async () => (await open()).service())),
+  lists: ({ name, open }) =>
+    describe(`lists storage (${name})`, () =>
+      listsContract(async () => {
+        const s = await open()
+        return { lists: s.lists(), store: s.store, sql: s.sql, migrations: s.migrations, done: s.done }
+      })),
   reviews: ({ name, open }) =>
     describe(`review queue storage (${name})`, () =>
       reviewContract(async () => {

@@ -12,7 +12,11 @@ import { createMemoryStore } from '../../src/server/store/sqlite/memory.js'
 import { createPostgresOrgPolicyStore } from '../../src/server/store/postgres/org-policies.js'
 import { createSqliteOrgPolicyStore } from '../../src/server/store/sqlite/org-policies.js'
 import { type OrgPolicyStore, type OrgPolicyStoreOptions } from '../../src/server/store/contracts/org-policies.js'
-import { postgresStorage, reviewStoreOf } from '../../src/server/store/open-storage.js'
+import { listsStoreOf, postgresStorage, reviewStoreOf } from '../../src/server/store/open-storage.js'
+import type { ListsStore } from '../../src/server/store/contracts/lists.js'
+import type { Migration } from '../../src/server/store/common/migration.js'
+import { MIGRATIONS } from '../../src/server/store/sqlite/migrations.js'
+import { POSTGRES_MIGRATIONS } from '../../src/server/store/postgres/migrations.js'
 import type { ReviewStore } from '../../src/server/store/contracts/reviews.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
 import { createSqliteStore, type SqliteStore } from '../../src/server/store/sqlite/store.js'
@@ -21,7 +25,7 @@ import { NOW, storedInTables, type ServiceHarness } from './service-harness.js'
 import { sqliteServiceHarness } from './sqlite-harness.js'
 
 /** The contracts of ./contracts.test.ts. */
-export type ContractName = 'store' | 'leases' | 'orgPolicies' | 'bulk' | 'deliveries' | 'teamStore' | 'reviews'
+export type ContractName = 'store' | 'leases' | 'orgPolicies' | 'bulk' | 'deliveries' | 'teamStore' | 'reviews' | 'lists'
 
 /** A fresh storage of one engine, for one case: every seam the contracts test, over one database. */
 export interface FreshStorage {
@@ -34,6 +38,12 @@ export interface FreshStorage {
   teamStore(): Promise<TeamStore>
   /** The review queue storage over the database of `store`. */
   reviews(): ReviewStore
+  /** The lists storage over the database of `store`. */
+  lists(): ListsStore
+  /** Runs one statement on the database of `store` (no parameters) and answers its rows. */
+  sql(text: string): Promise<Array<Record<string, unknown>>>
+  /** The engine's service migrations. */
+  migrations: readonly Migration[]
   /** Closes it and drops what it created. */
   done(): Promise<void>
 }
@@ -64,6 +74,12 @@ async function openSqlite(store: SqliteStore): Promise<FreshStorage> {
     service: () => sqliteServiceHarness(store),
     teamStore: async () => createSqliteTeamStore(store.db),
     reviews: () => reviewStoreOf(store)!,
+    lists: () => listsStoreOf(store)!,
+    sql: async (text) => {
+      const st = store.db.prepare(text)
+      return st.reader ? (st.all() as Array<Record<string, unknown>>) : (st.run(), [])
+    },
+    migrations: MIGRATIONS,
     done,
   }
 }
@@ -76,6 +92,9 @@ async function openPostgres(): Promise<FreshStorage> {
     service: () => pgHarness(s.store, s.drop),
     teamStore: () => createPgTeamStore({ pool: s.pool }),
     reviews: () => reviewStoreOf(s.store)!,
+    lists: () => listsStoreOf(s.store)!,
+    sql: async (text) => (await s.pool.query(text)).rows,
+    migrations: POSTGRES_MIGRATIONS,
     done: s.drop,
   }
 }

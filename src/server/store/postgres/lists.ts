@@ -46,9 +46,12 @@ const toItem = (r: ItemRow): ListItemRecord => ({
   createdAt: Number(r.created_at),
 })
 
-const COUNTED = `SELECT l.id, l.name, l.kind, l.item_type, l.created_at, (SELECT COUNT(*) FROM list_items i WHERE i.list_id = l.id) AS items FROM lists l`
+// each list's count is kept by the transactions that change its items (migration 13): no rows counted here
+const COUNTED = `SELECT l.id, l.name, l.kind, l.item_type, l.created_at, l.item_count AS items FROM lists l`
 const BUMP = `INSERT INTO list_versions (org_id, mode, version) VALUES ($1, $2, 1)
   ON CONFLICT (org_id, mode) DO UPDATE SET version = list_versions.version + 1`
+/** {@link BUMP}, and the list's count changed by the items added or removed, in the same statement (no round trip more). */
+const BUMP_COUNTED = `WITH counted AS (UPDATE lists SET item_count = item_count + $3 WHERE id = $4) ${BUMP}`
 
 /** Locks the owner's list row (null when the owner has no such list). */
 async function lockOwned(c: Queryable, o: ListOwner, id: string): Promise<boolean> {
@@ -59,6 +62,7 @@ async function lockOwned(c: Queryable, o: ListOwner, id: string): Promise<boolea
 /** The lists store over the PostgreSQL store's pool (migration 6). */
 export function createPostgresListsStore(pool: pg.Pool): ListsStore {
   const bump = (c: Queryable, o: ListOwner) => c.query(BUMP, [o.orgId, o.mode])
+  const bumpCounted = (c: Queryable, o: ListOwner, id: string, change: number) => c.query(BUMP_COUNTED, [o.orgId, o.mode, change, id])
   const owned = async (o: ListOwner, id: string) =>
     ((await pool.query('SELECT 1 FROM lists WHERE id = $1 AND org_id = $2 AND mode = $3', [id, o.orgId, o.mode])).rowCount ?? 0) > 0
 
@@ -91,11 +95,12 @@ export function createPostgresListsStore(pool: pg.Pool): ListsStore {
     addItems: (o, id, items, nowMs, room) =>
       inTransaction(pool, async (c) => {
         if (room) {
-          // every list of the owner locked, in id order, before they are counted: concurrent adds count one after the other
-          const locked = await c.query<{ id: string }>('SELECT id FROM lists WHERE org_id = $1 AND mode = $2 ORDER BY id FOR UPDATE', [o.orgId, o.mode])
-          if (!locked.rows.some((r) => r.id === id)) return null
-          const all = (await c.query<ListRow>(`${COUNTED} WHERE l.org_id = $1 AND l.mode = $2 ORDER BY l.created_at, l.id`, [o.orgId, o.mode])).rows.map(toList)
-          const full = room(all, all.find((l) => l.id === id) as ListRecord, items.length)
+          // every list of the owner locked, in id order, as its count is read: concurrent adds count one after the other
+          const locked = await c.query<ListRow>(`${COUNTED} WHERE l.org_id = $1 AND l.mode = $2 ORDER BY l.id FOR UPDATE`, [o.orgId, o.mode])
+          const all = locked.rows.map(toList)
+          const list = all.find((l) => l.id === id)
+          if (!list) return null
+          const full = room(all, list, items.length)
           if (full !== null) throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', full, { field: 'values' })
         } else if (!(await lockOwned(c, o, id))) return null
         let added = 0
@@ -109,7 +114,7 @@ export function createPostgresListsStore(pool: pg.Pool): ListsStore {
           )
           added += r.rowCount ?? 0
         }
-        if (added > 0) await bump(c, o)
+        if (added > 0) await bumpCounted(c, o, id, added)
         return { added, alreadyPresent: items.length - added }
       }),
     async listItems(o, id, page) {
@@ -130,7 +135,7 @@ export function createPostgresListsStore(pool: pg.Pool): ListsStore {
       inTransaction(pool, async (c) => {
         if (!(await lockOwned(c, o, id))) return null
         const gone = ((await c.query('DELETE FROM list_items WHERE list_id = $1 AND value = $2', [id, value])).rowCount ?? 0) > 0
-        if (gone) await bump(c, o)
+        if (gone) await bumpCounted(c, o, id, -1)
         return gone
       }),
     removeItems: (o, id, values) =>
@@ -141,7 +146,7 @@ export function createPostgresListsStore(pool: pg.Pool): ListsStore {
           const chunk = values.slice(i, i + ITEMS_PER_STATEMENT)
           gone += (await c.query('DELETE FROM list_items WHERE list_id = $1 AND value = ANY($2::text[])', [id, chunk])).rowCount ?? 0
         }
-        if (gone > 0) await bump(c, o)
+        if (gone > 0) await bumpCounted(c, o, id, -gone)
         return gone
       }),
     async version(o) {

@@ -444,6 +444,15 @@ INSERT INTO outcome_versions (org_id, mode, version) SELECT DISTINCT org_id, mod
     name: 'the velocity counts of logged answers (numbers only: the backtest derives the velocity factors again)',
     sql: ANSWER_VELOCITY,
   },
+  {
+    // the columns of SQLite migration 016: each list's item count, kept by the transactions that change its items
+    version: 13,
+    name: 'the item count of each list',
+    sql: `
+ALTER TABLE lists ADD COLUMN item_count BIGINT NOT NULL DEFAULT 0;
+UPDATE lists SET item_count = (SELECT COUNT(*) FROM list_items WHERE list_id = lists.id);
+`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

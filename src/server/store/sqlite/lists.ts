@@ -42,7 +42,8 @@ const SNAPSHOT_TRIES = 3
 
 /** The lists store over the SQLite store's database (migration 006). */
 export function createSqliteListsStore(db: Database.Database): ListsStore {
-  const counted = `SELECT l.id, l.name, l.kind, l.item_type, l.created_at, (SELECT COUNT(*) FROM list_items i WHERE i.list_id = l.id) AS items FROM lists l`
+  // each list's count is kept by the transactions that change its items (migration 016): no rows counted here
+  const counted = `SELECT l.id, l.name, l.kind, l.item_type, l.created_at, l.item_count AS items FROM lists l`
   const q = {
     insertList: db.prepare('INSERT INTO lists (id, org_id, mode, name, kind, item_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     all: db.prepare(`${counted} WHERE l.org_id = ? AND l.mode = ? ORDER BY l.created_at, l.id`),
@@ -54,6 +55,7 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     page: db.prepare('SELECT value, reason, expires_at, created_at FROM list_items WHERE list_id = ? AND value > ? ORDER BY value LIMIT ?'),
     item: db.prepare('SELECT value, reason, expires_at, created_at FROM list_items WHERE list_id = ? AND value = ?'),
     removeItem: db.prepare('DELETE FROM list_items WHERE list_id = ? AND value = ?'),
+    counted: db.prepare('UPDATE lists SET item_count = item_count + ? WHERE id = ?'),
     bump: db.prepare(
       'INSERT INTO list_versions (org_id, mode, version) VALUES (?, ?, 1) ON CONFLICT (org_id, mode) DO UPDATE SET version = version + 1',
     ),
@@ -86,20 +88,29 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     }
     let added = 0
     for (const it of items) added += q.insertItem.run(id, it.value, it.reason, it.expiresAt, nowMs).changes
-    if (added > 0) bump(o)
+    if (added > 0) {
+      q.counted.run(added, id)
+      bump(o)
+    }
     return { added, alreadyPresent: items.length - added }
   })
   const removeOne = db.transaction((o: ListOwner, id: string, value: string): boolean | null => {
     if (!owns(o, id)) return null
     const gone = q.removeItem.run(id, value).changes > 0
-    if (gone) bump(o)
+    if (gone) {
+      q.counted.run(-1, id)
+      bump(o)
+    }
     return gone
   })
   const removeMany = db.transaction((o: ListOwner, id: string, values: readonly string[]): number | null => {
     if (!owns(o, id)) return null
     let gone = 0
     for (const v of values) gone += q.removeItem.run(id, v).changes
-    if (gone > 0) bump(o)
+    if (gone > 0) {
+      q.counted.run(-gone, id)
+      bump(o)
+    }
     return gone
   })
   const versionOf = (o: ListOwner) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? 0

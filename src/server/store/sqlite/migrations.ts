@@ -483,4 +483,14 @@ CREATE INDEX velocity_hits_at ON velocity_hits(at);
 CREATE INDEX velocity_hits_check ON velocity_hits(key, check_id) WHERE check_id IS NOT NULL;
 `,
   },
+  {
+    // Each list's item count, kept by the transactions that add and remove its items (./lists.ts): the limits and the
+    // list pages read it instead of counting up to a million rows inside the adding transaction.
+    version: 16,
+    name: '016_list_item_counts',
+    sql: `
+ALTER TABLE lists ADD COLUMN item_count INTEGER NOT NULL DEFAULT 0;
+UPDATE lists SET item_count = (SELECT COUNT(*) FROM list_items WHERE list_id = lists.id);
+`,
+  },
 ]
