@@ -2,6 +2,7 @@
  * Runs one check through the shared pipeline: prepare → (test answer | cache | reserve credits → run → bill) →
  * score → result. The facade binds it to each lookup; the combined check and the bulk engine reuse it.
  */
+import { isPromise } from './awaitable.js'
 import { performance } from 'node:perf_hooks'
 import { creditsFor, MAX_CREDITS } from './billing.js'
 import { CACHE_TTL_MS, type CacheEntry, type ResultCache } from './cache.js'
@@ -107,7 +108,6 @@ function dataScopeOf(ctx: CheckContext, type: LookupType): string {
 }
 
 /** True for a thenable. Ledgers and caches may be sync or async; awaiting a plain value still costs a tick. */
-const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
 
 /**
  * Bills a completed outcome: 0 in test mode, 0 when no data source was consulted at all (offline, the lookup was

@@ -6,6 +6,7 @@
  * - `details.velocity`: how many checks had the same values lately (src/velocity/), whose counts the scoring turns
  *   into velocity factors under the policy's thresholds.
  */
+import { isPromise } from './awaitable.js'
 import type { CheckOutcome } from './checks/types.js'
 import type { ListsHolder } from './lists/holder.js'
 import type { OutcomesHolder } from './outcomes/holder.js'
@@ -25,7 +26,6 @@ export interface Signals {
 /** The lookups whose details carry `velocity` (the combined check carries it too, counted once for all its parts). */
 export const VELOCITY_TYPES: ReadonlySet<string> = new Set(['email', 'ip', 'phone', 'phone_type'])
 
-const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
 
 /** The outcome with `details.lists` (and `velocity: null` where it applies), the list factors and sentences. */
 function withLists<D>(index: ListIndex | null, type: string, outcome: CheckOutcome<D>, nowMs: number, velocityField: boolean, input: unknown, own: boolean): CheckOutcome<D> {

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { createRiskcheck } from '../src/riskcheck.js'
 import type { CheckResult } from '../src/schema.js'
 import { startDnsServer } from './fake-internet/dns-server.js'
@@ -153,6 +153,23 @@ describe('combined check: billing and caching (live, offline data)', () => {
       expect(ok.metadata.credits_remaining).toBe(0)
     } finally {
       await live.close()
+    }
+  })
+})
+
+describe('combined check: parts answered at once', () => {
+  it('offline, no part arms a time limit: each part is answered in the turn it is asked (counted in timers)', async () => {
+    const offline = createRiskcheck({ offline: true, cache: false })
+    const timers = vi.spyOn(globalThis, 'setTimeout')
+    try {
+      const r = await offline.check({ email: 'jane@acme-widgets.io', ip: '8.8.8.8', phone: '+44 7400 123456' })
+      assertValidResult(r, 'check')
+      expect(r.partial).toBe(false)
+      expect([r.details.email, r.details.ip, r.details.phone].every((p) => p !== null)).toBe(true)
+      expect(timers).not.toHaveBeenCalled()
+    } finally {
+      timers.mockRestore()
+      await offline.close()
     }
   })
 })

@@ -5,7 +5,8 @@
  */
 import { performance } from 'node:perf_hooks'
 import { RiskcheckError, missingField } from '../errors.js'
-import { runCheck, type LookupEnv, type LookupRun } from '../lookup.js'
+import { isPromise } from '../awaitable.js'
+import { runCheck, runCheckNow, type LookupEnv, type LookupRun } from '../lookup.js'
 import { buildResult, newRequestId } from '../result.js'
 import {
   CONTEXTS,
@@ -112,7 +113,10 @@ async function runPart<In, O extends object, D>(
   ms: number,
 ): Promise<Part<D>> {
   const abandoned = { value: false }
-  const live = runCheck(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, abandoned })
+  const now = runCheckNow(env, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true, abandoned })
+  // answered in this turn (offline, local data): nothing to time out
+  if (!isPromise(now)) return Object.assign(now, { timedOut: false })
+  const live = now
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), ms)

@@ -175,39 +175,49 @@ async function queryDnsbl(ctx: CheckContext, ip: ParsedIp, zone: string): Promis
   }
 }
 
-/** The live (or offline) lookup. Never rejects for data reasons. */
-async function runIp(ctx: CheckContext, ip: ParsedIp): Promise<CheckOutcome<IpData>> {
+/**
+ * The live (or offline) lookup. Never rejects for data reasons. Offline (local data only) it answers at once, without
+ * a promise; online the reverse DNS and blocklist queries follow.
+ */
+function runIp(ctx: CheckContext, ip: ParsedIp): CheckOutcome<IpData> | Promise<CheckOutcome<IpData>> {
   const special = getSpecialPurposeRange(ip)
   if (special) return bogonOutcome(ip, special)
   const local = localLookup(ctx, ip)
   // a light install (`--omit=optional`): answered without location and network, said once per instance
   if (local.notInstalled.length > 0) ctx.options.warn({ code: 'ip_data_not_installed', message: ipDataNotInstalledMessage(local.notInstalled) })
-  const details = detailsOf(ip, local)
-  const factors = factorsOf(local)
-  const dataSources = [BOGON_SOURCE, ...local.dataSources]
-  let partial = local.failed.length > 0
-  if (!ctx.offline) {
-    let zones: readonly string[] = []
-    try {
-      zones = ctx.sources.ip.dnsblZones
-    } catch {
-      // the source could not be built: localLookup already reported it as failed
-    }
-    const [ptr, lists] = await Promise.all([reverseDns(ctx, ip), Promise.all(zones.map((z) => queryDnsbl(ctx, ip, z)))])
-    details.reverse_dns = ptr.name
-    dataSources.push('dns')
-    if (ptr.failed) partial = true
-    if (zones.length > 0) {
-      dataSources.push('dnsbl')
-      lists.forEach((state, i) => {
-        if (state === 'listed') details.flags.on_blocklists.push(zones[i] as string)
-        if (state === 'failed') partial = true
-      })
-      if (lists.includes('failed') && !factors.includes('ip_source_unavailable')) factors.push('ip_source_unavailable')
-      if (details.flags.on_blocklists.length > 0 && !factors.includes('ip_blocklisted')) factors.push('ip_blocklisted')
-    }
+  const outcome: CheckOutcome<IpData> = {
+    details: detailsOf(ip, local),
+    factors: factorsOf(local),
+    partial: local.failed.length > 0,
+    dataSources: [BOGON_SOURCE, ...local.dataSources],
+    validReason: 'No risk signals found for this address.',
   }
-  return { details, factors, partial, dataSources, validReason: 'No risk signals found for this address.' }
+  return ctx.offline ? outcome : withNetworkQueries(ctx, ip, outcome)
+}
+
+/** The online part of {@link runIp}: reverse DNS and the DNS blocklists, added to the local outcome. */
+async function withNetworkQueries(ctx: CheckContext, ip: ParsedIp, outcome: CheckOutcome<IpData>): Promise<CheckOutcome<IpData>> {
+  const { details, factors, dataSources } = outcome
+  let zones: readonly string[] = []
+  try {
+    zones = ctx.sources.ip.dnsblZones
+  } catch {
+    // the source could not be built: localLookup already reported it as failed
+  }
+  const [ptr, lists] = await Promise.all([reverseDns(ctx, ip), Promise.all(zones.map((z) => queryDnsbl(ctx, ip, z)))])
+  details.reverse_dns = ptr.name
+  dataSources.push('dns')
+  if (ptr.failed) outcome.partial = true
+  if (zones.length > 0) {
+    dataSources.push('dnsbl')
+    lists.forEach((state, i) => {
+      if (state === 'listed') details.flags.on_blocklists.push(zones[i] as string)
+      if (state === 'failed') outcome.partial = true
+    })
+    if (lists.includes('failed') && !factors.includes('ip_source_unavailable')) factors.push('ip_source_unavailable')
+    if (details.flags.on_blocklists.length > 0 && !factors.includes('ip_blocklisted')) factors.push('ip_blocklisted')
+  }
+  return outcome
 }
 
 // ─── test mode ────────────────────────────────────────────────────────────────────────────────────────────────────
