@@ -177,6 +177,12 @@ describe('riskcheck serve', () => {
     const retentionEnv = { ...memoryIO(), env: { RISKCHECK_OUTCOME_RETENTION_DAYS: 'half a year' } }
     expect(await runServe([], retentionEnv)).toBe(64)
     expect(retentionEnv.err()).toMatch(/RISKCHECK_OUTCOME_RETENTION_DAYS must be/)
+    const compiled = memoryIO()
+    expect(await runServe(['--lists-compiled-items', '0'], compiled)).toBe(64)
+    expect(compiled.err()).toMatch(/--lists-compiled-items must be a number of items, 1–1000000000 \(got 0\)/)
+    const compiledEnv = { ...memoryIO(), env: { RISKCHECK_LISTS_COMPILED_ITEMS: '4M' } }
+    expect(await runServe([], compiledEnv)).toBe(64)
+    expect(compiledEnv.err()).toMatch(/RISKCHECK_LISTS_COMPILED_ITEMS must be a number of items/)
     const dns = memoryIO()
     expect(await runServe(['--dns-server', 'nope::'], dns)).toBe(64)
     expect(dns.err()).toMatch(/^riskcheck serve: --dns-server must be an IP address/)

@@ -71,7 +71,8 @@ describe('the compiled lists an instance keeps', () => {
       const l = await lists.createList(o, { name: 'x', kind: 'block', itemType: 'email' }, 1)
       await lists.addItems(o, l.id, Array.from({ length: 6 }, (_, i) => ({ value: `u${i}@${name}.example`, reason: null, expiresAt: null })), 1)
     }
-    const org = createOrgLists(store, () => 2, () => {}, 12) // room for two owners of 6 items
+    const warnings: string[] = []
+    const org = createOrgLists(store, () => 2, (m) => warnings.push(m), 12) // room for two owners of 6 items
     const [a, b, c] = owners as [ListOwner, ListOwner, ListOwner]
     const resolve = async (o: ListOwner) => expect((await org.resolve(o, undefined))!.email.size).toBe(6)
     await resolve(a)
@@ -81,6 +82,10 @@ describe('the compiled lists an instance keeps', () => {
     expect(org.loads).toBe(2)
     await resolve(c) // 18 items: b goes
     expect(org.loads).toBe(3)
+    // said once; a second drop within the minute is not said again
+    expect(warnings).toEqual([
+      "lists: an org's compiled lists (6 items) were dropped to keep this instance within 12 compiled items; its next request compiles them again. If this repeats, raise --lists-compiled-items (about 100 bytes an item)",
+    ])
     await resolve(a)
     await resolve(c)
     expect(org.loads).toBe(3)
@@ -90,6 +95,7 @@ describe('the compiled lists an instance keeps', () => {
     expect(org.loads).toBe(4)
     await resolve(a)
     expect(org.loads).toBe(5)
+    expect(warnings).toHaveLength(1)
     await store.close()
   })
 
@@ -110,6 +116,32 @@ describe('the compiled lists an instance keeps', () => {
     await org.resolve(small, undefined)
     expect(org.loads).toBe(3)
     await store.close()
+  })
+
+  it('the bound is the server’s `listsCompiledItems`: past it, the dropped org is said in the log; a bad bound is refused', async () => {
+    const lines: string[] = []
+    const app = createServer({ db: ':memory:', purgeIntervalMs: 0, listsCompiledItems: 12, logger: { level: 'warn', stream: { write: (l: string) => void lines.push(l) } }, riskcheck: { offline: true } })
+    try {
+      await app.ready()
+      const lists = listsStoreOf(app.store)!
+      const keys: string[] = []
+      for (const name of ['a', 'b', 'c']) {
+        const org = await app.store.createOrg({ name, planId: 'starter' }, Date.now())
+        keys.push((await issueApiKey(app.store, { orgId: org.id, name: 'k' }, Date.now())).secret)
+        const l = await lists.createList({ orgId: org.id, mode: 'live' }, { name: 'x', kind: 'block', itemType: 'email' }, 1)
+        await lists.addItems({ orgId: org.id, mode: 'live' }, l.id, Array.from({ length: 6 }, (_, i) => ({ value: `u${i}@${name}-corp.io`, reason: null, expiresAt: null })), 1)
+      }
+      for (const [i, key] of keys.entries()) {
+        const r = await app.inject({ method: 'POST', url: '/v1/email', headers: { authorization: `Bearer ${key}` }, payload: { email: `u1@${'abc'[i]}-corp.io`, smtp: false } })
+        expect(r.json().data.details.lists).toHaveLength(1)
+      }
+      const dropped = lines.map((l) => JSON.parse(l) as { msg: string }).filter((l) => l.msg.startsWith('lists: an org'))
+      expect(dropped.map((l) => l.msg)).toEqual([expect.stringContaining('(6 items) were dropped to keep this instance within 12 compiled items')])
+    } finally {
+      await app.close()
+    }
+    expect(() => createServer({ db: ':memory:', listsCompiledItems: 0 })).toThrow(/option `listsCompiledItems` must be/)
+    expect(() => createServer({ db: ':memory:', listsCompiledItems: 2.5 })).toThrow(TypeError)
   })
 })
 

@@ -10,6 +10,7 @@ import { resolveOptions } from '../options.js'
 import { DEFAULT_QUEUE_LOCK_MS, databaseTimeoutOf, queueLockOf, recheckOf, redisPrefixOf, SERVE_FLAGS, trustProxyOf, fastifyTrustProxy, withEnvironment, type TrustProxy } from './serve-settings.js'
 import { DEFAULT_DB, pickDatabase, postgresLocation, safeUrl } from './database.js'
 import { resolveDeployment, type Deployment } from '../server/queue/deployment.js'
+import { MAX_COMPILED_ITEMS_LIMIT } from '../server/compiled-lists-bound.js'
 import { checkDocsUrl } from '../server/error-docs.js'
 import { isWildcardAddress, listenUrl } from '../server/public-url.js'
 import { listenMetrics, metricsPortOf } from './metrics-listener.js'
@@ -75,6 +76,11 @@ from the org's next request; no restart).
                       RISKCHECK_OUTCOME_RETENTION_DAYS
                                                      how long outcomes (POST /v1/outcomes) and the input hashes of
                                                      answered requests are kept (default 180; 1–3650)
+  --lists-compiled-items N
+                      RISKCHECK_LISTS_COMPILED_ITEMS
+                                                     most allow/block list items this process keeps compiled, all orgs
+                                                     together (default 4000000, about 100 bytes each); beyond, the
+                                                     least recently used org's lists are compiled again when needed
   --recheck-delays D,D,…
                       RISKCHECK_RECHECK_DELAYS       when email answers a mail server deferred (4xx, greylisting) are
                                                      checked again, after the answer (default 5m,15m,60m; 1–10 ascending
@@ -269,6 +275,7 @@ interface ServeSettings {
   /** The server's `velocity` option of --velocity-secret / --no-velocity. */
   velocity: false | { secret: string } | undefined
   outcomeRetentionDays: number | undefined
+  listsCompiledItems: number | undefined
   recheck: { delaysMs: number[] } | false | undefined
   dataSources: Partial<Record<DataSourceName, string>>
 }
@@ -400,8 +407,15 @@ async function readServeSettings(args: string[], io: CliIO): Promise<ServeSettin
       outcomeRetentionDays = Number(text)
       if (!/^[0-9]{1,4}$/.test(text) || outcomeRetentionDays < 1 || outcomeRetentionDays > 3650) throw new UsageError(`--outcome-retention-days must be a number of days, 1–3650 (got ${text})`)
     }
+    let listsCompiledItems: number | undefined
+    if (values['lists-compiled-items'] !== undefined) {
+      const text = String(values['lists-compiled-items'])
+      listsCompiledItems = Number(text)
+      if (!/^[0-9]{1,10}$/.test(text) || listsCompiledItems < 1 || listsCompiledItems > MAX_COMPILED_ITEMS_LIMIT)
+        throw new UsageError(`--lists-compiled-items must be a number of items, 1–${MAX_COMPILED_ITEMS_LIMIT} (got ${text})`)
+    }
     const recheck = recheckOf(values)
-    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources, velocity, outcomeRetentionDays, recheck }
+    return { values, port, riskcheck, refreshEvery, metricsPort, drainMs, deployment, redisPrefix, queueLockMs, databaseTimeoutMs, trustProxy, docsUrl, dataSources, velocity, outcomeRetentionDays, listsCompiledItems, recheck }
   } catch (e) {
     // A value from the environment is named by its variable, not by the flag the message speaks of.
     const message = messageOf(e).replace(/^--([a-z-]+)/, (whole, flag: string) => (origin(flag) === whole ? whole : origin(flag)))
@@ -441,6 +455,7 @@ async function startServeApp(
       ...(s.docsUrl !== undefined ? { docsUrl: s.docsUrl } : {}),
       ...(s.velocity !== undefined ? { velocity: s.velocity } : {}),
       ...(s.outcomeRetentionDays !== undefined ? { outcomeRetentionDays: s.outcomeRetentionDays } : {}),
+      ...(s.listsCompiledItems !== undefined ? { listsCompiledItems: s.listsCompiledItems } : {}),
       ...(s.recheck !== undefined ? { recheck: s.recheck } : {}),
       logger: { level: values['log-level'] as string, stream: io.stderr as NodeJS.WritableStream & { write(s: string): boolean } },
     })

@@ -1,20 +1,8 @@
 /**
  * The settings of `riskcheck serve`, each a flag and an environment variable (flags win over the environment), so
- * the server runs the same from a shell, a container or a process manager:
- *
- *   --host / RISKCHECK_HOST (or HOST) · --port / RISKCHECK_PORT (or PORT) · --db / RISKCHECK_DB ·
- *   --database-url / RISKCHECK_DATABASE_URL (or DATABASE_URL) · --no-migrate / RISKCHECK_NO_MIGRATE ·
- *   --redis-url / RISKCHECK_REDIS_URL (or REDIS_URL) · --no-workers / RISKCHECK_NO_WORKERS ·
- *   --redis-prefix / RISKCHECK_REDIS_PREFIX · --queue-lock-timeout / RISKCHECK_QUEUE_LOCK_TIMEOUT ·
- *   --database-timeout / RISKCHECK_DATABASE_TIMEOUT ·
- *   --log-level / RISKCHECK_LOG_LEVEL · --json / RISKCHECK_JSON · --unsafe-allow-loopback-webhooks /
- *   RISKCHECK_UNSAFE_ALLOW_LOOPBACK_WEBHOOKS · --mail-url / RISKCHECK_MAIL_URL · --public-url / RISKCHECK_PUBLIC_URL ·
- *   --metrics-port / RISKCHECK_METRICS_PORT · --drain-timeout / RISKCHECK_DRAIN_TIMEOUT · --trust-proxy /
- *   RISKCHECK_TRUST_PROXY · --docs-url / RISKCHECK_DOCS_URL · --outcome-retention-days /
- *   RISKCHECK_OUTCOME_RETENTION_DAYS · --recheck-delays · --no-recheck · and every lookup flag as RISKCHECK_<FLAG>
- *   (--dns-server → RISKCHECK_DNS_SERVER, comma-separated; --offline → RISKCHECK_OFFLINE=1; --smtp-port → RISKCHECK_SMTP_PORT …).
- *
- * Booleans read 1/true/yes/on or 0/false/no/off.
+ * the server runs the same from a shell, a container or a process manager. Every flag and its variable: docs/deployment.md
+ * (and `serve --help`); every lookup flag is read as RISKCHECK_<FLAG> too (--dns-server → RISKCHECK_DNS_SERVER,
+ * comma-separated; --offline → RISKCHECK_OFFLINE=1 …). Booleans read 1/true/yes/on or 0/false/no/off.
  */
 import { isIP } from 'node:net'
 import type { ParseArgsConfig } from 'node:util'
@@ -49,6 +37,7 @@ export const SERVE_FLAGS: Options = {
   'velocity-secret': { type: 'string' },
   'no-velocity': { type: 'boolean' },
   'outcome-retention-days': { type: 'string' },
+  'lists-compiled-items': { type: 'string' },
   'recheck-delays': { type: 'string' },
   'no-recheck': { type: 'boolean' },
 }

@@ -69,6 +69,12 @@ export interface ServerOptions {
   velocity?: boolean | ServerVelocityOptions
   /** How long outcomes and the input hashes of answered requests are kept, in days (default 180; `serve --outcome-retention-days`). */
   outcomeRetentionDays?: number
+  /**
+   * Most allow/block list items this instance keeps compiled, all orgs together (default 4,000,000, about 100 bytes
+   * each; `serve --lists-compiled-items`); the least recently used org's lists are dropped first, and compiled again
+   * on its next request.
+   */
+  listsCompiledItems?: number
   /** Requests a second of one client address without a valid key (public routes, failed auth); default 20. */
   anonymousRatePerSecond?: number
   /** Clock of the rate limiter in unix ms (default `Date.now`); billing and results use the riskcheck clock. */

@@ -4,6 +4,7 @@
  * anyway); the lists compiled at that version are kept in memory per (org, mode), so a request costs no extra round
  * trip unless its lists changed since this instance last compiled them. Why: docs/decisions.md, "Lists in the service".
  */
+import { MAX_COMPILED_ITEMS } from './compiled-lists-bound.js'
 import { compileLists, compileListsAsync, MAX_ITEMS_PER_LIST, summarize, type ListIndex } from '../lists/compile.js'
 import type { ListsHolder } from '../lists/holder.js'
 import { normalizeListValue } from '../lists/normalize.js'
@@ -33,8 +34,9 @@ const MAX_OWNERS = 500
 /** Most items the lists of one owner (an org in one mode) hold together: what an instance compiles for it. */
 export const MAX_ITEMS_PER_OWNER = 1_000_000
 
-/** Most list items an instance keeps compiled, all owners together (least recently used owners dropped first). */
-export const MAX_COMPILED_ITEMS = 4_000_000
+
+/** Least time between two warnings that the items bound dropped an owner's compiled lists, in ms (elapsed time). */
+const DROP_WARNING_EVERY_MS = 60_000
 
 /** The limits {@link listRoom} applies. */
 export interface ListLimits {
@@ -135,6 +137,17 @@ export function createOrgLists(store: Store, nowMs: () => number, warn: (message
   const loading = new Map<string, Promise<Compiled>>()
   const holders = new WeakMap<ListIndex, ListsHolder>()
   let loads = 0
+  let warnedAt = -Infinity
+  /** Says (at most once a minute) that the items bound dropped an owner: its next request compiles its lists again. */
+  const dropped = (items: number) => {
+    const t = performance.now()
+    if (t - warnedAt < DROP_WARNING_EVERY_MS) return
+    warnedAt = t
+    warn(
+      `lists: an org's compiled lists (${items.toLocaleString('en-US')} items) were dropped to keep this instance within ${maxItems.toLocaleString('en-US')} compiled items; ` +
+        'its next request compiles them again. If this repeats, raise --lists-compiled-items (about 100 bytes an item)',
+    )
+  }
 
   /** Keeps `entry` as the most recently used, then drops the least recently used beyond the bounds (never `entry`). */
   const keep = (key: string, entry: Compiled) => {
@@ -147,6 +160,7 @@ export function createOrgLists(store: Store, nowMs: () => number, warn: (message
     compiledItems += entry.items
     for (const [k, e] of compiled) {
       if (k === key || (compiled.size <= MAX_OWNERS && compiledItems <= maxItems)) break
+      if (compiledItems > maxItems) dropped(e.items)
       compiled.delete(k)
       compiledItems -= e.items
     }

@@ -48,6 +48,8 @@ export interface ServerSettings {
   velocityOption: ServerVelocityOptions | null
   /** How long outcomes and answered requests' input hashes are kept, in days. */
   outcomeDays: number
+  /** Most list items the instance keeps compiled, all orgs together. */
+  listsCompiledItems: number
 }
 
 /** An Idempotency-Key taken by a request (./idempotency.ts). */

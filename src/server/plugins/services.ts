@@ -17,6 +17,7 @@ import { watchDependencies } from '../dependencies.js'
 import { docsBase } from '../error-docs.js'
 import { createInstanceLease } from '../instance-lease.js'
 import { createServerMetrics } from '../metrics.js'
+import { MAX_COMPILED_ITEMS, MAX_COMPILED_ITEMS_LIMIT } from '../compiled-lists-bound.js'
 import { createOrgLists } from '../org-lists.js'
 import { createOutcomeService, DEFAULT_OUTCOME_RETENTION_DAYS } from '../outcomes.js'
 import { outcomeStoreOf, reviewStoreOf } from '../store/open-storage.js'
@@ -60,11 +61,12 @@ export function serverSettings(options: ServerOptions, live: LiveState): ServerS
   const publicUrl = publicUrlOption(options)
   const velocityOption = serverVelocityOption(options.velocity, options.riskcheck?.velocity)
   const outcomeDays = numberOption('outcomeRetentionDays', options.outcomeRetentionDays, DEFAULT_OUTCOME_RETENTION_DAYS, { min: 1 }, 'riskcheck server')
+  const listsCompiledItems = numberOption('listsCompiledItems', options.listsCompiledItems, MAX_COMPILED_ITEMS, { max: MAX_COMPILED_ITEMS_LIMIT }, 'riskcheck server')
   const requestTimeout = numberOption('requestTimeoutMs', options.requestTimeoutMs, 60_000, {}, 'riskcheck server')
   const configuredPlans = options.plans ? validatePlans(options.plans) : undefined
   const listening = () => (live.app?.server.listening ? live.app.server.address() : null)
   const docsUrl = docsBase({ docsUrl: options.docsUrl, publicUrl }, listening)
-  return { bodyLimit, requestTimeout, testRate, anonRate, purgeEvery, leaseMs, webhookEvery, publicUrl, configuredPlans, docsUrl, velocityOption, outcomeDays }
+  return { bodyLimit, requestTimeout, testRate, anonRate, purgeEvery, leaseMs, webhookEvery, publicUrl, configuredPlans, docsUrl, velocityOption, outcomeDays, listsCompiledItems }
 }
 
 /** The one riskcheck instance behind every lookup; the store is closed when it cannot be made. */
@@ -126,7 +128,7 @@ export function buildServerParts(options: ServerOptions): ServerParts {
   const metrics = options.metrics
     ? createServerMetrics(service ? { bulkQueueDepth: () => service.bulk.unfinishedCount(), webhookBacklog: () => service.webhooks.pendingCount() } : {})
     : undefined
-  const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message))
+  const orgLists = createOrgLists(store, nowMs, (message) => backgroundLog()?.warn(message), settings.listsCompiledItems)
   // Outcomes (POST /v1/outcomes) and the labels they add to later answers (../outcomes.ts)
   const outcomes = createOutcomeService({ store: outcomeStoreOf(store), nowMs, retentionDays: settings.outcomeDays, warn: (fields, message) => backgroundLog()?.warn(fields, message) })
   let jobs: Pick<ServerParts, 'bulk' | 'bulkQueue' | 'webhooks' | 'rechecks'> = { bulk: undefined, bulkQueue: undefined, webhooks: undefined, rechecks: undefined }
