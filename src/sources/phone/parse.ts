@@ -1,6 +1,7 @@
 /**
  * Phone number parsing and numbering-plan facts, over `libphonenumber-js/max` (the max metadata is what carries
- * the per-type patterns; with the default `min` metadata `getType()` is undefined for most countries).
+ * the per-type patterns; with the default `min` metadata `getType()` is undefined for most countries). The type is
+ * decided by ./number-type.ts, as `getType()` decides it, with the patterns compiled once.
  *
  * The number is parsed once and the one `PhoneNumber` object answers every field (validity, type, formats).
  * Nothing here does I/O.
@@ -15,6 +16,7 @@ import {
 } from 'libphonenumber-js/max'
 import { invalidInput, missingField } from '../../errors.js'
 import { formatPhone } from './format.js'
+import { numberTypeOf } from './number-type.js'
 import type { LineType } from '../../schema.js'
 
 /** Longest phone input accepted, in characters (Unicode code points), as documented (docs/api.md: 1 to 40 characters). */
@@ -208,7 +210,7 @@ export function analyzePhone(
       lineType: 'unknown',
     }
   }
-  const planType = number.getType() ?? null
+  const planType = numberTypeOf(number) ?? null
   const valid = planType !== null
   const formats = valid && options.formats !== false ? formatPhone(number) : null
   return {
