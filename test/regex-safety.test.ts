@@ -61,6 +61,7 @@ function verdict(source: string, flags: string): string {
 const BUILT: Record<string, string> = {
   'server/request-guards.ts': 'route paths of our own route table, escaped; checked below',
   'sources/phone/format.ts': "libphonenumber's national-format patterns (trusted metadata), run on a parsed national number (digits only, at most 17)",
+  'sources/phone/number-type.ts': "libphonenumber's numbering-plan type patterns (trusted metadata, the ones getType() runs), run on a parsed national number (digits only, at most 17)",
 }
 
 describe('regular expressions are linear-time', () => {
