@@ -3,6 +3,7 @@
  * request, and the answer log `riskcheck admin policy set` backtests over. Precedence and why no restart is needed:
  * docs/decisions.md, "Per-org policies" → "precedence" and "no restart".
  */
+import { LRUCache } from 'lru-cache'
 import type { LookupResult } from '../schema.js'
 import { policyFromObject } from '../scoring/policy-file.js'
 import type { Policy } from '../scoring/rules.js'
@@ -77,8 +78,9 @@ export function loggedAnswerOf(result: LookupResult<unknown>, at: number): Logge
 /** Creates the per-org policies of a server. */
 export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
   const { store, service, warn } = options
-  // By version id; null: a stored policy this riskcheck refuses (the service's applies).
-  const compiled = new Map<string, Policy | null>()
+  // By version id; null: a stored policy this riskcheck refuses (the service's applies). The least recently used goes
+  // first (lru-cache: O(1), where a Map's oldest key costs a scan of its deleted slots).
+  const compiled = new LRUCache<string, { policy: Policy | null }>({ max: MAX_COMPILED })
   const latest = new Map<string, Policy>()
   // a write per org of each batch; a flush waits for the batch in flight, so a backtest after it reads every answer
   // given before
@@ -100,7 +102,7 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
 
   const compile = (rec: OrgPolicyRecord): Policy | null => {
     const hit = compiled.get(rec.version)
-    if (hit !== undefined) return hit
+    if (hit) return hit.policy
     let policy: Policy | null
     try {
       policy = policyFromObject(JSON.parse(rec.canonical) as unknown, { source: `policy ${rec.version} of ${rec.orgId}` }).policy
@@ -110,8 +112,7 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
       warn({ org_id: rec.orgId, policy_version: rec.version }, `org policy ${rec.version} of ${rec.orgId} cannot be used (${(e as Error).message}); the service policy applies`)
       policy = null
     }
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string)
-    compiled.set(rec.version, policy)
+    compiled.set(rec.version, { policy })
     return policy
   }
 
@@ -121,7 +122,7 @@ export function createOrgPolicies(options: OrgPoliciesOptions): OrgPolicies {
       let policy: Policy | undefined
       if (version !== null) {
         const hit = compiled.get(version)
-        if (hit !== undefined) policy = hit ?? undefined
+        if (hit) policy = hit.policy ?? undefined
         else {
           // Not compiled yet: read it. Cleared or replaced since the version was read? What the store holds now applies.
           const rec = await store.getOrgPolicy(orgId)

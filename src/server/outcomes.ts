@@ -3,6 +3,7 @@
  * hashes of answered requests, and the per-request hook that adds `email_bounced_before` / `reported_fraud_before`
  * to later answers of the same org and key mode. Why it is built this way: docs/decisions.md "Outcomes".
  */
+import { LRUCache } from 'lru-cache'
 import { createHmac, randomBytes } from 'node:crypto'
 import { RiskcheckError } from '../errors.js'
 import type { AnswerLabels } from '../lookup.js'
@@ -173,7 +174,8 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
   const { store, nowMs, warn } = options
   const retentionMs = options.retentionDays * 24 * 60 * 60 * 1000
   let key: string | undefined
-  const labels = new Map<string, Labels>()
+  // the least recently used owner goes first (lru-cache: O(1), where a Map's oldest key costs a scan of its deleted slots)
+  const labels = new LRUCache<string, Labels>({ max: MAX_OWNERS })
   const inputWrites = store ? createInputWrites(store, nowMs, warn) : null
   const loading = new Map<string, Promise<Labels | null>>()
   let loads = 0
@@ -196,8 +198,6 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
         const l: Labels = { version: read.version, sets: foldLabels(read.rows) }
         const had = labels.get(k)
         if (!had || had.version <= l.version) {
-          labels.delete(k)
-          if (labels.size >= MAX_OWNERS) labels.delete(labels.keys().next().value as string)
           labels.set(k, l)
         }
         return l

@@ -6,6 +6,7 @@
  */
 import { createHmac } from 'node:crypto'
 import type Database from 'better-sqlite3'
+import { LRUCache } from 'lru-cache'
 import type { Awaitable } from '../accounts/types.js'
 import type { Signals } from '../signals.js'
 import { createVelocityCounter, type VelocityCounter, type VelocityValues } from '../velocity/counter.js'
@@ -99,11 +100,11 @@ export function createServerVelocity(deps: ServerVelocityDeps): ServerVelocity |
   })
   rootReady.catch(() => undefined)
 
-  const counters = new Map<string, VelocityCounter>()
+  // the least recently used goes first (lru-cache: O(1), where a Map's oldest key costs a scan of its deleted slots)
+  const counters = new LRUCache<string, VelocityCounter>({ max: MAX_COUNTERS })
   const counterOf = (rootKey: Buffer, orgId: string): VelocityCounter => {
     let c = counters.get(orgId)
     if (c) return c
-    if (counters.size >= MAX_COUNTERS) counters.delete(counters.keys().next().value as string)
     // the org's key: another org's hashes of the same values differ, so its traffic never counts for this one
     const secret = createHmac('sha256', rootKey).update(`org\u0000${orgId}`).digest()
     c = createVelocityCounter({ secret: new Uint8Array(secret), store, timeoutMs })

@@ -1,7 +1,10 @@
 /**
- * A small TTL cache with an injected clock, bounded in size (oldest entries go first), for the per-domain catch-all
- * answers and the per-server failure memory of the SMTP source. Expired entries are dropped when read.
+ * A small TTL cache with an injected clock, bounded in size (the least recently used entries go first, by lru-cache),
+ * for the per-domain catch-all answers and the per-server failure memory of the SMTP source. Expired entries are dropped
+ * when read.
  */
+
+import { LRUCache } from 'lru-cache'
 
 /** Options of {@link createTtlCache}. */
 export interface TtlCacheOptions {
@@ -9,7 +12,7 @@ export interface TtlCacheOptions {
   ttlMs: number
   /** Clock in ms. */
   now: () => number
-  /** Most entries kept (default 10,000); the oldest is dropped to make room. */
+  /** Most entries kept (default 10,000); the least recently used is dropped to make room. */
   maxEntries?: number
 }
 
@@ -36,8 +39,7 @@ export interface TtlCache<V> {
  * cache.get('example.com') // true, for ten minutes
  */
 export function createTtlCache<V>(options: TtlCacheOptions): TtlCache<V> {
-  const entries = new Map<string, { value: V; expiresAt: number }>()
-  const maxEntries = options.maxEntries ?? 10_000
+  const entries = new LRUCache<string, { value: V; expiresAt: number }>({ max: options.maxEntries ?? 10_000 })
   const { now } = options
 
   const cache: TtlCache<V> = {
@@ -52,11 +54,6 @@ export function createTtlCache<V>(options: TtlCacheOptions): TtlCache<V> {
     },
     set(key, value, ttlMs = options.ttlMs) {
       if (ttlMs <= 0) return
-      entries.delete(key)
-      if (entries.size >= maxEntries) {
-        const oldest = entries.keys().next()
-        if (!oldest.done) entries.delete(oldest.value)
-      }
       entries.set(key, { value, expiresAt: now() + ttlMs })
     },
     setIfAbsent(key, value) {

@@ -7,6 +7,7 @@
  * The design: docs/decisions.md, "Velocity in the service" → "SQLite counts".
  */
 import type Database from 'better-sqlite3'
+import { LRUCache } from 'lru-cache'
 import { DAY_MS, HOUR_MS, type WindowCount } from '../../../velocity/store.js'
 import type { ServerVelocityStore } from '../contracts/velocity.js'
 
@@ -41,7 +42,8 @@ interface KeyState {
  */
 interface KnownRows {
   version: number | undefined
-  keys: Map<string, KeyState>
+  /** The least recently used state goes first (lru-cache: O(1), where a Map's oldest key costs a scan of its deleted slots). */
+  keys: LRUCache<string, KeyState>
   purgedTo: number
 }
 
@@ -85,7 +87,7 @@ function statements(db: Database.Database) {
 export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T>(write: () => T) => Promise<T>): ServerVelocityStore {
   const q = statements(db)
   let rows = known.get(db)
-  if (!rows) known.set(db, (rows = { version: undefined, keys: new Map(), purgedTo: -Infinity }))
+  if (!rows) known.set(db, (rows = { version: undefined, keys: new LRUCache({ max: MAX_KEYS }), purgedTo: -Infinity }))
   const k = rows
   let hits = 0
   const forget = () => {
@@ -102,7 +104,6 @@ export function createSqliteVelocityStore(db: Database.Database, groupWrite?: <T
   const stateOf = (key: string): KeyState => {
     let s = k.keys.get(key)
     if (s) return s
-    if (k.keys.size >= MAX_KEYS) k.keys.delete(k.keys.keys().next().value as string)
     const last = q.newest.get(key) as { seq: number; at: number } | undefined
     k.keys.set(key, (s = { last: last ?? null }))
     return s
