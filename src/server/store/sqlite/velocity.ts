@@ -15,7 +15,7 @@ import type { ServerVelocityStore } from '../contracts/velocity.js'
 const SWEEP_EVERY = 128
 /** Most rows one sweep deletes (a sweep stays short inside a request's transaction). */
 const SWEEP_LIMIT = 1000
-/** Keys whose state is kept in memory (the oldest forgotten first). */
+/** Keys whose state is kept in memory (the least recently used forgotten first). */
 const MAX_KEYS = 10_000
 
 /** A key's first row after a time: its number and time, and the time it was asked after. */
