@@ -156,12 +156,14 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   /** The list `listId` of the owner, checked against the decision; its value for the entry. 400 when it does not fit. */
   const listTarget = async (owner: ReviewOwner, listId: string, decision: ReviewDecision, review: ReviewRecord): Promise<string> => {
     if (!options.lists) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'Lists need the SQLite or PostgreSQL store; this server runs without one.')
-    const list = await options.lists.getList(owner, listId)
+    // the owner's lists with their counts, read once: the list itself and what the limits need
+    const all = await options.lists.listLists(owner)
+    const list = all.find((l) => l.id === listId)
     if (!list) throw invalid(`add_to_list: no list ${JSON.stringify(listId.slice(0, 64))} of this org in ${owner.mode} mode.`)
     const a = (kind: string) => (kind === 'allow' ? 'an allow' : 'a block')
     if (list.kind !== KIND_OF[decision]) throw invalid(`add_to_list: ${decision} adds to ${a(KIND_OF[decision])} list; ${list.name} is ${a(list.kind)} list.`)
     // a first decision only: a retry finishes the add it began (the value may be on the list already)
-    const full = review.decision === null ? listRoom(await options.lists.listLists(owner), list, 1) : null
+    const full = review.decision === null ? listRoom(all, list, 1) : null
     if (full !== null) throw invalid(`add_to_list: ${full}`)
     return listValueOf(review, list.itemType)
   }

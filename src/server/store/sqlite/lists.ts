@@ -79,13 +79,15 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     return true
   })
   const add = db.transaction((o: ListOwner, id: string, items: ReadonlyArray<Omit<ListItemRecord, 'createdAt'>>, nowMs: number, room?: ListRoom) => {
-    if (!owns(o, id)) return null
     if (room) {
-      // the transaction is IMMEDIATE: no other add runs between this count and the inserts
+      // the owner's lists, the one added to among them (the transaction is IMMEDIATE: no other add runs between this
+      // count and the inserts)
       const all = (q.all.all(o.orgId, o.mode) as ListRow[]).map(toList)
-      const full = room(all, all.find((l) => l.id === id) as ListRecord, items.length)
+      const list = all.find((l) => l.id === id)
+      if (!list) return null
+      const full = room(all, list, items.length)
       if (full !== null) throw new RiskcheckError('INPUT_LIMIT_EXCEEDED', full, { field: 'values' })
-    }
+    } else if (!owns(o, id)) return null
     let added = 0
     for (const it of items) added += q.insertItem.run(id, it.value, it.reason, it.expiresAt, nowMs).changes
     if (added > 0) {
@@ -113,7 +115,9 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     }
     return gone
   })
-  const versionOf = (o: ListOwner) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? 0
+  /** The owner's lists version; null when it never had a list. */
+  const storedVersion = (o: ListOwner) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? null
+  const versionOf = (o: ListOwner) => storedVersion(o) ?? 0
   /** The owner's lists and their items live at `nowMs`, read a page at a time (a `yield` between two pages). */
   function* reading(o: ListOwner, nowMs: number): Steps<ListsSnapshot> {
     const version = versionOf(o)
@@ -155,7 +159,7 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     },
     removeItem: async (o, id, value) => removeOne.immediate(o, id, value),
     removeItems: async (o, id, values) => removeMany.immediate(o, id, values),
-    version: async (o) => (q.version.get(o.orgId, o.mode) as { version: number } | undefined)?.version ?? null,
+    version: async (o) => storedVersion(o),
     async snapshot(o, nowMs) {
       // a page a turn (a large list holds neither the only connection nor the event loop for long), kept when the
       // version did not move meanwhile: every change bumps it, so a snapshot at one version saw no change
