@@ -7,7 +7,9 @@
  * check with the lists, with velocity (in memory) and with both, against the same check with neither — on a stream of
  * sign-ups (new inputs every round, a few in bursts) and on the same inputs every round (see {@link checkInputs}).
  *
- *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C] [--mix stream|repeat|both] [--cache off|default]
+ *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C] [--mix stream|repeat|both] [--cache off|default] [--items N]
+ *
+ * `--items N` puts N items in each list instead of 100,000.
  *
  * `--cache default` runs every instance with the default in-memory result cache (what `createRiskcheck()` gives); by
  * default the cache is off, so every lookup is computed.
@@ -33,7 +35,7 @@ function arg(name: string, dflt: number): number {
 const COUNT = arg('--count', 20_000)
 const ROUNDS = arg('--rounds', 5)
 const SEED = arg('--seed', 7)
-const ITEMS = 100_000
+const ITEMS = arg('--items', 100_000)
 const TARGET_US = 5
 const CHUNK = arg('--chunk', 250)
 const mixArg = process.argv.indexOf('--mix')

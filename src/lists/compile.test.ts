@@ -103,6 +103,21 @@ describe('matchLists', () => {
     expect(matchLists(index, 'email_auth', { domain: 'example.com' }, 0).matches).toHaveLength(1)
   })
 
+  it('a domain asks only about its suffixes with as many labels as a listed domain has', () => {
+    const tlds = compiled([
+      { name: 'TLDs', kind: 'block', itemType: 'email_domain', items: ['zip'] },
+      { name: 'Rings', kind: 'block', itemType: 'email_domain', items: ['ring.example.com', 'bad.example.net'] },
+    ])
+    const filter = tlds.filters.emailDomain
+    filter.work = 0
+    // a.b.ring.example.com: 'com' (1 label) and 'ring.example.com' (3) are asked; the 5-, 4- and 2-label ones are not
+    expect(matchLists(tlds, 'domain_age', { domain: 'a.b.ring.example.com' }, 0).matches.map((m) => m.value)).toEqual(['ring.example.com'])
+    expect(filter.work).toBe(2)
+    expect(matchLists(tlds, 'domain_age', { domain: 'x.y.files.zip' }, 0).matches.map((m) => m.value)).toEqual(['zip'])
+    expect(matchLists(tlds, 'domain_age', { domain: 'bad.example.net' }, 0).matches.map((m) => m.value)).toEqual(['bad.example.net'])
+    expect(matchLists(tlds, 'domain_age', { domain: 'example.net' }, 0).matches).toEqual([])
+  })
+
   it('a value on several lists matches each of them', () => {
     const two = compiled([
       { id: 'a', name: 'A', kind: 'block', itemType: 'email_domain', items: ['shared.example'] },

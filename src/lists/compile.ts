@@ -52,6 +52,11 @@ export interface ListIndex {
   /** By AS number. */
   readonly asn: ReadonlyMap<number, Entries>
   readonly ip: PrefixIndex<Entries>
+  /**
+   * The label counts of the listed email domains: `domainLabels[n]` is 1 when some listed domain has n labels. A
+   * domain's suffixes of other lengths are not asked about at all.
+   */
+  readonly domainLabels: Uint8Array
   /** The keys of the large maps, asked before the map (most values are on no list). */
   readonly filters: { readonly email: KeyFilter; readonly emailDomain: KeyFilter; readonly phone: KeyFilter; readonly asn: KeyFilter }
   /** Distinct items per list id. */
@@ -156,6 +161,16 @@ function addItem(maps: Maps, cidrs: Map<string, ParsedCidr>, invalid: InvalidLis
   return list.itemType === 'asn' ? put(maps.asn, Number(n.key.slice(2)), entry) : put(maps[list.itemType], n.key, entry)
 }
 
+/** The most labels a domain name has (253 characters: 127 one-letter labels). */
+export const MAX_DOMAIN_LABELS = 127
+
+/** The labels of a domain name (its dots, plus one). */
+export function labelsOf(domain: string): number {
+  let n = 1
+  for (let i = domain.indexOf('.'); i >= 0; i = domain.indexOf('.', i + 1)) n++
+  return n
+}
+
 /** Items compiled between two turns of the event loop by {@link compileListsAsync}. */
 const ITEMS_PER_TURN = 4096
 
@@ -199,9 +214,11 @@ function* compiling(defs: unknown): Steps<CompiledLists> {
     phone: yield* filterOf(maps.phone),
     asn: yield* filterOf(maps.asn),
   }
+  const domainLabels = new Uint8Array(MAX_DOMAIN_LABELS + 1)
+  for (const domain of maps.email_domain.keys()) domainLabels[labelsOf(domain)] = 1
   return {
     ok: true,
-    index: { lists, email: maps.email, emailDomain: maps.email_domain, phone: maps.phone, country: maps.country, asn: maps.asn, ip, filters, counts },
+    index: { lists, email: maps.email, emailDomain: maps.email_domain, phone: maps.phone, country: maps.country, asn: maps.asn, ip, domainLabels, filters, counts },
   }
 }
 

@@ -13,7 +13,7 @@
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import type { FactorCode } from '../scoring/factors.js'
 import { parseIp, type ParsedIp } from '../sources/ip/parse.js'
-import type { Entries, ListEntry, ListIndex } from './compile.js'
+import { labelsOf, type Entries, type ListEntry, type ListIndex } from './compile.js'
 import type { KeyFilter } from './key-filter.js'
 import type { ListItemType, ListMatch } from './types.js'
 
@@ -70,14 +70,19 @@ function probe<K extends string | number>(map: ReadonlyMap<K, Entries>, filter: 
   return filter.has(key) ? map.get(key) : undefined
 }
 
-/** The domain and each parent domain (`a.b.example.com`, `b.example.com`, `example.com`, `com`). */
+/**
+ * The domain and each parent domain (`a.b.example.com`, `b.example.com`, `example.com`, `com`) with as many labels as
+ * some listed domain has.
+ */
 function matchDomain(index: ListIndex, c: Collector, domain: unknown): void {
   if (index.emailDomain.size === 0 || typeof domain !== 'string') return
-  let d = asciiDomain(domain)
-  while (d !== null) {
-    c.add(probe(index.emailDomain, index.filters.emailDomain, d))
-    const dot = d.indexOf('.')
-    d = dot < 0 ? null : d.slice(dot + 1)
+  const ascii = asciiDomain(domain)
+  if (ascii === null) return
+  const labels = index.domainLabels
+  let at = 0
+  for (let n = labelsOf(ascii); n > 0; n--) {
+    if (labels[n] === 1) c.add(probe(index.emailDomain, index.filters.emailDomain, at === 0 ? ascii : ascii.slice(at)))
+    at = ascii.indexOf('.', at) + 1
   }
 }
 

@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
 import { formatIpv4, formatIpv6Words, parseIp, type ParsedIp } from '../sources/ip/parse.js'
-import { sipHash128Words, sipHash64Utf16, sipKey, type SipKey } from './siphash.js'
+import { sipHash128Words, sipHash13Utf16, sipKey, type SipKey } from './siphash.js'
 import type { VelocityStore, WindowCount } from './store.js'
 import { TagStore } from './tag-store.js'
 
@@ -138,16 +138,16 @@ function createTagger(key: SipKey): (space: 'l' | 't', kind: VelocityKind, value
 
 /**
  * The in-process tag of one value: SipHash-1-3-64(the key of its mode and kind, `<value>` in UTF-16LE, read from its
- * code units: nothing to encode first) as two 32-bit words in `out[0]`, `out[1]`. Mode and kind are in the key (one per
+ * code units: nothing to encode first) as two 32-bit words in `out[at]`, `out[at + 1]`. Mode and kind are in the key (one per
  * pair, derived from the secret once), not in the message: fewer words to absorb. These tags never leave the process
  * (docs/decisions.md, "Lists and velocity", velocity keys).
  */
-function createOwnTagger(secret: Uint8Array): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array) => void {
+function createOwnTagger(secret: Uint8Array): (space: 'l' | 't', kind: VelocityKind, value: string, out: Int32Array, at: number) => void {
   const keyOf = (space: string, kind: string) => sipKey(createHmac('sha256', secret).update(`riskcheck velocity tag\u0000${space}\u0000${kind}`).digest().subarray(0, 16))
   const keysOf = (space: string) => new Map(VELOCITY_KINDS.map((k) => [k, keyOf(space, k)]))
   const live = keysOf('l')
   const test = keysOf('t')
-  return (space, kind, value, out) => sipHash64Utf16((space === 'l' ? live : test).get(kind) as SipKey, value, out, 1, 3)
+  return (space, kind, value, out, at) => sipHash13Utf16((space === 'l' ? live : test).get(kind) as SipKey, value, out, at)
 }
 
 /**
@@ -246,24 +246,28 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
 /** The counter over its own in-memory store ({@link TagStore}): answers at once, never fails. */
 function ownCounter(tagOf: ReturnType<typeof createOwnTagger>): VelocityCounter {
   const tags = new TagStore()
-  const w = new Int32Array(2)
-  /** The counts of one value, recorded at `now`. */
-  const hit = (space: 'l' | 't', kind: VelocityKind, value: string, now: number): WindowCount => {
-    tagOf(space, kind, value, w)
-    return tags.hit(w[0]!, w[1]!, now)
-  }
+  // the tags of one check's values, two words each, in kind order
+  const words = new Int32Array(2 * VELOCITY_KINDS.length)
   return {
     count(values, test, nowMs) {
       const space = test ? 't' : 'l'
-      // each kind by name (one property access site each, where a loop over the kinds makes every access a keyed one)
+      // each kind by name (one property access site each, where a loop over the kinds makes every access a keyed one);
+      // every tag first, then the store's reads of all of them at once (their cache misses overlap), then the hits
       const { ip, network, email_domain, email, phone } = values
-      const velocity: Velocity = {
-        ip: ip === undefined ? null : hit(space, 'ip', ip, nowMs),
-        network: network === undefined ? null : hit(space, 'network', network, nowMs),
-        email_domain: email_domain === undefined ? null : hit(space, 'email_domain', email_domain, nowMs),
-        email: email === undefined ? null : hit(space, 'email', email, nowMs),
-        phone: phone === undefined ? null : hit(space, 'phone', phone, nowMs),
-      }
+      let n = 0
+      if (ip !== undefined) tagOf(space, 'ip', ip, words, 2 * n++)
+      if (network !== undefined) tagOf(space, 'network', network, words, 2 * n++)
+      if (email_domain !== undefined) tagOf(space, 'email_domain', email_domain, words, 2 * n++)
+      if (email !== undefined) tagOf(space, 'email', email, words, 2 * n++)
+      if (phone !== undefined) tagOf(space, 'phone', phone, words, 2 * n++)
+      tags.readAhead(words, n)
+      let k = 0
+      const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
+      if (ip !== undefined) velocity.ip = tags.hit(words[2 * k]!, words[2 * k++ + 1]!, nowMs)
+      if (network !== undefined) velocity.network = tags.hit(words[2 * k]!, words[2 * k++ + 1]!, nowMs)
+      if (email_domain !== undefined) velocity.email_domain = tags.hit(words[2 * k]!, words[2 * k++ + 1]!, nowMs)
+      if (email !== undefined) velocity.email = tags.hit(words[2 * k]!, words[2 * k++ + 1]!, nowMs)
+      if (phone !== undefined) velocity.phone = tags.hit(words[2 * k]!, words[2 * k + 1]!, nowMs)
       tags.evict(nowMs)
       return velocity
     },

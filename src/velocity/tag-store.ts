@@ -108,6 +108,19 @@ export class TagStore {
     return counts
   }
 
+  /**
+   * Reads the table slots of the first `n` tags of `tags` (two words each) ahead of their {@link hit}s: these reads do
+   * not wait for one another, so their cache misses overlap, where the hits' own reads would each wait for the
+   * previous hit. Answers what it read (callers drop it).
+   */
+  readAhead(tags: Int32Array, n: number): number {
+    const t = this.table
+    const mask = t.length - 1
+    let x = 0
+    for (let k = 0; k < n; k++) x |= t[(tags[2 * k] as number) & mask] as number
+    return x
+  }
+
   /** Forgets the keys whose last check left the day window, and the least recently checked beyond the most keys. */
   evict(now: number): void {
     while (this.qHead < this.qTail) {
