@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks'
 import { creditsFor, MAX_CREDITS } from './billing.js'
 import { CACHE_TTL_MS, type CacheEntry, type ResultCache } from './cache.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './checks/types.js'
-import type { CreditLedger } from './credits.js'
+import { UNMETERED, type CreditLedger } from './credits.js'
 import { RiskcheckError } from './errors.js'
 import { buildResult, newRequestId } from './result.js'
 import type { CheckContextName, DetailsByType, LookupResult, LookupType, Velocity } from './schema.js'
@@ -147,6 +147,15 @@ export function maxCreditsOf<O>(def: CheckDefinition<any, O, any>, ctx: CheckCon
 }
 
 /**
+ * The result cache a lookup uses (its most credits `max`), if any. Offline, none when a hit could save nothing: the
+ * lookup cannot cost anything, or the instance counts no credits (the library without `credits`) — the answer comes
+ * from local data in microseconds, less than storing a copy of it and copying it again for the next caller.
+ */
+function cacheOf(env: LookupEnv, max: number): ResultCache | null {
+  return env.cache && !(env.ctx.offline && (max === 0 || env.ledger === UNMETERED)) ? env.cache : null
+}
+
+/**
  * Runs a prepared check: cache, credits, run, scoring. Returns the outcome and assessment (not yet a result).
  * Rejects with INSUFFICIENT_CREDITS when the ledger cannot cover the lookup; never for data reasons.
  */
@@ -166,9 +175,8 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
   }
 
   const max = maxCreditsOf(def, ctx, opts)
-  // Offline, a lookup that cannot cost anything is never stored (see below), so there is nothing to look up either;
-  // and without a cache no key is built at all.
-  const cache = env.cache && !(ctx.offline && max === 0) ? env.cache : undefined
+  // without a cache to use, no key is built at all
+  const cache = cacheOf(env, max)
   const key = cache ? cacheKeyOf(def.type, cacheKey, ctx) : ''
   if (cache && !opts.bypassCache) {
     let hit: CacheEntry | undefined
@@ -239,7 +247,7 @@ export function runCheckNow<In, Opts extends CommonLookupOptions, D>(
 ): LookupRun<D> | Promise<LookupRun<D>> {
   const { ctx } = env
   const max = maxCreditsOf(def, ctx, opts)
-  if (ctx.mode === 'test' || (env.cache && !(ctx.offline && max === 0))) return runCheck(env, def, input, cacheKey, opts, runOptions)
+  if (ctx.mode === 'test' || cacheOf(env, max)) return runCheck(env, def, input, cacheKey, opts, runOptions)
   const reserve = runOptions.prepaid || def.type === 'check' ? 0 : MAX_CREDITS[def.type]
   const reserved = reserve > 0 ? env.ledger.reserve(reserve) : true
   if (isPromise(reserved)) return reserved.then((ok) => runReserved(env, def, input, opts, runOptions, max, reserve, ok))

@@ -61,7 +61,8 @@ const ROUNDS = 10
 
 describe('a data set swap under load', () => {
   it('every answer comes entirely from the old or entirely from the new set; none fails', async () => {
-    const rc = createRiskcheck({ offline: true, dataDir: dir, dataCheckIntervalMs: 0, cache: slowCache() })
+    // metered: an offline instance without credits asks no cache (nothing to save), and the slow cache is the await point
+    const rc = createRiskcheck({ offline: true, credits: 1_000_000, dataDir: dir, dataCheckIntervalMs: 0, cache: slowCache() })
     const seen = { a: 0, b: 0, mixed: 0, failed: 0, swaps: 0 }
     // parts other files of this worker loaded (the bundled data) are not this test's
     const loadedBefore = new Set(listSharedIpParts())

@@ -116,7 +116,8 @@ describe('lists are matched when the answer is given, after the cache', () => {
         return memory.set(k, entry, ttl)
       },
     }
-    const rc = make({ mode: 'live', offline: true, cache, lists: [] })
+    // metered: an offline instance without credits asks no cache (a hit would save nothing)
+    const rc = make({ mode: 'live', offline: true, credits: 1000, cache, lists: [] })
     const first = await rc.ip('8.8.8.8')
     expect([first.metadata.cache_hit, first.details.lists]).toEqual([false, []])
     expect(stored).toHaveLength(1)

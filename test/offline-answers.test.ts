@@ -3,10 +3,10 @@
  * not ask did not fail, so no result is partial; billed answers are cached under a key of their own (the configuration
  * is part of it), and a repeat is a free cache hit — through the library and through the HTTP server started offline.
  * An offline answer that cost nothing is not stored (recomputing it from local data is faster than the cache), and
- * its repeat is free too.
+ * its repeat is free too; an offline instance that counts no credits asks no cache at all.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { createMemoryCache } from '../src/cache.js'
+import { createMemoryCache, type CacheEntry } from '../src/cache.js'
 import { createRiskcheck } from '../src/riskcheck.js'
 import { startDnsServer } from './fake-internet/dns-server.js'
 import { startTestServer } from './server-helpers.js'
@@ -66,6 +66,34 @@ describe('offline answers through the library', () => {
     const done = await rc.bulk.waitFor(job.id)
     expect(done.results.errors).toBe(0)
     await expect(rc.bulk.retry(job.id)).rejects.toMatchObject({ code: 'INVALID_REQUEST' })
+  })
+})
+
+describe('offline answers through the library without credits', () => {
+  it('ask no cache: a hit would save neither credits nor time, so each answer is computed again', async () => {
+    const asked: string[] = []
+    const memory = createMemoryCache()
+    const cache = { get: (k: string, now: number) => (asked.push(`get ${k}`), memory.get(k, now)), set: (k: string, e: CacheEntry, ttl: number) => (asked.push(`set ${k}`), memory.set(k, e, ttl)) }
+    const unmetered = createRiskcheck({ offline: true, cache })
+    const metered = createRiskcheck({ offline: true, credits: 10, cache })
+    try {
+      for (const [type, input] of BILLED) {
+        const first = await unmetered.lookup(type, input)
+        const again = await unmetered.lookup(type, input)
+        expect([first.metadata.cache_hit, again.metadata.cache_hit, again.metadata.credits_used]).toEqual([false, false, 1])
+        expect(again.details).toEqual(first.details)
+      }
+      const check = await unmetered.check({ ip: '1.1.1.1', phone: '+44 7400 123456' })
+      expect(check.metadata).toMatchObject({ cache_hit: false, credits_used: 2, credits_remaining: null })
+      expect(asked).toEqual([])
+      // the same cache behind an instance that counts credits: billed answers are stored, and a repeat is a free hit
+      await metered.ip('8.8.8.8')
+      expect((await metered.ip('8.8.8.8')).metadata).toMatchObject({ cache_hit: true, credits_used: 0 })
+      expect(asked.length).toBeGreaterThan(0)
+    } finally {
+      await unmetered.close()
+      await metered.close()
+    }
   })
 })
 

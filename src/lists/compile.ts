@@ -1,9 +1,9 @@
 /**
  * Compiling list definitions into one index per item type across all lists: a hash map from the compared form of a
  * value to the lists holding it (emails, domains, phone numbers, countries, AS numbers), and a prefix index for IP
- * addresses and networks (./prefix-index.ts). A lookup costs one map probe per candidate (a domain has one per label)
- * or one binary search, whatever the number of items or lists. Nothing is compiled when a value is unusable (each
- * named with its reason). {@link compileListsAsync} compiles a few thousand items a turn of the event loop.
+ * addresses and networks (./prefix-index.ts). A lookup costs one map probe per candidate (for a domain, per suffix as
+ * long as a listed domain) or one binary search, whatever the number of items or lists. Nothing is compiled when a
+ * value is unusable (each named). {@link compileListsAsync} compiles a few thousand items a turn.
  */
 import { createHash } from 'node:crypto'
 import type { ParsedCidr } from '../sources/ip/parse.js'
