@@ -20,7 +20,8 @@
  * (`prepare` + `run`, no scoring, no result object, no cache) and only on the fixed mix, so its typo suggestions came
  * from the per-domain memo. The whole call on random addresses is the number that matters; both are printed.
  *
- * Contenders run in alternating rounds (A B C A B C …) over the same inputs, so machine load hits them alike.
+ * Contenders run in alternating rounds over the same inputs, each round in another (seeded) order, so machine load and
+ * the garbage one leaves for the next hit them alike.
  */
 import { performance } from 'node:perf_hooks'
 import deepEmailValidator from 'deep-email-validator'
@@ -118,7 +119,16 @@ async function runRound(c: Contender, inputs: string[]): Promise<void> {
 async function compare(title: string, inputs: string[], contenders: Contender[]): Promise<Contender[]> {
   // warm-up on a different slice of the same kind of input, so the measured inputs are new to every memo and cache
   for (const c of contenders) for (const input of inputs.slice(0, Math.min(2000, inputs.length))) await c.fn(`w${input}`)
-  for (let round = 0; round < ROUNDS; round++) for (const c of contenders) await runRound(c, inputs)
+  // each round in another order (seeded): whoever runs after the most allocating contender pays for its garbage
+  const shuffle = xorshift(SEED + contenders.length)
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = [...contenders]
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = shuffle() % (i + 1)
+      ;[order[i], order[j]] = [order[j]!, order[i]!]
+    }
+    for (const c of order) await runRound(c, inputs)
+  }
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US').padStart(12)
   const deep = contenders.find((c) => c.name.startsWith('deep-email-validator'))!
   const perCpu = (c: Contender) => c.ops / (c.cpuMs / 1000)
