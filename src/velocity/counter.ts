@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
 import { formatIpv4, formatIpv6Words, parseIp, type ParsedIp } from '../sources/ip/parse.js'
-import { sipHash128Words, sipHash13Utf16, sipKey, type SipKey } from './siphash.js'
+import { sipHash128Words, sipHash64Utf16, sipKey, type SipKey } from './siphash.js'
 import type { VelocityStore, WindowCount } from './store.js'
 import { TagStore } from './tag-store.js'
 
@@ -147,7 +147,7 @@ function createOwnTagger(secret: Uint8Array): (space: 'l' | 't', kind: VelocityK
   const keysOf = (space: string) => new Map(VELOCITY_KINDS.map((k) => [k, keyOf(space, k)]))
   const live = keysOf('l')
   const test = keysOf('t')
-  return (space, kind, value, out, at) => sipHash13Utf16((space === 'l' ? live : test).get(kind) as SipKey, value, out, at)
+  return (space, kind, value, out, at) => sipHash64Utf16((space === 'l' ? live : test).get(kind) as SipKey, value, out, 1, 3, at)
 }
 
 /**
