@@ -131,14 +131,14 @@ describe('sipHash64Words', () => {
 })
 
 describe('sipHash64Utf16', () => {
-  /** The tag of `text` read from its code units, and the tag of its UTF-16LE bytes, in hex. */
+  /** The tag of `text` read from its code units (written at offset 2 of a larger buffer), and the tag of its UTF-16LE bytes, in hex. */
   const both = (key: Uint8Array, text: string): [string, string] => {
-    const out = new Int32Array(2)
-    sipHash64Utf16(sipKey(key), text, out, 1, 3)
-    return [Buffer.from(new Uint8Array(out.buffer)).toString('hex'), reference(key, new Uint8Array(Buffer.from(text, 'utf16le')), 1, 3, 64)]
+    const out = new Int32Array(5)
+    sipHash64Utf16(sipKey(key), text, out, 1, 3, 2)
+    return [Buffer.from(new Uint8Array(out.buffer, 8, 8)).toString('hex'), reference(key, new Uint8Array(Buffer.from(text, 'utf16le')), 1, 3, 64)]
   }
 
-  it('is SipHash-1-3-64 of the UTF-16LE bytes at every length from 0 to 20 code units', () => {
+  it('is SipHash-1-3-64 of the UTF-16LE bytes at every length from 0 to 20 code units, written where it is told', () => {
     const key = seq(16).map((b) => b * 13 + 5)
     for (let n = 0; n <= 20; n++) {
       const [got, want] = both(key, Array.from({ length: n }, (_, i) => String.fromCharCode(0x41 + i * 977)).join(''))
@@ -150,33 +150,6 @@ describe('sipHash64Utf16', () => {
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)), maxLength: 5 }), (key, text, lone) => {
         const [got, want] = both(key, text + lone)
-        expect(got).toBe(want)
-      }),
-      { numRuns: 300 },
-    )
-  })
-})
-
-describe('sipHash64Utf16 written at an offset', () => {
-  /** Its tag of `text` (written at offset 2 of a larger buffer), and the reference tag of the UTF-16LE bytes, in hex. */
-  const both = (key: Uint8Array, text: string): [string, string] => {
-    const out = new Int32Array(5)
-    sipHash64Utf16(sipKey(key), text, out, 1, 3, 2)
-    return [Buffer.from(new Uint8Array(out.buffer, 8, 8)).toString('hex'), reference(key, new Uint8Array(Buffer.from(text, 'utf16le')), 1, 3, 64)]
-  }
-
-  it('is SipHash-1-3-64 of the UTF-16LE bytes at every length from 0 to 20 code units, written where it is told', () => {
-    const key = seq(16).map((b) => b * 17 + 3)
-    for (let n = 0; n <= 20; n++) {
-      const [got, want] = both(key, Array.from({ length: n }, (_, i) => String.fromCharCode(0x41 + i * 977)).join(''))
-      expect(got, `length ${n}`).toBe(want)
-    }
-  })
-
-  it('agrees with the reference on any string, lone surrogates included (property)', () => {
-    fc.assert(
-      fc.property(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.string({ unit: 'binary', maxLength: 80 }), (key, text) => {
-        const [got, want] = both(key, text)
         expect(got).toBe(want)
       }),
       { numRuns: 300 },
