@@ -135,7 +135,7 @@ export function listsStoreOf(store: Store): ListsStore | undefined {
   switch (store.engine) {
     case 'sqlite':
     case 'memory':
-      return createSqliteListsStore((store as SqliteStore).db)
+      return createSqliteListsStore((store as SqliteStore).db, { afterLargeCommit: () => (store as SqliteStore).afterLargeCommit() })
     case 'postgres':
       return createPostgresListsStore((store as PostgresStore).pool)
     default:

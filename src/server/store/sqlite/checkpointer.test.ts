@@ -119,6 +119,10 @@ describe('SQLite checkpoints in a worker thread', () => {
       await until(() => (store.checkpointStats()?.checkpoints ?? 0) >= k)
       expect(store.checkpointStats()).toEqual({ checkpoints: k, failure: null })
     }
+    // a large commit outside the group asks at once, whatever the count
+    store.afterLargeCommit()
+    await until(() => (store.checkpointStats()?.checkpoints ?? 0) >= 3)
+    expect(store.checkpointStats()).toEqual({ checkpoints: 3, failure: null })
     store.close()
     const again = createSqliteStore(path)
     expect(again.getOrg(org.id, now)?.name).toBe('A')
@@ -126,6 +130,8 @@ describe('SQLite checkpoints in a worker thread', () => {
     again.close()
     const memory = createSqliteStore(':memory:')
     expect(memory.checkpointStats()).toBeNull() // no worker in memory
+    memory.afterLargeCommit()
+    expect(memory.checkpointStats()).toBeNull()
     expect(memory.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000)
     memory.close()
   })

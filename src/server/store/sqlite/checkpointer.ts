@@ -40,6 +40,8 @@ export interface CheckpointerOptions {
 export interface Checkpointer {
   /** Called after each commit of the hot path: every `everyCommits`, asks the worker for a checkpoint. */
   afterCommit(): void
+  /** Called after a commit that wrote many pages (a large list emptied a step): asks for a checkpoint now. */
+  afterLargeCommit(): void
   /** Stops the worker (its connection closes in its own thread). */
   close(): void
   /** Checkpoints the worker ran, and the last failure's message (a failed worker is not asked again). */
@@ -77,21 +79,29 @@ export function createCheckpointer(path: string, options: CheckpointerOptions = 
   return {
     stats,
     afterCommit() {
+      // commits are counted while no checkpoint is running
       if (closed || asked || stats.failure !== null || ++commits % everyCommits !== 0) return
-      try {
-        worker ??= start()
-        asked = true
-        worker.postMessage('checkpoint')
-      } catch (e) {
-        // no worker (threads exhausted): SQLite's own checkpoint goes on at its threshold
-        stats.failure = (e as Error).message
-      }
+      ask()
     },
+    afterLargeCommit: () => ask(),
     close() {
       if (closed) return
       closed = true
       worker?.postMessage('close')
       worker = null
     },
+  }
+
+  /** Asks the worker for a checkpoint, unless one is running (or the worker failed). */
+  function ask(): void {
+    if (closed || asked || stats.failure !== null) return
+    try {
+      worker ??= start()
+      asked = true
+      worker.postMessage('checkpoint')
+    } catch (e) {
+      // no worker (threads exhausted): SQLite's own checkpoint goes on at its threshold
+      stats.failure = (e as Error).message
+    }
   }
 }

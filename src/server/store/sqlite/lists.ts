@@ -1,7 +1,7 @@
 /**
  * Allow/block lists on SQLite (../contracts/lists.ts): every change is one IMMEDIATE transaction that also bumps the
  * owner's row of `list_versions`, which the API-key read returns with the key (./accounts.ts). A snapshot is read a
- * page a turn and kept only when the version did not move meanwhile.
+ * page a turn and kept only when the version did not move meanwhile. A large list is deleted in steps (migration 017).
  */
 import { newListId } from '../common/list-ids.js'
 import type Database from 'better-sqlite3'
@@ -39,18 +39,30 @@ const toItem = (r: ItemRow): ListItemRecord => ({ value: r.value, reason: r.reas
 const SNAPSHOT_PAGE = 4096
 /** Snapshots read a page a turn before one is read in a single transaction (the owner's lists kept changing meanwhile). */
 const SNAPSHOT_TRIES = 3
+/**
+ * Items one transaction deletes: a list with more is marked deleted and emptied this many at a time, a turn of the
+ * event loop between two (a few milliseconds of the write lock each, where a million items held it for most of a second).
+ */
+export const DELETE_CHUNK = 5000
 
-/** The lists store over the SQLite store's database (migration 006). */
-export function createSqliteListsStore(db: Database.Database): ListsStore {
+/**
+ * The lists store over the SQLite store's database (migration 006). `afterLargeCommit`: told after each step of
+ * emptying a deleted list (the store's checkpointer then copies the WAL back before it grows large).
+ */
+export function createSqliteListsStore(db: Database.Database, options: { afterLargeCommit?: () => void } = {}): ListsStore & { emptied(): Promise<void> } {
   // each list's count is kept by the transactions that change its items (migration 016): no rows counted here
+  // a list marked deleted is no list (migration 017): every read leaves it out
   const counted = `SELECT l.id, l.name, l.kind, l.item_type, l.created_at, l.item_count AS items FROM lists l`
   const q = {
     insertList: db.prepare('INSERT INTO lists (id, org_id, mode, name, kind, item_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    all: db.prepare(`${counted} WHERE l.org_id = ? AND l.mode = ? ORDER BY l.created_at, l.id`),
-    one: db.prepare(`${counted} WHERE l.id = ? AND l.org_id = ? AND l.mode = ?`),
-    owned: db.prepare('SELECT 1 FROM lists WHERE id = ? AND org_id = ? AND mode = ?'),
+    all: db.prepare(`${counted} WHERE l.org_id = ? AND l.mode = ? AND l.deleted = 0 ORDER BY l.created_at, l.id`),
+    one: db.prepare(`${counted} WHERE l.id = ? AND l.org_id = ? AND l.mode = ? AND l.deleted = 0`),
+    owned: db.prepare('SELECT item_count FROM lists WHERE id = ? AND org_id = ? AND mode = ? AND deleted = 0').pluck(),
     deleteItems: db.prepare('DELETE FROM list_items WHERE list_id = ?'),
     deleteList: db.prepare('DELETE FROM lists WHERE id = ?'),
+    markDeleted: db.prepare('UPDATE lists SET deleted = 1 WHERE id = ?'),
+    marked: db.prepare('SELECT id FROM lists WHERE deleted = 1').pluck(),
+    deleteChunk: db.prepare('DELETE FROM list_items WHERE list_id = ? AND value IN (SELECT value FROM list_items WHERE list_id = ? LIMIT ?)'),
     insertItem: db.prepare('INSERT INTO list_items (list_id, value, reason, expires_at, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
     page: db.prepare('SELECT value, reason, expires_at, created_at FROM list_items WHERE list_id = ? AND value > ? ORDER BY value LIMIT ?'),
     item: db.prepare('SELECT value, reason, expires_at, created_at FROM list_items WHERE list_id = ? AND value = ?'),
@@ -60,7 +72,7 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
       'INSERT INTO list_versions (org_id, mode, version) VALUES (?, ?, 1) ON CONFLICT (org_id, mode) DO UPDATE SET version = version + 1',
     ),
     version: db.prepare('SELECT version FROM list_versions WHERE org_id = ? AND mode = ?'),
-    ownerLists: db.prepare('SELECT id, name, kind, item_type FROM lists WHERE org_id = ? AND mode = ? ORDER BY created_at, id'),
+    ownerLists: db.prepare('SELECT id, name, kind, item_type FROM lists WHERE org_id = ? AND mode = ? AND deleted = 0 ORDER BY created_at, id'),
   }
   const owns = (o: ListOwner, id: string) => q.owned.get(id, o.orgId, o.mode) !== undefined
   const bump = (o: ListOwner) => q.bump.run(o.orgId, o.mode)
@@ -71,13 +83,53 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
     bump(o)
     return { id, name: input.name, kind: input.kind, itemType: input.itemType, createdAt: nowMs, items: 0 }
   })
-  const remove = db.transaction((o: ListOwner, id: string): boolean => {
-    if (!owns(o, id)) return false
+  /** Deletes the list at once when it is small; else marks it deleted and answers 'emptying' (see {@link emptying}). */
+  const remove = db.transaction((o: ListOwner, id: string): false | 'deleted' | 'emptying' => {
+    const items = q.owned.get(id, o.orgId, o.mode) as number | undefined
+    if (items === undefined) return false
+    bump(o)
+    if (items > DELETE_CHUNK) {
+      q.markDeleted.run(id)
+      return 'emptying'
+    }
     q.deleteItems.run(id)
     q.deleteList.run(id)
-    bump(o)
-    return true
+    return 'deleted'
   })
+  /** One step of emptying a marked list: up to DELETE_CHUNK items, and the list's row once none is left. */
+  const emptyStep = db.transaction((id: string): number => {
+    const gone = q.deleteChunk.run(id, id, DELETE_CHUNK).changes
+    if (gone < DELETE_CHUNK) q.deleteList.run(id)
+    return gone
+  })
+  const emptyingNow = new Map<string, Promise<void>>()
+  /**
+   * Empties a list marked deleted, a step a turn; a step that fails (the file closed, a busy lock past its timeout)
+   * leaves the rest to the next store opened on the file, which empties every marked list it finds.
+   */
+  const emptying = (id: string): Promise<void> => {
+    let running = emptyingNow.get(id)
+    if (!running) {
+      running = (async () => {
+        try {
+          for (;;) {
+            await new Promise<void>((go) => setImmediate(go))
+            if (!db.open) return
+            const gone = emptyStep.immediate(id)
+            options.afterLargeCommit?.()
+            if (gone < DELETE_CHUNK) return
+          }
+        } catch {
+          // left marked: emptied by the next store on this file
+        } finally {
+          emptyingNow.delete(id)
+        }
+      })()
+      emptyingNow.set(id, running)
+    }
+    return running
+  }
+  for (const id of q.marked.all() as string[]) void emptying(id)
   const add = db.transaction((o: ListOwner, id: string, items: ReadonlyArray<Omit<ListItemRecord, 'createdAt'>>, nowMs: number, room?: ListRoom) => {
     if (room) {
       // the owner's lists, the one added to among them (the transaction is IMMEDIATE: no other add runs between this
@@ -144,7 +196,15 @@ export function createSqliteListsStore(db: Database.Database): ListsStore {
       const r = q.one.get(id, o.orgId, o.mode) as ListRow | undefined
       return r ? toList(r) : null
     },
-    deleteList: async (o, id) => remove.immediate(o, id),
+    async deleteList(o, id) {
+      const done = remove.immediate(o, id)
+      if (done === 'emptying') void emptying(id)
+      return done !== false
+    },
+    /** Resolves once the lists marked deleted that this store is emptying are gone (or left to the next store). */
+    async emptied() {
+      while (emptyingNow.size > 0) await Promise.all(emptyingNow.values())
+    },
     addItems: async (o, id, items, nowMs, room) => add.immediate(o, id, items, nowMs, room),
     async listItems(o, id, page) {
       if (!owns(o, id)) return null

@@ -493,4 +493,15 @@ ALTER TABLE lists ADD COLUMN item_count INTEGER NOT NULL DEFAULT 0;
 UPDATE lists SET item_count = (SELECT COUNT(*) FROM list_items WHERE list_id = lists.id);
 `,
   },
+  {
+    // A large list is deleted in two steps (./lists.ts): marked deleted — gone for every reader — in one short
+    // transaction, then its items removed a few thousand per transaction, so no deletion holds the file's only write
+    // lock for long; the mark lets a restart finish what a stopped process left.
+    version: 17,
+    name: '017_list_deletion_marks',
+    sql: `
+ALTER TABLE lists ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1));
+CREATE INDEX lists_deleted ON lists(id) WHERE deleted = 1;
+`,
+  },
 ]

@@ -34,6 +34,11 @@ export interface SqliteStore extends Synchronous<Store> {
   probeWrite(): void
   /** The checkpoints run in the worker thread, and its failure (null without one: in memory, or turned off). */
   checkpointStats(): { checkpoints: number; failure: string | null } | null
+  /**
+   * Tells the store a commit outside the hot path wrote many pages (a large list emptied a step): the worker
+   * checkpoints now, so the WAL does not grow to SQLite's own checkpoint, which runs inside a commit.
+   */
+  afterLargeCommit(): void
 }
 
 /** Options of {@link createSqliteStore}. */
@@ -166,6 +171,7 @@ function buildStore(db: Database.Database, path: string, expectedVersion: number
       return { schemaVersion, expectedVersion }
     },
     checkpointStats: () => (checkpointer ? { ...checkpointer.stats } : null),
+    afterLargeCommit: () => checkpointer?.afterLargeCommit(),
     probeWrite() {
       db.prepare(`INSERT INTO meta (key, value) VALUES ('write_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(String(Date.now()))
     },
