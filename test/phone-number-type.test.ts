@@ -1,13 +1,15 @@
 /**
  * The numbering-plan type riskcheck decides with compiled patterns (src/sources/phone/number-type.ts) is the one
  * libphonenumber's `PhoneNumber.getType()` decides, for every region and non-geographic calling code: its example
- * numbers of every type, and random national numbers of every possible length (valid ones and not).
+ * numbers of every type, and random national numbers of every possible length (valid ones and not). Its parse
+ * (`parseNumber`, the region of a shared calling code picked with the same plans) answers as libphonenumber's parse.
  */
 import { getCountries, getCountryCallingCode, getExampleNumber, parsePhoneNumberFromString, type PhoneNumber } from 'libphonenumber-js/max'
 import examples from 'libphonenumber-js/examples.mobile.json'
 import metadata from 'libphonenumber-js/metadata.max.json'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { numberTypeOf } from '../src/sources/phone/number-type.js'
+import { numberTypeOf, parseNumber } from '../src/sources/phone/number-type.js'
 import { xorshift } from './xorshift.js'
 
 /** Every calling code of the metadata (regions share some; the non-geographic ones have no region). */
@@ -57,5 +59,70 @@ describe('numberTypeOf agrees with PhoneNumber.getType()', () => {
       }
     }
     expect(numberTypeOf({ country: undefined, countryCallingCode: '', nationalNumber: '2015550123' } as unknown as PhoneNumber)).toBeUndefined()
+  })
+})
+
+/** What riskcheck reads of a parsed number, and what its methods answer (undefined: no number). */
+function reading(n: PhoneNumber | undefined) {
+  if (!n) return undefined
+  return {
+    country: n.country,
+    callingCode: n.countryCallingCode,
+    national: n.nationalNumber,
+    number: n.number,
+    ext: n.ext,
+    carrierCode: n.carrierCode,
+    possible: n.isPossible(),
+    valid: n.isValid(),
+    type: n.getType(),
+    formats: [n.formatNational(), n.formatInternational(), n.format('E.164')],
+  }
+}
+
+describe('parseNumber answers as parsePhoneNumberFromString', () => {
+  const SHARED = CALLING_CODES.filter((c) => (metadata as unknown as { country_calling_codes: Record<string, string[]> }).country_calling_codes[c]!.length > 1)
+  const same = (text: string, defaultCountry?: string) => {
+    const options = { extract: false, ...(defaultCountry ? { defaultCountry } : {}) } as const
+    expect([text, defaultCountry, reading(parseNumber(text, options))]).toEqual([text, defaultCountry, reading(parsePhoneNumberFromString(text, options as Parameters<typeof parsePhoneNumberFromString>[1]))])
+  }
+
+  it('for the example numbers of every region, written internationally and in the region', () => {
+    for (const region of getCountries()) {
+      const n = getExampleNumber(region, examples)
+      if (!n) continue
+      same(n.number)
+      same(n.formatNational(), region)
+    }
+  })
+
+  it('for random numbers of every calling code shared by several regions (+1, +44, +7 …), valid or not, with and without +', () => {
+    const rnd = xorshift(99)
+    let elsewhere = 0
+    for (const code of SHARED) {
+      const regions = (metadata as unknown as { country_calling_codes: Record<string, string[]> }).country_calling_codes[code]!
+      for (let k = 0; k < 400; k++) {
+        const length = 4 + (rnd() % 12)
+        let digits = String(1 + (rnd() % 9))
+        while (digits.length < length) digits += String(rnd() % 10)
+        same(`+${code}${digits}`)
+        same(digits, regions[rnd() % regions.length])
+        const n = parsePhoneNumberFromString(`+${code}${digits}`)
+        if (n && n.country !== regions[0]) elsewhere++
+      }
+    }
+    // the sample reaches numbers of the other regions and of none, not only the main region's
+    expect(elsewhere).toBeGreaterThan(500)
+  })
+
+  it('for any text in any region (property)', () => {
+    const regions = getCountries()
+    fc.assert(
+      fc.property(fc.string({ maxLength: 30 }), fc.stringMatching(/^\+?[0-9 ()-]{0,20}$/), fc.nat(regions.length - 1), (text, digits, r) => {
+        same(text, regions[r])
+        same(digits, regions[r])
+        same(digits)
+      }),
+      { numRuns: 2000 },
+    )
   })
 })

@@ -9,14 +9,13 @@
 import {
   getCountryCallingCode,
   isSupportedCountry,
-  parsePhoneNumberFromString,
   type CountryCode,
   type PhoneNumber,
   type PhoneNumberType,
 } from 'libphonenumber-js/max'
 import { invalidInput, missingField } from '../../errors.js'
 import { formatPhone } from './format.js'
-import { numberTypeOf } from './number-type.js'
+import { numberTypeOf, parseNumber } from './number-type.js'
 import type { LineType } from '../../schema.js'
 
 /** Longest phone input accepted, in characters (Unicode code points), as documented (docs/api.md: 1 to 40 characters). */
@@ -187,7 +186,7 @@ export function analyzePhone(
   const international = first === 43 /* + */ || first === 0xff0b /* ＋ */
   let number: PhoneNumber | undefined
   try {
-    number = parsePhoneNumberFromString(text, { defaultCountry, extract: false })
+    number = parseNumber(text, { defaultCountry, extract: false })
   } catch {
     number = undefined
   }
