@@ -107,8 +107,6 @@ function dataScopeOf(ctx: CheckContext, type: LookupType): string {
   }
 }
 
-/** True for a thenable. Ledgers and caches may be sync or async; awaiting a plain value still costs a tick. */
-
 /**
  * Bills a completed outcome: 0 in test mode, 0 when no data source was consulted at all (offline, the lookup was
  * skipped entirely: "nothing billed for skipped parts"), else the billing table.
@@ -231,10 +229,10 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
 }
 
 /**
- * {@link runCheck} without a promise where none is needed: a lookup that involves no cache and no test mode (an
- * offline lookup that cannot be billed, or an instance without a cache) and whose ledger, check and signals answer
- * synchronously is answered in the same turn, without the two promise hops of an async pipeline — a few hundred
- * nanoseconds on offline lookups that take a few microseconds. Anything else goes through {@link runCheck}.
+ * {@link runCheck} without a promise where none is needed: a lookup that involves no cache ({@link cacheOf}) and no
+ * test mode, and whose ledger, check and signals answer synchronously, is answered in the same turn, without the two
+ * promise hops of an async pipeline — a few hundred nanoseconds on offline lookups that take a few microseconds.
+ * Anything else goes through {@link runCheck}.
  * May throw synchronously (the caller awaits or catches).
  */
 export function runCheckNow<In, Opts extends CommonLookupOptions, D>(

@@ -162,7 +162,7 @@ function addItem(maps: Maps, cidrs: Map<string, ParsedCidr>, invalid: InvalidLis
 }
 
 /** The most labels a domain name has (253 characters: 127 one-letter labels). */
-export const MAX_DOMAIN_LABELS = 127
+const MAX_DOMAIN_LABELS = 127
 
 /** The labels of a domain name (its dots, plus one). */
 export function labelsOf(domain: string): number {

@@ -34,7 +34,6 @@ const MAX_OWNERS = 500
 /** Most items the lists of one owner (an org in one mode) hold together: what an instance compiles for it. */
 export const MAX_ITEMS_PER_OWNER = 1_000_000
 
-
 /** Least time between two warnings that the items bound dropped an owner's compiled lists, in ms (elapsed time). */
 const DROP_WARNING_EVERY_MS = 60_000
 

@@ -263,11 +263,11 @@ function ownCounter(tagOf: ReturnType<typeof createOwnTagger>): VelocityCounter 
       tags.readAhead(words, n)
       let k = 0
       const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
-      if (ip !== undefined) velocity.ip = tags.hit(words[2 * k]!, words[2 * k++ + 1]!, nowMs)
-      if (network !== undefined) velocity.network = tags.hit(words[2 * k]!, words[2 * k++ + 1]!, nowMs)
-      if (email_domain !== undefined) velocity.email_domain = tags.hit(words[2 * k]!, words[2 * k++ + 1]!, nowMs)
-      if (email !== undefined) velocity.email = tags.hit(words[2 * k]!, words[2 * k++ + 1]!, nowMs)
-      if (phone !== undefined) velocity.phone = tags.hit(words[2 * k]!, words[2 * k + 1]!, nowMs)
+      if (ip !== undefined) velocity.ip = tags.hitAt(words, k++, nowMs)
+      if (network !== undefined) velocity.network = tags.hitAt(words, k++, nowMs)
+      if (email_domain !== undefined) velocity.email_domain = tags.hitAt(words, k++, nowMs)
+      if (email !== undefined) velocity.email = tags.hitAt(words, k++, nowMs)
+      if (phone !== undefined) velocity.phone = tags.hitAt(words, k++, nowMs)
       tags.evict(nowMs)
       return velocity
     },

@@ -121,6 +121,11 @@ export class TagStore {
     return x
   }
 
+  /** {@link hit} of the `i`-th tag of `tags` (two words each, as {@link readAhead} reads them). */
+  hitAt(tags: Int32Array, i: number, now: number): WindowCount {
+    return this.hit(tags[2 * i] as number, tags[2 * i + 1] as number, now)
+  }
+
   /** Forgets the keys whose last check left the day window, and the least recently checked beyond the most keys. */
   evict(now: number): void {
     while (this.qHead < this.qTail) {

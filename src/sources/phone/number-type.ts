@@ -91,7 +91,7 @@ export function numberTypeOf(number: PhoneNumber): PhoneNumberType | undefined {
  * libphonenumber's parse decides it: the first whose leading digits start the number or, for a region without
  * them, whose plan gives the number a type; undefined when none.
  */
-export function regionAmong(regions: readonly string[], digits: string): string | undefined {
+function regionAmong(regions: readonly string[], digits: string): string | undefined {
   for (const region of regions) {
     const plan = planOf(region)
     if (plan.leading !== undefined) {

@@ -58,11 +58,6 @@ export function createSqliteListsStore(db: Database.Database, options: { afterLa
     all: db.prepare(`${counted} WHERE l.org_id = ? AND l.mode = ? AND l.deleted = 0 ORDER BY l.created_at, l.id`),
     one: db.prepare(`${counted} WHERE l.id = ? AND l.org_id = ? AND l.mode = ? AND l.deleted = 0`),
     owned: db.prepare('SELECT item_count FROM lists WHERE id = ? AND org_id = ? AND mode = ? AND deleted = 0').pluck(),
-    deleteItems: db.prepare('DELETE FROM list_items WHERE list_id = ?'),
-    deleteList: db.prepare('DELETE FROM lists WHERE id = ?'),
-    markDeleted: db.prepare('UPDATE lists SET deleted = 1 WHERE id = ?'),
-    marked: db.prepare('SELECT id FROM lists WHERE deleted = 1').pluck(),
-    deleteChunk: db.prepare('DELETE FROM list_items WHERE list_id = ? AND value IN (SELECT value FROM list_items WHERE list_id = ? LIMIT ?)'),
     insertItem: db.prepare('INSERT INTO list_items (list_id, value, reason, expires_at, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
     page: db.prepare('SELECT value, reason, expires_at, created_at FROM list_items WHERE list_id = ? AND value > ? ORDER BY value LIMIT ?'),
     item: db.prepare('SELECT value, reason, expires_at, created_at FROM list_items WHERE list_id = ? AND value = ?'),
@@ -83,53 +78,7 @@ export function createSqliteListsStore(db: Database.Database, options: { afterLa
     bump(o)
     return { id, name: input.name, kind: input.kind, itemType: input.itemType, createdAt: nowMs, items: 0 }
   })
-  /** Deletes the list at once when it is small; else marks it deleted and answers 'emptying' (see {@link emptying}). */
-  const remove = db.transaction((o: ListOwner, id: string): false | 'deleted' | 'emptying' => {
-    const items = q.owned.get(id, o.orgId, o.mode) as number | undefined
-    if (items === undefined) return false
-    bump(o)
-    if (items > DELETE_CHUNK) {
-      q.markDeleted.run(id)
-      return 'emptying'
-    }
-    q.deleteItems.run(id)
-    q.deleteList.run(id)
-    return 'deleted'
-  })
-  /** One step of emptying a marked list: up to DELETE_CHUNK items, and the list's row once none is left. */
-  const emptyStep = db.transaction((id: string): number => {
-    const gone = q.deleteChunk.run(id, id, DELETE_CHUNK).changes
-    if (gone < DELETE_CHUNK) q.deleteList.run(id)
-    return gone
-  })
-  const emptyingNow = new Map<string, Promise<void>>()
-  /**
-   * Empties a list marked deleted, a step a turn; a step that fails (the file closed, a busy lock past its timeout)
-   * leaves the rest to the next store opened on the file, which empties every marked list it finds.
-   */
-  const emptying = (id: string): Promise<void> => {
-    let running = emptyingNow.get(id)
-    if (!running) {
-      running = (async () => {
-        try {
-          for (;;) {
-            await new Promise<void>((go) => setImmediate(go))
-            if (!db.open) return
-            const gone = emptyStep.immediate(id)
-            options.afterLargeCommit?.()
-            if (gone < DELETE_CHUNK) return
-          }
-        } catch {
-          // left marked: emptied by the next store on this file
-        } finally {
-          emptyingNow.delete(id)
-        }
-      })()
-      emptyingNow.set(id, running)
-    }
-    return running
-  }
-  for (const id of q.marked.all() as string[]) void emptying(id)
+  const deletion = listDeletion(db, q.owned, bump, options.afterLargeCommit)
   const add = db.transaction((o: ListOwner, id: string, items: ReadonlyArray<Omit<ListItemRecord, 'createdAt'>>, nowMs: number, room?: ListRoom) => {
     if (room) {
       // the owner's lists, the one added to among them (the transaction is IMMEDIATE: no other add runs between this
@@ -196,15 +145,9 @@ export function createSqliteListsStore(db: Database.Database, options: { afterLa
       const r = q.one.get(id, o.orgId, o.mode) as ListRow | undefined
       return r ? toList(r) : null
     },
-    async deleteList(o, id) {
-      const done = remove.immediate(o, id)
-      if (done === 'emptying') void emptying(id)
-      return done !== false
-    },
+    deleteList: async (o, id) => deletion.deleteList(o, id),
     /** Resolves once the lists marked deleted that this store is emptying are gone (or left to the next store). */
-    async emptied() {
-      while (emptyingNow.size > 0) await Promise.all(emptyingNow.values())
-    },
+    emptied: () => deletion.emptied(),
     addItems: async (o, id, items, nowMs, room) => add.immediate(o, id, items, nowMs, room),
     async listItems(o, id, page) {
       if (!owns(o, id)) return null
@@ -228,6 +171,74 @@ export function createSqliteListsStore(db: Database.Database, options: { afterLa
         if (versionOf(o) === read.version) return read
       }
       return readAtOnce.deferred(o, nowMs)
+    },
+  }
+}
+
+/**
+ * Deleting lists: a small one (DELETE_CHUNK items or fewer) with its items in one transaction; a larger one marked
+ * deleted (every read leaves it out) and then emptied a step a turn. `owned` reads a list's item count (none: not the
+ * owner's); `bump` moves the owner's version. Lists found marked when it is made (a process stopped halfway) are emptied too.
+ */
+function listDeletion(db: Database.Database, owned: Database.Statement, bump: (o: ListOwner) => unknown, afterLargeCommit?: () => void) {
+  const q = {
+    deleteItems: db.prepare('DELETE FROM list_items WHERE list_id = ?'),
+    deleteList: db.prepare('DELETE FROM lists WHERE id = ?'),
+    markDeleted: db.prepare('UPDATE lists SET deleted = 1 WHERE id = ?'),
+    marked: db.prepare('SELECT id FROM lists WHERE deleted = 1').pluck(),
+    deleteChunk: db.prepare('DELETE FROM list_items WHERE list_id = ? AND value IN (SELECT value FROM list_items WHERE list_id = ? LIMIT ?)'),
+  }
+  /** Deletes the list at once when it is small; else marks it deleted and answers 'emptying'. */
+  const remove = db.transaction((o: ListOwner, id: string): false | 'deleted' | 'emptying' => {
+    const items = owned.get(id, o.orgId, o.mode) as number | undefined
+    if (items === undefined) return false
+    bump(o)
+    if (items > DELETE_CHUNK) {
+      q.markDeleted.run(id)
+      return 'emptying'
+    }
+    q.deleteItems.run(id)
+    q.deleteList.run(id)
+    return 'deleted'
+  })
+  /** One step of emptying a marked list: up to DELETE_CHUNK items, and the list's row once none is left. */
+  const emptyStep = db.transaction((id: string): number => {
+    const gone = q.deleteChunk.run(id, id, DELETE_CHUNK).changes
+    if (gone < DELETE_CHUNK) q.deleteList.run(id)
+    return gone
+  })
+  const running = new Map<string, Promise<void>>()
+  /**
+   * Empties a list marked deleted, a step a turn; a step that fails (the file closed, a busy lock past its timeout)
+   * leaves the rest to the next store opened on the file, which empties every marked list it finds.
+   */
+  async function empty(id: string): Promise<void> {
+    try {
+      for (;;) {
+        await new Promise<void>((go) => setImmediate(go))
+        if (!db.open) return
+        const gone = emptyStep.immediate(id)
+        afterLargeCommit?.()
+        if (gone < DELETE_CHUNK) return
+      }
+    } catch {
+      // left marked: emptied by the next store on this file
+    } finally {
+      running.delete(id)
+    }
+  }
+  const emptying = (id: string) => {
+    if (!running.has(id)) running.set(id, empty(id))
+  }
+  for (const id of q.marked.all() as string[]) emptying(id)
+  return {
+    deleteList(o: ListOwner, id: string): boolean {
+      const done = remove.immediate(o, id)
+      if (done === 'emptying') emptying(id)
+      return done !== false
+    },
+    async emptied(): Promise<void> {
+      while (running.size > 0) await Promise.all(running.values())
     },
   }
 }
