@@ -7,9 +7,10 @@
  * check with the lists, with velocity (in memory) and with both, against the same check with neither — on a stream of
  * sign-ups (new inputs every round, a few in bursts) and on the same inputs every round (see {@link checkInputs}).
  *
- *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C] [--mix stream|repeat|both] [--cache off|default] [--items N]
+ *   npx tsx scripts/bench/lists.ts [--count N] [--rounds R] [--seed S] [--chunk C] [--mix stream|repeat|both] [--cache off|default] [--items N] [--online]
  *
- * `--items N` puts N items in each list instead of 100,000.
+ * `--items N` puts N items in each list instead of 100,000. `--online` runs the instances as `createRiskcheck()` does by
+ * default (DNS asked, here of a loopback fake server in another process; no SMTP or RDAP) instead of offline.
  *
  * `--cache default` runs every instance with the default in-memory result cache (what `createRiskcheck()` gives); by
  * default the cache is off, so every lookup is computed.
@@ -26,6 +27,7 @@ import { createRiskcheck, type Riskcheck } from '../../src/riskcheck.js'
 import type { CheckInput } from '../../src/checks/combined.js'
 import { getCountries } from 'libphonenumber-js/max'
 import { xorshift } from '../../test/xorshift.js'
+import { startDnsProcess } from './support/dns-process.js'
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(name)
@@ -45,6 +47,8 @@ if (!['stream', 'repeat', 'both'].includes(MIX)) throw new Error('--mix must be 
 const cacheArg = process.argv.indexOf('--cache')
 const CACHE = cacheArg >= 0 ? process.argv[cacheArg + 1] : 'off'
 if (CACHE !== 'off' && CACHE !== 'default') throw new Error('--cache must be off or default')
+/** Online instances: DNS questions to a loopback fake server in a process of its own (no SMTP, no RDAP), instead of offline. */
+const ONLINE = process.argv.includes('--online')
 /** In the sign-up stream: the share of sign-ups that come in bursts, and the sign-ups of one burst. */
 const BURST_SHARE = 0.02
 const BURST = 20
@@ -57,6 +61,15 @@ const v6 = () => `2${hex(rnd() % 0x1000).padStart(3, '0')}:${hex(rnd() % 0x10000
 const DOMAINS = ['gmail.com', 'yahoo.com', 'outlook.com', 'acme-widgets.io', 'example-shop.de', 'mailinator.com']
 const email = () => `user${rnd() % 1_000_000}.${rnd() % 100}@${rnd() % 3 === 0 ? `d${rnd() % 200_000}.example.net` : pick(DOMAINS)}`
 const phone = () => `+44 7${400 + (rnd() % 500)} ${String(rnd() % 1_000_000).padStart(6, '0')}`
+
+/** With `--online`: mail servers for the named providers; every other name (random domains, blocklist and reverse-DNS questions) does not exist. */
+const ZONES = Object.fromEntries(
+  DOMAINS.flatMap((d) => [
+    [d, { MX: [{ priority: 10, exchange: `mx.${d}` }], TXT: ['v=spf1 mx -all'] }],
+    [`mx.${d}`, { A: ['192.0.2.25'] }],
+    [`_dmarc.${d}`, { TXT: ['v=DMARC1; p=reject'] }],
+  ]),
+)
 
 /** Six lists of ITEMS items each, and every country but the ones the inputs are in. */
 function lists(): ListDefinition[] {
@@ -174,8 +187,10 @@ async function main() {
   const compiled = compileLists(defs)
   if (!compiled.ok) throw new Error(JSON.stringify(compiled.invalid.slice(0, 3)))
   console.log(`compiled ${defs.reduce((n, d) => n + d.items.length, 0).toLocaleString('en-US')} items in ${Math.round(performance.now() - t0)} ms; heap ${Math.round(process.memoryUsage().heapUsed / 1048576)} MB`)
-  const common = CACHE === 'off' ? { offline: true, cache: false as const } : { offline: true }
-  console.log(`result cache: ${CACHE === 'off' ? 'off' : 'the default in-memory cache'}`)
+  const dns = ONLINE ? await startDnsProcess(ZONES) : null
+  const mode = dns ? { dns: { servers: [dns.address] }, smtp: { enabled: false }, rdap: { enabled: false } } : { offline: true }
+  const common = CACHE === 'off' ? { ...mode, cache: false as const } : mode
+  console.log(`result cache: ${CACHE === 'off' ? 'off' : 'the default in-memory cache'}; ${dns ? 'online: DNS on a loopback fake server in another process' : 'offline'}`)
   const plain = createRiskcheck(common)
   const listed = createRiskcheck({ ...common, lists: defs })
 
@@ -224,6 +239,7 @@ async function main() {
   await plain.close()
   await listed.close()
   await both.close()
+  dns?.close()
 }
 
 void main()
