@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import net from 'node:net'
 import dnsPacket from 'dns-packet'
-import { createDnsSource, mapDnsErrorCode } from './dns.js'
+import { createDnsSource, mapDnsErrorCode, reverseName } from './dns.js'
 import { startDnsServer, type FakeDnsServer, type Zones } from '../../test/fake-internet/dns-server.js'
 
 const longKey = 'k='.padEnd(300, 'A') // one TXT record > 255 octets must be split into strings
@@ -103,6 +103,29 @@ describe('createDnsSource against the loopback server', () => {
     expect(await dns.resolve4('anything.deep.wild.com')).toEqual({ status: 'ok', records: ['192.0.2.55'] })
     expect((await dns.resolve4('wild.com')).status).toBe('nxdomain')
     dns.close()
+  })
+
+  it('asks the PTR question of the address: never the hosts file, IPv6 by nibbles, a mapped IPv4 address as IPv4', async () => {
+    // 127.0.0.1 is in every /etc/hosts: a reverse lookup that read the file first answered its names instead
+    const names = {
+      '1.0.0.127.in-addr.arpa': { PTR: ['loopback.dns.example.'] },
+      '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa': { PTR: ['six.example.net'] },
+    }
+    const own = await startDnsServer({ zones: names })
+    try {
+      const dns = createDnsSource({ servers: [own.address], timeoutMs: 500, tries: 1 })
+      expect(await dns.reverse('127.0.0.1')).toEqual({ status: 'ok', records: ['loopback.dns.example'] })
+      expect(await dns.reverse('2001:DB8::1')).toEqual({ status: 'ok', records: ['six.example.net'] })
+      expect(await dns.reverse('::ffff:127.0.0.1')).toEqual({ status: 'ok', records: ['loopback.dns.example'] })
+      expect(own.queries.map((q) => q.type)).toEqual(['PTR', 'PTR']) // the mapped address was the cached IPv4 question
+      expect((await dns.reverse('127.0.0.2')).status).toBe('nxdomain')
+      dns.close()
+    } finally {
+      await own.close()
+    }
+    expect(reverseName('192.0.2.1')).toBe('1.2.0.192.in-addr.arpa')
+    expect(reverseName('::1')).toBe(`1.${'0.'.repeat(31)}ip6.arpa`)
+    expect(reverseName('ffff:0:0:0:0:0:0:a')).toBe(`a.${'0.'.repeat(27)}f.f.f.f.ip6.arpa`)
   })
 
   it('turns timeouts, SERVFAIL and REFUSED into statuses, never rejections', async () => {

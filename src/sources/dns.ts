@@ -6,10 +6,10 @@
  */
 import { LRUCache } from 'lru-cache'
 import { Resolver } from 'node:dns/promises'
-import { isIP } from 'node:net'
 import type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
 import { Semaphore } from '../semaphore.js'
 import { numberOption } from '../option-checks.js'
+import { parseIp } from './ip/parse.js'
 
 export type { DnsAnswer, DnsSource, DnsStats, DnsStatus, MxRecord } from './dns-types.js'
 
@@ -168,7 +168,8 @@ export function createDnsSource(opts: DnsSourceOptions = {}): DnsSource {
         const recs = await resolver.resolve6(n, { ttl: true })
         return { records: recs.map((r) => r.address), ttl: minTtlOf(recs) }
       }),
-    reverse: (ip) => ask('PTR', ip, async (n) => ({ records: (await resolver.reverse(n)).map(cleanHost), ttl: null })),
+    // a PTR question of our own: Resolver.reverse answers from /etc/hosts first, for any address listed there
+    reverse: (ip) => ask('PTR', ip, async (n) => ({ records: (await resolver.resolvePtr(reverseName(n))).map(cleanHost), ttl: null })),
     resolveNs: (name) => ask('NS', name, async (n) => ({ records: (await resolver.resolveNs(n)).map(cleanHost), ttl: null })),
     servers: () => resolver.getServers(),
     stats: () => ({ ...state.stats }),
@@ -337,10 +338,25 @@ function askQuestion<T>(state: DnsState, type: QueryType, rawName: unknown, call
   return promise.then((a) => copyAnswer(a))
 }
 
+/** The canonical text of an address (an IPv4-mapped IPv6 address as its IPv4 one), or null. */
 function normalizeIp(ip: unknown): string | null {
   if (typeof ip !== 'string' || ip.length > 64) return null
-  const s = ip.trim().toLowerCase()
-  return isIP(s) === 0 ? null : s
+  return parseIp(ip.trim())?.address ?? null
+}
+
+const HEX = '0123456789abcdef'
+
+/**
+ * The name a PTR question asks for the address `ip` (canonical, see {@link normalizeIp}): `4.3.2.1.in-addr.arpa`, or
+ * an IPv6 address's 32 nibbles, lowest first, under `ip6.arpa` (RFC 1035 §3.5, RFC 3596 §2.5).
+ */
+export function reverseName(ip: string): string {
+  const p = parseIp(ip)
+  if (p === null) throw new TypeError(`not an IP address: ${ip}`)
+  if (p.version === 4) return `${p.value & 255}.${(p.value >>> 8) & 255}.${(p.value >>> 16) & 255}.${p.value >>> 24}.in-addr.arpa`
+  let name = ''
+  for (let w = 3; w >= 0; w--) for (let k = 0; k < 32; k += 4) name += `${HEX[((p.words[w] as number) >>> k) & 15]}.`
+  return `${name}ip6.arpa`
 }
 
 function minTtlOf(recs: Array<{ ttl: number }>): number | null {
