@@ -8,8 +8,9 @@
  * and the benchmark also counts the database round trips (queries sent) per request of each scenario. `--only ip`
  * runs the scenarios whose path contains the text (here the two `/v1/ip` ones).
  *
- * - Server: createServer on a temporary SQLite file, DNS pointed at the loopback fake DNS server, a live key of an
- *   org with plenty of credits and a rate limit out of the way, listening on 127.0.0.1.
+ * - Server: createServer on a temporary SQLite file, DNS pointed at the loopback fake DNS server (in a process of its
+ *   own, ./support/dns-process.ts, as a real resolver is), a live key of an org with plenty of credits and a rate limit
+ *   out of the way, listening on 127.0.0.1.
  * - Load: autocannon in a separate process, POST /v1/ip and POST /v1/email (smtp false), each with
  *   `bypass_cache: true` so every request is a fresh, billed lookup (reserve + refund/settle in SQLite), and once
  *   without it (the cache-hit path). The billed `/v1/ip` requests each ask about another address (`--addresses`
@@ -34,7 +35,7 @@ import { createServer } from '../../src/server/app.js'
 import { addressBodies, autocannon, benchCaller, bodyStream, type Bodies } from './support/server-load.js'
 import { createPostgresStore, type PostgresStore } from '../../src/server/store/postgres/store.js'
 import pg from 'pg'
-import { startDnsServer } from '../../test/fake-internet/dns-server.js'
+import { startDnsProcess } from './support/dns-process.js'
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' }, 'database-url': { type: 'string' }, only: { type: 'string' }, 'no-velocity': { type: 'boolean' }, addresses: { type: 'string' } },
@@ -88,12 +89,11 @@ async function inProcess(fn: () => Promise<unknown>): Promise<Run> {
 }
 
 async function main(): Promise<void> {
-  const dns = await startDnsServer({
-    zones: {
+  // the fake DNS server in a process of its own: its answers cost the server's process nothing, as a real resolver's
+  const dns = await startDnsProcess({
       'shop-example.com': { MX: [{ priority: 10, exchange: 'mx.shop-example.com' }], TXT: ['v=spf1 mx -all'] },
       'mx.shop-example.com': { A: ['192.0.2.25'] },
       '_dmarc.shop-example.com': { TXT: ['v=DMARC1; p=reject'] },
-    },
   })
   const dir = mkdtempSync(join(tmpdir(), 'riskcheck-bench-'))
   // No SMTP, no RDAP: every answer comes from local data and the loopback DNS server (no internet).
@@ -249,7 +249,7 @@ async function main(): Promise<void> {
     }
     await bare.close()
     await rc.close()
-    await dns.close()
+    dns.close()
     rmSync(dir, { recursive: true, force: true })
   }
 }
