@@ -14,6 +14,9 @@ import { issueApiKey } from '../src/accounts/keys.js'
 import { runAdmin } from '../src/cli/admin-command.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { createSqliteStore } from '../src/server/store/sqlite/store.js'
+import { DELETE_CHUNK } from '../src/server/store/sqlite/lists.js'
+import { listsStoreOf } from '../src/server/store/open-storage.js'
+import Database from 'better-sqlite3'
 import { memoryIO } from './helpers.js'
 
 let dir: string
@@ -81,6 +84,27 @@ describe('admin list', () => {
     }
     // the file is the server's: still readable by the store alone
     createSqliteStore(db).close()
+  })
+
+  it('on SQLite, deletes a list of more items than one deletion step takes before the command ends', async () => {
+    // such a list is emptied a step a turn after the deletion answered; the command closes the file when it ends
+    const db = join(dir, 'large.sqlite')
+    const store = createSqliteStore(db)
+    const org = await store.createOrg({ name: 'Acme', planId: 'starter' }, Date.now())
+    const lists = listsStoreOf(store)!
+    const owner = { orgId: org.id, mode: 'live' as const }
+    const list = await lists.createList(owner, { name: 'Large', kind: 'block', itemType: 'email_domain' }, Date.now())
+    const items = Array.from({ length: 3 * DELETE_CHUNK }, (_, i) => ({ value: `d${i}.example.org`, reason: null, expiresAt: null }))
+    expect(await lists.addItems(owner, list.id, items, Date.now())).toMatchObject({ added: 3 * DELETE_CHUNK })
+    store.close()
+    expect((await admin(['--db', db], ['list', 'delete', list.id, '--org', org.id])).code).toBe(0)
+    const file = new Database(db, { readonly: true })
+    try {
+      expect(file.prepare('SELECT COUNT(*) FROM list_items WHERE list_id = ?').pluck().get(list.id)).toBe(0)
+      expect(file.prepare('SELECT COUNT(*) FROM lists WHERE id = ?').pluck().get(list.id)).toBe(0)
+    } finally {
+      file.close()
+    }
   })
 
   const url = process.env.RISKCHECK_TEST_DATABASE_URL

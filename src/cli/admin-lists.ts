@@ -124,6 +124,8 @@ export async function runAdminList(
     case 'delete': {
       const l = await listOf()
       await lists.deleteList(owner, l.id)
+      // the command closes the store when it ends: a large list's items go before it does, not at the next opening
+      await lists.emptied?.()
       return { json: { id: l.id, deleted: true }, text: `${l.id} deleted (${l.items} items)` }
     }
     default:

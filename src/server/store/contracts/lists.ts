@@ -72,6 +72,11 @@ export interface ListsStore {
   /** Deletes the list and its items; false when the owner has no such list. */
   deleteList(owner: ListOwner, id: string): Promise<boolean>
   /**
+   * Resolves once the items of deleted lists are gone, where a store removes them after `deleteList` answered (SQLite
+   * empties a large list a step a turn). A process about to close the store awaits it. Absent: nothing is left running.
+   */
+  emptied?(): Promise<void>
+  /**
    * Adds normalised, distinct-or-not items in one transaction; null when the owner has no such list. With `room`, the
    * owner's lists are locked and counted first, in that transaction: when `room` answers a sentence, nothing is added
    * and the call rejects with INPUT_LIMIT_EXCEEDED and that sentence (concurrent adds cannot pass a limit together).
