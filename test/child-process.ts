@@ -25,6 +25,7 @@ export const CHILD_ENTRIES = [
   'test/children/delivery-crash.ts',
   'test/children/delivery-worker.ts',
   'test/children/lookup-crash.ts',
+  'test/children/open-store.ts',
 ] as const
 
 /** One of {@link CHILD_ENTRIES}. */

@@ -2,11 +2,13 @@
  * The one SQLite migration runner on databases the earlier runners wrote: the service's (`user_version` counted the
  * migrations run) and the dashboard's (a ledger row per version). Nothing already applied runs again.
  */
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
+import { nodeArgs } from '../../../../test/child-process.js'
 import { createSqliteTeamStore, DASHBOARD_MIGRATIONS, migrateDashboard } from './dashboard.js'
 import { migrateSqlite } from './migrate.js'
 import { MIGRATIONS } from './migrations.js'
@@ -93,4 +95,45 @@ describe('the SQLite migration runner', () => {
     db.close()
     fresh.close()
   })
+})
+
+describe('processes opening one new file at once', () => {
+  /** Starts `count` processes that open `file` together (each waits for a line on stdin); their `ran` lists. */
+  async function openTogether(file: string, count: number): Promise<number[][]> {
+    const children = Array.from({ length: count }, () => spawn(process.execPath, [...nodeArgs('test/children/open-store.ts'), file], { stdio: ['pipe', 'pipe', 'pipe'] }))
+    const outputs = children.map((child) => {
+      let out = ''
+      let err = ''
+      child.stdout!.on('data', (d) => (out += d))
+      child.stderr!.on('data', (d) => (err += d))
+      const ready = new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', () => out.startsWith('ready\n') && resolve())
+        child.on('close', (code) => reject(new Error(`exited ${code} before ready: ${err}`)))
+      })
+      const done = new Promise<string>((resolve) => child.on('close', (code) => resolve(code === 0 ? out : `exit ${code}: ${err}`)))
+      return { child, ready, done }
+    })
+    await Promise.all(outputs.map((o) => o.ready))
+    for (const o of outputs) o.child.stdin!.end('go\n')
+    const results = await Promise.all(outputs.map((o) => o.done))
+    return results.map((r) => {
+      const line = r.split('\n').find((l) => l.startsWith('{'))
+      if (!line) throw new Error(r)
+      return (JSON.parse(line) as { ran: number[] }).ran
+    })
+  }
+
+  it('each migration is applied by exactly one of them, and every one opens the file', async () => {
+    // before the ledger was read under the write lock, a process that read it stale ran a migration again
+    // ("duplicate column name: totp_secret") and could not start
+    for (let round = 0; round < 3; round++) {
+      const file = join(dir, `together-${round}.sqlite`)
+      const ran = await openTogether(file, 4)
+      expect(ran.flat().sort((a, b) => a - b)).toEqual(DASHBOARD_MIGRATIONS.map((m) => m.version))
+      const db = new Database(file)
+      expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length)
+      expect(db.prepare('SELECT COUNT(*) FROM dashboard_migrations').pluck().get()).toBe(DASHBOARD_MIGRATIONS.length)
+      db.close()
+    }
+  }, 120_000)
 })

@@ -1,7 +1,8 @@
 /**
  * The one SQLite migration runner, for the service's list (ledger: `PRAGMA user_version`, the highest version applied)
  * and the dashboard's (ledger: the `dashboard_migrations` table, one row per version). Each migration runs once, in
- * an IMMEDIATE transaction with its ledger entry, in `version` order.
+ * an IMMEDIATE transaction with its ledger entry, in `version` order; the ledger is read inside that transaction, so
+ * processes opening one file at once each apply a migration only if no other has.
  */
 import type Database from 'better-sqlite3'
 import type { Migration } from '../common/migration.js'
@@ -22,28 +23,32 @@ export function migrateSqlite(
   const sorted = [...migrations].sort((a, b) => a.version - b.version)
   const latest = sorted.at(-1)?.version ?? 0
   let applied: (m: Migration) => boolean
-  let insert: Database.Statement | undefined
+  let record: (m: Migration, at: number) => void
   if ('pragma' in ledger) {
-    const version = db.pragma('user_version', { simple: true }) as number
-    if (version > latest) throw new Error(options.newer?.(version, latest) ?? `SQLite schema version ${version} is newer than this code's ${latest}`)
-    applied = (m) => m.version <= version
+    const version = () => db.pragma('user_version', { simple: true }) as number
+    const now = version()
+    if (now > latest) throw new Error(options.newer?.(now, latest) ?? `SQLite schema version ${now} is newer than this code's ${latest}`)
+    applied = (m) => m.version <= version()
+    record = (m) => db.pragma(`user_version = ${m.version}`)
   } else {
     if (!/^[a-z_]+$/.test(ledger.table)) throw new TypeError(`bad ledger table name ${ledger.table}`)
     db.exec(`CREATE TABLE IF NOT EXISTS ${ledger.table} (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`)
-    const done = new Set((db.prepare(`SELECT version FROM ${ledger.table}`).all() as Array<{ version: number }>).map((r) => r.version))
-    insert = db.prepare(`INSERT INTO ${ledger.table} (version, name, applied_at) VALUES (?, ?, ?)`)
-    applied = (m) => done.has(m.version)
+    const has = db.prepare(`SELECT 1 FROM ${ledger.table} WHERE version = ?`).pluck()
+    const insert = db.prepare(`INSERT INTO ${ledger.table} (version, name, applied_at) VALUES (?, ?, ?)`)
+    applied = (m) => has.get(m.version) !== undefined
+    record = (m, at) => insert.run(m.version, m.name, at)
   }
   const at = options.nowMs ?? Date.now()
   const ran: number[] = []
   for (const m of sorted) {
-    if (applied(m)) continue
-    db.transaction(() => {
+    // the ledger is read again under the write lock: another process may have applied `m` since the last read
+    const didRun = db.transaction(() => {
+      if (applied(m)) return false
       db.exec(m.sql)
-      if (insert) insert.run(m.version, m.name, at)
-      else db.pragma(`user_version = ${m.version}`)
+      record(m, at)
+      return true
     }).immediate()
-    ran.push(m.version)
+    if (didRun) ran.push(m.version)
   }
   return ran
 }

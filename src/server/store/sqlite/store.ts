@@ -72,10 +72,11 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   // Extra migrations follow the core ones; a version of their own is optional (their place in the list is theirs).
   const migrations: Migration[] = [...MIGRATIONS, ...(options.migrations ?? []).map((m, i) => ({ ...m, version: MIGRATIONS.length + i + 1 }))]
   try {
+    // the busy timeout first: a process opening the file while another migrates it waits rather than fails
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
     migrateSqlite(db, migrations, { pragma: 'user_version' }, {
       newer: (version, expected) => `riskcheck store: the database schema (version ${version}) is newer than this server (${expected}); upgrade riskcheck`,
     })
