@@ -2,7 +2,8 @@
  * The shape of the source tree: no module imports itself through others at run time (anywhere in src/), the CLI has
  * no import loop at all (not even through types: the core and each command share src/cli/shared.ts instead), what is
  * written once has one home (`UsageError`, the semaphore), and the account module (keys, ledger, plans, record views)
- * serves the HTTP routes and the CLI alike: the CLI never reaches into the routes, the module into neither.
+ * serves the HTTP routes and the CLI alike: the CLI never reaches into the routes, the module into neither. No
+ * function spans over 150 lines, and each storage engine has one migration runner.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,6 +11,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
+import { functions, load, migrationRunners } from '../scripts/storage-census.js'
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url))
 
@@ -414,5 +416,24 @@ describe('browser suites', () => {
     const launching = allFiles(TEST).filter((f) => f.endsWith('.test.ts') && /startHarness\(|chromium\.launch\(/.test(readFileSync(f, 'utf8')))
     expect(launching.length).toBeGreaterThanOrEqual(10)
     for (const f of launching) expect(readFileSync(f, 'utf8'), relative(TEST, f)).toMatch(/describe\.skipIf\(!HAS_BROWSER\)/)
+  })
+})
+
+describe('code a newcomer can hold (the counters of scripts/storage-census.ts)', () => {
+  const sources = load()
+
+  it('no function of src/ spans more than 150 lines', { timeout: SLOW }, () => {
+    const fns = functions(sources)
+    // the counter sees the functions (so an empty answer means something): thousands, the longest near the bound
+    expect(fns.length).toBeGreaterThan(1000)
+    expect(fns[0]!.lines).toBeGreaterThan(100)
+    expect(fns.filter((f) => f.lines > 150).map((f) => `${f.name} ${f.lines} lines (${f.where})`)).toEqual([])
+  })
+
+  it('one migration runner per engine: SQLite in server/store/sqlite/, PostgreSQL in server/store/postgres/', { timeout: SLOW }, () => {
+    const runners = migrationRunners(sources)
+    expect(runners).toHaveLength(2)
+    expect(runners.filter((r) => r.startsWith('server/store/sqlite/'))).toHaveLength(1)
+    expect(runners.filter((r) => r.startsWith('server/store/postgres/'))).toHaveLength(1)
   })
 })
