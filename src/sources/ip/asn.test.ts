@@ -91,6 +91,21 @@ describe('ASN CSV loading', () => {
     expect(t.lookupV6(v6('2001:db8::1'))).toBeNull()
   })
 
+  it('IPv4: names by ASN across the whole 32-bit range and past the name table\'s first size (80,000 ASNs)', () => {
+    const path = join(dir, 'many.csv')
+    const asnOf = (i: number) => (i * 53_687 + 4_294_000_000) % 4_294_967_296 // spread over 0 … 2^32 - 1, distinct
+    const rows = Array.from({ length: 80_000 }, (_, i) => `${i * 256},${i * 256 + 255},${asnOf(i)},${i % 7 === 0 ? '' : `Org ${i}`}`)
+    // an ASN seen again keeps its first name; one first seen without a name keeps none
+    rows.push(`${80_000 * 256},${80_000 * 256 + 255},${asnOf(5)},Renamed`, `${80_001 * 256},${80_001 * 256 + 255},${asnOf(7)},Named later`)
+    writeFileSync(path, rows.join('\n'))
+    const t = loadAsnCsvV4(path)
+    expect(t.size).toBe(80_002)
+    for (const i of [0, 1, 5, 7, 8, 40_000, 79_999]) expect(t.lookupV4(i * 256 + 9)).toEqual({ asn: asnOf(i), name: i % 7 === 0 ? null : `Org ${i}` })
+    expect(t.lookupV4(80_000 * 256)).toEqual({ asn: asnOf(5), name: 'Org 5' })
+    expect(t.lookupV4(80_001 * 256)).toEqual({ asn: asnOf(7), name: null })
+    expect(Math.max(...[0, 1, 2, 3].map((i) => t.lookupV4(i * 256)!.asn))).toBeGreaterThan(2 ** 31)
+  })
+
   it('IPv4: unsorted input falls back to sorting', () => {
     const path = join(dir, 'unsorted.csv')
     writeFileSync(path, `${v4('9.0.0.0')},${v4('9.0.0.255')},9,Nine\n${v4('8.0.0.0')},${v4('8.0.0.255')},8,Eight\n`)

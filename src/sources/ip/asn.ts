@@ -4,8 +4,8 @@
  * search) with the organization names de-duplicated.
  *
  * Both families are read from the `-num` files (`asn-ipv4-num.csv`, `asn-ipv6-num.csv`: decimal bounds, 128-bit for
- * IPv6), parsed byte by byte. Each family loads on its first lookup. Measured on this machine (Node 20): IPv4 412k
- * rows ≈ 0.45 s and ≈ 11 MB (typed arrays 6.3 MB + names); IPv6 103k rows ≈ 0.3 s and ≈ 7 MB.
+ * IPv6), parsed byte by byte. Each family loads on its first lookup, which waits for it: IPv4 412k rows, ≈ 11 MB
+ * (typed arrays 6.3 MB + names); IPv6 103k rows, ≈ 7 MB. scripts/bench/ip-first-lookup.ts measures the load.
  */
 import { readFileSync } from 'node:fs'
 import { buildIpv4Table, buildIpv6Table, Ipv4RangeTable, Ipv6RangeTable, type Ipv4Row, type Ipv6Row } from './range-table.js'
@@ -72,6 +72,12 @@ export function splitCsvLine(line: string): string[] {
 
 const NO_NAME = 0xffffffff
 
+/** The name id of `asn` for the table (NO_NAME when it has none). */
+const nameIdOf = (ids: NameIds, asn: number): number => {
+  const id = ids.get(asn)
+  return id < 0 ? NO_NAME : id
+}
+
 function makeTable(
   v4: { table: Ipv4RangeTable; asns: Uint32Array; nameIds: Uint32Array } | null,
   v6: { table: Ipv6RangeTable; asns: Uint32Array; nameIds: Uint32Array } | null,
@@ -111,37 +117,62 @@ class U32Builder {
 }
 
 /**
- * Reads the rows of an `@ip-location-db/asn` "-num" CSV from bytes: `start,end,asn,name` with decimal bounds
- * (IPv6 bounds are 128-bit decimals), calling `row` for every well-formed line. One pass, no regex, no per-line
+ * Name ids by ASN: an open-addressing table of 32-bit keys in typed arrays. A Map keyed by ASNs boxes every one
+ * above 2^30 and hashes it as a heap number: its lookups were half of a load.
+ */
+class NameIds {
+  /** The id of an ASN seen without a name. */
+  static readonly NONE = -2
+  private keys = new Uint32Array(1 << 16)
+  private ids = new Int32Array(1 << 16).fill(-1)
+  private used = 0
+
+  /** The name id of `asn`: -1 when not seen, {@link NameIds.NONE} when seen without a name. */
+  get(asn: number): number {
+    const mask = this.keys.length - 1
+    for (let i = Math.imul(asn, 0x9e3779b1) & mask; ; i = (i + 1) & mask) {
+      const id = this.ids[i] as number
+      if (id === -1 || this.keys[i] === asn) return id
+    }
+  }
+
+  set(asn: number, id: number): void {
+    if (2 * (this.used + 1) > this.keys.length) this.grow()
+    const mask = this.keys.length - 1
+    let i = Math.imul(asn, 0x9e3779b1) & mask
+    while (this.ids[i] !== -1 && this.keys[i] !== asn) i = (i + 1) & mask
+    if (this.ids[i] === -1) this.used++
+    this.keys[i] = asn
+    this.ids[i] = id
+  }
+
+  private grow(): void {
+    const { keys, ids } = this
+    this.keys = new Uint32Array(keys.length * 2)
+    this.ids = new Int32Array(keys.length * 2).fill(-1)
+    this.used = 0
+    for (let i = 0; i < keys.length; i++) if (ids[i] !== -1) this.set(keys[i] as number, ids[i] as number)
+  }
+}
+
+/**
+ * Reads the rows of an `@ip-location-db/asn-ipv6-num` CSV from bytes: `start,end,asn,name` with 128-bit decimal
+ * bounds, calling `row` for every well-formed line. One pass, no regex, no per-line
  * strings except a name seen for the first time for its ASN.
  */
 function scanNumCsv(
   buf: Buffer,
-  words: 1 | 4,
-  row: (first: Uint32Array, last: Uint32Array, asn: number, name: () => string) => void,
+  row: (first: Uint32Array, last: Uint32Array, asn: number, nameStart: number, lineEnd: number) => void,
 ): void {
   const n = buf.length
-  const first = new Uint32Array(words)
-  const last = new Uint32Array(words)
+  const first = new Uint32Array(4)
+  const last = new Uint32Array(4)
   const limbs = new Uint32Array(8)
   let pos = 0
-  // parses a decimal at pos into `out` (as `words` 32-bit words); returns the position after it or -1
+  // parses a 128-bit decimal at pos into `out` (four 32-bit words); returns the position after it or -1
   const readNumber = (out: Uint32Array): number => {
     let p = pos
     let digits = 0
-    if (words === 1) {
-      let v = 0
-      while (p < n) {
-        const d = (buf[p] as number) - 48
-        if (d < 0 || d > 9) break
-        v = v * 10 + d
-        p++
-        digits++
-      }
-      if (digits === 0 || digits > 10 || v > 0xffffffff) return -1
-      out[0] = v
-      return p
-    }
     limbs.fill(0)
     for (;;) {
       // up to 4 digits at a time: limbs = limbs * 10^k + chunk
@@ -194,8 +225,7 @@ function scanNumCsv(
       p = q
     }
     if (asn >= 0) {
-      const nameStart = p < lineEnd ? p + 1 : lineEnd
-      row(first, last, asn, () => decodeCsvField(buf, nameStart, lineEnd))
+      row(first, last, asn, p < lineEnd ? p + 1 : lineEnd, lineEnd)
     }
     pos = eol + 1
   }
@@ -225,21 +255,26 @@ export function loadAsnCsvV6(path: string): AsnTable {
 
 /** Loads an ASN table from the bytes of a `-num` CSV (`words` 1: IPv4, 4: IPv6). See {@link loadAsnCsvV4}. */
 export function loadAsnNumCsv(buf: Buffer, words: 1 | 4): AsnTable {
+  return words === 1 ? loadV4(buf) : loadV6(buf)
+}
+
+/** {@link loadAsnNumCsv} of an IPv6 file: 128-bit bounds, as four 32-bit words each. */
+function loadV6(buf: Buffer): AsnTable {
   const starts = new U32Builder()
   const ends = new U32Builder()
   const asns = new U32Builder()
   const names: string[] = []
-  const nameByAsn = new Map<number, number>()
+  const nameByAsn = new NameIds()
   let sorted = true
-  const prevStart = new Uint32Array(words)
-  const prevEnd = new Uint32Array(words)
-  const start = new Uint32Array(words)
+  const prevStart = new Uint32Array(4)
+  const prevEnd = new Uint32Array(4)
+  const start = new Uint32Array(4)
   let havePrev = false
   const less = (a: Uint32Array, b: Uint32Array): boolean => {
-    for (let k = 0; k < words; k++) if (a[k] !== b[k]) return (a[k] as number) < (b[k] as number)
+    for (let k = 0; k < 4; k++) if (a[k] !== b[k]) return (a[k] as number) < (b[k] as number)
     return false
   }
-  scanNumCsv(buf, words, (first, last, asn, name) => {
+  scanNumCsv(buf, (first, last, asn, nameStart, lineEnd) => {
     if (less(last, first)) return
     start.set(first)
     if (havePrev && !less(prevEnd, first)) {
@@ -248,7 +283,7 @@ export function loadAsnNumCsv(buf: Buffer, words: 1 | 4): AsnTable {
       else {
         if (!less(prevEnd, last)) return
         start.set(prevEnd)
-        for (let k = words - 1; k >= 0; k--) {
+        for (let k = 3; k >= 0; k--) {
           start[k] = ((start[k] as number) + 1) >>> 0
           if (start[k] !== 0) break
         }
@@ -257,41 +292,111 @@ export function loadAsnNumCsv(buf: Buffer, words: 1 | 4): AsnTable {
     prevStart.set(start)
     prevEnd.set(last)
     havePrev = true
-    for (let k = 0; k < words; k++) {
+    for (let k = 0; k < 4; k++) {
       starts.push(start[k] as number)
       ends.push(last[k] as number)
     }
     asns.push(asn)
-    if (!nameByAsn.has(asn)) {
-      const s = name()
-      nameByAsn.set(asn, s ? names.push(s) - 1 : NO_NAME)
+    if (nameByAsn.get(asn) === -1) {
+      const s = decodeCsvField(buf, nameStart, lineEnd)
+      nameByAsn.set(asn, s ? names.push(s) - 1 : NameIds.NONE)
     }
   })
   let s = starts.finish()
   let e = ends.finish()
   let a = asns.finish()
   if (!sorted) {
-    // rare path: sort and clip through the generic builders
-    if (words === 1) {
-      const rows: Ipv4Row[] = []
-      for (let i = 0; i < a.length; i++) rows.push({ first: s[i] as number, last: e[i] as number, payload: a[i] as number })
-      const built = buildIpv4Table(rows, false)
-      s = built.table.starts
-      e = built.table.ends
-      a = built.payloads
-    } else {
-      const rows: Ipv6Row[] = []
-      for (let i = 0; i < a.length; i++)
-        rows.push({ first: Array.from(s.subarray(i * 4, i * 4 + 4)), last: Array.from(e.subarray(i * 4, i * 4 + 4)), payload: a[i] as number })
-      const built = buildIpv6Table(rows, false)
-      s = built.table.starts
-      e = built.table.ends
-      a = built.payloads
-    }
+    // rare path: sort and clip through the generic builder
+    const rows: Ipv6Row[] = []
+    for (let i = 0; i < a.length; i++) rows.push({ first: Array.from(s.subarray(i * 4, i * 4 + 4)), last: Array.from(e.subarray(i * 4, i * 4 + 4)), payload: a[i] as number })
+    const built = buildIpv6Table(rows, false)
+    s = built.table.starts
+    e = built.table.ends
+    a = built.payloads
   }
   const nameIds = new Uint32Array(a.length)
-  for (let i = 0; i < a.length; i++) nameIds[i] = nameByAsn.get(a[i] as number) ?? NO_NAME
-  return words === 1
-    ? makeTable({ table: new Ipv4RangeTable(s, e), asns: a, nameIds }, null, names)
-    : makeTable(null, { table: new Ipv6RangeTable(s, e), asns: a, nameIds }, names)
+  for (let i = 0; i < a.length; i++) nameIds[i] = nameIdOf(nameByAsn, a[i] as number)
+  return makeTable(null, { table: new Ipv6RangeTable(s, e), asns: a, nameIds }, names)
+}
+
+/** The decimal at `p` (1 to 10 digits, at most 2^32 - 1) as `[value, end]` in `out`; false when there is none. */
+function decimalAt(buf: Buffer, p: number, end: number, out: Float64Array): boolean {
+  let v = 0
+  const from = p
+  while (p < end) {
+    const d = (buf[p] as number) - 48
+    if (d < 0 || d > 9) break
+    v = v * 10 + d
+    p++
+  }
+  if (p === from || p - from > 10 || v > 0xffffffff) return false
+  out[0] = v
+  out[1] = p
+  return true
+}
+
+/**
+ * {@link loadAsnNumCsv} of an IPv4 file: the rows, clipping and names of {@link loadV6}, with each bound a plain
+ * number rather than four words.
+ */
+function loadV4(buf: Buffer): AsnTable {
+  const starts = new U32Builder()
+  const ends = new U32Builder()
+  const asns = new U32Builder()
+  const names: string[] = []
+  const nameByAsn = new NameIds()
+  const num = new Float64Array(2)
+  const n = buf.length
+  let sorted = true
+  let prevStart = -1
+  let prevEnd = -1
+  for (let pos = 0; pos < n; ) {
+    let eol = buf.indexOf(10, pos)
+    if (eol < 0) eol = n
+    const lineEnd = eol > pos && buf[eol - 1] === 13 ? eol - 1 : eol
+    const line = pos
+    pos = eol + 1
+    if (!decimalAt(buf, line, lineEnd, num) || buf[num[1] as number] !== 44) continue
+    const first = num[0] as number
+    if (!decimalAt(buf, (num[1] as number) + 1, lineEnd, num) || buf[num[1] as number] !== 44) continue
+    const last = num[0] as number
+    if (!decimalAt(buf, (num[1] as number) + 1, lineEnd, num)) continue
+    const asn = num[0] as number
+    const q = num[1] as number
+    if (q !== lineEnd && buf[q] !== 44) continue
+    if (last < first) continue
+    let start = first
+    if (prevEnd >= first) {
+      // overlaps the previous row: clip it to start after it (the published data has a handful of these)
+      if (first < prevStart) sorted = false
+      else {
+        if (last <= prevEnd) continue
+        start = prevEnd + 1
+      }
+    }
+    prevStart = start
+    prevEnd = last
+    starts.push(start)
+    ends.push(last)
+    asns.push(asn)
+    if (nameByAsn.get(asn) === -1) {
+      const s = decodeCsvField(buf, q < lineEnd ? q + 1 : lineEnd, lineEnd)
+      nameByAsn.set(asn, s ? names.push(s) - 1 : NameIds.NONE)
+    }
+  }
+  let s = starts.finish()
+  let e = ends.finish()
+  let a = asns.finish()
+  if (!sorted) {
+    // rare path: sort and clip through the generic builder
+    const rows: Ipv4Row[] = []
+    for (let i = 0; i < a.length; i++) rows.push({ first: s[i] as number, last: e[i] as number, payload: a[i] as number })
+    const built = buildIpv4Table(rows, false)
+    s = built.table.starts
+    e = built.table.ends
+    a = built.payloads
+  }
+  const nameIds = new Uint32Array(a.length)
+  for (let i = 0; i < a.length; i++) nameIds[i] = nameIdOf(nameByAsn, a[i] as number)
+  return makeTable({ table: new Ipv4RangeTable(s, e), asns: a, nameIds }, null, names)
 }
