@@ -65,6 +65,13 @@ async function scenario(target: string[], app: RiskcheckServer, orgId: string, k
   expect(await lookup('a@x.other-ring.io')).toEqual([])
   // errors: a bad kind is usage (64); an unknown list or org is not found (1)
   expect((await admin(target, ['list', 'create', '--org', orgId, '--name', 'x', '--kind', 'deny', '--type', 'ip'])).code).toBe(64)
+  // the compiler's rules: a blank name, a reason over 500 characters, an expiry without an offset are usage errors
+  expect((await admin(target, ['list', 'create', '--org', orgId, '--name', '   ', '--kind', 'block', '--type', 'ip'])).code).toBe(64)
+  const fresh = (await admin(target, ['list', 'create', '--org', orgId, '--name', 'Rules', '--kind', 'block', '--type', 'ip'])).json as { id: string }
+  expect((await admin(target, ['list', 'add', fresh.id, '--org', orgId, '--reason', 'x'.repeat(501), '192.0.2.1'])).code).toBe(64)
+  expect((await admin(target, ['list', 'add', fresh.id, '--org', orgId, '--expires', '2030-12-31T00:00:00', '192.0.2.1'])).code).toBe(64)
+  expect((await admin(target, ['list', 'add', fresh.id, '--org', orgId, '--expires', '2030-12-31', '192.0.2.1'])).json).toMatchObject({ added: 1 })
+  expect((await admin(target, ['list', 'delete', fresh.id, '--org', orgId])).code).toBe(0)
   expect((await admin(target, ['list', 'show', id, '--org', orgId])).code).toBe(1)
   expect((await admin(target, ['list', 'show', '--org', 'org_nope'])).code).toBe(1)
 }

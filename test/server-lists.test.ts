@@ -2,7 +2,8 @@
  * The lists API on an SQLite file: create, list, read and delete lists; add, page, look up and remove items; another
  * org's list is NOT_FOUND; test and live keys see separate lists; 100,000 values in one call are one transaction
  * (one version bump, 100,000 rows); invalid values are named; a change is effective on the next lookup, cached answers
- * included; expired items stop matching; the answer log carries the list factors.
+ * included; expired items stop matching; the answer log carries the list factors. Names, reasons, phone numbers and
+ * expiries follow the compiler's rules, so what is accepted matches; a stored list it refuses leaves the lookups answering.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { createServer } from '../src/server/app.js'
 import { createMemoryStore } from '../src/server/store/sqlite/memory.js'
+import { listsStoreOf } from '../src/server/store/open-storage.js'
 import type { SqliteStore } from '../src/server/store/sqlite/store.js'
 import { eachRequestOwnSecond, startTestServer, type TestServer } from './server-helpers.js'
 
@@ -194,6 +196,53 @@ describe('lists API on SQLite', () => {
     const over = await s.post(`/v1/lists/${id}/items`, { values: [...values, 'one@more.example'] }, live)
     expect(over.status).toBe(413)
     expect(over.body.error.code).toBe('INPUT_LIMIT_EXCEEDED')
+  })
+
+  it('names, reasons, phone numbers and expiries: one rule with the compiler, so what is accepted matches', async () => {
+    // a blank name is refused; 150 emoji (300 UTF-16 units) are 150 characters, as the schema counts them
+    const blank = await s.post('/v1/lists', { name: '   ', kind: 'allow', item_type: 'country' }, live)
+    expect(blank.status).toBe(400)
+    expect(blank.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('`name`') })
+    const emojiList = await createList(live, { name: '😀'.repeat(150), kind: 'block', item_type: 'email' })
+    // a reason of 300 emoji is added and matches; one of 501 characters is refused whole
+    expect((await s.post(`/v1/lists/${emojiList}/items`, { values: ['emoji@acme.io'], reason: '😀'.repeat(300) }, live)).body.data.added).toBe(1)
+    const long = await s.post(`/v1/lists/${emojiList}/items`, { values: ['other@acme.io'], reason: 'x'.repeat(501) }, live)
+    expect(long.status).toBe(400)
+    expect(long.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('`reason`') })
+    const matched = await s.post('/v1/email', { email: 'emoji@acme.io' }, live)
+    expect(matched.status).toBe(200)
+    expect(matched.body.data.details.lists).toEqual([expect.objectContaining({ list_id: emojiList, value: 'emoji@acme.io' })])
+    // a trunk 0 after the calling code is stored as the lookup's E.164 form (+44 020 … is +44 20 …)
+    const phones = await createList(live, { name: 'Phones', kind: 'block', item_type: 'phone' })
+    expect((await s.post(`/v1/lists/${phones}/items`, { values: ['+44 020 7946 0958', '+39 06 1234 5678'] }, live)).body.data.added).toBe(2)
+    for (const [phone, e164] of [['+44 020 7946 0958', '+442079460958'], ['+39 06 1234 5678', '+390612345678']] as const) {
+      const r = await s.post('/v1/phone', { phone }, live)
+      expect(r.body.data.details.e164).toBe(e164)
+      expect(r.body.data.details.lists).toEqual([expect.objectContaining({ list_id: phones, value: e164 })])
+    }
+    // an expiry without an offset would be read in the server's time zone: refused
+    const local = await s.post(`/v1/lists/${phones}/items`, { values: ['+1 201 555 0123'], expires_at: '2030-12-31T00:00:00' }, live)
+    expect(local.status).toBe(400)
+    expect(local.body.error.message).toContain('`expires_at`')
+    const offset = await s.post(`/v1/lists/${phones}/items`, { values: ['+1 201 555 0123'], expires_at: '2030-12-31T00:00:00+05:00' }, live)
+    expect(offset.status).toBe(200)
+    const item = await s.get(`/v1/lists/${phones}/items?value=${encodeURIComponent('+12015550123')}`, live)
+    expect(item.body.data[0].expires_at).toBe('2030-12-30T19:00:00.000Z')
+  })
+
+  it('a stored list the compiler refuses as a whole is left out; the lookups of the org still answer', async () => {
+    // written before the rule reached the API: a blank name, straight into the store
+    const lists = listsStoreOf(s.app.store)!
+    const bad = await lists.createList({ orgId: s.org.id, mode: 'live' }, { name: '   ', kind: 'block', itemType: 'ip' }, s.clock.now().getTime())
+    await lists.addItems({ orgId: s.org.id, mode: 'live' }, bad.id, [{ value: '203.0.113.0/24', reason: null, expiresAt: null }], s.clock.now().getTime())
+    const good = await createList(live, { name: 'Good', kind: 'block', item_type: 'ip' })
+    expect((await s.post(`/v1/lists/${good}/items`, { values: ['198.51.100.7'] }, live)).body.data.added).toBe(1)
+    for (const [ip, lists] of [['203.0.113.9', []], ['198.51.100.7', [expect.objectContaining({ list_id: good })]]] as const) {
+      const r = await s.post('/v1/ip', { ip }, live)
+      expect(r.status, r.raw.slice(0, 200)).toBe(200)
+      expect(r.body.data.details.lists).toEqual(lists)
+    }
+    await lists.deleteList({ orgId: s.org.id, mode: 'live' }, bad.id)
   })
 
   it('the memory store (SQLite on :memory:) keeps lists like a file', async () => {

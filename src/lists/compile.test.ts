@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseIp } from '../sources/ip/parse.js'
-import { compileLists, defaultListId, ListsError, summarize, type Entries, type ListIndex } from './compile.js'
+import { compileLists, defaultListId, expiryOfText, ListsError, summarize, type Entries, type ListIndex } from './compile.js'
 import { matchLists } from './match.js'
 import { xorshift } from '../../test/xorshift.js'
 
@@ -22,12 +22,12 @@ describe('compileLists', () => {
     if (c.ok) return
     expect(c.invalid).toEqual([
       { list: 0, index: 1, value: 'nope', reason: 'not an IP address or CIDR network' },
-      { list: 0, index: 2, value: '10.0.0.0/8', reason: 'expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms)' },
+      { list: 0, index: 2, value: '10.0.0.0/8', reason: 'expiresAt must be a date (a Date, Unix ms, or an ISO 8601 date or date-time with Z or an offset)' },
       { list: 1, index: -1, value: 'bad kind', reason: 'kind must be one of block, allow' },
       { list: 2, index: 1, value: 'x@y.co', reason: 'reason must be a string of at most 500 characters' },
     ])
     expect(new ListsError(c.invalid).message).toBe(
-      'riskcheck: option `lists`: lists[0].items[1] "nope": not an IP address or CIDR network; lists[0].items[2] "10.0.0.0/8": expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms); lists[1]: kind must be one of block, allow; lists[2].items[1] "x@y.co": reason must be a string of at most 500 characters',
+      'riskcheck: option `lists`: lists[0].items[1] "nope": not an IP address or CIDR network; lists[0].items[2] "10.0.0.0/8": expiresAt must be a date (a Date, Unix ms, or an ISO 8601 date or date-time with Z or an offset); lists[1]: kind must be one of block, allow; lists[2].items[1] "x@y.co": reason must be a string of at most 500 characters',
     )
   })
 
@@ -41,10 +41,31 @@ describe('compileLists', () => {
     const missing = compileLists([null, { name: '', kind: 'block', itemType: 'ip', items: [] }, { name: 'x', kind: 'block', itemType: 'url', items: [] }, { name: 'y', kind: 'allow', itemType: 'ip' }])
     expect(missing.ok ? [] : missing.invalid.map((i) => i.reason)).toEqual([
       'a list must be an object with name, kind, itemType and items',
-      'name must be a string of 1 to 200 characters',
+      'name must be 1 to 200 characters, not only spaces',
       'itemType must be one of email, email_domain, ip, phone, country, asn',
       'items must be an array',
     ])
+  })
+
+  it('counts names and reasons in characters, as the API\'s schema does; an expiry is an instant in any time zone', () => {
+    const reasonsOf = (c: ReturnType<typeof compileLists>) => (c.ok ? [] : c.invalid.map((i) => `${i.list}:${i.index} ${i.reason}`))
+    // 150 emoji are 300 UTF-16 units and 150 characters; 201 characters and blank names are refused
+    expect(reasonsOf(compileLists([{ name: '😀'.repeat(150), kind: 'block', itemType: 'email', items: [{ value: 'a@b.co', reason: '😀'.repeat(500) }] }]))).toEqual([])
+    expect(
+      reasonsOf(
+        compileLists([
+          { name: '😀'.repeat(201), kind: 'block', itemType: 'asn', items: [] },
+          { name: ' \t ', kind: 'block', itemType: 'asn', items: [] },
+          { name: 'r', kind: 'block', itemType: 'asn', items: [{ value: 'AS1', reason: '😀'.repeat(501) }] },
+        ]),
+      ),
+    ).toEqual(['0:-1 name must be 1 to 200 characters, not only spaces', '1:-1 name must be 1 to 200 characters, not only spaces', '2:0 reason must be a string of at most 500 characters'])
+    // a date is midnight UTC, a date-time needs Z or an offset (without one, the machine's time zone would decide)
+    const expiry = (expiresAt: unknown) => compileLists([{ name: 'e', kind: 'block', itemType: 'asn', items: [{ value: 'AS1', expiresAt }] }])
+    for (const ok of ['2030-12-31', '2030-12-31T00:00Z', '2030-12-31T00:00:00.123+05:30', '2030-12-31t00:00:00z']) expect(reasonsOf(expiry(ok)), ok).toEqual([])
+    for (const bad of ['2030-12-31T00:00:00', '2030-12-31 00:00:00Z', 'Dec 31 2030', '2030-12-31T00:00:00+0530']) expect(reasonsOf(expiry(bad)), bad).toHaveLength(1)
+    expect(expiryOfText('2030-12-31T00:00:00+05:00')).toBe(Date.UTC(2030, 11, 30, 19))
+    expect(expiryOfText('2030-12-31')).toBe(Date.UTC(2030, 11, 31))
   })
 
   it('counts a value given twice once (the later reason and expiry win); ids default to a stable hash', () => {

@@ -69,8 +69,38 @@ export type CompiledLists = { ok: true; index: ListIndex } | { ok: false; invali
 /** Most lists in one index, and most items in one list. */
 export const MAX_LISTS = 1000
 export const MAX_ITEMS_PER_LIST = 1_000_000
-const MAX_NAME = 200
-const MAX_REASON = 500
+/** Longest list name and item reason, in characters (code points, as JSON Schema's maxLength counts them). */
+export const MAX_LIST_NAME = 200
+export const MAX_ITEM_REASON = 500
+
+/** Characters (code points) of `s`, counted only when its UTF-16 length could pass `max`. */
+const longerThan = (s: string, max: number): boolean => s.length > max && [...s].length > max
+
+/**
+ * Why `name` cannot name a list (a sentence's end: "must be …"), or null. The one rule of the library, the API, the
+ * dashboard and the CLI: a list that one of them accepted compiles in the others.
+ */
+export function listNameProblem(name: unknown): string | null {
+  return typeof name !== 'string' || name.trim() === '' || longerThan(name, MAX_LIST_NAME) ? `must be 1 to ${MAX_LIST_NAME} characters, not only spaces` : null
+}
+
+/** Why `reason` cannot be an item's reason, or null (none is fine). See {@link listNameProblem}. */
+export function itemReasonProblem(reason: unknown): string | null {
+  if (reason === undefined || reason === null) return null
+  return typeof reason !== 'string' || longerThan(reason, MAX_ITEM_REASON) ? `must be a string of at most ${MAX_ITEM_REASON} characters` : null
+}
+
+// a date (UTC by ISO 8601), or a date-time with its offset: without one, Date.parse reads the machine's time zone
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i
+
+/**
+ * The instant of an expiry written as text, in Unix ms: an ISO 8601 date (`2026-12-31`, midnight UTC) or date-time
+ * with `Z` or an offset (`2026-12-31T23:59:59Z`); null for anything else, a date-time without an offset included.
+ */
+export function expiryOfText(text: string): number | null {
+  const ms = text.length <= 40 && DATE_TIME.test(text) ? Date.parse(text) : NaN
+  return Number.isFinite(ms) ? ms : null
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 const shown = (v: unknown): string => (typeof v === 'string' ? v.slice(0, 100) : typeof v === 'number' ? String(v) : typeof v)
@@ -83,7 +113,8 @@ export function defaultListId(kind: string, itemType: string, name: string): str
 /** The expiry of an item in Unix ms (Infinity for none), or null when it is not a date. */
 function expiryOf(v: unknown): number | null {
   if (v === undefined || v === null) return Infinity
-  const ms = v instanceof Date ? v.getTime() : typeof v === 'number' ? v : typeof v === 'string' && v.length <= 40 ? Date.parse(v) : NaN
+  if (typeof v === 'string') return expiryOfText(v)
+  const ms = v instanceof Date ? v.getTime() : typeof v === 'number' ? v : NaN
   return Number.isFinite(ms) ? ms : null
 }
 
@@ -96,7 +127,8 @@ function listInfo(def: unknown, position: number, ids: Set<string>, invalid: Inv
   if (!isObject(def)) return bad('a list must be an object with name, kind, itemType and items')
   const itemType = def.itemType ?? def.item_type
   const { name, kind, items } = def
-  if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME) return bad(`name must be a string of 1 to ${MAX_NAME} characters`)
+  const nameProblem = listNameProblem(name)
+  if (nameProblem !== null || typeof name !== 'string') return bad(`name ${nameProblem}`)
   if (!(LIST_KINDS as readonly unknown[]).includes(kind)) return bad(`kind must be one of ${LIST_KINDS.join(', ')}`)
   if (!(LIST_ITEM_TYPES as readonly unknown[]).includes(itemType)) return bad(`itemType must be one of ${LIST_ITEM_TYPES.join(', ')}`)
   if (!Array.isArray(items)) return bad('items must be an array')
@@ -146,10 +178,10 @@ function addItem(maps: Maps, cidrs: Map<string, ParsedCidr>, invalid: InvalidLis
   const expiresAt = n.ok ? expiryOf(item.expiresAt) : null
   const problem = !n.ok
     ? n.reason
-    : item.reason !== undefined && item.reason !== null && (typeof item.reason !== 'string' || item.reason.length > MAX_REASON)
-      ? `reason must be a string of at most ${MAX_REASON} characters`
+    : itemReasonProblem(item.reason) !== null
+      ? `reason ${itemReasonProblem(item.reason)}`
       : expiresAt === null
-        ? 'expiresAt must be a date (a Date, an ISO 8601 date-time or Unix ms)'
+        ? 'expiresAt must be a date (a Date, Unix ms, or an ISO 8601 date or date-time with Z or an offset)'
         : null
   if (problem !== null || !n.ok || expiresAt === null) {
     invalid.push({ list: list.position, index, value: shown(item.value), reason: problem ?? 'unusable' })

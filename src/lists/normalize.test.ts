@@ -58,6 +58,10 @@ describe('normalizeListValue', () => {
     expect(key('phone', '+44 20 7946 0958')).toBe('+442079460958')
     expect(key('phone', '+1 (201) 555-0123')).toBe('+12015550123')
     expect(key('phone', '+39 06 1234 5678')).toBe('+390612345678')
+    // a trunk 0 after the calling code: dropped where the plan drops it (as the phone lookup's E.164 form), kept in Italy
+    expect(key('phone', '+44 020 7946 0958')).toBe('+442079460958')
+    expect(key('phone', '+49 030 123456')).toBe('+4930123456')
+    expect(key('phone', '+39 06 1234 5678')).toBe('+390612345678')
     expect(key('phone', '+800 1234 5678')).toBe('+80012345678')
     expect(key('phone', '020 7946 0958')).toBe('! not in international form (it must start with +)')
     expect(key('phone', '+44 (0)20 7946 0958')).toBe('! has a trunk prefix (0): write the number without it')

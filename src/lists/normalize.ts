@@ -8,6 +8,7 @@ import { asciiDomain, canonicalEmail } from '../checks/email/canonical.js'
 import { formatIpv4, formatIpv6Words, parseCidr, type ParsedCidr } from '../sources/ip/parse.js'
 import { getContinentCode } from '../sources/ip/geo-names.js'
 import { getCountries, getCountryCallingCode, isSupportedCountry } from 'libphonenumber-js/max'
+import { parseNumber } from '../sources/phone/number-type.js'
 import type { ListItemType } from './types.js'
 
 /** A value in its compared form: `key` for matching, `value` as reported (both strings except the IP network). */
@@ -37,7 +38,8 @@ const callingCodeSet = () => (callingCodes ??= new Set([...getCountries().map((c
  * The E.164 form of a number written in international form (`+44 20 7946 0958`, `+1 (201) 555-0123`): `+` and the
  * digits, separators (spaces, `-`, `.`, `/`, parentheses) dropped; it must start with an assigned country calling
  * code and have 7 to 15 digits. No numbering-plan check (a number the plan rejects never matches, as lookups report
- * no E.164 form for it); a trunk prefix written as `(0)` is refused, since it is not part of the E.164 form.
+ * no E.164 form for it); a trunk prefix written as `(0)` is refused, since it is not part of the E.164 form, and
+ * one written as a plain 0 after the calling code is dropped where the numbering plan says so.
  */
 function e164Of(text: string): string | Normalized {
   const first = text.charCodeAt(0)
@@ -52,8 +54,11 @@ function e164Of(text: string): string | Normalized {
   }
   if (digits.length < 7 || digits.length > 15) return fail('not a phone number (7 to 15 digits after the +)')
   const codes = callingCodeSet()
-  if (!codes.has(digits.slice(0, 1)) && !codes.has(digits.slice(0, 2)) && !codes.has(digits.slice(0, 3)))
-    return fail('not a phone number (no such country calling code)')
+  const cc = [1, 2, 3].find((n) => codes.has(digits.slice(0, n)))
+  if (cc === undefined) return fail('not a phone number (no such country calling code)')
+  // a 0 after the calling code: a trunk prefix where the plan drops it (+44 020 … is +44 20 …), a digit of the number
+  // where it does not (+39 06 …); the lookups' parse tells which, so the item is the E.164 form they report
+  if (digits.charCodeAt(cc) === 48) return parseNumber(`+${digits}`, {})?.number ?? `+${digits}`
   return `+${digits}`
 }
 

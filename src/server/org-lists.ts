@@ -104,9 +104,11 @@ async function compileSnapshot(snap: ListsSnapshot, warn: (message: string) => v
   }))
   const first = await compileListsAsync(defs)
   if (first.ok) return first.index
+  // a list this version refuses as a whole (index -1: its name …) is left out with its items, as a refused value is
+  const badLists = new Set(first.invalid.filter((i) => i.index === -1).map((i) => i.list))
   const bad = new Set(first.invalid.map((i) => `${i.list}:${i.index}`))
-  warn(`lists: ${bad.size} stored value(s) cannot be used and are left out (first: ${first.invalid[0]?.value}: ${first.invalid[0]?.reason})`)
-  const kept = defs.map((d, li) => ({ ...d, items: d.items.filter((_, ii) => !bad.has(`${li}:${ii}`)) }))
+  warn(`lists: ${bad.size - badLists.size} stored value(s) and ${badLists.size} list(s) cannot be used and are left out (first: ${first.invalid[0]?.value}: ${first.invalid[0]?.reason})`)
+  const kept = defs.flatMap((d, li) => (badLists.has(li) ? [] : [{ ...d, items: d.items.filter((_, ii) => !bad.has(`${li}:${ii}`)) }]))
   const second = await compileListsAsync(kept)
   if (!second.ok) throw new Error(`lists: stored lists cannot be compiled (${second.invalid[0]?.reason})`)
   return second.index

@@ -10,7 +10,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { RiskcheckError } from '../../errors.js'
-import { MAX_ITEMS_PER_LIST, MAX_LISTS } from '../../lists/compile.js'
+import { expiryOfText, itemReasonProblem, listNameProblem, MAX_ITEM_REASON, MAX_ITEMS_PER_LIST, MAX_LIST_NAME, MAX_LISTS } from '../../lists/compile.js'
 import { MAX_VALUE_LENGTH, normalizeListValue } from '../../lists/normalize.js'
 import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType } from '../../lists/types.js'
 import type { RequestAuth } from '../auth.js'
@@ -85,7 +85,7 @@ const IdValue = Type.Object(
 /** Body of POST /v1/lists. */
 export const ListCreateBody = Type.Object(
   {
-    name: Text({ minLength: 1, maxLength: 200, description: '1 to 200 characters.' }),
+    name: Text({ minLength: 1, maxLength: MAX_LIST_NAME, description: `1 to ${MAX_LIST_NAME} characters, not only spaces.` }),
     kind: Type.Union(LIST_KINDS.map((k) => Type.Literal(k)), { description: 'block: a match blocks; allow: a match approves unless a block list matches.' }),
     item_type: Type.Union(LIST_ITEM_TYPES.map((t) => Type.Literal(t)), { description: 'What the items are (docs/lists-and-velocity.md "Item types").' }),
   },
@@ -96,9 +96,11 @@ export const ListCreateBody = Type.Object(
 export const ListItemsBody = Type.Object(
   {
     values: Type.Array(Type.String(), { description: `1 to ${MAX_VALUES_PER_CALL.toLocaleString('en-US')} values (more → 413 INPUT_LIMIT_EXCEEDED).` }),
-    reason: Type.Optional(Type.Union([Text({ maxLength: 500 }), Type.Null()], { description: 'Why they are listed (shown in the verdict reason of a block match).' })),
+    reason: Type.Optional(Type.Union([Text({ maxLength: MAX_ITEM_REASON }), Type.Null()], { description: 'Why they are listed (shown in the verdict reason of a block match).' })),
     expires_at: Type.Optional(
-      Type.Union([Type.String({ maxLength: 40 }), Type.Null()], { description: 'An ISO 8601 date-time from which they no longer match.' }),
+      Type.Union([Type.String({ maxLength: 40 }), Type.Null()], {
+        description: 'An ISO 8601 date-time with `Z` or an offset (2026-12-31T23:59:59Z), from which they no longer match.',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -157,12 +159,17 @@ function decodeCursor(cursor: string): string {
   return value
 }
 
-/** The expiry of a POST items body in unix ms (null: none), or 400. */
+/** The expiry of a POST items body in unix ms (null: none), or 400: a date-time with its offset, read alike everywhere. */
 function expiryOf(v: string | null | undefined): number | null {
   if (v === undefined || v === null) return null
-  const ms = /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN
-  if (!Number.isFinite(ms)) throw new RiskcheckError('INVALID_REQUEST', '`expires_at` must be an ISO 8601 date-time (2026-12-31T23:59:59Z).', { field: 'expires_at' })
+  const ms = v.includes('T') ? expiryOfText(v) : null
+  if (ms === null) throw new RiskcheckError('INVALID_REQUEST', '`expires_at` must be an ISO 8601 date-time with Z or an offset (2026-12-31T23:59:59Z).', { field: 'expires_at' })
   return ms
+}
+
+/** 400 INVALID_REQUEST for a name or reason the lists cannot hold (the compiler's rule: it would leave them out). */
+function refuseField(field: 'name' | 'reason', problem: string | null): void {
+  if (problem !== null) throw new RiskcheckError('INVALID_REQUEST', `\`${field}\` ${problem}.`, { field })
 }
 
 const tags = ['Lists']
@@ -182,6 +189,7 @@ export const listRoutes: RouteDef[] = [
     response: { name: 'List', schema: ListSchema },
     errors: [],
     handler: async ({ body, auth, ctx }) => {
+      refuseField('name', listNameProblem(body.name))
       const store = storeOf(ctx)
       const owner = ownerOf(auth)
       if ((await store.listLists(owner)).length >= MAX_LISTS_PER_OWNER)
@@ -256,6 +264,7 @@ function itemRoutes(): RouteDef[] {
       errors: ['NOT_FOUND', 'INPUT_LIMIT_EXCEEDED'],
       handler: async ({ params, body, auth, ctx }) => {
         const expiresAt = expiryOf(body.expires_at)
+        refuseField('reason', itemReasonProblem(body.reason))
         const { store, owner, valid, invalid } = await listValues(ctx, auth, params.id, body.values)
         const reason = body.reason ? body.reason : null
         // the limits are checked in the adding transaction (413 INPUT_LIMIT_EXCEEDED, nothing added)
