@@ -22,7 +22,9 @@ function io(env: Record<string, string | undefined> = {}) {
 }
 
 beforeAll(async () => {
-  upstream = await startDataUpstream({ month: '2026-11', torExtra: [NEW_EXIT] })
+  // the city database is built now: `data status` below reads the real clock, and a fixed build date would be past
+  // the source's 45-day maximum age some weeks later (stale, exit 1)
+  upstream = await startDataUpstream({ month: '2026-11', torExtra: [NEW_EXIT], cityBuilt: new Date() })
   dir = mkdtempSync(join(tmpdir(), 'riskcheck-data-cli-'))
   const s = upstream.sources()
   const t = io()

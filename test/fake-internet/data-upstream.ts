@@ -77,8 +77,13 @@ export function asnCsv(): { v4: string; v6: string } {
   return { v4: `${a},${a + 255},64501,"Example Transit, Inc."\n`, v6: `${v6start},${v6end},64502,Example Six\n` }
 }
 
-/** Starts the fake upstream with working answers for every source (month: the DB-IP month to publish). */
-export async function startDataUpstream(options: { month: string; torExtra?: string[]; asnVersion?: string } = { month: '2026-11' }): Promise<DataUpstream> {
+/**
+ * Starts the fake upstream with working answers for every source (month: the DB-IP month to publish; cityBuilt: the
+ * city database's build date, its data date once installed, default 2026-11-01).
+ */
+export async function startDataUpstream(
+  options: { month: string; torExtra?: string[]; asnVersion?: string; cityBuilt?: Date } = { month: '2026-11' },
+): Promise<DataUpstream> {
   const routes = new Map<string, Route>()
   const requests: string[] = []
   const server: Server = createServer((req, res) => {
@@ -118,7 +123,7 @@ export async function startDataUpstream(options: { month: string; torExtra?: str
   const disp = disposableLists()
   routes.set('/disposable/index.json', { body: disp.index })
   routes.set('/disposable/wildcard.json', { body: disp.wildcard })
-  routes.set(`/dbip/dbip-city-lite-${options.month}.mmdb.gz`, { body: gzipSync(cityDb()) })
+  routes.set(`/dbip/dbip-city-lite-${options.month}.mmdb.gz`, { body: gzipSync(cityDb(options.cityBuilt)) })
   const version = options.asnVersion ?? '2.3.2026112206'
   const asn = asnCsv()
   routes.set(`/cdn/@ip-location-db/asn@${version}/asn-ipv4-num.csv`, { body: asn.v4 })
