@@ -141,6 +141,27 @@ for (const engine of ENGINES) {
       expect(factorsOf(theirs)).not.toContain('reported_fraud_before')
     })
 
+    it('the latest label naming an input decides, whichever request it came by: a spam complaint does not revive a bounce, an approve clears a block', async () => {
+      // bounced by input; delivered, then a spam complaint, by a later request: the mail arrived, no bounce comes back
+      await call(h, 'POST', '/v1/outcomes', h.live, { outcomes: [{ input: 'pat@acme.io', type: 'email', outcome: 'bounced' }] })
+      const a = await call(h, 'POST', '/v1/email', h.live, { email: 'pat@acme.io' })
+      expect(factorsOf(a)).toContain('email_bounced_before')
+      await call(h, 'POST', '/v1/outcomes', h.live, { outcomes: [{ request_id: a.body.data.request.id, outcome: 'delivered' }] })
+      expect(factorsOf(await call(h, 'POST', '/v1/email', h.live, { email: 'pat@acme.io' }))).not.toContain('email_bounced_before')
+      await call(h, 'POST', '/v1/outcomes', h.live, { outcomes: [{ request_id: a.body.data.request.id, outcome: 'spam_complaint' }] })
+      expect(factorsOf(await call(h, 'POST', '/v1/email', h.live, { email: 'pat@acme.io' }))).not.toContain('email_bounced_before')
+      // fraud on one request, legitimate on a later request with the same IP: cleared; fraud again: back
+      const first = await call(h, 'POST', '/v1/ip', h.live, { ip: '198.51.100.77' })
+      await call(h, 'POST', '/v1/outcomes', h.live, { outcomes: [{ request_id: first.body.data.request.id, outcome: 'fraud' }] })
+      const second = await call(h, 'POST', '/v1/ip', h.live, { ip: '198.51.100.77' })
+      expect(factorsOf(second)).toContain('reported_fraud_before')
+      await call(h, 'POST', '/v1/outcomes', h.live, { outcomes: [{ request_id: second.body.data.request.id, outcome: 'legitimate' }] })
+      const third = await call(h, 'POST', '/v1/ip', h.live, { ip: '198.51.100.77' })
+      expect(factorsOf(third)).not.toContain('reported_fraud_before')
+      await call(h, 'POST', '/v1/outcomes', h.live, { outcomes: [{ request_id: third.body.data.request.id, outcome: 'chargeback' }] })
+      expect(factorsOf(await call(h, 'POST', '/v1/ip', h.live, { ip: '198.51.100.77' }))).toContain('reported_fraud_before')
+    })
+
     it('the same outcome twice is one row; a different one supersedes it and both are kept', async () => {
       const a = await call(h, 'POST', '/v1/ip', h.live, { ip: '203.0.113.7' })
       const id = a.body.data.request.id
@@ -217,7 +238,7 @@ for (const engine of ENGINES) {
         cursor = page.body.next_cursor
         pages++
       } while (cursor !== null)
-      expect(seen.size).toBe(1001) // the 1,000 and the delivered of the first case
+      expect(seen.size).toBe(1002) // the 1,000 and the delivered of the first case and of the latest-label case
       expect(pages).toBe(11)
       expect((await call(h, 'GET', '/v1/outcomes?cursor=abc', h.live)).status).toBe(400)
     })

@@ -32,6 +32,8 @@ interface Harness {
   key: string
   keyId: string
   other: string
+  /** A key of the org with the lookup scope only. */
+  lookupOnly: string
   done(): Promise<void>
 }
 
@@ -54,7 +56,9 @@ async function harness(db: string | Store, cleanup: () => Promise<void>): Promis
   const scopes = ['lookup', 'lists', 'webhooks'] as const
   const issued = await issueApiKey(app.store, { orgId: org.id, mode: 'test', name: 'reviewer', scopes: [...scopes] }, now)
   const otherKey = (await issueApiKey(app.store, { orgId: other.id, mode: 'test', name: 'other', scopes: [...scopes] }, now)).secret
+  const lookupOnly = (await issueApiKey(app.store, { orgId: org.id, mode: 'test', name: 'lookup only', scopes: ['lookup'] }, now)).secret
   return {
+    lookupOnly,
     app,
     clock,
     key: issued.secret,
@@ -167,6 +171,11 @@ for (const engine of ENGINES) {
       const otherList = await call(h, 'POST', '/v1/lists', h.other, { name: 'theirs', kind: 'block', item_type: 'ip' })
       expect((await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.key, { decision: 'block', add_to_list: otherList.body.data.id })).status).toBe(400)
       expect((await call(h, 'GET', '/v1/reviews?status=pending', h.key)).body.data).toHaveLength(1)
+      // adding to a list takes the lists scope: a lookup-only key may decide, not list (403, nothing decided)
+      const unscoped = await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.lookupOnly, { decision: 'block', add_to_list: list.body.data.id })
+      expect(unscoped.status).toBe(403)
+      expect(unscoped.body.error.code).toBe('FORBIDDEN_SCOPE')
+      expect((await call(h, 'GET', '/v1/reviews?status=pending', h.key)).body.data).toHaveLength(1)
 
       const decided = await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.key, { decision: 'block', add_to_list: list.body.data.id, note: 'chargeback pattern' })
       expect(decided.status).toBe(200)
@@ -257,7 +266,7 @@ describe('a server without review or outcome storage', () => {
       const org = await inner.createOrg({ name: 'Own', planId: 'starter' }, now)
       const h = { app } as Harness
       for (const mode of ['test', 'live'] as const) {
-        const key = (await issueApiKey(inner, { orgId: org.id, mode, name: mode }, now)).secret
+        const key = (await issueApiKey(inner, { orgId: org.id, mode, name: mode, scopes: ['lookup', 'lists'] }, now)).secret
         const routes: Array<[string, string, unknown?]> = [
           ['GET', '/v1/reviews'],
           ['GET', '/v1/reviews?status=pending&type=ip'],

@@ -57,26 +57,29 @@ export interface CurrentLabelKeys {
 
 /** The keys the two factors apply to. */
 export interface LabelSets {
-  /** Email keys whose latest `bounced`/`delivered` label is `bounced`. */
+  /** Email keys whose latest delivery label (`bounced`, `delivered`, `spam_complaint`) is `bounced`. */
   bounced: ReadonlySet<string>
-  /** Email, phone and IP keys of a subject whose current risk outcome is fraud, chargeback or account takeover. */
+  /** Email, phone and IP keys whose latest risk label is fraud, chargeback or account takeover. */
   fraud: ReadonlySet<string>
 }
 
 /**
- * The label sets of current labels: an address is bounced when, of the current delivery labels naming it, the
- * latest is `bounced` (a later `delivered` clears it, whichever subject it came by); a key is fraud when a current
- * risk label naming it is fraud, chargeback or account takeover (`legitimate` supersedes that on the same subject).
+ * The label sets of current labels, the latest label naming a key deciding, whichever subject it came by: an address
+ * is bounced when its latest delivery label is `bounced` (`delivered` and `spam_complaint` say the mail arrived); a
+ * key is fraud when its latest risk label is fraud, chargeback or account takeover (`legitimate` clears it).
  */
 export function foldLabels(current: readonly CurrentLabelKeys[]): LabelSets {
   const rows = [...current].sort((a, b) => a.seq - b.seq)
-  const emailState = new Map<string, OutcomeKind>()
+  const bounced = new Set<string>()
   const fraud = new Set<string>()
   for (const r of rows) {
-    if ((r.outcome === 'bounced' || r.outcome === 'delivered') && r.email) emailState.set(r.email, r.outcome)
+    if (r.email && (r.outcome === 'bounced' || r.outcome === 'delivered' || r.outcome === 'spam_complaint')) {
+      if (r.outcome === 'bounced') bounced.add(r.email)
+      else bounced.delete(r.email)
+    }
     if (FRAUD_OUTCOMES.has(r.outcome)) for (const k of [r.email, r.phone, r.ip]) if (k) fraud.add(k)
+    if (r.outcome === 'legitimate') for (const k of [r.email, r.phone, r.ip]) if (k) fraud.delete(k)
   }
-  const bounced = new Set([...emailState].filter(([, o]) => o === 'bounced').map(([k]) => k))
   return { bounced, fraud }
 }
 

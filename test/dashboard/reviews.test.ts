@@ -3,7 +3,8 @@
  * key's answer with action review is listed with its input, factors and weights; a member blocks it through the page
  * with the also-add-to-list select — the outcome is recorded as the user's decision, the input lands on the block
  * list and the next answer carries reported_fraud_before; a list of the wrong kind is refused with the API's message;
- * a forged or missing CSRF token, another team's review id and a non-member are refused, and nothing is decided.
+ * a forged or missing CSRF token, another team's review id and a non-member are refused, and nothing is decided; a
+ * developer decides but cannot add to a list (an admin's to change).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../../src/accounts/keys.js'
@@ -71,6 +72,17 @@ describe.each(engines('dashboard reviews'))('dashboard reviews on %s', (engine) 
     const wrong = await c.post(at, { decision: 'block', add_to_list: allowId })
     expect(wrong.status).toBe(400)
     expect(pageText(wrong.body)).toMatch(/block adds to a block list; Good IPs is an allow list/)
+    expect(await pending()).toEqual([id])
+
+    // a developer decides reviews but does not change lists (an admin's, as on the Lists page): no select, and a 403
+    const dev = new Client(r.base)
+    await dev.signUp('dev@example.test', 'Dev own')
+    const devUser = (await r.app.dashboard!.teams.getUserByEmail('dev@example.test'))!
+    await r.app.dashboard!.teams.putMember({ orgId, userId: devUser.id, role: 'developer', createdAt: r.clock.t })
+    const devPage = await dev.get(`${team}/reviews/test`)
+    expect(devPage.body).toContain('value="block"')
+    expect(devPage.body).not.toContain('name="add_to_list"')
+    expect((await dev.post(at, { decision: 'block', add_to_list: listId })).status).toBe(403)
     expect(await pending()).toEqual([id])
 
     const decided = await c.post(at, { decision: 'block', add_to_list: listId })

@@ -115,7 +115,7 @@ function reviewPage(dash: Dash) {
       if (!r) throw e
       throw new DashboardError(r.status, r.message)
     }
-    const lists = dash.svc.lists ? await callApi<ListView[]>(dash.svc, request, 'list_lists', v.org.id, { mode }) : []
+    const lists = dash.svc.lists && atLeast(v.member.role, 'admin') ? await callApi<ListView[]>(dash.svc, request, 'list_lists', v.org.id, { mode }) : []
     const canDecide = atLeast(v.member.role, 'developer')
     const base = `${v.base}/reviews/${mode}`
     const other: Mode = mode === 'live' ? 'test' : 'live'
@@ -159,6 +159,8 @@ export function registerReviewPages(app: FastifyInstance, dash: Dash): void {
     const v = await dash.team(request, request.params.org, 'developer')
     const mode = modeOf(request.params.mode)
     const form = readForm(request, DecisionForm)
+    // lists are an admin's to change (the Lists page): a developer decides, without adding to one
+    if (form.add_to_list && !atLeast(v.member.role, 'admin')) throw new DashboardError(403, 'Adding to a list takes the admin role.')
     const body = { decision: form.decision ?? '', ...(form.add_to_list ? { add_to_list: form.add_to_list } : {}), ...(form.note ? { note: form.note } : {}) }
     const params = { id: request.params.id }
     try {

@@ -6,7 +6,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { LOOKUP_TYPES } from '../../schema.js'
-import type { RequestAuth } from '../auth.js'
+import { authorize, type RequestAuth } from '../auth.js'
 import type { ReviewOwner } from '../reviews.js'
 import { REVIEW_DECISIONS, type ReviewRecord } from '../store/contracts/reviews.js'
 import { Text } from '../text.js'
@@ -122,7 +122,7 @@ export const reviewRoutes: RouteDef[] = [
     operationId: 'decide_review',
     summary: 'Approve or block a review',
     description:
-      'Records the outcome (`legitimate` for approve, `fraud` for block) of the answer, optionally adds its input to a list of the org (approve: an allow list; block: a block list; else 400), and sends `review.decided`. Idempotent: the same decision again answers the same review with `already_decided: true`; the other decision is a 409 CONFLICT. Free.',
+      'Records the outcome (`legitimate` for approve, `fraud` for block) of the answer, optionally adds its input to a list of the org (approve: an allow list; block: a block list; else 400; the key needs the `lists` scope for that, else 403 FORBIDDEN_SCOPE), and sends `review.decided`. Idempotent: the same decision again answers the same review with `already_decided: true`; the other decision is a 409 CONFLICT. Free.',
     tags: ['Reviews'],
     scope: 'lookup',
     status: 200,
@@ -131,6 +131,8 @@ export const reviewRoutes: RouteDef[] = [
     response: { name: 'ReviewDecision', schema: Type.Object({ review: ReviewSchema, already_decided: Type.Boolean() }, { additionalProperties: false }) },
     errors: ['NOT_FOUND', 'CONFLICT', 'UPSTREAM_UNAVAILABLE'],
     handler: async ({ params, body, auth, ctx }) => {
+      // adding to a list is the lists scope's to grant: a lookup key must not allow-list its own inputs
+      if (body.add_to_list !== undefined && body.add_to_list !== null) authorize(auth!, 'lists')
       const r = await ctx.reviews.decide(ownerOf(auth), params.id, body, `key:${auth!.key.id}`)
       return { review: reviewView(r.review), already_decided: r.alreadyDecided }
     },
