@@ -85,7 +85,10 @@ describe('parseOutcomes: fixed cases', () => {
     expect(err('input,type\n')).toEqual([1, 'line 1: the header has no outcome column'])
     expect(err('outcome,request_id,input,type\nfraud,req_1,a@gmail.com,email\n')).toEqual([2, 'line 2: needs either request_id, or input with type'])
     expect(err('outcome,input\nfraud,"open\n')).toEqual([2, 'line 2: a quoted field is not closed'])
-    expect(err('outcome,input,type,at\nfraud,1.2.3.4,ip,yesterday\n')).toEqual([2, 'line 2: at "yesterday" is not a date-time (ISO 8601)'])
+    expect(err('outcome,input,type,at\nfraud,1.2.3.4,ip,yesterday\n')).toEqual([2, 'line 2: at "yesterday" is not an ISO 8601 date or date-time with Z or an offset'])
+    // without an offset the machine's time zone would place (and order) it: refused; a date or an offset is one instant
+    expect(err('outcome,input,type,at\nfraud,1.2.3.4,ip,2026-11-02T05:00:00\n')).toEqual([2, 'line 2: at "2026-11-02T05:00:00" is not an ISO 8601 date or date-time with Z or an offset'])
+    expect(err('outcome,input,type,at\nfraud,1.2.3.4,ip,2026-11-02T05:00:00+09:00\nlegitimate,1.2.3.4,ip,2026-11-02\n')).toBeNull()
   })
 
   it('JSONL: one object a line; wrong types, unknown fields and bad JSON name their line', () => {

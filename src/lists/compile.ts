@@ -12,6 +12,7 @@ import { runInTurns, runNow, type Steps } from '../steps.js'
 import { KeyFilter } from './key-filter.js'
 import { PrefixIndex } from './prefix-index.js'
 import { LIST_ITEM_TYPES, LIST_KINDS, type InvalidListItem, type ListDefinition, type ListItemType, type ListKind, type ListSummary } from './types.js'
+import { instantOfText } from '../instant.js'
 
 /** A list as compiled. */
 export interface ListInfo {
@@ -90,17 +91,8 @@ export function itemReasonProblem(reason: unknown): string | null {
   return typeof reason !== 'string' || longerThan(reason, MAX_ITEM_REASON) ? `must be a string of at most ${MAX_ITEM_REASON} characters` : null
 }
 
-// a date (UTC by ISO 8601), or a date-time with its offset: without one, Date.parse reads the machine's time zone
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i
-
-/**
- * The instant of an expiry written as text, in Unix ms: an ISO 8601 date (`2026-12-31`, midnight UTC) or date-time
- * with `Z` or an offset (`2026-12-31T23:59:59Z`); null for anything else, a date-time without an offset included.
- */
-export function expiryOfText(text: string): number | null {
-  const ms = text.length <= 40 && DATE_TIME.test(text) ? Date.parse(text) : NaN
-  return Number.isFinite(ms) ? ms : null
-}
+/** The instant of an expiry written as text (src/instant.ts: a date, or a date-time with Z or an offset), or null. */
+export const expiryOfText = instantOfText
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 const shown = (v: unknown): string => (typeof v === 'string' ? v.slice(0, 100) : typeof v === 'number' ? String(v) : typeof v)

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { extname } from 'node:path'
 import { OUTCOME_INPUT_TYPES, OUTCOME_KINDS, type OutcomeInputType, type OutcomeKind } from '../schema.js'
+import { instantOfText } from '../instant.js'
 import { outcomeInputKey } from './rules.js'
 
 export { OUTCOME_KINDS, type OutcomeKind }
@@ -68,7 +69,8 @@ export function checkEntry(raw: Partial<Record<Field, string | null>>): OutcomeE
   }
   if (note !== undefined) entry.note = note === '' ? null : note
   if (at !== undefined && at !== null && at !== '') {
-    if (!Number.isFinite(Date.parse(at))) return `at ${shown(at)} is not a date-time (ISO 8601)`
+    // a date-time without an offset would be read in the machine's time zone, and the order of entries with it
+    if (instantOfText(at) === null) return `at ${shown(at)} is not an ISO 8601 date or date-time with Z or an offset`
     entry.at = at
   } else if (at !== undefined) entry.at = null
   return entry
