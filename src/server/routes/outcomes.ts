@@ -100,7 +100,9 @@ export const outcomeRoutes: RouteDef[] = [
     scope: 'lookup',
     status: 200,
     body: OutcomesBody,
-    bodyLimit: 1024 * 1024,
+    // room for the largest valid body: 1,000 items of a 400-character input and a 500-character note, every character
+    // a 12-byte JSON escape of a surrogate pair (about 10.9 MB)
+    bodyLimit: 12 * 1024 * 1024,
     response: { name: 'OutcomeRecordResult', schema: RecordResult },
     errors: ['UPSTREAM_UNAVAILABLE'],
     handler: async ({ body, auth, ctx }) => {
