@@ -48,7 +48,7 @@ describe('parseOutcomes()', () => {
     expect(bad('{"request_id":"r","input":"a","type":"ip","outcome":"fraud"}\n', 'jsonl')).toEqual([1, 'line 1: needs either request_id, or input with type'])
     expect(bad('{"request_id":"r","outcome":"fraud","weight":2}\n', 'jsonl')).toEqual([1, expect.stringContaining('unknown field "weight"')])
     expect(bad('input,type,outcome\na,ip,fraud\n', 'csv')).toEqual([2, 'line 2: input "a" is not an IP address or CIDR network'])
-    expect(bad('input,type,outcome,created_at\n192.0.2.1,ip,fraud,yesterday\n', 'csv')).toEqual([2, expect.stringContaining('is not a date-time')])
+    expect(bad('input,type,outcome,created_at\n192.0.2.1,ip,fraud,yesterday\n', 'csv')).toEqual([2, expect.stringContaining('is not an ISO 8601 date or date-time with Z or an offset')])
   })
 
   it('labels: risk outcomes only; the later of one subject wins (by created_at when every line has one)', () => {
