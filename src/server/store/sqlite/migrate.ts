@@ -41,7 +41,9 @@ export function migrateSqlite(
   const at = options.nowMs ?? Date.now()
   const ran: number[] = []
   for (const m of sorted) {
-    // the ledger is read again under the write lock: another process may have applied `m` since the last read
+    // applied stays applied: an up-to-date file opens without taking the write lock once per migration
+    if (applied(m)) continue
+    // read again under the write lock: another process may have applied `m` since
     const didRun = db.transaction(() => {
       if (applied(m)) return false
       db.exec(m.sql)
