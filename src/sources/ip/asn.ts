@@ -72,11 +72,6 @@ export function splitCsvLine(line: string): string[] {
 
 const NO_NAME = 0xffffffff
 
-/** The name id of `asn` for the table (NO_NAME when it has none). */
-const nameIdOf = (ids: NameIds, asn: number): number => {
-  const id = ids.get(asn)
-  return id < 0 ? NO_NAME : id
-}
 
 function makeTable(
   v4: { table: Ipv4RangeTable; asns: Uint32Array; nameIds: Uint32Array } | null,
@@ -152,6 +147,34 @@ class NameIds {
     this.ids = new Int32Array(keys.length * 2).fill(-1)
     this.used = 0
     for (let i = 0; i < keys.length; i++) if (ids[i] !== -1) this.set(keys[i] as number, ids[i] as number)
+  }
+}
+
+/** The rows a load collects: bounds (one or four words each), ASNs, and each ASN's name once (the first seen). */
+class AsnRows {
+  readonly starts = new U32Builder()
+  readonly ends = new U32Builder()
+  readonly asns = new U32Builder()
+  readonly names: string[] = []
+  private readonly nameByAsn = new NameIds()
+
+  /** Adds a row's ASN and, the first time it is seen, its name: the CSV field of `buf[from..to)`. */
+  asn(asn: number, buf: Buffer, from: number, to: number): void {
+    this.asns.push(asn)
+    if (this.nameByAsn.get(asn) === -1) {
+      const s = decodeCsvField(buf, from, to)
+      this.nameByAsn.set(asn, s ? this.names.push(s) - 1 : NameIds.NONE)
+    }
+  }
+
+  /** The name id of each of `asns` (NO_NAME for an ASN without one), for the table. */
+  nameIdsOf(asns: Uint32Array): Uint32Array {
+    const out = new Uint32Array(asns.length)
+    for (let i = 0; i < asns.length; i++) {
+      const id = this.nameByAsn.get(asns[i] as number)
+      out[i] = id < 0 ? NO_NAME : id
+    }
+    return out
   }
 }
 
@@ -260,11 +283,8 @@ export function loadAsnNumCsv(buf: Buffer, words: 1 | 4): AsnTable {
 
 /** {@link loadAsnNumCsv} of an IPv6 file: 128-bit bounds, as four 32-bit words each. */
 function loadV6(buf: Buffer): AsnTable {
-  const starts = new U32Builder()
-  const ends = new U32Builder()
-  const asns = new U32Builder()
-  const names: string[] = []
-  const nameByAsn = new NameIds()
+  const rows = new AsnRows()
+  const { starts, ends } = rows
   let sorted = true
   const prevStart = new Uint32Array(4)
   const prevEnd = new Uint32Array(4)
@@ -296,27 +316,21 @@ function loadV6(buf: Buffer): AsnTable {
       starts.push(start[k] as number)
       ends.push(last[k] as number)
     }
-    asns.push(asn)
-    if (nameByAsn.get(asn) === -1) {
-      const s = decodeCsvField(buf, nameStart, lineEnd)
-      nameByAsn.set(asn, s ? names.push(s) - 1 : NameIds.NONE)
-    }
+    rows.asn(asn, buf, nameStart, lineEnd)
   })
   let s = starts.finish()
   let e = ends.finish()
-  let a = asns.finish()
+  let a = rows.asns.finish()
   if (!sorted) {
     // rare path: sort and clip through the generic builder
-    const rows: Ipv6Row[] = []
-    for (let i = 0; i < a.length; i++) rows.push({ first: Array.from(s.subarray(i * 4, i * 4 + 4)), last: Array.from(e.subarray(i * 4, i * 4 + 4)), payload: a[i] as number })
-    const built = buildIpv6Table(rows, false)
+    const listed: Ipv6Row[] = []
+    for (let i = 0; i < a.length; i++) listed.push({ first: Array.from(s.subarray(i * 4, i * 4 + 4)), last: Array.from(e.subarray(i * 4, i * 4 + 4)), payload: a[i] as number })
+    const built = buildIpv6Table(listed, false)
     s = built.table.starts
     e = built.table.ends
     a = built.payloads
   }
-  const nameIds = new Uint32Array(a.length)
-  for (let i = 0; i < a.length; i++) nameIds[i] = nameIdOf(nameByAsn, a[i] as number)
-  return makeTable(null, { table: new Ipv6RangeTable(s, e), asns: a, nameIds }, names)
+  return makeTable(null, { table: new Ipv6RangeTable(s, e), asns: a, nameIds: rows.nameIdsOf(a) }, rows.names)
 }
 
 /** The decimal at `p` (1 to 10 digits, at most 2^32 - 1) as `[value, end]` in `out`; false when there is none. */
@@ -340,11 +354,8 @@ function decimalAt(buf: Buffer, p: number, end: number, out: Float64Array): bool
  * number rather than four words.
  */
 function loadV4(buf: Buffer): AsnTable {
-  const starts = new U32Builder()
-  const ends = new U32Builder()
-  const asns = new U32Builder()
-  const names: string[] = []
-  const nameByAsn = new NameIds()
+  const rows = new AsnRows()
+  const { starts, ends } = rows
   const num = new Float64Array(2)
   const n = buf.length
   let sorted = true
@@ -378,25 +389,19 @@ function loadV4(buf: Buffer): AsnTable {
     prevEnd = last
     starts.push(start)
     ends.push(last)
-    asns.push(asn)
-    if (nameByAsn.get(asn) === -1) {
-      const s = decodeCsvField(buf, q < lineEnd ? q + 1 : lineEnd, lineEnd)
-      nameByAsn.set(asn, s ? names.push(s) - 1 : NameIds.NONE)
-    }
+    rows.asn(asn, buf, q < lineEnd ? q + 1 : lineEnd, lineEnd)
   }
   let s = starts.finish()
   let e = ends.finish()
-  let a = asns.finish()
+  let a = rows.asns.finish()
   if (!sorted) {
     // rare path: sort and clip through the generic builder
-    const rows: Ipv4Row[] = []
-    for (let i = 0; i < a.length; i++) rows.push({ first: s[i] as number, last: e[i] as number, payload: a[i] as number })
-    const built = buildIpv4Table(rows, false)
+    const listed: Ipv4Row[] = []
+    for (let i = 0; i < a.length; i++) listed.push({ first: s[i] as number, last: e[i] as number, payload: a[i] as number })
+    const built = buildIpv4Table(listed, false)
     s = built.table.starts
     e = built.table.ends
     a = built.payloads
   }
-  const nameIds = new Uint32Array(a.length)
-  for (let i = 0; i < a.length; i++) nameIds[i] = nameIdOf(nameByAsn, a[i] as number)
-  return makeTable({ table: new Ipv4RangeTable(s, e), asns: a, nameIds }, null, names)
+  return makeTable({ table: new Ipv4RangeTable(s, e), asns: a, nameIds: rows.nameIdsOf(a) }, null, rows.names)
 }
