@@ -11,7 +11,8 @@
 import { readFile } from 'node:fs/promises'
 import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType, type ListKind } from '../lists/types.js'
 import { normalizeListValue } from '../lists/normalize.js'
-import { expiryOfText, itemReasonProblem, listNameProblem } from '../lists/compile.js'
+import { instantOfText } from '../instant.js'
+import { itemReasonProblem, listNameProblem } from '../lists/compile.js'
 import { RiskcheckError } from '../errors.js'
 import { listRoom, MAX_VALUES_PER_CALL, prepareValues } from '../server/org-lists.js'
 import { listsStoreOf } from '../server/store/open-storage.js'
@@ -97,11 +98,12 @@ export async function runAdminList(
       const raw = await valuesOf(rest, values)
       if (raw.length === 0) throw new UsageError('give values as arguments or with --file FILE (- for standard input)')
       if (raw.length > MAX_VALUES_PER_CALL * 10) throw new UsageError(`at most ${MAX_VALUES_PER_CALL * 10} values at once`)
-      const expires = values.expires === undefined ? null : expiryOfText(flag(values, 'expires'))
+      const expires = values.expires === undefined ? null : instantOfText(flag(values, 'expires'))
       if (values.expires !== undefined && expires === null)
         throw new UsageError('--expires must be an ISO 8601 date (2026-12-31, UTC) or date-time with Z or an offset (2026-12-31T23:59:59Z)')
       const reason = typeof values.reason === 'string' && values.reason !== '' ? values.reason : null
-      const reasonProblem = reason === null ? null : itemReasonProblem(reason) ? `\`--reason\` ${itemReasonProblem(reason)}.` : textProblem('--reason', reason)
+      const tooLong = reason === null ? null : itemReasonProblem(reason)
+      const reasonProblem = reason === null ? null : tooLong ? `\`--reason\` ${tooLong}.` : textProblem('--reason', reason)
       if (reasonProblem) throw new UsageError(reasonProblem)
       const { valid, invalid } = prepareValues(l.itemType, raw)
       const r = await lists
@@ -143,7 +145,8 @@ async function create(lists: ListsStore, owner: ListOwner, values: Record<string
   if (!(LIST_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${LIST_KINDS.join(', ')}`)
   if (!(LIST_ITEM_TYPES as readonly string[]).includes(type)) throw new UsageError(`--type must be one of ${LIST_ITEM_TYPES.join(', ')}`)
   const name = flag(values, 'name')
-  const problem = listNameProblem(name) ? `\`--name\` ${listNameProblem(name)}.` : textProblem('--name', name)
+  const nameProblem = listNameProblem(name)
+  const problem = nameProblem ? `\`--name\` ${nameProblem}.` : textProblem('--name', name)
   if (problem) throw new UsageError(problem)
   const l = listView(await lists.createList(owner, { name, kind: kind as ListKind, itemType: type as ListItemType }, nowMs))
   return { json: l, text: listLine(l) }

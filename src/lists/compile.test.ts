@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseIp } from '../sources/ip/parse.js'
-import { compileLists, defaultListId, expiryOfText, ListsError, summarize, type Entries, type ListIndex } from './compile.js'
+import { instantOfText } from '../instant.js'
+import { compileLists, defaultListId, ListsError, summarize, type Entries, type ListIndex } from './compile.js'
 import { matchLists } from './match.js'
 import { xorshift } from '../../test/xorshift.js'
 
@@ -64,8 +65,8 @@ describe('compileLists', () => {
     const expiry = (expiresAt: unknown) => compileLists([{ name: 'e', kind: 'block', itemType: 'asn', items: [{ value: 'AS1', expiresAt }] }])
     for (const ok of ['2030-12-31', '2030-12-31T00:00Z', '2030-12-31T00:00:00.123+05:30', '2030-12-31t00:00:00z']) expect(reasonsOf(expiry(ok)), ok).toEqual([])
     for (const bad of ['2030-12-31T00:00:00', '2030-12-31 00:00:00Z', 'Dec 31 2030', '2030-12-31T00:00:00+0530']) expect(reasonsOf(expiry(bad)), bad).toHaveLength(1)
-    expect(expiryOfText('2030-12-31T00:00:00+05:00')).toBe(Date.UTC(2030, 11, 30, 19))
-    expect(expiryOfText('2030-12-31')).toBe(Date.UTC(2030, 11, 31))
+    expect(instantOfText('2030-12-31T00:00:00+05:00')).toBe(Date.UTC(2030, 11, 30, 19))
+    expect(instantOfText('2030-12-31')).toBe(Date.UTC(2030, 11, 31))
   })
 
   it('counts a value given twice once (the later reason and expiry win); ids default to a stable hash', () => {

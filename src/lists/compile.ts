@@ -91,8 +91,6 @@ export function itemReasonProblem(reason: unknown): string | null {
   return typeof reason !== 'string' || longerThan(reason, MAX_ITEM_REASON) ? `must be a string of at most ${MAX_ITEM_REASON} characters` : null
 }
 
-/** The instant of an expiry written as text (src/instant.ts: a date, or a date-time with Z or an offset), or null. */
-export const expiryOfText = instantOfText
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 const shown = (v: unknown): string => (typeof v === 'string' ? v.slice(0, 100) : typeof v === 'number' ? String(v) : typeof v)
@@ -105,7 +103,7 @@ export function defaultListId(kind: string, itemType: string, name: string): str
 /** The expiry of an item in Unix ms (Infinity for none), or null when it is not a date. */
 function expiryOf(v: unknown): number | null {
   if (v === undefined || v === null) return Infinity
-  if (typeof v === 'string') return expiryOfText(v)
+  if (typeof v === 'string') return instantOfText(v)
   const ms = v instanceof Date ? v.getTime() : typeof v === 'number' ? v : NaN
   return Number.isFinite(ms) ? ms : null
 }
@@ -168,10 +166,11 @@ function addItem(maps: Maps, cidrs: Map<string, ParsedCidr>, invalid: InvalidLis
   const item = itemOf(raw)
   const n = normalizeListValue(list.itemType, item.value)
   const expiresAt = n.ok ? expiryOf(item.expiresAt) : null
+  const reasonProblem = itemReasonProblem(item.reason)
   const problem = !n.ok
     ? n.reason
-    : itemReasonProblem(item.reason) !== null
-      ? `reason ${itemReasonProblem(item.reason)}`
+    : reasonProblem !== null
+      ? `reason ${reasonProblem}`
       : expiresAt === null
         ? 'expiresAt must be a date (a Date, Unix ms, or an ISO 8601 date or date-time with Z or an offset)'
         : null

@@ -10,7 +10,8 @@
  */
 import { Type } from '@sinclair/typebox'
 import { RiskcheckError } from '../../errors.js'
-import { expiryOfText, itemReasonProblem, listNameProblem, MAX_ITEM_REASON, MAX_ITEMS_PER_LIST, MAX_LIST_NAME, MAX_LISTS } from '../../lists/compile.js'
+import { instantOfText } from '../../instant.js'
+import { itemReasonProblem, listNameProblem, MAX_ITEM_REASON, MAX_ITEMS_PER_LIST, MAX_LIST_NAME, MAX_LISTS } from '../../lists/compile.js'
 import { MAX_VALUE_LENGTH, normalizeListValue } from '../../lists/normalize.js'
 import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType } from '../../lists/types.js'
 import type { RequestAuth } from '../auth.js'
@@ -162,7 +163,7 @@ function decodeCursor(cursor: string): string {
 /** The expiry of a POST items body in unix ms (null: none), or 400: a date-time with its offset, read alike everywhere. */
 function expiryOf(v: string | null | undefined): number | null {
   if (v === undefined || v === null) return null
-  const ms = v.includes('T') ? expiryOfText(v) : null
+  const ms = v.includes('T') ? instantOfText(v) : null
   if (ms === null) throw new RiskcheckError('INVALID_REQUEST', '`expires_at` must be an ISO 8601 date-time with Z or an offset (2026-12-31T23:59:59Z).', { field: 'expires_at' })
   return ms
 }
