@@ -71,10 +71,11 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const db = new Database(path)
   // Extra migrations follow the core ones; a version of their own is optional (their place in the list is theirs).
   const migrations: Migration[] = [...MIGRATIONS, ...(options.migrations ?? []).map((m, i) => ({ ...m, version: MIGRATIONS.length + i + 1 }))]
+  let journal: unknown
   try {
     // the busy timeout first: a process opening the file while another migrates it waits rather than fails
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
-    db.pragma('journal_mode = WAL')
+    journal = db.pragma('journal_mode = WAL', { simple: true })
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
     migrateSqlite(db, migrations, { pragma: 'user_version' }, {
@@ -90,7 +91,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     throw e
   }
   // SQLite's own checkpoint stays as a safety net, ten times further: for a failed worker, or long writes off the hot path
-  const background = options.backgroundCheckpoints !== false && db.pragma('journal_mode', { simple: true }) === 'wal' && !db.memory
+  // the mode the switch answered: asking again is one more read of a file other processes may be migrating (SQLITE_BUSY)
+  const background = options.backgroundCheckpoints !== false && journal === 'wal' && !db.memory
   if (background) db.pragma('wal_autocheckpoint = 10000')
   return buildStore(db, path, migrations.length, background ? createCheckpointer(path) : null)
 }
