@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_PLANS } from '../../../accounts/plans.js'
@@ -52,6 +54,30 @@ describe('opening', () => {
     const again = createSqliteStore(file, { migrations: extra })
     expect(again.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length + 1)
     again.close()
+  })
+
+  it('waits for another connection writing a new file in rollback mode, which SQLite answers at once with SQLITE_BUSY', async () => {
+    const file = join(dir, 'busy.sqlite')
+    // a worker thread holds the write lock of a rollback-journal file for a moment, as a process migrating it does
+    const holder = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads')
+       const db = new (require(workerData.sqlite))(workerData.file)
+       db.exec('CREATE TABLE held (a)')
+       db.exec('BEGIN IMMEDIATE')
+       db.exec('INSERT INTO held VALUES (1)')
+       parentPort.postMessage('locked')
+       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100)
+       db.exec('COMMIT')
+       db.close()`,
+      { eval: true, workerData: { file, sqlite: createRequire(import.meta.url).resolve('better-sqlite3') } },
+    )
+    await new Promise((resolve) => holder.once('message', resolve))
+    // before the switch was tried again, this threw `database is locked` at once, busy timeout or not
+    const store = createSqliteStore(file)
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal')
+    expect(store.db.prepare('SELECT COUNT(*) FROM held').pluck().get()).toBe(1)
+    store.close()
+    await holder.terminate()
   })
 
   it('refuses a database from a newer version', () => {

@@ -74,8 +74,9 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   let journal: unknown
   try {
     // the busy timeout first: a process opening the file while another migrates it waits rather than fails
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
-    journal = db.pragma('journal_mode = WAL', { simple: true })
+    const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    journal = switchToWal(db, busyTimeoutMs)
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
     migrateSqlite(db, migrations, { pragma: 'user_version' }, {
@@ -95,6 +96,24 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const background = options.backgroundCheckpoints !== false && journal === 'wal' && !db.memory
   if (background) db.pragma('wal_autocheckpoint = 10000')
   return buildStore(db, path, migrations.length, background ? createCheckpointer(path) : null)
+}
+
+/**
+ * `journal_mode = WAL`, tried again until `timeoutMs` while it answers SQLITE_BUSY: on a file still in rollback mode
+ * that another process is writing (a new file several processes migrate at once), SQLite refuses the switch at once,
+ * without the busy timeout, because waiting could deadlock.
+ */
+function switchToWal(db: Database.Database, timeoutMs: number): unknown {
+  const deadline = Date.now() + timeoutMs
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 50)) {
+    try {
+      return db.pragma('journal_mode = WAL', { simple: true })
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw e
+      Atomics.wait(pause, 0, 0, waitMs)
+    }
+  }
 }
 
 /**
