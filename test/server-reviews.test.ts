@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
+import { DEFAULT_POLICY } from '../src/scoring/index.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { createPostgresStore } from '../src/server/store/postgres/store.js'
 import type { Store } from '../src/server/store/contracts/store.js'
@@ -46,7 +47,8 @@ async function harness(db: string | Store, cleanup: () => Promise<void>): Promis
     webhookIntervalMs: 0,
     unsafeAllowLoopbackWebhooks: true,
     rateLimitNow: () => (rateMs += 1000),
-    riskcheck: { offline: true, now: clock.now },
+    // a premium-rate number is reviewed, so a single phone lookup's answer can be queued
+    riskcheck: { offline: true, now: clock.now, scoring: { rules: [...DEFAULT_POLICY.rules, { name: 'premium_reviewed', when: { any: ['phone_premium_rate'] }, action: 'review' }] } },
   })
   await app.ready()
   const now = clock.now().getTime()
@@ -215,6 +217,34 @@ for (const engine of ENGINES) {
         outcome_id: review.outcome_id,
         list_id: list.body.data.id,
       })
+    })
+
+    it('a phone number sent in national form with its country is listed and labelled in the E.164 form its answer read', async () => {
+      const list = await call(h, 'POST', '/v1/lists', h.key, { name: 'premium lines', kind: 'block', item_type: 'phone' })
+      const answer = await call(h, 'POST', '/v1/phone', h.key, { phone: '(900) 234-5678', country: 'US' })
+      expect(answer.body.data.details.e164).toBe('+19002345678')
+      expect(answer.body.data.recommendation.action).toBe('review')
+      const listed = await call(h, 'GET', '/v1/reviews?type=phone', h.key)
+      expect(listed.status, JSON.stringify(listed.body)).toBe(200)
+      const entry = listed.body.data.find((e: { request_id: string }) => e.request_id === answer.body.data.request.id)
+      expect(entry.input).toBe('(900) 234-5678') // the entry shows the input as sent
+      // before the entry kept the answer's E.164 form, the list normaliser got '(900) 234-5678' alone: 400
+      const decided = await call(h, 'POST', `/v1/reviews/${entry.id}/decision`, h.key, { decision: 'block', add_to_list: list.body.data.id })
+      expect(decided.status).toBe(200)
+      const items = await call(h, 'GET', `/v1/lists/${list.body.data.id}/items`, h.key)
+      expect(items.body.data.map((i: { value: string }) => i.value)).toEqual(['+19002345678'])
+      const later = await call(h, 'POST', '/v1/phone', h.key, { phone: '+1 900 234 5678', bypass_cache: true })
+      expect(later.body.data.details.lists).toEqual([expect.objectContaining({ list_id: list.body.data.id, value: '+19002345678' })])
+      expect(later.body.data.risk.factors).toEqual(expect.arrayContaining(['list_blocked', 'reported_fraud_before']))
+
+      // the combined check's phone part alike (its input keeps the national form and the country)
+      const check = await call(h, 'POST', '/v1/check', h.key, { ip: '198.51.100.1', phone: '(900) 234-5679', country: 'US' })
+      expect(check.body.data.recommendation.action).toBe('review')
+      const checkEntry = (await call(h, 'GET', '/v1/reviews?type=check', h.key)).body.data.find((e: { request_id: string }) => e.request_id === check.body.data.request.id)
+      expect(checkEntry.input).toMatchObject({ phone: '(900) 234-5679', country: 'US' })
+      expect((await call(h, 'POST', `/v1/reviews/${checkEntry.id}/decision`, h.key, { decision: 'block', add_to_list: list.body.data.id })).status).toBe(200)
+      const after = await call(h, 'GET', `/v1/lists/${list.body.data.id}/items?value=${encodeURIComponent('+19002345679')}`, h.key)
+      expect(after.body.data.map((i: { value: string }) => i.value)).toEqual(['+19002345679'])
     })
 
     it('approve records legitimate; filters and cursor pages; a decision that is neither is refused', async () => {

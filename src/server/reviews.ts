@@ -88,8 +88,24 @@ function factorsOf(result: LookupResult<unknown>, policy: Policy) {
   return result.risk.factors.map((code) => ({ code, weight: weights[code] ?? 0 }))
 }
 
-/** The inputs of an entry by kind (a single lookup's string, or the combined check's fields). */
+/** The E.164 number an answer read: a phone lookup's, or a combined check's phone part's; null when none. */
+function phoneE164Of(result: LookupResult<unknown>): string | null {
+  const details = result.details as { e164?: unknown; phone?: { e164?: unknown } | null } | null
+  const e164 = result.request.type === 'check' ? details?.phone?.e164 : result.request.type === 'phone' || result.request.type === 'phone_type' ? details?.e164 : null
+  return typeof e164 === 'string' && e164 !== '' ? e164 : null
+}
+
+/**
+ * The inputs of an entry by kind (a single lookup's string, or the combined check's fields); the phone number in the
+ * E.164 form its answer read where the entry has it (an input in national form needs its country).
+ */
 function inputsOf(review: ReviewRecord): { email?: string; phone?: string; ip?: string; domain?: string } {
+  const raw = rawInputsOf(review)
+  return review.phoneE164 !== null && raw.phone !== undefined ? { ...raw, phone: review.phoneE164 } : raw
+}
+
+/** The inputs of an entry as sent. */
+function rawInputsOf(review: ReviewRecord): { email?: string; phone?: string; ip?: string; domain?: string } {
   const input = JSON.parse(review.input) as unknown
   if (review.type === 'check') {
     const o = (input ?? {}) as Record<string, unknown>
@@ -195,6 +211,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
           factors: factorsOf(result, policy),
           action: result.recommendation.action,
           createdAt: nowMs(),
+          phoneE164: phoneE164Of(result),
         }
       } catch (e) {
         warn({ err: e, org_id: owner.orgId }, `reviews: answer not queued (${(e as Error).message})`)

@@ -34,6 +34,7 @@ const entry = (orgId: string, extra: Partial<NewReview> = {}): NewReview => {
     factors: [{ code: 'ip_tor', weight: 80 }],
     action: 'review',
     createdAt: T0 + n,
+    phoneE164: null,
     ...extra,
   }
 }
@@ -55,12 +56,14 @@ export function reviewContract(factory: () => Promise<ContractReviews>): void {
       const b = entry('org_a', { type: 'email', input: JSON.stringify('x@example.com'), score: 40, factors: [{ code: 'email_disposable', weight: 40 }, { code: 'ip_vpn', weight: 0 }] })
       const c = entry('org_a', { mode: 'test' })
       const d = entry('org_b')
-      await reviews.addReviews([a, b, c, d])
+      const p = entry('org_c', { type: 'phone', input: JSON.stringify('(900) 234-5678'), phoneE164: '+19002345678' })
+      await reviews.addReviews([a, b, c, d, p])
       await reviews.addReviews([{ ...entry('org_a'), requestId: a.requestId }])
       const all = await reviews.listReviews('org_a', 'live', { limit: 10 })
       expect(all.data.map((r) => r.id)).toEqual([b.id, a.id])
       expect(all.nextSeq).toBeNull()
       expect(all.data[0]).toMatchObject({ ...b, decision: null, decidedBy: null, decidedAt: null, note: null, listId: null, outcomeId: null, completedAt: null })
+      expect(await reviews.getReview('org_c', 'live', p.id)).toMatchObject({ ...p, phoneE164: '+19002345678' })
       expect(await reviews.getReview('org_b', 'live', a.id)).toBeNull()
       expect(await reviews.getReview('org_a', 'test', a.id)).toBeNull()
       expect((await reviews.getReview('org_a', 'test', c.id))?.requestId).toBe(c.requestId)

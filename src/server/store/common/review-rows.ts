@@ -23,6 +23,7 @@ export interface ReviewRow {
   list_id: string | null
   outcome_id: string | null
   completed_at: number | string | null
+  phone_e164: string | null
 }
 
 const numOrNull = (v: number | string | null) => (v === null ? null : Number(v))
@@ -47,6 +48,7 @@ export const toReview = (r: ReviewRow): ReviewRecord => ({
   listId: r.list_id,
   outcomeId: r.outcome_id,
   completedAt: numOrNull(r.completed_at),
+  phoneE164: r.phone_e164 ?? null,
 })
 
 /** The column values of a new entry, in the order of {@link REVIEW_COLUMNS}. */
@@ -63,7 +65,8 @@ export const reviewValues = (r: NewReview): unknown[] => [
   ` ${r.factors.map((f) => f.code).join(' ')} `,
   r.action,
   r.createdAt,
+  r.phoneE164,
 ]
 
 /** The columns a new entry fills. */
-export const REVIEW_COLUMNS = 'id, org_id, mode, request_id, type, input, score, factors, factor_codes, action, created_at'
+export const REVIEW_COLUMNS = 'id, org_id, mode, request_id, type, input, score, factors, factor_codes, action, created_at, phone_e164'

@@ -34,6 +34,12 @@ export interface NewReview {
   action: string
   /** Unix ms of the answer. */
   createdAt: number
+  /**
+   * The E.164 form of the phone number the answer read (a single phone lookup's, or a combined check's phone):
+   * a number sent in national form with its `country` cannot be listed or labelled from the input alone. Null when
+   * there is none (no phone, an invalid number, an entry stored before the column came).
+   */
+  phoneE164: string | null
 }
 
 /** A stored entry, with its decision once taken. */

@@ -453,6 +453,12 @@ ALTER TABLE lists ADD COLUMN item_count BIGINT NOT NULL DEFAULT 0;
 UPDATE lists SET item_count = (SELECT COUNT(*) FROM list_items WHERE list_id = lists.id);
 `,
   },
+  {
+    // the column of SQLite migration 018: the E.164 form of a review entry's phone number
+    version: 14,
+    name: 'the E.164 form of the phone number of a review entry',
+    sql: `ALTER TABLE reviews ADD COLUMN phone_e164 TEXT;`,
+  },
 ]
 
 /** The dashboard's migrations (ledger `dashboard_migrations`), in order. */

@@ -9,7 +9,7 @@ import type { ReviewStore } from '../contracts/reviews.js'
 import { inTransaction } from './client.js'
 import { insertEvent } from './events.js'
 
-const COLUMN_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'int', 'text', 'text', 'text', 'bigint']
+const COLUMN_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'int', 'text', 'text', 'text', 'bigint', 'text']
 
 /**
  * The PostgreSQL review store.

@@ -20,7 +20,7 @@ type Sync<S> = { [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (.
 export function createSqliteReviewStore(db: Database.Database, groupWrite?: <T>(write: () => T) => Promise<T>): Sync<ReviewStore> & Pick<ReviewStore, 'addReviews'> {
   const insertEvent = outboxWriter(db)
   const q = {
-    add: db.prepare(`INSERT OR IGNORE INTO reviews (${REVIEW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    add: db.prepare(`INSERT OR IGNORE INTO reviews (${REVIEW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     get: db.prepare('SELECT * FROM reviews WHERE id = ? AND org_id = ? AND mode = ?'),
     claim: db.prepare(
       `UPDATE reviews SET decision = ?, decided_by = ?, note = ?, list_id = ?, decided_at = ?
