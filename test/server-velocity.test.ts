@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
 import { runServe } from '../src/cli/serve-command.js'
 import { parsePolicy } from '../src/scoring/index.js'
@@ -126,6 +126,18 @@ describe('velocity in the service (SQLite)', () => {
     const velocity = createSqliteVelocityStore((s.app.store as SqliteStore).db)
     expect(velocity.purge(s.clock.now().getTime())).toBe(6)
     expect(rows(s.app)).toHaveLength(2)
+  })
+
+  it("the server's sweeps delete counts that left the day window though no check comes again", async () => {
+    // before the sweeps did, rows of values never checked again stayed in the file until later hits swept them
+    const s = await start({ purgeIntervalMs: 20 })
+    for (let i = 0; i < 5; i++) expect((await s.post('/v1/ip', { ip: `81.2.${60 + i}.1` })).status).toBe(200)
+    expect(rows(s.app)).toHaveLength(10) // an address and its network each
+    s.clock.advance(DAY_MS - 1)
+    await new Promise((r) => setTimeout(r, 100))
+    expect(rows(s.app)).toHaveLength(10) // still within the day
+    s.clock.advance(2)
+    await vi.waitFor(() => expect(rows(s.app)).toHaveLength(0), { timeout: 30_000, interval: 20 })
   })
 
   it('two servers on one SQLite file count exactly: 100 checks split across them, the 100th sees 100', async () => {

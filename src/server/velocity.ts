@@ -12,6 +12,7 @@ import type { Signals } from '../signals.js'
 import { createVelocityCounter, type VelocityCounter, type VelocityValues } from '../velocity/counter.js'
 import { createRedisVelocityStore, type RedisLike } from '../velocity/redis-store.js'
 import { createMemoryVelocityStore, type VelocityStore } from '../velocity/store.js'
+import type { ServerVelocityStore } from './store/contracts/velocity.js'
 import { createSqliteVelocityStore } from './store/sqlite/velocity.js'
 
 /** `createServer({ velocity })`: false switches velocity off; an object sets the secret, the store or the time limit. */
@@ -39,7 +40,15 @@ export interface ServerVelocity {
    * 503, or after its first instance died, is not counted again.
    */
   signals(base: Signals | undefined, orgId: string, once?: { scope: string; key: string }): Signals
+  /**
+   * Deletes the counts that left the day window from a store kept in the server's database (SQLite), a bounded number
+   * a call; other stores forget on their own (Redis expires its keys, memory forgets idle keys). Run by the sweeps.
+   */
+  purge(nowMs: number): Promise<number>
 }
+
+/** Most rows one {@link ServerVelocity.purge} deletes (batches of the store's sweep), so a sweep stays short. */
+const PURGE_MOST = 50_000
 
 /** What the server has to offer the velocity store. */
 export interface ServerVelocityDeps {
@@ -129,8 +138,19 @@ export function createServerVelocity(deps: ServerVelocityDeps): ServerVelocity |
       ),
     close: () => counter.close(),
   })
+  const purgeable = storeKind === 'sqlite' ? (store as ServerVelocityStore) : null
   return {
     storeKind,
+    async purge(nowMs) {
+      if (!purgeable) return 0
+      let total = 0
+      for (;;) {
+        const n = await purgeable.purge(nowMs)
+        total += n
+        // the store answers 0 at once (an index seek) when no old row is left
+        if (n === 0 || total >= PURGE_MOST) return total
+      }
+    },
     signals(base, orgId, once) {
       const counter = root ? counterOf(root, orgId) : waiting(orgId)
       return { lists: base?.lists ?? null, velocity: once ? onceOf(counter, once) : counter }

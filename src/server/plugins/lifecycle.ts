@@ -10,7 +10,7 @@ import { rootPlugin } from './root-plugin.js'
 
 /** Deletes what has expired every `purgeEvery` ms (none when 0). */
 function startSweeps(parts: ServerParts): NodeJS.Timeout | undefined {
-  const { settings, store, nowMs, orgPolicies, outcomes, reviews, bulk } = parts
+  const { settings, store, nowMs, orgPolicies, outcomes, reviews, bulk, velocity } = parts
   if (settings.purgeEvery <= 0) return undefined
   const timer = setInterval(() => {
     const log = parts.backgroundLog()
@@ -19,6 +19,8 @@ function startSweeps(parts: ServerParts): NodeJS.Timeout | undefined {
     outcomes.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'outcome purge failed'))
     reviews.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'review purge failed'))
     bulk?.sweep().catch((e: unknown) => log?.warn({ err: e }, 'bulk sweep failed'))
+    // counts of values not checked again would otherwise stay in the file until later hits swept them
+    velocity?.purge(nowMs()).catch((e: unknown) => log?.warn({ err: e }, 'velocity purge failed'))
   }, settings.purgeEvery)
   timer.unref()
   return timer
