@@ -179,6 +179,12 @@ describe('privacy and failures', () => {
     expect([single.details.velocity, single.partial]).toEqual([null, true])
     const slow = make({ velocity: { secret: 'x'.repeat(16), store: { hit: () => new Promise(() => undefined) }, timeoutMs: 20 } })
     expect((await slow.email('deliverable@example.com')).details.velocity).toBeNull()
+    // a store whose answer is not a count per key fails alike (before, fewer counts than keys gave every kind null, not partial)
+    for (const answer of [[], [{ hour: 1, day: 1 }], 'nope', [{ hour: 1 }, { hour: 1, day: 1 }], [{ hour: -1, day: 1 }, { hour: 1, day: 1 }]]) {
+      const odd = make({ velocity: { secret: 'x'.repeat(16), store: { hit: () => answer as never } } })
+      const got = await odd.ip('192.0.2.1')
+      expect([got.details.velocity, got.partial], JSON.stringify(answer)).toEqual([null, true])
+    }
   })
 
   it('bad options are TypeErrors naming the option', () => {

@@ -170,6 +170,8 @@ export function createVelocityHasher(key: SipKey): (space: 'l' | 't', kind: Velo
   }
 }
 
+const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
+
 /** Checks `options` and creates the counter. Throws a TypeError naming the bad option. */
 export function createVelocityCounter(options: VelocityOptions): VelocityCounter {
   if (options === null || typeof options !== 'object') throw new TypeError('riskcheck: option `velocity` must be an object or true')
@@ -189,12 +191,15 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   const key = velocityKeyOf(secretBytes)
   const hash = createVelocityHasher(key)
   const store = given
-  const fill = (kinds: readonly VelocityKind[], counts: readonly WindowCount[]): Velocity => {
+  /** The counts of `kinds`; null (a failed store) when the store's answer is not a count for each key. */
+  const fill = (kinds: readonly VelocityKind[], counts: unknown): Velocity | null => {
+    if (!Array.isArray(counts) || counts.length !== kinds.length) return null
     const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
     for (let i = 0; i < kinds.length; i++) {
-      const c = counts[i]
+      const c = counts[i] as WindowCount | null | undefined
+      if (!c || !isCount(c.hour) || !isCount(c.day)) return null
       // a store's counts are copied (it may reuse its objects)
-      velocity[kinds[i] as VelocityKind] = c ? { hour: c.hour, day: c.day } : null
+      velocity[kinds[i] as VelocityKind] = { hour: c.hour, day: c.day }
     }
     return velocity
   }
@@ -227,7 +232,7 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
         kinds.push(k)
         keys.push(hash(space, k, v))
       }
-      if (kinds.length === 0) return fill(kinds, [])
+      if (kinds.length === 0) return { ip: null, network: null, email_domain: null, email: null, phone: null }
       let got: WindowCount[] | Promise<WindowCount[]>
       try {
         got = checkId === undefined ? store.hit(keys, nowMs) : store.hit(keys, nowMs, checkId)

@@ -24,7 +24,10 @@ describe('in-memory velocity store', () => {
     expect(s.hit(['a', 'b'], T0 + 1000, 'c1')).toEqual([{ hour: 1, day: 1 }, { hour: 1, day: 1 }])
     expect(s.hit(['a'], T0 + 2000, 'c2')).toEqual([{ hour: 2, day: 2 }])
     expect(s.hit(['a'], T0 + 3000)).toEqual([{ hour: 3, day: 3 }])
-    expect(s.hit(['c'], T0 + 4000, 'c1')).toEqual([{ hour: 0, day: 0 }]) // the id's keys are the first check's
+    // a retry with other values (a refused request sent again with another body): a key the id has not recorded is
+    // recorded, as the SQLite and Redis stores do (before, it was answered 0 and never recorded)
+    expect(s.hit(['a', 'c'], T0 + 4000, 'c1')).toEqual([{ hour: 3, day: 3 }, { hour: 1, day: 1 }])
+    expect(s.hit(['c'], T0 + 5000, 'c1')).toEqual([{ hour: 1, day: 1 }])
     expect(s.hit(['a'], T0 + DAY_MS + 1, 'c1')).toEqual([{ hour: 1, day: 3 }]) // a day later the id is a new check
   })
 

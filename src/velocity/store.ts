@@ -113,7 +113,8 @@ export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = 
     compact(log)
     return { hour, day }
   }
-  // the checks recorded under an id in the last 24 hours, oldest first: one recorded again is counted, not recorded
+  // the keys recorded under a check id in the last 24 hours (id NUL key), oldest first: a key recorded again under its
+  // id is counted, not recorded; a key the id has not recorded yet (a retry with other values) is recorded
   const ids = new Map<string, number>()
   const counts = (key: string, now: number): WindowCount => {
     const log = logs.get(key)
@@ -148,16 +149,20 @@ export function createMemoryVelocityStore(options: MemoryVelocityStoreOptions = 
     },
     hit(keys, nowMs, checkId) {
       const out: WindowCount[] = new Array(keys.length)
-      if (checkId !== undefined) {
-        const at = ids.get(checkId)
-        if (at !== undefined && at > nowMs - DAY_MS) {
-          for (let i = 0; i < keys.length; i++) out[i] = counts(keys[i] as string, nowMs)
-          return out
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i] as string
+        if (checkId !== undefined) {
+          const idKey = `${checkId}\u0000${key}`
+          const at = ids.get(idKey)
+          if (at !== undefined && at > nowMs - DAY_MS) {
+            out[i] = counts(key, nowMs)
+            continue
+          }
+          ids.delete(idKey)
+          ids.set(idKey, nowMs)
         }
-        ids.delete(checkId)
-        ids.set(checkId, nowMs)
+        out[i] = one(key, nowMs)
       }
-      for (let i = 0; i < keys.length; i++) out[i] = one(keys[i] as string, nowMs)
       evict(nowMs)
       return out
     },
