@@ -101,6 +101,23 @@ describe('velocity factors and the policy', () => {
     expect(single.risk.factors).not.toContain('velocity_ip_high') // no context: more than 10 an hour
   })
 
+  it("a policy's own velocity limits hold in every context, in place of the contexts' defaults; its own contexts win", async () => {
+    // before, the default signup, lead and checkout limits beat the policy's top-level ones: tightening had no effect there
+    const rc = make({ scoring: { velocity: { ip: { hour: 2 }, email: { day: 1 } }, contexts: { lead: { velocity: { ip: { hour: 30 } } } } } })
+    let r = await rc.check({ ip: '192.0.2.14', email: 'deliverable@example.com', context: 'checkout' })
+    for (let i = 0; i < 2; i++) r = await rc.check({ ip: '192.0.2.14', email: 'deliverable@example.com', context: 'checkout' })
+    expect(r.details.velocity).toMatchObject({ ip: { hour: 3, day: 3 }, email: { hour: 3, day: 3 } })
+    expect(r.risk.factors).toEqual(expect.arrayContaining(['velocity_ip_high', 'velocity_email_high'])) // checkout's defaults: 20 and 50
+    const signup = await rc.check({ ip: '192.0.2.14', context: 'signup' })
+    expect(signup.risk.factors).toContain('velocity_ip_high')
+    const lead = await rc.check({ ip: '192.0.2.14', email: 'deliverable@example.com', context: 'lead' })
+    expect(lead.details.velocity?.ip).toEqual({ hour: 5, day: 5 })
+    expect(lead.risk.factors).not.toContain('velocity_ip_high') // the policy's lead context: 30 an hour
+    expect(lead.risk.factors).toContain('velocity_email_high') // the top level still holds for the windows lead leaves
+    // the windows the policy does not name keep the contexts' defaults (signup: network more than 15 an hour)
+    expect(createPolicy({ velocity: { ip: { hour: 2 } } }).contexts.signup?.velocity).toMatchObject({ ip: { day: 20 }, network: { hour: 15, day: 60 } })
+  })
+
   it('the combined check counts once for all its parts (a part does not count again)', async () => {
     const rc = make()
     const r = await rc.check({ email: 'deliverable@example.com', ip: '198.51.100.12', phone: '+44 7400 123457' })

@@ -12,7 +12,7 @@ import type { Action, CheckContextName, Confidence, RiskLevel, Velocity, Verdict
 import { FACTORS, isFactorCode, type FactorCode, type FactorEffect } from './factors.js'
 import { resolveRules, validatePolicy, type PolicyIssue } from './policy-validate.js'
 import { DEFAULT_POLICY, type ListActions, type Policy, type PolicyOverlay, type PolicyRule, type Thresholds } from './rules.js'
-import { isVelocityFactor, mergeVelocity, velocityFactors, type VelocityOverrides } from './velocity.js'
+import { isVelocityFactor, mergeVelocity, velocityFactors, velocityUnder, type VelocityOverrides } from './velocity.js'
 
 /** Overrides accepted by {@link createPolicy}: any part of a policy, merged onto the base. */
 export interface PolicyOverrides {
@@ -92,6 +92,9 @@ export function createPolicy(overrides: PolicyOverrides = {}, base: Policy = DEF
   const { errors } = validatePolicy(overrides, base)
   if (errors.length > 0) throw new PolicyError(errors)
   const contexts: Record<string, PolicyOverlay | undefined> = { ...base.contexts }
+  // the policy's own velocity limits hold in every context: they take the place of the base contexts' for their windows
+  const top = overrides.velocity
+  if (top) for (const [name, overlay] of Object.entries(contexts)) if (overlay?.velocity) contexts[name] = { ...overlay, velocity: velocityUnder(overlay.velocity, top) }
   for (const [name, overlay] of Object.entries(overrides.contexts ?? {})) contexts[name] = overlay
   return {
     weights: { ...base.weights, ...(overrides.weights ?? {}) },

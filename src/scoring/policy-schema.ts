@@ -132,7 +132,7 @@ const VelocitySchema = closed(
   ),
   {
     description:
-      'Velocity thresholds: a kind’s factor fires when more checks than this had the same value in the last hour or 24 hours (details.velocity). Merged window by window.',
+      'Velocity thresholds: a kind’s factor fires when more checks than this had the same value in the last hour or 24 hours (details.velocity). Merged window by window; a window set at the top level holds in every context, in place of the contexts’ defaults, and a context’s own window wins over it.',
     unknownKey: `is not a velocity kind (${VELOCITY_KINDS.join(', ')})`,
   },
 )

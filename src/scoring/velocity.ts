@@ -42,6 +42,24 @@ const SUBJECT: Record<VelocityKind, string> = {
   phone: 'this phone number',
 }
 
+/**
+ * `overrides` without the windows `top` sets: a context overlay of the base under a policy's own top-level limits,
+ * which take the place of the base contexts' limits for those windows (the policy's own contexts still win over them).
+ */
+export function velocityUnder(overrides: VelocityOverrides | undefined, top: VelocityOverrides): VelocityOverrides | undefined {
+  if (!overrides) return overrides
+  const out: VelocityOverrides = {}
+  for (const k of VELOCITY_KINDS) {
+    const limit = overrides[k]
+    if (!limit) continue
+    const kept: Partial<VelocityLimit> = {}
+    if (limit.hour !== undefined && top[k]?.hour === undefined) kept.hour = limit.hour
+    if (limit.day !== undefined && top[k]?.day === undefined) kept.day = limit.day
+    if (kept.hour !== undefined || kept.day !== undefined) out[k] = kept
+  }
+  return out
+}
+
 /** `thresholds` with `overrides` merged in, window by window. */
 export function mergeVelocity(thresholds: VelocityThresholds, overrides: VelocityOverrides | undefined): VelocityThresholds {
   if (!overrides) return thresholds
