@@ -122,9 +122,9 @@ export function createServerVelocity(deps: ServerVelocityDeps): ServerVelocity |
   }
   // Before the database gave its secret (the first requests of a PostgreSQL server): counted once it has.
   const waiting = (orgId: string): VelocityCounter => ({
-    count: (values: VelocityValues, test: boolean, nowMs: number) =>
+    count: (values: VelocityValues, test: boolean, nowMs: number, checkId?: string) =>
       rootReady.then(
-        (r) => counterOf(r, orgId).count(values, test, nowMs),
+        (r) => counterOf(r, orgId).count(values, test, nowMs, checkId),
         () => null,
       ),
     close: async () => undefined,
