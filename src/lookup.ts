@@ -54,6 +54,30 @@ function withLabels<D>(env: LookupEnv, type: LookupType, outcome: CheckOutcome<D
 export interface CommonLookupOptions {
   /** Skip the result cache and run a fresh, billed lookup. */
   bypassCache?: boolean
+  /**
+   * Your id of this check (a request id, an idempotency key; 1 to 200 characters): velocity counts a check sent again
+   * under the same id within 24 hours once, as the service does a request retried with its Idempotency-Key.
+   */
+  checkId?: string
+}
+
+/** Longest {@link CommonLookupOptions.checkId}. */
+export const CHECK_ID_MAX = 200
+
+/** The check id of a lookup's or combined check's options, checked (INVALID_REQUEST for a bad one). */
+export function checkIdOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string' || value.length === 0 || value.length > CHECK_ID_MAX)
+    throw new RiskcheckError('INVALID_REQUEST', `\`checkId\` must be a string of 1 to ${CHECK_ID_MAX} characters.`)
+  return value
+}
+
+/** `env` whose velocity counts under `checkId` (a check sent again under it counts once); `env` itself without one. */
+export function withCheckId(env: LookupEnv, checkId: string | undefined): LookupEnv {
+  const counter = env.signals?.velocity
+  if (checkId === undefined || !counter) return env
+  const velocity = { count: (values: Parameters<typeof counter.count>[0], test: boolean, nowMs: number) => counter.count(values, test, nowMs, checkId), close: () => counter.close() }
+  return { ...env, signals: { ...env.signals!, velocity } }
 }
 
 /** A run's outcome plus how it was obtained; used by the combined check and bulk to aggregate. */
@@ -358,6 +382,11 @@ export async function runLookup<In, Opts extends CommonLookupOptions, D>(
   if (options === null || typeof options !== 'object') {
     throw new RiskcheckError('INVALID_REQUEST', 'Lookup options must be an object.')
   }
+  if (options.bypassCache !== undefined && typeof options.bypassCache !== 'boolean') {
+    // a truthy string such as 'false' bypassed the cache and billed a fresh lookup
+    throw new RiskcheckError('INVALID_REQUEST', '`bypassCache` must be a boolean.')
+  }
+  if (options.checkId !== undefined) env = withCheckId(env, checkIdOf(options.checkId))
   let run: LookupRun<D>
   try {
     const prepared = def.prepare(rawInput, options, env.ctx)

@@ -118,6 +118,32 @@ describe('velocity factors and the policy', () => {
     expect(createPolicy({ velocity: { ip: { hour: 2 } } }).contexts.signup?.velocity).toMatchObject({ ip: { day: 20 }, network: { hour: 15, day: 60 } })
   })
 
+  it('a check sent again under its checkId counts once, in the default store and in a store of yours', async () => {
+    // before, the library had no way to name a check: a retry after a time-out always counted twice
+    for (const velocity of [true, { secret: 'y'.repeat(16), store: createMemoryVelocityStore() }] as const) {
+      const rc = make({ velocity })
+      const first = await rc.check({ ip: '192.0.2.21', email: 'deliverable@example.com', checkId: 'signup-1' })
+      const again = await rc.check({ ip: '192.0.2.21', email: 'deliverable@example.com', checkId: 'signup-1' })
+      expect(again.details.velocity).toEqual(first.details.velocity)
+      expect(again.details.velocity?.ip).toEqual({ hour: 1, day: 1 })
+      // the same id with a value it has not counted (another IP): that value is counted, the rest not again
+      const other = await rc.check({ ip: '192.0.2.22', email: 'deliverable@example.com', checkId: 'signup-1' })
+      expect(other.details.velocity).toMatchObject({ ip: { hour: 1, day: 1 }, email: { hour: 1, day: 1 } })
+      // another id, or none, is another check
+      expect((await rc.check({ ip: '192.0.2.21', checkId: 'signup-2' })).details.velocity?.ip).toEqual({ hour: 2, day: 2 })
+      expect((await rc.ip('192.0.2.21', { checkId: 'ip-1' })).details.velocity?.ip).toEqual({ hour: 3, day: 3 })
+      expect((await rc.ip('192.0.2.21', { checkId: 'ip-1' })).details.velocity?.ip).toEqual({ hour: 3, day: 3 })
+      expect((await rc.ip('192.0.2.21')).details.velocity?.ip).toEqual({ hour: 4, day: 4 })
+    }
+    const rc = make()
+    for (const bad of ['', 'x'.repeat(201), 42]) {
+      await expect(rc.check({ ip: '192.0.2.21', checkId: bad as string })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('checkId') })
+      await expect(rc.ip('192.0.2.21', { checkId: bad as string })).rejects.toMatchObject({ code: 'INVALID_REQUEST' })
+    }
+    // a lookup option that is not a boolean is refused (before, bypassCache: 'false' bypassed the cache and billed)
+    await expect(rc.ip('192.0.2.21', { bypassCache: 'false' as never })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: '`bypassCache` must be a boolean.' })
+  })
+
   it('the combined check counts once for all its parts (a part does not count again)', async () => {
     const rc = make()
     const r = await rc.check({ email: 'deliverable@example.com', ip: '198.51.100.12', phone: '+44 7400 123457' })

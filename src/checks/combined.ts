@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks'
 import { RiskcheckError, missingField } from '../errors.js'
 import { isPromise } from '../awaitable.js'
-import { runCheck, runCheckNow, type LookupEnv, type LookupRun } from '../lookup.js'
+import { checkIdOf, runCheck, runCheckNow, withCheckId, type LookupEnv, type LookupRun } from '../lookup.js'
 import { buildResult, newRequestId } from '../result.js'
 import {
   CONTEXTS,
@@ -36,12 +36,14 @@ export interface CheckInput {
   bypassCache?: boolean | null
   /** false skips the SMTP mailbox check of the email part. */
   smtp?: boolean | null
+  /** Your id of this check: sent again under it within 24 hours, it counts once in velocity (library only). */
+  checkId?: string | null
 }
 
 /** Field limits of the combined check (docs/api.md, POST /v1/check). */
 export const CHECK_LIMITS = { email: 320, ip: 64, phone: 40 } as const
 
-const FIELDS = ['email', 'ip', 'phone', 'country', 'context', 'bypassCache', 'bypass_cache', 'smtp'] as const
+const FIELDS = ['email', 'ip', 'phone', 'country', 'context', 'bypassCache', 'bypass_cache', 'smtp', 'checkId'] as const
 
 function invalidRequest(message: string, field: string): RiskcheckError {
   return new RiskcheckError('INVALID_REQUEST', message, { field })
@@ -54,6 +56,7 @@ function validate(input: unknown): Required<Pick<CheckInput, 'context'>> & {
   country: string | null
   bypassCache: boolean
   smtp: boolean | undefined
+  checkId: string | undefined
 } {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new RiskcheckError('INVALID_REQUEST', 'The check input must be an object with email, ip and/or phone.')
@@ -95,6 +98,7 @@ function validate(input: unknown): Required<Pick<CheckInput, 'context'>> & {
     context: context as CheckContextName | null,
     bypassCache: bypass,
     smtp,
+    checkId: checkIdOf(o.checkId),
   }
 }
 
@@ -212,6 +216,7 @@ export async function runCombinedCheck(env: LookupEnv, rawInput: CheckInput): Pr
   const t0 = performance.now()
   const startedAt = env.ctx.now()
   const input = validate(rawInput)
+  env = withCheckId(env, input.checkId)
   const live = env.ctx.mode === 'live'
   const ms = env.ctx.options.partTimeoutMs
   const common = { bypassCache: input.bypassCache }

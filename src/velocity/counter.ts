@@ -8,7 +8,7 @@ import { asciiDomain, canonicalEmailOf } from '../checks/email/canonical.js'
 import { VELOCITY_KINDS, type Velocity, type VelocityKind } from '../schema.js'
 import { formatIpv4, formatIpv6Words, parseIp, type ParsedIp } from '../sources/ip/parse.js'
 import { sipHash128Words, sipHash64Utf16, sipKey, type SipKey } from './siphash.js'
-import type { VelocityStore, WindowCount } from './store.js'
+import { DAY_MS, type VelocityStore, type WindowCount } from './store.js'
 import { TagStore } from './tag-store.js'
 
 /** Options of velocity (`createRiskcheck({ velocity })`). */
@@ -248,13 +248,44 @@ export function createVelocityCounter(options: VelocityOptions): VelocityCounter
   }
 }
 
+/** Check ids remembered per tag (a retried check counts once) at most; the oldest are forgotten first. */
+const MAX_CHECK_IDS = 1_000_000
+
 /** The counter over its own in-memory store ({@link TagStore}): answers at once, never fails. */
 function ownCounter(tagOf: ReturnType<typeof createOwnTagger>): VelocityCounter {
   const tags = new TagStore()
   // the tags of one check's values, two words each, in kind order
   const words = new Int32Array(2 * VELOCITY_KINDS.length)
+  // (check id NUL tag) → when it was recorded, oldest first: a tag recorded again under its id is counted, not recorded
+  const ids = new Map<string, number>()
+  const once = (values: VelocityValues, test: boolean, nowMs: number, checkId: string): Velocity => {
+    const space = test ? 't' : 'l'
+    const velocity: Velocity = { ip: null, network: null, email_domain: null, email: null, phone: null }
+    for (const kind of VELOCITY_KINDS) {
+      const value = values[kind]
+      if (value === undefined) continue
+      tagOf(space, kind, value, words, 0)
+      const w0 = words[0] as number
+      const w1 = words[1] as number
+      const id = `${checkId}\u0000${w0}:${w1}`
+      const at = ids.get(id)
+      if (at !== undefined && at > nowMs - DAY_MS) velocity[kind] = tags.peek(w0, w1, nowMs)
+      else {
+        ids.delete(id)
+        ids.set(id, nowMs)
+        velocity[kind] = tags.hit(w0, w1, nowMs)
+      }
+    }
+    tags.evict(nowMs)
+    for (const [id, at] of ids) {
+      if (at > nowMs - DAY_MS && ids.size <= MAX_CHECK_IDS) break
+      ids.delete(id)
+    }
+    return velocity
+  }
   return {
-    count(values, test, nowMs) {
+    count(values, test, nowMs, checkId) {
+      if (checkId !== undefined) return once(values, test, nowMs, checkId)
       const space = test ? 't' : 'l'
       // each kind by name (one property access site each, where a loop over the kinds makes every access a keyed one);
       // every tag first, then the store's reads of all of them at once (their cache misses overlap), then the hits

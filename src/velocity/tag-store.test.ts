@@ -26,6 +26,21 @@ describe('velocity store by tag', () => {
     expect(hit(s, 2, T0 + DAY_MS)).toEqual({ hour: 1, day: 1 })
   })
 
+  it('peek answers the counts a hit would have without recording one', () => {
+    const s = new TagStore()
+    const peek = (n: number, now: number) => s.peek(...tagOf(n), now)
+    expect(peek(1, T0)).toEqual({ hour: 0, day: 0 })
+    hit(s, 1, T0)
+    expect(peek(1, T0)).toEqual({ hour: 1, day: 1 }) // checked once: its time is in the record
+    expect(peek(1, T0 + HOUR_MS)).toEqual({ hour: 0, day: 1 })
+    expect(peek(1, T0 + DAY_MS)).toEqual({ hour: 0, day: 0 })
+    hit(s, 1, T0 + 10)
+    expect(peek(1, T0 + 20)).toEqual({ hour: 2, day: 2 }) // in a block of the pool
+    expect(peek(1, T0 + HOUR_MS + 5)).toEqual({ hour: 1, day: 2 })
+    expect(hit(s, 1, T0 + 30)).toEqual({ hour: 3, day: 3 }) // peeks recorded nothing
+    expect(peek(5, T0)).toEqual({ hour: 0, day: 0 }) // shares 1's slot and top bits: found apart by its words
+  })
+
   it('tells tags apart by both words', () => {
     const s = new TagStore()
     s.hit(1, 2, T0)

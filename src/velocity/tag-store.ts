@@ -108,6 +108,23 @@ export class TagStore {
     return counts
   }
 
+  /** The counts of the tag `w0 w1` at `now`, without recording a check (0 and 0 for a key not held). */
+  peek(w0: number, w1: number, now: number): WindowCount {
+    const r = this.find(w0, w1)
+    if (r < 0) return { hour: 0, day: 0 }
+    const i32 = this.i32
+    const b = r * REC
+    if (i32[b + CAP] === 0) {
+      // checked once: its one time is in the record
+      const t = this.f64[r * F64 + NEWEST] as number
+      return { hour: t > now - HOUR_MS ? 1 : 0, day: t > now - DAY_MS ? 1 : 0 }
+    }
+    const s = i32[b + START] as number
+    const end = s + (i32[b + LEN] as number)
+    const dayFrom = after(this.pool, s + (i32[b + HEAD] as number), end, now - DAY_MS)
+    return { hour: end - after(this.pool, dayFrom, end, now - HOUR_MS), day: end - dayFrom }
+  }
+
   /**
    * Reads the table slots of the first `n` tags of `tags` (two words each) ahead of their {@link hit}s: these reads do
    * not wait for one another, so their cache misses overlap, where the hits' own reads would each wait for the
