@@ -70,6 +70,18 @@ describe('riskcheck bulk', () => {
     expect(Object.keys(rows[0]!)).toContain('carrier.name')
   })
 
+  it('drops a UTF-8 byte order mark before the first line of a plain file, as for CSV (it made row 1 an error before)', async () => {
+    const input = join(dir, 'bom.txt')
+    writeFileSync(input, '\uFEFF8.8.8.8\n1.1.1.1\n')
+    const r = await run(['--type', 'ip', input, '--offline', '--progress-interval', '0'])
+    expect(r.code).toBe(0)
+    const rows = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as BulkResultRow)
+    expect(rows.map((x) => [x.input, x.error])).toEqual([
+      ['8.8.8.8', null],
+      ['1.1.1.1', null],
+    ])
+  })
+
   it('reads a CSV column from stdin and writes JSON lines to stdout', async () => {
     const csv = 'id,ip,note\n1,8.8.8.8,"first, quoted"\n2,"10.0.0.1",x\n3,not-an-ip,y\n4,8.8.8.8,dup\n'
     const r = await run(['--type', 'ip', '-', '--column', 'ip', '--offline', '--progress-interval', '0'], { stdin: csv })

@@ -105,7 +105,8 @@ async function readInputs(source: NodeJS.ReadableStream, csv: boolean, column: s
   }
   const rl = createInterface({ input: source, crlfDelay: Infinity })
   for await (const line of rl) {
-    inputs.push(line)
+    // A UTF-8 byte order mark (Windows editors) is not part of the first input, as readCsvRecords drops it for CSV.
+    inputs.push(inputs.length === 0 ? line.replace(/^\uFEFF/, '') : line)
     if (inputs.length > MAX_BULK_INPUTS) {
       rl.close()
       throw tooMany()
