@@ -7,6 +7,7 @@
 import { isIP, isIPv4, isIPv6 } from 'node:net'
 import { badOption, describeBounds, withinBounds } from './option-checks.js'
 import { SMTP_DEFAULTS } from './sources/smtp/defaults.js'
+import { mailFromProblem } from './sources/smtp/source-options.js'
 import { DNS_DEFAULTS } from './sources/dns.js'
 import { CACHE_TTL_MS } from './cache.js'
 import { DEFAULT_BULK_CONCURRENCY, MAX_BULK_INPUTS } from './bulk/limits.js'
@@ -149,7 +150,9 @@ export const SETTINGS: readonly Setting[] = [
     default: null,
     defaultText: '`verify@` + heloName',
     maxLength: 320,
-    description: 'address sent with MAIL FROM',
+    // checked here, not only when the SMTP source is first built: there a bad one made every mailbox check "unknown"
+    item: mailFromProblem,
+    description: 'address sent with MAIL FROM: `local@domain`, at most 254 bytes, no spaces, control characters or angle brackets',
     flag: 'mail-from',
     flagValue: 'ADDR',
   },

@@ -1,7 +1,7 @@
 /** Options of the SMTP source, their validation (a TypeError at creation) and their defaults. */
 import { isSendable, randomLocalPart as defaultRandomLocalPart } from './address.js'
 import { SMTP_DEFAULTS } from './defaults.js'
-import { numberOption } from '../../option-checks.js'
+import { badOption, numberOption } from '../../option-checks.js'
 import { parseSmtpProxies, type SmtpProxy } from './proxy.js'
 import { resolveWithSystem, type ResolveHost } from './resolve-host.js'
 import type { SmtpWarning } from './types.js'
@@ -96,13 +96,21 @@ export interface SmtpSettings {
   now: () => number
 }
 
+/**
+ * Why `address` cannot be sent as the MAIL FROM reverse-path (a phrase after "must …"), or null when it can: the rule
+ * `verify()` applies to every address. `createRiskcheck` and the CLI check `smtp.mailFrom` with it (src/settings.ts).
+ */
+export function mailFromProblem(address: string): string | null {
+  return isSendable(address) ? null : 'must be an email address (local@domain, at most 254 bytes, no spaces, control characters or angle brackets)'
+}
 
 /** Validates the source options and fills in defaults; throws a TypeError naming the first bad one. */
 export function resolveSmtpSettings(opts: SmtpSourceOptions): SmtpSettings {
   const heloName = opts.heloName ?? SMTP_DEFAULTS.heloName
   if (!/^[A-Za-z0-9.:[\]-]{1,255}$/.test(heloName)) throw new TypeError('smtp.heloName must be a host name')
   const mailFrom = opts.mailFrom ?? `verify@${heloName}`
-  if (mailFrom !== '' && !isSendable(mailFrom)) throw new TypeError('smtp.mailFrom must be an address or ""')
+  const mailFromWhy = mailFrom === '' ? null : mailFromProblem(mailFrom)
+  if (mailFromWhy) badOption('smtp.mailFrom', `${mailFromWhy} or "" (the null sender)`)
   return {
     port: numberOption('smtp.port', opts.port, SMTP_DEFAULTS.port, { integer: false }),
     heloName,
