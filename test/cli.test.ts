@@ -81,12 +81,26 @@ describe('riskcheck CLI', () => {
     [['email', 'a@b.co', '--dns-server', 'nope::'], /^riskcheck: --dns-server must be an IP address with an optional port: .* \(got "nope::"\)/],
     [['email', 'a@b.co', '--dns-server', '1.1.1.1:0'], /--dns-server must be an IP address .*\(got "1\.1\.1\.1:0"\)/],
     [['ip', '1.2.3.4', '--concurrency', 'many'], /--concurrency must be a whole number/],
+    // These three exited 0 before: `new Date()` read --now (`1` was 2001-01-01, an offset-less time local).
+    [['ip', '1.2.3.4', '--now', '1'], /^riskcheck: --now must be an ISO 8601 date \(2026-01-31\) or a date-time with Z or an offset .*\(got "1"\)/],
+    [['ip', '1.2.3.4', '--now', 'Mar 3 2026'], /--now must be an ISO 8601 date .*\(got "Mar 3 2026"\)/],
+    [['ip', '1.2.3.4', '--now', '2026-01-01T00:00:00'], /--now must be .* with Z or an offset/], // else read in the local time zone
   ])('rejects bad usage %j with exit 64 and one riskcheck: prefix', async (argv, message) => {
     const t = io()
     expect(await runCli(argv, t.io)).toBe(64)
     expect(t.err()).toMatch(message)
     expect(t.err()).not.toMatch(/riskcheck: riskcheck/)
     expect(t.out()).toBe('')
+  })
+
+  it.each([
+    ['2026-03-03', '2026-03-03T00:00:00.000Z'],
+    ['2026-03-03T05:30:00+05:30', '2026-03-03T00:00:00.000Z'],
+    ['2026-03-03T12:00:00.5z', '2026-03-03T12:00:00.500Z'],
+  ])('--now %s is the same instant in every time zone', async (now, iso) => {
+    const t = io()
+    expect(await runCli(['ip', CHECKS.ip.testInputs[0]!.input, '--mode', 'test', '--now', now, '--compact'], t.io)).toBe(0)
+    expect(JSON.parse(t.out()).request.timestamp).toBe(iso)
   })
 
   it('a lookup without an input on a terminal prints its usage (exit 64) instead of waiting for stdin', async () => {

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises'
 import type { ParseArgsConfig } from 'node:util'
 import { parse as parseYaml } from 'yaml'
 import { isRiskcheckError } from '../errors.js'
+import { instantOfText } from '../instant.js'
 import { missingServerPackages, serverPackagesMessage } from '../server/packages.js'
 import type { ListDefinition } from '../lists/types.js'
 import { OutcomesFileError, readOutcomesFile, type OutcomeEntry } from '../outcomes/file.js'
@@ -154,9 +155,12 @@ function flagValue(s: Setting, raw: unknown): unknown {
   const name = `--${s.flag}`
   if (s.kind === 'boolean') return s.flagSets ?? true
   if (s.path === 'now') {
-    const t = new Date(String(raw))
-    if (Number.isNaN(t.getTime())) throw new UsageError(`${name} must be an ISO 8601 date (got ${String(raw)})`)
-    return () => new Date(t)
+    // The strict rule of src/instant.ts: `new Date(text)` took `1`, `Mar 3 2026`, and read an offset-less time locally.
+    const ms = instantOfText(String(raw).trim())
+    if (ms === null) {
+      throw new UsageError(`${name} must be an ISO 8601 date (2026-01-31) or a date-time with Z or an offset (2026-01-31T12:00:00Z) (got ${JSON.stringify(String(raw).slice(0, 80))})`)
+    }
+    return () => new Date(ms)
   }
   const value = s.kind === 'integer' ? wholeNumber(s.flag!, raw, s.min ?? 0) : raw
   const fail = (why: string, got: unknown): never => {
