@@ -7,6 +7,7 @@ import { readSetting } from './settings.js'
 import { CHECKS, type SingleLookupType } from './checks/registry.js'
 import type { CheckContext, CheckDefinition } from './checks/types.js'
 import { createMemoryLedger, UNMETERED, type CreditLedger } from './credits.js'
+import { RiskcheckError } from './errors.js'
 import { asRiskcheckError, runLookup, type LookupEnv } from './lookup.js'
 import { resolveOptions, type RiskcheckOptions } from './options.js'
 import type { DetailsByType, LookupResult } from './schema.js'
@@ -134,8 +135,13 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     throw e instanceof TypeError ? e : new TypeError(`riskcheck: ${(e as Error).message}`, { cause: e })
   }
   let closed = false
+  // a call on a closed instance rejects as the service does while it drains (MAINTENANCE): a RiskcheckError, as every rejection
+  const closedError = () => new RiskcheckError('MAINTENANCE', 'riskcheck: this instance is closed.')
   const lookup = <K extends SingleLookupType>(type: K, input: unknown, opts?: LookupOptionsOf<K>) => {
-    if (closed) return Promise.reject(new Error('riskcheck: this instance is closed'))
+    if (closed) return Promise.reject(closedError())
+    // an unknown type (a CLI spelling such as 'domain-age', or 'check') is the caller's error, not an internal one
+    if (!Object.hasOwn(CHECKS, type))
+      return Promise.reject(new RiskcheckError('INVALID_REQUEST', `Unknown lookup type ${JSON.stringify(String(type)).slice(0, 60)}: one of ${Object.keys(CHECKS).join(', ')}.`))
     const def = CHECKS[type] as unknown as CheckDefinition<unknown, object, DetailsByType[K]>
     // one data set for the whole lookup, even when a newer one is installed meanwhile (the bundled data never
     // changes: nothing to pin, and no closure per lookup)
@@ -151,7 +157,7 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
     emailAuth: (input, o) => lookup('email_auth', input, o),
     check: (input) =>
       closed
-        ? Promise.reject(new Error('riskcheck: this instance is closed'))
+        ? Promise.reject(closedError())
         : sources.data.run(() => runCombinedCheck(env, input)).catch((e: unknown) => Promise.reject(asRiskcheckError(e))),
     lookup,
     bulk,
