@@ -39,6 +39,24 @@ describe('parseIp — IPv4', () => {
     expect(parseIp(s)).toBeNull()
   })
 
+  it('ignores what String.prototype.trim removes around the address (as the email and phone lookups), nothing inside', () => {
+    for (const pad of ['\ufeff', '\u00a0', '\u2028', '\u3000', '\u2009', ' \t\r\n\v\f']) {
+      expect(parseIp(`${pad}8.8.8.8`), JSON.stringify(pad)).toMatchObject({ address: '8.8.8.8' })
+      expect(parseIp(`8.8.8.8${pad}`), JSON.stringify(pad)).toMatchObject({ address: '8.8.8.8' })
+      expect(parseIp(`${pad}2001:DB8::1${pad}`), JSON.stringify(pad)).toMatchObject({ address: '2001:db8::1' })
+      expect(parseIp(`8.8.${pad}8.8`), JSON.stringify(pad)).toBeNull()
+      expect(parseIp(pad)).toBeNull()
+    }
+    // not in trim's set: still refused
+    for (const c of ['\u0085', '\u200b', '\u001f']) expect(parseIp(`${c}8.8.8.8`), JSON.stringify(c)).toBeNull()
+    fc.assert(
+      fc.property(fc.string({ maxLength: 70, unit: 'binary' }), (s) => {
+        expect(parseIp(s)).toEqual(s.length > 64 ? null : parseIp(s.trim()))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
   it('is at least as strict as node:net isIP for IPv4', () => {
     for (const s of ['01.2.3.4', '1.2.3', '0x1.2.3.4', '1.2.3.256']) expect(isIP(s)).toBe(0)
   })

@@ -1,8 +1,9 @@
 /**
- * Strict IP address parsing for the IP lookup: plain dotted-quad IPv4 and RFC 4291 IPv6, surrounding ASCII whitespace
- * ignored; octal, hex and short IPv4 forms, zone ids, brackets, CIDRs and ports are refused (parse → null), so
- * `node:net`'s `isIP` (which takes zone ids) is not used. An IPv4-mapped address parses to its IPv4 address
- * (`mapped: true`). One linear pass, no regular expression (docs/decisions.md, "IP checks" → "input").
+ * Strict IP address parsing for the IP lookup: plain dotted-quad IPv4 and RFC 4291 IPv6, surrounding whitespace
+ * (what `String.prototype.trim` removes, as in the email and phone lookups: a BOM and NBSP too) ignored; octal, hex
+ * and short IPv4 forms, zone ids, brackets, CIDRs and ports are refused (parse → null), so `node:net`'s `isIP` (which
+ * takes zone ids) is not used. An IPv4-mapped address parses to its IPv4 address (`mapped: true`). One linear pass,
+ * no regular expression (docs/decisions.md, "IP checks" → "input").
  */
 
 /** Longest input (UTF-16 code units, before trimming) that is parsed at all; the API allows 1 to 64 characters (docs/api.md). */
@@ -32,7 +33,8 @@ export interface ParsedIpv6 {
 /** A strictly parsed IP address. */
 export type ParsedIp = ParsedIpv4 | ParsedIpv6
 
-const isSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0b || c === 0x0c
+/** Whether `String.prototype.trim` may remove a character with this code: ASCII controls and space, or U+00A0 and up. */
+const mayBeTrimmed = (c: number): boolean => c <= 0x20 || c >= 0xa0
 
 /** Decimal value of an octet written strictly (1–3 digits, no leading zero unless "0"), or -1. */
 function parseOctet(s: string, start: number, end: number): number {
@@ -197,24 +199,24 @@ export function formatIpv6Words(words: readonly number[]): string {
  */
 export function parseIp(input: unknown): ParsedIp | null {
   if (typeof input !== 'string' || input.length === 0 || input.length > MAX_IP_INPUT_LENGTH) return null
-  let start = 0
-  let end = input.length
-  while (start < end && isSpace(input.charCodeAt(start))) start++
-  while (end > start && isSpace(input.charCodeAt(end - 1))) end--
-  if (start === end) return null
+  // Trimmed as the email and phone lookups trim (a BOM or NBSP too); an input that starts and ends with a character
+  // no trim removes (the common case) is not copied.
+  const text = mayBeTrimmed(input.charCodeAt(0)) || mayBeTrimmed(input.charCodeAt(input.length - 1)) ? input.trim() : input
+  const end = text.length
+  if (end === 0) return null
   let hasColon = false
-  for (let i = start; i < end; i++) {
-    if (input.charCodeAt(i) === 58) {
+  for (let i = 0; i < end; i++) {
+    if (text.charCodeAt(i) === 58) {
       hasColon = true
       break
     }
   }
   if (!hasColon) {
-    const v = parseIpv4Range(input, start, end)
+    const v = parseIpv4Range(text, 0, end)
     return v < 0 ? null : { version: 4, address: formatIpv4(v), value: v, mapped: false }
   }
   const g: number[] = new Array<number>(8)
-  if (!parseIpv6Groups(input, start, end, g)) return null
+  if (!parseIpv6Groups(text, 0, end, g)) return null
   const g0 = g[0] as number
   const g1 = g[1] as number
   const g2 = g[2] as number
