@@ -85,6 +85,9 @@ describe('riskcheck CLI', () => {
     [['ip', '1.2.3.4', '--now', '1'], /^riskcheck: --now must be an ISO 8601 date \(2026-01-31\) or a date-time with Z or an offset .*\(got "1"\)/],
     [['ip', '1.2.3.4', '--now', 'Mar 3 2026'], /--now must be an ISO 8601 date .*\(got "Mar 3 2026"\)/],
     [['ip', '1.2.3.4', '--now', '2026-01-01T00:00:00'], /--now must be .* with Z or an offset/], // else read in the local time zone
+    // These two exited 2 before: check ignored a positional, and a bad --context was a rejected input.
+    [['check', 'a@gmail.com'], /^riskcheck: check takes its inputs as flags: --email, --ip, --phone \(got "a@gmail\.com"\)/],
+    [['check', '--email', 'a@b.co', '--context', 'wedding'], /^riskcheck: --context must be one of signup, lead, checkout \(got "wedding"\)/],
   ])('rejects bad usage %j with exit 64 and one riskcheck: prefix', async (argv, message) => {
     const t = io()
     expect(await runCli(argv, t.io)).toBe(64)

@@ -14,6 +14,7 @@ import { CHECKS, type SingleLookupType } from '../checks/registry.js'
 import type { CliFlag } from '../checks/types.js'
 import { isRiskcheckError } from '../errors.js'
 import { createRiskcheck, type Riskcheck } from '../riskcheck.js'
+import { CONTEXTS } from '../schema.js'
 import { VERSION } from '../version.js'
 import { COMMANDS } from './commands.js'
 import { EXIT, exitCodeOf, GLOBAL_FLAGS, GLOBAL_HELP, LISTS_FLAG, LISTS_HELP, listsFromFlags, OUTCOMES_FLAG, OUTCOMES_HELP, outcomesFromFlags, messageOf, optionsFromFlags, policyFromFlags, printError, stderrWarning, UsageError, wholeNumber, type CliIO } from './shared.js'
@@ -119,6 +120,20 @@ async function runLines(io: CliIO, run: (input: string) => Promise<unknown>, con
 }
 
 /**
+ * `check` takes its inputs as flags only (a positional was silently ignored), and its context from a fixed set: either
+ * mistake is bad usage (64), as a bad `--mode` is, not a rejected input (2).
+ */
+function checkUsage(positionals: string[], values: Record<string, unknown>): void {
+  if (positionals.length > 0) {
+    throw new UsageError(`check takes its inputs as flags: --email, --ip, --phone (got ${JSON.stringify(positionals[0]!.slice(0, 80))})`)
+  }
+  const context = values.context
+  if (context !== undefined && !(CONTEXTS as readonly unknown[]).includes(context)) {
+    throw new UsageError(`--context must be one of ${CONTEXTS.join(', ')} (got ${JSON.stringify(String(context).slice(0, 80))})`)
+  }
+}
+
+/**
  * Runs the CLI with `argv` (without `node` and the script) and returns the exit code (see {@link EXIT}).
  *
  * @example await runCli(['email', 'jane@example.org', '--mode', 'test'], process)
@@ -164,6 +179,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       io.stdout.write(helpText())
       return EXIT.ok
     }
+    if (!def) checkUsage(parsed.positionals, parsed.values as Record<string, unknown>)
     if (parsed.positionals.length > 1) throw new UsageError(`${command} takes one input (got ${parsed.positionals.length}); quote it or use stdin`)
     if (def && parsed.positionals.length === 0 && io.stdin.isTTY) {
       // Nothing to read: a terminal would wait silently for lines nobody knows to type.
