@@ -7,6 +7,7 @@
  * configured. Every network failure is a partial, `unknown` answer — never `invalid`; so is an NXDOMAIN from a resolver
  * that also denies the domain's top-level domain (../../sources/dns-trust.ts).
  */
+import { domainToUnicode } from 'node:url'
 import { getDomain } from 'tldts'
 import { invalidInput, missingField } from '../../errors.js'
 import type { EmailData, SmtpCheck } from '../../schema.js'
@@ -327,7 +328,10 @@ function dataSetOf(ctx: CheckContext): ReturnType<CheckContext['sources']['data'
 }
 
 /** The facts that need no network: lists (of the data set in force; else the bundled ones), provider, typo. */
-/** What an address's domain alone decides: list membership, provider and the corrected domain (null: none). */
+/**
+ * What an address's domain alone decides: list membership, provider and the corrected domain (null: none), written as
+ * `normalized` writes domains (Unicode).
+ */
 interface DomainFacts {
   isDisposable: boolean
   isFree: boolean
@@ -353,12 +357,22 @@ function domainFactsOf(d: string, lists: EmailLists | null): DomainFacts {
       isDisposable: safe(() => isDisposable(d), false),
       isFree: safe(() => isFree(d), false),
       provider: safe(() => detectProvider(d, []), null),
-      suggestedDomain: typeof suggested === 'string' ? suggested : null,
+      suggestedDomain: typeof suggested === 'string' ? unicodeForm(suggested) : null,
     }
     if (memo.size >= DOMAIN_FACTS_MAX) memo.clear()
     memo.set(d, facts)
   }
   return facts
+}
+
+/**
+ * A domain as `normalized` shows it: A-labels (`xn--…`) in Unicode. The typo rules work on the ASCII form, so a
+ * suggestion for `bücher.con` came back as `xn--bcher-kva.com`; one that does not convert stays as it is.
+ */
+function unicodeForm(domain: string): string {
+  if (!domain.startsWith('xn--') && !domain.includes('.xn--')) return domain
+  const unicode = domainToUnicode(domain)
+  return unicode === '' ? domain : unicode
 }
 
 function staticFacts(parsed: Extract<ParsedEmail, { ok: true }>, lists: EmailLists | null): EmailData {
