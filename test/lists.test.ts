@@ -77,6 +77,21 @@ describe('every lookup reports and decides by its list matches', () => {
     expect(allowed.recommendation.action).toBe('approve')
   })
 
+  it('an allow match does not approve an input that cannot be used; without the unusable-input rule it does', async () => {
+    // before, an allow-listed domain approved mistyped and non-existent mailboxes (verdict invalid, action approve)
+    const domains: ListDefinition[] = [{ id: 'ours', name: 'Our domain', kind: 'allow', itemType: 'email_domain', items: ['example.com'] }]
+    const strict = make({ lists: domains })
+    for (const input of ['undeliverable@example.com', 'nodomain@example.com']) {
+      const r = await strict.email(input)
+      expect(r.details.lists.map((m) => m.list_id)).toEqual(['ours'])
+      expect([r.verdict.status, r.recommendation.action], input).toEqual(['invalid', 'block'])
+    }
+    // the other risks an allow match still outweighs: a disposable address at the domain is approved
+    expect((await strict.email('disposable@example.com')).recommendation.action).toBe('approve')
+    const lenient = make({ lists: domains, scoring: { rules: [] } })
+    expect((await lenient.email('undeliverable@example.com')).recommendation.action).toBe('approve')
+  })
+
   it('items expire: a match until expiresAt, none from then on', async () => {
     let now = new Date('2026-11-22T23:59:59Z')
     const timed = make({ lists: LISTS, now: () => now })

@@ -354,6 +354,12 @@ function decide(factors: readonly FactorCode[], policy: Policy): Decided {
   const { score, level, confidence } = scoreOf(t, policy)
   const status = STATUS_BY_RANK[t.rank] as VerdictStatus
   let rule: PolicyRule | null = listRule(policy, fired)
+  if (rule?.name === 'allow_list') {
+    // an allow match approves whatever the risk, not an input that cannot be used (no mailbox, not a number): the
+    // policy's unusable_input_blocks rule, when it keeps it, decides first
+    const unusable = policy.rules.find((r) => r.name === 'unusable_input_blocks')
+    if (unusable && ruleMatches(unusable, fired)) rule = unusable
+  }
   if (fired.length > 0 && rule === null) {
     for (const r of policy.rules) {
       if (ruleMatches(r, fired)) {

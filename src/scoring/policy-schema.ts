@@ -203,7 +203,7 @@ export const PolicyFileSchema = closed(
         },
         {
           description:
-            'What your allow/block lists decide, before any rule: a block match first (so block wins), then an allow match. null: the match only adds its factor’s weight, and rules may use the factor.',
+            'What your allow/block lists decide, before any rule: a block match first (so block wins), then an allow match (an unusable input is still blocked by the rule unusable_input_blocks while it is kept). null: the match only adds its factor’s weight, and rules may use the factor.',
         },
       ),
     ),

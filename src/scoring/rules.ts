@@ -56,8 +56,8 @@ export interface Policy {
   velocity: VelocityThresholds
   /**
    * What your lists decide, before any rule: the action of an answer on a block list (`list_blocked`), and of one on
-   * an allow list (`list_allowed`) and on no block list. null: the match only adds its factor's weight, and rules may
-   * use the factor.
+   * an allow list (`list_allowed`) and on no block list — but the rule `unusable_input_blocks`, when kept, still blocks
+   * an unusable allow-listed input. null: the match only adds its factor's weight, and rules may use the factor.
    */
   lists: ListActions
 }
