@@ -71,6 +71,13 @@ describe('riskcheck data status', () => {
     const fresh = io()
     expect(await runCli(['data', 'status', '--now', '2024-02-27T12:00:00Z'], fresh.cli)).toBe(0)
     expect(fresh.out()).not.toMatch(/Fetch current data/)
+    // --now reads as every --now does: a date, or a date-time with Z or an offset (before: `new Date(text)` took `1`)
+    for (const bad of ['1', 'Mar 3 2026', '2026-01-01T00:00:00']) {
+      const b = io()
+      expect(await runCli(['data', 'status', '--now', bad], b.cli), bad).toBe(64)
+      expect(b.err()).toContain('--now must be an ISO 8601 date')
+    }
+    expect(await runCli(['data', 'status', '--now', '2024-02-27'], io().cli)).toBe(0)
   })
 })
 

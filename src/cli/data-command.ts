@@ -9,6 +9,7 @@
  * DIR defaults to the RISKCHECK_DATA_DIR environment variable. Progress goes to stderr (bars on a terminal, plain
  * lines otherwise), results to stdout.
  */
+import { instantOfText } from '../instant.js'
 import { parseArgs } from 'node:util'
 import cliProgress from 'cli-progress'
 import { DATA_SOURCE_NAMES, DATA_SOURCES, isDataSourceName, type DataSourceName } from '../data/catalog.js'
@@ -213,8 +214,11 @@ function runStatus(values: Values, io: CliIO): number {
   const dataDir = dataDirOf(values, io)
   let now = new Date()
   if (values.now !== undefined) {
-    now = new Date(String(values.now))
-    if (Number.isNaN(now.getTime())) throw new UsageError(`--now must be an ISO 8601 date (got ${String(values.now)})`)
+    // the rule of every --now (src/instant.ts): `new Date(text)` took `1` and read an offset-less time locally
+    const ms = instantOfText(String(values.now).trim())
+    if (ms === null)
+      throw new UsageError(`--now must be an ISO 8601 date (2026-01-31) or a date-time with Z or an offset (2026-01-31T12:00:00Z) (got ${JSON.stringify(String(values.now).slice(0, 80))})`)
+    now = new Date(ms)
   }
   const s = readDataStatus({ dataDir, now })
   io.stdout.write(values.json === true ? `${JSON.stringify(s, null, 2)}\n` : statusText(s))
