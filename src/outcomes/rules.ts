@@ -50,17 +50,26 @@ export function answerValues(type: LookupType, details: unknown): AnswerValues {
 export interface CurrentLabelKeys {
   seq: number
   outcome: OutcomeKind
+  /** The request it was given for, or null when it was given by input. */
+  requestId: string | null
   email: string | null
   phone: string | null
   ip: string | null
+}
+
+/** The risk label behind `reported_fraud_before` on a key, for its sentence: what was reported, and how. */
+export interface FraudLabel {
+  outcome: OutcomeKind
+  /** Given by input (`{ input, type }`), not by request id. */
+  byInput: boolean
 }
 
 /** The keys the two factors apply to. */
 export interface LabelSets {
   /** Email keys whose latest delivery label (`bounced`, `delivered`, `spam_complaint`) is `bounced`. */
   bounced: ReadonlySet<string>
-  /** Email, phone and IP keys whose latest risk label is fraud, chargeback or account takeover. */
-  fraud: ReadonlySet<string>
+  /** Email, phone and IP keys whose latest risk label is fraud, chargeback or account takeover: that label. */
+  fraud: ReadonlyMap<string, FraudLabel>
 }
 
 /**
@@ -71,19 +80,24 @@ export interface LabelSets {
 export function foldLabels(current: readonly CurrentLabelKeys[]): LabelSets {
   const rows = [...current].sort((a, b) => a.seq - b.seq)
   const bounced = new Set<string>()
-  const fraud = new Set<string>()
+  const fraud = new Map<string, FraudLabel>()
   for (const r of rows) {
     if (r.email && (r.outcome === 'bounced' || r.outcome === 'delivered' || r.outcome === 'spam_complaint')) {
       if (r.outcome === 'bounced') bounced.add(r.email)
       else bounced.delete(r.email)
     }
-    if (FRAUD_OUTCOMES.has(r.outcome)) for (const k of [r.email, r.phone, r.ip]) if (k) fraud.add(k)
+    if (FRAUD_OUTCOMES.has(r.outcome)) {
+      const label: FraudLabel = { outcome: r.outcome, byInput: r.requestId === null }
+      for (const k of [r.email, r.phone, r.ip]) if (k) fraud.set(k, label)
+    }
     if (r.outcome === 'legitimate') for (const k of [r.email, r.phone, r.ip]) if (k) fraud.delete(k)
   }
   return { bounced, fraud }
 }
 
 const WHAT = { email: 'email address', phone: 'phone number', ip: 'IP address' } as const
+/** A risk outcome that sets `reported_fraud_before`, as its sentence names it. */
+const REPORTED: Partial<Record<OutcomeKind, string>> = { fraud: 'fraud', chargeback: 'a chargeback', account_takeover: 'an account takeover' }
 
 /** The factors of one answer and their sentences. */
 export interface LabelFactors {
@@ -113,9 +127,11 @@ export function labelFactors(
       factors.push('email_bounced_before')
       reasons.email_bounced_before = 'You reported a hard bounce of mail to this address.'
     }
-    if (sets.fraud.has(k) && !factors.includes('reported_fraud_before')) {
+    const fraud = sets.fraud.get(k)
+    if (fraud && !factors.includes('reported_fraud_before')) {
       factors.push('reported_fraud_before')
-      reasons.reported_fraud_before = `You reported fraud for a request with this ${WHAT[t]}.`
+      const what = REPORTED[fraud.outcome] ?? fraud.outcome
+      reasons.reported_fraud_before = `You reported ${what} for ${fraud.byInput ? 'this' : 'a request with this'} ${WHAT[t]}.`
     }
   }
   return factors.length > 0 ? { factors, reasons } : null
@@ -132,7 +148,7 @@ export function currentByInput(entries: Iterable<{ type: OutcomeInputType; key: 
     const k = plainKey(e.type, e.key)
     const subject = `${axisOf(e.outcome)}:${k}`
     current.delete(subject) // re-inserted last: map order stays the order of seq
-    current.set(subject, { seq: ++seq, outcome: e.outcome, email: null, phone: null, ip: null, [e.type]: k })
+    current.set(subject, { seq: ++seq, outcome: e.outcome, requestId: null, email: null, phone: null, ip: null, [e.type]: k })
   }
   return [...current.values()]
 }
