@@ -61,7 +61,8 @@ export function answerWithLists<D>(
   own = false,
 ): CheckOutcome<D> | Promise<CheckOutcome<D>> {
   const labels = signals?.outcomes ? signals.outcomes.current() : null
-  if (isPromise(labels)) return labels.then(() => answerWithLists(signals, type, outcome, nowMs, velocityField, input, own))
+  // once that promise resolves the outcomes are in force: on to the lists, without asking again (which could spin)
+  if (isPromise(labels)) return labels.then(() => answerWithLists({ lists: signals!.lists, velocity: null }, type, outcome, nowMs, velocityField, input, own))
   const index = signals?.lists ? signals.lists.current() : null
   if (isPromise(index)) return index.then((i) => withLists(i, type, outcome, nowMs, velocityField, input, own))
   return withLists(index, type, outcome, nowMs, velocityField, input, own)

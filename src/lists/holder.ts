@@ -11,7 +11,10 @@ import type { ListsOption, ListSummary } from './types.js'
 export interface ListsHolder {
   /** The index in force (a promise only while the first load of a loader runs). Rejects when that load failed. */
   current(): ListIndex | Promise<ListIndex>
-  /** Loads `next` (default: the instance's own values or loader, again) and switches to it once compiled. */
+  /**
+   * Loads `next` (default: the loader given at creation; given values: the source of the lists in force) and switches
+   * to it once compiled, unless newer lists are in force by then.
+   */
   reload(next?: ListsOption): Promise<ListSummary[]>
   /** The lists in force (empty while the first load runs or after it failed). */
   summary(): ListSummary[]
@@ -33,52 +36,58 @@ async function load(option: ListsOption): Promise<ListIndex> {
  * The holder of `option`. Values are compiled now (a {@link ListsError}, a TypeError, when one is unusable); a
  * loader is called now and its lists are in force once loaded. While the first load has failed, lookups reject with
  * UPSTREAM_UNAVAILABLE (a block list that could not be read never lets an answer through unblocked) until a reload
- * succeeds.
+ * succeeds. Loads are numbered as started: one that finishes is put in force unless a newer one already is. A reload
+ * without `next` calls the loader given here (given values: the source of the lists in force, again).
  */
 export function createListsHolder(option: ListsOption): ListsHolder {
   let source = option
   let index: ListIndex | null = null
-  let pending: Promise<ListIndex> | null = null
+  let inForce = 0 // the number of the load in force (0: none yet)
+  let started = 0
   let failure: RiskcheckError | null = null
-  let generation = 0 // a load that finishes after a newer one started does not switch
+  let first: { promise: Promise<ListIndex>; resolve(i: ListIndex): void; reject(e: unknown): void } | null = null
+  const put = (n: number, loaded: ListIndex, from: ListsOption): void => {
+    if (n < inForce) return
+    inForce = n
+    index = loaded
+    failure = null
+    if (typeof option !== 'function') source = from
+    first?.resolve(loaded) // lookups waiting for the first lists take these
+    first = null
+  }
   if (typeof option === 'function') {
-    pending = load(option).then(
-      (i) => {
-        if (generation === 0) {
-          index = i
-          pending = null
-        }
-        return index ?? i
-      },
+    let resolve!: (i: ListIndex) => void, reject!: (e: unknown) => void
+    const promise = new Promise<ListIndex>((y, n) => ((resolve = y), (reject = n)))
+    promise.catch(() => undefined) // reported to the lookups that wait for it, not as an unhandled rejection
+    first = { promise, resolve, reject }
+    const n = ++started
+    load(option).then(
+      (loaded) => put(n, loaded, option),
       (e: unknown) => {
-        if (generation !== 0 && index) return index
-        pending = null
+        if (!first) return // lists of a reload are in force
         failure = new RiskcheckError('UPSTREAM_UNAVAILABLE', `The allow/block lists could not be loaded: ${(e as Error)?.message ?? String(e)}`, { cause: e })
-        throw failure
+        first.reject(failure)
+        first = null
       },
     )
-    pending.catch(() => undefined) // reported to the lookups that wait for it, not as an unhandled rejection
   } else {
     if (typeof option !== 'object' || option === null) throw new ListsError([{ list: -1, index: -1, value: typeof option, reason: 'lists must be an array of lists or a function that loads them' }])
     index = indexOf(compileLists(option))
+    inForce = ++started
   }
   return {
     current() {
       if (index) return index
-      if (pending) return pending
+      if (first) return first.promise
       return Promise.reject(failure ?? new RiskcheckError('UPSTREAM_UNAVAILABLE', 'The allow/block lists are not loaded.'))
     },
     async reload(next) {
       const from = next ?? source
       if (typeof from !== 'function' && (typeof from !== 'object' || from === null))
         throw new ListsError([{ list: -1, index: -1, value: typeof from, reason: 'lists must be an array of lists or a function that loads them' }])
-      const mine = ++generation
+      const n = ++started
       const loaded = await load(from)
-      if (mine !== generation) return summarize(loaded)
-      index = loaded
-      failure = null
-      pending = null
-      source = from
+      put(n, loaded, from)
       return summarize(loaded)
     },
     summary: () => (index ? summarize(index) : []),

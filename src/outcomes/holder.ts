@@ -76,7 +76,10 @@ export interface OutcomesHolder {
   current(): LabelSets | Promise<LabelSets>
   /** The answer hook over the sets in force (call once {@link current} is no promise). */
   readonly hook: AnswerLabels
-  /** Loads `next` (default: the instance's own entries or loader, again) and switches to it once folded. */
+  /**
+   * Loads `next` (default: the loader given at creation; given entries: the source of the outcomes in force) and
+   * switches to it once folded, unless newer outcomes are in force by then.
+   */
   reload(next?: OutcomesOption): Promise<OutcomesSummary>
   summary(): OutcomesSummary | null
 }
@@ -89,47 +92,58 @@ async function load(option: OutcomesOption): Promise<Folded> {
  * The holder of `option`. Entries are folded now (an {@link OutcomesError}, a TypeError, when one is unusable); a
  * loader is called now and its outcomes are in force once loaded. While the first load has failed, lookups reject with
  * UPSTREAM_UNAVAILABLE (fraud labels that could not be read never let an answer through unlabelled) until a reload
- * succeeds.
+ * succeeds. Loads are numbered as started: one that finishes is put in force unless a newer one already is. A reload
+ * without `next` calls the loader given here (given entries: the source of the outcomes in force, again).
  */
 export function createOutcomesHolder(option: OutcomesOption): OutcomesHolder {
   let source = option
   let folded: Folded | null = null
-  let pending: Promise<LabelSets> | null = null
+  let inForce = 0 // the number of the load in force (0: none yet)
+  let started = 0
   let failure: RiskcheckError | null = null
-  let generation = 0
+  let first: { promise: Promise<LabelSets>; resolve(s: LabelSets): void; reject(e: unknown): void } | null = null
+  const put = (n: number, f: Folded, from: OutcomesOption): void => {
+    if (n < inForce) return
+    inForce = n
+    folded = f
+    failure = null
+    if (typeof option !== 'function') source = from
+    first?.resolve(f.sets) // lookups waiting for the first outcomes take these
+    first = null
+  }
   if (typeof option === 'function') {
-    pending = load(option).then(
-      (f) => {
-        if (generation === 0) (folded = f), (pending = null)
-        return (folded ?? f).sets
-      },
+    let resolve!: (s: LabelSets) => void, reject!: (e: unknown) => void
+    const promise = new Promise<LabelSets>((y, n) => ((resolve = y), (reject = n)))
+    promise.catch(() => undefined) // reported to the lookups that wait for it
+    first = { promise, resolve, reject }
+    const n = ++started
+    load(option).then(
+      (f) => put(n, f, option),
       (e: unknown) => {
-        if (generation !== 0 && folded) return folded.sets
-        pending = null
+        if (!first) return // outcomes of a reload are in force
         failure = new RiskcheckError('UPSTREAM_UNAVAILABLE', `The outcomes could not be loaded: ${(e as Error)?.message ?? String(e)}`, { cause: e })
-        throw failure
+        first.reject(failure)
+        first = null
       },
     )
-    pending.catch(() => undefined) // reported to the lookups that wait for it
-  } else folded = foldEntries(option)
+  } else {
+    folded = foldEntries(option)
+    inForce = ++started
+  }
   const keyOf = plainKey
   return {
     current() {
       if (folded) return folded.sets
-      if (pending) return pending
+      if (first) return first.promise
       return Promise.reject(failure ?? new RiskcheckError('UPSTREAM_UNAVAILABLE', 'The outcomes are not loaded.'))
     },
     hook: (type, details) => labelFactors(folded?.sets ?? null, answerValues(type, details), keyOf),
     async reload(next) {
       const from = next ?? source
       if (typeof from !== 'function' && !Array.isArray(from)) throw new OutcomesError([{ index: -1, reason: MALFORMED }])
-      const mine = ++generation
+      const n = ++started
       const f = await load(from)
-      if (mine !== generation) return f.summary
-      folded = f
-      failure = null
-      pending = null
-      source = from
+      put(n, f, from)
       return f.summary
     },
     summary: () => folded?.summary ?? null,
