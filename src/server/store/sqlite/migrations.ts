@@ -505,7 +505,7 @@ CREATE INDEX lists_deleted ON lists(id) WHERE deleted = 1;
 `,
   },
   {
-    // A review entry keeps the E.164 form of the phone number its answer read (../reviews.ts): a number sent in
+    // A review entry keeps the E.164 form of the phone number its answer read (src/server/reviews.ts): a number sent in
     // national form with a country cannot be added to a list or labelled from the input alone.
     version: 18,
     name: '018_review_phone_e164',
