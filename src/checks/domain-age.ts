@@ -9,11 +9,10 @@ import type { FactorCode } from '../scoring/factors.js'
 import type { RdapAnswer } from '../sources/rdap.js'
 import { parseDomainInput } from './domain-input.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js'
+import type { CommonLookupOptions } from '../lookup.js'
 
 /** Options of the domain-age lookup. */
-export interface DomainAgeOptions {
-  /** Skip the result cache and run a fresh, billed lookup. */
-  bypassCache?: boolean
+export interface DomainAgeOptions extends CommonLookupOptions {
 }
 
 /** The prepared input: the registrable domain RDAP is asked about. */

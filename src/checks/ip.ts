@@ -14,12 +14,10 @@ import { MAX_IP_INPUT_LENGTH, parseIp, type ParsedIp } from '../sources/ip/parse
 import { isDnsFailure } from '../sources/dns-types.js'
 import { trustNxdomain } from '../sources/dns-trust.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js'
+import type { CommonLookupOptions } from '../lookup.js'
 
 /** Options of the IP lookup. */
-export interface IpLookupOptions {
-  /** Skip the result cache and run a fresh, billed lookup. */
-  bypassCache?: boolean
-}
+export interface IpLookupOptions extends CommonLookupOptions {}
 
 /** The data source name reported for the special-purpose check. */
 const BOGON_SOURCE = 'iana-special-purpose'

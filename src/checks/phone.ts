@@ -17,13 +17,12 @@ import {
 import { emptyCarrierRecord, type CarrierLookupOutcome, type LiveCarrierRecord } from '../sources/phone/carrier-source.js'
 import type { OfflinePhoneInfo } from '../sources/phone/index.js'
 import type { CheckContext, CheckDefinition, CheckOutcome, Prepared } from './types.js'
+import type { CommonLookupOptions } from '../lookup.js'
 
 /** Options of the phone and phone-type lookups. */
-export interface PhoneLookupOptions {
+export interface PhoneLookupOptions extends CommonLookupOptions {
   /** ISO 3166 alpha-2 country for numbers written without `+` (default US). Passing it also enables the country-mismatch factor. */
   country?: string | null
-  /** Skip the result cache and run a fresh, billed lookup. */
-  bypassCache?: boolean
 }
 
 /** A prepared phone input. Plain data (the parsed number rides along under a symbol, see {@link analysisOf}). */

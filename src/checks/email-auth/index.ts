@@ -17,6 +17,7 @@ import { checkDkim, type DkimCheckResult } from './dkim.js'
 import { checkDmarc, type DmarcCheckResult, type DmarcPolicy } from './dmarc.js'
 import { gradeEmailAuth, type GradeFacts, type GradeResult, type Tristate } from './grade.js'
 import { checkSpf, type SpfCheckResult } from './spf.js'
+import type { CommonLookupOptions } from '../../lookup.js'
 
 export { GRADE_RUBRIC, gradeEmailAuth } from './grade.js'
 export { checkSpf, parseSpfRecord, SPF_LOOKUP_LIMIT, SPF_VOID_LOOKUP_LIMIT } from './spf.js'
@@ -25,9 +26,7 @@ export { checkDkim, DEFAULT_DKIM_SELECTORS, DKIM_SELECTOR_LIST } from './dkim.js
 export { checkBimi } from './bimi.js'
 
 /** Options of the email-authentication lookup. */
-export interface EmailAuthOptions {
-  /** Skip the result cache and run a fresh, billed lookup. */
-  bypassCache?: boolean
+export interface EmailAuthOptions extends CommonLookupOptions {
 }
 
 /** The prepared input. */

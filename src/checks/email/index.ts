@@ -21,13 +21,12 @@ import { describeEmailSyntaxError, parseEmailAddress, SPECIAL_USE_DOMAINS, type 
 import { isDisposableDomain, isFreeProviderDomain, isRoleLocalPart, type EmailLists } from './lists.js'
 import { detectProvider } from './provider.js'
 import { suggestDomain, suggestEmail } from './typo.js'
+import type { CommonLookupOptions } from '../../lookup.js'
 
 /** Options of the email lookup. */
-export interface EmailOptions {
+export interface EmailOptions extends CommonLookupOptions {
   /** `false` skips the SMTP mailbox check (`smtp_check: 'skipped'`): only the free checks run. Default: on. */
   smtp?: boolean | null
-  /** Skip the result cache and run a fresh, billed lookup. */
-  bypassCache?: boolean
 }
 
 /** The prepared input: the syntax verdict of the trimmed address. */
