@@ -118,7 +118,7 @@ export const FACTORS = {
 
   // your outcomes: what you reported happened after earlier answers (POST /v1/outcomes; private to your org)
   email_bounced_before: f('outcomes', 90, 'invalid', 'You reported a hard bounce of mail to this address (and no delivery since).'),
-  reported_fraud_before: f('outcomes', 70, 'risky', 'You reported fraud, a chargeback or an account takeover for a request with this input.'),
+  reported_fraud_before: f('outcomes', 70, 'risky', 'You reported fraud, a chargeback or an account takeover for this input, or for a request with it.'),
 } as const satisfies Record<string, FactorDefinition>
 
 /** A factor code of the vocabulary. */
