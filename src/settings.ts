@@ -247,6 +247,10 @@ export const SETTINGS: readonly Setting[] = [
   { path: 'credits', kind: 'value', default: null, defaultText: 'unmetered', description: 'a number (an in-memory balance) or a `CreditLedger`; with none, `credits_remaining` is `null`' },
   { path: 'now', kind: 'value', default: null, defaultText: '`() => new Date()`', flagDefaultText: 'the current time', description: 'the clock (ages, timestamps, cache expiry)', flag: 'now', flagValue: 'ISO-8601' },
   { path: 'scoring', kind: 'value', default: null, defaultText: 'the default policy', description: 'overrides of weights, thresholds, actions, rules, contexts (CLI: `--policy FILE`)' },
+  // the caller's own signals (docs/lists-and-velocity.md, docs/outcomes.md)
+  { path: 'lists', kind: 'value', default: null, defaultText: 'none', description: 'your allow/block lists: the lists, or a function that returns them (or a promise of them); `rc.reloadLists()` reloads (CLI: `--lists FILE`)' },
+  { path: 'outcomes', kind: 'value', default: null, defaultText: 'none', description: 'what happened after your answers (fraud, chargebacks, bounces …): the entries, or a function that returns them; `rc.reloadOutcomes()` reloads (CLI: `--outcomes FILE`)' },
+  { path: 'velocity', kind: 'value', default: null, defaultText: 'off', description: '`true` (counted in this process) or `{ secret, store, timeoutMs }`: how many checks in the last hour and day had the same IP, network, email domain, email and phone' },
   { path: 'partTimeoutMs', kind: 'integer', default: 15_000, min: 1, max: 600_000, description: 'time limit of each part of `rc.check`, in ms', flag: 'part-timeout', flagValue: 'MS' },
   // bulk
   { path: 'bulk', kind: 'value', default: null, defaultText: 'in-memory store', description: '`{ store, concurrency, maxInputs, onCompleted(job), resume }` for `rc.bulk`' },
