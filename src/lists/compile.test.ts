@@ -34,6 +34,8 @@ describe('compileLists', () => {
 
   it('rejects malformed definitions with a reason (not an array, duplicate ids, missing fields)', () => {
     expect(compileLists('x')).toEqual({ ok: false, invalid: [{ list: -1, index: -1, value: 'x', reason: 'lists must be an array of lists' }] })
+    // the option as a whole is named as such (it read "lists[-1]: …", a list that does not exist)
+    expect(new ListsError((compileLists('x') as { ok: false; invalid: ConstructorParameters<typeof ListsError>[0] }).invalid).message).toBe('riskcheck: option `lists`: lists must be an array of lists')
     const dup = compileLists([
       { id: 'a', name: 'one', kind: 'block', itemType: 'asn', items: [] },
       { id: 'a', name: 'two', kind: 'block', itemType: 'asn', items: [] },

@@ -276,7 +276,8 @@ export class ListsError extends TypeError {
   constructor(invalid: readonly InvalidListItem[]) {
     const first = invalid
       .slice(0, 5)
-      .map((i) => (i.index < 0 ? `lists[${i.list}]: ${i.reason}` : `lists[${i.list}].items[${i.index}] ${JSON.stringify(i.value)}: ${i.reason}`))
+      // list -1: the option as a whole (not an array, too many lists)
+      .map((i) => (i.list < 0 ? i.reason : i.index < 0 ? `lists[${i.list}]: ${i.reason}` : `lists[${i.list}].items[${i.index}] ${JSON.stringify(i.value)}: ${i.reason}`))
     const more = invalid.length > 5 ? ` (and ${invalid.length - 5} more)` : ''
     super(`riskcheck: option \`lists\`: ${first.join('; ')}${more}`)
     this.name = 'ListsError'
