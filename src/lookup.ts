@@ -382,6 +382,13 @@ export async function runLookup<In, Opts extends CommonLookupOptions, D>(
   if (options === null || typeof options !== 'object') {
     throw new RiskcheckError('INVALID_REQUEST', 'Lookup options must be an object.')
   }
+  for (const k in options) {
+    // as createRiskcheck refuses an unknown option: a misspelt one (`smtpp: false`) would otherwise do nothing
+    if (k !== 'bypassCache' && k !== 'checkId' && !def.options?.includes(k)) {
+      const known = ['bypassCache', 'checkId', ...(def.options ?? [])].join(', ')
+      throw new RiskcheckError('INVALID_REQUEST', `Unknown option \`${k.slice(0, 60)}\` of the ${def.type} lookup (known: ${known}).`)
+    }
+  }
   if (options.bypassCache !== undefined && typeof options.bypassCache !== 'boolean') {
     // a truthy string such as 'false' bypassed the cache and billed a fresh lookup
     throw new RiskcheckError('INVALID_REQUEST', '`bypassCache` must be a boolean.')

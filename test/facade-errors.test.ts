@@ -18,6 +18,15 @@ describe('calls the library refuses', () => {
     await rc.close()
   })
 
+  it('an unknown lookup option is INVALID_REQUEST naming the known ones, as createRiskcheck refuses an unknown option', async () => {
+    // before, a misspelt option did nothing: rc.email(x, { smtpp: false }) ran the SMTP check it meant to skip
+    const rc = createRiskcheck({ offline: true })
+    await expect(rc.email('jane@gmail.com', { smtpp: false } as never)).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'Unknown option `smtpp` of the email lookup (known: bypassCache, checkId, smtp).' })
+    await expect(rc.ip('8.8.8.8', { country: 'US' } as never)).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('(known: bypassCache, checkId)') })
+    expect((await rc.phone('2015550123', { country: 'US', bypassCache: false, checkId: 'c1' })).details.e164).toBe('+12015550123')
+    await rc.close()
+  })
+
   it('a call on a closed instance rejects with MAINTENANCE (before: a plain Error)', async () => {
     const rc = createRiskcheck({ offline: true })
     await rc.close()

@@ -55,6 +55,7 @@ const TYPE_SCENARIOS = Object.entries(PHONE_TEST_SCENARIOS).filter(([, s]) => s.
 /** The phone line-type lookup. See the module comment. */
 export const phoneTypeCheck: CheckDefinition<PhoneInput, PhoneLookupOptions, PhoneTypeData> = {
   type: 'phone_type',
+  options: ['country'],
   prepare: (raw, opts) => preparePhone(raw, opts, false),
   async run(_ctx, input) {
     return phoneTypeOutcome(analysisOf(input), input.explicitCountry)

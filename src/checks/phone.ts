@@ -300,6 +300,7 @@ export function phoneTestOutcome(ctx: CheckContext, input: PhoneInput): CheckOut
 /** The phone lookup. See the module comment. */
 export const phoneCheck: CheckDefinition<PhoneInput, PhoneLookupOptions, PhoneData> = {
   type: 'phone',
+  options: ['country'],
   prepare: (raw, opts) => preparePhone(raw, opts),
   run(ctx, input) {
     const phone = ctx.sources.phone

@@ -99,6 +99,8 @@ export interface TestInput {
  */
 export interface CheckDefinition<In = unknown, Opts = unknown, D = unknown> {
   type: LookupType
+  /** The lookup's own option names, beyond every lookup's (`bypassCache`, `checkId`); others are refused. */
+  options?: readonly string[]
   prepare(input: unknown, opts: Opts, ctx: CheckContext): Prepared<In>
   run(ctx: CheckContext, input: In, opts: Opts): CheckOutcome<D> | Promise<CheckOutcome<D>>
   test(ctx: CheckContext, input: In, opts: Opts): CheckOutcome<D> | Promise<CheckOutcome<D>>

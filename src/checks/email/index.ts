@@ -50,6 +50,7 @@ const DMARC_RE = /^v=dmarc1\s*(?:;|$)/i
  */
 export const emailCheck: CheckDefinition<EmailInput, EmailOptions, EmailData> = {
   type: 'email',
+  options: ['smtp'],
 
   prepare(input: unknown, opts: EmailOptions, ctx: CheckContext) {
     if (opts.smtp !== undefined && opts.smtp !== null && typeof opts.smtp !== 'boolean') {
