@@ -554,6 +554,21 @@ describe('idempotency', () => {
     expect(a.body.data.request.id).not.toBe(b.body.data.request.id)
   })
 
+  it('a percent-encoded spelling of the path is the same path: replayed, not charged again', async () => {
+    // before, the scope was the raw URL: POST /v1/%69p with the key of a POST /v1/ip ran and was charged again
+    const h = { 'idempotency-key': 'spelled-path' }
+    const body = { ip: '192.0.2.45', bypass_cache: true }
+    const first = await s.post('/v1/ip', body, s.live, h)
+    const balance = await base.balance(s.org.id, s.clock.now().getTime())
+    for (const path of ['/v1/%69p', '/v1/i%70', '/v1/%69%70']) {
+      const again = await s.post(path, body, s.live, h)
+      expect(again.status, path).toBe(200)
+      expect(again.headers['idempotent-replayed'], path).toBe('true')
+      expect(again.raw).toBe(first.raw)
+    }
+    expect(await base.balance(s.org.id, s.clock.now().getTime())).toBe(balance)
+  })
+
   it('expires after 24 hours', async () => {
     const h = { 'idempotency-key': 'day-old' }
     const first = await s.post('/v1/ip', { ip: '192.0.2.1' }, s.test, h)

@@ -36,6 +36,17 @@ export function settleWithAnswer(ledger: OrgLedger, idem: IdemState): OrgLedger 
   }
 }
 
+/**
+ * The request's path as its route reads it, parameters decoded: `/v1/%69p` is `/v1/ip`. The raw URL made every
+ * percent-encoded spelling of one path a scope of its own, where a retry ran (and was charged) again.
+ */
+function routePath(request: FastifyRequest): string {
+  const pattern = request.routeOptions.url
+  if (pattern === undefined) return request.url.split('?')[0] ?? request.url
+  const params = (request.params ?? {}) as Record<string, string | undefined>
+  return pattern.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => params[name] ?? '')
+}
+
 /** The preHandler of POST routes (./routes.ts): takes the request's Idempotency-Key, or answers from it. */
 export function idempotencyPreHandler(parts: ServerParts) {
   const { store, states, nowMs, lease } = parts
@@ -43,8 +54,7 @@ export function idempotencyPreHandler(parts: ServerParts) {
     const key = parseIdempotencyKey(request.headers['idempotency-key'])
     const state = states.get(request)
     if (key === undefined || !state?.auth) return
-    const path = request.url.split('?')[0] ?? request.url
-    const scope = `${state.auth.key.id} ${request.method} ${path}`
+    const scope = `${state.auth.key.id} ${request.method} ${routePath(request)}`
     const begin = await store.beginIdempotent(scope, key, bodyFingerprint(request.body), nowMs(), IDEMPOTENCY_TTL_MS, lease?.id)
     switch (begin.state) {
       case 'new':
