@@ -96,6 +96,16 @@ describe('lists API on SQLite', () => {
     const removed = await s.post(`/v1/lists/${id}/items/remove`, { values: [long.toUpperCase(), 'bob@acme.io', 'nobody@acme.io', 'nope'] }, live)
     expect(removed.body.data).toEqual({ removed: 2, not_present: 1, invalid: [{ value: 'nope', message: 'not an email address' }] })
     expect((await s.get(`/v1/lists/${id}`, live)).body.data.items).toBe(1)
+    // the path route takes a value as long as the docs allow, percent-encoded (before: 404 past Fastify's 100 characters)
+    const longer = `jane@${'a'.repeat(60)}.${'b'.repeat(60)}.org`
+    const unicode = `jane@${'ü'.repeat(40)}.de`
+    expect((await s.post(`/v1/lists/${id}/items`, { values: [longer, unicode] }, live)).body.data.added).toBe(2)
+    for (const value of [longer, unicode]) {
+      const gone = await del(`/v1/lists/${id}/items/${encodeURIComponent(value)}`, live)
+      expect(gone.status, gone.raw).toBe(200)
+      expect(gone.body.data.deleted).toBe(true)
+    }
+    expect((await s.get(`/v1/lists/${id}`, live)).body.data.items).toBe(1)
   })
 
   it('a change is effective on the next lookup, test and live are separate, the answer log carries the factors', async () => {

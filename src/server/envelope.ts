@@ -149,6 +149,9 @@ export function mapError(error: unknown): MappedError {
   }
   const e = (error ?? {}) as FrameworkError
   if (Array.isArray(e.validation)) {
+    // an id in the path longer than any id: no such resource, as before the router took long list item values
+    if (e.validationContext === 'params' && e.validation.some((i) => i.keyword === 'maxLength' && /^\/id$/.test(i.instancePath ?? '')))
+      return { status: 404, code: 'NOT_FOUND', message: 'Not found: the id in the path is too long to exist.', internal: false }
     const { code, message } = validationMessage(e.validation, e.validationContext)
     return { status: ERROR_STATUS[code], code, message, internal: false }
   }

@@ -154,7 +154,8 @@ async function endpointAction(dash: Dash, request: FastifyRequest<{ Params: { or
   try {
     checkApiInput(request, 'delete_webhook_endpoint', { params: { id: request.params.id } })
   } catch (err) {
-    throw new DashboardError(400, apiRefusal(err)?.message ?? 'Not a webhook endpoint id.')
+    const refused = apiRefusal(err)
+    throw new DashboardError(refused?.status === 404 ? 404 : 400, refused?.message ?? 'Not a webhook endpoint id.')
   }
   const e = await endpointOf(dash, v, request.params.id)
   const wh = webhookService(dash)

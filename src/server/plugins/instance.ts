@@ -10,6 +10,9 @@ import { redactingLoggerOptions } from '../log-redaction.js'
 import { createClientErrorHandler, MAX_HEADER_BYTES } from '../request-guards.js'
 import type { ServerParts } from './context.js'
 
+/** Longest path parameter, percent-encoded (the longest list item value of docs/api.md, 1,200 characters × 9). */
+const MAX_PARAM_LENGTH = 10_800
+
 /** The server's Fastify instance, known to `parts.live` from here on. */
 export function createFastify(parts: ServerParts): FastifyInstance {
   const { options, settings, live } = parts
@@ -28,6 +31,9 @@ export function createFastify(parts: ServerParts): FastifyInstance {
     genReqId: () => newTimedRequestId(),
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
+    // a list item's value is a path parameter of up to 1,200 characters, percent-encoded up to 9 bytes each (Fastify's
+    // default of 100 answered 404 for a longer item that is on the list); ids stay bounded by their routes' schemas
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     frameworkErrors(error, request, reply) {
       // an HTML page with the dashboard's headers for its paths (say, an id too long to route)
