@@ -96,6 +96,12 @@ describe('lists API on SQLite', () => {
     const removed = await s.post(`/v1/lists/${id}/items/remove`, { values: [long.toUpperCase(), 'bob@acme.io', 'nobody@acme.io', 'nope'] }, live)
     expect(removed.body.data).toEqual({ removed: 2, not_present: 1, invalid: [{ value: 'nope', message: 'not an email address' }] })
     expect((await s.get(`/v1/lists/${id}`, live)).body.data.items).toBe(1)
+    // no values at all is refused, as the docs' 1 to 100,000 says (before: 200, nothing added)
+    for (const path of [`/v1/lists/${id}/items`, `/v1/lists/${id}/items/remove`]) {
+      const none = await s.post(path, { values: [] }, live)
+      expect(none.status, path).toBe(400)
+      expect(none.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`values` must have at least 1 item.' })
+    }
     // the path route takes a value as long as the docs allow, percent-encoded (before: 404 past Fastify's 100 characters)
     const longer = `jane@${'a'.repeat(60)}.${'b'.repeat(60)}.org`
     const unicode = `jane@${'ü'.repeat(40)}.de`

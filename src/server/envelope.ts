@@ -115,6 +115,8 @@ function validationMessage(issues: ValidationIssue[], context: string | undefine
       return { code: 'INVALID_REQUEST', message: `\`${field}\` must be at most ${String(issue.params?.limit)} characters.` }
     case 'minLength':
       return { code: 'INVALID_REQUEST', message: `\`${field}\` must be at least ${String(issue.params?.limit)} characters.` }
+    case 'minItems':
+      return { code: 'INVALID_REQUEST', message: `\`${field}\` must have at least ${String(issue.params?.limit)} item${issue.params?.limit === 1 ? '' : 's'}.` }
     case 'enum':
     case 'const':
     case 'anyOf':

@@ -96,7 +96,7 @@ export const ListCreateBody = Type.Object(
 /** Body of POST /v1/lists/{id}/items. */
 export const ListItemsBody = Type.Object(
   {
-    values: Type.Array(Type.String(), { description: `1 to ${MAX_VALUES_PER_CALL.toLocaleString('en-US')} values (more → 413 INPUT_LIMIT_EXCEEDED).` }),
+    values: Type.Array(Type.String(), { minItems: 1, description: `1 to ${MAX_VALUES_PER_CALL.toLocaleString('en-US')} values (more → 413 INPUT_LIMIT_EXCEEDED).` }),
     reason: Type.Optional(Type.Union([Text({ maxLength: MAX_ITEM_REASON }), Type.Null()], { description: 'Why they are listed (shown in the verdict reason of a block match).' })),
     expires_at: Type.Optional(
       Type.Union([Type.String({ maxLength: 40 }), Type.Null()], {
@@ -120,7 +120,7 @@ const AddResult = Type.Object(
 
 /** Body of POST /v1/lists/{id}/items/remove. */
 export const ListRemoveBody = Type.Object(
-  { values: Type.Array(Type.String(), { description: `1 to ${MAX_VALUES_PER_CALL.toLocaleString('en-US')} values (more → 413 INPUT_LIMIT_EXCEEDED).` }) },
+  { values: Type.Array(Type.String(), { minItems: 1, description: `1 to ${MAX_VALUES_PER_CALL.toLocaleString('en-US')} values (more → 413 INPUT_LIMIT_EXCEEDED).` }) },
   { additionalProperties: false },
 )
 const RemoveResult = Type.Object(
