@@ -46,6 +46,11 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // no body with a JSON Content-Type is no body: a route whose body is optional takes it, one that needs one says so
+    if ((body as string).length === 0) {
+      done(null, undefined)
+      return
+    }
     if (jsonNestsDeeperThan(body as string, MAX_BODY_DEPTH)) {
       done(new RiskcheckError('INVALID_REQUEST', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`), undefined)
       return
