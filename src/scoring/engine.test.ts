@@ -158,3 +158,20 @@ describe('docs/scoring.md: override the policy and unit-test it', () => {
     expect(evaluate(['email_free_provider'], { policy }).score).toBe(10)
   })
 })
+
+describe('the reason names what decided', () => {
+  it('a block list match that blocks: its sentence, though a factor of a stronger effect fired (before: that factor\'s)', () => {
+    const reasons = { list_blocked: 'The email domain is on the block list "Fraud rings".' }
+    const a = evaluate(['ip_bogon', 'list_blocked'], { reasons })
+    expect([a.action, a.rule, a.status, a.reason]).toEqual(['block', 'block_list', 'invalid', reasons.list_blocked])
+    // without the list's action the strongest factor explains, as before
+    const weighed = evaluate(['ip_bogon', 'list_blocked'], { reasons, policy: createPolicy({ lists: { block: null } }) })
+    expect(weighed.reason).toBe(FACTORS.ip_bogon.description)
+  })
+
+  it('an info factor the policy weighs: its description, not "No risk factors found." beside a verify', () => {
+    const a = evaluate(['email_free_provider'], { policy: createPolicy({ weights: { email_free_provider: 45 } }) })
+    expect([a.score, a.action, a.status, a.reason]).toEqual([45, 'verify', 'valid', FACTORS.email_free_provider.description])
+    expect(evaluate(['email_free_provider']).reason).toBe('No risk factors found.') // weight 0: nothing to explain
+  })
+})
