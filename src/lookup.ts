@@ -351,7 +351,7 @@ function answer<D>(
 }
 
 /** The assessment of an outcome under the environment's policy (and the combined check's context). */
-function scoreOutcome(env: LookupEnv, outcome: CheckOutcome<unknown>, context: CheckContextName | null, velocity: Velocity | null = null): Assessment {
+export function scoreOutcome(env: LookupEnv, outcome: CheckOutcome<unknown>, context: CheckContextName | null, velocity: Velocity | null = null): Assessment {
   const options: EvaluateOptions = { policy: env.policy, context }
   if (outcome.reasons !== undefined) options.reasons = outcome.reasons
   if (outcome.validReason !== undefined) options.validReason = outcome.validReason

@@ -203,4 +203,20 @@ describe('combined check: a slow part', () => {
       await dns.close()
     }
   })
+  it('a phone part whose live carrier source runs out of time is unknown and lowers confidence, as the phone lookup says', async () => {
+    // before, its offline stand-in took the carrier for one not asked: "valid", no factor, the check approved at full confidence
+    const rc = createRiskcheck({ offline: false, dns: { servers: ['127.0.0.1:9'] }, rdap: { enabled: false }, smtp: { enabled: false }, phone: { carrierSource: { lookup: () => new Promise(() => undefined) } }, partTimeoutMs: 200 })
+    try {
+      const r = await rc.check({ phone: '+12015550123' })
+      assertValidResult(r, 'check')
+      expect(r.partial).toBe(true)
+      expect(r.details.phone!.risk.factors).toContain('phone_carrier_unavailable')
+      expect(r.details.phone!.verdict.status).toBe('unknown')
+      expect(r.risk.factors).toContain('phone_carrier_unavailable')
+      expect(r.risk.confidence).not.toBe('high')
+      expect(r.verdict.status).toBe('unknown')
+    } finally {
+      await rc.close()
+    }
+  })
 })

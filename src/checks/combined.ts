@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks'
 import { RiskcheckError, missingField } from '../errors.js'
 import { isPromise } from '../awaitable.js'
-import { checkIdOf, runCheck, runCheckNow, withCheckId, type LookupEnv, type LookupRun } from '../lookup.js'
+import { checkIdOf, runCheck, runCheckNow, scoreOutcome, withCheckId, type LookupEnv, type LookupRun } from '../lookup.js'
 import { buildResult, newRequestId } from '../result.js'
 import {
   CONTEXTS,
@@ -104,6 +104,9 @@ function validate(input: unknown): Required<Pick<CheckInput, 'context'>> & {
 
 type Part<D> = LookupRun<D> & { timedOut: boolean }
 
+/** The factor of a part that ran out of time: its live source did not answer (the email part's offline answer has its own). */
+const TIMED_OUT_FACTOR: Partial<Record<string, FactorCode>> = { ip: 'ip_source_unavailable', phone: 'phone_carrier_unavailable' }
+
 /**
  * Runs one part within `ms`. On time-out the part's answer is its offline answer (local data only), marked partial
  * and not billed; the slow lookup is left to finish in the background, without filling the cache.
@@ -136,8 +139,14 @@ async function runPart<In, O extends object, D>(
   live.catch(() => undefined) // the slow part may still fail later; nobody waits for it
   const offlineEnv: LookupEnv = { ...env, cache: null, ctx: { ...env.ctx, offline: true } }
   const fallback = await runCheck(offlineEnv, def, prepared.input, prepared.cacheKey, opts, { context, prepaid: true })
-  const outcome: CheckOutcome<D> = { ...fallback.outcome, partial: true }
-  return { outcome, assessment: fallback.assessment, creditsUsed: 0, cacheHit: false, timedOut: true }
+  // the offline answer takes a source it did not ask for one not asked: say that it did not answer in time, as the
+  // single lookup says when it fails (its verdict unknown, its confidence lower), not "valid" at full confidence
+  const missed = TIMED_OUT_FACTOR[def.type]
+  if (missed === undefined || fallback.outcome.factors.includes(missed)) {
+    return { outcome: { ...fallback.outcome, partial: true }, assessment: fallback.assessment, creditsUsed: 0, cacheHit: false, timedOut: true }
+  }
+  const outcome: CheckOutcome<D> = { ...fallback.outcome, factors: [...fallback.outcome.factors, missed], partial: true }
+  return { outcome, assessment: scoreOutcome(env, outcome as CheckOutcome<unknown>, context), creditsUsed: 0, cacheHit: false, timedOut: true }
 }
 
 /** A part as reported: its details (with its list matches; velocity is counted once, for the whole check), verdict and risk. */
