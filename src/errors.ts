@@ -60,7 +60,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   NOT_FOUND: 'unknown path, job or endpoint (another org’s included)',
   IDEMPOTENCY_CONFLICT: 'an Idempotency-Key reused with another body, or while its first request still runs',
   CONFLICT: 'the resource was already changed otherwise (a review decided the other way)',
-  INPUT_LIMIT_EXCEEDED: 'a body over the route’s limit (64 KiB; 1 MiB for outcomes; 32 MiB for bulk jobs), more than 100,000 bulk inputs',
+  INPUT_LIMIT_EXCEEDED: 'a body over the route’s limit (64 KiB; 12 MiB for outcomes; 32 MiB for bulk jobs), more than 100,000 bulk inputs',
   RATE_LIMITED: 'the limit’s worth of requests was accepted in the last second',
   INTERNAL_ERROR: 'a fault of ours; logged, never with internals in the message',
   UPSTREAM_UNAVAILABLE: 'a part the server needs is missing or down (its database unreachable, say); retry after `Retry-After`',
