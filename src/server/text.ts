@@ -8,10 +8,13 @@
 import { Type, type StringOptions, type TString } from '@sinclair/typebox'
 
 // Literals (so the regex check of the source tree sees them); the schemas take their source as the pattern.
-const TEXT = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/u
+const TEXT = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ud800-\udfff]*$/u
 const NO_NUL = /^[^\u0000]*$/u
 
-/** JSON-schema pattern of free text: no C0 control character but tab, LF and CR, and no DEL. */
+/**
+ * JSON-schema pattern of free text: no C0 control character but tab, LF and CR, no DEL, and no unpaired UTF-16 surrogate
+ * (UTF-8 cannot hold one: PostgreSQL stored U+FFFD in its place, and the text read back was not the text sent).
+ */
 export const TEXT_PATTERN = TEXT.source
 /** JSON-schema pattern of a lookup input: anything but NUL. */
 export const NO_NUL_PATTERN = NO_NUL.source
@@ -21,7 +24,7 @@ export const Text = (options: StringOptions = {}): TString => Type.String({ ...o
 
 /** The end of the message for a value failing `pattern` — "must not contain …" — or undefined for another pattern. */
 export function textRuleMessage(pattern: unknown): string | undefined {
-  if (pattern === TEXT_PATTERN) return 'must not contain control characters (tab and line breaks are fine)'
+  if (pattern === TEXT_PATTERN) return 'must not contain control characters (tab and line breaks are fine) or unpaired surrogates'
   if (pattern === NO_NUL_PATTERN) return 'must not contain NUL characters (U+0000)'
   return undefined
 }

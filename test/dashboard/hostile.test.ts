@@ -160,11 +160,14 @@ describe.each(engines('dashboard hostile input'))('dashboard hostile input on %s
     const json = (path: string, body: unknown) =>
       send(r.base, 'POST', path, { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
     const hook = await json('/v1/webhook-endpoints', { url: 'https://hooks.example.test/x', events: ['*'], description: 'a\u0000b' })
-    expect([hook.status, JSON.parse(hook.body).error.message]).toEqual([400, '`description` must not contain control characters (tab and line breaks are fine).'])
+    expect([hook.status, JSON.parse(hook.body).error.message]).toEqual([400, '`description` must not contain control characters (tab and line breaks are fine) or unpaired surrogates.'])
+    // an unpaired surrogate is no text either: UTF-8 cannot hold it, and PostgreSQL read back U+FFFD (before: 201, stored altered)
+    const lone = await json('/v1/webhook-endpoints', { url: 'https://hooks.example.test/x', events: ['*'], description: 'd\ud800e' })
+    expect([lone.status, JSON.parse(lone.body).error.code]).toEqual([400, 'INVALID_REQUEST'])
     const bulk = await json('/v1/bulk/jobs', { type: 'email', inputs: ['a@example.test', 'b\u0000@example.test'], name: 'ok\tname' })
     expect([bulk.status, JSON.parse(bulk.body).error.message]).toEqual([400, '`inputs.1` must not contain NUL characters (U+0000).'])
     const named = await json('/v1/bulk/jobs', { type: 'email', inputs: ['a@example.test'], name: 'a\u0000b' })
-    expect([named.status, JSON.parse(named.body).error.message]).toEqual([400, '`name` must not contain control characters (tab and line breaks are fine).'])
+    expect([named.status, JSON.parse(named.body).error.message]).toEqual([400, '`name` must not contain control characters (tab and line breaks are fine) or unpaired surrogates.'])
   })
 
   it('the account actions (reset, second step, two-factor on and off, sign out everywhere, the team switch) fed what their forms refuse: a 400 page with the message, nothing changed', async () => {
