@@ -409,6 +409,11 @@ describe('authentication', () => {
     // The id of a live key presented as a test key.
     expectEnvelope(await call(ip, s.live.replace('svc_live_', 'svc_test_')), 'UNAUTHORIZED')
     expectEnvelope(await call(ip, keys.revoked), 'UNAUTHORIZED')
+    // a header that was sent is not called missing (before: a 300-character key was "Missing API key")
+    const long = await s.post('/v1/ip', GOOD['/v1/ip'], null, { authorization: `Bearer svc_live_${'x'.repeat(300)}` })
+    expect(long.body.error.message).toBe('Invalid Authorization header: send `Authorization: Bearer <key>` with an API key.')
+    expect((await s.post('/v1/ip', GOOD['/v1/ip'], null, { authorization: `Basic abc` })).body.error.message).toMatch(/^Invalid Authorization header/)
+    expect((await s.post('/v1/ip', GOOD['/v1/ip'], null)).body.error.message).toBe('Missing API key: send `Authorization: Bearer <key>`.')
   })
 
   it('the bearer scheme is case-insensitive', async () => {

@@ -51,6 +51,8 @@ export async function authenticate(
 ): Promise<RequestAuth> {
   const token = bearerToken(header)
   if (token === undefined) {
+    // a header sent but not of that form (too long, another scheme) is not a missing one
+    if (typeof header === 'string' && header.trim() !== '') throw new RiskcheckError('UNAUTHORIZED', 'Invalid Authorization header: send `Authorization: Bearer <key>` with an API key.')
     throw new RiskcheckError('UNAUTHORIZED', 'Missing API key: send `Authorization: Bearer <key>`.')
   }
   const parsed = parseApiKey(token)
