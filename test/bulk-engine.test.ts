@@ -164,6 +164,7 @@ describe('request validation', () => {
   it('rejects bad parameters with the documented error codes', async () => {
     const { engine } = setup({ maxInputs: 10 })
     await rejects(engine.create({ type: 'phone', inputs: [] }), 'INVALID_INPUT', 422)
+    await rejects(engine.create({ type: 'phone', inputs: ['', ' ', '\t'] }), 'INVALID_INPUT', 422) // blank lines only: as empty
     await rejects(engine.create({ type: 'phone', inputs: Array.from({ length: 11 }, (_, i) => `ok-${i}`) }), 'INPUT_LIMIT_EXCEEDED', 413)
     await rejects(engine.create({ type: 'fax' as 'phone', inputs: ['ok-1'] }), 'INVALID_REQUEST', 400)
     await rejects(engine.create({ type: 'email', inputs: ['a@b.c'] }), 'INVALID_REQUEST') // no check given for email here

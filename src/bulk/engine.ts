@@ -707,6 +707,8 @@ async function storeNewJob(scope: EngineScope, type: BulkType, folded: FoldedInp
 
 async function createJob(scope: EngineScope, type: BulkType, inputs: readonly string[], name: string | null, jobOptions: BulkJobOptions): Promise<BulkJob> {
   const folded = await foldInputs(checkOf(scope, type), inputs, jobOptions, scope.env.ctx)
+  // blank lines only: as empty as no inputs (before: a job of 0 rows, completed at once)
+  if (folded.uniqueInputs === 0) throw new RiskcheckError('INVALID_INPUT', '`inputs` holds only blank lines: a bulk job takes at least one input.', { field: 'inputs' })
   if (scope.closed) throw new Error('riskcheck: the bulk engine is closed')
   const record = await storeNewJob(scope, type, folded, name, jobOptions)
   if (scope.options.dispatch) {
