@@ -55,8 +55,25 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(new RiskcheckError('INVALID_REQUEST', `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`), undefined)
       return
     }
-    parseJson(request, body as string, done)
+    parseJson(request, body as string, (err, parsed) => {
+      // Fastify's parser says "invalid JSON" for valid JSON it refuses on purpose (prototype poisoning): say which key
+      if (err && jsonParses(body as string)) {
+        done(new RiskcheckError('INVALID_REQUEST', 'The request body has a `__proto__` or `constructor.prototype` key, which the API refuses.'), undefined)
+        return
+      }
+      done(err, parsed)
+    })
   })
+}
+
+/** Whether `text` is JSON at all (asked only of a body the parser refused). */
+function jsonParses(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Whether the request carries a body (a Content-Length above 0 or a Transfer-Encoding). */
