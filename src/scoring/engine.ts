@@ -293,8 +293,8 @@ export interface EvaluateOptions {
  * The full assessment of a set of fired factors: score, level, confidence, verdict status and reason, action and
  * message, and the rule that decided (if any). The reason comes from the factor that decided the verdict — the first
  * of the factors sorted strongest first (effect, then weight, then vocabulary order): its sentence in `reasons`, else
- * its description; `validReason` when no factor beyond `info` (of weight 0) fired. A block list match that blocks is
- * the reason itself.
+ * its description; `validReason` when no factor beyond `info` fired and the level is low. A block list match that
+ * blocks is the reason itself.
  */
 export function evaluate(factors: readonly FactorCode[], options: EvaluateOptions = {}): Assessment {
   const policy = applyContext(options.policy ?? DEFAULT_POLICY, options.context)
@@ -313,11 +313,12 @@ export function evaluate(factors: readonly FactorCode[], options: EvaluateOption
   const decided = decidedOf(factors, policy)
   const { fired, score: value, level, confidence, status, rule, action, message } = decided
   // the sentence of what decided: a block list match when that blocked (docs: its reason names the list), else the
-  // strongest factor — an info factor too when the policy gives it a weight (it then moves the score and the action)
+  // strongest factor — an info factor too once the weights of info factors lift the level past low (then the valid
+  // answer's sentence would stand beside a verify or a block)
   const top = rule?.name === 'block_list' ? 'list_blocked' : fired[0]
   const reason =
     options.reason ??
-    (top !== undefined && (policy.effects[top] !== 'info' || (policy.weights[top] ?? 0) > 0)
+    (top !== undefined && (policy.effects[top] !== 'info' || (level !== 'low' && (policy.weights[top] ?? 0) > 0))
       ? (reasons?.[top] ?? FACTORS[top].description)
       : (options.validReason ?? 'No risk factors found.'))
   return { score: value, level, confidence, status, reason, action, message, factors: fired.slice(), rule: rule ? rule.name : null }
