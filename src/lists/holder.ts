@@ -32,6 +32,9 @@ async function load(option: ListsOption): Promise<ListIndex> {
   return indexOf(await compileListsAsync(defs))
 }
 
+/** The error of an option (or reload) that is neither lists nor a loader. */
+const notLists = (value: unknown) => new ListsError([{ list: -1, index: -1, value: typeof value, reason: 'lists must be an array of lists or a function that loads them' }])
+
 /**
  * The holder of `option`. Values are compiled now (a {@link ListsError}, a TypeError, when one is unusable); a
  * loader is called now and its lists are in force once loaded. While the first load has failed, lookups reject with
@@ -71,7 +74,7 @@ export function createListsHolder(option: ListsOption): ListsHolder {
       },
     )
   } else {
-    if (typeof option !== 'object' || option === null) throw new ListsError([{ list: -1, index: -1, value: typeof option, reason: 'lists must be an array of lists or a function that loads them' }])
+    if (typeof option !== 'object' || option === null) throw notLists(option)
     index = indexOf(compileLists(option))
     inForce = ++started
   }
@@ -84,7 +87,7 @@ export function createListsHolder(option: ListsOption): ListsHolder {
     async reload(next) {
       const from = next ?? source
       if (typeof from !== 'function' && (typeof from !== 'object' || from === null))
-        throw new ListsError([{ list: -1, index: -1, value: typeof from, reason: 'lists must be an array of lists or a function that loads them' }])
+        throw notLists(from)
       const n = ++started
       const loaded = await load(from)
       put(n, loaded, from)
