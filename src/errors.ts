@@ -53,7 +53,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), control characters in text, a malformed Idempotency-Key',
   INVALID_INPUT: 'a value that cannot be looked up at all (an IP field that is no IP address, a domain with no host, an empty bulk job)',
   MISSING_FIELD: 'a required field is missing',
-  UNAUTHORIZED: 'no key, a malformed, unknown or revoked key',
+  UNAUTHORIZED: 'no key, a malformed, unknown or revoked key, or more than one Authorization header',
   INSUFFICIENT_CREDITS: 'the balance cannot cover the request; nothing ran',
   FORBIDDEN_SCOPE: 'the key lacks the route’s scope',
   ACCOUNT_SUSPENDED: 'the org is suspended',

@@ -3,7 +3,7 @@
  * cache, so a revocation holds from the next request), its hash compared in constant time, then the org's state and
  * the route's scope are checked.
  *
- * Order of the answers: 401 UNAUTHORIZED (no, malformed, unknown, revoked key or a key of the wrong mode) before
+ * Order of the answers: 401 UNAUTHORIZED (no, malformed, unknown, revoked key, a key of the wrong mode, or two keys) before
  * 403 ACCOUNT_SUSPENDED before 403 FORBIDDEN_SCOPE.
  */
 import { RiskcheckError } from '../errors.js'
@@ -40,15 +40,18 @@ export interface RequestAuth {
 }
 
 /**
- * Finds and verifies the key of an Authorization header. Returns the caller, or throws UNAUTHORIZED. Does not check
- * suspension or scopes ({@link authorize} does, after rate limiting).
+ * Finds and verifies the key of an Authorization header (every value, when the request sent it more than once).
+ * Returns the caller, or throws UNAUTHORIZED. Does not check suspension or scopes ({@link authorize} does, after rate
+ * limiting).
  */
 export async function authenticate(
   store: Store,
-  header: string | undefined,
+  header: string | string[] | undefined,
   hashSecret: string,
   testRatePerSecond: number,
 ): Promise<RequestAuth> {
+  // two keys would leave which one pays to chance (Node keeps the first): none of them is used
+  if (Array.isArray(header)) throw new RiskcheckError('UNAUTHORIZED', 'Send one Authorization header.')
   const token = bearerToken(header)
   if (token === undefined) {
     // a header sent but not of that form (too long, another scheme) is not a missing one

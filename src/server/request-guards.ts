@@ -76,6 +76,18 @@ function jsonParses(text: string): boolean {
   }
 }
 
+/**
+ * Header `name` (lower case) as the client sent it: undefined when absent, its value when sent once, every value when
+ * sent more than once. `request.headers` cannot tell: Node keeps the first of some headers (Authorization) and joins
+ * the others with ", ".
+ */
+export function sentHeader(request: FastifyRequest, name: string): string | string[] | undefined {
+  const raw = request.raw.rawHeaders
+  const values: string[] = []
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) values.push(raw[i + 1]!)
+  return values.length === 0 ? undefined : values.length === 1 ? values[0] : values
+}
+
 /** Whether the request carries a body (a Content-Length above 0 or a Transfer-Encoding). */
 function hasBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length']

@@ -7,6 +7,7 @@
 import { RiskcheckError } from '../../errors.js'
 import { authenticate, authorize, type RequestAuth } from '../auth.js'
 import { resolveOrgScoring } from '../org-answer.js'
+import { sentHeader } from '../request-guards.js'
 import type { RouteConfig } from './context.js'
 import { applyLimit, hitAnonymous } from './rate-limits.js'
 import { rootPlugin } from './root-plugin.js'
@@ -20,7 +21,7 @@ export const authPlugin = rootPlugin('riskcheck-auth', (app, parts) => {
     if (config?.probe || !scope) return
     let auth: RequestAuth
     try {
-      auth = await authenticate(store, request.headers.authorization, await parts.secret, settings.testRate)
+      auth = await authenticate(store, sentHeader(request, 'authorization'), await parts.secret, settings.testRate)
     } catch (e) {
       // Failed authentications count against the client address (slows key guessing); a key that could not be read
       // (the database is down) is no failed authentication.
