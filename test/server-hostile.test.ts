@@ -180,6 +180,9 @@ const SOCKET_CASES: SocketCase[] = [
   { name: 'gzip over the wire', request: (k) => post('/v1/ip', k, 'Content-Encoding: gzip\r\nContent-Length: 16\r\nConnection: close\r\n', '{"ip":"8.8.8.8"}'), end: false, status: 415, code: 'INVALID_REQUEST' },
   // Node keeps the first Authorization header of a request: the request went through with it, whatever the second said.
   { name: 'two Authorization headers, the first a valid key', request: (k) => `GET /v1/account HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ${k}\r\nAuthorization: Bearer svc_live_other\r\n\r\n`, end: false, status: 401, code: 'UNAUTHORIZED', mentions: /^Send one Authorization header\.$/ },
+  // Node joins two Idempotency-Key headers with ", ": the answer said the key had a space in it.
+  { name: 'two Idempotency-Key headers', request: (k) => post('/v1/ip', k, 'Idempotency-Key: a\r\nIdempotency-Key: b\r\nContent-Length: 16\r\nConnection: close\r\n', '{"ip":"8.8.8.8"}'), end: false, status: 400, code: 'INVALID_REQUEST', mentions: /^Send one Idempotency-Key header\.$/ },
+  { name: 'the same Idempotency-Key in two headers', request: (k) => post('/v1/ip', k, 'Idempotency-Key: a\r\nidempotency-key: a\r\nContent-Length: 16\r\nConnection: close\r\n', '{"ip":"8.8.8.8"}'), end: false, status: 400, code: 'INVALID_REQUEST', mentions: /^Send one Idempotency-Key header\.$/ },
   { name: 'the same key in two Authorization headers', request: (k) => `GET /v1/account HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ${k}\r\nauthorization: Bearer ${k}\r\n\r\n`, end: false, status: 401, code: 'UNAUTHORIZED', mentions: /^Send one Authorization header\.$/ },
 ]
 

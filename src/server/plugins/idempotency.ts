@@ -9,6 +9,7 @@ import type { OrgLedger } from '../../accounts/ledger.js'
 import { RiskcheckError } from '../../errors.js'
 import { errorEnvelope } from '../envelope.js'
 import { bodyFingerprint, IDEMPOTENCY_TTL_MS, inProgressConflict, isReplayable, parseIdempotencyKey } from '../idempotency.js'
+import { sentHeader } from '../request-guards.js'
 import type { IdemState, ServerParts } from './context.js'
 import { reportError } from './envelope.js'
 import { rootPlugin } from './root-plugin.js'
@@ -51,7 +52,8 @@ function routePath(request: FastifyRequest): string {
 export function idempotencyPreHandler(parts: ServerParts) {
   const { store, states, nowMs, lease } = parts
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const key = parseIdempotencyKey(request.headers['idempotency-key'])
+    // as sent: Node joins two Idempotency-Key headers into one value, refused as malformed rather than as two
+    const key = parseIdempotencyKey(sentHeader(request, 'idempotency-key'))
     const state = states.get(request)
     if (key === undefined || !state?.auth) return
     const scope = `${state.auth.key.id} ${request.method} ${routePath(request)}`
