@@ -177,6 +177,23 @@ function cacheOf(env: LookupEnv, max: number): ResultCache | null {
   return env.cache && !(env.ctx.offline && (max === 0 || env.ledger === UNMETERED)) ? env.cache : null
 }
 
+/** What {@link within} answers for a promise that did not settle in time. */
+const LATE: unique symbol = Symbol('late')
+
+/**
+ * `p`'s value, or {@link LATE} when it has not settled within `ms`: a result cache whose `get` or `set` never settles
+ * must not hold the lookup (the `cacheTimeoutMs` option). The timer is cleared as soon as `p` settles and never keeps
+ * the process alive; a late rejection of `p` is handled (ignored).
+ */
+function within<T>(p: Promise<T>, ms: number): Promise<T | typeof LATE> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<typeof LATE>((resolve) => {
+    timer = setTimeout(() => resolve(LATE), ms)
+    timer.unref?.()
+  })
+  return Promise.race([p, late]).finally(() => clearTimeout(timer))
+}
+
 /**
  * Runs a prepared check: cache, credits, run, scoring. Returns the outcome and assessment (not yet a result).
  * Rejects with INSUFFICIENT_CREDITS when the ledger cannot cover the lookup; never for data reasons.
@@ -204,7 +221,8 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     let hit: CacheEntry | undefined
     try {
       const got = cache.get(key, runOptions.nowMs ?? ctx.now().getTime())
-      hit = isPromise(got) ? await got : got
+      const answered = isPromise(got) ? await within(got, ctx.options.cacheTimeoutMs) : got
+      hit = answered === LATE ? undefined : answered // a cache that does not answer in time is a miss
     } catch {
       hit = undefined // a failing cache (e.g. its server is down) is a miss, not a failed lookup
     }
@@ -241,7 +259,7 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
     const write = async () => {
       try {
         const w = cache.set(key, entry, env.cacheTtlMs)
-        if (isPromise(w)) await w
+        if (isPromise(w)) await within(w, ctx.options.cacheTimeoutMs) // past it, the answer goes out uncached (or later)
       } catch {
         // not cached this time; the answer itself is good
       }

@@ -143,6 +143,11 @@ export interface RiskcheckOptions {
   credits?: number | CreditLedger
   /** Time limit of each part of a combined check, in ms (default 15000). */
   partTimeoutMs?: number
+  /**
+   * Longest wait for the result cache's `get` or `set`, in ms (default 1000): a `get` not answered by then is a miss, a
+   * `set` not finished by then no longer holds the answer. For a cache of your own (a Redis or SQL one).
+   */
+  cacheTimeoutMs?: number
   /** The bulk engine (`rc.bulk`): store, concurrency, completion callback. */
   bulk?: BulkOptions
   /**
@@ -190,6 +195,7 @@ export interface ResolvedOptions {
   phone: { carrierSource: unknown; carrierTimeoutMs: number }
   now: () => Date
   partTimeoutMs: number
+  cacheTimeoutMs: number
   /** Reports a warning; each distinct code + message once per instance. */
   warn: (warning: RiskcheckWarning) => void
   /** The data directory (null: the bundled data). */
@@ -198,7 +204,7 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = new Set([
-  'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs', 'bulk', 'onWarning',
+  'mode', 'offline', 'dns', 'smtp', 'rdap', 'ip', 'phone', 'cache', 'now', 'scoring', 'credits', 'partTimeoutMs', 'cacheTimeoutMs', 'bulk', 'onWarning',
   'dataDir', 'dataCheckIntervalMs', 'lists', 'outcomes', 'velocity',
 ])
 
@@ -319,6 +325,7 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     },
     now: options.now ?? (() => new Date()),
     partTimeoutMs: readSetting('partTimeoutMs', top.partTimeoutMs),
+    cacheTimeoutMs: readSetting('cacheTimeoutMs', top.cacheTimeoutMs),
     warn: warnOnce(options.onWarning ?? emitProcessWarning),
     dataDir: readSetting('dataDir', top.dataDir),
     dataCheckIntervalMs: readSetting('dataCheckIntervalMs', top.dataCheckIntervalMs),
