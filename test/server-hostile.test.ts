@@ -56,6 +56,11 @@ const CASES: Case[] = [
   // Point 7: media types, methods, enums, empty inputs.
   { name: 'JSON sent as text/plain', method: 'POST', url: '/v1/ip', headers: { 'content-type': 'text/plain' }, payload: '{"ip":"8.8.8.8"}', status: 415, code: 'INVALID_REQUEST', header: ['accept-post', 'application/json'], mentions: /application\/json/ },
   { name: 'a body without Content-Type', method: 'POST', url: '/v1/email', headers: { 'content-length': '28' }, payload: '{"email":"jane@example.org"}', status: 415, code: 'INVALID_REQUEST', mentions: /application\/json/ },
+  // A body declared in another charset was read as UTF-8 all the same.
+  { name: 'JSON declared as UTF-16', method: 'POST', url: '/v1/ip', headers: { 'content-type': 'application/json; charset=utf-16' }, payload: '{"ip":"8.8.8.8"}', status: 415, code: 'INVALID_REQUEST', header: ['accept-post', 'application/json'], mentions: /charset "utf-16" is not accepted/ },
+  { name: 'JSON declared as Latin-1 (quoted)', method: 'POST', url: '/v1/ip', headers: { 'content-type': 'application/json;Charset="ISO-8859-1"' }, payload: '{"ip":"8.8.8.8"}', status: 415, code: 'INVALID_REQUEST', mentions: /"ISO-8859-1"/ },
+  { name: 'JSON declared as UTF-8, quoted and in capitals, is fine', method: 'POST', url: '/v1/ip', headers: { 'content-type': 'application/json; CHARSET="UTF-8"' }, payload: '{"ip":"192.0.2.1"}', key: 'test', status: 200 },
+  { name: 'JSON declared as US-ASCII is fine', method: 'POST', url: '/v1/ip', headers: { 'content-type': 'application/json;charset=us-ascii' }, payload: '{"ip":"192.0.2.1"}', key: 'test', status: 200 },
   { name: 'a form-encoded body', method: 'POST', url: '/v1/ip', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'ip=8.8.8.8', status: 415, code: 'INVALID_REQUEST' },
   { name: 'malformed JSON', method: 'POST', url: '/v1/ip', headers: json, payload: '{"ip":', status: 400, code: 'INVALID_REQUEST', mentions: /not valid JSON/ },
   { name: 'prototype poisoning', method: 'POST', url: '/v1/ip', headers: json, payload: '{"ip":"8.8.8.8","__proto__":{"admin":true}}', status: 400, code: 'INVALID_REQUEST', mentions: /__proto__/ },

@@ -19,8 +19,8 @@ export function errorEnvelope(code: ErrorCode, message: string, requestId: strin
 
 /**
  * A request refused for its form rather than its content, with the HTTP status that says so precisely and one of the
- * documented codes: 405 + `Allow` (wrong method), 408 (too slow), 415 (not JSON, or a Content-Encoding the server does
- * not decode), 431 (request line and headers over 16 KB).
+ * documented codes: 405 + `Allow` (wrong method), 408 (too slow), 415 (not JSON, JSON in a charset other than UTF-8, or
+ * a Content-Encoding the server does not decode), 431 (request line and headers over 16 KB).
  */
 export class HttpRejection extends Error {
   override readonly name = 'HttpRejection'

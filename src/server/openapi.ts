@@ -32,11 +32,11 @@ export function routeErrorCodes(route: RouteDef): ErrorCode[] {
 
 /**
  * Answers of a route with a status other than its code's own (see {@link HttpRejection}): 415 for a body that is not
- * JSON or is compressed. (405, 408 and 431 can answer any path; docs/api.md lists them once.)
+ * JSON in UTF-8 or is compressed. (405, 408 and 431 can answer any path; docs/api.md lists them once.)
  */
 export function routeRejections(route: RouteDef): Array<{ status: number; code: ErrorCode; description: string }> {
   return route.body
-    ? [{ status: 415, code: 'INVALID_REQUEST', description: 'INVALID_REQUEST: the body is not `application/json`, or has a Content-Encoding other than identity.' }]
+    ? [{ status: 415, code: 'INVALID_REQUEST', description: 'INVALID_REQUEST: the body is not `application/json` in UTF-8, or has a Content-Encoding other than identity.' }]
     : []
 }
 

@@ -1,7 +1,7 @@
 /**
  * The request's form, checked before any work on its content; every refusal is the error envelope with a request id
  * (docs/api.md): client errors of Node's HTTP parser (431, 400, 408) answered on the socket, JSON nested deeper than
- * {@link MAX_BODY_DEPTH}, bodies that are not `application/json` (415) or are compressed (415). Why: docs/decisions.md,
+ * {@link MAX_BODY_DEPTH}, bodies that are not `application/json` in UTF-8 (415) or are compressed (415). Why: docs/decisions.md,
  * "HTTP API" → "error statuses" and "bounded bodies" and "compressed request bodies".
  */
 import { STATUS_CODES } from 'node:http'
@@ -38,14 +38,39 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
   return false
 }
 
+/** Charsets a JSON body may declare: UTF-8, and US-ASCII (a subset of it). */
+const JSON_CHARSETS = new Set(['utf-8', 'us-ascii'])
+
 /**
- * Replaces Fastify's body parsers by one: `application/json`, refused when nested too deep, then parsed by Fastify's
- * own JSON parser (prototype-poisoning protection kept). Any other media type is a 415.
+ * The charset a Content-Type declares when it is neither UTF-8 nor US-ASCII (`utf-16`, as sent), else undefined.
+ * Names are compared without case and quotes (`charset="UTF-8"` is UTF-8).
+ */
+export function foreignCharset(contentType: string | undefined): string | undefined {
+  for (const param of (contentType ?? '').split(';').slice(1)) {
+    const eq = param.indexOf('=')
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue
+    let value = param.slice(eq + 1).trim()
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1)
+    if (!JSON_CHARSETS.has(value.toLowerCase())) return value
+  }
+  return undefined
+}
+
+/**
+ * Replaces Fastify's body parsers by one: `application/json`, refused when in another charset than UTF-8 (the body
+ * would be read as UTF-8 all the same) or nested too deep, then parsed by Fastify's own JSON parser
+ * (prototype-poisoning protection kept). Any other media type is a 415.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = foreignCharset(request.headers['content-type'])
+    if (charset !== undefined) {
+      const message = `The request body must be UTF-8: charset ${JSON.stringify(charset.slice(0, 40))} is not accepted.`
+      done(new HttpRejection(415, 'INVALID_REQUEST', message, { 'Accept-Post': 'application/json' }), undefined)
+      return
+    }
     // no body with a JSON Content-Type is no body: a route whose body is optional takes it, one that needs one says so
     if ((body as string).length === 0) {
       done(null, undefined)
