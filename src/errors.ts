@@ -50,7 +50,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
  * `GET /docs/errors` are both written from it.
  */
 export const ERROR_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
-  INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), control characters in text, a malformed Idempotency-Key',
+  INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), control characters in text, a malformed Idempotency-Key, a `cursor` that is no `next_cursor` of the API',
   INVALID_INPUT: 'a value that cannot be looked up at all (an IP field that is no IP address, a domain with no host, an empty bulk job)',
   MISSING_FIELD: 'a required field is missing',
   UNAUTHORIZED: 'no key, a malformed, unknown or revoked key, or more than one Authorization header',
@@ -105,6 +105,14 @@ export function invalidInput(message: string, field?: string): RiskcheckError {
 /** A required field is missing (400 MISSING_FIELD). */
 export function missingField(message: string, field?: string): RiskcheckError {
   return new RiskcheckError('MISSING_FIELD', message, field === undefined ? {} : { field })
+}
+
+/**
+ * A page's `cursor` that is not a `next_cursor` this API gave, in the form it gave it (400 INVALID_REQUEST): every
+ * paginated route refuses a malformed or made-up cursor with this one message.
+ */
+export function foreignCursor(): RiskcheckError {
+  return new RiskcheckError('INVALID_REQUEST', '`cursor` is not one this API gave.', { field: 'cursor' })
 }
 
 /** True when `e` is a {@link RiskcheckError}, optionally of the given code. */

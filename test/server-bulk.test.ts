@@ -172,6 +172,20 @@ describe('results, CSV, list, cancel, retry', () => {
     expect((await s.get(`/v1/bulk/jobs/${id}/results?cursor=nonsense!`, s.test)).body.error.code).toBe('INVALID_REQUEST')
   })
 
+  it('takes only a cursor of the form the pages give; any other is one message, on every paged route', async () => {
+    const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64url')
+    const page = await s.get(`/v1/bulk/jobs/${id}/results?limit=10`, s.test)
+    expect(page.body.next_cursor).toBe(b64(`r1|${id}|10|`))
+    // the row index written otherwise than the pages write it, the tag alone, another job's, text that is no cursor
+    const forged = [b64(`r1|${id}|010|`), b64(`r1|${id}|10|maybe`), b64('r1'), b64(`r1|bulk_other|10|`), 'nonsense!']
+    const results = await Promise.all(forged.map((c) => s.get(`/v1/bulk/jobs/${id}/results?cursor=${c}`, s.test)))
+    const lists = await Promise.all([b64('j1|007'), b64('j1'), 'abc'].map((c) => s.get(`/v1/bulk/jobs?cursor=${c}`, s.test)))
+    for (const r of [...results, ...lists]) {
+      expect(r.status, r.raw).toBe(400)
+      expect(r.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
+    }
+  })
+
   it('filters by action (with paging)', async () => {
     const all = (await s.get(`/v1/bulk/jobs/${id}/results?limit=1000`, s.test)).body.data as Array<{ action: string | null; input: string }>
     for (const action of ['approve', 'verify', 'review', 'block'] as const) {

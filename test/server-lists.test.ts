@@ -199,6 +199,22 @@ describe('lists API on SQLite', () => {
     expect((await s.get(`/v1/lists/${id}/items?cursor=!!`, live)).body.error.code).toBe('INVALID_REQUEST')
   })
 
+  it('takes only a cursor of the form its pages give: a value of the list, normalised, in base64url', async () => {
+    const id = await createList(live, { name: 'Cursors', kind: 'block', item_type: 'asn' })
+    await s.post(`/v1/lists/${id}/items`, { values: ['AS64500', 'AS64501', 'AS64502'] }, live)
+    const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64url')
+    // well-formed base64url of text that is no normalised ASN: each was a page (of odd contents), now a 400
+    for (const text of ['hello world', 'as64500', '64500', 'AS64500 ', 'AS']) {
+      const r = await s.get(`/v1/lists/${id}/items?cursor=${b64(text)}`, live)
+      expect(r.status, text).toBe(400)
+      expect(r.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
+    }
+    const first = await s.get(`/v1/lists/${id}/items?limit=1`, live)
+    expect(first.body.next_cursor).toBe(b64('AS64500'))
+    const next = await s.get(`/v1/lists/${id}/items?limit=1&cursor=${first.body.next_cursor}`, live)
+    expect(next.body.data.map((i: { value: string }) => i.value)).toEqual(['AS64501'])
+  })
+
   it('adds 100,000 values in one call, in one transaction; more is 413', async () => {
     const id = await createList(live, { name: 'Big', kind: 'block', item_type: 'email' })
     const values = Array.from({ length: 100_000 }, (_, i) => `user${i}@bigcorp.io`)

@@ -242,6 +242,9 @@ for (const engine of ENGINES) {
       expect(seen.size).toBe(1002) // the 1,000 and the delivered of the first case and of the latest-label case
       expect(pages).toBe(11)
       expect((await call(h, 'GET', '/v1/outcomes?cursor=abc', h.live)).status).toBe(400)
+      for (const forged of ['abc', '007', '99999999999999999', '9999999999999999']) {
+        expect((await call(h, 'GET', `/v1/outcomes?cursor=${forged}`, h.live)).body.error, forged).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
+      }
     })
 
     it('the retention sweep deletes outcomes and kept inputs older than the retention', async () => {

@@ -271,6 +271,9 @@ for (const engine of ENGINES) {
       const page2 = await call(h, 'GET', `/v1/reviews?limit=1&cursor=${page1.body.next_cursor}`, h.key)
       expect(page2.body.data[0].id).not.toBe(page1.body.data[0].id)
       expect((await call(h, 'GET', '/v1/reviews?cursor=abc', h.key)).status).toBe(400)
+      for (const forged of ['abc', '007', '9999999999999999']) {
+        expect((await call(h, 'GET', `/v1/reviews?cursor=${forged}`, h.key)).body.error, forged).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
+      }
       // a number out of range is said in words (before: "`limit` must match pattern \"^(100|[1-9][0-9]?)$\"")
       expect((await call(h, 'GET', '/v1/reviews?limit=0', h.key)).body.error.message).toBe('`limit` must be a whole number from 1 to 100.')
       expect((await call(h, 'GET', '/v1/reviews?min_score=101', h.key)).body.error.message).toBe('`min_score` must be a whole number from 0 to 100.')

@@ -1,24 +1,21 @@
 /**
  * Opaque paging cursors of the bulk API. A results cursor names the job, the next row index and the action filter it
  * was made for, so a cursor used with another job or another filter is rejected instead of silently skipping rows.
- * A job-list cursor names the creation sequence number to continue below.
+ * A job-list cursor names the creation sequence number to continue below. A cursor is taken only in the very form
+ * this module writes it.
  */
-import { RiskcheckError } from '../errors.js'
+import { foreignCursor, RiskcheckError } from '../errors.js'
 import { ACTIONS, type Action } from '../schema.js'
 
 const MAX_CURSOR_LENGTH = 200
 
 const encode = (s: string) => Buffer.from(s, 'utf8').toString('base64url')
 
-function decode(cursor: unknown, field: string): string[] {
+function decode(cursor: unknown): string[] {
   if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) {
-    throw badCursor(field)
+    throw foreignCursor()
   }
   return Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-}
-
-function badCursor(field = 'cursor'): RiskcheckError {
-  return new RiskcheckError('INVALID_REQUEST', 'The cursor is not valid here; pass the next_cursor of the previous page.', { field })
 }
 
 /** Cursor of the results page starting at row `index` of job `jobId` with the filter `action`. */
@@ -31,12 +28,12 @@ export function encodeResultsCursor(jobId: string, index: number, action: Action
  * another job or another action filter.
  */
 export function decodeResultsCursor(cursor: unknown, jobId: string, action: Action | null): number {
-  const parts = decode(cursor, 'cursor')
+  const parts = decode(cursor)
   const [tag, id, index, act] = parts
-  if (parts.length !== 4 || tag !== 'r1' || id !== jobId || index === undefined || !/^\d{1,7}$/.test(index)) throw badCursor()
-  if ((act === '' ? null : act) !== action || (act !== '' && !ACTIONS.includes(act as Action))) {
-    throw new RiskcheckError('INVALID_REQUEST', 'The cursor was made for another action filter.', { field: 'cursor' })
-  }
+  if (parts.length !== 4 || tag !== 'r1' || id !== jobId || index === undefined || !/^\d{1,7}$/.test(index)) throw foreignCursor()
+  if (act !== '' && !ACTIONS.includes(act as Action)) throw foreignCursor()
+  if ((act === '' ? null : act) !== action) throw new RiskcheckError('INVALID_REQUEST', 'The cursor was made for another action filter.', { field: 'cursor' })
+  if (encodeResultsCursor(jobId, Number(index), action) !== cursor) throw foreignCursor()
   return Number(index)
 }
 
@@ -47,8 +44,8 @@ export function encodeListCursor(seq: number): string {
 
 /** The sequence number a job-list cursor continues below. Throws INVALID_REQUEST when malformed. */
 export function decodeListCursor(cursor: unknown): number {
-  const parts = decode(cursor, 'cursor')
+  const parts = decode(cursor)
   const [tag, seq] = parts
-  if (parts.length !== 2 || tag !== 'j1' || seq === undefined || !/^\d{1,15}$/.test(seq)) throw badCursor()
+  if (parts.length !== 2 || tag !== 'j1' || seq === undefined || !/^\d{1,15}$/.test(seq) || encodeListCursor(Number(seq)) !== cursor) throw foreignCursor()
   return Number(seq)
 }

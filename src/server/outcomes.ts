@@ -5,7 +5,7 @@
  */
 import { LRUCache } from 'lru-cache'
 import { createHmac, randomBytes } from 'node:crypto'
-import { RiskcheckError } from '../errors.js'
+import { foreignCursor, RiskcheckError } from '../errors.js'
 import type { AnswerLabels } from '../lookup.js'
 import { answerValues, axisOf, foldLabels, labelFactors, outcomeInputKey, type LabelSets } from '../outcomes/rules.js'
 import { OUTCOME_INPUT_TYPES, type OutcomeInputType } from '../schema.js'
@@ -274,7 +274,7 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
     async list(owner, query) {
       let beforeSeq: number | undefined
       if (query.cursor !== undefined) {
-        if (!/^[1-9][0-9]{0,15}$/.test(query.cursor)) throw new RiskcheckError('INVALID_REQUEST', 'cursor is not a next_cursor of this list.')
+        if (!/^[1-9][0-9]{0,15}$/.test(query.cursor) || !Number.isSafeInteger(Number(query.cursor))) throw foreignCursor()
         beforeSeq = Number(query.cursor)
       }
       const page = await need().listOutcomes(owner.orgId, owner.mode, {

@@ -5,7 +5,7 @@
  * list of the org, and writes the `review.decided` event. Why it is built this way: docs/decisions.md "Review queue".
  */
 import { randomBytes } from 'node:crypto'
-import { RiskcheckError } from '../errors.js'
+import { foreignCursor, RiskcheckError } from '../errors.js'
 import { normalizeListValue } from '../lists/normalize.js'
 import type { ListItemType } from '../lists/types.js'
 import type { LookupResult } from '../schema.js'
@@ -220,7 +220,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       queue.add(entry)
     },
     async list(owner, query) {
-      if (query.cursor !== undefined && !CURSOR.test(query.cursor)) throw invalid('cursor is not a next_cursor of this list.')
+      if (query.cursor !== undefined && (!CURSOR.test(query.cursor) || !Number.isSafeInteger(Number(query.cursor)))) throw foreignCursor()
       const { cursor, ...filters } = query
       await flush()
       const page = await need().listReviews(owner.orgId, owner.mode, { ...filters, ...(cursor !== undefined ? { beforeSeq: Number(cursor) } : {}) })

@@ -9,7 +9,7 @@
  * from the next lookup, on every instance.
  */
 import { Type } from '@sinclair/typebox'
-import { RiskcheckError } from '../../errors.js'
+import { foreignCursor, RiskcheckError } from '../../errors.js'
 import { instantOfText } from '../../instant.js'
 import { itemReasonProblem, listNameProblem, MAX_ITEM_REASON, MAX_ITEMS_PER_LIST, MAX_LIST_NAME, MAX_LISTS } from '../../lists/compile.js'
 import { MAX_VALUE_LENGTH, normalizeListValue } from '../../lists/normalize.js'
@@ -154,9 +154,12 @@ function normalizedOrRefuse(type: ListItemType, raw: string, field: string): str
 
 /** A cursor (the last value of a page) as sent, and back. */
 const encodeCursor = (value: string) => Buffer.from(value, 'utf8').toString('base64url')
-function decodeCursor(cursor: string): string {
+/** The value a cursor continues after: a value of the list's item type in its normalised form, as the pages give them. */
+function decodeCursor(cursor: string, type: ListItemType): string {
   const value = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
-  if (value === '' || encodeCursor(value) !== cursor) throw new RiskcheckError('INVALID_REQUEST', '`cursor` is not a next_cursor of this list.', { field: 'cursor' })
+  if (value === '' || encodeCursor(value) !== cursor) throw foreignCursor()
+  const n = normalizeListValue(type, value)
+  if (!n.ok || n.value !== value) throw foreignCursor()
   return value
 }
 
@@ -318,7 +321,7 @@ function itemRoutes(): RouteDef[] {
         const limit = query.limit === undefined ? 100 : Number(query.limit)
         if (limit < 1 || limit > 1000) throw new RiskcheckError('INVALID_REQUEST', '`limit` must be 1 to 1000.', { field: 'limit' })
         const page = await store.listItems(owner, params.id, {
-          after: query.cursor === undefined ? null : decodeCursor(query.cursor),
+          after: query.cursor === undefined ? null : decodeCursor(query.cursor, list.itemType),
           limit,
           ...(query.value !== undefined ? { value: normalizedOrRefuse(list.itemType, query.value, 'value') } : {}),
         })
