@@ -277,6 +277,11 @@ for (const engine of ENGINES) {
       // a number out of range is said in words (before: "`limit` must match pattern \"^(100|[1-9][0-9]?)$\"")
       expect((await call(h, 'GET', '/v1/reviews?limit=0', h.key)).body.error.message).toBe('`limit` must be a whole number from 1 to 100.')
       expect((await call(h, 'GET', '/v1/reviews?min_score=101', h.key)).body.error.message).toBe('`min_score` must be a whole number from 0 to 100.')
+      // a range with no score in it is the query's mistake (it was answered an empty page)
+      const empty = await call(h, 'GET', '/v1/reviews?min_score=80&max_score=20', h.key)
+      expect(empty.status).toBe(400)
+      expect(empty.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`min_score` (80) must not be greater than `max_score` (20).' })
+      expect((await call(h, 'GET', `/v1/reviews?min_score=${a.body.data.risk.score}&max_score=${a.body.data.risk.score}&type=email`, h.key)).body.data).toHaveLength(1)
 
       const id = pending.body.data[1].id
       const ok = await call(h, 'POST', `/v1/reviews/${id}/decision`, h.key, { decision: 'approve' })

@@ -221,6 +221,10 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     },
     async list(owner, query) {
       if (query.cursor !== undefined && (!CURSOR.test(query.cursor) || !Number.isSafeInteger(Number(query.cursor)))) throw foreignCursor()
+      // an empty range is a mistake of the query, not an empty queue
+      if (query.minScore !== undefined && query.maxScore !== undefined && query.minScore > query.maxScore) {
+        throw invalid(`\`min_score\` (${query.minScore}) must not be greater than \`max_score\` (${query.maxScore}).`)
+      }
       const { cursor, ...filters } = query
       await flush()
       const page = await need().listReviews(owner.orgId, owner.mode, { ...filters, ...(cursor !== undefined ? { beforeSeq: Number(cursor) } : {}) })

@@ -64,7 +64,7 @@ const ReviewQuery = Type.Object(
   {
     type: Type.Optional(Type.Union(LOOKUP_TYPES.map((t) => Type.Literal(t)))),
     status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('decided')])),
-    min_score: Score('Only scores of at least this (0–100).'),
+    min_score: Score('Only scores of at least this (0–100; not above `max_score`).'),
     max_score: Score('Only scores of at most this (0–100).'),
     factor: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'Only entries where this factor fired.' })),
     limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, 1 to 100 (default 50).' })),
