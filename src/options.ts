@@ -11,6 +11,7 @@ import type { ListsOption } from './lists/types.js'
 import type { OutcomesOption } from './outcomes/holder.js'
 import type { VelocityOptions } from './velocity/counter.js'
 import { parseSmtpProxies } from './sources/smtp/proxy.js'
+import { defaultMailFrom, heloNameWithMailFromProblem } from './sources/smtp/source-options.js'
 import { badOption } from './option-checks.js'
 import { readSetting } from './settings.js'
 
@@ -233,7 +234,11 @@ export function resolveOptions(options: RiskcheckOptions = {}): ResolvedOptions 
     'enabled', 'port', 'heloName', 'mailFrom', 'timeoutMs', 'totalTimeoutMs', 'maxConnectionsPerHost', 'maxRejectionsPerSession', 'proxy', 'allowPrivateHosts',
   ])
   const heloName = read<string>('smtp.heloName', smtp)
-  const mailFrom = readSetting<string | null>('smtp.mailFrom', smtp.mailFrom) ?? `verify@${heloName}`
+  const mailFrom = readSetting<string | null>('smtp.mailFrom', smtp.mailFrom) ?? defaultMailFrom(heloName)
+  // the default MAIL FROM (verify@ + heloName) must fit too: the SMTP source, built at first use, would refuse it
+  // there, and every mailbox check would fail
+  const heloWhy = heloNameWithMailFromProblem(heloName, smtp.mailFrom !== undefined)
+  if (heloWhy) bad('smtp.heloName', heloWhy)
   parseSmtpProxies(smtp.proxy, 'smtp.proxy') // throws a TypeError naming the entry (never echoing credentials)
   const smtpProxy = smtp.proxy === undefined ? [] : typeof smtp.proxy === 'string' ? [smtp.proxy] : [...(smtp.proxy as string[])]
 

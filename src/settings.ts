@@ -7,7 +7,7 @@
 import { isIP, isIPv4, isIPv6 } from 'node:net'
 import { badOption, describeBounds, withinBounds } from './option-checks.js'
 import { SMTP_DEFAULTS } from './sources/smtp/defaults.js'
-import { mailFromProblem } from './sources/smtp/source-options.js'
+import { defaultMailFrom, HOST_LABEL_MAX, HOST_NAME_MAX, heloNameProblem, mailFromProblem } from './sources/smtp/source-options.js'
 import { DNS_DEFAULTS } from './sources/dns.js'
 import { CACHE_TTL_MS } from './cache.js'
 import { DEFAULT_BULK_CONCURRENCY, MAX_BULK_INPUTS } from './bulk/limits.js'
@@ -138,9 +138,9 @@ export const SETTINGS: readonly Setting[] = [
     path: 'smtp.heloName',
     kind: 'string',
     default: SMTP_DEFAULTS.heloName,
-    maxLength: 255,
-    item: (s) => (/^[A-Za-z0-9.:[\]-]{1,255}$/.test(s) ? null : 'must be a host name'),
-    description: 'name sent with EHLO: set it to a name that resolves to your sending host',
+    maxLength: HOST_NAME_MAX,
+    item: heloNameProblem,
+    description: `name sent with EHLO: set it to a name that resolves to your sending host (at most ${HOST_NAME_MAX} characters, labels at most ${HOST_LABEL_MAX}; ${254 - defaultMailFrom('').length} without \`smtp.mailFrom\`), or an address literal such as \`[192.0.2.1]\``,
     flag: 'helo',
     flagValue: 'NAME',
   },

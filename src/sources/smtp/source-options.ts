@@ -1,4 +1,5 @@
 /** Options of the SMTP source, their validation (a TypeError at creation) and their defaults. */
+import { isIPv4, isIPv6 } from 'node:net'
 import { isSendable, randomLocalPart as defaultRandomLocalPart } from './address.js'
 import { SMTP_DEFAULTS } from './defaults.js'
 import { badOption, numberOption } from '../../option-checks.js'
@@ -104,11 +105,49 @@ export function mailFromProblem(address: string): string | null {
   return isSendable(address) ? null : 'must be an email address (local@domain, at most 254 bytes, no spaces, control characters or angle brackets)'
 }
 
+/** Longest host name (RFC 1035: 255 octets on the wire, 253 characters as text) and longest label of one. */
+export const HOST_NAME_MAX = 253
+export const HOST_LABEL_MAX = 63
+
+/**
+ * Why `name` cannot be sent with EHLO/HELO (a phrase after "must …"), or null when it can: a host name of at most
+ * {@link HOST_NAME_MAX} characters whose dot-separated labels are 1 to {@link HOST_LABEL_MAX} letters, digits or
+ * hyphens, or an address literal (`[192.0.2.1]`, `[IPv6:2001:db8::1]`, RFC 5321 section 4.1.3).
+ */
+export function heloNameProblem(name: string): string | null {
+  if (name.startsWith('[')) {
+    const inner = name.endsWith(']') ? name.slice(1, -1) : ''
+    const v6 = /^ipv6:/i.test(inner) ? inner.slice(5) : null
+    return (v6 === null ? isIPv4(inner) : isIPv6(v6)) ? null : 'must be an address literal such as [192.0.2.1] or [IPv6:2001:db8::1], or a host name'
+  }
+  if (name.length === 0 || name.length > HOST_NAME_MAX) return `must be a host name of 1 to ${HOST_NAME_MAX} characters (got ${name.length})`
+  for (const label of name.split('.')) {
+    if (label.length === 0) return 'must be a host name: no empty label (two dots in a row, or a dot at either end)'
+    if (label.length > HOST_LABEL_MAX) return `must be a host name whose labels are at most ${HOST_LABEL_MAX} characters (one has ${label.length})`
+    if (!/^[A-Za-z0-9-]+$/.test(label)) return 'must be a host name' // letters, digits, hyphens and dots
+  }
+  return null
+}
+
+/** The MAIL FROM sent when none is set: `verify@` + the EHLO name. */
+export const defaultMailFrom = (heloName: string): string => `verify@${heloName}`
+
+/**
+ * Why `heloName` cannot be sent, read with the MAIL FROM it implies when `smtp.mailFrom` is not set (the default
+ * `verify@` + heloName must fit 254 bytes too), or null when both can. `createRiskcheck` and the source share it.
+ */
+export function heloNameWithMailFromProblem(heloName: string, mailFromSet: boolean): string | null {
+  const why = heloNameProblem(heloName)
+  if (why || mailFromSet || mailFromProblem(defaultMailFrom(heloName)) === null) return why
+  return `must be at most ${254 - defaultMailFrom('').length} characters without \`smtp.mailFrom\` (the default MAIL FROM, ${defaultMailFrom('')} + heloName, is at most 254)`
+}
+
 /** Validates the source options and fills in defaults; throws a TypeError naming the first bad one. */
 export function resolveSmtpSettings(opts: SmtpSourceOptions): SmtpSettings {
   const heloName = opts.heloName ?? SMTP_DEFAULTS.heloName
-  if (!/^[A-Za-z0-9.:[\]-]{1,255}$/.test(heloName)) throw new TypeError('smtp.heloName must be a host name')
-  const mailFrom = opts.mailFrom ?? `verify@${heloName}`
+  const heloWhy = typeof heloName === 'string' ? heloNameWithMailFromProblem(heloName, opts.mailFrom !== undefined) : 'must be a string'
+  if (heloWhy) badOption('smtp.heloName', heloWhy)
+  const mailFrom = opts.mailFrom ?? defaultMailFrom(heloName)
   const mailFromWhy = mailFrom === '' ? null : mailFromProblem(mailFrom)
   if (mailFromWhy) badOption('smtp.mailFrom', `${mailFromWhy} or "" (the null sender)`)
   return {
