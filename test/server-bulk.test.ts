@@ -169,6 +169,14 @@ describe('results, CSV, list, cancel, retry', () => {
     expect(big.body.next_cursor).toBeNull()
     expect((await s.get(`/v1/bulk/jobs/${id}/results?limit=1001`, s.test)).body.error.code).toBe('INVALID_REQUEST')
     expect((await s.get(`/v1/bulk/jobs/${id}/results?limit=0`, s.test)).body.error.code).toBe('INVALID_REQUEST')
+    // one rule for numbers in a query on every route: plain decimal, no leading zero (they were taken here, refused on reviews)
+    for (const url of [`/v1/bulk/jobs/${id}/results?limit=01`, `/v1/bulk/jobs/${id}/results?limit=0000010`, '/v1/bulk/jobs?limit=01', '/v1/bulk/jobs?limit=+5']) {
+      const r = await s.get(url, s.test)
+      expect(r.status, url).toBe(400)
+      expect(r.body.error.message, url).toMatch(/^`limit` must be a whole number from 1 to (100|1000)\.$/)
+    }
+    expect((await s.get(`/v1/bulk/jobs/${id}/results?limit=1001`, s.test)).body.error.message).toBe('`limit` must be a whole number from 1 to 1000.')
+    expect((await s.get(`/v1/bulk/jobs/${id}/results?limit=10`, s.test)).body.data).toHaveLength(10)
     expect((await s.get(`/v1/bulk/jobs/${id}/results?cursor=nonsense!`, s.test)).body.error.code).toBe('INVALID_REQUEST')
   })
 

@@ -199,6 +199,18 @@ describe('lists API on SQLite', () => {
     expect((await s.get(`/v1/lists/${id}/items?cursor=!!`, live)).body.error.code).toBe('INVALID_REQUEST')
   })
 
+  it('takes `limit` as every route takes a number in its query: plain decimal, no leading zero (`limit=01` was taken here)', async () => {
+    const id = await createList(live, { name: 'Limits', kind: 'block', item_type: 'asn' })
+    await s.post(`/v1/lists/${id}/items`, { values: ['AS64500', 'AS64501'] }, live)
+    for (const limit of ['01', '0001', '1001', '0', '+1']) {
+      const r = await s.get(`/v1/lists/${id}/items?limit=${encodeURIComponent(limit)}`, live)
+      expect(r.status, limit).toBe(400)
+      expect(r.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`limit` must be a whole number from 1 to 1000.' })
+    }
+    expect((await s.get(`/v1/lists/${id}/items?limit=1`, live)).body.data).toHaveLength(1)
+    expect((await s.get(`/v1/lists/${id}/items?limit=1000`, live)).body.data).toHaveLength(2)
+  })
+
   it('takes only a cursor of the form its pages give: a value of the list, normalised, in base64url', async () => {
     const id = await createList(live, { name: 'Cursors', kind: 'block', item_type: 'asn' })
     await s.post(`/v1/lists/${id}/items`, { values: ['AS64500', 'AS64501', 'AS64502'] }, live)

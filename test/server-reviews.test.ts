@@ -277,6 +277,8 @@ for (const engine of ENGINES) {
       // a number out of range is said in words (before: "`limit` must match pattern \"^(100|[1-9][0-9]?)$\"")
       expect((await call(h, 'GET', '/v1/reviews?limit=0', h.key)).body.error.message).toBe('`limit` must be a whole number from 1 to 100.')
       expect((await call(h, 'GET', '/v1/reviews?min_score=101', h.key)).body.error.message).toBe('`min_score` must be a whole number from 0 to 100.')
+      expect((await call(h, 'GET', '/v1/reviews?limit=01', h.key)).body.error.message).toBe('`limit` must be a whole number from 1 to 100.')
+      expect((await call(h, 'GET', '/v1/reviews?max_score=007', h.key)).body.error.message).toBe('`max_score` must be a whole number from 0 to 100.')
       // a range with no score in it is the query's mistake (it was answered an empty page)
       const empty = await call(h, 'GET', '/v1/reviews?min_score=80&max_score=20', h.key)
       expect(empty.status).toBe(400)

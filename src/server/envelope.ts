@@ -6,6 +6,7 @@
  */
 import { errorAnchor, ERROR_STATUS, RiskcheckError, type ErrorCode } from '../errors.js'
 import type { ErrorEnvelope } from '../schema.js'
+import { queryIntegerMessage } from './query-integer.js'
 import { textRuleMessage } from './text.js'
 import { OUTAGE_RETRY_AFTER_SECONDS, outageOf, unavailableError, type Dependency } from './outage.js'
 
@@ -91,12 +92,6 @@ function allowedOf(issues: ValidationIssue[], path: string): string {
   return 'has a value that is not allowed'
 }
 
-/** Query numbers checked by a pattern (a query parameter is text), in words rather than the pattern's source. */
-const NUMBER_PATTERNS: Readonly<Record<string, string>> = {
-  '^(100|[1-9][0-9]?)$': 'must be a whole number from 1 to 100',
-  '^(100|[1-9]?[0-9])$': 'must be a whole number from 0 to 100',
-}
-
 function validationMessage(issues: ValidationIssue[], context: string | undefined): { code: ErrorCode; message: string } {
   const missing = issues.find((i) => i.keyword === 'required')
   if (missing) return { code: 'MISSING_FIELD', message: `\`${fieldName(missing, context)}\` is required.` }
@@ -128,7 +123,7 @@ function validationMessage(issues: ValidationIssue[], context: string | undefine
     case 'anyOf':
       return { code: 'INVALID_REQUEST', message: `\`${field}\` ${allowedOf(issues, issue.instancePath ?? '')}.` }
     case 'pattern': {
-      const rule = textRuleMessage(issue.params?.pattern) ?? NUMBER_PATTERNS[String(issue.params?.pattern)]
+      const rule = textRuleMessage(issue.params?.pattern) ?? queryIntegerMessage(issue.params?.pattern)
       if (rule) return { code: 'INVALID_REQUEST', message: `\`${field}\` ${rule}.` }
       return { code: 'INVALID_REQUEST', message: `\`${field}\` ${issue.message ?? 'is invalid'}.` }
     }

@@ -12,12 +12,13 @@ import { CSV_BASE_COLUMNS } from '../../bulk/csv.js'
 import { ACTIONS, BULK_TYPES, BulkJobSchema, BulkResultRowSchema } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkOwner } from '../store/contracts/bulk.js'
+import { QueryInteger } from '../query-integer.js'
 import { NO_NUL_PATTERN, Text } from '../text.js'
 import { defineRoute, EmptyBody, type RouteDef, type ServerContext } from './types.js'
 
 /** Largest body of POST /v1/bulk/jobs: 100,000 inputs of up to ~300 characters (only this route). */
 
-/** The engine's paging options from a page query (`limit` arrives as a validated integer). */
+/** The engine's paging options from a page query (`limit` arrives checked: ../query-integer.ts). */
 function pageQuery(query: { cursor?: string; limit?: unknown }): { cursor: string | null; limit?: number } {
   return { cursor: query.cursor ?? null, ...(query.limit !== undefined ? { limit: Number(query.limit) } : {}) }
 }
@@ -36,8 +37,7 @@ function engineOf(ctx: ServerContext, auth: RequestAuth | undefined) {
 }
 
 const Id = Type.Object({ id: Text({ minLength: 1, maxLength: 100, description: 'The bulk job id.' }) }, { additionalProperties: false })
-const Limit = (def: number, max: number) =>
-  Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$', description: `Page size, 1 to ${max} (default ${def}).` }))
+const Limit = (def: number, max: number) => Type.Optional(QueryInteger(1, max, `Page size, 1 to ${max} (default ${def}).`))
 const Cursor = Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The next_cursor of the previous page.' }))
 
 /** Body of POST /v1/bulk/jobs. 1 to 100,000 inputs (more → 413 INPUT_LIMIT_EXCEEDED, none → 422 INVALID_INPUT). */

@@ -17,6 +17,7 @@ import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType } from '../../lists/type
 import type { RequestAuth } from '../auth.js'
 import type { ListItemRecord, ListOwner, ListRecord } from '../store/contracts/lists.js'
 import { listRoom, MAX_ITEMS_PER_OWNER, MAX_VALUES_PER_CALL, prepareValues } from '../org-lists.js'
+import { QueryInteger } from '../query-integer.js'
 import { Text } from '../text.js'
 import { BULK_BODY_LIMIT } from './bulk.js'
 import { defineRoute, type RouteDef, type ServerContext } from './types.js'
@@ -138,7 +139,7 @@ const ItemsPage = Type.Object(
 )
 const ItemsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$', description: 'Page size, 1 to 1000 (default 100).' })),
+    limit: Type.Optional(QueryInteger(1, 1000, 'Page size, 1 to 1000 (default 100).')),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'The next_cursor of the previous page.' })),
     value: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_VALUE_LENGTH, description: 'Look this value up (normalised first).' })),
   },
@@ -318,11 +319,9 @@ function itemRoutes(): RouteDef[] {
         const owner = ownerOf(auth)
         const list = await store.getList(owner, params.id)
         if (!list) throw notFound(params.id)
-        const limit = query.limit === undefined ? 100 : Number(query.limit)
-        if (limit < 1 || limit > 1000) throw new RiskcheckError('INVALID_REQUEST', '`limit` must be 1 to 1000.', { field: 'limit' })
         const page = await store.listItems(owner, params.id, {
           after: query.cursor === undefined ? null : decodeCursor(query.cursor, list.itemType),
-          limit,
+          limit: query.limit === undefined ? 100 : Number(query.limit),
           ...(query.value !== undefined ? { value: normalizedOrRefuse(list.itemType, query.value, 'value') } : {}),
         })
         if (!page) throw notFound(params.id)

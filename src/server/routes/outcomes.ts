@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox'
 import { RiskcheckError } from '../../errors.js'
 import { OUTCOME_KINDS, type OutcomeRecord } from '../store/contracts/outcomes.js'
 import { MAX_OUTCOMES_PER_CALL, OUTCOME_INPUT_TYPES, type OutcomeItem } from '../outcomes.js'
+import { QueryInteger } from '../query-integer.js'
 import { NO_NUL_PATTERN, Text } from '../text.js'
 import { defineRoute, type RouteDef } from './types.js'
 
@@ -125,7 +126,7 @@ export const outcomeRoutes: RouteDef[] = [
       {
         request_id: Type.Optional(RequestId),
         outcome: Type.Optional(Kind),
-        limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, 1 to 100 (default 50).' })),
+        limit: Type.Optional(QueryInteger(1, 100, 'Page size, 1 to 100 (default 50).')),
         cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The next_cursor of the previous page.' })),
       },
       { additionalProperties: false },

@@ -9,6 +9,7 @@ import { LOOKUP_TYPES } from '../../schema.js'
 import { authorize, type RequestAuth } from '../auth.js'
 import type { ReviewOwner } from '../reviews.js'
 import { REVIEW_DECISIONS, type ReviewRecord } from '../store/contracts/reviews.js'
+import { QueryInteger } from '../query-integer.js'
 import { Text } from '../text.js'
 import { defineRoute, type RouteDef } from './types.js'
 
@@ -59,7 +60,7 @@ export const reviewView = (r: ReviewRecord) => ({
   created_at: iso(r.createdAt)!,
 })
 
-const Score = (description: string) => Type.Optional(Type.String({ pattern: '^(100|[1-9]?[0-9])$', description }))
+const Score = (description: string) => Type.Optional(QueryInteger(0, 100, description))
 const ReviewQuery = Type.Object(
   {
     type: Type.Optional(Type.Union(LOOKUP_TYPES.map((t) => Type.Literal(t)))),
@@ -67,7 +68,7 @@ const ReviewQuery = Type.Object(
     min_score: Score('Only scores of at least this (0–100; not above `max_score`).'),
     max_score: Score('Only scores of at most this (0–100).'),
     factor: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'Only entries where this factor fired.' })),
-    limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Page size, 1 to 100 (default 50).' })),
+    limit: Type.Optional(QueryInteger(1, 100, 'Page size, 1 to 100 (default 50).')),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The next_cursor of the previous page.' })),
   },
   { additionalProperties: false },
