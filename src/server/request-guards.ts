@@ -38,8 +38,8 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
   return false
 }
 
-/** Charsets a JSON body may declare: UTF-8, and US-ASCII (a subset of it). */
-const JSON_CHARSETS = new Set(['utf-8', 'us-ascii'])
+/** Charsets a JSON body may declare: UTF-8 by any of its labels in the WHATWG Encoding Standard, and US-ASCII (a subset of it). */
+const JSON_CHARSETS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'x-unicode20utf8', 'us-ascii'])
 
 /**
  * The charset a Content-Type declares when it is neither UTF-8 nor US-ASCII (`utf-16`, as sent), else undefined.
