@@ -189,6 +189,8 @@ const SOCKET_CASES: SocketCase[] = [
   // Node joins two Idempotency-Key headers with ", ": the answer said the key had a space in it.
   { name: 'two Idempotency-Key headers', request: (k) => post('/v1/ip', k, 'Idempotency-Key: a\r\nIdempotency-Key: b\r\nContent-Length: 16\r\nConnection: close\r\n', '{"ip":"8.8.8.8"}'), end: false, status: 400, code: 'INVALID_REQUEST', mentions: /^Send one Idempotency-Key header\.$/ },
   { name: 'the same Idempotency-Key in two headers', request: (k) => post('/v1/ip', k, 'Idempotency-Key: a\r\nidempotency-key: a\r\nContent-Length: 16\r\nConnection: close\r\n', '{"ip":"8.8.8.8"}'), end: false, status: 400, code: 'INVALID_REQUEST', mentions: /^Send one Idempotency-Key header\.$/ },
+  // Node keeps the first Content-Type header: a charset the second declared went unseen.
+  { name: 'two Content-Type headers', request: (k) => post('/v1/ip', k, 'Content-Type: application/json; charset=utf-16\r\nContent-Length: 16\r\nConnection: close\r\n', '{"ip":"8.8.8.8"}'), end: false, status: 400, code: 'INVALID_REQUEST', mentions: /^Send one Content-Type header\.$/ },
   { name: 'the same key in two Authorization headers', request: (k) => `GET /v1/account HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ${k}\r\nauthorization: Bearer ${k}\r\n\r\n`, end: false, status: 401, code: 'UNAUTHORIZED', mentions: /^Send one Authorization header\.$/ },
 ]
 

@@ -65,6 +65,11 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // Node keeps the first of two Content-Type headers: a charset in the second would go unseen
+    if (Array.isArray(sentHeader(request, 'content-type'))) {
+      done(new RiskcheckError('INVALID_REQUEST', 'Send one Content-Type header.'), undefined)
+      return
+    }
     const charset = foreignCharset(request.headers['content-type'])
     if (charset !== undefined) {
       const message = `The request body must be UTF-8: charset ${JSON.stringify(charset.slice(0, 40))} is not accepted.`
