@@ -3,7 +3,7 @@
  * (lookups wait for the first load). `reload` compiles the next lists completely before switching to them, so a
  * lookup sees either the old lists or the new ones, never half of each; a failed reload keeps the lists in force.
  */
-import { RiskcheckError } from '../errors.js'
+import { createReloadable } from '../reloadable.js'
 import { compileLists, compileListsAsync, ListsError, summarize, type CompiledLists, type ListIndex } from './compile.js'
 import type { ListsOption, ListSummary } from './types.js'
 
@@ -36,63 +36,38 @@ async function load(option: ListsOption): Promise<ListIndex> {
 const notLists = (value: unknown) => new ListsError([{ list: -1, index: -1, value: typeof value, reason: 'lists must be an array of lists or a function that loads them' }])
 
 /**
- * The holder of `option`. Values are compiled now (a {@link ListsError}, a TypeError, when one is unusable); a
- * loader is called now and its lists are in force once loaded. While the first load has failed, lookups reject with
+ * The holder of `option`. Values are compiled now (a {@link ListsError}, a TypeError, when one is unusable); a loader
+ * is called now and its lists are in force once loaded. While the first load has failed, lookups reject with
  * UPSTREAM_UNAVAILABLE (a block list that could not be read never lets an answer through unblocked) until a reload
- * succeeds. Loads are numbered as started: one that finishes is put in force unless a newer one already is. A reload
- * without `next` calls the loader given here (given values: the source of the lists in force, again).
+ * succeeds. Loads are ordered as ../reloadable.ts orders them: one that finishes is put in force unless a newer one
+ * already is. A reload without `next` calls the loader given here (given values: the source of the lists in force,
+ * again).
  */
 export function createListsHolder(option: ListsOption): ListsHolder {
   let source = option
-  let index: ListIndex | null = null
-  let inForce = 0 // the number of the load in force (0: none yet)
-  let started = 0
-  let failure: RiskcheckError | null = null
-  let first: { promise: Promise<ListIndex>; resolve(i: ListIndex): void; reject(e: unknown): void } | null = null
-  const put = (n: number, loaded: ListIndex, from: ListsOption): void => {
-    if (n < inForce) return
-    inForce = n
-    index = loaded
-    failure = null
-    if (typeof option !== 'function') source = from
-    first?.resolve(loaded) // lookups waiting for the first lists take these
-    first = null
-  }
-  if (typeof option === 'function') {
-    let resolve!: (i: ListIndex) => void, reject!: (e: unknown) => void
-    const promise = new Promise<ListIndex>((y, n) => ((resolve = y), (reject = n)))
-    promise.catch(() => undefined) // reported to the lookups that wait for it, not as an unhandled rejection
-    first = { promise, resolve, reject }
-    const n = ++started
-    load(option).then(
-      (loaded) => put(n, loaded, option),
-      (e: unknown) => {
-        if (!first) return // lists of a reload are in force
-        failure = new RiskcheckError('UPSTREAM_UNAVAILABLE', `The allow/block lists could not be loaded: ${(e as Error)?.message ?? String(e)}`, { cause: e })
-        first.reject(failure)
-        first = null
-      },
-    )
-  } else {
+  const lists = createReloadable<ListIndex>('allow/block lists')
+  if (typeof option === 'function') lists.loadFirst(() => load(option))
+  else {
     if (typeof option !== 'object' || option === null) throw notLists(option)
-    index = indexOf(compileLists(option))
-    inForce = ++started
+    lists.set(indexOf(compileLists(option)))
   }
   return {
-    current() {
-      if (index) return index
-      if (first) return first.promise
-      return Promise.reject(failure ?? new RiskcheckError('UPSTREAM_UNAVAILABLE', 'The allow/block lists are not loaded.'))
-    },
+    current: lists.current,
     async reload(next) {
       const from = next ?? source
       if (typeof from !== 'function' && (typeof from !== 'object' || from === null))
         throw notLists(from)
-      const n = ++started
-      const loaded = await load(from)
-      put(n, loaded, from)
+      const loaded = await lists.load(
+        () => load(from),
+        () => {
+          if (typeof option !== 'function') source = from
+        },
+      )
       return summarize(loaded)
     },
-    summary: () => (index ? summarize(index) : []),
+    summary() {
+      const index = lists.value()
+      return index ? summarize(index) : []
+    },
   }
 }

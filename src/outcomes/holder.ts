@@ -3,7 +3,8 @@
  * folded into label sets at once, or by a loader in the background (lookups wait for the first load), and applied to
  * answers by the rules the service uses (./rules.ts). `reload` folds the next entries completely before switching.
  */
-import { RiskcheckError } from '../errors.js'
+import { isPromise } from '../awaitable.js'
+import { createReloadable } from '../reloadable.js'
 import type { AnswerLabels } from '../lookup.js'
 import type { OutcomeInputType } from '../schema.js'
 import { checkEntry, type OutcomeEntry } from './file.js'
@@ -90,62 +91,35 @@ async function load(option: OutcomesOption): Promise<Folded> {
 
 /**
  * The holder of `option`. Entries are folded now (an {@link OutcomesError}, a TypeError, when one is unusable); a
- * loader is called now and its outcomes are in force once loaded. While the first load has failed, lookups reject with
- * UPSTREAM_UNAVAILABLE (fraud labels that could not be read never let an answer through unlabelled) until a reload
- * succeeds. Loads are numbered as started: one that finishes is put in force unless a newer one already is. A reload
- * without `next` calls the loader given here (given entries: the source of the outcomes in force, again).
+ * loader is called now and its outcomes are in force once loaded. While the first load has failed, lookups reject
+ * with UPSTREAM_UNAVAILABLE (fraud labels that could not be read never let an answer through unlabelled) until a
+ * reload succeeds. Loads are ordered as ../reloadable.ts orders them: one that finishes is put in force unless a
+ * newer one already is. A reload without `next` calls the loader given here (given entries: the source of the
+ * outcomes in force, again).
  */
 export function createOutcomesHolder(option: OutcomesOption): OutcomesHolder {
   let source = option
-  let folded: Folded | null = null
-  let inForce = 0 // the number of the load in force (0: none yet)
-  let started = 0
-  let failure: RiskcheckError | null = null
-  let first: { promise: Promise<LabelSets>; resolve(s: LabelSets): void; reject(e: unknown): void } | null = null
-  const put = (n: number, f: Folded, from: OutcomesOption): void => {
-    if (n < inForce) return
-    inForce = n
-    folded = f
-    failure = null
-    if (typeof option !== 'function') source = from
-    first?.resolve(f.sets) // lookups waiting for the first outcomes take these
-    first = null
-  }
-  if (typeof option === 'function') {
-    let resolve!: (s: LabelSets) => void, reject!: (e: unknown) => void
-    const promise = new Promise<LabelSets>((y, n) => ((resolve = y), (reject = n)))
-    promise.catch(() => undefined) // reported to the lookups that wait for it
-    first = { promise, resolve, reject }
-    const n = ++started
-    load(option).then(
-      (f) => put(n, f, option),
-      (e: unknown) => {
-        if (!first) return // outcomes of a reload are in force
-        failure = new RiskcheckError('UPSTREAM_UNAVAILABLE', `The outcomes could not be loaded: ${(e as Error)?.message ?? String(e)}`, { cause: e })
-        first.reject(failure)
-        first = null
-      },
-    )
-  } else {
-    folded = foldEntries(option)
-    inForce = ++started
-  }
+  const outcomes = createReloadable<Folded>('outcomes')
+  if (typeof option === 'function') outcomes.loadFirst(() => load(option))
+  else outcomes.set(foldEntries(option))
   const keyOf = plainKey
   return {
     current() {
-      if (folded) return folded.sets
-      if (first) return first.promise
-      return Promise.reject(failure ?? new RiskcheckError('UPSTREAM_UNAVAILABLE', 'The outcomes are not loaded.'))
+      const folded = outcomes.current()
+      return isPromise(folded) ? folded.then((f) => f.sets) : folded.sets
     },
-    hook: (type, details) => labelFactors(folded?.sets ?? null, answerValues(type, details), keyOf),
+    hook: (type, details) => labelFactors(outcomes.value()?.sets ?? null, answerValues(type, details), keyOf),
     async reload(next) {
       const from = next ?? source
       if (typeof from !== 'function' && !Array.isArray(from)) throw new OutcomesError([{ index: -1, reason: MALFORMED }])
-      const n = ++started
-      const f = await load(from)
-      put(n, f, from)
+      const f = await outcomes.load(
+        () => load(from),
+        () => {
+          if (typeof option !== 'function') source = from
+        },
+      )
       return f.summary
     },
-    summary: () => folded?.summary ?? null,
+    summary: () => outcomes.value()?.summary ?? null,
   }
 }
