@@ -48,6 +48,11 @@ const CASES: Case[] = [
   { name: 'retry: an unknown field in a body that takes none', method: 'POST', url: () => `/v1/bulk/jobs/${jobId}/retry`, headers: json, payload: '{"force":true}', key: 'test', status: 400, code: 'INVALID_REQUEST', mentions: /Unknown field `force`/ },
   { name: 'retry: no body at all is accepted (unknown job → 404)', method: 'POST', url: '/v1/bulk/jobs/bulk_nope/retry', key: 'test', status: 404, code: 'NOT_FOUND' },
   { name: 'rotate-secret: `{}` is accepted (unknown endpoint → 404)', method: 'POST', url: '/v1/webhook-endpoints/we_nope/rotate-secret', headers: json, payload: '{}', key: 'test', status: 404, code: 'NOT_FOUND' },
+  // A query parameter a keyed route does not read was ignored: the lookup ran (and was billed) as if it had been read.
+  { name: 'an email lookup with a query parameter it does not read', method: 'POST', url: '/v1/email?smtp=false', headers: json, payload: '{"email":"jane@example.org"}', status: 400, code: 'INVALID_REQUEST', mentions: /^Unknown query parameter `smtp`\.$/ },
+  { name: 'the account with a query parameter', method: 'GET', url: '/v1/account?expand=keys', status: 400, code: 'INVALID_REQUEST', mentions: /^Unknown query parameter `expand`\.$/ },
+  { name: 'bulk jobs with an unknown query parameter beside the ones they read', method: 'GET', url: '/v1/bulk/jobs?limit=5&status=done', key: 'test', status: 400, code: 'INVALID_REQUEST', mentions: /^Unknown query parameter `status`\.$/ },
+  { name: 'a public route takes any query parameter (a cache-buster)', method: 'GET', url: '/v1/pricing?v=2', key: null, status: 200 },
   // Point 5: Content-Encoding.
   { name: 'Content-Encoding: gzip on an uncompressed body', method: 'POST', url: '/v1/ip', headers: { ...json, 'content-encoding': 'gzip' }, payload: '{"ip":"8.8.8.8"}', status: 415, code: 'INVALID_REQUEST', header: ['accept-encoding', 'identity'], mentions: /uncompressed/ },
   { name: 'Content-Encoding: br on a bulk job', method: 'POST', url: '/v1/bulk/jobs', headers: { ...json, 'content-encoding': 'br' }, payload: '{"type":"ip","inputs":["8.8.8.8"]}', key: 'test', status: 415, code: 'INVALID_REQUEST', header: ['accept-encoding', 'identity'] },

@@ -39,10 +39,12 @@ const base = () => `http://127.0.0.1:${port}`
 
 describe('the server log', () => {
   it('never contains a key, a webhook secret, an Authorization value or a query value', async () => {
-    // A key in the query string (401), and the same key as a bearer on a real request.
+    // A key in the query string (401), and the same key in a query parameter of an authenticated request (400: the
+    // route reads no query), and as a bearer on a real request.
     const forged = `svc_live_${'Q'.repeat(52)}`
     expect((await fetch(`${base()}/v1/ip?api_key=${forged}&limit=7`, { method: 'POST', body: '{"ip":"8.8.8.8"}', headers: { 'content-type': 'application/json' } })).status).toBe(401)
-    expect((await fetch(`${base()}/v1/ip?token=${live}`, { method: 'POST', body: '{"ip":"8.8.8.8"}', headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' } })).status).toBe(200)
+    expect((await fetch(`${base()}/v1/ip?token=${live}`, { method: 'POST', body: '{"ip":"8.8.8.8"}', headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' } })).status).toBe(400)
+    expect((await fetch(`${base()}/v1/ip`, { method: 'POST', body: '{"ip":"8.8.8.8"}', headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' } })).status).toBe(200)
     // A key as a path segment, and in a body that fails validation.
     expect((await fetch(`${base()}/v1/${live}`)).status).toBe(404)
     expect((await fetch(`${base()}/v1/ip`, { method: 'POST', body: JSON.stringify({ ip: live }), headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' } })).status).toBe(422)

@@ -108,7 +108,7 @@ function validationMessage(issues: ValidationIssue[], context: string | undefine
   const field = fieldName(issue, context)
   switch (issue.keyword) {
     case 'additionalProperties':
-      return { code: 'INVALID_REQUEST', message: `Unknown field \`${field}\`.` }
+      return { code: 'INVALID_REQUEST', message: context === 'querystring' ? `Unknown query parameter \`${field}\`.` : `Unknown field \`${field}\`.` }
     case 'type':
       if (!issue.instancePath) return { code: 'INVALID_REQUEST', message: `The request ${context ?? 'body'} must be a JSON ${String(issue.params?.type ?? 'object')}.` }
       return { code: 'INVALID_REQUEST', message: `\`${field}\` must be of type ${String(issue.params?.type ?? 'another type')}.` }

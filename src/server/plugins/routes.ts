@@ -17,13 +17,21 @@ import { rootPlugin } from './root-plugin.js'
 const isNamed = (r: NamedSchema | RouteDef['response']): r is NamedSchema =>
   typeof (r as NamedSchema).name === 'string' && typeof (r as NamedSchema).schema === 'object'
 
+/**
+ * The query of a keyed route that declares none: no parameter at all, so `POST /v1/email?smtp=false` is refused rather
+ * than answered (and billed) as if the parameter had been read. Public routes (probes, pricing, the OpenAPI document)
+ * stay lenient: a load balancer's or a cache-buster's parameter changes nothing there.
+ */
+const NoQuery = Type.Object({}, { additionalProperties: false })
+
 /** The Fastify schema of a route: its inputs, its success answer and the error envelope. */
 function routeSchema(route: RouteDef) {
   const payload = isNamed(route.response) ? route.response.schema : route.response
   const success = route.envelope === false ? payload : Type.Object({ success: Type.Literal(true), data: payload })
+  const query = route.query ?? (route.scope !== null ? NoQuery : undefined)
   return {
     ...(route.body ? { body: route.body } : {}),
-    ...(route.query ? { querystring: route.query } : {}),
+    ...(query ? { querystring: query } : {}),
     ...(route.params ? { params: route.params } : {}),
     response: { [route.status]: success, ...(route.probe ? { 503: success } : {}), '4xx': ErrorEnvelopeSchema, '5xx': ErrorEnvelopeSchema },
   }
