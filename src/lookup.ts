@@ -73,6 +73,7 @@ export function checkIdOf(value: unknown): string | undefined {
 }
 
 /** `env` whose velocity counts under `checkId` (a check sent again under it counts once); `env` itself without one. */
+// Not merged with the server's onceOf (src/server/velocity.ts): here the id is the caller's own, given to the store as is.
 export function withCheckId(env: LookupEnv, checkId: string | undefined): LookupEnv {
   const counter = env.signals?.velocity
   if (checkId === undefined || !counter) return env

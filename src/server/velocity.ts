@@ -130,6 +130,7 @@ export function createServerVelocity(deps: ServerVelocityDeps): ServerVelocity |
     close: async () => undefined,
   })
   // the check's id: a keyed hash of the request's key (the store never sees the key itself)
+  // Not the library's withCheckId (src/lookup.ts): the id is a hash keyed by the database's secret, so it waits for that.
   const onceOf = (counter: VelocityCounter, once: { scope: string; key: string }): VelocityCounter => ({
     count: (values, test, nowMs) =>
       rootReady.then(
