@@ -79,6 +79,19 @@ describe('combined check: cross-signals', () => {
     const same = await check({ phone: '+44 7400 123456', ip: '198.51.100.1' }) // located in GB
     expect(same.details.signals.phone_ip_country_match).toBe(true)
   })
+  it('counts a territory and the state whose numbers and networks it shares as one country (Guernsey and GB, Puerto Rico and the US)', async () => {
+    const guernsey = await check({ phone: '+44 7781 123456', ip: '198.51.100.1' }) // a Guernsey mobile on an address located in GB
+    expect(guernsey.details.phone?.country.code).toBe('GG')
+    expect(guernsey.details.signals.phone_ip_country_match).toBe(true)
+    expect(guernsey.risk.factors).not.toContain('phone_ip_country_mismatch')
+    const puertoRico = await check({ phone: '+1 787 555 0100', ip: IP }) // located in the US
+    expect(puertoRico.details.phone?.country.code).toBe('PR')
+    expect(puertoRico.details.signals.phone_ip_country_match).toBe(true)
+    // another state is still a mismatch
+    const abroad = await check({ phone: '+44 7781 123456', ip: IP })
+    expect(abroad.details.signals.phone_ip_country_match).toBe(false)
+    expect(abroad.risk.factors).toContain('phone_ip_country_mismatch')
+  })
   it('flags a disposable address used from a VPN, proxy or Tor address', async () => {
     for (const ip of ['192.0.2.2', '192.0.2.5', '192.0.2.8']) {
       const r = await check({ email: 'disposable@example.com', ip })

@@ -21,6 +21,7 @@ import { evaluate, type Assessment } from '../scoring/engine.js'
 import type { FactorCode } from '../scoring/factors.js'
 import { velocityValuesOf, type VelocityValues } from '../velocity/counter.js'
 import type { ListMatch } from '../lists/types.js'
+import { sameCountryArea } from './country-area.js'
 import { emailCountry } from './email-country.js'
 import { CHECKS } from './registry.js'
 import type { CheckDefinition, CheckOutcome, Prepared } from './types.js'
@@ -178,8 +179,8 @@ export function crossSignals(
   const ipCountry = ip?.location.country_code?.toUpperCase() ?? null
   const mailCountry = email && email.syntax_valid ? emailCountry(email.domain) : null
   const phoneCountry = phone && phone.valid && phone.country.code ? phone.country.code.toUpperCase() : null
-  const email_ip_country_match = mailCountry && ipCountry ? mailCountry === ipCountry : null
-  const phone_ip_country_match = phoneCountry && ipCountry ? phoneCountry === ipCountry : null
+  const email_ip_country_match = mailCountry && ipCountry ? sameCountryArea(mailCountry, ipCountry) : null
+  const phone_ip_country_match = phoneCountry && ipCountry ? sameCountryArea(phoneCountry, ipCountry) : null
   const disposable_and_vpn = Boolean(email?.is_disposable && ip && (ip.flags.is_vpn || ip.flags.is_proxy || ip.flags.is_tor))
   const factors: FactorCode[] = []
   if (email_ip_country_match === false) factors.push('email_ip_country_mismatch')
