@@ -16,7 +16,8 @@ export interface CacheEntry {
 /**
  * A result cache. Methods may be sync or async, so a Redis- or SQL-backed cache fits. `get` must not return entries
  * older than the TTL it was given at `set`. A lookup waits for `get` and `set` at most `cacheTimeoutMs` (an option of
- * `createRiskcheck`): a `get` answered later is a miss, a `set` finished later is not waited for.
+ * `createRiskcheck`): a `get` answered later is a miss, a `set` finished later is not waited for; `rc.close()` waits for
+ * `close` as long.
  */
 export interface ResultCache {
   get(key: string, nowMs: number): CacheEntry | undefined | Promise<CacheEntry | undefined>

@@ -2,7 +2,7 @@
  * Runs one check through the shared pipeline: prepare → (test answer | cache | reserve credits → run → bill) →
  * score → result. The facade binds it to each lookup; the combined check and the bulk engine reuse it.
  */
-import { isPromise } from './awaitable.js'
+import { isPromise, LATE, within } from './awaitable.js'
 import { performance } from 'node:perf_hooks'
 import { creditsFor, MAX_CREDITS } from './billing.js'
 import { CACHE_TTL_MS, type CacheEntry, type ResultCache } from './cache.js'
@@ -178,22 +178,6 @@ function cacheOf(env: LookupEnv, max: number): ResultCache | null {
   return env.cache && !(env.ctx.offline && (max === 0 || env.ledger === UNMETERED)) ? env.cache : null
 }
 
-/** What {@link within} answers for a promise that did not settle in time. */
-const LATE: unique symbol = Symbol('late')
-
-/**
- * `p`'s value, or {@link LATE} when it has not settled within `ms`: a result cache whose `get` or `set` never settles
- * must not hold the lookup (the `cacheTimeoutMs` option). The timer is cleared as soon as `p` settles and never keeps
- * the process alive; a late rejection of `p` is handled (ignored).
- */
-function within<T>(p: Promise<T>, ms: number): Promise<T | typeof LATE> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<typeof LATE>((resolve) => {
-    timer = setTimeout(() => resolve(LATE), ms)
-    timer.unref?.()
-  })
-  return Promise.race([p, late]).finally(() => clearTimeout(timer))
-}
 
 /**
  * Runs a prepared check: cache, credits, run, scoring. Returns the outcome and assessment (not yet a result).

@@ -145,8 +145,9 @@ export interface RiskcheckOptions {
   /** Time limit of each part of a combined check, in ms (default 15000). */
   partTimeoutMs?: number
   /**
-   * Longest wait for the result cache's `get` or `set`, in ms (default 1000): a `get` not answered by then is a miss, a
-   * `set` not finished by then no longer holds the answer. For a cache of your own (a Redis or SQL one).
+   * Longest wait for the result cache's `get`, `set` or `close`, in ms (default 1000): a `get` not answered by then is a
+   * miss, a `set` not finished by then no longer holds the answer, a `close` no longer holds `close()`. For a cache of
+   * your own (a Redis or SQL one).
    */
   cacheTimeoutMs?: number
   /** The bulk engine (`rc.bulk`): store, concurrency, completion callback. */

@@ -2,6 +2,7 @@
  * The facade: `createRiskcheck(options)` validates options, builds the context (clock, cache, sources, credits,
  * mode, scoring policy) and returns the lookups. Data flows one way: facade → check → sources.
  */
+import { isPromise, within } from './awaitable.js'
 import { createMemoryCache, type ResultCache } from './cache.js'
 import { readSetting } from './settings.js'
 import { CHECKS, type SingleLookupType } from './checks/registry.js'
@@ -183,8 +184,13 @@ export function createRiskcheck(options: RiskcheckOptions = {}): Riskcheck {
       closed = true
       await bulk.close()
       await sources.close()
-      await cache?.close?.()
-      await signals.velocity?.close()
+      try {
+        // a cache of yours that never finishes closing does not hold close() (cacheTimeoutMs, as for get and set)
+        const closing = cache?.close?.()
+        if (isPromise(closing)) await within(closing, resolved.cacheTimeoutMs)
+      } finally {
+        await signals.velocity?.close()
+      }
     },
   }
 }

@@ -70,6 +70,18 @@ describe('a result cache that never answers', () => {
     }
   })
 
+  it("close() finishes within the bound when the cache's `close` never settles, and still closes the velocity store", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    let velocityClosed = false
+    const store = { hit: (keys: readonly string[]) => keys.map(() => ({ hour: 0, day: 0 })), close: async () => void (velocityClosed = true) }
+    const cache: ResultCache = { get: () => undefined, set: () => undefined, close: never }
+    const rc = createRiskcheck({ offline: true, cache, cacheTimeoutMs: 50, velocity: { store, secret: 'a-secret-of-16-chars' } })
+    const closed = await after(rc.close().then(() => 'closed'), 50)
+    expect(closed).toBe('closed')
+    expect(velocityClosed).toBe(true)
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
   it('a cache that answers in time is still used: a hit costs nothing', async () => {
     const rc = createRiskcheck({ offline: true, credits: 100, cacheTimeoutMs: 60_000 })
     const first = await rc.ip('8.8.8.8')
