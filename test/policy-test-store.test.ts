@@ -88,15 +88,25 @@ async function seed(db: string | Store, orgPolicies?: OrgPolicyStore): Promise<s
 
 /** What the command must report over the seeded org, and that it is what admin policy set --dry-run reports. */
 async function check(orgId: string, where: string[]) {
-  const text = await riskcheck(['policy', 'test', policyFile, '--org', orgId, ...where])
+  const html = join(dir, `report-${randomBytes(3).toString('hex')}.html`)
+  const labelsFile = join(dir, `labels-${randomBytes(3).toString('hex')}.csv`)
+  writeFileSync(labelsFile, 'input,label\n8.8.8.8,good\n')
+  const dry = memoryIO()
+  // The runs only read the database (and each writes its own file): side by side, each checked on its own below.
+  const [text, json, dryCode, none, file, unknown] = await Promise.all([
+    riskcheck(['policy', 'test', policyFile, '--org', orgId, ...where]),
+    riskcheck(['policy', 'test', '--policy', policyFile, '--org', orgId, '--mode', 'live', '--json', '--html', html, ...where]),
+    runAdmin(['policy', 'set', '--org', orgId, policyFile, '--dry-run', '--json', ...where], dry),
+    riskcheck(['policy', 'test', policyFile, '--org', orgId, '--no-outcomes', '--json', ...where]),
+    riskcheck(['policy', 'test', policyFile, '--org', orgId, '--labels', labelsFile, '--json', '--context', 'checkout', ...where]),
+    riskcheck(['policy', 'test', policyFile, '--org', 'org_nope', ...where]),
+  ])
   expect(text.code, text.err).toBe(0)
   expect(text.out).toContain("Labels: the org's outcomes — 5 current risk outcome(s) as labels")
   expect(text.out).toContain(`over the live answers of ${orgId} in the last 7 days`)
   expect(text.out).toContain('good customers blocked: 0 → 1 of 2 (0.0% → 50.0%)')
   expect(text.out).toMatch(/ {2}block +– +50\.0% +0\.0% +50\.0%/)
 
-  const html = join(dir, `report-${randomBytes(3).toString('hex')}.html`)
-  const json = await riskcheck(['policy', 'test', '--policy', policyFile, '--org', orgId, '--mode', 'live', '--json', '--html', html, ...where])
   expect(json.code, json.err).toBe(0)
   const out = JSON.parse(json.out)
   expect(out).toMatchObject({ policy: { file: policyFile }, org: orgId, mode: 'live', context: null, answers: { read: 4 } })
@@ -106,27 +116,21 @@ async function check(orgId: string, where: string[]) {
   const report = { ...out }
   for (const k of ['policy', 'org', 'mode', 'answers', 'context', 'label_source']) delete report[k]
   // The candidate's report is exactly the dry run's (the same backtest of the same answers and outcomes).
-  const dry = memoryIO()
-  expect(await runAdmin(['policy', 'set', '--org', orgId, policyFile, '--dry-run', '--json', ...where], dry), dry.err()).toBe(0)
+  expect(dryCode, dry.err()).toBe(0)
   expect(report).toEqual(JSON.parse(dry.out()).backtest)
   expect(report.labels).toMatchObject({ given: 5, matched: 4, unmatched: 1 })
   expect(readFileSync(html, 'utf8')).toContain(`the live answers of ${orgId}`)
 
   // --no-outcomes: no labels; --labels FILE: the file's; --context: every answer judged in it.
-  const none = await riskcheck(['policy', 'test', policyFile, '--org', orgId, '--no-outcomes', '--json', ...where])
   expect(none.code, none.err).toBe(0)
   expect(JSON.parse(none.out).label_source.source).toBe('none')
   expect(JSON.parse(none.out).labels).toBeNull()
-  const labelsFile = join(dir, `labels-${randomBytes(3).toString('hex')}.csv`)
-  writeFileSync(labelsFile, 'input,label\n8.8.8.8,good\n')
-  const file = await riskcheck(['policy', 'test', policyFile, '--org', orgId, '--labels', labelsFile, '--json', '--context', 'checkout', ...where])
   expect(file.code, file.err).toBe(0)
   const fromFile = JSON.parse(file.out)
   expect(fromFile.label_source).toEqual({ source: 'file', file: labelsFile, outcomes: null })
   expect(fromFile.context).toBe('checkout')
 
   // An org the database does not hold: exit 64, named.
-  const unknown = await riskcheck(['policy', 'test', policyFile, '--org', 'org_nope', ...where])
   expect(unknown.code).toBe(64)
   expect(unknown.err).toContain('--org org_nope: no such org in this database')
 }
@@ -172,8 +176,15 @@ describe('riskcheck policy test over an org’s stored answers, labelled by its 
       [[policyFile, '--policy', policyFile, '--org', 'org_1', '--db', db], 'give the policy file once'],
       [['--org', 'org_1', '--db', db], '--policy FILE is required'],
     ]
-    for (const [args, message] of cases) {
-      const r = await riskcheck(['policy', 'test', ...args])
+    // each case its own process, four at a time; each one's exit code and message checked
+    const results: Array<{ code: number | null; err: string }> = []
+    let next = 0
+    const lane = async () => {
+      for (let i = next++; i < cases.length; i = next++) results[i] = await riskcheck(['policy', 'test', ...cases[i]![0]])
+    }
+    await Promise.all([lane(), lane(), lane(), lane()])
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = results[i]!
       expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(64)
       expect(r.err).toContain(message)
     }
