@@ -56,7 +56,8 @@ async function stop(child: ChildProcess): Promise<void> {
   children.delete(child)
 }
 
-describe('riskcheck serve names its dashboard', () => {
+// Each test starts processes of its own (own database file, own port): the tests run side by side.
+describe('riskcheck serve names its dashboard', { concurrent: true }, () => {
   it('at the address it listens on, which opens the dashboard', async () => {
     const { child, out } = await serve(['--db', join(dir, 'plain.sqlite')])
     const api = /^riskcheck API listening on (http:\/\/127\.0\.0\.1:\d+) /m.exec(out)![1]!
@@ -96,14 +97,13 @@ describe('riskcheck serve names its dashboard', () => {
   }, 120_000)
 })
 
-describe('the help of --now', () => {
+describe('the help of --now', { concurrent: true }, () => {
   it('shows its default in words, not a date or a function', async () => {
-    const lookup = await run(['--help'])
+    const [lookup, data] = await Promise.all([run(['--help']), run(['data', '--help'])])
     expect(lookup.code).toBe(0)
     const lines = lookup.out.split('\n')
     const at = lines.findIndex((l) => l.trim().startsWith('--now '))
     expect(lines[at + 1]).toMatch(/\(default: the current time\)$/)
-    const data = await run(['data', '--help'])
     expect(data.code).toBe(0)
     expect(data.out).toMatch(/--now ISO .*default: the current time/)
     for (const text of [lookup.out, data.out]) expect(text).not.toMatch(/=>|\d{4}-\d\d-\d\dT/)
