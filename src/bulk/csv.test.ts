@@ -181,6 +181,17 @@ describe('readCsvRecords', () => {
     ])
   })
 
+  it('reads bytes whose UTF-8 characters are split between chunks (a file read in 64 KiB pieces)', async () => {
+    const bytes = Buffer.from('\uFEFFemail\njöhn@exämple.de,☃\n', 'utf8')
+    const whole = await records([bytes.toString('utf8')])
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const out: string[][] = []
+      for await (const r of readCsvRecords(Readable.from([bytes.subarray(0, cut), bytes.subarray(cut)]))) out.push(r)
+      expect(out).toEqual(whole)
+    }
+    expect(whole).toEqual([['email'], ['jöhn@exämple.de', '☃']])
+  })
+
   it('caps a runaway field', async () => {
     let cut = 0
     const out: string[][] = []

@@ -5,6 +5,7 @@
  * docs/decisions.md, "HTTP API" → "results.csv columns".
  */
 import { Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
 import { BULK_DETAILS_SCHEMAS, type BulkType } from '../schema.js'
 import type { BulkRowRecord } from './types.js'
 
@@ -166,80 +167,115 @@ export function createResultsCsv(type: BulkType, pages: AsyncIterable<readonly B
 }
 
 /**
- * Reads CSV records (RFC 4180: quoted fields with `""`, commas and line breaks inside quotes, CRLF or LF, a leading
- * BOM) from text chunks. A record is yielded as its fields; empty lines are skipped. Each field is capped at
- * `maxField` characters (longer fields are cut), so a stray quote cannot make one field swallow the whole file's
- * memory unnoticed — the cut is reported by `onTruncated`.
+ * The state of a CSV read (RFC 4180: quoted fields with `""`, commas and line breaks inside quotes, CRLF or LF, a
+ * leading BOM, empty lines skipped), fed text piece by piece: what {@link readCsvRecords} and {@link csvRecordsOfText}
+ * share. Each field is capped at `maxField` characters (the cut is reported by `onTruncated`).
+ */
+class CsvReader {
+  private record: string[] = []
+  private field = ''
+  private inQuotes = false
+  private quotePending = false // saw `"` inside quotes: either the closing quote or the first half of `""`
+  private first = true
+  private sawAny = false // the current record has content (a field or a separator)
+  constructor(
+    private readonly maxField: number,
+    private readonly onTruncated?: () => void,
+  ) {}
+
+  private push(ch: string): void {
+    if (this.field.length < this.maxField) this.field += ch
+    else this.onTruncated?.()
+  }
+
+  private endField(): void {
+    this.record.push(this.field)
+    this.field = ''
+  }
+
+  /** Reads `chunk`, adding to `out` each record it completes. */
+  feed(chunk: string, out: string[][]): void {
+    let text = chunk
+    if (this.first && text !== '') {
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+      this.first = false
+    }
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i] as string
+      if (this.inQuotes) {
+        if (this.quotePending) {
+          this.quotePending = false
+          if (ch === '"') {
+            this.push('"')
+            continue
+          }
+          this.inQuotes = false // the quote closed the field; fall through to handle ch unquoted
+        } else if (ch === '"') {
+          this.quotePending = true
+          continue
+        } else {
+          this.push(ch)
+          continue
+        }
+      }
+      if (ch === '"' && this.field === '') {
+        this.inQuotes = true
+        this.sawAny = true
+      } else if (ch === ',') {
+        this.endField()
+        this.sawAny = true
+      } else if (ch === '\n' || ch === '\r') {
+        if (ch === '\r' && text[i + 1] === '\n') i++
+        if (this.sawAny || this.field !== '') {
+          this.endField()
+          out.push(this.record)
+        }
+        this.record = []
+        this.sawAny = false
+      } else {
+        this.push(ch)
+        this.sawAny = true
+      }
+    }
+  }
+
+  /**
+   * Ends the input, adding the last record to `out`. Returns the text of a quoted field left open (an opening quote
+   * never closed, so the field ran to the end of the input), else null.
+   */
+  end(out: string[][]): string | null {
+    if (this.quotePending) this.inQuotes = false
+    const open = this.inQuotes ? this.field : null
+    if (this.sawAny || this.field !== '' || this.inQuotes) {
+      this.endField()
+      out.push(this.record)
+    }
+    return open
+  }
+}
+
+/**
+ * Reads CSV records ({@link CsvReader}'s rules) from text chunks, or from bytes decoded as UTF-8 (a character split
+ * between two chunks is read whole). A record is yielded as its fields. Each field is capped at `maxField`
+ * characters (longer fields are cut), so a stray quote cannot make one field swallow the whole file's memory
+ * unnoticed — the cut is reported by `onTruncated`.
  *
  * @example
- * for await (const fields of readCsvRecords(fs.createReadStream('in.csv', 'utf8'))) …
+ * for await (const fields of readCsvRecords(fs.createReadStream('in.csv'))) …
  */
 export async function* readCsvRecords(
   chunks: AsyncIterable<string | Buffer>,
   options: { maxField?: number; onTruncated?: () => void } = {},
 ): AsyncGenerator<string[]> {
-  const maxField = options.maxField ?? 65_536
-  let record: string[] = []
-  let field = ''
-  let inQuotes = false
-  let quotePending = false // saw `"` inside quotes: either the closing quote or the first half of `""`
-  let first = true
-  let sawAny = false // the current record has content (a field or a separator)
-  const push = (ch: string) => {
-    if (field.length < maxField) field += ch
-    else options.onTruncated?.()
-  }
-  const endField = () => {
-    record.push(field)
-    field = ''
-  }
+  const reader = new CsvReader(options.maxField ?? 65_536, options.onTruncated)
+  const decoder = new StringDecoder('utf8')
   for await (const chunk of chunks) {
-    let text = typeof chunk === 'string' ? chunk : chunk.toString('utf8')
-    if (first) {
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-      first = false
-    }
-    for (let i = 0; i < text.length; i++) {
-      const ch = text[i] as string
-      if (inQuotes) {
-        if (quotePending) {
-          quotePending = false
-          if (ch === '"') {
-            push('"')
-            continue
-          }
-          inQuotes = false // the quote closed the field; fall through to handle ch unquoted
-        } else if (ch === '"') {
-          quotePending = true
-          continue
-        } else {
-          push(ch)
-          continue
-        }
-      }
-      if (ch === '"' && field === '') {
-        inQuotes = true
-        sawAny = true
-      } else if (ch === ',') {
-        endField()
-        sawAny = true
-      } else if (ch === '\n' || ch === '\r') {
-        if (ch === '\r' && text[i + 1] === '\n') i++
-        if (sawAny || field !== '') {
-          endField()
-          yield record
-        }
-        record = []
-        sawAny = false
-      } else {
-        push(ch)
-        sawAny = true
-      }
-    }
+    const out: string[][] = []
+    reader.feed(typeof chunk === 'string' ? chunk : decoder.write(chunk), out)
+    yield* out
   }
-  if (quotePending) inQuotes = false
-  if (sawAny || field !== '' || inQuotes) {
-    endField()
-    yield record
-  }
+  const out: string[][] = []
+  reader.feed(decoder.end(), out)
+  reader.end(out)
+  yield* out
 }
