@@ -279,3 +279,17 @@ export async function* readCsvRecords(
   reader.end(out)
   yield* out
 }
+
+/**
+ * The CSV records of `text` ({@link CsvReader}'s rules), and the text of a quoted field left open (null when every
+ * quote closed): pasted text, where a quote opened by mistake would otherwise make the rest of it one field.
+ *
+ * @example csvRecordsOfText('email,note\na@x.com,"two\nlines"') // { records: [['email', 'note'], ['a@x.com', 'two\nlines']], unclosed: null }
+ */
+export function csvRecordsOfText(text: string, maxField = 65_536): { records: string[][]; unclosed: string | null } {
+  const reader = new CsvReader(maxField)
+  const records: string[][] = []
+  reader.feed(text, records)
+  const unclosed = reader.end(records)
+  return { records, unclosed }
+}

@@ -3,11 +3,12 @@
  * jobs.json), cancel, retry, download the results CSV. Every action is the API's bulk route run as the team
  * (test jobs with test answers and no credits, live jobs billed to the team), so limits and messages are the API's.
  *
- * Inputs: one a line; a CSV's first column (quotes removed); a first line that names the column (`email`,
- * `input` …) is skipped.
+ * Inputs: one a line, or a CSV's first column (RFC 4180, as `riskcheck bulk` reads a file: a quoted field may hold
+ * commas, `""` and line breaks); a first line that names the column (`email`, `input` …) is skipped.
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { csvRecordsOfText } from '../../bulk/csv.js'
 import { RiskcheckError } from '../../errors.js'
 import { BULK_TYPES, type BulkJob } from '../../schema.js'
 import { BULK_BODY_LIMIT } from '../../server/routes/bulk.js'
@@ -20,19 +21,20 @@ type Req = FastifyRequest<{ Params: { org: string; mode?: string; id?: string };
 type Mode = 'live' | 'test'
 const HEADER = /^(input|inputs|value|email|emails|phone|phones|phone_type|ip|ips|domain|domains|domain_age|email_auth)$/i
 
-/** The inputs of a pasted list or CSV text. */
+/**
+ * The inputs of a pasted list or CSV text: each record's first field, trimmed, blank ones dropped. A line break in a
+ * quoted field of another column stays in that field (it used to start an input of its own). A quote opened and
+ * never closed is refused (400 INVALID_REQUEST), since the rest of the text would be one input.
+ */
 export function parseInputs(text: string): string[] {
-  const lines = text.split(/\r?\n/).map((l) => {
-    const t = l.trim()
-    if (t.startsWith('"')) {
-      const end = t.indexOf('"', 1)
-      return end > 0 ? t.slice(1, end) : t.slice(1)
-    }
-    const comma = t.indexOf(',')
-    return (comma >= 0 ? t.slice(0, comma) : t).trim()
-  })
-  if (lines.length > 0 && HEADER.test(lines[0]!)) lines.shift()
-  return lines.filter((l) => l !== '')
+  const { records, unclosed } = csvRecordsOfText(text)
+  if (unclosed !== null) {
+    const start = unclosed.split(/\r?\n/, 1)[0]!.slice(0, 40)
+    throw new RiskcheckError('INVALID_REQUEST', `A quoted value is never closed (the one starting "${start}"): close its quote or remove it.`)
+  }
+  const inputs = records.map((r) => (r[0] ?? '').trim())
+  if (inputs.length > 0 && HEADER.test(inputs[0]!)) inputs.shift()
+  return inputs.filter((l) => l !== '')
 }
 
 /** The new-job form; `type`, the inputs and `name` go on to the API's bulk route, which checks them. */

@@ -180,9 +180,9 @@ export function registerListPages(app: FastifyInstance, dash: Dash): void {
           const text = form.values ?? ''
           const reason = (form.reason ?? '').trim()
           const expires = (form.expires ?? '').trim()
-          const body = { values: parseInputs(text), ...(reason ? { reason } : {}), ...(expires ? { expires_at: `${expires}T00:00:00Z` } : {}) }
           let added: { added: number; already_present: number; invalid: Array<{ value: string; message: string }> }
           try {
+            const body = { values: parseInputs(text), ...(reason ? { reason } : {}), ...(expires ? { expires_at: `${expires}T00:00:00Z` } : {}) }
             added = await callApi(dash.svc, request, 'add_list_items', v.org.id, { mode, params: { id }, body })
           } catch (e) {
             const refused = refusalOf(e)
