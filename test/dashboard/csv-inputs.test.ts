@@ -15,6 +15,10 @@ describe('parseInputs', () => {
     expect(parseInputs('email\n"a@x.test",1\nb@x.test, 2\n\n  c@x.test  ')).toEqual(['a@x.test', 'b@x.test', 'c@x.test'])
   })
 
+  it('skips a header naming any list item type or bulk type (country, asn, email_domain …)', () => {
+    for (const h of ['country', 'ASN', 'email_domain', 'values', 'ip', 'phone_type']) expect(parseInputs(`${h}\nFR\n`)).toEqual(['FR'])
+  })
+
   it('refuses a quote never closed (the rest of the text would be one input)', () => {
     expect(() => parseInputs('a@x.test\n"b@x.test\nc@x.test\n')).toThrow(/never closed \(the one starting "b@x\.test"\)/)
   })

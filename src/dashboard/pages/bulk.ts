@@ -19,7 +19,7 @@ import { csrfField, dataTable, html, when, type Cell } from '../html.js'
 
 type Req = FastifyRequest<{ Params: { org: string; mode?: string; id?: string }; Querystring: { done?: string } }>
 type Mode = 'live' | 'test'
-const HEADER = /^(input|inputs|value|email|emails|phone|phones|phone_type|ip|ips|domain|domains|domain_age|email_auth)$/i
+const HEADER = /^(input|inputs|value|values|email|emails|email_domain|phone|phones|phone_type|ip|ips|domain|domains|domain_age|email_auth|country|asn)$/i
 
 /**
  * The inputs of a pasted list or CSV text: each record's first field, trimmed, blank ones dropped. A line break in a
