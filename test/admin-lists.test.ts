@@ -114,6 +114,19 @@ describe('admin list', () => {
     }
   })
 
+  it('remove: an invalid value among valid ones refuses the command with nothing removed', async () => {
+    const db = join(dir, 'remove.sqlite')
+    const store = createSqliteStore(db)
+    const org = await store.createOrg({ name: 'Acme', planId: 'starter' }, Date.now())
+    store.close()
+    const id = (await admin(['--db', db], ['list', 'create', '--org', org.id, '--name', 'F', '--kind', 'block', '--type', 'email_domain'])).json.id as string
+    expect((await admin(['--db', db], ['list', 'add', id, '--org', org.id, 'a.io', 'b.io'])).json).toMatchObject({ added: 2 })
+    const refused = await admin(['--db', db], ['list', 'remove', id, '--org', org.id, 'a.io', 'Bad Domain!', 'b.io'])
+    expect(refused.code).toBe(64)
+    expect(refused.err).toContain('"Bad Domain!" is not a domain name (nothing was removed)')
+    expect((await admin(['--db', db], ['list', 'show', id, '--org', org.id])).json.items).toBe(2)
+  })
+
   const url = process.env.RISKCHECK_TEST_DATABASE_URL
   it.skipIf(!url)('on PostgreSQL', async () => {
     const schema = `rc_alists_${randomBytes(5).toString('hex')}`

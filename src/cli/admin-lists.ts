@@ -119,12 +119,12 @@ export async function runAdminList(
     case 'remove': {
       const l = await listOf()
       if (rest.length === 0) throw new UsageError('give the values to remove')
+      // every value is checked before any is removed: an invalid one refuses the command with nothing changed
+      const normalized = rest.map((v) => ({ v, n: normalizeListValue(l.itemType, v) }))
+      const bad = normalized.flatMap(({ v, n }) => (n.ok ? [] : [`${JSON.stringify(v)} is ${n.reason}`]))
+      if (bad.length > 0) throw new UsageError(`${bad.join('; ')} (nothing was removed)`)
       const out: Array<{ value: string; removed: boolean }> = []
-      for (const v of rest) {
-        const n = normalizeListValue(l.itemType, v)
-        if (!n.ok) throw new UsageError(`${JSON.stringify(v)} is ${n.reason}`)
-        out.push({ value: n.value, removed: (await lists.removeItem(owner, l.id, n.value)) === true })
-      }
+      for (const { n } of normalized) if (n.ok) out.push({ value: n.value, removed: (await lists.removeItem(owner, l.id, n.value)) === true })
       return { json: out, text: out.map((o) => `${o.value}  ${o.removed ? 'removed' : 'not on the list'}`).join('\n') }
     }
     case 'delete': {
