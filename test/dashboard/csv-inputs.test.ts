@@ -50,6 +50,21 @@ describe('the pages read pasted CSV as CSV', () => {
     expect(pageText((await c.get(at)).body)).toContain('1 items')
   })
 
+  it('keeps the whole text in the box after a refusal (a cut one lost the values past 100,000 characters)', async () => {
+    const made = await c.post(`${team}/lists/live`, { name: 'Long', kind: 'block', item_type: 'email_domain' })
+    const at = made.header('location')!.split('?')[0]!
+    await c.get(at)
+    const values = Array.from({ length: 8000 }, (_, i) => `domain-${i}.example.org`).join('\n')
+    const refused = await c.post(`${at}/items`, { values, expires: '2026-02-30' })
+    expect(refused.status).toBe(400)
+    expect(refused.body).toContain(`>${values}</textarea>`)
+    await c.get(`${team}/bulk`)
+    const inputs = Array.from({ length: 8000 }, (_, i) => `user-${i}@example.org`).join('\n')
+    const bulk = await c.post(`${team}/bulk`, { type: 'nope', mode: 'test', inputs })
+    expect(bulk.status).toBe(400)
+    expect(bulk.body).toContain(`>${inputs}</textarea>`)
+  })
+
   it('starts a bulk job of the first column only (one row, not one per line of a note)', async () => {
     await c.get(`${team}/bulk`)
     const started = await c.post(`${team}/bulk`, { type: 'email', mode: 'test', inputs: 'email,note\r\njane@example.com,"line one\r\nbob@example.com\r\nline three"\r\n' })

@@ -186,7 +186,8 @@ export function registerListPages(app: FastifyInstance, dash: Dash): void {
             added = await callApi(dash.svc, request, 'add_list_items', v.org.id, { mode, params: { id }, body })
           } catch (e) {
             const refused = refusalOf(e)
-            return listPage(r, reply, v, mode, { kind: 'error', text: refused.message }, refused.status, { values: text.slice(0, 100_000), reason: reason.slice(0, 500) })
+            // the whole text goes back in the box (as on the Bulk jobs page): a cut one lost the values past the cut
+            return listPage(r, reply, v, mode, { kind: 'error', text: refused.message }, refused.status, { values: text, reason: reason.slice(0, 500) })
           }
           const bad = added.invalid.slice(0, 10).map((i) => `"${i.value}": ${i.message}`).join('; ')
           const text2 = `${added.added} added, ${added.already_present} already on the list${added.invalid.length ? `, ${added.invalid.length} invalid (${bad}${added.invalid.length > 10 ? '; …' : ''})` : ''}.`
