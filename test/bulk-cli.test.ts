@@ -95,6 +95,13 @@ describe('riskcheck bulk', () => {
     expect(rows[2]!.error).toMatch(/^INVALID_INPUT: Not an IP address/)
   })
 
+  it('refuses a CSV whose quote is never closed (exit 64, no job) instead of making the rest of the file one input', async () => {
+    const r = await run(['--type', 'ip', '-', '--column', 'ip', '--offline'], { stdin: 'ip,note\n"8.8.8.8,a\n1.1.1.1,b\n9.9.9.9,c\n' })
+    expect(r.code).toBe(64)
+    expect(r.stderr).toContain('a quoted field of the CSV is never closed (the one starting "8.8.8.8,a")')
+    expect(r.stdout).toBe('')
+  })
+
   it('guesses the column named after the type, and never lets an input become a spreadsheet formula', async () => {
     const input = join(dir, 'ips.csv')
     const out = join(dir, 'ips-out.csv')

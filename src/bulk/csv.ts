@@ -258,14 +258,15 @@ class CsvReader {
  * Reads CSV records ({@link CsvReader}'s rules) from text chunks, or from bytes decoded as UTF-8 (a character split
  * between two chunks is read whole). A record is yielded as its fields. Each field is capped at `maxField`
  * characters (longer fields are cut), so a stray quote cannot make one field swallow the whole file's memory
- * unnoticed — the cut is reported by `onTruncated`.
+ * unnoticed — the cut is reported by `onTruncated`. A quote opened and never closed (the rest of the input one field)
+ * is reported by `onUnclosed` with that field's text, before the last record is yielded.
  *
  * @example
  * for await (const fields of readCsvRecords(fs.createReadStream('in.csv'))) …
  */
 export async function* readCsvRecords(
   chunks: AsyncIterable<string | Buffer>,
-  options: { maxField?: number; onTruncated?: () => void } = {},
+  options: { maxField?: number; onTruncated?: () => void; onUnclosed?: (field: string) => void } = {},
 ): AsyncGenerator<string[]> {
   const reader = new CsvReader(options.maxField ?? 65_536, options.onTruncated)
   const decoder = new StringDecoder('utf8')
@@ -276,7 +277,8 @@ export async function* readCsvRecords(
   }
   const out: string[][] = []
   reader.feed(decoder.end(), out)
-  reader.end(out)
+  const unclosed = reader.end(out)
+  if (unclosed !== null) options.onUnclosed?.(unclosed)
   yield* out
 }
 

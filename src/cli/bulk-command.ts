@@ -92,7 +92,11 @@ async function readInputs(source: NodeJS.ReadableStream, csv: boolean, column: s
   const tooMany = () => new UsageError(`at most ${MAX_BULK_INPUTS.toLocaleString('en-US')} inputs per job; split the file`)
   if (csv) {
     let col = -1
-    for await (const record of readCsvRecords(source as AsyncIterable<string | Buffer>)) {
+    // a quote never closed made the rest of the file one input: refused, as the dashboard refuses such text
+    const onUnclosed = (field: string) => {
+      throw new UsageError(`a quoted field of the CSV is never closed (the one starting "${field.split(/\r?\n/, 1)[0]!.slice(0, 40)}"): close its quote or remove it`)
+    }
+    for await (const record of readCsvRecords(source as AsyncIterable<string | Buffer>, { onUnclosed })) {
       if (col < 0) {
         col = pickColumn(record, column, type)
         continue
