@@ -6,7 +6,7 @@
  * that a message was dropped (sign-up works, but only test keys can be made until the address is verified, e.g.
  * by an operator with `riskcheck admin user verify EMAIL`).
  */
-import nodemailer from 'nodemailer'
+import { nodemailer } from '../server/lazy-packages.js'
 
 /** One message. */
 export interface MailMessage {
@@ -28,7 +28,7 @@ export function createMailer(url: string | undefined, onDropped?: (m: MailMessag
     return { configured: false, send: async (m) => onDropped?.(m), close: () => undefined }
   }
   const parsed = parseMailUrl(url)
-  const transport = nodemailer.createTransport({
+  const transport = nodemailer().createTransport({
     host: parsed.host,
     port: parsed.port,
     secure: parsed.secure,

@@ -11,6 +11,13 @@
  * const app = createServer({ db: './riskcheck.sqlite' })
  * await app.listen({ host: '127.0.0.1', port: 8080 })
  */
+import { missingServerPackages, ServerPackagesMissingError } from './packages.js'
+
+// BullMQ, ioredis, pg and nodemailer load at first use (./lazy-packages.ts): a missing one is said here, at import, as
+// a missing Fastify is, not at the first Redis or PostgreSQL connection
+const missing = missingServerPackages()
+if (missing.length > 0) throw new ServerPackagesMissingError(missing)
+
 export { createServer, type RiskcheckServer, type ServerOptions, type ServerQueueOptions } from './app.js'
 export { readiness, storeChecks, CHECK_TIMEOUT_MS, type ReadinessCheck, type CheckOutcome, type CheckReport, type Readiness } from './health.js'
 export { createServerMetrics, type ServerMetrics } from './metrics.js'

@@ -5,7 +5,7 @@
  * option is a TypeError thrown from here, so from createServer itself.
  */
 import type { FastifyRequest } from 'fastify'
-import { Redis } from 'ioredis'
+import { ioredis } from '../lazy-packages.js'
 import { TEST_KEY_RATE_PER_SECOND, validatePlans } from '../../accounts/plans.js'
 import { UNMETERED } from '../../credits.js'
 import type { LookupEnv } from '../../lookup.js'
@@ -96,7 +96,7 @@ export function buildServerParts(options: ServerOptions): ServerParts {
   const backgroundLog = () => (live.quietLog ??= live.app ? deps.quiet(live.app.log) : undefined)
   const leases = store.leases
   const lease = leases ? createInstanceLease(leases, { nowMs, leaseMs: settings.leaseMs, log: () => backgroundLog() }) : undefined
-  const redis = options.queue ? new Redis(options.queue.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
+  const redis = options.queue ? new (ioredis().Redis)(options.queue.redisUrl, { maxRetriesPerRequest: 1 }) : undefined
   serverClock = nowMs
   const storage = serverStorageOf(opened, options, nowMs)
   // The database's and Redis's outages: one log line at the start and one at the end of each (../dependencies.ts).

@@ -4,7 +4,8 @@
  * one worker at a time runs it from its pending rows. A worker shutting down writes what it has done and gives the
  * message back. Why: docs/decisions.md, "Scaling out (Redis)" → "bulk distribution" and "cancel across instances".
  */
-import { Queue, Worker, type Job } from 'bullmq'
+import type { Job, Queue, Worker } from 'bullmq'
+import { bullmq } from '../lazy-packages.js'
 import { redisConnections } from './connections.js'
 import { markDependency } from '../outage.js'
 import type { BulkJob } from '../../schema.js'
@@ -109,7 +110,7 @@ export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
   const connections = redisConnections(options.redisUrl, onError)
   const connect = connections.connect
   const publisher = connect()
-  const queue = new Queue<BulkMessage>(BULK_QUEUE_NAME, { connection: publisher, prefix })
+  const queue = new (bullmq().Queue)<BulkMessage>(BULK_QUEUE_NAME, { connection: publisher, prefix })
   // a BullMQ queue's or worker's 'error' events are its Redis connections' (../outage.ts)
   const onRedisError = (err: Error) => onError(markDependency(err, 'redis'))
   queue.on('error', onRedisError)
@@ -161,7 +162,7 @@ export function createBulkQueue(options: BulkQueueOptions): BulkQueue {
           onError(e)
         }
       })
-      worker = new Worker<BulkMessage>(BULK_QUEUE_NAME, process, {
+      worker = new (bullmq().Worker)<BulkMessage>(BULK_QUEUE_NAME, process, {
         connection: connect(),
         prefix,
         concurrency: options.concurrency ?? 2,

@@ -3,7 +3,8 @@
  * (`maxRetriesPerRequest: null`, as BullMQ requires of worker connections), errors go to `onError` marked as Redis's
  * (../outage.ts), and `closeAll` ends them all when the queue closes.
  */
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
+import { ioredis } from '../lazy-packages.js'
 import { markDependency } from '../outage.js'
 
 /** A factory of connections to `redisUrl` that remembers them for {@link RedisConnections.closeAll}. */
@@ -21,7 +22,7 @@ export function redisConnections(redisUrl: string, onError: (err: unknown) => vo
   const all: Redis[] = []
   return {
     connect() {
-      const c = new Redis(redisUrl, { maxRetriesPerRequest: null })
+      const c = new (ioredis().Redis)(redisUrl, { maxRetriesPerRequest: null })
       c.on('error', (err: Error) => onError(markDependency(err, 'redis')))
       all.push(c)
       return c

@@ -5,7 +5,8 @@
  * attempt per message. Why: docs/decisions.md, "Scaling out (Redis)" → "system of record" and "delivery sweep" and
  * "webhook retry schedule".
  */
-import { DelayedError, Queue, Worker, type Job } from 'bullmq'
+import type { Job, Queue, Worker } from 'bullmq'
+import { bullmq } from '../lazy-packages.js'
 import { redisConnections } from './connections.js'
 import { markDependency } from '../outage.js'
 import { DEFAULT_DELIVERY_TIMEOUT_MS } from '../../webhooks/deliver.js'
@@ -93,7 +94,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const onError = options.onError ?? (() => undefined)
   const connections = redisConnections(options.redisUrl, onError)
   const connect = connections.connect
-  const queue = new Queue(DELIVERY_QUEUE_NAME, { connection: connect(), prefix })
+  const queue = new (bullmq().Queue)(DELIVERY_QUEUE_NAME, { connection: connect(), prefix })
   // a BullMQ queue's or worker's 'error' events are its Redis connections' (../outage.ts)
   const onRedisError = (err: Error) => onError(markDependency(err, 'redis'))
   queue.on('error', onRedisError)
@@ -118,7 +119,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     const due = d.nextAttemptAt?.getTime() ?? 0
     if (due > now().getTime()) {
       await job.moveToDelayed(due, token)
-      throw new DelayedError()
+      throw new (bullmq().DelayedError)()
     }
     const result = emptyTick()
     await attemptDelivery(ctx, d, result)
@@ -158,7 +159,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     },
     startWorker() {
       if (worker) return
-      worker = new Worker(DELIVERY_QUEUE_NAME, process, {
+      worker = new (bullmq().Worker)(DELIVERY_QUEUE_NAME, process, {
         connection: connect(),
         prefix,
         concurrency: options.concurrency ?? 8,

@@ -2,7 +2,8 @@
  * The dashboard's {@link TeamStore} on PostgreSQL: the SQLite store's tables, in the service's schema, with a migration
  * ledger of their own (docs/decisions.md "PostgreSQL store" → the dashboard).
  */
-import pg from 'pg'
+import type pg from 'pg'
+import { pgModule } from '../../lazy-packages.js'
 import { inTransaction, num } from './client.js'
 import { pgAccountMethods } from './dashboard-accounts.js'
 import { checkSchemaName, DASHBOARD_LEDGER, migratePostgres, PG_DASHBOARD_MIGRATIONS } from './migrations.js'
@@ -106,7 +107,7 @@ export async function createPgTeamStore(options: PgTeamStoreOptions): Promise<Te
   const own = !options.pool
   const pool =
     options.pool ??
-    new pg.Pool({
+    new (pgModule().Pool)({
       connectionString: options.connectionString,
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
     })

@@ -5,7 +5,8 @@
  * never reused: its ROLLBACK fails at once instead of waiting behind a statement that will not answer; and a
  * connection cut while checked out does not end the process.
  */
-import pg from 'pg'
+import type pg from 'pg'
+import { pgModule } from '../../lazy-packages.js'
 import { createAvailability, markDependency, markSentIn, outageOf, type Availability } from '../../outage.js'
 
 /** Default bound of every connection wait and statement of the server's pool, in ms (`serve --database-timeout`). */
@@ -81,7 +82,7 @@ function guardClient(client: pg.PoolClient, note: Note, availability: Availabili
  * serve others).
  *
  * @example
- * const { pool: guarded, availability } = guardPool(new pg.Pool({ connectionString, ...boundedPoolSettings(5000) }))
+ * const { pool: guarded, availability } = guardPool(new (pgModule().Pool)({ connectionString, ...boundedPoolSettings(5000) }))
  */
 export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availability } {
   // a write, not a read: a database that reads but cannot write (a full disk, a standby after a failover) is down
@@ -90,7 +91,7 @@ export function guardPool(pool: pg.Pool): { pool: pg.Pool; availability: Availab
   const probe = async () => {
     const bound = DEFAULT_DATABASE_TIMEOUT_MS
     const o = pool.options
-    const client = new pg.Client({ ...o, connectionTimeoutMillis: o.connectionTimeoutMillis || bound, query_timeout: o.query_timeout || bound })
+    const client = new (pgModule().Client)({ ...o, connectionTimeoutMillis: o.connectionTimeoutMillis || bound, query_timeout: o.query_timeout || bound })
     client.on('error', () => undefined)
     try {
       await client.connect()

@@ -3,7 +3,8 @@
  * (./org-policies.ts) and the dashboard's team store (./dashboard.ts). `riskcheck serve`, `worker` and `admin
  * --database-url` all open it here, so they agree on what "migrated" means: both ledgers at this code's versions.
  */
-import pg from 'pg'
+import type pg from 'pg'
+import { pgModule } from '../../lazy-packages.js'
 import { createPgTeamStore } from './dashboard.js'
 import type { TeamStore } from '../contracts/team-store.js'
 import { createPostgresOrgPolicyStore } from './org-policies.js'
@@ -42,7 +43,7 @@ export interface PostgresServerStores {
 /** A pool whose connections use the location's schema. */
 function poolOf(at: PostgresLocation): pg.Pool {
   checkSchemaName(at.schema)
-  const pool = new pg.Pool({ connectionString: at.connectionString, max: 2, ...(at.schema ? { options: `-c search_path=${at.schema}` } : {}) })
+  const pool = new (pgModule().Pool)({ connectionString: at.connectionString, max: 2, ...(at.schema ? { options: `-c search_path=${at.schema}` } : {}) })
   pool.on('error', () => undefined) // an idle connection dropped by the server; the next query reports a real outage
   return pool
 }

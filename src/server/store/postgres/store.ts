@@ -3,7 +3,8 @@
  * one database (docs/decisions.md "PostgreSQL store"). Migrations run on open unless `migrate: false`.
  */
 import { randomBytes } from 'node:crypto'
-import pg from 'pg'
+import type pg from 'pg'
+import { pgModule } from '../../lazy-packages.js'
 import { periodAt } from '../../../accounts/ledger.js'
 import { DEFAULT_PLANS, type Plan } from '../../../accounts/plans.js'
 import { createPostgresCredits } from './credits.js'
@@ -113,14 +114,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const timeoutMs = numberOption('timeoutMs', options.timeoutMs, DEFAULT_DATABASE_TIMEOUT_MS, { min: 1 }, 'riskcheck store')
   const own = !options.pool
   const connection = { connectionString: options.connectionString, ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}) }
-  const pool = options.pool ?? new pg.Pool({ ...connection, ...boundedPoolSettings(timeoutMs) })
+  const pool = options.pool ?? new (pgModule().Pool)({ ...connection, ...boundedPoolSettings(timeoutMs) })
   // An idle connection dropped by the server (a restart, a failover) is an 'error' event of the pool; unheard, it
   // would end the process. The pool replaces the connection and the next query reports any real outage.
   if (own) pool.on('error', () => undefined)
   try {
     if (own && options.migrate !== false) {
       // migrations may take long: on a pool of their own, without the statement bound
-      const unbounded = new pg.Pool({ ...connection, max: 1 })
+      const unbounded = new (pgModule().Pool)({ ...connection, max: 1 })
       unbounded.on('error', () => undefined)
       await prepareSchema(unbounded, options).finally(() => unbounded.end())
     }
