@@ -111,14 +111,19 @@ describe('results CSV', () => {
 })
 
 describe('csvField / csvLine', () => {
+  it('quote a field with a semicolon, so a spreadsheet splitting on semicolons keeps it one cell (no formula cell after it)', () => {
+    expect(csvField("1.1.1.1;=cmd|'/C calc'!A0")).toBe(`"1.1.1.1;=cmd|'/C calc'!A0"`)
+    expect(csvLine(['a;b', 'plain'])).toBe('"a;b",plain\n')
+  })
+
   it('write exactly what csv-stringify writes, with escape_formulas for the cells that are formulas (random fields, Unicode, quotes, line breaks)', () => {
     const text = fc.oneof(
       fc.string({ unit: 'grapheme' }),
-      fc.string({ unit: fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '"', ',', "'", 'a', ' ', '＝', '＋', '－', '＠', 'é', '1', '.') }),
+      fc.string({ unit: fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '"', ',', ';', "'", 'a', ' ', '＝', '＋', '－', '＠', 'é', '1', '.') }),
     )
     const field = fc.oneof(text, fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null))
     const cast = { boolean: (v: boolean) => (v ? 'true' : 'false') }
-    const oracle = (f: unknown) => stringify([[f]], { escape_formulas: typeof f === 'string' && isFormulaText(f), cast }).slice(0, -1)
+    const oracle = (f: unknown) => stringify([[f]], { escape_formulas: typeof f === 'string' && isFormulaText(f), quoted_match: ';', cast }).slice(0, -1)
     fc.assert(
       fc.property(fc.array(field, { minLength: 1, maxLength: 8 }), (fields) => {
         expect(csvLine(fields)).toBe(`${fields.map(oracle).join(',')}\n`)

@@ -115,9 +115,9 @@ export function isFormulaText(s: string): boolean {
 /**
  * One CSV field: null/undefined and '' are empty, booleans `true`/`false`, numbers as JavaScript prints them; text a
  * spreadsheet would run as a formula ({@link isFormulaText}) gets a leading `'` (CSV-injection defence; numbers and
- * phone numbers such as `+14155550100` are left alone); a field with a comma, a quote or a line break is quoted, its
- * quotes doubled (RFC 4180). The same output as csv-stringify (`escape_formulas` for the cells {@link isFormulaText}
- * names; a test checks that on random fields) at a fraction of its cost per field.
+ * phone numbers such as `+14155550100` are left alone); a field with a comma, a semicolon (many locales' separator),
+ * a quote or a line break is quoted, its quotes doubled (RFC 4180). The same output as csv-stringify (`escape_formulas`
+ * for the cells {@link isFormulaText} names, `quoted_match: ';'`; a test checks that) at a fraction of its cost.
  *
  * @example csvField('=1+1') // "'=1+1" — csvField('+14155550100') // '+14155550100' — csvField('say "hi", ok') // '"say ""hi"", ok"'
  */
@@ -133,7 +133,7 @@ export function csvField(value: unknown): string {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c === 0x22) quotes = true
-    else if (c === 0x2c || c === 0x0a || c === 0x0d) quote = true
+    else if (c === 0x2c || c === 0x0a || c === 0x0d || c === 0x3b) quote = true
   }
   if (quotes) return `"${s.replaceAll('"', '""')}"`
   return quote ? `"${s}"` : s

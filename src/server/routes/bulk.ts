@@ -204,7 +204,7 @@ export const bulkRoutes: RouteDef[] = [
     operationId: 'download_bulk_results',
     summary: 'The results as a CSV file (streamed)',
     description:
-      `Columns: ${CSV_BASE_COLUMNS.join(', ')}, then the type's details flattened to dotted names (every type's list: "results.csv columns" in docs/api.md). A text cell that a spreadsheet would read as a formula (it starts with =, +, -, @, tab or CR) is prefixed with ' — unless it is only a number (-12.5) or a phone number (+ and digit groups split by single spaces, dots or hyphens: +12015551000, +1 201 555 1000), which stays as it is so the file re-imports as data. While the job runs, the rows finished so far.`,
+      `Columns: ${CSV_BASE_COLUMNS.join(', ')}, then the type's details flattened to dotted names (every type's list: "results.csv columns" in docs/api.md). A text cell that a spreadsheet would read as a formula (it starts with =, +, -, @, tab or CR) is prefixed with ' — unless it is only a number (-12.5) or a phone number (+ and digit groups split by single spaces, dots or hyphens: +12015551000, +1 201 555 1000), which stays as it is so the file re-imports as data. A cell with a comma, a semicolon (a spreadsheet's separator in many locales), a quote or a line break is quoted. While the job runs, the rows finished so far.`,
     tags: ['Bulk'],
     scope: 'bulk',
     status: 200,
