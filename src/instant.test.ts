@@ -15,4 +15,11 @@ describe('instantOfText', () => {
       expect(instantOfText(text), text).toBeNull()
     for (const text of ['2026-01-01T00:00:00', '1', 'Mar 3 2026', '', '2026-1-1']) expect(instantOfText(text), text).toBeNull()
   })
+
+  it('counts leap years of every year alike, 0000–0099 included (Date.UTC reads those as 1900–1999)', () => {
+    expect(instantOfText('0000-02-29')).toBe(Date.parse('0000-02-29T00:00:00Z'))
+    expect(instantOfText('0004-02-29')).toBe(Date.parse('0004-02-29T00:00:00Z'))
+    expect(instantOfText('2000-02-29')).toBe(Date.UTC(2000, 1, 29))
+    for (const text of ['0001-02-29', '0100-02-29', '1900-02-29', '2100-02-29']) expect(instantOfText(text), text).toBeNull()
+  })
 })

@@ -13,7 +13,9 @@ export function instantOfText(text: string): number | null {
   const m = text.length <= 40 ? DATE_TIME.exec(text) : null
   if (!m) return null
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])]
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate()
+  // day 0 of the next month is this month's last; 2000 + year % 400 has the same leap years as the year itself
+  // (Date.UTC reads years 0–99 as 1900–1999, where 0000 is a leap year and 1900 is not)
+  const daysInMonth = new Date(Date.UTC(2000 + (year % 400), month, 0)).getUTCDate()
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return null
   if (Number(m[4] ?? 0) > 23 || Number(m[5] ?? 0) > 59 || Number(m[6] ?? 0) > 59 || Number(m[7] ?? 0) > 23 || Number(m[8] ?? 0) > 59) return null
   const ms = Date.parse(text)
