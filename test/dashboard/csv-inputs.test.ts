@@ -58,6 +58,10 @@ describe('the pages read pasted CSV as CSV', () => {
     const refused = await c.post(`${at}/items`, { values, expires: '2026-02-30' })
     expect(refused.status).toBe(400)
     expect(refused.body).toContain(`>${values}</textarea>`)
+    // the refusal names the form's field, and the date typed stays in it
+    expect(pageText(refused.body)).toContain('Expires')
+    expect(pageText(refused.body)).not.toContain('expires_at')
+    expect(refused.body).toContain('name="expires" value="2026-02-30"')
     await c.get(`${team}/bulk`)
     const inputs = Array.from({ length: 8000 }, (_, i) => `user-${i}@example.org`).join('\n')
     const bulk = await c.post(`${team}/bulk`, { type: 'nope', mode: 'test', inputs })

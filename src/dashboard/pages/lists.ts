@@ -86,7 +86,7 @@ ${dataTable(
     return dash.page(reply, dash.teamLayout(v, 'Allow/block lists', 'lists', flash), body, status)
   }
 
-  const listPage = async (request: Req, reply: FastifyReply, v: TeamView, mode: Mode, flash: Flash, status = 200, values?: { values: string; reason: string }) => {
+  const listPage = async (request: Req, reply: FastifyReply, v: TeamView, mode: Mode, flash: Flash, status = 200, values?: { values: string; reason: string; expires: string }) => {
     needStorage()
     const id = request.params.id
     let list: ListView
@@ -116,7 +116,7 @@ ${
 <label><span>CSV file</span><input type="file" accept=".csv,.txt,text/csv,text/plain" data-into="list-values"></label>
 <label><span>Values</span><textarea id="list-values" name="values" rows="8" placeholder="one a line, or a CSV whose first column holds them">${values?.values ?? ''}</textarea></label>
 <label><span>Reason (optional)</span><input type="text" name="reason" maxlength="500" value="${values?.reason ?? ''}"></label>
-<label><span>Expires (optional, at 00:00 UTC of)</span><input type="date" name="expires"></label>
+<label><span>Expires (optional, at 00:00 UTC of)</span><input type="date" name="expires" value="${values?.expires ?? ''}"></label>
 <button type="submit">Add values</button></form></section>`
     : ''
 }
@@ -186,8 +186,10 @@ export function registerListPages(app: FastifyInstance, dash: Dash): void {
             added = await callApi(dash.svc, request, 'add_list_items', v.org.id, { mode, params: { id }, body })
           } catch (e) {
             const refused = refusalOf(e)
+            // the API names the field `expires_at`; this form calls it Expires
+            const message = refused.message.replaceAll('`expires_at`', 'Expires')
             // the whole text goes back in the box (as on the Bulk jobs page): a cut one lost the values past the cut
-            return listPage(r, reply, v, mode, { kind: 'error', text: refused.message }, refused.status, { values: text, reason: reason.slice(0, 500) })
+            return listPage(r, reply, v, mode, { kind: 'error', text: message }, refused.status, { values: text, reason: reason.slice(0, 500), expires: expires.slice(0, 40) })
           }
           const bad = added.invalid.slice(0, 10).map((i) => `"${i.value}": ${i.message}`).join('; ')
           const text2 = `${added.added} added, ${added.already_present} already on the list${added.invalid.length ? `, ${added.invalid.length} invalid (${bad}${added.invalid.length > 10 ? '; …' : ''})` : ''}.`
