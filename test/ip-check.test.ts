@@ -67,6 +67,10 @@ describe('input rules', () => {
   it('explains common mistakes', () => {
     expect(explainInvalidIp('1.2.3.04')).toMatch(/leading zeros/)
     expect(explainInvalidIp('::1/128')).toMatch(/CIDR/)
+    expect(explainInvalidIp('192.0.2.0/24')).toMatch(/CIDR/)
+    // a slash alone does not make a network: these were all called one
+    for (const text of ['foo/bar', '192.0.2.1/', '/24', '192.0.2.1/24/8', 'a.b/24']) expect(explainInvalidIp(text), text).toBe('expected an IPv4 (a.b.c.d) or IPv6 address')
+    expect(explainInvalidIp('https://192.0.2.1/login')).toMatch(/^a URL is not an address/)
   })
 })
 

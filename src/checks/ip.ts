@@ -26,7 +26,13 @@ const BOGON_SOURCE = 'iana-special-purpose'
 export function explainInvalidIp(text: string): string {
   const t = text.trim()
   if (t.includes('%')) return 'zone ids (%…) are not accepted'
-  if (t.includes('/')) return 'a network (CIDR) is not an address'
+  if (t.includes('://')) return 'a URL is not an address; send the host part alone'
+  if (t.includes('/')) {
+    // address/prefix-length: a network; anything else with a slash is just not an address
+    const [address, bits, ...rest] = t.split('/')
+    const prefix = bits !== undefined && bits.length > 0 && bits.length <= 3 && [...bits].every((c) => c >= '0' && c <= '9')
+    if (rest.length === 0 && prefix && parseIp(address) !== null) return 'a network (CIDR) is not an address'
+  }
   if (t.startsWith('[')) return 'write the address without brackets'
   if (t.toLowerCase().includes('0x')) return 'hexadecimal IPv4 forms are not accepted'
   if (!t.includes(':')) {
