@@ -1,10 +1,16 @@
 /** What every webhook storage writes the same way: endpoint ids and the notice of an auto-disabled endpoint. */
 import { randomBytes } from 'node:crypto'
+import { RiskcheckError } from '../../../errors.js'
 import type { OperatorNotice, WebhookEndpointRecord } from '../contracts/deliveries.js'
 
 /** A new endpoint id: `we_` + 24 hex characters. */
 export function newEndpointId(): string {
   return `we_${randomBytes(12).toString('hex')}`
+}
+
+/** The refusal of an endpoint over an org's limit (400 INVALID_REQUEST), as every delivery storage throws it. */
+export function endpointLimitError(maxPerOrg: number): RiskcheckError {
+  return new RiskcheckError('INVALID_REQUEST', `At most ${maxPerOrg} webhook endpoints may exist; delete one first.`)
 }
 
 /**

@@ -179,7 +179,11 @@ export interface OperatorNotice {
  */
 export interface EndpointDeliveryStore extends DeliveryStore {
   getDelivery(deliveryId: string): Awaitable<DeliveryRecord | null>
-  createEndpoint(input: NewEndpointInput, nowMs: number): Awaitable<StoredEndpoint>
+  /**
+   * Creates an endpoint. With `maxPerOrg`: throws 400 INVALID_REQUEST when the org has that many already, counted and
+   * inserted in one transaction (serialised per org), so concurrent creations cannot pass the limit together.
+   */
+  createEndpoint(input: NewEndpointInput, nowMs: number, maxPerOrg?: number): Awaitable<StoredEndpoint>
   /** Endpoints of an org, oldest first. */
   listOrgEndpoints(orgId: string): Awaitable<StoredEndpoint[]>
   countEndpoints(orgId: string): Awaitable<number>

@@ -6,7 +6,7 @@ import type pg from 'pg'
 import type { EventPayload } from '../../../schema.js'
 import type { DeliveryRecord } from '../../../webhooks/queue.js'
 import { pumpEvents } from '../common/outbox-pump.js'
-import { disabledEndpointNotice, newEndpointId } from '../common/endpoints.js'
+import { disabledEndpointNotice, endpointLimitError, newEndpointId } from '../common/endpoints.js'
 import { insertEvent } from './events.js'
 import { inTransaction, num, type Num, type Queryable } from './client.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, OperatorNotice, StoredEndpoint } from '../contracts/service-storage.js'
@@ -66,14 +66,21 @@ function endpointAdmin(pool: pg.Pool): EndpointAdmin {
   /** The org condition of an endpoint change, as the next parameter after `used` ones. */
   const orgFilter = (orgId?: string, used = 1) => (orgId === undefined ? { sql: '', values: [] } : { sql: ` AND org_id = $${used + 1}`, values: [orgId] })
   return {
-    async createEndpoint(input, nowMs) {
-      const { rows } = await pool.query<EndpointRow>(
-        `INSERT INTO webhook_endpoints (id, org_id, url, description, events, format, secret, status, disabled_reason, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'enabled', NULL, $8) RETURNING *`,
-        [newEndpointId(), input.orgId, input.url, input.description, JSON.stringify(input.events), input.format, input.secret, nowMs],
-      )
-      return toEndpoint(rows[0]!)
-    },
+    createEndpoint: (input, nowMs, maxPerOrg) =>
+      inTransaction(pool, async (c) => {
+        if (maxPerOrg !== undefined) {
+          // one creation of the org at a time: a count read under READ COMMITTED does not see a concurrent insert
+          await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`webhook_endpoints:${input.orgId}`])
+          const n = num((await c.query<{ n: string }>('SELECT count(*) AS n FROM webhook_endpoints WHERE org_id = $1', [input.orgId])).rows[0]!.n)
+          if (n >= maxPerOrg) throw endpointLimitError(maxPerOrg)
+        }
+        const { rows } = await c.query<EndpointRow>(
+          `INSERT INTO webhook_endpoints (id, org_id, url, description, events, format, secret, status, disabled_reason, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 'enabled', NULL, $8) RETURNING *`,
+          [newEndpointId(), input.orgId, input.url, input.description, JSON.stringify(input.events), input.format, input.secret, nowMs],
+        )
+        return toEndpoint(rows[0]!)
+      }),
     listOrgEndpoints: async (orgId) =>
       (await pool.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE org_id = $1 ORDER BY created_at, id', [orgId])).rows.map(toEndpoint),
     async countEndpoints(orgId) {

@@ -8,7 +8,7 @@ import type { EventPayload } from '../../../schema.js'
 import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStore, DeliveryUpdate, WebhookEndpointRecord } from '../../../webhooks/queue.js'
 import { insertOutboxEvent, pumpOutbox } from './outbox.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contracts/deliveries.js'
-import { disabledEndpointNotice, newEndpointId } from '../common/endpoints.js'
+import { disabledEndpointNotice, endpointLimitError, newEndpointId } from '../common/endpoints.js'
 import { toAttempt, toDelivery, toEndpoint, type AttemptRow, type DeliveryRow, type EndpointRow } from '../common/record-rows.js'
 
 export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contracts/deliveries.js'
@@ -16,7 +16,7 @@ export type { NewEndpointInput, OperatorNotice, StoredEndpoint } from '../contra
 /** The SQLite delivery store plus endpoint management: {@link EndpointDeliveryStore}, synchronous. */
 export interface SqliteDeliveryStore extends EndpointDeliveryStore {
   getDelivery(deliveryId: string): DeliveryRecord | null
-  createEndpoint(input: NewEndpointInput, nowMs: number): StoredEndpoint
+  createEndpoint(input: NewEndpointInput, nowMs: number, maxPerOrg?: number): StoredEndpoint
   /** Endpoints of an org, oldest first. */
   listOrgEndpoints(orgId: string): StoredEndpoint[]
   countEndpoints(orgId: string): number
@@ -164,6 +164,13 @@ export function createSqliteDeliveryStore(
     deliveries: q.pruneDeliveries.run(cutoff).changes,
     events: q.pruneEvents.run(cutoff).changes,
   }))
+  // the count and the insert in one write transaction: concurrent creations cannot pass the limit together
+  const createEndpointTx = db.transaction((input: NewEndpointInput, nowMs: number, maxPerOrg: number | undefined): StoredEndpoint => {
+    if (maxPerOrg !== undefined && (q.count.get(input.orgId) as { n: number }).n >= maxPerOrg) throw endpointLimitError(maxPerOrg)
+    const id = newEndpointId()
+    q.insertEndpoint.run(id, input.orgId, input.url, input.description, JSON.stringify(input.events), input.format, input.secret, nowMs)
+    return toEndpoint(q.endpoint.get(id) as EndpointRow)
+  })
   const inOrg = (id: string, orgId?: string): EndpointRow | undefined => {
     const r = q.endpoint.get(id) as EndpointRow | undefined
     return r && (orgId === undefined || r.org_id === orgId) ? r : undefined
@@ -194,11 +201,7 @@ export function createSqliteDeliveryStore(
     },
     pruneBefore: (cutoff) => pruneTx.immediate(cutoff.getTime()),
 
-    createEndpoint(input, nowMs) {
-      const id = newEndpointId()
-      q.insertEndpoint.run(id, input.orgId, input.url, input.description, JSON.stringify(input.events), input.format, input.secret, nowMs)
-      return toEndpoint(q.endpoint.get(id) as EndpointRow)
-    },
+    createEndpoint: (input, nowMs, maxPerOrg) => createEndpointTx.immediate(input, nowMs, maxPerOrg),
     listOrgEndpoints: (orgId) => (q.endpoints.all(orgId) as EndpointRow[]).map(toEndpoint),
     countEndpoints: (orgId) => (q.count.get(orgId) as { n: number }).n,
     getStoredEndpoint(id) {
