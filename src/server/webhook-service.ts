@@ -23,7 +23,7 @@ import {
 import { insertOutboxEvent } from './store/sqlite/outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
 import { createSqliteDeliveryStorage, type SqliteDeliveryStore } from './store/sqlite/deliveries.js'
-import { disabledEndpointNotice } from './store/common/endpoints.js'
+import { disabledEndpointLogMessage, disabledEndpointNotice } from './store/common/endpoints.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/contracts/service-storage.js'
 
 /** Options of {@link createWebhookService}. */
@@ -137,10 +137,10 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     log.warn({ notice: kind, subject, org_id: orgId }, message)
   }
 
-  // The notice row is written by the store with the delivery's last failure; only the log line is written here.
+  // The notice row is written by the store with the delivery's last failure; only the log line (no URL) is written here.
   const onEndpointDisabled = (endpoint: WebhookEndpointRecord, at: Date) => {
     const n = disabledEndpointNotice(endpoint, at)
-    log.warn({ notice: n.kind, subject: n.subject, org_id: n.orgId }, n.message)
+    log.warn({ notice: n.kind, subject: n.subject, org_id: n.orgId }, disabledEndpointLogMessage(endpoint, at))
   }
 
   // What the timer worker and the BullMQ worker share: the store, clock, sender, limits and callbacks.

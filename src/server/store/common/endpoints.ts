@@ -18,14 +18,21 @@ export function endpointLimitError(maxPerOrg: number): RiskcheckError {
  * what every delivery storage writes in the transaction that disables the endpoint.
  */
 export function disabledEndpointNotice(endpoint: WebhookEndpointRecord, at: Date): Omit<OperatorNotice, 'id'> {
-  return {
-    at: at.getTime(),
-    orgId: endpoint.orgId,
-    subject: endpoint.id,
-    kind: 'webhook_endpoint_disabled',
-    message:
-      `Webhook endpoint ${endpoint.id} (${endpoint.url}) of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
-      'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
-      `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`,
-  }
+  return { at: at.getTime(), orgId: endpoint.orgId, subject: endpoint.id, kind: 'webhook_endpoint_disabled', message: disabledMessage(endpoint, at, ` (${endpoint.url})`) }
+}
+
+/**
+ * The log line of that notice: the same sentence without the URL, which may carry the receiver's credential (a Slack
+ * or Discord incoming-webhook token in its path, a token in its query); the log keeps none.
+ */
+export function disabledEndpointLogMessage(endpoint: WebhookEndpointRecord, at: Date): string {
+  return disabledMessage(endpoint, at, '')
+}
+
+function disabledMessage(endpoint: WebhookEndpointRecord, at: Date, url: string): string {
+  return (
+    `Webhook endpoint ${endpoint.id}${url} of org ${endpoint.orgId} was disabled at ${at.toISOString()}: ` +
+    'its deliveries have failed for a day. Re-enable it with `riskcheck admin webhook enable ' +
+    `${endpoint.id}\`, then resend missed events with \`riskcheck admin webhook resend ${endpoint.id}\`.`
+  )
 }
