@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createPolicy, evaluate } from './engine.js'
 import { canonicalPolicyJson, formatPolicyIssues, loadPolicyFile, parsePolicy, PolicyFileError, policyFromObject, policyVersion } from './policy-file.js'
@@ -105,6 +108,28 @@ contexts:
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`)].join('\n')
     const [issue] = await issuesOf(bomb, 'bomb.yaml')
     expect(issue).toMatch(/is not valid YAML: .*alias/i)
+  })
+
+  it('refuses mappings or lists nested more than 32 levels deep (YAML and JSON) before composing them, with the line', async () => {
+    // 32 levels (the root and 31 lists) are read; one more is refused, whatever the syntax
+    const seqs = (n: number) => `description:\n  ${'- '.repeat(n)}x\n`
+    expect(await issuesOf(seqs(31), 'p.yaml')).toEqual([expect.stringMatching(/^description \(line 2\): must be a string/)])
+    const refused = '(file) (line 2): nests mappings or lists more than 32 levels deep; a policy needs 7'
+    expect(await issuesOf(seqs(32), 'p.yaml')).toEqual([refused])
+    expect(await issuesOf(`{\n"description": ${'['.repeat(32)}${']'.repeat(32)}}`, 'p.json')).toEqual([refused])
+    expect(await issuesOf(`weights:\n  ${'{a: '.repeat(40)}1${'}'.repeat(40)}\n`, 'p.yaml')).toEqual([refused])
+    const blocks = Array.from({ length: 40 }, (_, i) => `${' '.repeat(i)}a:`).join('\n')
+    expect(await issuesOf(`${blocks} 1\n`, 'p.yaml')).toEqual(['(file) (line 33): nests mappings or lists more than 32 levels deep; a policy needs 7'])
+  })
+
+  it('a few kilobytes nested thousands deep, parsed twice, leave the process alive (it crashed out of memory)', async () => {
+    // in a child: the second parse of such a text used to end the whole process (a fatal error, nothing to catch)
+    const file = pathToFileURL(fileURLToPath(new URL('./policy-file.ts', import.meta.url))).href
+    const script = `const { parsePolicy } = await import(${JSON.stringify(file)})
+for (const text of ['description:\\n  ' + '- '.repeat(10000) + 'x', '{"description": ' + '['.repeat(10000) + ']'.repeat(10000) + '}', '[' .repeat(10000)])
+  for (let i = 0; i < 2; i++) await parsePolicy(text).catch((e) => console.log(e.issues?.[0]?.message ?? String(e)))`
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    expect(stdout.trim().split('\n')).toEqual(Array(6).fill('nests mappings or lists more than 32 levels deep; a policy needs 7'))
   })
 
   it('guesses the format from the text when the name does not tell', async () => {

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { createPolicy, PolicyError, type PolicyOverrides } from './engine.js'
-import { validatePolicy, type PolicyIssue } from './policy-validate.js'
+import { MAX_POLICY_DEPTH, validatePolicy, type PolicyIssue } from './policy-validate.js'
 import { DEFAULT_POLICY, type Policy } from './rules.js'
 
 /** Largest policy file read (a policy is a few kilobytes; anything near this is not one). */
@@ -63,6 +63,26 @@ export interface ParsePolicyOptions {
 }
 
 const METADATA = new Set(['$schema', 'description'])
+
+const COLLECTIONS: ReadonlySet<unknown> = new Set(['block-map', 'block-seq', 'flow-collection'])
+
+/**
+ * The offset of the first mapping or list of a YAML (or JSON) text nested deeper than {@link MAX_POLICY_DEPTH}, or
+ * null. Measured on the syntax tree of the yaml package's parser, which keeps its own stack, with a stack of our own:
+ * the composer that turns the tree into a document recurses once per level, and a few kilobytes of `- - - …` or
+ * `[[[…` overflowed it — after which the next such parse crashed the process (out of memory), not just the request.
+ */
+function tooDeepAt(tokens: Iterable<unknown>): number | null {
+  const stack: Array<{ node: unknown; depth: number }> = []
+  for (const node of tokens) stack.push({ node, depth: 0 })
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const node = top.node as { type?: unknown; offset?: unknown }
+    const depth = COLLECTIONS.has(node.type) ? top.depth + 1 : top.depth
+    if (depth > MAX_POLICY_DEPTH) return typeof node.offset === 'number' ? node.offset : 0
+    for (const v of Object.values(node)) if (v !== null && typeof v === 'object') stack.push({ node: v, depth })
+  }
+  return null
+}
 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys)
@@ -142,15 +162,19 @@ export async function parsePolicy(text: string, options: ParsePolicyOptions = {}
   }
   if (text.length > MAX_POLICY_BYTES) fail([{ path: '', message: `is larger than ${MAX_POLICY_BYTES} bytes; a policy file is a few kilobytes` }])
   const format = options.format ?? formatOf(options.source, text)
-  const { LineCounter, parseDocument } = await import('yaml')
+  const { LineCounter, Parser, parseDocument } = await import('yaml')
+  const body = text.replace(/^\uFEFF/, '')
+  const early = new LineCounter()
+  const deep = tooDeepAt(new Parser(early.addNewLine).parse(body))
+  if (deep !== null) fail([{ path: '', message: `nests mappings or lists more than ${MAX_POLICY_DEPTH} levels deep; a policy needs 7`, line: early.linePos(deep).line }])
   const lines = new LineCounter()
   // YAML (JSON is read by it too, for line numbers and duplicate keys): aliases are capped, so a small file cannot
   // expand into a huge document.
-  const yamlDoc = parseDocument(text.replace(/^\uFEFF/, ''), { lineCounter: lines, uniqueKeys: true, prettyErrors: false })
+  const yamlDoc = parseDocument(body, { lineCounter: lines, uniqueKeys: true, prettyErrors: false })
   let doc: unknown
   if (format === 'json') {
     try {
-      doc = JSON.parse(text.replace(/^\uFEFF/, ''))
+      doc = JSON.parse(body)
     } catch (e) {
       const message = (e as Error).message
       const at = /position (\d+)/.exec(message)

@@ -59,6 +59,21 @@ describe('validatePolicy()', () => {
     expect(errorsOf({ weights: { ip_vpn: Number.POSITIVE_INFINITY } })).toEqual([{ path: 'weights.ip_vpn', message: 'must be a number from 0 to 100 (got Infinity)' }])
   })
 
+  it('refuses a document nested more than 32 levels deep with its path, and never throws for a deep one', () => {
+    let deep: unknown = 'x'
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    expect(errorsOf({ description: deep })).toEqual([
+      { path: `description${'[0]'.repeat(31)}`, message: 'nests mappings or lists more than 32 levels deep; a policy needs 7' },
+    ])
+    let shallow: unknown = 'x'
+    for (let i = 0; i < 31; i++) shallow = [shallow]
+    expect(errorsOf({ description: shallow })).toEqual([{ path: 'description', message: expect.stringMatching(/^must be a string \(got \[\[/) }])
+    const cyclic: Record<string, unknown> = {}
+    cyclic.weights = { ip_vpn: cyclic }
+    expect(errorsOf(cyclic)).toEqual([{ path: 'weights.ip_vpn', message: 'must be a number from 0 to 100 (got a mapping)' }])
+    expect(() => createPolicy({ description: deep } as never)).toThrow(PolicyError)
+  })
+
   it('warns when the rules drop the default hard rule or repeat a name, and keeps a referenced rule in place', () => {
     const tor = { name: 'tor', when: { any: ['ip_tor'] }, action: 'block' } as const
     expect(validatePolicy({ rules: [tor] }, DEFAULT_POLICY).warnings).toEqual([

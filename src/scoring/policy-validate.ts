@@ -27,6 +27,12 @@ export interface PolicyValidation {
   warnings: PolicyIssue[]
 }
 
+/**
+ * Most levels of mappings and lists a policy document may nest: a policy needs 7 (the root,
+ * `contexts.checkout.rules[0].when.any`); deeper ones are refused before anything walks them recursively.
+ */
+export const MAX_POLICY_DEPTH = 32
+
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /** A value for a message: short JSON, cut at 40 characters. */
@@ -35,7 +41,7 @@ function shown(v: unknown): string {
   try {
     s = v === undefined ? 'nothing' : typeof v === 'number' && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? String(v))
   } catch {
-    s = String(v)
+    s = Array.isArray(v) ? 'a list' : typeof v === 'object' && v !== null ? 'a mapping' : String(v)
   }
   return s.length > 40 ? `${s.slice(0, 37)}…` : s
 }
@@ -52,6 +58,28 @@ function dotted(pointer: string, root: unknown): string {
     node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined
   }
   return out
+}
+
+/**
+ * The path of a mapping or list nested deeper than {@link MAX_POLICY_DEPTH}, or null. Iterative, each object once
+ * (a shared or cyclic one is not walked again).
+ */
+function tooDeep(doc: unknown): string | null {
+  const seen = new WeakSet<object>()
+  const stack: Array<{ v: unknown; depth: number; path: string }> = [{ v: doc, depth: 0, path: '' }]
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { v, path } = top
+    if (v === null || typeof v !== 'object' || seen.has(v)) continue
+    seen.add(v)
+    const depth = top.depth + 1
+    if (depth > MAX_POLICY_DEPTH) return path
+    const array = Array.isArray(v)
+    for (const [k, child] of Object.entries(v)) {
+      const at = array ? `${path}[${k}]` : /^[A-Za-z_$][\w$]*$/.test(k) ? (path === '' ? k : `${path}.${k}`) : `${path}[${JSON.stringify(k)}]`
+      stack.push({ v: child, depth, path: at })
+    }
+  }
+  return null
 }
 
 const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : typeof v)
@@ -113,6 +141,11 @@ export function validatePolicy(doc: unknown, base: Policy): PolicyValidation {
   const warnings: PolicyIssue[] = []
   if (!isObject(doc)) {
     errors.push({ path: '', message: `must be a mapping of policy fields (weights, thresholds, actions, rules, contexts …) (got ${shown(doc)})` })
+    return { errors, warnings }
+  }
+  const deep = tooDeep(doc)
+  if (deep !== null) {
+    errors.push({ path: deep, message: `nests mappings or lists more than ${MAX_POLICY_DEPTH} levels deep; a policy needs 7` })
     return { errors, warnings }
   }
   structuralErrors(PolicyFileSchema, doc, doc, '', errors, new Set())
