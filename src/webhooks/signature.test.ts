@@ -30,6 +30,12 @@ describe('verifyWebhook', () => {
   it('accepts a fresh, matching signature', () => {
     expect(verifyWebhook(body, header, secret, { now: nowAt(t + 10) })).toEqual({ ok: true, timestamp: t })
   })
+  it('takes several secrets (a receiver switching after a rotation): any one that signed passes; none, or a bad list, does not', () => {
+    expect(verifyWebhook(body, header, ['whsec_new', secret], { now: nowAt(t) })).toEqual({ ok: true, timestamp: t })
+    expect(verifyWebhook(body, header, [secret, 'whsec_new'], { now: nowAt(t) })).toEqual({ ok: true, timestamp: t })
+    expect(verifyWebhook(body, header, ['whsec_new', 'whsec_older'], { now: nowAt(t) })).toEqual({ ok: false, error: 'signature_mismatch' })
+    for (const bad of [[], [''], Array.from({ length: 11 }, (_, i) => `whsec_${i}`), '']) expect(() => verifyWebhook(body, header, bad, { now: nowAt(t) })).toThrow(TypeError)
+  })
   it('rejects a tampered body, a wrong secret, a malformed header', () => {
     expect(verifyWebhook(body + ' ', header, secret, { now: nowAt(t) })).toEqual({ ok: false, error: 'signature_mismatch' })
     expect(verifyWebhook(body, header, 'whsec_other', { now: nowAt(t) })).toEqual({ ok: false, error: 'signature_mismatch' })

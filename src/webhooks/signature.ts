@@ -39,18 +39,24 @@ export function signWebhook(rawBody: string | Uint8Array, secret: string, t: num
 /**
  * Verifies an `SVC-Signature` header against the raw body as received (do not re-serialize parsed JSON).
  * Rejects a signature mismatch, a timestamp older than `toleranceSeconds` and one more than `toleranceSeconds` in the
- * future; compares in constant time; accepts any of several `v1` entries.
+ * future; compares in constant time; accepts any of several `v1` entries, under any of up to 10 secrets.
  *
  * @example
- * const r = verifyWebhook(rawBody, req.headers['svc-signature'], process.env.WHSEC)
+ * const r = verifyWebhook(rawBody, req.headers['svc-signature'], process.env.WHSEC!)
  * if (!r.ok) return res.status(400).end()
+ * // while switching to a rotated secret: verifyWebhook(rawBody, header, [newSecret, oldSecret])
  */
 export function verifyWebhook(
   rawBody: string | Uint8Array,
   header: string | null | undefined,
-  secret: string,
+  secret: string | readonly string[],
   options: { toleranceSeconds?: number; now?: () => number } = {},
 ): WebhookVerifyResult {
+  // several secrets: the new and the old one while a receiver switches after a rotation (the service signs with the
+  // current one only, so a delivery signed just before the rotation may still arrive, or be retried, signed with the old)
+  const secrets = typeof secret === 'string' ? [secret] : [...secret]
+  if (secrets.length === 0 || secrets.length > 10 || secrets.some((s) => typeof s !== 'string' || s.length === 0))
+    throw new TypeError('verifyWebhook: secret must be a non-empty string or an array of 1 to 10 of them')
   if (typeof header !== 'string' || header.length === 0 || header.length > 4096) return { ok: false, error: 'malformed_header' }
   let t: number | null = null
   const candidates: string[] = []
@@ -68,12 +74,14 @@ export function verifyWebhook(
   }
   if (t === null) return { ok: false, error: 'malformed_header' }
   if (candidates.length === 0) return { ok: false, error: 'no_signature' }
-  const expected = Buffer.from(hmacHex(rawBody, secret, t), 'utf8')
   let match = false
-  for (const c of candidates) {
-    const got = Buffer.from(c, 'utf8')
-    // Compare every candidate (no early exit) in constant time for equal lengths.
-    if (got.length === expected.length && timingSafeEqual(got, expected)) match = true
+  for (const key of secrets) {
+    const expected = Buffer.from(hmacHex(rawBody, key, t), 'utf8')
+    for (const c of candidates) {
+      const got = Buffer.from(c, 'utf8')
+      // Compare every candidate with every secret (no early exit) in constant time for equal lengths.
+      if (got.length === expected.length && timingSafeEqual(got, expected)) match = true
+    }
   }
   if (!match) return { ok: false, error: 'signature_mismatch' }
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS
