@@ -65,6 +65,8 @@ describe.skipIf(!HAS_BROWSER)('dashboard: webhook endpoints', () => {
     await page.getByText('A ping event is queued').waitFor()
     await h.app.webhooks!.runOnce()
     expect(received.map((r) => JSON.parse(r.body).type)).toEqual(['ping'])
+    // the receiver (a Slack channel, say) is a third party: the ping names no one's address
+    expect(received[0]!.body).not.toContain('wes@example.test')
     await page.reload()
     const row = page.locator('tr[data-delivery]').first()
     expect(await row.textContent()).toMatch(/ping.*pending.*1\s*500/s)
