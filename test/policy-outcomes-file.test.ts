@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../src/cli/main.js'
 import { OutcomesFileError, parseOutcomes, readOutcomesFile } from '../src/outcomes/file.js'
+import { foldEntries } from '../src/outcomes/holder.js'
 import { labelsFromEntries } from '../src/outcomes/labels.js'
 import { evaluate, type FactorCode } from '../src/scoring/index.js'
 import { memoryIO } from './helpers.js'
@@ -51,7 +52,7 @@ describe('parseOutcomes()', () => {
     expect(bad('input,type,outcome,created_at\n192.0.2.1,ip,fraud,yesterday\n', 'csv')).toEqual([2, expect.stringContaining('is not an ISO 8601 date or date-time with Z or an offset')])
   })
 
-  it('labels: risk outcomes only; the later of one subject wins (by created_at when every line has one)', () => {
+  it('labels: risk outcomes only; the later of one subject wins (by created_at)', () => {
     const entries = parseOutcomes(
       'input,type,outcome,created_at\nb@x.example,email,legitimate,2026-11-02T00:00:00Z\nB@x.example,email,fraud,2026-11-01T00:00:00Z\nc@x.example,email,bounced,2026-11-03T00:00:00Z\n',
       'csv',
@@ -59,6 +60,25 @@ describe('parseOutcomes()', () => {
     const { labels, summary } = labelsFromEntries(entries)
     expect(summary).toEqual({ outcomes: 3, labels: 1, delivery: 1, superseded: 1 })
     expect(labels.get('b@x.example')?.label).toBe('good') // 11-02 is later than 11-01, though earlier in the file
+  })
+
+  it('labels follow the order the library applies the same file: a line without a time takes the time before it', () => {
+    // a@ was fraud on 2026-02-01, legitimate on 2026-01-01 (listed later); the line of c@ has no time. The lookup
+    // (createRiskcheck, --outcomes) keeps a@ fraud; the backtest labelled it good, ordering by line once any line
+    // had no time — so a line about another input turned a@'s label around.
+    const text = 'input,type,outcome,at\na@x.example,email,fraud,2026-02-01T00:00:00Z\na@x.example,email,legitimate,2026-01-01T00:00:00Z\nc@x.example,email,chargeback,\n'
+    const entries = parseOutcomes(text, 'csv')
+    expect(foldEntries(entries).sets.fraud.has('email:a@x.example')).toBe(true)
+    const { labels } = labelsFromEntries(entries)
+    expect([...labels].map(([k, v]) => [k, v.label]).sort()).toEqual([
+      ['a@x.example', 'fraud'],
+      ['c@x.example', 'fraud'],
+    ])
+    expect(labelsFromEntries(entries.slice(0, 2)).labels.get('a@x.example')?.label).toBe('fraud')
+    // untimed lines before the first time are the earliest; equal times keep the file's order
+    const early = parseOutcomes('input,type,outcome,at\nd@x.example,email,fraud,\nd@x.example,email,legitimate,2026-01-01\nd@x.example,email,chargeback,2026-01-01\n', 'csv')
+    expect(labelsFromEntries(early).labels.get('d@x.example')?.label).toBe('fraud')
+    expect(foldEntries(early).sets.fraud.has('email:d@x.example')).toBe(true)
   })
 })
 

@@ -76,6 +76,18 @@ export function checkEntry(raw: Partial<Record<Field, string | null>>): OutcomeE
   return entry
 }
 
+/**
+ * The positions of `entries` in the order they apply, the later one winning: by `at`, an entry without one taking the
+ * time of the entry before it (the first ones: the earliest), equal times in the given order. The library's outcomes
+ * and a backtest's labels follow it both, so one file never says one thing to a lookup and another to a backtest.
+ */
+export function applyOrder(entries: readonly OutcomeEntry[]): number[] {
+  let t = Number.NEGATIVE_INFINITY
+  const times = entries.map((e) => (t = (typeof e.at === 'string' ? instantOfText(e.at) : null) ?? t))
+  // equal times: -Infinity - -Infinity is NaN, which also falls through to the given order
+  return entries.map((_, i) => i).sort((a, b) => (times[a] as number) - (times[b] as number) || a - b)
+}
+
 /** The records of a CSV text (RFC 4180 quoting), each with the line it starts on. */
 function csvRecords(text: string): Array<{ line: number; cells: string[] }> {
   const out: Array<{ line: number; cells: string[] }> = []

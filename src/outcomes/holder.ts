@@ -7,7 +7,7 @@ import { isPromise } from '../awaitable.js'
 import { createReloadable } from '../reloadable.js'
 import type { AnswerLabels } from '../lookup.js'
 import type { OutcomeInputType } from '../schema.js'
-import { checkEntry, type OutcomeEntry } from './file.js'
+import { applyOrder, checkEntry, type OutcomeEntry } from './file.js'
 import { answerValues, currentByInput, foldLabels, labelFactors, outcomeInputKey, plainKey, type LabelSets } from './rules.js'
 
 /** What `createRiskcheck({ outcomes })` takes: the entries, or a function that loads them (called again on reload). */
@@ -42,32 +42,37 @@ interface Folded {
 }
 
 const MALFORMED = 'outcomes must be an array of outcome entries or a function that loads them'
-const timeOf = (e: OutcomeEntry): number | null => (typeof e.at === 'string' ? Date.parse(e.at) : null)
 
 /**
  * The label sets of entries. Entries are ordered by `at` (an entry without one takes the time of the entry before
- * it; the first ones: the earliest), the given order breaking ties; per input and axis the last one is current.
+ * it; the first ones: the earliest), the given order breaking ties ({@link applyOrder}); per input and axis the last
+ * one is current.
  */
 export function foldEntries(entries: unknown): Folded {
   if (!Array.isArray(entries)) throw new OutcomesError([{ index: -1, reason: MALFORMED }])
   const invalid: Array<{ index: number; reason: string }> = []
-  const usable: Array<{ t: number; i: number; type: OutcomeInputType; key: string; entry: OutcomeEntry }> = []
-  let ignored = 0
-  let t = Number.NEGATIVE_INFINITY
+  const checked: OutcomeEntry[] = []
   entries.forEach((raw: unknown, i) => {
     if (raw === null || typeof raw !== 'object') return void invalid.push({ index: i, reason: 'not an object' })
     const r = raw as Record<string, unknown>
     const str = (k: string) => (typeof r[k] === 'string' || r[k] === null ? (r[k] as string | null) : r[k] === undefined ? undefined : String(r[k]))
     const e = checkEntry({ input: str('input'), type: str('type'), request_id: str('request_id'), outcome: str('outcome'), note: str('note'), at: str('at') })
     if (typeof e === 'string') return void invalid.push({ index: i, reason: e })
-    t = timeOf(e) ?? t
-    if (e.request_id !== undefined) return void ignored++
-    const n = outcomeInputKey(e.type!, e.input!)
-    if (n.ok) usable.push({ t, i, type: e.type!, key: n.key, entry: e })
+    checked.push(e)
   })
   if (invalid.length > 0) throw new OutcomesError(invalid)
-  usable.sort((a, b) => a.t - b.t || a.i - b.i)
-  const sets = foldLabels(currentByInput(usable.map((u) => ({ type: u.type, key: u.key, outcome: u.entry.outcome }))))
+  let ignored = 0
+  const usable: Array<{ type: OutcomeInputType; key: string; outcome: OutcomeEntry['outcome'] }> = []
+  for (const i of applyOrder(checked)) {
+    const e = checked[i] as OutcomeEntry
+    if (e.request_id !== undefined) {
+      ignored++
+      continue
+    }
+    const n = outcomeInputKey(e.type!, e.input!)
+    if (n.ok) usable.push({ type: e.type!, key: n.key, outcome: e.outcome })
+  }
+  const sets = foldLabels(currentByInput(usable))
   return { sets, summary: { entries: entries.length, ignored, bounced: sets.bounced.size, fraud: sets.fraud.size } }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Label, RankedLabel } from '../scoring/backtest.js'
 import type { OutcomeKind } from '../server/store/contracts/outcomes.js'
-import type { OutcomeEntry } from './file.js'
+import { applyOrder, type OutcomeEntry } from './file.js'
 
 /** The backtest label of each outcome; null for the delivery outcomes, which say nothing about fraud. */
 export const OUTCOME_LABEL: Readonly<Record<OutcomeKind, Label | null>> = {
@@ -32,15 +32,13 @@ export interface OutcomeLabelSummary {
 
 /**
  * The labels of an outcomes file: keyed by `request_id`, or by the input (compared case-insensitively); a later
- * outcome of the same subject replaces an earlier one — later by `created_at` when every entry has one, else by line.
+ * outcome of the same subject replaces an earlier one, in the order the library applies the file ({@link applyOrder}).
  */
 export function labelsFromEntries(entries: readonly OutcomeEntry[]): { labels: Map<string, RankedLabel>; summary: OutcomeLabelSummary } {
-  const timed = entries.length > 0 && entries.every((e) => typeof e.at === 'string')
-  const order = entries.map((e, i) => ({ e, i, t: timed ? Date.parse(e.at as string) : i }))
-  order.sort((a, b) => a.t - b.t || a.i - b.i)
   const labels = new Map<string, RankedLabel>()
   const summary: OutcomeLabelSummary = { outcomes: entries.length, labels: 0, delivery: 0, superseded: 0 }
-  order.forEach(({ e }, rank) => {
+  applyOrder(entries).forEach((i, rank) => {
+    const e = entries[i] as OutcomeEntry
     const label = OUTCOME_LABEL[e.outcome]
     if (label === null) {
       summary.delivery++
