@@ -122,6 +122,18 @@ contexts:
     expect(await issuesOf(`${blocks} 1\n`, 'p.yaml')).toEqual(['(file) (line 33): nests mappings or lists more than 32 levels deep; a policy needs 7'])
   })
 
+  it('refuses a mapping of more than 256 keys before composing it (its cost grows with the square of its keys)', async () => {
+    const keys = (n: number) => Array.from({ length: n }, (_, i) => `k${i}: 1`)
+    const unknown = await issuesOf(`weights: {${keys(256).join(', ')}}`, 'p.yaml')
+    expect(unknown).toHaveLength(256)
+    expect(unknown[0]).toMatch(/^weights\.k0 \(line 1\): is not a factor code/)
+    const refused = "(file) (line 2): has a mapping of more than 256 keys; a policy's largest lists every factor code (61)"
+    expect(await issuesOf(`description: x\nweights: {${keys(8000).join(', ')}}`, 'p.yaml')).toEqual([refused])
+    expect(await issuesOf(`description: x\nweights:\n${keys(257).map((k) => `  ${k}`).join('\n')}\n`, 'p.yaml')).toEqual([refused.replace('line 2', 'line 3')])
+    const json = JSON.stringify({ weights: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, 1])) })
+    expect(await issuesOf(json, 'p.json')).toEqual([refused.replace('line 2', 'line 1')])
+  })
+
   it('a few kilobytes nested thousands deep, parsed twice, leave the process alive (it crashed out of memory)', async () => {
     // in a child: the second parse of such a text used to end the whole process (a fatal error, nothing to catch)
     const file = pathToFileURL(fileURLToPath(new URL('./policy-file.ts', import.meta.url))).href

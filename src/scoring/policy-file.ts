@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { createPolicy, PolicyError, type PolicyOverrides } from './engine.js'
+import { FACTOR_CODES } from './factors.js'
 import { MAX_POLICY_DEPTH, validatePolicy, type PolicyIssue } from './policy-validate.js'
 import { DEFAULT_POLICY, type Policy } from './rules.js'
 
@@ -64,21 +65,35 @@ export interface ParsePolicyOptions {
 
 const METADATA = new Set(['$schema', 'description'])
 
+/**
+ * Most keys of one mapping in a policy file (a mapping of every factor code has 61). The yaml package checks a new key
+ * against each key before it (unique keys), so a mapping's cost grows with the square of its keys: a 64 KiB mapping
+ * of 8,000 keys blocked the event loop for a second, a 1 MiB one for minutes.
+ */
+export const MAX_POLICY_KEYS = 256
+
 const COLLECTIONS: ReadonlySet<unknown> = new Set(['block-map', 'block-seq', 'flow-collection'])
 
+type CstNode = { type?: unknown; offset?: unknown; items?: unknown; start?: { source?: unknown } }
+
 /**
- * The offset of the first mapping or list of a YAML (or JSON) text nested deeper than {@link MAX_POLICY_DEPTH}, or
- * null. Measured on the syntax tree of the yaml package's parser, which keeps its own stack, with a stack of our own:
- * the composer that turns the tree into a document recurses once per level, and a few kilobytes of `- - - …` or
- * `[[[…` overflowed it — after which the next such parse crashed the process (out of memory), not just the request.
+ * A mapping or list of a YAML (or JSON) text nested deeper than {@link MAX_POLICY_DEPTH}, or a mapping of more than
+ * {@link MAX_POLICY_KEYS} keys: its offset and the problem, or null. Measured on the syntax tree of the yaml package's
+ * parser, which keeps its own stack, with a stack of our own: the composer that turns the tree into a document
+ * recurses once per level, and a few kilobytes of `- - - …` or `[[[…` overflowed it — after which the next such parse
+ * crashed the process (out of memory), not just the request.
  */
-function tooDeepAt(tokens: Iterable<unknown>): number | null {
+function tooLargeAt(tokens: Iterable<unknown>): { offset: number; message: string } | null {
   const stack: Array<{ node: unknown; depth: number }> = []
   for (const node of tokens) stack.push({ node, depth: 0 })
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const node = top.node as { type?: unknown; offset?: unknown }
+    const node = top.node as CstNode
+    const offset = typeof node.offset === 'number' ? node.offset : 0
     const depth = COLLECTIONS.has(node.type) ? top.depth + 1 : top.depth
-    if (depth > MAX_POLICY_DEPTH) return typeof node.offset === 'number' ? node.offset : 0
+    if (depth > MAX_POLICY_DEPTH) return { offset, message: `nests mappings or lists more than ${MAX_POLICY_DEPTH} levels deep; a policy needs 7` }
+    const map = node.type === 'block-map' || (node.type === 'flow-collection' && node.start?.source === '{')
+    if (map && Array.isArray(node.items) && node.items.length > MAX_POLICY_KEYS)
+      return { offset, message: `has a mapping of more than ${MAX_POLICY_KEYS} keys; a policy's largest lists every factor code (${FACTOR_CODES.length})` }
     for (const v of Object.values(node)) if (v !== null && typeof v === 'object') stack.push({ node: v, depth })
   }
   return null
@@ -165,8 +180,8 @@ export async function parsePolicy(text: string, options: ParsePolicyOptions = {}
   const { LineCounter, Parser, parseDocument } = await import('yaml')
   const body = text.replace(/^\uFEFF/, '')
   const early = new LineCounter()
-  const deep = tooDeepAt(new Parser(early.addNewLine).parse(body))
-  if (deep !== null) fail([{ path: '', message: `nests mappings or lists more than ${MAX_POLICY_DEPTH} levels deep; a policy needs 7`, line: early.linePos(deep).line }])
+  const large = tooLargeAt(new Parser(early.addNewLine).parse(body))
+  if (large !== null) fail([{ path: '', message: large.message, line: early.linePos(large.offset).line }])
   const lines = new LineCounter()
   // YAML (JSON is read by it too, for line numbers and duplicate keys): aliases are capped, so a small file cannot
   // expand into a huge document.
