@@ -81,7 +81,10 @@ const RuleSchema = closed(
     when: closed(
       {
         all: Type.Optional(factorList('Every one of these factors fired.')),
-        any: Type.Optional(factorList('At least one of these factors fired.')),
+        // an empty `any` could never match ("at least one of none"): refused rather than read as absent
+        any: Type.Optional(
+          say(Type.Array(FactorCodeSchema, { minItems: 1, description: 'At least one of these factors fired (one factor or more).' }), 'must be a list of one factor code or more'),
+        ),
       },
       { description: 'The rule matches when every factor of `all` and (if given) at least one of `any` fired; at least one factor in all.' },
     ),

@@ -11,6 +11,12 @@ import { DEFAULT_POLICY } from './rules.js'
 const errorsOf = (doc: unknown) => validatePolicy(doc, DEFAULT_POLICY).errors
 
 describe('validatePolicy()', () => {
+  it('refuses an empty `any` in a rule (at least one of no factor could never fire; it was read as no `any`)', () => {
+    expect(errorsOf({ rules: ['unusable_input_blocks', { name: 'tor', when: { all: ['ip_tor'], any: [] }, action: 'block' }] })).toEqual([
+      { path: 'rules[1].when.any', message: 'must be a list of one factor code or more (got [])' },
+    ])
+    expect(errorsOf({ rules: ['unusable_input_blocks', { name: 'tor', when: { all: ['ip_tor'], any: ['ip_vpn'] }, action: 'block' }] })).toEqual([])
+  })
   it('reports every error of a document, each with its path, in document order', () => {
     const doc = {
       weights: { email_disposable: 'x', nope: 3, ip_vpn: 101 },
