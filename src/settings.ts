@@ -251,6 +251,8 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 60_000,
     description: "longest wait for the result cache's `get`, `set` or `close`, in ms: a `get` not answered by then is a miss, a `set` not finished by then no longer holds the answer, a `close` no longer holds `rc.close()`",
+    flag: 'cache-timeout',
+    flagValue: 'MS',
   },
   { path: 'credits', kind: 'value', default: null, defaultText: 'unmetered', description: 'a number (an in-memory balance) or a `CreditLedger`; with none, `credits_remaining` is `null`' },
   { path: 'now', kind: 'value', default: null, defaultText: '`() => new Date()`', flagDefaultText: 'the current time', description: 'the clock (ages, timestamps, cache expiry)', flag: 'now', flagValue: 'ISO-8601' },
