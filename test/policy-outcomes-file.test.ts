@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../src/cli/main.js'
 import { OutcomesFileError, parseOutcomes, readOutcomesFile } from '../src/outcomes/file.js'
 import { foldEntries } from '../src/outcomes/holder.js'
-import { labelsFromEntries } from '../src/outcomes/labels.js'
+import { labelsFromEntries, resultInputKeys } from '../src/outcomes/labels.js'
 import { evaluate, type FactorCode } from '../src/scoring/index.js'
 import { memoryIO } from './helpers.js'
 
@@ -128,6 +128,24 @@ describe('riskcheck policy test --outcomes', () => {
     expect(t.code, t.err).toBe(0)
     expect(t.out).toContain('Labels: 2 given; 1 answers labelled (fraud 1, good 0); 1 labels matched no answer (e.g. req_gone)')
     expect(t.out).toContain('Precision and recall for fraud, per action')
+  })
+
+  it('finds an answer by its input in the form lookups compare it: Jane.Doe+x@gmail.com reported labels janedoe@gmail.com and Jane.Doe+y@gmail.com', async () => {
+    // a lookup of janedoe@gmail.com is marked by that outcome (the lists' normalisation); the backtest compared
+    // inputs only case-insensitively, so neither answer was labelled
+    const gmail = join(dir, 'gmail.jsonl')
+    writeFileSync(gmail, [line('req_g1', 'janedoe@gmail.com', ['ip_vpn']), line('req_g2', 'Jane.Doe+y@gmail.com', ['ip_vpn']), line('req_g3', 'someone@gmail.com', [])].join('\n') + '\n')
+    const outcomes = join(dir, 'gmail-outcomes.csv')
+    writeFileSync(outcomes, 'input,type,outcome\nJane.Doe+x@gmail.com,email,fraud\n')
+    const io = memoryIO()
+    const code = await runCli(['policy', 'test', '--policy', policy, '--results', gmail, '--outcomes', outcomes, '--json'], io)
+    expect(code, io.err()).toBe(0)
+    const report = JSON.parse(io.out())
+    expect(report.labels).toMatchObject({ given: 1, matched: 2, unmatched: 0 })
+    expect(report.labels.fraud.candidate).toEqual({ approve: 0, verify: 2, review: 0, block: 0 })
+    // the service's logged answers (type, input; a combined check's parts joined with ' · ') give the same keys
+    expect(resultInputKeys({ type: 'check', input: 'Jane.Doe@gmail.com · 192.0.2.1' }).sort()).toEqual(['192.0.2.1', 'janedoe@gmail.com'])
+    expect(resultInputKeys({ request: { type: 'phone', input: '+1 (201) 555-0100' }, details: {} })).toEqual(['+12015550100'])
   })
 
   it('a bad outcomes file, or --labels with --outcomes: exit 64 with the reason', async () => {

@@ -31,7 +31,7 @@ import {
   type PolicyFile,
 } from '../scoring/index.js'
 import { OutcomesFileError, readOutcomesFile } from '../outcomes/file.js'
-import { labelsFromEntries } from '../outcomes/labels.js'
+import { labelsFromEntries, resultInputKeys } from '../outcomes/labels.js'
 import { renderBacktestHtml } from './backtest-html.js'
 import { fmtInt, formatBacktestText, reportSkipped, type ReportHeading } from './backtest-text.js'
 import { databaseTarget, postgresLocation } from './database.js'
@@ -296,7 +296,7 @@ async function runTest(args: string[], io: CliIO): Promise<number> {
     // the org's store is the service's: its packages must be there
     if (!haveServerPackages('riskcheck policy test', io)) return EXIT.failed
     const { runStoreTest } = await import('./policy-test-store.js')
-    return runStoreTest({ source: t.store, file, policyPath: t.policy, labels, labelsFile: (values.labels ?? values.outcomes ?? null) as string | null, useOutcomes: values['no-outcomes'] !== true, context: t.context, json: Boolean(values.json), html: values.html as string | undefined, shown: t.shown }, io, prefix)
+    return runStoreTest({ source: t.store, file, policyPath: t.policy, labels, labelsFile: (values.labels ?? values.outcomes ?? null) as string | null, ...(values.outcomes !== undefined ? { keysOf: resultInputKeys } : {}), useOutcomes: values['no-outcomes'] !== true, context: t.context, json: Boolean(values.json), html: values.html as string | undefined, shown: t.shown }, io, prefix)
   }
   return testOnResults(t, file, labels, io, prefix)
 }
@@ -321,6 +321,8 @@ async function testOnResults(t: TestArgs, file: PolicyFile, labels: Labels | nul
     : undefined
   const run = createBacktest(file.policy, {
     labels,
+    // an outcomes file's labels are keyed by the inputs' compared forms: an answer is found by its inputs' as well
+    ...(values.outcomes !== undefined ? { keysOf: resultInputKeys } : {}),
     ...(context !== undefined ? { context } : {}),
     maxChanges: json ? (values.html !== undefined ? 100 : 0) : Math.max(shown, values.html !== undefined ? 100 : 0),
     ...(onChange ? { onChange } : {}),

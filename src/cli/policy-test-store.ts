@@ -29,6 +29,8 @@ export interface StoreTestOptions {
   /** Labels of `--labels` / `--outcomes` (instead of the org's outcomes), or null. */
   labels: Labels | null
   labelsFile: string | null
+  /** With labels of an outcomes file: the compared forms of an answer's inputs, to find its label by. */
+  keysOf?: (item: unknown) => readonly string[]
   /** False with --no-outcomes. */
   useOutcomes: boolean
   context: CheckContextName | undefined
@@ -77,6 +79,7 @@ export async function runStoreTest(o: StoreTestOptions, io: CliIO, prefix: strin
       nowMs,
       maxChanges: o.json ? Number.MAX_SAFE_INTEGER : Math.max(o.shown, o.html !== undefined ? 100 : 0),
       labels: o.labels,
+      ...(o.keysOf ? { keysOf: o.keysOf } : {}),
       useOutcomes: o.useOutcomes,
       ...(o.context !== undefined ? { context: o.context } : {}),
     })

@@ -50,6 +50,11 @@ export interface BacktestOptions {
   maxChanges?: number
   /** Called for every change, in input order (e.g. to stream them out). */
   onChange?: (change: BacktestChange) => void
+  /**
+   * More keys of an item to find its label by, beside its input and request id (e.g. the forms lookups compare its
+   * inputs in, when the labels are keyed so).
+   */
+  keysOf?: (item: unknown) => readonly string[]
 }
 
 /** One answer whose action changes. */
@@ -302,11 +307,13 @@ export function createBacktest(policy: Policy, options: BacktestOptions = {}) {
 
   const addOne = (item: unknown) => {
     read++
-    const a = toStoredAnswer(item)
+    let a = toStoredAnswer(item)
     if (typeof a === 'string') {
       skipped[a]++
       return
     }
+    const more = labels && options.keysOf ? options.keysOf(item) : []
+    if (more.length > 0) a = { ...a, keys: [...(a.keys ?? []), ...more] }
     const context = override !== undefined ? override : (a.context ?? null)
     const next = candidate(a.factors, context, a.velocity)
     const current: Action | null = baseline ? baseline(a.factors, context, a.velocity).action : (a.action ?? null)

@@ -30,6 +30,8 @@ export interface OrgBacktestOptions {
   maxChanges?: number
   /** Labels of a file instead of the org's outcomes. */
   labels?: Labels | null
+  /** With `labels`: more keys of a logged answer to find its label by (createBacktest's `keysOf`). */
+  keysOf?: (item: unknown) => readonly string[]
   /** Default true. */
   useOutcomes?: boolean
   /** Judge every answer in this context (default: each answer's own). */
@@ -112,6 +114,7 @@ export async function backtestOrg(o: OrgBacktestOptions): Promise<OrgBacktest> {
   }
   const run = createBacktest(o.policy, {
     labels,
+    ...(o.keysOf && !useOutcomes ? { keysOf: o.keysOf } : {}),
     ...(o.maxChanges !== undefined ? { maxChanges: o.maxChanges } : {}),
     ...(o.context !== undefined ? { context: o.context } : {}),
   })
