@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { gate } from '../test/gate.js'
 import { createReloadable } from './reloadable.js'
 
-interface Gate<T> {
-  promise: Promise<T>
-  resolve(v: T): void
-  reject(e: unknown): void
-}
-/** A promise settled by hand (no sleeps: each test decides the order loads finish in). */
-function gate<T>(): Gate<T> {
-  let resolve!: (v: T) => void, reject!: (e: unknown) => void
-  const promise = new Promise<T>((y, n) => ((resolve = y), (reject = n)))
-  return { promise, resolve, reject }
-}
 /** Lets every settled promise's handlers run. */
 const settle = () => new Promise((r) => setImmediate(r))
 

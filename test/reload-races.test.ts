@@ -11,21 +11,12 @@ import type { OutcomesHolder } from '../src/outcomes/holder.js'
 import type { LabelSets } from '../src/outcomes/rules.js'
 import { createRiskcheck, type Riskcheck } from '../src/riskcheck.js'
 import { answerWithLists } from '../src/signals.js'
+import { gate, type Gate } from './gate.js'
 
 const NOW = new Date('2026-11-22T12:00:00Z')
 const FRAUD: OutcomeEntry[] = [{ input: '8.8.8.8', type: 'ip', outcome: 'fraud' }]
 const block = (name: string): ListDefinition[] => [{ id: name, name, kind: 'block', itemType: 'ip', items: ['8.8.8.8'] }]
 
-interface Gate<T> {
-  promise: Promise<T>
-  resolve(v: T): void
-  reject(e: unknown): void
-}
-function gate<T>(): Gate<T> {
-  let resolve!: (v: T) => void, reject!: (e: unknown) => void
-  const promise = new Promise<T>((y, n) => ((resolve = y), (reject = n)))
-  return { promise, resolve, reject }
-}
 /** A loader whose n-th call answers when `calls[n]` is resolved by hand. */
 function handLoader<T>() {
   const calls: Gate<T>[] = []
