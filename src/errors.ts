@@ -115,6 +115,16 @@ export function foreignCursor(): RiskcheckError {
   return new RiskcheckError('INVALID_REQUEST', '`cursor` is not one this API gave.', { field: 'cursor' })
 }
 
+/**
+ * The sequence number of a page cursor that is one (the review queue's and the outcomes' pages: the `seq` to continue
+ * below, in plain decimal); {@link foreignCursor} for anything else.
+ */
+export function seqOfCursor(cursor: string): number {
+  const seq = Number(cursor)
+  if (!/^[1-9][0-9]{0,15}$/.test(cursor) || !Number.isSafeInteger(seq)) throw foreignCursor()
+  return seq
+}
+
 /** True when `e` is a {@link RiskcheckError}, optionally of the given code. */
 export function isRiskcheckError(e: unknown, code?: ErrorCode): e is RiskcheckError {
   return e instanceof RiskcheckError && (code === undefined || e.code === code)

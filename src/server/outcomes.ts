@@ -5,7 +5,7 @@
  */
 import { LRUCache } from 'lru-cache'
 import { createHmac, randomBytes } from 'node:crypto'
-import { foreignCursor, RiskcheckError } from '../errors.js'
+import { RiskcheckError, seqOfCursor } from '../errors.js'
 import type { AnswerLabels } from '../lookup.js'
 import { answerValues, axisOf, foldLabels, labelFactors, outcomeInputKey, type LabelSets } from '../outcomes/rules.js'
 import { OUTCOME_INPUT_TYPES, type OutcomeInputType } from '../schema.js'
@@ -272,11 +272,7 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
       return results
     },
     async list(owner, query) {
-      let beforeSeq: number | undefined
-      if (query.cursor !== undefined) {
-        if (!/^[1-9][0-9]{0,15}$/.test(query.cursor) || !Number.isSafeInteger(Number(query.cursor))) throw foreignCursor()
-        beforeSeq = Number(query.cursor)
-      }
+      const beforeSeq = query.cursor === undefined ? undefined : seqOfCursor(query.cursor)
       const page = await need().listOutcomes(owner.orgId, owner.mode, {
         limit: query.limit,
         ...(query.requestId !== undefined ? { requestId: query.requestId } : {}),

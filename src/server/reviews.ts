@@ -5,7 +5,7 @@
  * list of the org, and writes the `review.decided` event. Why it is built this way: docs/decisions.md "Review queue".
  */
 import { randomBytes } from 'node:crypto'
-import { foreignCursor, RiskcheckError } from '../errors.js'
+import { RiskcheckError, seqOfCursor } from '../errors.js'
 import { normalizeListValue } from '../lists/normalize.js'
 import type { ListItemType } from '../lists/types.js'
 import type { LookupResult } from '../schema.js'
@@ -78,7 +78,6 @@ const OUTCOME_OF = { approve: 'legitimate', block: 'fraud' } as const
 const KIND_OF = { approve: 'allow', block: 'block' } as const
 
 const invalid = (message: string) => new RiskcheckError('INVALID_REQUEST', message)
-const CURSOR = /^[1-9][0-9]{0,15}$/
 
 /** The fired factors of an answer with their weights under the policy (and the combined check's context) that scored it. */
 function factorsOf(result: LookupResult<unknown>, policy: Policy) {
@@ -220,14 +219,14 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       queue.add(entry)
     },
     async list(owner, query) {
-      if (query.cursor !== undefined && (!CURSOR.test(query.cursor) || !Number.isSafeInteger(Number(query.cursor)))) throw foreignCursor()
+      const beforeSeq = query.cursor === undefined ? undefined : seqOfCursor(query.cursor)
       // an empty range is a mistake of the query, not an empty queue
       if (query.minScore !== undefined && query.maxScore !== undefined && query.minScore > query.maxScore) {
         throw invalid(`\`min_score\` (${query.minScore}) must not be greater than \`max_score\` (${query.maxScore}).`)
       }
       const { cursor, ...filters } = query
       await flush()
-      const page = await need().listReviews(owner.orgId, owner.mode, { ...filters, ...(cursor !== undefined ? { beforeSeq: Number(cursor) } : {}) })
+      const page = await need().listReviews(owner.orgId, owner.mode, { ...filters, ...(beforeSeq !== undefined ? { beforeSeq } : {}) })
       return { data: page.data, next_cursor: page.nextSeq === null ? null : String(page.nextSeq) }
     },
     async decide(owner, id, input, decidedBy) {
