@@ -12,7 +12,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { createPolicy, PolicyError, type PolicyOverrides } from './engine.js'
 import { FACTOR_CODES } from './factors.js'
-import { MAX_POLICY_DEPTH, validatePolicy, type PolicyIssue } from './policy-validate.js'
+import { MAX_POLICY_DEPTH, TOO_DEEP, validatePolicy, type PolicyIssue } from './policy-validate.js'
 import { DEFAULT_POLICY, type Policy } from './rules.js'
 
 /** Largest policy file read (a policy is a few kilobytes; anything near this is not one). */
@@ -90,7 +90,7 @@ function tooLargeAt(tokens: Iterable<unknown>): { offset: number; message: strin
     const node = top.node as CstNode
     const offset = typeof node.offset === 'number' ? node.offset : 0
     const depth = COLLECTIONS.has(node.type) ? top.depth + 1 : top.depth
-    if (depth > MAX_POLICY_DEPTH) return { offset, message: `nests mappings or lists more than ${MAX_POLICY_DEPTH} levels deep; a policy needs 7` }
+    if (depth > MAX_POLICY_DEPTH) return { offset, message: TOO_DEEP }
     const map = node.type === 'block-map' || (node.type === 'flow-collection' && node.start?.source === '{')
     if (map && Array.isArray(node.items) && node.items.length > MAX_POLICY_KEYS)
       return { offset, message: `has a mapping of more than ${MAX_POLICY_KEYS} keys; a policy's largest lists every factor code (${FACTOR_CODES.length})` }

@@ -32,6 +32,8 @@ export interface PolicyValidation {
  * `contexts.checkout.rules[0].when.any`); deeper ones are refused before anything walks them recursively.
  */
 export const MAX_POLICY_DEPTH = 32
+/** The problem of a document nested deeper than {@link MAX_POLICY_DEPTH} (a file's text or an object alike). */
+export const TOO_DEEP = `nests mappings or lists more than ${MAX_POLICY_DEPTH} levels deep; a policy needs 7`
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
@@ -145,7 +147,7 @@ export function validatePolicy(doc: unknown, base: Policy): PolicyValidation {
   }
   const deep = tooDeep(doc)
   if (deep !== null) {
-    errors.push({ path: deep, message: `nests mappings or lists more than ${MAX_POLICY_DEPTH} levels deep; a policy needs 7` })
+    errors.push({ path: deep, message: TOO_DEEP })
     return { errors, warnings }
   }
   structuralErrors(PolicyFileSchema, doc, doc, '', errors, new Set())
