@@ -146,6 +146,8 @@ describe('riskcheck policy test --outcomes', () => {
     // the service's logged answers (type, input; a combined check's parts joined with ' · ') give the same keys
     expect(resultInputKeys({ type: 'check', input: 'Jane.Doe@gmail.com · 192.0.2.1' }).sort()).toEqual(['192.0.2.1', 'janedoe@gmail.com'])
     expect(resultInputKeys({ request: { type: 'phone', input: '+1 (201) 555-0100' }, details: {} })).toEqual(['+12015550100'])
+    // a result with its details: the form the lookup read
+    expect(resultInputKeys({ request: { type: 'email', input: 'Jane.Doe+x@gmail.com' }, details: { syntax_valid: true, local_part: 'Jane.Doe+x', domain: 'gmail.com' } })).toEqual(['janedoe@gmail.com'])
   })
 
   it('a bad outcomes file, or --labels with --outcomes: exit 64 with the reason', async () => {
