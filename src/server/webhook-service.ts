@@ -23,7 +23,7 @@ import {
 import { insertOutboxEvent } from './store/sqlite/outbox.js'
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './queue/delivery-queue.js'
 import { createSqliteDeliveryStorage, type SqliteDeliveryStore } from './store/sqlite/deliveries.js'
-import { disabledEndpointLogMessage, disabledEndpointNotice } from './store/common/endpoints.js'
+import { disabledEndpointLogLine } from './store/common/endpoints.js'
 import type { DeliveryServiceStorage, EndpointDeliveryStore, StoredEndpoint } from './store/contracts/service-storage.js'
 
 /** Options of {@link createWebhookService}. */
@@ -139,8 +139,8 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
 
   // The notice row is written by the store with the delivery's last failure; only the log line (no URL) is written here.
   const onEndpointDisabled = (endpoint: WebhookEndpointRecord, at: Date) => {
-    const n = disabledEndpointNotice(endpoint, at)
-    log.warn({ notice: n.kind, subject: n.subject, org_id: n.orgId }, disabledEndpointLogMessage(endpoint, at))
+    const line = disabledEndpointLogLine(endpoint, at)
+    log.warn(line.fields, line.message)
   }
 
   // What the timer worker and the BullMQ worker share: the store, clock, sender, limits and callbacks.

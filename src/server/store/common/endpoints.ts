@@ -18,15 +18,17 @@ export function endpointLimitError(maxPerOrg: number): RiskcheckError {
  * what every delivery storage writes in the transaction that disables the endpoint.
  */
 export function disabledEndpointNotice(endpoint: WebhookEndpointRecord, at: Date): Omit<OperatorNotice, 'id'> {
-  return { at: at.getTime(), orgId: endpoint.orgId, subject: endpoint.id, kind: 'webhook_endpoint_disabled', message: disabledMessage(endpoint, at, ` (${endpoint.url})`) }
+  return { at: at.getTime(), orgId: endpoint.orgId, subject: endpoint.id, kind: DISABLED_KIND, message: disabledMessage(endpoint, at, ` (${endpoint.url})`) }
 }
 
+const DISABLED_KIND = 'webhook_endpoint_disabled'
+
 /**
- * The log line of that notice: the same sentence without the URL, which may carry the receiver's credential (a Slack
- * or Discord incoming-webhook token in its path, a token in its query); the log keeps none.
+ * The log line of that notice: its fields, and the same sentence without the URL, which may carry the receiver's
+ * credential (a Slack or Discord incoming-webhook token in its path, a token in its query); the log keeps none.
  */
-export function disabledEndpointLogMessage(endpoint: WebhookEndpointRecord, at: Date): string {
-  return disabledMessage(endpoint, at, '')
+export function disabledEndpointLogLine(endpoint: WebhookEndpointRecord, at: Date): { fields: Record<string, string>; message: string } {
+  return { fields: { notice: DISABLED_KIND, subject: endpoint.id, org_id: endpoint.orgId }, message: disabledMessage(endpoint, at, '') }
 }
 
 function disabledMessage(endpoint: WebhookEndpointRecord, at: Date, url: string): string {
