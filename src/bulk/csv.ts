@@ -282,6 +282,9 @@ export async function* readCsvRecords(
   yield* out
 }
 
+/** How a refusal names a quoted field left open: its first line, at most 40 characters. */
+export const unclosedStart = (field: string): string => field.split(/\r?\n/, 1)[0]!.slice(0, 40)
+
 /**
  * The CSV records of `text` ({@link CsvReader}'s rules), and the text of a quoted field left open (null when every
  * quote closed): pasted text, where a quote opened by mistake would otherwise make the rest of it one field.

@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import cliProgress from 'cli-progress'
 import { createBulkEngine } from '../bulk/index.js'
-import { readCsvRecords } from '../bulk/csv.js'
+import { readCsvRecords, unclosedStart } from '../bulk/csv.js'
 import { MAX_BULK_INPUTS } from '../bulk/engine.js'
 import type { BulkEngine } from '../bulk/types.js'
 import { isRiskcheckError } from '../errors.js'
@@ -94,7 +94,7 @@ async function readInputs(source: NodeJS.ReadableStream, csv: boolean, column: s
     let col = -1
     // a quote never closed made the rest of the file one input: refused, as the dashboard refuses such text
     const onUnclosed = (field: string) => {
-      throw new UsageError(`a quoted field of the CSV is never closed (the one starting "${field.split(/\r?\n/, 1)[0]!.slice(0, 40)}"): close its quote or remove it`)
+      throw new UsageError(`a quoted field of the CSV is never closed (the one starting "${unclosedStart(field)}"): close its quote or remove it`)
     }
     for await (const record of readCsvRecords(source as AsyncIterable<string | Buffer>, { onUnclosed })) {
       if (col < 0) {

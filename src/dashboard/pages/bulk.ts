@@ -8,7 +8,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { csvRecordsOfText } from '../../bulk/csv.js'
+import { csvRecordsOfText, unclosedStart } from '../../bulk/csv.js'
 import { RiskcheckError } from '../../errors.js'
 import { BULK_TYPES, type BulkJob } from '../../schema.js'
 import { BULK_BODY_LIMIT } from '../../server/routes/bulk.js'
@@ -29,8 +29,7 @@ const HEADER = /^(input|inputs|value|values|email|emails|email_domain|phone|phon
 export function parseInputs(text: string): string[] {
   const { records, unclosed } = csvRecordsOfText(text)
   if (unclosed !== null) {
-    const start = unclosed.split(/\r?\n/, 1)[0]!.slice(0, 40)
-    throw new RiskcheckError('INVALID_REQUEST', `A quoted value is never closed (the one starting "${start}"): close its quote or remove it.`)
+    throw new RiskcheckError('INVALID_REQUEST', `A quoted value is never closed (the one starting "${unclosedStart(unclosed)}"): close its quote or remove it.`)
   }
   const inputs = records.map((r) => (r[0] ?? '').trim())
   if (inputs.length > 0 && HEADER.test(inputs[0]!)) inputs.shift()
