@@ -14,6 +14,12 @@ export interface CreditLedger {
   /** The balance now, or null when unmetered. */
   balance(): number | null | Promise<number | null>
   /**
+   * True when the balance last known covers `amount` many times over, so a reservation of it is all but sure: the
+   * pipeline then starts the check while an asynchronous reservation is on its way (the answer still waits for it, and
+   * a refused one discards the check's outcome). Absent or false: the check starts once the reservation succeeded.
+   */
+  covers?(amount: number): boolean
+  /**
    * A ledger that keeps reservations per bulk job in the job store's database (the server's): takes `amount` for
    * `jobId` inside the transaction `tx` in which the job store inserts the job (see `BulkStore.insertJobCharged`;
    * `tx` is that store's own transaction handle — nothing for SQLite, whose transactions belong to the connection;

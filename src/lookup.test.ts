@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { fakeClock } from '../test/clock.js'
+import { gate } from '../test/gate.js'
 import { assertValidResult } from '../test/validate.js'
 import { createMemoryCache } from './cache.js'
 import type { CheckContext, CheckDefinition, CheckOutcome } from './checks/types.js'
-import { createMemoryLedger, UNMETERED } from './credits.js'
+import { createMemoryLedger, UNMETERED, type CreditLedger } from './credits.js'
 import { RiskcheckError } from './errors.js'
 import { cacheKeyOf, runLookup, type LookupEnv } from './lookup.js'
 import { resolveOptions } from './options.js'
@@ -165,6 +166,107 @@ describe('runLookup: credits', () => {
     await expect(runLookup(env({ ledger }), def, 42, {})).rejects.toMatchObject({ code: 'INVALID_INPUT', status: 422 })
     expect(ledger.balance()).toBe(1)
   })
+})
+
+/**
+ * A ledger whose reservations answer when the test says (as a database server's do) and which says whether it
+ * `covers` a reservation; its reservations and refunds are counted.
+ */
+function slowLedger(covers: boolean | undefined) {
+  const answers: Array<ReturnType<typeof gate<boolean>>> = []
+  const refunds: number[] = []
+  const ledger: CreditLedger = {
+    reserve() {
+      const g = gate<boolean>()
+      answers.push(g)
+      return g.promise
+    },
+    refund: (amount) => void refunds.push(amount),
+    balance: () => 1000,
+    ...(covers === undefined ? {} : { covers: () => covers }),
+  }
+  return { ledger, answers, refunds }
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('runLookup: a check started while its reservation is on its way', () => {
+  for (const cache of ['memory', 'none'] as const) {
+    const withCache = (o: Partial<LookupEnv>) => env({ ...o, ...(cache === 'none' ? { cache: null } : {}) })
+
+    it(`starts the check before the reservation answers when the ledger covers it, and answers once it did (cache: ${cache})`, async () => {
+      const { ledger, answers } = slowLedger(true)
+      const { def, calls } = fakeCheck()
+      const pending = runLookup(withCache({ ledger }), def, 'a1', {})
+      await turn()
+      expect(answers).toHaveLength(1)
+      expect(calls).toEqual(['a1']) // running, the reservation not answered yet
+      let done = false
+      void pending.then(() => (done = true))
+      await turn()
+      expect(done).toBe(false) // the answer waits for the reservation
+      answers[0]!.resolve(true)
+      const r = await pending
+      expect(r.metadata.credits_used).toBe(1)
+      expect(calls).toEqual(['a1']) // run once
+    })
+
+    it(`discards the outcome of a check whose reservation was refused: nothing billed, cached or refunded (cache: ${cache})`, async () => {
+      const { ledger, answers, refunds } = slowLedger(true)
+      const { def, calls } = fakeCheck()
+      const e = withCache({ ledger })
+      const refused = runLookup(e, def, 'a1', {}).catch((err: unknown) => err)
+      await turn()
+      answers[0]!.resolve(false)
+      expect(await refused).toMatchObject({ code: 'INSUFFICIENT_CREDITS', status: 402 })
+      expect(refunds).toEqual([])
+      // not cached: the next lookup runs the check again
+      const again = runLookup(e, def, 'a1', {})
+      await turn()
+      answers[1]!.resolve(true)
+      expect((await again).metadata.cache_hit).toBe(false)
+      expect(calls).toEqual(['a1', 'a1'])
+    })
+
+    it(`a check that fails after its reservation was refused is no unhandled rejection (cache: ${cache})`, async () => {
+      const { ledger, answers, refunds } = slowLedger(true)
+      const failing = gate<never>()
+      const { def } = fakeCheck()
+      const broken = { ...def, run: () => failing.promise }
+      const refused = runLookup(withCache({ ledger }), broken, 'a1', {}).catch((err: unknown) => err)
+      await turn()
+      answers[0]!.resolve(false)
+      expect(await refused).toMatchObject({ code: 'INSUFFICIENT_CREDITS' })
+      failing.reject(new Error('resolver down'))
+      await turn() // vitest fails the run on an unhandled rejection
+      expect(refunds).toEqual([])
+    })
+
+    it(`a check that fails after its reservation succeeded is refunded whole (cache: ${cache})`, async () => {
+      const { ledger, answers, refunds } = slowLedger(true)
+      const { def } = fakeCheck()
+      const broken = { ...def, run: async () => Promise.reject(new Error('resolver down')) }
+      const failed = runLookup(withCache({ ledger }), broken, 'a1', {}).catch((err: unknown) => err)
+      await turn()
+      answers[0]!.resolve(true)
+      expect(await failed).toMatchObject({ code: 'INTERNAL_ERROR', message: 'Internal error: resolver down' })
+      expect(refunds).toEqual([1])
+    })
+
+    for (const covers of [false, undefined]) {
+      it(`waits for the reservation before the check when the ledger ${covers === false ? 'does not cover it' : 'cannot tell'} (cache: ${cache})`, async () => {
+        const { ledger, answers } = slowLedger(covers)
+        const { def, calls } = fakeCheck()
+        const refused = runLookup(withCache({ ledger }), def, 'a1', {}).catch((err: unknown) => err)
+        await turn()
+        expect(answers).toHaveLength(1)
+        expect(calls).toEqual([])
+        answers[0]!.resolve(false)
+        expect(await refused).toMatchObject({ code: 'INSUFFICIENT_CREDITS' })
+        expect(calls).toEqual([])
+      })
+    }
+  }
 })
 
 describe('runLookup: test mode', () => {

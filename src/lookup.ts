@@ -220,12 +220,14 @@ export async function runCheck<In, Opts extends CommonLookupOptions, D>(
 
   const reserve = runOptions.prepaid || def.type === 'check' ? 0 : MAX_CREDITS[def.type]
   const reserved = reserve > 0 ? env.ledger.reserve(reserve) : true
+  // the check starts while a reservation that is all but sure is on its way (CreditLedger.covers)
+  const early = isPromise(reserved) && env.ledger.covers?.(reserve) ? runEarly(def, ctx, input, opts) : undefined
   if (!(isPromise(reserved) ? await reserved : reserved)) {
     throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this lookup.')
   }
   let outcome: CheckOutcome<D>
   try {
-    const ran = def.run(ctx, input, opts) // a check may answer synchronously (offline, local data)
+    const ran = early ?? def.run(ctx, input, opts) // a check may answer synchronously (offline, local data)
     outcome = isPromise(ran) ? await ran : ran
   } catch (e) {
     if (reserve > 0) await env.ledger.refund(reserve)
@@ -275,8 +277,20 @@ export function runCheckNow<In, Opts extends CommonLookupOptions, D>(
   if (ctx.mode === 'test' || cacheOf(env, max)) return runCheck(env, def, input, cacheKey, opts, runOptions)
   const reserve = runOptions.prepaid || def.type === 'check' ? 0 : MAX_CREDITS[def.type]
   const reserved = reserve > 0 ? env.ledger.reserve(reserve) : true
-  if (isPromise(reserved)) return reserved.then((ok) => runReserved(env, def, input, opts, runOptions, max, reserve, ok))
-  return runReserved(env, def, input, opts, runOptions, max, reserve, reserved)
+  if (!isPromise(reserved)) return runReserved(env, def, input, opts, runOptions, max, reserve, reserved)
+  const early = env.ledger.covers?.(reserve) ? runEarly(def, ctx, input, opts) : undefined
+  return reserved.then((ok) => runReserved(env, def, input, opts, runOptions, max, reserve, ok, early))
+}
+
+/**
+ * The check started before its reservation answered (see `CreditLedger.covers`): a promise whose rejection is
+ * handled here too, so a check that fails after its reservation was refused (its outcome never read) is no
+ * unhandled rejection.
+ */
+function runEarly<In, Opts, D>(def: CheckDefinition<In, Opts, D>, ctx: CheckContext, input: In, opts: Opts): Promise<CheckOutcome<D>> {
+  const p = (async () => def.run(ctx, input, opts))()
+  p.catch(() => undefined)
+  return p
 }
 
 /** {@link runCheckNow} once the reservation answered: the check, then the refund and the answer. */
@@ -289,11 +303,12 @@ function runReserved<In, Opts extends CommonLookupOptions, D>(
   max: number,
   reserve: number,
   reserved: boolean,
+  early?: Promise<CheckOutcome<D>>,
 ): LookupRun<D> | Promise<LookupRun<D>> {
   if (!reserved) throw new RiskcheckError('INSUFFICIENT_CREDITS', 'Not enough credits for this lookup.')
   let ran: CheckOutcome<D> | Promise<CheckOutcome<D>>
   try {
-    ran = def.run(env.ctx, input, opts) // a check may answer synchronously (offline, local data)
+    ran = early ?? def.run(env.ctx, input, opts) // a check may answer synchronously (offline, local data)
   } catch (e) {
     return refundAndThrow(env, reserve, e)
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { alertLevelOf, buildEvent, createOrgLedger, dueAlerts, periodAt, planChangeOf, refundSplit, renewal, reserveSplit } from './ledger.js'
+import { alertLevelOf, buildEvent, COVER_MARGIN, createOrgLedger, dueAlerts, periodAt, planChangeOf, refundSplit, renewal, reserveSplit } from './ledger.js'
 import type { AccountStore, CreditReservation } from './types.js'
 
 const t = (iso: string) => Date.parse(iso)
@@ -151,6 +151,29 @@ describe("a request's ledger", () => {
     await ledger.refund(1)
     expect(await ledger.balance()).toBe(98)
     expect(reads()).toBe(1)
+  })
+
+  it("covers a reservation only on a remote store's holds, with a known balance of COVER_MARGIN times it", async () => {
+    const { store, org } = setup()
+    const hold = { id: 'hold_1' } as never
+    const reserveHeld = (_o: string, amount: number): CreditReservation => ({ amount, fromSubscription: amount, fromPurchased: 0, periodStart: T, balanceAfter: 100 - amount })
+    const heldOn = (remote: boolean | undefined) => ({
+      credits: { reserveHeld, closeHeld: () => true, ...(remote === undefined ? {} : { remote }) },
+      hold,
+      unsettled: () => undefined,
+    })
+    const known = (balance: number) => ({ balance, periodEnd: org.periodEnd })
+    const ledger = (balance: number, remote?: boolean, nowMs = T) => createOrgLedger(store, org.id, () => nowMs, known(balance), heldOn(remote))
+    expect(ledger(COVER_MARGIN * 2, true).covers?.(2)).toBe(true)
+    expect(ledger(COVER_MARGIN * 2 - 1, true).covers?.(2)).toBe(false)
+    expect(ledger(1_000_000, false).covers?.(1)).toBe(false) // SQLite: no round trip to overlap
+    expect(ledger(1_000_000, undefined).covers?.(1)).toBe(false)
+    expect(ledger(1_000_000, true, org.periodEnd).covers?.(1)).toBe(false) // the known balance is of a period past
+    expect(createOrgLedger(store, org.id, () => T, known(1_000_000)).covers?.(1)).toBe(false) // no hold
+    // after a reservation, the balance it left decides
+    const l = ledger(COVER_MARGIN * 3, true)
+    expect(await l.reserve(2)).toBe(true)
+    expect(l.covers?.(2)).toBe(false) // 100 - 2 left, under COVER_MARGIN * 2
   })
 
   it('reads the balance when the period the auth read saw has ended', async () => {

@@ -11,6 +11,12 @@ import type { Plan } from './plans.js'
 import { RiskcheckError } from '../errors.js'
 import type { AccountStore, CacheWrite, CreditReason, CreditReservation, HeldCredits, HoldRef, PlanChange, RequestClose } from './types.js'
 
+/**
+ * How many times over the balance last known must cover a reservation for a lookup to start before it is confirmed
+ * (`CreditLedger.covers`): far from zero, a refusal (and the check's work for nothing) needs that many requests at once.
+ */
+export const COVER_MARGIN = 64
+
 /** Alert thresholds in percent of the monthly allowance, highest first. */
 export const LOW_THRESHOLDS = [25, 5] as const
 
@@ -327,6 +333,9 @@ export function createOrgLedger(
     },
     async balance() {
       return knownBalance ?? store.balance(orgId, nowMs())
+    },
+    covers(amount) {
+      return heldBy?.credits.remote === true && knownBalance !== undefined && knownBalance >= amount * COVER_MARGIN
     },
     async settle(lookups, idempotent) {
       if (heldBy) return settleHeld(heldBy, lookups, idempotent)

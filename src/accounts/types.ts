@@ -229,4 +229,10 @@ export interface HeldCredits {
    * (docs/decisions.md "Instance leases" → "takeover"): the hold is left for its instance to release.
    */
   closeHeld(orgId: string, close: RequestClose, nowMs: number): Awaitable<boolean>
+  /**
+   * True when a reservation is a round trip to a database server (PostgreSQL): a lookup whose reservation is all but
+   * sure then starts while it is on its way (`CreditLedger.covers`). Absent (SQLite, written in the group commit of
+   * the request's own turn): there is no round trip to overlap, and the lookup starts once its reservation is written.
+   */
+  readonly remote?: boolean
 }

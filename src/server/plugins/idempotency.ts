@@ -28,6 +28,7 @@ export function settleWithAnswer(ledger: OrgLedger, idem: IdemState): OrgLedger 
     reserve: (amount) => ledger.reserve(amount),
     refund: (amount) => ledger.refund(amount),
     balance: () => ledger.balance(),
+    covers: (amount) => ledger.covers?.(amount) === true,
     deferWrites: (cache) => ledger.deferWrites(cache),
     async settle(lookups) {
       if (idem.done) return ledger.settle(lookups)

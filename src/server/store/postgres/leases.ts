@@ -238,6 +238,7 @@ export function createPostgresLeases(pool: pg.Pool, credits: ReturnType<typeof c
         return releaseOn(c, where, [gone], nowMs)
       }),
     releaseHolds: (holdIds, nowMs) => inTransaction(pool, (c) => releaseOn(c, 'h.id = ANY($1::text[])', [[...holdIds]], nowMs)),
+    remote: true,
     reserveHeld: (orgId, amount, nowMs, hold) => credits.reserveGrouped(orgId, amount, nowMs, hold),
     closeHeld: (orgId, close, nowMs) => closeMany({ orgId, close, nowMs }),
   }
