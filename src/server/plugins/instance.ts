@@ -9,6 +9,7 @@ import { errorEnvelope, mapError } from '../envelope.js'
 import { redactingLoggerOptions } from '../log-redaction.js'
 import { createClientErrorHandler, MAX_HEADER_BYTES } from '../request-guards.js'
 import type { ServerParts } from './context.js'
+import { createLazyCompilers } from './lazy-compilers.js'
 
 /** Longest path parameter, percent-encoded (the longest list item value of docs/api.md, 1,200 characters × 9). */
 const MAX_PARAM_LENGTH = 10_800
@@ -17,6 +18,7 @@ const MAX_PARAM_LENGTH = 10_800
 export function createFastify(parts: ServerParts): FastifyInstance {
   const { options, settings, live } = parts
   const { requestTimeout, docsUrl } = settings
+  const compilers = createLazyCompilers()
   const app = Fastify({
     logger: redactingLoggerOptions(options.logger),
     bodyLimit: settings.bodyLimit,
@@ -34,6 +36,7 @@ export function createFastify(parts: ServerParts): FastifyInstance {
     // a list item's value is a path parameter of up to 1,200 characters, percent-encoded up to 9 bytes each (Fastify's
     // default of 100 answered 404 for a longer item that is on the list); ids stay bounded by their routes' schemas
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    schemaController: { compilersFactory: compilers.factory as never },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     frameworkErrors(error, request, reply) {
       // an HTML page with the dashboard's headers for its paths (say, an id too long to route)
@@ -43,6 +46,7 @@ export function createFastify(parts: ServerParts): FastifyInstance {
       void (reply as FastifyReply).header('Cache-Control', 'no-store').code(m.status).send(errorEnvelope(m.code, m.message, request.id, docsUrl()))
     },
   })
+  compilers.track(app)
   live.app = app
   return app
 }
