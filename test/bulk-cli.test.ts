@@ -102,6 +102,22 @@ describe('riskcheck bulk', () => {
     expect(r.stdout).toBe('')
   })
 
+  it('refuses a CSV with a field longer than 65,536 characters (exit 64, no job), naming where it starts, instead of cutting it', async () => {
+    // a stray quote on line 3 swallows the lines after it until a quote 70,000 characters on closes it
+    const swallowed = '9.9.9.9,x\n'.repeat(7000)
+    const stdin = `ip,note\n8.8.8.8,ok\n1.1.1.1,"oops\n${swallowed}end"\n2.2.2.2,fine\n`
+    const r = await run(['--type', 'ip', '-', '--column', 'ip', '--offline'], { stdin })
+    expect(r.stderr).toContain('a field of the CSV is longer than 65,536 characters (record 3, from line 3, starting "oops")')
+    expect(r.code).toBe(64)
+    expect(r.stdout).toBe('')
+    // a file read in pieces is refused the same way
+    const input = join(dir, 'long-field.csv')
+    writeFileSync(input, stdin)
+    const file = await run(['--type', 'ip', input, '--offline'])
+    expect(file.code).toBe(64)
+    expect(file.stderr).toContain('(record 3, from line 3, starting "oops")')
+  })
+
   it('guesses the column named after the type, and never lets an input become a spreadsheet formula', async () => {
     const input = join(dir, 'ips.csv')
     const out = join(dir, 'ips-out.csv')

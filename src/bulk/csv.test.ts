@@ -197,11 +197,21 @@ describe('readCsvRecords', () => {
     expect(whole).toEqual([['email'], ['jöhn@exämple.de', '☃']])
   })
 
-  it('caps a runaway field', async () => {
-    let cut = 0
+  it('caps a runaway field and reports each cut field once, with its record and the line the field starts on', async () => {
+    const cuts: Array<[string, { record: number; line: number }]> = []
     const out: string[][] = []
-    for await (const r of readCsvRecords(Readable.from(['"' + 'x'.repeat(100)]), { maxField: 10, onTruncated: () => cut++ })) out.push(r)
-    expect(out).toEqual([['x'.repeat(10)]])
-    expect(cut).toBe(90)
+    const csv = 'h,note\r\n"multi\r\nline",1\n"' + 'x'.repeat(100) + '\nmore",' + 'y'.repeat(20) + '\nok,2\n'
+    for await (const r of readCsvRecords(Readable.from([csv]), { maxField: 12, onTruncated: (text, at) => cuts.push([text, at]) })) out.push(r)
+    expect(out).toEqual([['h', 'note'], ['multi\r\nline', '1'], ['x'.repeat(12), 'y'.repeat(12)], ['ok', '2']])
+    expect(cuts).toEqual([
+      ['x'.repeat(12), { record: 3, line: 4 }],
+      ['y'.repeat(12), { record: 3, line: 5 }],
+    ])
+    // the same whatever the chunking (a CRLF split between two chunks is one line break)
+    for (let cut = 1; cut < csv.length; cut++) {
+      const again: Array<[string, { record: number; line: number }]> = []
+      for await (const _ of readCsvRecords(Readable.from([csv.slice(0, cut), csv.slice(cut)]), { maxField: 12, onTruncated: (text, at) => again.push([text, at]) })) void _
+      expect(again).toEqual(cuts)
+    }
   })
 })

@@ -166,10 +166,20 @@ export function createResultsCsv(type: BulkType, pages: AsyncIterable<readonly B
   return Readable.from(text(), { objectMode: false })
 }
 
+/** The most characters a CSV field keeps when read ({@link readCsvRecords}, {@link csvRecordsOfText}). */
+export const MAX_CSV_FIELD = 65_536
+
+/** Where a field is: its record (1 for the first, a header too) and the line it starts on (1 for the first). */
+export interface CsvPosition {
+  record: number
+  line: number
+}
+
 /**
  * The state of a CSV read (RFC 4180: quoted fields with `""`, commas and line breaks inside quotes, CRLF or LF, a
  * leading BOM, empty lines skipped), fed text piece by piece: what {@link readCsvRecords} and {@link csvRecordsOfText}
- * share. Each field is capped at `maxField` characters (the cut is reported by `onTruncated`).
+ * share. Each field is capped at `maxField` characters: a cut field is reported once to `onTruncated`, with what was
+ * kept of it and where it starts.
  */
 class CsvReader {
   private record: string[] = []
@@ -178,19 +188,35 @@ class CsvReader {
   private quotePending = false // saw `"` inside quotes: either the closing quote or the first half of `""`
   private first = true
   private sawAny = false // the current record has content (a field or a separator)
+  private records = 0 // records completed
+  private line = 1 // the line being read
+  private afterCr = false // the last character read was a CR (a LF right after it ends no other line)
+  private fieldLine = 1 // the line the current field starts on
+  private cut = false // the current field was cut (and reported)
   constructor(
     private readonly maxField: number,
-    private readonly onTruncated?: () => void,
+    private readonly onTruncated?: (kept: string, at: CsvPosition) => void,
   ) {}
 
   private push(ch: string): void {
+    if (this.field === '' && !this.inQuotes) this.fieldLine = this.line
     if (this.field.length < this.maxField) this.field += ch
-    else this.onTruncated?.()
+    else if (!this.cut) {
+      this.cut = true
+      this.onTruncated?.(this.field, { record: this.records + 1, line: this.fieldLine })
+    }
   }
 
   private endField(): void {
     this.record.push(this.field)
     this.field = ''
+    this.cut = false
+  }
+
+  private endRecord(out: string[][]): void {
+    this.endField()
+    out.push(this.record)
+    this.records++
   }
 
   /** Reads `chunk`, adding to `out` each record it completes. */
@@ -202,6 +228,8 @@ class CsvReader {
     }
     for (let i = 0; i < text.length; i++) {
       const ch = text[i] as string
+      if (ch === '\r' || (ch === '\n' && !this.afterCr)) this.line++
+      this.afterCr = ch === '\r'
       if (this.inQuotes) {
         if (this.quotePending) {
           this.quotePending = false
@@ -220,16 +248,17 @@ class CsvReader {
       }
       if (ch === '"' && this.field === '') {
         this.inQuotes = true
+        this.fieldLine = this.line
         this.sawAny = true
       } else if (ch === ',') {
         this.endField()
         this.sawAny = true
       } else if (ch === '\n' || ch === '\r') {
-        if (ch === '\r' && text[i + 1] === '\n') i++
-        if (this.sawAny || this.field !== '') {
-          this.endField()
-          out.push(this.record)
+        if (ch === '\r' && text[i + 1] === '\n') {
+          i++
+          this.afterCr = false
         }
+        if (this.sawAny || this.field !== '') this.endRecord(out)
         this.record = []
         this.sawAny = false
       } else {
@@ -246,29 +275,26 @@ class CsvReader {
   end(out: string[][]): string | null {
     if (this.quotePending) this.inQuotes = false
     const open = this.inQuotes ? this.field : null
-    if (this.sawAny || this.field !== '' || this.inQuotes) {
-      this.endField()
-      out.push(this.record)
-    }
+    if (this.sawAny || this.field !== '' || this.inQuotes) this.endRecord(out)
     return open
   }
 }
 
 /**
  * Reads CSV records ({@link CsvReader}'s rules) from text chunks, or from bytes decoded as UTF-8 (a character split
- * between two chunks is read whole). A record is yielded as its fields. Each field is capped at `maxField`
- * characters (longer fields are cut), so a stray quote cannot make one field swallow the whole file's memory
- * unnoticed — the cut is reported by `onTruncated`. A quote opened and never closed (the rest of the input one field)
- * is reported by `onUnclosed` with that field's text, before the last record is yielded.
+ * between two chunks is read whole). A record is yielded as its fields. A field is capped at `maxField` characters
+ * (default {@link MAX_CSV_FIELD}), so a stray quote cannot fill memory; each cut field is reported once by
+ * `onTruncated` (kept text, position) before its record is yielded: a caller refusing cut fields throws there. A
+ * quote never closed is reported by `onUnclosed` with that field's text, before the last record is yielded.
  *
  * @example
  * for await (const fields of readCsvRecords(fs.createReadStream('in.csv'))) …
  */
 export async function* readCsvRecords(
   chunks: AsyncIterable<string | Buffer>,
-  options: { maxField?: number; onTruncated?: () => void; onUnclosed?: (field: string) => void } = {},
+  options: { maxField?: number; onTruncated?: (kept: string, at: CsvPosition) => void; onUnclosed?: (field: string) => void } = {},
 ): AsyncGenerator<string[]> {
-  const reader = new CsvReader(options.maxField ?? 65_536, options.onTruncated)
+  const reader = new CsvReader(options.maxField ?? MAX_CSV_FIELD, options.onTruncated)
   const decoder = new StringDecoder('utf8')
   for await (const chunk of chunks) {
     const out: string[][] = []
@@ -282,19 +308,24 @@ export async function* readCsvRecords(
   yield* out
 }
 
-/** How a refusal names a quoted field left open: its first line, at most 40 characters. */
-export const unclosedStart = (field: string): string => field.split(/\r?\n/, 1)[0]!.slice(0, 40)
+/** How a refusal names a field (a quoted one left open, one cut): its first line, at most 40 characters. */
+export const fieldStart = (field: string): string => field.split(/\r?\n/, 1)[0]!.slice(0, 40)
 
 /**
- * The CSV records of `text` ({@link CsvReader}'s rules), and the text of a quoted field left open (null when every
- * quote closed): pasted text, where a quote opened by mistake would otherwise make the rest of it one field.
+ * The CSV records of `text` ({@link CsvReader}'s rules), the text of a quoted field left open (null when every quote
+ * closed) and the first field cut at `maxField` characters, with where it starts (null when none was): pasted text,
+ * where a quote opened by mistake would otherwise make the rest of it, or many of its lines, one field.
  *
- * @example csvRecordsOfText('email,note\na@x.com,"two\nlines"') // { records: [['email', 'note'], ['a@x.com', 'two\nlines']], unclosed: null }
+ * @example csvRecordsOfText('email,note\na@x.com,"two\nlines"') // { records: [['email', 'note'], ['a@x.com', 'two\nlines']], unclosed: null, cut: null }
  */
-export function csvRecordsOfText(text: string, maxField = 65_536): { records: string[][]; unclosed: string | null } {
-  const reader = new CsvReader(maxField)
+export function csvRecordsOfText(
+  text: string,
+  maxField = MAX_CSV_FIELD,
+): { records: string[][]; unclosed: string | null; cut: (CsvPosition & { kept: string }) | null } {
+  let cut: (CsvPosition & { kept: string }) | null = null
+  const reader = new CsvReader(maxField, (kept, at) => (cut ??= { kept, ...at }))
   const records: string[][] = []
   reader.feed(text, records)
   const unclosed = reader.end(records)
-  return { records, unclosed }
+  return { records, unclosed, cut }
 }

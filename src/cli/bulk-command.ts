@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import cliProgress from 'cli-progress'
 import { createBulkEngine } from '../bulk/index.js'
-import { readCsvRecords, unclosedStart } from '../bulk/csv.js'
+import { fieldStart, MAX_CSV_FIELD, readCsvRecords, type CsvPosition } from '../bulk/csv.js'
 import { MAX_BULK_INPUTS } from '../bulk/engine.js'
 import type { BulkEngine } from '../bulk/types.js'
 import { isRiskcheckError } from '../errors.js'
@@ -94,9 +94,16 @@ async function readInputs(source: NodeJS.ReadableStream, csv: boolean, column: s
     let col = -1
     // a quote never closed made the rest of the file one input: refused, as the dashboard refuses such text
     const onUnclosed = (field: string) => {
-      throw new UsageError(`a quoted field of the CSV is never closed (the one starting "${unclosedStart(field)}"): close its quote or remove it`)
+      throw new UsageError(`a quoted field of the CSV is never closed (the one starting "${fieldStart(field)}"): close its quote or remove it`)
     }
-    for await (const record of readCsvRecords(source as AsyncIterable<string | Buffer>, { onUnclosed })) {
+    // so is a field too long to keep (say a quote opened by mistake, closed many lines on) rather than cut and looked up
+    const onTruncated = (kept: string, at: CsvPosition) => {
+      throw new UsageError(
+        `a field of the CSV is longer than ${MAX_CSV_FIELD.toLocaleString('en-US')} characters (record ${at.record}, from line ${at.line}, starting "${fieldStart(kept)}"): ` +
+          'if a quote opened there by mistake, close or remove it; else shorten the field',
+      )
+    }
+    for await (const record of readCsvRecords(source as AsyncIterable<string | Buffer>, { onUnclosed, onTruncated })) {
       if (col < 0) {
         col = pickColumn(record, column, type)
         continue

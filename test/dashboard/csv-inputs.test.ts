@@ -1,9 +1,11 @@
 /**
  * Pasted or uploaded CSV on the Bulk jobs and Lists pages is read as RFC 4180 (parseInputs): a line break inside a
  * quoted field of another column stays in that field, so it never becomes an input of a job (billed) or a value
- * added to a list; a quote never closed is refused, nothing started or added, the text kept in the box.
+ * added to a list; a quote never closed, or a value longer than a CSV field may be, is refused, nothing started or
+ * added, the text kept in the box.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { escapeHtml } from '../../src/dashboard/html.js'
 import { parseInputs } from '../../src/dashboard/pages/bulk.js'
 import { start, type Running } from './engines.js'
 import { Client, pageText } from './http.js'
@@ -21,6 +23,11 @@ describe('parseInputs', () => {
 
   it('refuses a quote never closed (the rest of the text would be one input)', () => {
     expect(() => parseInputs('a@x.test\n"b@x.test\nc@x.test\n')).toThrow(/never closed \(the one starting "b@x\.test"\)/)
+  })
+
+  it('refuses a value longer than 65,536 characters (a stray quote swallowing lines) instead of cutting it', () => {
+    const text = `email,note\na@x.test,ok\nb@x.test,"oops\n${'c@x.test,x\n'.repeat(7000)}end"\nd@x.test,fine\n`
+    expect(() => parseInputs(text)).toThrow('A value is longer than 65,536 characters (record 3, from line 3, starting "oops")')
   })
 })
 
@@ -48,6 +55,25 @@ describe('the pages read pasted CSV as CSV', () => {
     expect(pageText(refused.body)).toContain('A quoted value is never closed')
     expect(refused.body).toContain('&quot;b.io\nc.io')
     expect(pageText((await c.get(at)).body)).toContain('1 items')
+  })
+
+  it('refuses an over-long value on the Lists and Bulk jobs pages: nothing added or started, the text kept in the box', async () => {
+    const text = `domain,note\nfine.io,ok\nlong.io,"oops\n${'swallowed.io,x\n'.repeat(6000)}end"\n`
+    const made = await c.post(`${team}/lists/live`, { name: 'Over-long', kind: 'block', item_type: 'email_domain' })
+    const at = made.header('location')!.split('?')[0]!
+    await c.get(at)
+    const refused = await c.post(`${at}/items`, { values: text })
+    expect(refused.status).toBe(400)
+    expect(pageText(refused.body)).toContain('A value is longer than 65,536 characters (record 3, from line 3, starting "oops")')
+    expect(refused.body).toContain(`>${escapeHtml(text)}</textarea>`)
+    expect(pageText((await c.get(at)).body)).toContain('0 items')
+    await c.get(`${team}/bulk`)
+    const before = JSON.parse((await c.get(`${team}/bulk/jobs.json`)).body) as unknown[]
+    const bulk = await c.post(`${team}/bulk`, { type: 'domain_age', mode: 'test', inputs: text })
+    expect(bulk.status).toBe(400)
+    expect(pageText(bulk.body)).toContain('A value is longer than 65,536 characters (record 3, from line 3, starting "oops")')
+    expect(bulk.body).toContain(`>${escapeHtml(text)}</textarea>`)
+    expect(JSON.parse((await c.get(`${team}/bulk/jobs.json`)).body)).toHaveLength(before.length)
   })
 
   it('keeps the whole text in the box after a refusal (a cut one lost the values past 100,000 characters)', async () => {

@@ -8,7 +8,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { csvRecordsOfText, unclosedStart } from '../../bulk/csv.js'
+import { csvRecordsOfText, fieldStart, MAX_CSV_FIELD } from '../../bulk/csv.js'
 import { RiskcheckError } from '../../errors.js'
 import { BULK_TYPES, type BulkJob } from '../../schema.js'
 import { BULK_BODY_LIMIT } from '../../server/routes/bulk.js'
@@ -24,12 +24,20 @@ const HEADER = /^(input|inputs|value|values|email|emails|email_domain|phone|phon
 /**
  * The inputs of a pasted list or CSV text: each record's first field, trimmed, blank ones dropped. A line break in a
  * quoted field of another column stays in that field (it used to start an input of its own). A quote opened and
- * never closed is refused (400 INVALID_REQUEST), since the rest of the text would be one input.
+ * never closed is refused (400 INVALID_REQUEST), since the rest of the text would be one input; so is a field longer
+ * than the reader keeps (it was cut: often a quote opened by mistake that swallowed the lines up to the next one).
  */
 export function parseInputs(text: string): string[] {
-  const { records, unclosed } = csvRecordsOfText(text)
+  const { records, unclosed, cut } = csvRecordsOfText(text)
   if (unclosed !== null) {
-    throw new RiskcheckError('INVALID_REQUEST', `A quoted value is never closed (the one starting "${unclosedStart(unclosed)}"): close its quote or remove it.`)
+    throw new RiskcheckError('INVALID_REQUEST', `A quoted value is never closed (the one starting "${fieldStart(unclosed)}"): close its quote or remove it.`)
+  }
+  if (cut !== null) {
+    throw new RiskcheckError(
+      'INVALID_REQUEST',
+      `A value is longer than ${MAX_CSV_FIELD.toLocaleString('en-US')} characters (record ${cut.record}, from line ${cut.line}, starting "${fieldStart(cut.kept)}"): ` +
+        'if a quote opened there by mistake, close or remove it; else shorten the value.',
+    )
   }
   const inputs = records.map((r) => (r[0] ?? '').trim())
   if (inputs.length > 0 && HEADER.test(inputs[0]!)) inputs.shift()
