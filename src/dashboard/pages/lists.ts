@@ -44,6 +44,22 @@ const modeOf = (s: string | undefined): Mode => {
 }
 const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso))
 
+/** A value the API did not add, with why (`invalid` of its answer). */
+interface InvalidValue {
+  value: string
+  message: string
+}
+
+/**
+ * Every invalid value of an import, one a line in a scrolling block (the API names each; a paste of 5,000 values with
+ * 40 typos needs all 40). A value is written as a JSON string, so spaces, quotes and control characters show.
+ */
+function invalidValues(invalid: readonly InvalidValue[]): Html | '' {
+  if (invalid.length === 0) return ''
+  return html`<details class="card" open data-invalid><summary>${invalid.length} invalid ${invalid.length === 1 ? 'value' : 'values'}, not added</summary>
+<pre class="result">${invalid.map((i) => `${JSON.stringify(i.value)}: ${i.message}\n`)}</pre></details>`
+}
+
 /** The API's refusal as a page error; NOT_FOUND as the dashboard's 404. */
 function refusalOf(e: unknown): { status: number; message: string } {
   if (e instanceof RiskcheckError && e.code === 'NOT_FOUND') throw new DashboardError(404, 'Not found.')
@@ -86,7 +102,16 @@ ${dataTable(
     return dash.page(reply, dash.teamLayout(v, 'Allow/block lists', 'lists', flash), body, status)
   }
 
-  const listPage = async (request: Req, reply: FastifyReply, v: TeamView, mode: Mode, flash: Flash, status = 200, values?: { values: string; reason: string; expires: string }) => {
+  const listPage = async (
+    request: Req,
+    reply: FastifyReply,
+    v: TeamView,
+    mode: Mode,
+    flash: Flash,
+    status = 200,
+    values?: { values: string; reason: string; expires: string },
+    invalid: readonly InvalidValue[] = [],
+  ) => {
     needStorage()
     const id = request.params.id
     let list: ListView
@@ -105,7 +130,7 @@ ${dataTable(
     const base = `${v.base}/lists/${mode}/${list.id}`
     const remove = (value: string) =>
       html`<form method="post" action="${base}/remove" class="inline">${csrfField(v.session.csrf)}<input type="hidden" name="value" value="${value}"><button type="submit" class="secondary">Remove</button></form>`
-    const body: Html = html`
+    const body: Html = html`${invalidValues(invalid)}
 <section class="card"><p><b>${list.name}</b> · ${list.kind} list of <code>${list.item_type}</code> · ${list.items} items · ${mode}</p>
 ${admin ? html`<form method="post" action="${base}/delete" class="inline" data-confirm="Delete this list and its items?">${csrfField(v.session.csrf)}<button type="submit" class="danger">Delete list</button></form>` : ''}
 </section>
@@ -191,9 +216,8 @@ export function registerListPages(app: FastifyInstance, dash: Dash): void {
             // the whole text goes back in the box (as on the Bulk jobs page): a cut one lost the values past the cut
             return listPage(r, reply, v, mode, { kind: 'error', text: message }, refused.status, { values: text, reason: reason.slice(0, 500), expires: expires.slice(0, 40) })
           }
-          const bad = added.invalid.slice(0, 10).map((i) => `"${i.value}": ${i.message}`).join('; ')
-          const text2 = `${added.added} added, ${added.already_present} already on the list${added.invalid.length ? `, ${added.invalid.length} invalid (${bad}${added.invalid.length > 10 ? '; …' : ''})` : ''}.`
-          return listPage(r, reply, v, mode, { kind: added.invalid.length ? 'error' : 'ok', text: text2 })
+          const text2 = `${added.added} added, ${added.already_present} already on the list${added.invalid.length ? `, ${added.invalid.length} invalid (each named below)` : ''}.`
+          return listPage(r, reply, v, mode, { kind: added.invalid.length ? 'error' : 'ok', text: text2 }, 200, undefined, added.invalid)
         }
         case 'remove': {
           // the API's body route, not the one with the value in the path (which holds at most 100 characters)
