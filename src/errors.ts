@@ -50,7 +50,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
  * `GET /docs/errors` are both written from it.
  */
 export const ERROR_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
-  INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), control characters in text, a malformed Idempotency-Key, a `cursor` that is no `next_cursor` of the API',
+  INVALID_REQUEST: 'malformed request: bad JSON, a wrong type, an unknown field, a value outside an enum (the message names the allowed values), control characters in text, a malformed Idempotency-Key, a `cursor` that is no `next_cursor` of the API or is sent with other filters than its page',
   INVALID_INPUT: 'a value that cannot be looked up at all (an IP field that is no IP address, a domain with no host, an empty bulk job)',
   MISSING_FIELD: 'a required field is missing',
   UNAUTHORIZED: 'no key, a malformed, unknown or revoked key, or more than one Authorization header',
@@ -108,21 +108,24 @@ export function missingField(message: string, field?: string): RiskcheckError {
 }
 
 /**
- * A page's `cursor` that is not a `next_cursor` this API gave, in the form it gave it (400 INVALID_REQUEST): every
- * paginated route refuses a malformed or made-up cursor with this one message.
+ * A page's `cursor` that is not a `next_cursor` this API gave, in the form it gave it, or one it gave for another
+ * org, key mode, job or listing (400 INVALID_REQUEST): every paginated route refuses it with this one message.
  */
 export function foreignCursor(): RiskcheckError {
   return new RiskcheckError('INVALID_REQUEST', '`cursor` is not one this API gave.', { field: 'cursor' })
 }
 
 /**
- * The sequence number of a page cursor that is one (the review queue's and the outcomes' pages: the `seq` to continue
- * below, in plain decimal); {@link foreignCursor} for anything else.
+ * A page's `cursor` sent with other filters than the page that gave it (400 INVALID_REQUEST): followed, it would be a
+ * page of the new filters from the old position, rows skipped or mixed. Every paginated route with filters refuses it
+ * with this message, naming the route's filters.
  */
-export function seqOfCursor(cursor: string): number {
-  const seq = Number(cursor)
-  if (!/^[1-9][0-9]{0,15}$/.test(cursor) || !Number.isSafeInteger(seq)) throw foreignCursor()
-  return seq
+export function cursorFiltersChanged(filters: readonly string[]): RiskcheckError {
+  const names = filters.map((f) => `\`${f}\``)
+  const listed = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('')
+  return new RiskcheckError('INVALID_REQUEST', `\`cursor\` was made for other filters: send the same ${listed} as the page it came from, or start again without \`cursor\`.`, {
+    field: 'cursor',
+  })
 }
 
 /** True when `e` is a {@link RiskcheckError}, optionally of the given code. */

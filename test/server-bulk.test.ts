@@ -209,6 +209,14 @@ describe('results, CSV, list, cancel, retry', () => {
     }
     expect(all.some((r) => r.action === 'block')).toBe(true)
     expect((await s.get(`/v1/bulk/jobs/${id}/results?action=maybe`, s.test)).body.error.code).toBe('INVALID_REQUEST')
+    // a cursor holds only with its filter, refused with the message of every paged route's filters
+    const cursor = (await s.get(`/v1/bulk/jobs/${id}/results?action=block&limit=1`, s.test)).body.next_cursor
+    for (const other of ['&action=approve', '']) {
+      expect((await s.get(`/v1/bulk/jobs/${id}/results?cursor=${cursor}${other}`, s.test)).body.error, other).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: '`cursor` was made for other filters: send the same `action` as the page it came from, or start again without `cursor`.',
+      })
+    }
   })
 
   it('results.csv: the documented columns, one line per row, phone numbers as data (no formula prefix)', async () => {

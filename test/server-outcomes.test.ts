@@ -247,6 +247,36 @@ for (const engine of ENGINES) {
       }
     })
 
+    it('a cursor holds only with the filters, org and key mode of its page; followed, it walks the filtered outcomes once', async () => {
+      const items = [1, 2, 3, 4, 5, 6].map((i) => ({ input: `203.0.113.${i}`, type: 'ip', outcome: i % 2 ? 'chargeback' : 'legitimate' }))
+      expect((await call(h, 'POST', '/v1/outcomes', h.live, { outcomes: items })).body.data.results.every((r: any) => r.status === 'recorded')).toBe(true)
+      const ids = async (url: string) => (await call(h, 'GET', url, h.live)).body.data.map((o: { id: string }) => o.id) as string[]
+      const chargebacks = await ids('/v1/outcomes?outcome=chargeback&limit=100')
+      expect(chargebacks.length).toBeGreaterThanOrEqual(3) // and those of the cases above
+      const first = await call(h, 'GET', '/v1/outcomes?outcome=chargeback&limit=1', h.live)
+      const cursor = first.body.next_cursor as string
+      const walked = [first.body.data[0].id]
+      for (let next: string | null = cursor; next !== null; ) {
+        const page: { body: any } = await call(h, 'GET', `/v1/outcomes?cursor=${next}&outcome=chargeback`, h.live)
+        walked.push(...page.body.data.map((o: { id: string }) => o.id))
+        next = page.body.next_cursor
+      }
+      expect(walked).toEqual(chargebacks)
+      // another outcome, a filter dropped or added: refused, where a page of the other filter from the old position
+      // was answered (the newer legitimate label skipped)
+      const changed = '`cursor` was made for other filters: send the same `request_id` and `outcome` as the page it came from, or start again without `cursor`.'
+      for (const filters of ['outcome=legitimate', '', 'outcome=chargeback&request_id=req_x']) {
+        const r = await call(h, 'GET', `/v1/outcomes?${filters}&cursor=${cursor}`, h.live)
+        expect([r.status, r.body.error], filters).toEqual([400, expect.objectContaining({ code: 'INVALID_REQUEST', message: changed })])
+      }
+      // the same filter from another org, from the org's test key, or on the review queue: no cursor of theirs
+      const same = `outcome=chargeback&cursor=${cursor}`
+      for (const [key, url] of [[h.otherLive, `/v1/outcomes?${same}`], [h.test, `/v1/outcomes?${same}`], [h.live, `/v1/reviews?cursor=${cursor}`]] as const) {
+        const r = await call(h, 'GET', url, key)
+        expect([r.status, r.body.error], url).toEqual([400, expect.objectContaining({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })])
+      }
+    })
+
     it('the retention sweep deletes outcomes and kept inputs older than the retention', async () => {
       const a = await call(h, 'POST', '/v1/ip', h.live, { ip: '192.0.2.44' })
       const store = outcomeStoreOf(h.app.store)!

@@ -35,6 +35,8 @@ interface Harness {
   other: string
   /** A key of the org with the lookup scope only. */
   lookupOnly: string
+  /** A live key of the other org (its other review queue). */
+  otherLive: string
   done(): Promise<void>
 }
 
@@ -59,8 +61,10 @@ async function harness(db: string | Store, cleanup: () => Promise<void>): Promis
   const issued = await issueApiKey(app.store, { orgId: org.id, mode: 'test', name: 'reviewer', scopes: [...scopes] }, now)
   const otherKey = (await issueApiKey(app.store, { orgId: other.id, mode: 'test', name: 'other', scopes: [...scopes] }, now)).secret
   const lookupOnly = (await issueApiKey(app.store, { orgId: org.id, mode: 'test', name: 'lookup only', scopes: ['lookup'] }, now)).secret
+  const otherLive = (await issueApiKey(app.store, { orgId: other.id, mode: 'live', name: 'other live', scopes: ['lookup'] }, now)).secret
   return {
     lookupOnly,
+    otherLive,
     app,
     clock,
     key: issued.secret,
@@ -292,6 +296,39 @@ for (const engine of ENGINES) {
       expect(outcome.body.data[0].outcome).toBe('legitimate')
       expect((await call(h, 'GET', '/v1/reviews?status=decided&type=email', h.key)).body.data).toHaveLength(1)
       expect((await call(h, 'POST', `/v1/reviews/${id}/decision`, h.key, { decision: 'maybe' })).status).toBe(400)
+    })
+
+    it('a cursor holds only with the filters, org and key mode of its page; followed, it walks the filtered queue once', async () => {
+      // the other org's queue (this org's has labels and lists of the cases above): three email entries
+      for (let i = 0; i < 3; i++) {
+        expect((await call(h, 'POST', '/v1/email', h.other, { email: REVIEW_EMAIL, bypass_cache: true })).body.data.recommendation.action).toBe('review')
+      }
+      const emails = (await call(h, 'GET', '/v1/reviews?type=email&status=pending&limit=100', h.other)).body.data.map((e: { id: string }) => e.id)
+      expect(emails).toHaveLength(3)
+      // followed with its filters (in another order, with another page size), the cursor walks the same rows once
+      const first = await call(h, 'GET', '/v1/reviews?type=email&status=pending&limit=1', h.other)
+      const cursor = first.body.next_cursor as string
+      expect(cursor).toEqual(expect.any(String))
+      const walked = [first.body.data[0].id]
+      for (let next: string | null = cursor; next !== null; ) {
+        const page: { body: any } = await call(h, 'GET', `/v1/reviews?limit=2&status=pending&cursor=${next}&type=email`, h.other)
+        walked.push(...page.body.data.map((e: { id: string }) => e.id))
+        next = page.body.next_cursor
+      }
+      expect(walked).toEqual(emails)
+      // another filter value, a filter added or dropped: refused, where a page of the other filters from the old
+      // position was answered (rows of the new filters above the position skipped)
+      const changed = '`cursor` was made for other filters: send the same `type`, `status`, `min_score`, `max_score` and `factor` as the page it came from, or start again without `cursor`.'
+      for (const filters of ['type=ip&status=pending', 'type=email&status=decided', 'type=email', 'type=email&status=pending&min_score=1', 'type=email&status=pending&factor=ip_tor']) {
+        const r = await call(h, 'GET', `/v1/reviews?${filters}&cursor=${cursor}`, h.other)
+        expect([r.status, r.body.error], filters).toEqual([400, expect.objectContaining({ code: 'INVALID_REQUEST', message: changed })])
+      }
+      // the same filters from another org, from the org's live queue, or on the outcomes' pages: no cursor of theirs
+      const same = `type=email&status=pending&cursor=${cursor}`
+      for (const [key, url] of [[h.key, `/v1/reviews?${same}`], [h.otherLive, `/v1/reviews?${same}`], [h.other, `/v1/outcomes?cursor=${cursor}`]] as const) {
+        const r = await call(h, 'GET', url, key)
+        expect([r.status, r.body.error], url).toEqual([400, expect.objectContaining({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })])
+      }
     })
   })
 }

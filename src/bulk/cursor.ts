@@ -4,7 +4,7 @@
  * A job-list cursor names the creation sequence number to continue below. A cursor is taken only in the very form
  * this module writes it.
  */
-import { foreignCursor, RiskcheckError } from '../errors.js'
+import { cursorFiltersChanged, foreignCursor } from '../errors.js'
 import { ACTIONS, type Action } from '../schema.js'
 
 const MAX_CURSOR_LENGTH = 200
@@ -32,7 +32,7 @@ export function decodeResultsCursor(cursor: unknown, jobId: string, action: Acti
   const [tag, id, index, act] = parts
   if (parts.length !== 4 || tag !== 'r1' || id !== jobId || index === undefined || !/^\d{1,7}$/.test(index)) throw foreignCursor()
   if (act !== '' && !ACTIONS.includes(act as Action)) throw foreignCursor()
-  if ((act === '' ? null : act) !== action) throw new RiskcheckError('INVALID_REQUEST', 'The cursor was made for another action filter.', { field: 'cursor' })
+  if ((act === '' ? null : act) !== action) throw cursorFiltersChanged(['action'])
   if (encodeResultsCursor(jobId, Number(index), action) !== cursor) throw foreignCursor()
   return Number(index)
 }

@@ -5,10 +5,11 @@
  */
 import { LRUCache } from 'lru-cache'
 import { createHmac, randomBytes } from 'node:crypto'
-import { RiskcheckError, seqOfCursor } from '../errors.js'
+import { RiskcheckError } from '../errors.js'
 import type { AnswerLabels } from '../lookup.js'
 import { answerValues, axisOf, foldLabels, labelFactors, outcomeInputKey, type LabelSets } from '../outcomes/rules.js'
 import { OUTCOME_INPUT_TYPES, type OutcomeInputType } from '../schema.js'
+import { encodePageCursor, seqOfPageCursor, type PageScope } from './page-cursor.js'
 import type { AnswerInputsRecord, InputHashes, NewOutcome, OutcomeKind, OutcomeMode, OutcomeRecord, OutcomeStore } from './store/contracts/outcomes.js'
 
 export { OUTCOME_INPUT_TYPES, outcomeInputKey, type OutcomeInputType }
@@ -272,14 +273,15 @@ export function createOutcomeService(options: OutcomeServiceOptions): OutcomeSer
       return results
     },
     async list(owner, query) {
-      const beforeSeq = query.cursor === undefined ? undefined : seqOfCursor(query.cursor)
+      const scope: PageScope = { listing: 'outcomes', orgId: owner.orgId, mode: owner.mode, filters: { request_id: query.requestId, outcome: query.outcome } }
+      const beforeSeq = query.cursor === undefined ? undefined : seqOfPageCursor(query.cursor, scope)
       const page = await need().listOutcomes(owner.orgId, owner.mode, {
         limit: query.limit,
         ...(query.requestId !== undefined ? { requestId: query.requestId } : {}),
         ...(query.outcome !== undefined ? { outcome: query.outcome } : {}),
         ...(beforeSeq !== undefined ? { beforeSeq } : {}),
       })
-      return { data: page.data, next_cursor: page.nextSeq === null ? null : String(page.nextSeq) }
+      return { data: page.data, next_cursor: page.nextSeq === null ? null : encodePageCursor(page.nextSeq, scope) }
     },
     get loads() {
       return loads

@@ -5,7 +5,7 @@
  * list of the org, and writes the `review.decided` event. Why it is built this way: docs/decisions.md "Review queue".
  */
 import { randomBytes } from 'node:crypto'
-import { RiskcheckError, seqOfCursor } from '../errors.js'
+import { RiskcheckError } from '../errors.js'
 import { normalizeListValue } from '../lists/normalize.js'
 import type { ListItemType } from '../lists/types.js'
 import type { LookupResult } from '../schema.js'
@@ -14,6 +14,7 @@ import type { Policy } from '../scoring/rules.js'
 import { buildReviewDecidedEvent } from '../webhooks/events.js'
 import { batchWriter } from './batch-writer.js'
 import { listRoom } from './org-lists.js'
+import { encodePageCursor, seqOfPageCursor, type PageScope } from './page-cursor.js'
 import type { OutcomeService } from './outcomes.js'
 import type { ListsStore } from './store/contracts/lists.js'
 import { REVIEW_DECISIONS, type NewReview, type ReviewDecision, type ReviewMode, type ReviewRecord, type ReviewStore } from './store/contracts/reviews.js'
@@ -219,7 +220,9 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       queue.add(entry)
     },
     async list(owner, query) {
-      const beforeSeq = query.cursor === undefined ? undefined : seqOfCursor(query.cursor)
+      const { type, status, minScore: min_score, maxScore: max_score, factor } = query
+      const scope: PageScope = { listing: 'reviews', orgId: owner.orgId, mode: owner.mode, filters: { type, status, min_score, max_score, factor } }
+      const beforeSeq = query.cursor === undefined ? undefined : seqOfPageCursor(query.cursor, scope)
       // an empty range is a mistake of the query, not an empty queue
       if (query.minScore !== undefined && query.maxScore !== undefined && query.minScore > query.maxScore) {
         throw invalid(`\`min_score\` (${query.minScore}) must not be greater than \`max_score\` (${query.maxScore}).`)
@@ -227,7 +230,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       const { cursor, ...filters } = query
       await flush()
       const page = await need().listReviews(owner.orgId, owner.mode, { ...filters, ...(beforeSeq !== undefined ? { beforeSeq } : {}) })
-      return { data: page.data, next_cursor: page.nextSeq === null ? null : String(page.nextSeq) }
+      return { data: page.data, next_cursor: page.nextSeq === null ? null : encodePageCursor(page.nextSeq, scope) }
     },
     async decide(owner, id, input, decidedBy) {
       const s = need()

@@ -103,4 +103,23 @@ describe.each(engines('dashboard reviews'))('dashboard reviews on %s', (engine) 
     expect(flip.status).toBe(409)
     expect(pageText(flip.body)).toContain('already decided: block')
   })
+
+  it('pages with a cursor only under the filters and mode it came from', async () => {
+    // test mode: a disposable address, action review (the Tor exit is on a block list by now)
+    for (let i = 0; i < 3; i++) expect((await api('POST', '/v1/email', { email: 'disposable@example.com', bypass_cache: true })).data.recommendation.action).toBe('review')
+    const all = (await api('GET', '/v1/reviews?type=email')).data.map((e: { id: string }) => e.id)
+    expect(all).toHaveLength(3)
+    // a cursor the API gave under the page's filters pages the dashboard's queue from there
+    const cursor = encodeURIComponent((await api('GET', '/v1/reviews?type=email&limit=1')).next_cursor)
+    const next = await c.get(`${team}/reviews/test?type=email&cursor=${cursor}`)
+    expect(next.status).toBe(200)
+    expect([...next.body.matchAll(/data-review="(rev_[0-9a-f]{24})"/g)].map((m) => m[1])).toEqual(all.slice(1))
+    // the filters changed under it (a page of the decided ones was shown from the old position) or the other mode's queue
+    const changed = await c.get(`${team}/reviews/test?type=email&status=decided&cursor=${cursor}`)
+    expect(changed.status).toBe(400)
+    expect(pageText(changed.body)).toContain('`cursor` was made for other filters')
+    const live = await c.get(`${team}/reviews/live?type=email&cursor=${cursor}`)
+    expect(live.status).toBe(400)
+    expect(pageText(live.body)).toContain('`cursor` is not one this API gave.')
+  })
 })
