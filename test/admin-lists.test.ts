@@ -127,6 +127,19 @@ describe('admin list', () => {
     expect((await admin(['--db', db], ['list', 'show', id, '--org', org.id])).json.items).toBe(2)
   })
 
+  it('add: the text output names every invalid value with why, one a line, as the JSON does (it named the first 20)', async () => {
+    const db = join(dir, 'add-text.sqlite')
+    const store = createSqliteStore(db)
+    const org = await store.createOrg({ name: 'Acme', planId: 'starter' }, Date.now())
+    store.close()
+    const id = (await admin(['--db', db], ['list', 'create', '--org', org.id, '--name', 'F', '--kind', 'block', '--type', 'email_domain'])).json.id as string
+    const bad = Array.from({ length: 25 }, (_, i) => `bad domain ${i}!`)
+    const io = memoryIO()
+    const code = await runAdmin(['list', 'add', id, '--org', org.id, 'ok.example', ...bad, '--db', db], io)
+    expect(code, io.err()).toBe(0)
+    expect(io.out().trimEnd().split('\n')).toEqual(['1 added, 0 already present, 25 invalid', ...bad.map((v) => `  invalid ${JSON.stringify(v)}: not a domain name`)])
+  })
+
   const url = process.env.RISKCHECK_TEST_DATABASE_URL
   it.skipIf(!url)('on PostgreSQL', async () => {
     const schema = `rc_alists_${randomBytes(5).toString('hex')}`

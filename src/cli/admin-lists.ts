@@ -113,8 +113,9 @@ export async function runAdminList(
         })
       if (!r) throw new RangeError(`no ${mode} list ${l.id}`)
       const json = { added: r.added, already_present: r.alreadyPresent, invalid }
-      const bad = invalid.slice(0, 20).map((i) => `  invalid ${JSON.stringify(i.value)}: ${i.message}`)
-      return { json, text: [`${r.added} added, ${r.alreadyPresent} already present, ${invalid.length} invalid`, ...bad, ...(invalid.length > 20 ? ['  …'] : [])].join('\n') }
+      // every invalid value, as the JSON and the API name them: a long file's typos are not cut to the first few
+      const bad = invalid.map((i) => `  invalid ${JSON.stringify(i.value)}: ${i.message}`)
+      return { json, text: [`${r.added} added, ${r.alreadyPresent} already present, ${invalid.length} invalid`, ...bad].join('\n') }
     }
     case 'remove': {
       const l = await listOf()
