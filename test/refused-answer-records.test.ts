@@ -65,7 +65,7 @@ for (const engine of ENGINES) {
       expect(inputs.get(answeredId)!.ip).toMatch(/^[0-9a-f]{64}$/)
       const logged = await orgPolicies.listAnswers(orgId, 0)
       expect(logged.map((a) => a.requestId)).toEqual([answeredId])
-      const queued = await reviewStoreOf(real)!.listReviews(orgId, 'live', { limit: 10 })
+      const queued = await reviewStoreOf(real)!.listReviews(orgId, 'live', { limit: 10, cutoffMs: 0 })
       expect(queued.data.map((r) => r.requestId)).toEqual([answeredId])
     })
   })

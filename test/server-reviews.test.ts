@@ -388,3 +388,36 @@ describe('a server without review or outcome storage', () => {
     }
   })
 })
+
+for (const engine of ENGINES) {
+  describe.skipIf(engine.skip)(`the review queue's retention on ${engine.name}`, () => {
+    it('an entry past its retention (default 180 days) is gone before the sweep: not listed, deciding it is 404 NOT_FOUND and records nothing', async () => {
+      const g = await engine.open() // a server of its own: its clock moves a year
+      try {
+        const retentionMs = 180 * 24 * 60 * 60 * 1000
+        const ids = async (q = '') => (await call(g, 'GET', `/v1/reviews${q}`, g.key)).body.data.map((e: { id: string }) => e.id)
+        const first = await call(g, 'POST', '/v1/ip', g.key, { ip: TOR })
+        const [pending] = await ids()
+        g.clock.advance(retentionMs / 2)
+        expect((await call(g, 'POST', '/v1/email', g.key, { email: REVIEW_EMAIL })).body.data.recommendation.action).toBe('review')
+        const [decided] = await ids('?type=email')
+        expect((await call(g, 'POST', `/v1/reviews/${decided}/decision`, g.key, { decision: 'approve' })).status).toBe(200)
+        g.clock.advance(retentionMs / 2) // the first entry's retention ends now: the sweep keeps it still
+        expect(await ids()).toEqual([decided, pending])
+        g.clock.advance(1)
+        const late = await call(g, 'POST', `/v1/reviews/${pending}/decision`, g.key, { decision: 'block' })
+        expect([late.status, late.body.error?.code]).toEqual([404, 'NOT_FOUND'])
+        expect((await call(g, 'GET', `/v1/outcomes?request_id=${first.body.data.request.id}`, g.key)).body.data).toEqual([])
+        expect(await ids()).toEqual([decided])
+        expect(await ids('?status=pending')).toEqual([])
+        // a decided entry is kept its retention after the decision: then the same decision again is NOT_FOUND too
+        g.clock.advance(retentionMs / 2)
+        expect(await ids()).toEqual([])
+        const again = await call(g, 'POST', `/v1/reviews/${decided}/decision`, g.key, { decision: 'approve' })
+        expect([again.status, again.body.error?.code]).toEqual([404, 'NOT_FOUND'])
+      } finally {
+        await g.done()
+      }
+    })
+  })
+}

@@ -152,6 +152,8 @@ function checkInput(input: DecisionInput): { decision: ReviewDecision; listId: s
 export function createReviewService(options: ReviewServiceOptions): ReviewService {
   const { store, outcomes, nowMs, warn } = options
   const retentionMs = options.retentionDays * 24 * 60 * 60 * 1000
+  // the purge's cutoff at a time: an entry past it is gone to every read and claim, swept yet or not
+  const cutoffAt = (ms: number) => ms - retentionMs
 
   const need = (): ReviewStore => {
     if (!store) throw new RiskcheckError('UPSTREAM_UNAVAILABLE', 'The review queue needs the SQLite or PostgreSQL store; this server runs without one.')
@@ -229,14 +231,14 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       }
       const { cursor, ...filters } = query
       await flush()
-      const page = await need().listReviews(owner.orgId, owner.mode, { ...filters, ...(beforeSeq !== undefined ? { beforeSeq } : {}) })
+      const page = await need().listReviews(owner.orgId, owner.mode, { ...filters, ...(beforeSeq !== undefined ? { beforeSeq } : {}), cutoffMs: cutoffAt(nowMs()) })
       return { data: page.data, next_cursor: page.nextSeq === null ? null : encodePageCursor(page.nextSeq, scope) }
     },
     async decide(owner, id, input, decidedBy) {
       const s = need()
       const { decision, listId, note } = checkInput(input)
       await flush() // an answer of this instance just given is in the queue
-      let review = await s.getReview(owner.orgId, owner.mode, id)
+      let review = await s.getReview(owner.orgId, owner.mode, id, cutoffAt(nowMs()))
       if (!review) throw new RiskcheckError('NOT_FOUND', `No review ${JSON.stringify(id.slice(0, 64))}.`)
       const conflict = (r: ReviewRecord) => new RiskcheckError('CONFLICT', `Review ${r.id} was already decided: ${r.decision}.`)
       if (review.decision !== null && review.decision !== decision) throw conflict(review)
@@ -245,7 +247,8 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       let target = review.decision === null ? listId : review.listId
       let value = target !== null ? await listTarget(owner, target, decision, review) : null
       if (review.decision === null) {
-        const claimed = await s.claimDecision(owner.orgId, owner.mode, id, { decision, decidedBy, note, listId: target, at: nowMs() })
+        const at = nowMs()
+        const claimed = await s.claimDecision(owner.orgId, owner.mode, id, { decision, decidedBy, note, listId: target, at, cutoffMs: cutoffAt(at) })
         if (claimed.status === 'not_found') throw new RiskcheckError('NOT_FOUND', `No review ${JSON.stringify(id.slice(0, 64))}.`)
         if (claimed.record.decision !== decision) throw conflict(claimed.record)
         review = claimed.record
@@ -271,10 +274,10 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       }
       const event = buildReviewDecidedEvent({ orgId: owner.orgId, now: new Date(nowMs()), data })
       const completed = await s.completeDecision(owner.orgId, owner.mode, id, { outcomeId, at: nowMs() }, event)
-      const after = (await s.getReview(owner.orgId, owner.mode, id)) ?? review
+      const after = (await s.getReview(owner.orgId, owner.mode, id, cutoffAt(nowMs()))) ?? review
       return { review: after, alreadyDecided: !completed }
     },
     flush,
-    purge: async (now) => (store ? store.purge(now - retentionMs) : 0),
+    purge: async (now) => (store ? store.purge(cutoffAt(now)) : 0),
   }
 }

@@ -123,3 +123,28 @@ describe.each(engines('dashboard reviews'))('dashboard reviews on %s', (engine) 
     expect(pageText(live.body)).toContain('`cursor` is not one this API gave.')
   })
 })
+
+describe.each(engines('dashboard reviews past their retention'))('dashboard reviews past their retention on %s', (engine) => {
+  it('an entry past its retention is gone from the page and deciding it there is 404, before the sweep runs', async () => {
+    const r = await start(engine, { outcomeRetentionDays: 1 }) // offline, on the settable clock
+    try {
+      const c = new Client(r.base)
+      const team = await c.signUp('late@example.test', 'Late reviewers')
+      const orgId = team.split('/').pop()!
+      const key = (await issueApiKey(r.app.store, { orgId, mode: 'test', name: 'k', scopes: ['lookup'] }, r.clock.t)).secret
+      const api = async (method: string, path: string, body?: unknown) =>
+        JSON.parse((await send(r.base, method, path, { headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) })).body)
+      const answer = await api('POST', '/v1/ip', { ip: TOR })
+      const id = /data-review="(rev_[0-9a-f]{24})"/.exec((await c.get(`${team}/reviews/test`)).body)?.[1]
+      expect(id).toBeDefined()
+      r.clock.t += 24 * 60 * 60 * 1000 + 1 // a day and a millisecond: past the retention, the sweep not run
+      expect((await c.post(`${team}/reviews/test/${id}/decision`, { decision: 'block' })).status).toBe(404)
+      expect((await api('GET', `/v1/outcomes?request_id=${answer.data.request.id}`)).data).toEqual([])
+      const page = await c.get(`${team}/reviews/test`)
+      expect(page.body).not.toContain(`data-review="${id}"`)
+      expect(pageText(page.body)).toContain('No test reviews yet.')
+    } finally {
+      await r.close()
+    }
+  }, 60_000)
+})

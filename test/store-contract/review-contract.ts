@@ -59,23 +59,23 @@ export function reviewContract(factory: () => Promise<ContractReviews>): void {
       const p = entry('org_c', { type: 'phone', input: JSON.stringify('(900) 234-5678'), phoneE164: '+19002345678' })
       await reviews.addReviews([a, b, c, d, p])
       await reviews.addReviews([{ ...entry('org_a'), requestId: a.requestId }])
-      const all = await reviews.listReviews('org_a', 'live', { limit: 10 })
+      const all = await reviews.listReviews('org_a', 'live', { cutoffMs: 0, limit: 10 })
       expect(all.data.map((r) => r.id)).toEqual([b.id, a.id])
       expect(all.nextSeq).toBeNull()
       expect(all.data[0]).toMatchObject({ ...b, decision: null, decidedBy: null, decidedAt: null, note: null, listId: null, outcomeId: null, completedAt: null })
-      expect(await reviews.getReview('org_c', 'live', p.id)).toMatchObject({ ...p, phoneE164: '+19002345678' })
-      expect(await reviews.getReview('org_b', 'live', a.id)).toBeNull()
-      expect(await reviews.getReview('org_a', 'test', a.id)).toBeNull()
-      expect((await reviews.getReview('org_a', 'test', c.id))?.requestId).toBe(c.requestId)
+      expect(await reviews.getReview('org_c', 'live', p.id, 0)).toMatchObject({ ...p, phoneE164: '+19002345678' })
+      expect(await reviews.getReview('org_b', 'live', a.id, 0)).toBeNull()
+      expect(await reviews.getReview('org_a', 'test', a.id, 0)).toBeNull()
+      expect((await reviews.getReview('org_a', 'test', c.id, 0))?.requestId).toBe(c.requestId)
 
-      const ids = async (q: Parameters<ReviewStore['listReviews']>[2]) => (await reviews.listReviews('org_a', 'live', q)).data.map((r) => r.id)
+      const ids = async (q: Omit<Parameters<ReviewStore['listReviews']>[2], 'cutoffMs'>) => (await reviews.listReviews('org_a', 'live', { ...q, cutoffMs: 0 })).data.map((r) => r.id)
       expect(await ids({ limit: 10, type: 'email' })).toEqual([b.id])
       expect(await ids({ limit: 10, minScore: 41 })).toEqual([a.id])
       expect(await ids({ limit: 10, maxScore: 40 })).toEqual([b.id])
       expect(await ids({ limit: 10, factor: 'ip_vpn' })).toEqual([b.id])
       expect(await ids({ limit: 10, factor: 'ip' })).toEqual([]) // a whole code, not a part of one
       expect(await ids({ limit: 10, status: 'decided' })).toEqual([])
-      const first = await reviews.listReviews('org_a', 'live', { limit: 1 })
+      const first = await reviews.listReviews('org_a', 'live', { cutoffMs: 0, limit: 1 })
       expect(first.data.map((r) => r.id)).toEqual([b.id])
       expect(await ids({ limit: 1, beforeSeq: first.nextSeq! })).toEqual([a.id])
     }),
@@ -87,14 +87,14 @@ export function reviewContract(factory: () => Promise<ContractReviews>): void {
       const org = await store.createOrg({ name: 'Reviews', planId: 'free' }, T0)
       const a = entry(org.id)
       await reviews.addReviews([a])
-      const claim = (decision: 'approve' | 'block', by: string) => reviews.claimDecision(org.id, 'live', a.id, { decision, decidedBy: by, note: null, listId: null, at: T0 + DAY })
+      const claim = (decision: 'approve' | 'block', by: string) => reviews.claimDecision(org.id, 'live', a.id, { decision, decidedBy: by, note: null, listId: null, at: T0 + DAY, cutoffMs: 0 })
       const [x, y] = await Promise.all([claim('block', 'key:one'), claim('approve', 'key:two')])
       expect([x.status, y.status].sort()).toEqual(['claimed', 'decided'])
       if (x.status === 'not_found' || y.status === 'not_found') throw new Error('unreachable')
       const winner = x.status === 'claimed' ? x : y
       const loser = x.status === 'claimed' ? y : x
       expect(loser.record.decision).toBe(winner.record.decision)
-      expect(await reviews.claimDecision('org_other', 'live', a.id, { decision: 'block', decidedBy: 'key:x', note: null, listId: null, at: T0 })).toEqual({ status: 'not_found' })
+      expect(await reviews.claimDecision('org_other', 'live', a.id, { decision: 'block', decidedBy: 'key:x', note: null, listId: null, at: T0, cutoffMs: 0 })).toEqual({ status: 'not_found' })
 
       const event = buildReviewDecidedEvent({
         orgId: org.id,
@@ -104,10 +104,10 @@ export function reviewContract(factory: () => Promise<ContractReviews>): void {
       expect(await reviews.completeDecision('org_other', 'live', a.id, { outcomeId: 'out_1', at: T0 + DAY }, event)).toBe(false)
       expect(await reviews.completeDecision(org.id, 'live', a.id, { outcomeId: 'out_1', at: T0 + DAY }, event)).toBe(true)
       expect(await reviews.completeDecision(org.id, 'live', a.id, { outcomeId: 'out_2', at: T0 + DAY }, { ...event, id: 'evt_other' })).toBe(false)
-      expect(await reviews.getReview(org.id, 'live', a.id)).toMatchObject({ outcomeId: 'out_1', completedAt: T0 + DAY, decidedAt: T0 + DAY })
+      expect(await reviews.getReview(org.id, 'live', a.id, 0)).toMatchObject({ outcomeId: 'out_1', completedAt: T0 + DAY, decidedAt: T0 + DAY })
       const events = (await store.listEvents({ orgId: org.id })).filter((e) => e.type === 'review.decided')
       expect(events.map((e) => e.id)).toEqual([event.id])
-      expect(await reviews.listReviews(org.id, 'live', { limit: 10, status: 'decided' })).toMatchObject({ data: [{ id: a.id }] })
+      expect(await reviews.listReviews(org.id, 'live', { cutoffMs: 0, limit: 10, status: 'decided' })).toMatchObject({ data: [{ id: a.id }] })
     }),
   )
 
@@ -118,11 +118,45 @@ export function reviewContract(factory: () => Promise<ContractReviews>): void {
       const decided = entry('org_p', { createdAt: T0 })
       const fresh = entry('org_p', { createdAt: T0 + 10 * DAY })
       await reviews.addReviews([old, decided, fresh])
-      await reviews.claimDecision('org_p', 'live', decided.id, { decision: 'approve', decidedBy: 'user:u', note: 'fine', listId: null, at: T0 + 5 * DAY })
+      await reviews.claimDecision('org_p', 'live', decided.id, { decision: 'approve', decidedBy: 'user:u', note: 'fine', listId: null, at: T0 + 5 * DAY, cutoffMs: 0 })
       expect(await reviews.purge(T0 + DAY)).toBe(1)
-      expect(await reviews.getReview('org_p', 'live', decided.id)).not.toBeNull()
+      expect(await reviews.getReview('org_p', 'live', decided.id, 0)).not.toBeNull()
       expect(await reviews.purge(T0 + 6 * DAY)).toBe(1)
-      expect((await reviews.listReviews('org_p', 'live', { limit: 10 })).data.map((r) => r.id)).toEqual([fresh.id])
+      expect((await reviews.listReviews('org_p', 'live', { cutoffMs: 0, limit: 10 })).data.map((r) => r.id)).toEqual([fresh.id])
+    }),
+  )
+
+  it(
+    'an entry the purge at a cutoff would delete is, at that cutoff, neither read nor listed nor claimed, swept or not',
+    withReviews(async ({ reviews }) => {
+      const old = entry('org_x', { createdAt: T0 })
+      const edge = entry('org_x', { createdAt: T0 + DAY }) // created at the cutoff: the purge keeps it
+      const decided = entry('org_x', { createdAt: T0 })
+      const fresh = entry('org_x', { createdAt: T0 + 10 * DAY })
+      await reviews.addReviews([old, edge, decided, fresh])
+      const claim = (id: string, at: number, cutoffMs: number) => reviews.claimDecision('org_x', 'live', id, { decision: 'block', decidedBy: 'key:k', note: null, listId: null, at, cutoffMs })
+      expect(await claim(decided.id, T0 + 5 * DAY, T0)).toMatchObject({ status: 'claimed' })
+      const cutoff = T0 + DAY
+      const listed = async (query: Omit<Parameters<ReviewStore['listReviews']>[2], 'cutoffMs'>) => (await reviews.listReviews('org_x', 'live', { ...query, cutoffMs: cutoff })).data.map((r) => r.id)
+      const seen = async () => ({
+        all: await listed({ limit: 10 }),
+        pending: await listed({ limit: 10, status: 'pending' }),
+        got: await Promise.all([old, edge, decided, fresh].map(async (e) => (await reviews.getReview('org_x', 'live', e.id, cutoff))?.id ?? null)),
+      })
+      const expected = { all: [fresh.id, decided.id, edge.id], pending: [fresh.id, edge.id], got: [null, edge.id, decided.id, fresh.id] }
+      expect(await seen()).toEqual(expected)
+      // the claim itself refuses it (not a read before it): nothing is written
+      expect(await claim(old.id, T0 + 2 * DAY, cutoff)).toEqual({ status: 'not_found' })
+      expect(await reviews.getReview('org_x', 'live', old.id, 0)).toMatchObject({ decision: null, decidedBy: null, decidedAt: null })
+      expect(await claim(edge.id, T0 + 2 * DAY, cutoff)).toMatchObject({ status: 'claimed', record: { id: edge.id, decision: 'block' } })
+      expected.pending = [fresh.id]
+      expect(await seen()).toEqual(expected)
+      // the sweep changes nothing a reader at the cutoff sees
+      expect(await reviews.purge(cutoff)).toBe(1)
+      expect(await seen()).toEqual(expected)
+      // a decided entry goes with its decision's retention
+      expect(await reviews.getReview('org_x', 'live', decided.id, T0 + 5 * DAY + 1)).toBeNull()
+      expect(await claim(decided.id, T0 + 6 * DAY, T0 + 5 * DAY + 1)).toEqual({ status: 'not_found' })
     }),
   )
 }

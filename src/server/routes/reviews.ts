@@ -93,7 +93,8 @@ export const reviewRoutes: RouteDef[] = [
     url: '/v1/reviews',
     operationId: 'list_reviews',
     summary: 'The review queue, newest first',
-    description: 'Answers of the org in the key’s mode whose action was `review`; filters `type`, `status`, `min_score`, `max_score`, `factor`.',
+    description:
+      'Answers of the org in the key’s mode whose action was `review`; filters `type`, `status`, `min_score`, `max_score`, `factor`. An entry past its retention is not listed, whether or not it has been deleted yet.',
     tags: ['Reviews'],
     scope: 'lookup',
     status: 200,
@@ -123,7 +124,7 @@ export const reviewRoutes: RouteDef[] = [
     operationId: 'decide_review',
     summary: 'Approve or block a review',
     description:
-      'Records the outcome (`legitimate` for approve, `fraud` for block) of the answer, optionally adds its input to a list of the org (approve: an allow list; block: a block list; else 400; the key needs the `lists` scope for that, else 403 FORBIDDEN_SCOPE), and sends `review.decided`. Idempotent: the same decision again answers the same review with `already_decided: true`; the other decision is a 409 CONFLICT. Free.',
+      'Records the outcome (`legitimate` for approve, `fraud` for block) of the answer, optionally adds its input to a list of the org (approve: an allow list; block: a block list; else 400; the key needs the `lists` scope for that, else 403 FORBIDDEN_SCOPE), and sends `review.decided`. Idempotent: the same decision again answers the same review with `already_decided: true`; the other decision is a 409 CONFLICT. Another org’s review, or one past its retention (deleted or not yet), is a 404 NOT_FOUND. Free.',
     tags: ['Reviews'],
     scope: 'lookup',
     status: 200,

@@ -68,5 +68,11 @@ export const reviewValues = (r: NewReview): unknown[] => [
   r.phoneE164,
 ]
 
+/**
+ * An entry kept at the retention cutoff `param` (a placeholder): its retention runs from its decision, or while it is
+ * pending from its answer — the complement of what the purge deletes, so an entry past it reads as purged.
+ */
+export const keptSince = (param: string) => `COALESCE(decided_at, created_at) >= ${param}`
+
 /** The columns a new entry fills. */
 export const REVIEW_COLUMNS = 'id, org_id, mode, request_id, type, input, score, factors, factor_codes, action, created_at, phone_e164'

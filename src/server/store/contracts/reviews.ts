@@ -70,6 +70,8 @@ export interface ReviewListQuery {
   /** Only rows with a lower seq (the cursor). */
   beforeSeq?: number
   limit: number
+  /** The retention's cutoff ({@link ReviewStore.purge}): entries the purge at it would delete are left out. */
+  cutoffMs: number
 }
 
 /** A page of entries, newest first. */
@@ -86,20 +88,29 @@ export interface ReviewClaim {
   note: string | null
   listId: string | null
   at: number
+  /** The retention's cutoff: an entry past it is not claimed (`not_found`, as if the purge had run). */
+  cutoffMs: number
 }
 
 /** What claiming did: `claimed` (it was pending) or `decided` (it had a decision already: the record says which). */
 export type ClaimResult = { status: 'claimed' | 'decided'; record: ReviewRecord } | { status: 'not_found' }
 
-/** Review queue storage of one database. Methods may answer synchronously (SQLite) or with a promise (PostgreSQL). */
+/**
+ * Review queue storage of one database. Methods may answer synchronously (SQLite) or with a promise (PostgreSQL).
+ * Reads and claims take the retention's cutoff, the one {@link ReviewStore.purge} deletes by: an entry past it is
+ * gone to them whether or not the purge has run yet.
+ */
 export interface ReviewStore {
   /** Adds entries (a repeated request id is ignored). */
   addReviews(rows: readonly NewReview[]): Awaitable<void>
-  /** One entry of the org and mode (another org's or mode's: null). */
-  getReview(orgId: string, mode: ReviewMode, id: string): Awaitable<ReviewRecord | null>
+  /** One entry of the org and mode (another org's or mode's, or one past `cutoffMs`: null). */
+  getReview(orgId: string, mode: ReviewMode, id: string, cutoffMs: number): Awaitable<ReviewRecord | null>
   /** The org's entries in this mode, newest first. */
   listReviews(orgId: string, mode: ReviewMode, query: ReviewListQuery): Awaitable<ReviewPage>
-  /** Sets the decision of a pending entry; one of two racing claims wins, the other sees `decided`. */
+  /**
+   * Sets the decision of a pending entry not past the claim's cutoff, in the one statement that claims it; one of two
+   * racing claims wins, the other sees `decided`.
+   */
   claimDecision(orgId: string, mode: ReviewMode, id: string, claim: ReviewClaim): Awaitable<ClaimResult>
   /**
    * Marks a claimed decision carried out and writes `event` into the webhook outbox, in one transaction. False when it

@@ -4,7 +4,7 @@
  * version 8). A decision's webhook event goes into the outbox in the transaction that marks it carried out.
  */
 import type pg from 'pg'
-import { REVIEW_COLUMNS, reviewValues, toReview, type ReviewRow } from '../common/review-rows.js'
+import { keptSince, REVIEW_COLUMNS, reviewValues, toReview, type ReviewRow } from '../common/review-rows.js'
 import type { ReviewStore } from '../contracts/reviews.js'
 import { inTransaction } from './client.js'
 import { insertEvent } from './events.js'
@@ -26,13 +26,13 @@ export function createPostgresReviewStore(pool: pg.Pool): ReviewStore {
       const unnest = COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')
       await pool.query(`INSERT INTO reviews (${REVIEW_COLUMNS}) SELECT * FROM unnest(${unnest}) ON CONFLICT (request_id) DO NOTHING`, columns)
     },
-    async getReview(orgId, mode, id) {
-      const { rows } = await pool.query<ReviewRow>('SELECT * FROM reviews WHERE id = $1 AND org_id = $2 AND mode = $3', [id, orgId, mode])
+    async getReview(orgId, mode, id, cutoffMs) {
+      const { rows } = await pool.query<ReviewRow>(`SELECT * FROM reviews WHERE id = $1 AND org_id = $2 AND mode = $3 AND ${keptSince('$4')}`, [id, orgId, mode, cutoffMs])
       return rows[0] ? toReview(rows[0]) : null
     },
     async listReviews(orgId, mode, query) {
-      const where = ['org_id = $1', 'mode = $2']
-      const args: unknown[] = [orgId, mode]
+      const where = ['org_id = $1', 'mode = $2', keptSince('$3')]
+      const args: unknown[] = [orgId, mode, query.cutoffMs]
       const add = (sql: string, v?: unknown) => {
         if (v !== undefined) args.push(v)
         where.push(sql.replace('?', `$${args.length}`))
@@ -50,14 +50,15 @@ export function createPostgresReviewStore(pool: pg.Pool): ReviewStore {
       return { data, nextSeq: rows.length > query.limit ? (data[data.length - 1]?.seq ?? null) : null }
     },
     async claimDecision(orgId, mode, id, c) {
-      // One statement: of two racing claims the row lock lets one through, the other matches no pending row.
+      // One statement: of two racing claims the row lock lets one through, the other matches no pending row; an
+      // entry past the cutoff matches none either.
       const { rows } = await pool.query<ReviewRow>(
         `UPDATE reviews SET decision = $1, decided_by = $2, note = $3, list_id = $4, decided_at = $5
-         WHERE id = $6 AND org_id = $7 AND mode = $8 AND decision IS NULL RETURNING *`,
-        [c.decision, c.decidedBy, c.note, c.listId, c.at, id, orgId, mode],
+         WHERE id = $6 AND org_id = $7 AND mode = $8 AND decision IS NULL AND ${keptSince('$9')} RETURNING *`,
+        [c.decision, c.decidedBy, c.note, c.listId, c.at, id, orgId, mode, c.cutoffMs],
       )
       if (rows[0]) return { status: 'claimed', record: toReview(rows[0]) }
-      const cur = await this.getReview(orgId, mode, id)
+      const cur = await this.getReview(orgId, mode, id, c.cutoffMs)
       return cur ? { status: 'decided', record: cur } : { status: 'not_found' }
     },
     completeDecision: (orgId, mode, id, done, event) =>

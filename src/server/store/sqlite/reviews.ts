@@ -4,7 +4,7 @@
  * outbox in the transaction that marks it carried out.
  */
 import type Database from 'better-sqlite3'
-import { REVIEW_COLUMNS, reviewValues, toReview, type ReviewRow } from '../common/review-rows.js'
+import { keptSince, REVIEW_COLUMNS, reviewValues, toReview, type ReviewRow } from '../common/review-rows.js'
 import type { ClaimResult, NewReview, ReviewStore } from '../contracts/reviews.js'
 import { outboxWriter } from './outbox.js'
 
@@ -21,10 +21,10 @@ export function createSqliteReviewStore(db: Database.Database, groupWrite?: <T>(
   const insertEvent = outboxWriter(db)
   const q = {
     add: db.prepare(`INSERT OR IGNORE INTO reviews (${REVIEW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    get: db.prepare('SELECT * FROM reviews WHERE id = ? AND org_id = ? AND mode = ?'),
+    get: db.prepare(`SELECT * FROM reviews WHERE id = ? AND org_id = ? AND mode = ? AND ${keptSince('?')}`),
     claim: db.prepare(
       `UPDATE reviews SET decision = ?, decided_by = ?, note = ?, list_id = ?, decided_at = ?
-       WHERE id = ? AND org_id = ? AND mode = ? AND decision IS NULL RETURNING *`,
+       WHERE id = ? AND org_id = ? AND mode = ? AND decision IS NULL AND ${keptSince('?')} RETURNING *`,
     ),
     complete: db.prepare('UPDATE reviews SET outcome_id = ?, completed_at = ? WHERE id = ? AND org_id = ? AND mode = ? AND decision IS NOT NULL AND completed_at IS NULL'),
     purge: db.prepare('DELETE FROM reviews WHERE (decided_at IS NOT NULL AND decided_at < ?) OR (decided_at IS NULL AND created_at < ?)'),
@@ -33,9 +33,9 @@ export function createSqliteReviewStore(db: Database.Database, groupWrite?: <T>(
     for (const r of rows) q.add.run(...reviewValues(r))
   })
   const claimTx = db.transaction((orgId: string, mode: string, id: string, c: Parameters<ReviewStore['claimDecision']>[3]): ClaimResult => {
-    const row = q.claim.get(c.decision, c.decidedBy, c.note, c.listId, c.at, id, orgId, mode) as ReviewRow | undefined
+    const row = q.claim.get(c.decision, c.decidedBy, c.note, c.listId, c.at, id, orgId, mode, c.cutoffMs) as ReviewRow | undefined
     if (row) return { status: 'claimed', record: toReview(row) }
-    const cur = q.get.get(id, orgId, mode) as ReviewRow | undefined
+    const cur = q.get.get(id, orgId, mode, c.cutoffMs) as ReviewRow | undefined
     return cur ? { status: 'decided', record: toReview(cur) } : { status: 'not_found' }
   })
   const completeTx = db.transaction((orgId: string, mode: string, id: string, done: { outcomeId: string | null; at: number }, event: Parameters<ReviewStore['completeDecision']>[4]) => {
@@ -49,13 +49,13 @@ export function createSqliteReviewStore(db: Database.Database, groupWrite?: <T>(
       if (groupWrite) return groupWrite(() => addTx(rows))
       addTx.immediate(rows)
     },
-    getReview(orgId, mode, id) {
-      const row = q.get.get(id, orgId, mode) as ReviewRow | undefined
+    getReview(orgId, mode, id, cutoffMs) {
+      const row = q.get.get(id, orgId, mode, cutoffMs) as ReviewRow | undefined
       return row ? toReview(row) : null
     },
     listReviews(orgId, mode, query) {
-      const where = ['org_id = ?', 'mode = ?']
-      const args: unknown[] = [orgId, mode]
+      const where = ['org_id = ?', 'mode = ?', keptSince('?')]
+      const args: unknown[] = [orgId, mode, query.cutoffMs]
       const add = (sql: string, v?: unknown) => (where.push(sql), v !== undefined && args.push(v))
       if (query.type !== undefined) add('type = ?', query.type)
       if (query.status === 'pending') add('decision IS NULL')
