@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createFakeCheck, createFakeEnv } from '../../test/bulk-fakes.js'
 import { emailCheck } from '../checks/email/index.js'
+import { phoneCheck } from '../checks/phone.js'
 import { foldedRows, foldInputs, lookupOptionsFor } from './fold.js'
 
 describe('foldInputs', () => {
@@ -32,6 +33,24 @@ describe('foldInputs', () => {
     const f = await foldInputs(emailCheck as never, inputs, { country: null, smtp: null }, env.ctx)
     expect(f.work.map((w) => w.raw)).toEqual(['Jane@Acme.IO', 'john@acme.io', 'Not An Address'])
     expect(f).toMatchObject({ totalRows: 7, uniqueInputs: 3, skipped: 4 })
+  })
+
+  it('makes an input longer than its type takes a free error row, cut at the limit with a surrogate pair kept whole', async () => {
+    const { env } = createFakeEnv()
+    const long = `a${'\u{1F600}'.repeat(200)}`
+    const f = await foldInputs(emailCheck as never, ['jane@acme.io', long], { country: null, smtp: null }, env.ctx)
+    expect(f.work.map((w) => w.raw)).toEqual(['jane@acme.io'])
+    expect(f.errorRows.map((r) => [r.input, r.error, r.retryable])).toEqual([
+      [`a${'\u{1F600}'.repeat(159)}…`, 'INVALID_INPUT: Inputs of type email are at most 320 characters (this one has 401).', false],
+    ])
+  })
+
+  it('counts a phone number in code points, as the phone lookup does: 40 astral digits are looked up, 41 are not', async () => {
+    const { env } = createFakeEnv()
+    const digit = '\u{1D7CF}' // MATHEMATICAL BOLD DIGIT ONE: two UTF-16 code units
+    const f = await foldInputs(phoneCheck as never, [digit.repeat(40), digit.repeat(41)], { country: null, smtp: null }, env.ctx)
+    expect(f.work.map((w) => w.raw)).toEqual([digit.repeat(40)])
+    expect(f.errorRows.map((r) => r.error)).toEqual(['INVALID_INPUT: Inputs of type phone are at most 40 characters (this one has 41).'])
   })
 
   it('passes the job options each lookup type understands', () => {

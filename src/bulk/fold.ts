@@ -1,11 +1,12 @@
 /**
  * Folding: turns a job's raw inputs into its rows. Each input goes through its check's `prepare` (the same
  * normalization as a single lookup) and is folded by its fold key (the check's `foldKey` of the cache key, by default
- * the cache key; one job has one type). The email lookup folds the whole address lower-cased, so `Jane@Example.com`,
- * `jane@example.com ` and `JANE@example.com` are one row and one credit. Blank inputs are dropped (counted as
- * skipped); an input the check cannot look up at all (prepare throws INVALID_INPUT) becomes an error row, free of
- * charge, folded with its exact repeats.
+ * the cache key). The email lookup folds the whole address lower-cased: `Jane@Example.com` and `jane@example.com `
+ * are one row and one credit. Blank inputs are dropped (counted as skipped); an input the check cannot look up
+ * (prepare throws INVALID_INPUT, or it is over its type's length limit: docs/decisions.md, "HTTP API" → "bulk input
+ * length") becomes a free error row, folded with its exact repeats.
  */
+import { INPUT_LIMITS, overInputLimit } from '../checks/input-limits.js'
 import type { CheckContext, CheckDefinition } from '../checks/types.js'
 import { isRiskcheckError } from '../errors.js'
 import type { BulkType } from '../schema.js'
@@ -82,6 +83,17 @@ export function errorText(e: unknown): string {
 }
 
 /**
+ * The error row text of an input longer than `type` takes, `length` characters long, and the stored input: its first
+ * characters up to the limit (a surrogate pair kept whole) and `…`.
+ */
+function overLimitRow(type: BulkType, raw: string, length: number): { input: string; error: string } {
+  const max = INPUT_LIMITS[type]
+  const end = raw.charCodeAt(max - 1) >= 0xd800 && raw.charCodeAt(max - 1) <= 0xdbff ? max - 1 : max
+  const error = `INVALID_INPUT: Inputs of type ${type} are at most ${max.toLocaleString('en-US')} characters (this one has ${length.toLocaleString('en-US')}).`
+  return { input: `${raw.slice(0, end)}…`, error }
+}
+
+/**
  * Folds `inputs` for the check `def`. Yields to the event loop every `yieldEvery` inputs so a server stays
  * responsive while 100,000 inputs are prepared.
  *
@@ -96,7 +108,8 @@ export async function foldInputs(
   ctx: CheckContext,
   yieldEvery = 2_000,
 ): Promise<FoldedInputs> {
-  const opts = lookupOptionsFor(def.type as BulkType, options)
+  const type = def.type as BulkType
+  const opts = lookupOptionsFor(type, options)
   // Keys of the rows so far: fold keys of looked-up inputs, and (separately) the trimmed text of unusable ones.
   const seen = new Set<string>()
   const seenErrors = new Set<string>()
@@ -113,12 +126,15 @@ export async function foldInputs(
       skipped++
       continue
     }
+    const over = overInputLimit(type, raw)
     let prepared: { input: unknown; cacheKey: string } | null = null
     let failure: unknown = null
-    try {
-      prepared = def.prepare(raw, opts, ctx)
-    } catch (e) {
-      failure = e
+    if (over === null) {
+      try {
+        prepared = def.prepare(raw, opts, ctx)
+      } catch (e) {
+        failure = e
+      }
     }
     const key = prepared ? (def.foldKey ? def.foldKey(prepared.cacheKey) : prepared.cacheKey) : trimmed
     const keys = prepared ? seen : seenErrors
@@ -130,7 +146,8 @@ export async function foldInputs(
     const index = unique++
     if (prepared) work.push({ index, raw, input: prepared.input, cacheKey: prepared.cacheKey })
     else {
-      errorRows.push(errorRow(index, raw, errorText(failure), false))
+      const cut = over === null ? null : overLimitRow(type, raw, over)
+      errorRows.push(cut ? errorRow(index, cut.input, cut.error, false) : errorRow(index, raw, errorText(failure), false))
       errors++
     }
   }

@@ -23,6 +23,7 @@ import { velocityValuesOf, type VelocityValues } from '../velocity/counter.js'
 import type { ListMatch } from '../lists/types.js'
 import { sameCountryArea } from './country-area.js'
 import { emailCountry } from './email-country.js'
+import { INPUT_LIMITS } from './input-limits.js'
 import { CHECKS } from './registry.js'
 import type { CheckDefinition, CheckOutcome, Prepared } from './types.js'
 
@@ -41,8 +42,8 @@ export interface CheckInput {
   checkId?: string | null
 }
 
-/** Field limits of the combined check (docs/api.md, POST /v1/check). */
-export const CHECK_LIMITS = { email: 320, ip: 64, phone: 40 } as const
+/** Field limits of the combined check (docs/api.md, POST /v1/check): those of the single lookups. */
+export const CHECK_LIMITS = { email: INPUT_LIMITS.email, ip: INPUT_LIMITS.ip, phone: INPUT_LIMITS.phone } as const
 
 const FIELDS = ['email', 'ip', 'phone', 'country', 'context', 'bypassCache', 'bypass_cache', 'smtp', 'checkId'] as const
 

@@ -9,6 +9,7 @@
 import { Type } from '@sinclair/typebox'
 import { RiskcheckError } from '../../errors.js'
 import { CSV_BASE_COLUMNS } from '../../bulk/csv.js'
+import { INPUT_LIMITS } from '../../checks/input-limits.js'
 import { ACTIONS, BULK_TYPES, BulkJobSchema, BulkResultRowSchema } from '../../schema.js'
 import type { RequestAuth } from '../auth.js'
 import type { BulkOwner } from '../store/contracts/bulk.js'
@@ -40,12 +41,19 @@ const Id = Type.Object({ id: Text({ minLength: 1, maxLength: 100, description: '
 const Limit = (def: number, max: number) => Type.Optional(QueryInteger(1, max, `Page size, 1 to ${max} (default ${def}).`))
 const Cursor = Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The next_cursor of the previous page.' }))
 
+/** The per-input limits as prose: `email 320, phone and phone_type 40, … characters`. */
+function inputLimitsText(): string {
+  const byLimit = new Map<number, string[]>()
+  for (const t of BULK_TYPES) byLimit.set(INPUT_LIMITS[t], [...(byLimit.get(INPUT_LIMITS[t]) ?? []), t])
+  return `${[...byLimit].map(([limit, types]) => `${types.join(' and ')} ${limit.toLocaleString('en-US')}`).join(', ')} characters`
+}
+
 /** Body of POST /v1/bulk/jobs. 1 to 100,000 inputs (more → 413 INPUT_LIMIT_EXCEEDED, none → 422 INVALID_INPUT). */
 export const BulkCreateBody = Type.Object(
   {
     type: Type.Union(BULK_TYPES.map((t) => Type.Literal(t)), { description: 'The lookup run on every input.' }),
     inputs: Type.Array(Type.String({ pattern: NO_NUL_PATTERN }), {
-      description: '1 to 100,000 inputs; duplicates (after normalization) and blank inputs are folded free of charge.',
+      description: `1 to 100,000 inputs; duplicates (after normalization) and blank inputs are folded free of charge. An input longer than its type's single lookup takes (${inputLimitsText()}) is an error row (INVALID_INPUT, naming the limit): never looked up or charged, stored with its first characters only.`,
     }),
     name: Type.Optional(Type.Union([Text({ maxLength: 200 }), Type.Null()], { description: 'At most 200 characters, no control characters.' })),
     country: Type.Optional(

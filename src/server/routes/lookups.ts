@@ -5,7 +5,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
-import { runCombinedCheck, type CheckInput } from '../../checks/combined.js'
+import { CHECK_LIMITS, runCombinedCheck, type CheckInput } from '../../checks/combined.js'
 import { CHECKS, type SingleLookupType } from '../../checks/registry.js'
 import type { CheckDefinition } from '../../checks/types.js'
 import type { ErrorCode } from '../../errors.js'
@@ -82,9 +82,9 @@ export const LOOKUP_BODIES = {
   ),
   check: Type.Object(
     {
-      email: Type.Optional(Nullable(Type.String({ maxLength: 320 }))),
-      ip: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
-      phone: Type.Optional(Nullable(Type.String({ maxLength: 40 }))),
+      email: Type.Optional(Nullable(Type.String({ maxLength: CHECK_LIMITS.email }))),
+      ip: Type.Optional(Nullable(Type.String({ maxLength: CHECK_LIMITS.ip }))),
+      phone: Type.Optional(Nullable(Type.String({ maxLength: CHECK_LIMITS.phone }))),
       country: Country('ISO 3166 alpha-2 default country of the phone number.'),
       context: Type.Optional(Nullable(Type.Union(CONTEXTS.map((c) => Type.Literal(c))))),
       bypass_cache: BypassCache,

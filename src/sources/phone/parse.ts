@@ -96,7 +96,7 @@ export function validatePhoneInput(phone: unknown): string {
 }
 
 /** Code points in `s`, counting no further than `cap`. */
-function codePointLength(s: string, cap: number): number {
+export function codePointLength(s: string, cap: number): number {
   let n = 0
   for (let i = 0; i < s.length && n < cap; i++, n++) {
     const c = s.charCodeAt(i)
