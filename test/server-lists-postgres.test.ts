@@ -2,7 +2,8 @@
  * The lists API on PostgreSQL with two servers on one database (a schema of the suite's own, dropped after): a list
  * change made through instance A is effective on the next request on instance B, a cached answer included; another
  * org's list is NOT_FOUND and test/live lists are apart on B too; 100,000 values are one transaction of 5 inserts; a
- * snapshot is fetched through a cursor a page a statement, at one version;
+ * snapshot is fetched through a cursor a page a statement, at one version; a page cursor of one list is taken on
+ * either instance for that list and `value` alone;
  * and a lookup on B costs the same statements whether its org has lists or not, once B compiled them (the lists
  * version comes with the API key). Needs RISKCHECK_TEST_DATABASE_URL (and with RISKCHECK_TEST_REDIS_URL the two share a
  * Redis as well, as a scaled-out deployment does).
@@ -11,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
+import { cursorFiltersChanged } from '../src/errors.js'
 import { createServer, type RiskcheckServer } from '../src/server/app.js'
 import { listRoom } from '../src/server/org-lists.js'
 import type { ListRoom } from '../src/server/store/contracts/lists.js'
@@ -144,6 +146,22 @@ describe.skipIf(!url)('lists on PostgreSQL, two instances', () => {
     expect((await call(a, 'POST', '/v1/ip', keys.live, { ip: '8.8.8.8' })).body.data.details.lists).toHaveLength(1)
     await call(b, 'DELETE', `/v1/lists/${id}`, keys.live)
     expect((await call(a, 'POST', '/v1/ip', keys.live, { ip: '8.8.8.8' })).body.data.details.lists).toEqual([])
+  })
+
+  it('a page cursor holds on either instance for its own list and `value` alone', async () => {
+    const made = async (name: string) => (await call(a, 'POST', '/v1/lists', keys.live, { name, kind: 'block', item_type: 'email_domain' })).body.data.id as string
+    const [x, y] = [await made('Pages X'), await made('Pages Y')]
+    const values = Array.from({ length: 5 }, (_, i) => `d${i}.example.org`)
+    for (const id of [x, y]) await call(a, 'POST', `/v1/lists/${id}/items`, keys.live, { values })
+    const cursor = (await call(a, 'GET', `/v1/lists/${x}/items?limit=2`, keys.live)).body.next_cursor as string
+    // B continues A's page of X; the cursor on Y, or with `value`, is refused (it paged Y from X's place)
+    expect((await call(b, 'GET', `/v1/lists/${x}/items?limit=2&cursor=${cursor}`, keys.live)).body.data.map((i: { value: string }) => i.value)).toEqual(values.slice(2, 4))
+    const foreign = await call(b, 'GET', `/v1/lists/${y}/items?limit=2&cursor=${cursor}`, keys.live)
+    expect(foreign.status).toBe(400)
+    expect(foreign.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
+    const filtered = await call(b, 'GET', `/v1/lists/${x}/items?value=d4.example.org&cursor=${cursor}`, keys.live)
+    expect(filtered.status).toBe(400)
+    expect(filtered.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: cursorFiltersChanged(['value']).message })
   })
 
   it('a lookup costs no extra statement for the lists once compiled', async () => {

@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
+import { cursorFiltersChanged } from '../src/errors.js'
 import { createServer } from '../src/server/app.js'
+import { encodePageCursor, type PageScope } from '../src/server/page-cursor.js'
 import { createMemoryStore } from '../src/server/store/sqlite/memory.js'
 import { listsStoreOf } from '../src/server/store/open-storage.js'
 import type { SqliteStore } from '../src/server/store/sqlite/store.js'
@@ -211,20 +213,38 @@ describe('lists API on SQLite', () => {
     expect((await s.get(`/v1/lists/${id}/items?limit=1000`, live)).body.data).toHaveLength(2)
   })
 
-  it('takes only a cursor of the form its pages give: a value of the list, normalised, in base64url', async () => {
+  it('takes only a cursor of the form its pages give: a value of the list, normalised, with its list’s digests', async () => {
     const id = await createList(live, { name: 'Cursors', kind: 'block', item_type: 'asn' })
     await s.post(`/v1/lists/${id}/items`, { values: ['AS64500', 'AS64501', 'AS64502'] }, live)
-    const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64url')
-    // well-formed base64url of text that is no normalised ASN: each was a page (of odd contents), now a 400
-    for (const text of ['hello world', 'as64500', '64500', 'AS64500 ', 'AS']) {
-      const r = await s.get(`/v1/lists/${id}/items?cursor=${b64(text)}`, live)
-      expect(r.status, text).toBe(400)
+    const scope: PageScope = { listing: `list_items ${id}`, orgId: s.org.id, mode: 'live', filters: { value: undefined } }
+    // a cursor of this list's form with text that is no normalised ASN (each was a page of odd contents), and the
+    // bare base64url value cursors once were: each a 400
+    const odd = ['hello world', 'as64500', '64500', 'AS64500 ', 'AS'].map((text) => encodePageCursor(text, scope))
+    for (const cursor of [...odd, Buffer.from('AS64500', 'utf8').toString('base64url')]) {
+      const r = await s.get(`/v1/lists/${id}/items?cursor=${cursor}`, live)
+      expect(r.status, cursor).toBe(400)
       expect(r.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
     }
     const first = await s.get(`/v1/lists/${id}/items?limit=1`, live)
-    expect(first.body.next_cursor).toBe(b64('AS64500'))
+    expect(first.body.next_cursor).toBe(encodePageCursor('AS64500', scope))
     const next = await s.get(`/v1/lists/${id}/items?limit=1&cursor=${first.body.next_cursor}`, live)
     expect(next.body.data.map((i: { value: string }) => i.value)).toEqual(['AS64501'])
+  })
+
+  it('takes a cursor only on the list and with the `value` it came from (one of list A paged list B from A’s place)', async () => {
+    const a = await createList(live, { name: 'Pages A', kind: 'block', item_type: 'asn' })
+    const b = await createList(live, { name: 'Pages B', kind: 'block', item_type: 'asn' })
+    const values = Array.from({ length: 6 }, (_, i) => `AS${64500 + i}`)
+    for (const id of [a, b]) await s.post(`/v1/lists/${id}/items`, { values }, live)
+    const page = await s.get(`/v1/lists/${a}/items?limit=2`, live)
+    const cursor = page.body.next_cursor as string
+    expect((await s.get(`/v1/lists/${a}/items?limit=2&cursor=${cursor}`, live)).body.data.map((i: { value: string }) => i.value)).toEqual(['AS64502', 'AS64503'])
+    const foreign = await s.get(`/v1/lists/${b}/items?limit=2&cursor=${cursor}`, live)
+    expect(foreign.status).toBe(400)
+    expect(foreign.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
+    const filtered = await s.get(`/v1/lists/${a}/items?value=AS64505&cursor=${cursor}`, live)
+    expect(filtered.status).toBe(400)
+    expect(filtered.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: cursorFiltersChanged(['value']).message })
   })
 
   it('adds 100,000 values in one call, in one transaction; more is 413', async () => {

@@ -92,5 +92,22 @@ describe.each(engines('dashboard lists'))('dashboard lists on %s', (engine) => {
     expect(added.body).toContain('&quot;&lt;img src=x onerror=alert(1)&gt;&amp;amp;&quot;: not a domain name')
     await c.post(`${at}/delete`, {})
   })
+
+  it('pages a list with its own cursor; one of another list is refused, not a page of that list from its place', async () => {
+    const made = async (name: string) => (await c.post(`${team}/lists/live`, { name, kind: 'block', item_type: 'email_domain' })).header('location')!.split('?')[0]!
+    const [x, y] = [await made('Pages X'), await made('Pages Y')]
+    const values = Array.from({ length: 102 }, (_, i) => `d${String(i).padStart(3, '0')}.example.org`)
+    for (const at of [x, y]) expect((await c.post(`${at}/items`, { values: values.join('\n') })).status).toBe(200)
+    const items = (body: string) => [...body.matchAll(/data-item="([^"]+)"/g)].map((m) => m[1])
+    const first = await c.get(x)
+    expect(items(first.body)).toEqual(values.slice(0, 100))
+    const next = /href="([^"]*\?cursor=[^"]+)"/.exec(first.body)![1]!.replaceAll('&amp;', '&')
+    expect(next.startsWith(`${x}?cursor=`)).toBe(true)
+    expect(items((await c.get(next)).body)).toEqual(values.slice(100))
+    const foreign = await c.get(next.replace(x, y))
+    expect(foreign.status).toBe(400)
+    expect(pageText(foreign.body)).toContain('`cursor` is not one this API gave.')
+    for (const at of [x, y]) await c.post(`${at}/delete`, {})
+  })
 })
 

@@ -17,6 +17,7 @@ import { LIST_ITEM_TYPES, LIST_KINDS, type ListItemType } from '../../lists/type
 import type { RequestAuth } from '../auth.js'
 import type { ListItemRecord, ListOwner, ListRecord } from '../store/contracts/lists.js'
 import { listRoom, MAX_ITEMS_PER_OWNER, MAX_VALUES_PER_CALL, prepareValues } from '../org-lists.js'
+import { encodePageCursor, valueOfPageCursor, type PageScope } from '../page-cursor.js'
 import { QueryInteger } from '../query-integer.js'
 import { Text } from '../text.js'
 import { BULK_BODY_LIMIT } from './bulk.js'
@@ -153,12 +154,12 @@ function normalizedOrRefuse(type: ListItemType, raw: string, field: string): str
   return n.value
 }
 
-/** A cursor (the last value of a page) as sent, and back. */
-const encodeCursor = (value: string) => Buffer.from(value, 'utf8').toString('base64url')
+/** What a page of the list's items is read under: a cursor of another list, org, mode or `value` is refused. */
+const itemsScope = (owner: ListOwner, id: string, value: string | undefined): PageScope => ({ listing: `list_items ${id}`, ...owner, filters: { value } })
+
 /** The value a cursor continues after: a value of the list's item type in its normalised form, as the pages give them. */
-function decodeCursor(cursor: string, type: ListItemType): string {
-  const value = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
-  if (value === '' || encodeCursor(value) !== cursor) throw foreignCursor()
+function valueOfCursor(cursor: string, type: ListItemType, scope: PageScope): string {
+  const value = valueOfPageCursor(cursor, scope)
   const n = normalizeListValue(type, value)
   if (!n.ok || n.value !== value) throw foreignCursor()
   return value
@@ -305,7 +306,8 @@ function itemRoutes(): RouteDef[] {
       url: '/v1/lists/:id/items',
       operationId: 'list_list_items',
       summary: 'The items of a list in value order, or one value',
-      description: '`?value=` looks one value up (normalised first): a page of that item, or empty.',
+      description:
+        '`?value=` looks one value up (normalised first): a page of that item, or empty. A `cursor` is taken only on the list and with the `value` of the page that gave it, else 400 INVALID_REQUEST (Conventions, Pages).',
       tags,
       scope: 'lists',
       status: 200,
@@ -319,13 +321,15 @@ function itemRoutes(): RouteDef[] {
         const owner = ownerOf(auth)
         const list = await store.getList(owner, params.id)
         if (!list) throw notFound(params.id)
+        const value = query.value === undefined ? undefined : normalizedOrRefuse(list.itemType, query.value, 'value')
+        const scope = itemsScope(owner, params.id, value)
         const page = await store.listItems(owner, params.id, {
-          after: query.cursor === undefined ? null : decodeCursor(query.cursor, list.itemType),
+          after: query.cursor === undefined ? null : valueOfCursor(query.cursor, list.itemType, scope),
           limit: query.limit === undefined ? 100 : Number(query.limit),
-          ...(query.value !== undefined ? { value: normalizedOrRefuse(list.itemType, query.value, 'value') } : {}),
+          ...(value !== undefined ? { value } : {}),
         })
         if (!page) throw notFound(params.id)
-        return { success: true as const, data: page.items.map(itemView), next_cursor: page.next === null ? null : encodeCursor(page.next) }
+        return { success: true as const, data: page.items.map(itemView), next_cursor: page.next === null ? null : encodePageCursor(page.next, scope) }
       },
     }),
     defineRoute({
