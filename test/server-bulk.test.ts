@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BulkJobSchema, BulkResultRowSchema, ErrorEnvelopeSchema } from '../src/schema.js'
 import { issueApiKey } from '../src/accounts/keys.js'
+import { encodePageCursor } from '../src/server/page-cursor.js'
 import type { SqliteStore } from '../src/server/store/sqlite/store.js'
 import { startTestServer, type TestServer } from './server-helpers.js'
 import { schemaErrors } from './validate.js'
@@ -187,7 +188,7 @@ describe('results, CSV, list, cancel, retry', () => {
     // the row index written otherwise than the pages write it, the tag alone, another job's, text that is no cursor
     const forged = [b64(`r1|${id}|010|`), b64(`r1|${id}|10|maybe`), b64('r1'), b64(`r1|bulk_other|10|`), 'nonsense!']
     const results = await Promise.all(forged.map((c) => s.get(`/v1/bulk/jobs/${id}/results?cursor=${c}`, s.test)))
-    const lists = await Promise.all([b64('j1|007'), b64('j1'), 'abc'].map((c) => s.get(`/v1/bulk/jobs?cursor=${c}`, s.test)))
+    const lists = await Promise.all([b64('j1|007'), b64('j1'), b64('j1|1'), 'abc'].map((c) => s.get(`/v1/bulk/jobs?cursor=${c}`, s.test)))
     for (const r of [...results, ...lists]) {
       expect(r.status, r.raw).toBe(400)
       expect(r.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
@@ -257,6 +258,35 @@ describe('results, CSV, list, cancel, retry', () => {
     for (const j of (await s.get('/v1/bulk/jobs', s.test)).body.data) expect(schemaErrors(BulkJobSchema, j)).toEqual([])
     expect((await s.get('/v1/bulk/jobs?limit=101', s.test)).body.error.code).toBe('INVALID_REQUEST')
     await waitDone(b.body.data.id, s.test)
+  })
+
+  it('a job-list cursor is taken only by its org and key mode (another org’s paged that org from its place)', async () => {
+    const a = await orgWith(10)
+    const b = await orgWith(10)
+    const made: string[] = []
+    for (const o of [a, b, a, b]) made.push((await s.post('/v1/bulk/jobs', { type: 'ip', inputs: ['192.0.2.9', '192.0.2.10'] }, o.test)).body.data.id)
+    const first = await s.get('/v1/bulk/jobs?limit=1', a.test)
+    expect(first.body.data.map((j: { id: string }) => j.id)).toEqual([made[2]])
+    const cursor = first.body.next_cursor as string
+    // a page cursor of listing `bulk_jobs`, A and test mode: the form of every paged route (src/server/page-cursor.ts)
+    const seqOf = (id: string) => ((s.app.store as SqliteStore).db.prepare('SELECT seq FROM bulk_jobs WHERE id = ?').get(id) as { seq: number }).seq
+    expect(cursor).toBe(encodePageCursor(seqOf(made[2]!), { listing: 'bulk_jobs', orgId: a.org.id, mode: 'test', filters: {} }))
+    // org B's keys and A's live key: each a 400 (each was a page of its own jobs below A's place)
+    for (const key of [b.test, b.live, a.live]) {
+      const r = await s.get(`/v1/bulk/jobs?limit=1&cursor=${cursor}`, key)
+      expect(r.status, r.raw).toBe(400)
+      expect(r.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
+    }
+    const second = await s.get(`/v1/bulk/jobs?limit=1&cursor=${cursor}`, a.test)
+    expect(second.status, second.raw).toBe(200)
+    expect(second.body.data.map((j: { id: string }) => j.id)).toEqual([made[0]])
+    expect(second.body.next_cursor).toBeNull()
+    // a results cursor is tied to its job, so to its org and mode: on B's own job it is refused as well
+    const rows = await s.get(`/v1/bulk/jobs/${made[0]}/results?limit=1`, a.test)
+    expect(rows.body.next_cursor).toEqual(expect.any(String)) // two rows, or a job still running: a next page either way
+    const foreign = await s.get(`/v1/bulk/jobs/${made[1]}/results?cursor=${rows.body.next_cursor}`, b.test)
+    expect(foreign.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: '`cursor` is not one this API gave.' })
+    for (const [i, o] of [a, b, a, b].entries()) await s.app.bulk!.engineFor({ orgId: o.org.id, mode: 'test' }).waitFor(made[i]!)
   })
 
   it('a job of another org, or of the other key mode, is NOT_FOUND', async () => {

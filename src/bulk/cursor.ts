@@ -1,8 +1,9 @@
 /**
  * Opaque paging cursors of the bulk API. A results cursor names the job, the next row index and the action filter it
  * was made for, so a cursor used with another job or another filter is rejected instead of silently skipping rows.
- * A job-list cursor names the creation sequence number to continue below. A cursor is taken only in the very form
- * this module writes it.
+ * A job-list cursor names the creation sequence number to continue below: the form of an engine of one owner (the
+ * server's engines, one per org and key mode, take src/server/page-cursor.ts's instead, `BulkOptions.listCursor`). A
+ * cursor is taken only in the very form this module writes it.
  */
 import { cursorFiltersChanged, foreignCursor } from '../errors.js'
 import { ACTIONS, type Action } from '../schema.js'

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { CheckDefinition } from '../checks/types.js'
 import { isDeferredEmailOutcome } from '../checks/email/index.js'
-import { isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '../errors.js'
+import { foreignCursor, isRiskcheckError, missingField, RiskcheckError, type ErrorCode } from '../errors.js'
 import { runCheck, type LookupEnv } from '../lookup.js'
 import { ACTIONS, BULK_TYPES, FINAL_BULK_STATUSES, type Action, type BulkJob, type BulkResultRow, type BulkResultsPage, type BulkType } from '../schema.js'
 import { MAX_CREDITS } from '../billing.js'
@@ -26,6 +26,7 @@ import type {
   BulkJobOptions,
   BulkJobPage,
   BulkJobRecord,
+  BulkListCursor,
   BulkOptions,
   BulkRechecks,
   BulkRowRecord,
@@ -720,10 +721,16 @@ async function createJob(scope: EngineScope, type: BulkType, inputs: readonly st
   return copyJob(record.job)
 }
 
+/** The job-list cursor of an engine without `listCursor` (one owner: the library's own engine). */
+const DEFAULT_LIST_CURSOR: BulkListCursor = { encode: encodeListCursor, seqOf: decodeListCursor }
+
 async function listJobPage(scope: EngineScope, query: { limit?: number; cursor?: string | null }): Promise<BulkJobPage> {
   if (query === null || typeof query !== 'object') throw invalid('The list query must be an object.')
   const limit = intParam('limit', query.limit, 20, 100)
-  const beforeSeq = query.cursor === undefined || query.cursor === null ? null : decodeListCursor(query.cursor)
+  const codec = scope.options.listCursor ?? DEFAULT_LIST_CURSOR
+  const cursor: unknown = query.cursor
+  if (cursor !== undefined && cursor !== null && typeof cursor !== 'string') throw foreignCursor()
+  const beforeSeq = typeof cursor === 'string' ? codec.seqOf(cursor) : null
   await sweepJobs(scope)
   const records = await scope.store.listJobs({ beforeSeq, limit: limit + 1 })
   const page = records.slice(0, limit)
@@ -732,7 +739,7 @@ async function listJobPage(scope: EngineScope, query: { limit?: number; cursor?:
     return live ? copyJob(live.job) : r.job
   })
   const last = page[page.length - 1]
-  return { data, next_cursor: records.length > limit && last ? encodeListCursor(last.seq) : null }
+  return { data, next_cursor: records.length > limit && last ? codec.encode(last.seq) : null }
 }
 
 async function cancelJob(scope: EngineScope, id: string): Promise<BulkJob> {

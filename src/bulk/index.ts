@@ -31,6 +31,7 @@ export type {
   BulkJobOptions,
   BulkJobPage,
   BulkJobRecord,
+  BulkListCursor,
   BulkOptions,
   BulkRowQuery,
   BulkRowRecord,

@@ -176,6 +176,18 @@ export interface BulkOptions {
    * (the engine then waits for the store to show the job finished).
    */
   cancelRemote?: (id: string) => Promise<boolean>
+  /**
+   * The job list's cursor (default: this engine's own, a creation `seq`). The server gives a page cursor of the org and
+   * key mode (its src/server/page-cursor.ts), so another owner's cursor is refused; `seqOf` throws INVALID_REQUEST for
+   * a cursor `encode` did not write.
+   */
+  listCursor?: BulkListCursor
+}
+
+/** A job-list cursor as {@link BulkOptions.listCursor} writes and reads it: the creation `seq` to continue below. */
+export interface BulkListCursor {
+  encode(seq: number): string
+  seqOf(cursor: string): number
 }
 
 /** Parameters of {@link BulkEngine.create} (the POST /v1/bulk/jobs body of docs/api.md). */

@@ -5,12 +5,13 @@
  * credit alerts and puts a `bulk.completed` event in the outbox.
  */
 import { createBulkEngine } from '../bulk/index.js'
-import type { BulkEngine, BulkRechecks } from '../bulk/types.js'
+import type { BulkEngine, BulkListCursor, BulkRechecks } from '../bulk/types.js'
 import type { LookupEnv } from '../lookup.js'
 import type { Policy } from '../scoring/rules.js'
 import type { Signals } from '../signals.js'
 import type { BulkJob } from '../schema.js'
 import { buildBulkCompletedEvent } from '../webhooks/events.js'
+import { encodePageCursor, seqOfPageCursor, type PageScope } from './page-cursor.js'
 import type { BulkOwner, BulkServiceStorage } from './store/contracts/service-storage.js'
 /** Options of {@link createBulkService}. */
 export interface BulkServiceOptions {
@@ -65,6 +66,12 @@ export interface BulkService {
   close(): Promise<void>
 }
 
+/** The job list's cursor of an owner: a page cursor of listing `bulk_jobs`, its org and key mode (no filters). */
+function jobListCursor(owner: BulkOwner): BulkListCursor {
+  const scope: PageScope = { listing: 'bulk_jobs', orgId: owner.orgId, mode: owner.mode, filters: {} }
+  return { encode: (seq) => encodePageCursor(seq, scope), seqOf: (cursor) => seqOfPageCursor(cursor, scope) }
+}
+
 /** Lookups a finished job counts into usage: rows with a result (errors are not lookups). */
 export function lookupsOf(job: BulkJob): number {
   return Math.max(0, job.processed - job.results.errors)
@@ -107,6 +114,7 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
       ...(cancelRemote ? { cancelRemote: (id: string) => cancelRemote(owner, id) } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       ...(rechecks ? { rechecks } : {}),
+      listCursor: jobListCursor(owner),
       onCompleted(job) {
         options.onCompleted?.(owner, job)
       },

@@ -1,8 +1,9 @@
 /**
- * The page cursors of the review queue, the outcomes and a list's items (docs/api.md "Conventions"): the place to
- * continue from (a `seq`, or a list's value), then a digest of the listing, org and key mode, then one of the filters
- * the page was read under. A cursor is taken back only with both the same, as a bulk results cursor only with its job
- * and `action`: else the page would be one of the new query from the old place, rows skipped or mixed without an error.
+ * The page cursors of the review queue, the outcomes, the bulk job list and a list's items (docs/api.md "Conventions"):
+ * the place to continue from (a `seq`, or a list's value), then a digest of the listing, org and key mode, then one of
+ * the filters the page was read under. A cursor is taken back only with both the same, as a bulk results cursor only
+ * with its job and `action`: else the page would be one of the new query from the old place, rows skipped or mixed
+ * without an error.
  */
 import { createHash } from 'node:crypto'
 import { cursorFiltersChanged, foreignCursor } from '../errors.js'
@@ -10,7 +11,7 @@ import { cursorFiltersChanged, foreignCursor } from '../errors.js'
 /** What a page was read under: its filters by their query names, in the route's order (undefined: not given). */
 export interface PageScope {
   /** The listing; a list's items name their list, so a cursor of one list is not one of another. */
-  listing: 'reviews' | 'outcomes' | `list_items ${string}`
+  listing: 'reviews' | 'outcomes' | 'bulk_jobs' | `list_items ${string}`
   orgId: string
   mode: string
   filters: Readonly<Record<string, string | number | undefined>>

@@ -117,6 +117,7 @@ export const bulkRoutes: RouteDef[] = [
     url: '/v1/bulk/jobs',
     operationId: 'list_bulk_jobs',
     summary: 'Recent bulk jobs, newest first',
+    description: 'A `cursor` is taken only from the org and key mode of the page that gave it, else 400 INVALID_REQUEST (Conventions, Pages).',
     tags: ['Bulk'],
     scope: 'bulk',
     status: 200,
