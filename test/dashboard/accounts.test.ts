@@ -54,7 +54,7 @@ async function enrol(page: Page): Promise<{ secret: string; codes: string[] }> {
 }
 
 describe.skipIf(!HAS_BROWSER)('dashboard: accounts people can keep', () => {
-  it('resets a password by mail: the link works once, for that account; other sessions end; failures are forgiven', { timeout: 40_000 }, async () => {
+  it('resets a password by mail: the link works once, for that account; other sessions end; failures are forgiven', { timeout: 120_000 }, async () => {
     const first = await h.newPage()
     const teamUrl = await signUp(h, first.page, 'rita@example.test', 'Resetters')
     // the address is locked out by wrong passwords
@@ -140,7 +140,7 @@ describe.skipIf(!HAS_BROWSER)('dashboard: accounts people can keep', () => {
     await b.context.close()
   })
 
-  it('two-factor sign-in: enrol, a code after the password (each used once), recovery codes, limits, turn off', { timeout: 60_000 }, async () => {
+  it('two-factor sign-in: enrol, a code after the password (each used once), recovery codes, limits, turn off', { timeout: 120_000 }, async () => {
     const a = await h.newPage()
     await signUp(h, a.page, 'uma@example.test', 'Two Factors')
     const { secret, codes } = await enrol(a.page)
