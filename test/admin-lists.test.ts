@@ -114,12 +114,18 @@ describe('admin list', () => {
     }
   })
 
-  it('remove: an invalid value among valid ones refuses the command with nothing removed', async () => {
-    const db = join(dir, 'remove.sqlite')
+  /** A database file `name` with an org and an email-domain block list made by the command. */
+  const domainListOnFile = async (name: string) => {
+    const db = join(dir, name)
     const store = createSqliteStore(db)
     const org = await store.createOrg({ name: 'Acme', planId: 'starter' }, Date.now())
     store.close()
     const id = (await admin(['--db', db], ['list', 'create', '--org', org.id, '--name', 'F', '--kind', 'block', '--type', 'email_domain'])).json.id as string
+    return { db, org, id }
+  }
+
+  it('remove: an invalid value among valid ones refuses the command with nothing removed', async () => {
+    const { db, org, id } = await domainListOnFile('remove.sqlite')
     expect((await admin(['--db', db], ['list', 'add', id, '--org', org.id, 'a.io', 'b.io'])).json).toMatchObject({ added: 2 })
     const refused = await admin(['--db', db], ['list', 'remove', id, '--org', org.id, 'a.io', 'Bad Domain!', 'b.io'])
     expect(refused.code).toBe(64)
@@ -128,11 +134,7 @@ describe('admin list', () => {
   })
 
   it('add: the text output names every invalid value with why, one a line, as the JSON does (it named the first 20)', async () => {
-    const db = join(dir, 'add-text.sqlite')
-    const store = createSqliteStore(db)
-    const org = await store.createOrg({ name: 'Acme', planId: 'starter' }, Date.now())
-    store.close()
-    const id = (await admin(['--db', db], ['list', 'create', '--org', org.id, '--name', 'F', '--kind', 'block', '--type', 'email_domain'])).json.id as string
+    const { db, org, id } = await domainListOnFile('add-text.sqlite')
     const bad = Array.from({ length: 25 }, (_, i) => `bad domain ${i}!`)
     const io = memoryIO()
     const code = await runAdmin(['list', 'add', id, '--org', org.id, 'ok.example', ...bad, '--db', db], io)
