@@ -354,6 +354,17 @@ describe('failures outside the routes still get the envelope', () => {
     expect(check.body.error.message).toBe('`email` must be at most 320 characters.')
   })
 
+  it('the phone limit counts code points on both routes: 21 emoji (42 UTF-16 units) pass it, 41 do not', async () => {
+    const fits = '😀'.repeat(21)
+    const single = await s.post('/v1/phone', { phone: fits }, s.test)
+    expect(single.status).toBe(200)
+    const check = await s.post('/v1/check', { phone: fits }, s.test)
+    expect(check.status).toBe(200)
+    expect(check.body.data.details.phone.valid).toBe(false)
+    expectEnvelope(await s.post('/v1/check', { phone: '😀'.repeat(41) }, s.test), 'INVALID_REQUEST')
+    expectEnvelope(await s.post('/v1/phone', { phone: '😀'.repeat(41) }, s.test), 'INVALID_INPUT')
+  })
+
   it('a missing required field → 400 MISSING_FIELD naming it', async () => {
     const r = await s.post('/v1/email', { smtp: false }, s.test)
     expectEnvelope(r, 'MISSING_FIELD')

@@ -23,7 +23,7 @@ import { velocityValuesOf, type VelocityValues } from '../velocity/counter.js'
 import type { ListMatch } from '../lists/types.js'
 import { sameCountryArea } from './country-area.js'
 import { emailCountry } from './email-country.js'
-import { INPUT_LIMITS } from './input-limits.js'
+import { INPUT_LIMITS, overInputLimit } from './input-limits.js'
 import { CHECKS } from './registry.js'
 import type { CheckDefinition, CheckOutcome, Prepared } from './types.js'
 
@@ -71,7 +71,8 @@ function validate(input: unknown): Required<Pick<CheckInput, 'context'>> & {
     const v = o[k]
     if (v === undefined || v === null) return null
     if (typeof v !== 'string') throw invalidRequest(`\`${k}\` must be a string or null.`, k)
-    if (v.length > CHECK_LIMITS[k]) throw invalidRequest(`\`${k}\` must be at most ${CHECK_LIMITS[k]} characters.`, k)
+    // counted as the single lookup counts it (a phone number in code points): one limit for both routes
+    if (overInputLimit(k, v) !== null) throw invalidRequest(`\`${k}\` must be at most ${CHECK_LIMITS[k]} characters.`, k)
     return v.trim() === '' ? null : v
   }
   const email = text('email')
