@@ -205,7 +205,7 @@ function eventPayloads(): string[] {
   const out = [
     '### Event payloads',
     '',
-    'Every delivery (format `json`) is the event `{ "id": "evt_…", "type", "created" (unix seconds), "api_version": "1", "org_id", "data" }`, signed in `SVC-Signature`. The fields of `data` by type:',
+    'Every delivery (format `json`) is the event `{ "id": "evt_…", "type", "created" (unix seconds), "api_version": "1", "org_id", "test_mode", "data" }`, signed in `SVC-Signature`. `test_mode` is true when a test key\'s activity caused the event (its bulk job or review decision; a chat message then starts "riskcheck (test mode):"): the org\'s endpoints get both modes\' events, so a receiver skips test ones where it does live work. The fields of `data` by type:',
     '',
     '| type | field | meaning |',
     '|---|---|---|',

@@ -558,6 +558,9 @@ export const EventPayloadSchema = closed({
   created: Type.Integer(),
   api_version: Type.Literal('1'),
   org_id: Type.String(),
+  test_mode: Type.Boolean({
+    description: 'True when a test key’s activity caused the event (its bulk job or review decision); credits, recheck and ping events are false.',
+  }),
   data: Type.Record(Type.String(), Type.Unknown()),
 })
 export type EventPayload = Static<typeof EventPayloadSchema>

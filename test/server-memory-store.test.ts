@@ -29,9 +29,9 @@ async function serve(store: MemoryStore = createMemoryStore(), options: Paramete
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Polls a bulk job until it has finished. */
-async function finished(s: TestServer, id: string) {
+async function finished(s: TestServer, id: string, key = s.live) {
   for (let i = 0; i < 500; i++) {
-    const r = await s.get(`/v1/bulk/jobs/${id}`, s.live)
+    const r = await s.get(`/v1/bulk/jobs/${id}`, key)
     if (['completed', 'cancelled', 'failed'].includes(r.body.data.status)) return r.body.data
     await sleep(10)
   }
@@ -178,7 +178,13 @@ describe('createServer over a memory store', () => {
     expect(rows.reduce((sum, r) => sum + r.credits_used, 0)).toBe(4)
     const account = (await s.get('/v1/account', s.live)).body.data
     expect(account.usage.period).toEqual({ lookups: 4, credits: 4 })
-    expect(store.listEvents({ orgId: s.org.id }).filter((e) => e.type === 'bulk.completed').map((e) => e.payload.data.id)).toEqual([done.id])
+    expect(store.listEvents({ orgId: s.org.id }).filter((e) => e.type === 'bulk.completed').map((e) => [e.payload.data.id, e.payload.test_mode])).toEqual([[done.id, false]])
+    // a test key's job says so in its event: a receiver can keep test runs out of its live work
+    const testJob = await s.post('/v1/bulk/jobs', { type: 'ip', inputs: ['192.0.2.8'] }, s.test)
+    expect(testJob.status, testJob.raw).toBe(202)
+    const testDone = await finished(s, testJob.body.data.id, s.test)
+    const completed = store.listEvents({ orgId: s.org.id }).filter((e) => e.type === 'bulk.completed')
+    expect(completed.map((e) => [e.payload.data.id, e.payload.test_mode])).toEqual([[done.id, false], [testDone.id, true]])
 
     // more unique inputs than credits: 402, and nothing reserved
     store.setOrgPlan(s.org.id, { planId: 'starter', monthlyCredits: 0, ratePerSecond: 1_000_000 }, now())

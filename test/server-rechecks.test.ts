@@ -61,6 +61,7 @@ describe('rechecks of deferred email answers (SQLite)', () => {
       await app.webhooks!.runOnce()
       const events = rechecked(sent)
       expect(events).toHaveLength(1)
+      expect(events[0]!.test_mode).toBe(false) // a live key's answer
       expect(events[0]!.data).toMatchObject({
         request_id: requestId,
         bulk_job_id: null,

@@ -210,6 +210,7 @@ for (const engine of ENGINES) {
       const events = rx.received.map((r) => ({ r, event: JSON.parse(r.body) })).filter((e) => e.event.type === 'review.decided')
       expect(events).toHaveLength(1) // one event, however often the decision was sent
       const { r, event } = events[0]!
+      expect(event.test_mode).toBe(true) // a test key decided it
       expect(verifyWebhook(r.body, r.headers['svc-signature'] as string, secret, { now: () => h.clock.now().getTime() }).ok).toBe(true)
       expect(event.data).toEqual({
         review_id: entry.id,

@@ -62,7 +62,7 @@ describe('credit alerts', () => {
 
   it('builds the documented event payload', () => {
     const e = buildEvent('org_1', { type: 'credits.depleted', data: { balance: 0, monthly_credits: 5 } }, 1_700_000_000_999)
-    expect(e).toEqual({ id: e.id, type: 'credits.depleted', created: 1_700_000_000, api_version: '1', org_id: 'org_1', data: { balance: 0, monthly_credits: 5 } })
+    expect(e).toEqual({ id: e.id, type: 'credits.depleted', created: 1_700_000_000, api_version: '1', org_id: 'org_1', test_mode: false, data: { balance: 0, monthly_credits: 5 } })
     expect(e.id).toMatch(/^evt_[0-9a-f]{24}$/)
   })
 })

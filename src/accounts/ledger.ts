@@ -182,9 +182,12 @@ export function newEventId(): string {
   return `evt_${randomBytes(12).toString('hex')}`
 }
 
-/** The documented event payload (docs/service.md "Webhook signatures", docs/api.md; id, type, created in unix seconds, api_version "1", org_id, data). */
+/**
+ * The documented event payload of a credits event (docs/service.md "Webhook signatures", docs/api.md; id, type,
+ * created in unix seconds, api_version "1", org_id, test_mode false: only live keys move credits, data).
+ */
 export function buildEvent(orgId: string, pending: PendingEvent, nowMs: number, id: string = newEventId()): EventPayload {
-  return { id, type: pending.type, created: Math.floor(nowMs / 1000), api_version: '1', org_id: orgId, data: pending.data }
+  return { id, type: pending.type, created: Math.floor(nowMs / 1000), api_version: '1', org_id: orgId, test_mode: false, data: pending.data }
 }
 
 /** A per-request ledger: the library's {@link CreditLedger} plus `settle()` for the end of the request. */

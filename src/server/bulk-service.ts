@@ -105,7 +105,7 @@ export function createBulkService(options: BulkServiceOptions): BulkService {
       // Usage and the bulk.completed event commit with the final status (a cancel is settled by its route).
       store: storage.jobStore(owner, (job, tx) => {
         if (job.status === 'cancelled') return
-        const event = buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job })
+        const event = buildBulkCompletedEvent({ orgId: owner.orgId, now: new Date(nowMs()), job, testMode: owner.mode === 'test' })
         const counted = owner.mode === 'live' ? storage.settleCredits(owner.orgId, lookupsOf(job), nowMs(), tx) : undefined
         // synchronous on SQLite (inside its transaction), a promise on PostgreSQL
         return counted instanceof Promise ? counted.then(() => storage.insertEvent(event, tx)) : storage.insertEvent(event, tx)

@@ -195,7 +195,7 @@ async function runAttempt(deps: RecheckServiceDeps, delays: readonly number[], r
     attempts,
     definite,
   }
-  await deps.store.complete(r.id, buildEmailRecheckedEvent({ orgId: r.orgId, now: new Date(deps.nowMs()), data }))
+  await deps.store.complete(r.id, buildEmailRecheckedEvent({ orgId: r.orgId, now: new Date(deps.nowMs()), data, testMode: r.mode === 'test' }))
   if (r.target.kind === 'bulk') await deps.finishRechecked(owner, r.target.jobId)
 }
 

@@ -272,7 +272,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         outcome_id: outcomeId,
         list_id: target,
       }
-      const event = buildReviewDecidedEvent({ orgId: owner.orgId, now: new Date(nowMs()), data })
+      const event = buildReviewDecidedEvent({ orgId: owner.orgId, now: new Date(nowMs()), data, testMode: owner.mode === 'test' })
       const completed = await s.completeDecision(owner.orgId, owner.mode, id, { outcomeId, at: nowMs() }, event)
       const after = (await s.getReview(owner.orgId, owner.mode, id, cutoffAt(nowMs()))) ?? review
       return { review: after, alreadyDecided: !completed }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { schemaErrors } from '../../test/validate.js'
 import { BulkJobSchema, EventPayloadSchema, type BulkJob } from '../schema.js'
+import { formatEventLine } from './format.js'
 import {
   CREDIT_ALERTS_RESET,
   buildBulkCompletedEvent,
@@ -54,8 +55,18 @@ describe('event builders', () => {
       expect(e.created).toBe(Math.floor(now.getTime() / 1000))
       expect(e.api_version).toBe('1')
       expect(e.org_id).toBe(orgId)
+      expect(e.test_mode).toBe(false)
     }
     expect(events.map((e) => e.type)).toEqual(['credits.low', 'credits.depleted', 'credits.added', 'bulk.completed', 'ping'])
+  })
+
+  it('test_mode: true only when the builder is told a test key caused the event', () => {
+    const job = buildBulkCompletedEvent({ orgId, now, job: SAMPLE_JOB, testMode: true })
+    expect(job.test_mode).toBe(true)
+    expect(schemaErrors(EventPayloadSchema, job)).toEqual([])
+    expect(Object.keys(job)).toEqual(['id', 'type', 'created', 'api_version', 'org_id', 'test_mode', 'data'])
+    expect(formatEventLine(job)).toMatch(/^riskcheck \(test mode\): bulk job /)
+    expect(formatEventLine(events[3]!)).toMatch(/^riskcheck: bulk job /)
   })
 
   it('carries the documented data fields', () => {

@@ -1,6 +1,6 @@
 /**
  * Webhook events: builders for each documented event type (docs/service.md, webhooks) (payload `{ id, type, created, api_version: '1', org_id,
- * data }`), the subscription rule, the credit-alert rule (which credits.low / credits.depleted event a balance change
+ * test_mode, data }`), the subscription rule, the credit-alert rule (which credits.low / credits.depleted event a balance change
  * triggers) and the ids used by the delivery queue (`evt_…`, `dlv_…`, `whsec_…`).
  *
  * Data fields: {@link EVENT_DATA_FIELDS} (docs/api.md "Event payloads" is written from it; docs/decisions.md "Webhooks").
@@ -103,6 +103,8 @@ export interface EventBase {
   now: Date
   /** the event id; default a new `evt_…` id */
   id?: string
+  /** a test key's activity caused it (becomes `test_mode`; default false) */
+  testMode?: boolean
 }
 
 function randomId(prefix: string, bytes: number): string {
@@ -152,6 +154,7 @@ export function buildEvent(type: EventType, data: Record<string, unknown>, base:
     created: unixSeconds(base.now),
     api_version: WEBHOOK_API_VERSION,
     org_id: base.orgId,
+    test_mode: base.testMode === true,
     data,
   }
 }

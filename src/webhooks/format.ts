@@ -48,6 +48,12 @@ const REASONS: Record<string, string> = { period_renewal: 'new period', upgrade:
  * formatEventLine(bulkEvent) // "riskcheck: bulk job 'March leads' completed: 9,812 rows, 312 blocked, 9,900 credits"
  */
 export function formatEventLine(event: EventPayload): string {
+  const line = eventLine(event)
+  // a test key's activity is marked where a person reads it
+  return event.test_mode === true ? line.replace(/^riskcheck:/, 'riskcheck (test mode):') : line
+}
+
+function eventLine(event: EventPayload): string {
   const d = event.data
   switch (event.type) {
     case 'credits.low':

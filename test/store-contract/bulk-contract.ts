@@ -190,7 +190,7 @@ export function bulkStorageContract(open: OpenHarness): void {
       const then = (v: MaybePromise<void>, f: () => MaybePromise<void>) => (v instanceof Promise ? v.then(f) : f())
       const store = h.bulk.jobStore({ orgId: org, mode: 'live' }, (job, tx) => {
         calls++
-        const event = { id: `evt_done_${job.id}`, type: 'bulk.completed' as const, created: Math.floor(NOW / 1000), api_version: '1' as const, org_id: org, data: { id: job.id } }
+        const event = { id: `evt_done_${job.id}`, type: 'bulk.completed' as const, created: Math.floor(NOW / 1000), api_version: '1' as const, org_id: org, test_mode: false, data: { id: job.id } }
         return then(h.bulk.settleCredits(org, 4, NOW, tx), () =>
           then(h.bulk.insertEvent(event, tx), () => {
             if (crash) throw crash
@@ -266,7 +266,7 @@ export function bulkStorageContract(open: OpenHarness): void {
       expect(await store.deleteExpired(NOW + 7 * DAY)).toEqual([fresh.job.id])
       expect((await h.stored()).rows).toBe(0)
 
-      const event = { id: 'evt_contract_1', type: 'bulk.completed' as const, created: Math.floor(NOW / 1000), api_version: '1' as const, org_id: org, data: { id: fresh.job.id } }
+      const event = { id: 'evt_contract_1', type: 'bulk.completed' as const, created: Math.floor(NOW / 1000), api_version: '1' as const, org_id: org, test_mode: false, data: { id: fresh.job.id } }
       await h.bulk.insertEvent(event)
       await h.bulk.insertEvent(event)
       expect((await h.stored()).events.filter((e) => e.id === 'evt_contract_1')).toHaveLength(1)

@@ -15,7 +15,7 @@ let n = 0
 
 /** A credits.low event of `org` (a fan-out type). */
 export function creditsEvent(org: string, at = NOW): EventPayload {
-  return { id: `evt_contract_${++n}_${Math.random().toString(16).slice(2, 10)}`, type: 'credits.low', created: Math.floor(at / 1000), api_version: '1', org_id: org, data: { balance: 5 } }
+  return { id: `evt_contract_${++n}_${Math.random().toString(16).slice(2, 10)}`, type: 'credits.low', created: Math.floor(at / 1000), api_version: '1', org_id: org, test_mode: false, data: { balance: 5 } }
 }
 
 /** An endpoint of `org` subscribed to `events`. */

@@ -251,7 +251,7 @@ export function storeContract(name: string, factory: () => Promise<ContractStore
             orgId,
             type: 'credits.low',
             created: Math.floor(T0 / 1000),
-            payload: { id: events[0]!.id, type: 'credits.low', created: Math.floor(T0 / 1000), api_version: '1', org_id: orgId, data: events[0]!.payload.data },
+            payload: { id: events[0]!.id, type: 'credits.low', created: Math.floor(T0 / 1000), api_version: '1', org_id: orgId, test_mode: false, data: events[0]!.payload.data },
           })
           await store.settleCredits(orgId, 0, T0)
           expect(await store.listEvents({ orgId })).toHaveLength(3)
