@@ -39,6 +39,8 @@ function deployment(suite: string) {
         riskcheck: { offline: true },
         dashboard: false,
         purgeIntervalMs: 0,
+        // a hang guard, not the default 1 s: 99 requests at once on a loaded machine may wait longer for Redis
+        velocity: { timeoutMs: 60_000 },
         ...extra,
       })
       apps.push(app)
