@@ -94,6 +94,27 @@ describe('validatePolicy()', () => {
     expect(evaluate(['email_invalid_syntax'], { policy }).action).toBe('block')
   })
 
+  it('warns when a factor taken off invalid is still named by a block rule (valid, yet blocked)', () => {
+    const lowered = { effects: { email_invalid_syntax: 'info', ip_vpn: 'info' } } as const
+    expect(validatePolicy(lowered, DEFAULT_POLICY).warnings).toEqual([
+      {
+        path: 'effects.email_invalid_syntax',
+        message:
+          'is info, but the rule unusable_input_blocks still blocks on it: such answers are valid and blocked (keep it invalid, or give rules that do not name it)',
+      },
+    ])
+    // what the warning says is what the policy does
+    const policy = createPolicy(lowered)
+    expect(evaluate(['email_invalid_syntax'], { policy })).toMatchObject({ status: 'valid', action: 'block' })
+    // no warning once no block rule names it, nor for a factor that stays invalid
+    const tor = { name: 'tor', when: { any: ['ip_tor'] }, action: 'block' } as const
+    expect(validatePolicy({ ...lowered, rules: [tor] }, DEFAULT_POLICY).warnings.map((w) => w.path)).toEqual(['rules'])
+    expect(validatePolicy({ effects: { email_invalid_syntax: 'invalid' } }, DEFAULT_POLICY).warnings).toEqual([])
+    expect(validatePolicy({ effects: { email_invalid_syntax: 'risky' }, rules: ['unusable_input_blocks'] }, DEFAULT_POLICY).warnings).toEqual([
+      { path: 'effects.email_invalid_syntax', message: expect.stringMatching(/^is risky, but the rule unusable_input_blocks still blocks on it: such answers are risky and blocked/) },
+    ])
+  })
+
   it('accepts the default policy itself as overrides, giving an equal policy', () => {
     expect(errorsOf(DEFAULT_POLICY)).toEqual([])
     expect(createPolicy(DEFAULT_POLICY as never)).toEqual(DEFAULT_POLICY)

@@ -6,7 +6,7 @@
  * at least one factor, rule references naming a base rule.
  *
  * Warnings point at files that are valid but probably not what was meant (the default hard rule dropped, two rules
- * of the same name).
+ * of the same name, a factor taken off `invalid` that a block rule still names).
  */
 import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
@@ -120,6 +120,24 @@ function checkOrder(path: string, t: Thresholds, out: PolicyIssue[], note = ''):
     out.push({ path, message: `must satisfy medium <= high <= critical (got medium ${t.medium}, high ${t.high}, critical ${t.critical}${note})` })
 }
 
+/**
+ * Factors the document takes off `invalid` that a block rule in force still names: an answer with one of them alone
+ * is then `valid` (or risky) and blocked all the same, which an author lowering the effect rarely means.
+ */
+function stillBlocked(doc: Record<string, unknown>, base: Policy, out: PolicyIssue[]): void {
+  const effects = doc.effects as Record<string, unknown>
+  const rules = (Array.isArray(doc.rules) ? doc.rules.map((r) => (typeof r === 'string' ? base.rules.find((b) => b.name === r) : r)) : base.rules) as unknown[]
+  for (const [factor, effect] of Object.entries(effects)) {
+    if (effect === 'invalid' || base.effects[factor as keyof Policy['effects']] !== 'invalid') continue
+    const blocking = rules.filter((r): r is PolicyRule => isObject(r) && r.action === 'block' && isObject(r.when) && Array.isArray(r.when.any) && r.when.any.includes(factor))
+    if (blocking.length > 0)
+      out.push({
+        path: `effects.${factor}`,
+        message: `is ${String(effect)}, but the rule ${blocking.map((r) => r.name).join(', ')} still blocks on it: such answers are ${effect === 'info' ? 'valid' : String(effect)} and blocked (keep it invalid, or give rules that do not name it)`,
+      })
+  }
+}
+
 function checkRuleConditions(path: string, rules: unknown, out: PolicyIssue[]): void {
   if (!Array.isArray(rules)) return
   rules.forEach((r, i) => {
@@ -197,6 +215,7 @@ export function validatePolicy(doc: unknown, base: Policy): PolicyValidation {
       const overlay = doc.contexts[name]
       if (isObject(overlay)) checkRuleConditions(`contexts.${name}.rules`, overlay.rules, errors)
     }
+  if (fine('effects') && fine('rules') && isObject(doc.effects)) stillBlocked(doc, base, warnings)
   errors.sort(byPath)
   return { errors, warnings }
 }
