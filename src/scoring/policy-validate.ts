@@ -5,8 +5,7 @@
  * thresholds in order after merging (also each context's), confidence bounds in order, every rule condition naming
  * at least one factor, rule references naming a base rule.
  *
- * Warnings point at files that are valid but probably not what was meant (the default hard rule dropped, two rules
- * of the same name, a factor taken off `invalid` that a block rule still names).
+ * Warnings point at files that are valid but probably not what was meant (docs/scoring.md lists them).
  */
 import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
