@@ -4,7 +4,9 @@
  * partition: connections stay open, nothing answers). While it lasts every request gets 503 UPSTREAM_UNAVAILABLE in
  * the envelope with Retry-After — never 500, never 429 — while still frozen (so no request waits the partition out),
  * GET /readyz says not ready, the log says so once and once more when it is back, the dashboard answers a 503 page
- * with its security headers; afterwards the balance dropped by exactly the credits of the answers given.
+ * with its security headers; afterwards the balance dropped by exactly the credits of the answers given. One cluster
+ * serves the file (creating one is most of a suite's CPU): the crash in its database `postgres`, the partition in a
+ * database of its own.
  */
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -63,9 +65,10 @@ async function listenWhenReady(url: string, timeoutMs: number) {
  * machine a fresh cluster's first statements are slow, and only the serving stores need the short bound `timeoutMs`
  * (an outage answered at once).
  */
-async function startServer(cluster: PgCluster, viaPort: number | undefined, timeoutMs: number) {
-  const url = viaPort ? cluster.url.replace(`:${cluster.port}/`, `:${viaPort}/`) : cluster.url
-  const setup = await openPostgresServerStores({ connectionString: cluster.url }, { timeoutMs: HOOK_MS })
+async function startServer(cluster: PgCluster, viaPort: number | undefined, timeoutMs: number, database = 'postgres') {
+  const direct = cluster.url.replace(/\/postgres$/, `/${database}`)
+  const url = viaPort ? direct.replace(`:${cluster.port}/`, `:${viaPort}/`) : direct
+  const setup = await openPostgresServerStores({ connectionString: direct }, { timeoutMs: HOOK_MS })
   const now = Date.now()
   const org = await setup.store.createOrg({ name: 'Outage', planId: 'starter' }, now)
   await setup.store.addCredits(org.id, STARTING_CREDITS, 'top_up', now)
@@ -132,17 +135,26 @@ async function until(readyz: () => Promise<{ status: number }>, status: number):
   while ((await readyz()).status !== status) await new Promise((r) => setTimeout(r, 200))
 }
 
+let cluster: PgCluster
+beforeAll(async () => {
+  if (RUN) cluster = await createPgCluster()
+}, HOOK_MS)
+afterAll(() => cluster?.drop())
+
 describe.skipIf(!RUN)('PostgreSQL crashed and started again under a serving server', () => {
-  let cluster: PgCluster
   let server: Awaited<ReturnType<typeof startServer>>
+  /** Set while the test has the cluster down: the next suite's cluster is started again after a failure. */
+  let crashed = false
   beforeAll(async () => {
-    cluster = await createPgCluster()
     server = await startServer(cluster, undefined, 2000)
   }, HOOK_MS)
   afterAll(async () => {
     await server?.close().catch(() => undefined)
-    cluster?.drop()
-  })
+    if (crashed) {
+      cluster.start()
+      await cluster.ready()
+    }
+  }, HOOK_MS)
 
   it('answers 503 UPSTREAM_UNAVAILABLE with Retry-After (never 500 or 429), says not ready, logs it once, and bills exactly what it answered', async () => {
     const before = await server.balance()
@@ -150,6 +162,7 @@ describe.skipIf(!RUN)('PostgreSQL crashed and started again under a serving serv
     server.log.splice(0) // what the test's outage logs, from here on
     expect((await server.readyz()).status).toBe(200)
 
+    crashed = true
     cluster.crash()
     // more requests than the anonymous limit (20 a second) allows: a key that cannot be read is no failed sign-in
     const during = await Promise.all(Array.from({ length: 30 }, () => server.lookup()))
@@ -170,6 +183,7 @@ describe.skipIf(!RUN)('PostgreSQL crashed and started again under a serving serv
 
     cluster.start()
     await cluster.ready()
+    crashed = false
     await until(server.readyz, 200)
     const logged = [...server.log] // (a slow statement after it would be an outage of its own)
     const after = await served(server, 5)
@@ -183,18 +197,20 @@ describe.skipIf(!RUN)('PostgreSQL crashed and started again under a serving serv
 })
 
 describe.skipIf(!RUN)('PostgreSQL hung behind a frozen proxy', () => {
-  let cluster: PgCluster
   let proxy: FreezableProxy
   let server: Awaited<ReturnType<typeof startServer>>
   beforeAll(async () => {
-    cluster = await createPgCluster()
+    // a database of its own: nothing the crash suite stored is read here
+    const admin = new pg.Client({ connectionString: cluster.url })
+    await admin.connect()
+    await admin.query('CREATE DATABASE rc_partition')
+    await admin.end()
     proxy = await freezableProxy(cluster.port)
-    server = await startServer(cluster, proxy.port, 1000)
+    server = await startServer(cluster, proxy.port, 1000, 'rc_partition')
   }, HOOK_MS)
   afterAll(async () => {
     await server?.close().catch(() => undefined)
     await proxy?.close()
-    cluster?.drop()
   })
 
   it('answers every request 503 while the partition lasts — more of them at once than the pool holds — and recovers with money exact', async () => {
