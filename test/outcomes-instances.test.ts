@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../src/accounts/keys.js'
@@ -20,6 +19,7 @@ import { createPostgresStore, type PostgresStore } from '../src/server/store/pos
 import { createSqliteStore } from '../src/server/store/sqlite/store.js'
 import { fakeClock } from './clock.js'
 import { call, scaleOut, type Instance } from './scale-out-harness.js'
+import { nodeArgs } from './child-process.js'
 
 type Answer = { success: boolean; data: { request: { id: string }; risk: { factors: string[] }; details: Record<string, unknown> } }
 const factorsOf = (r: { body: Answer }) => r.body.data.risk.factors
@@ -49,14 +49,13 @@ async function acrossInstances(a: string, b: string, secret: string): Promise<vo
 describe('two `riskcheck serve` processes on one SQLite file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'riskcheck-outcomes-'))
   const file = join(dir, 'shared.sqlite')
-  const bin = fileURLToPath(new URL('../src/cli/bin.ts', import.meta.url))
   const children: ReturnType<typeof spawn>[] = []
   let secret: string
   let urls: string[] = []
 
   const serve = () =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', bin, 'serve', '--port', '0', '--json', '--offline', '--log-level', 'warn', '--db', file], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn(process.execPath, [...nodeArgs('src/cli/bin.ts'), 'serve', '--port', '0', '--json', '--offline', '--log-level', 'warn', '--db', file], { stdio: ['ignore', 'pipe', 'pipe'] })
       children.push(child)
       let out = ''
       let err = ''
