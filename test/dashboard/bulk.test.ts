@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseInputs } from '../../src/dashboard/pages/bulk.js'
-import { signUp, startHarness, type Harness } from './harness.js'
+import { startHarness, type Harness } from './harness.js'
+import { signUpAndOpen } from './signed-in.js'
 import { browserAvailable } from '../browser-env.js'
 
 const HAS_BROWSER = browserAvailable('test/dashboard/bulk.test.ts')
@@ -39,7 +40,7 @@ describe.skipIf(!HAS_BROWSER)('dashboard: bulk jobs', () => {
     page.on('response', (r) => {
       if (r.url().endsWith('/bulk/jobs.json')) polls.push(r.status() === 200 ? 'ok' : String(r.status()))
     })
-    const teamUrl = await signUp(h, page, 'bea@example.test', 'Bulkers')
+    const teamUrl = await signUpAndOpen(h, page, 'bea@example.test', 'Bulkers')
     await page.getByRole('link', { name: 'Bulk jobs' }).click()
 
     const csv = join(dir, 'list.csv')
@@ -84,7 +85,7 @@ describe.skipIf(!HAS_BROWSER)('dashboard: bulk jobs', () => {
     const jobId = (await big.getAttribute('id'))!.slice(4)
     const other = await h.newPage()
     other.context.setDefaultTimeout(0)
-    const otherTeam = await signUp(h, other.page, 'ben@example.test', 'Not bulkers')
+    const otherTeam = await signUpAndOpen(h, other.page, 'ben@example.test', 'Not bulkers')
     expect((await other.page.goto(`${teamUrl}/bulk/test/${jobId}/results.csv`))!.status()).toBe(404)
     expect((await other.page.request.get(`${otherTeam}/bulk/test/${jobId}/results.csv`)).status()).toBe(404)
     expect(errors).toEqual([])
