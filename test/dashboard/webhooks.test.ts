@@ -7,7 +7,8 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fakeClock } from '../clock.js'
-import { signUp, startHarness, type Harness } from './harness.js'
+import { startHarness, type Harness } from './harness.js'
+import { signUpAndOpen } from './signed-in.js'
 import { browserAvailable } from '../browser-env.js'
 
 const HAS_BROWSER = browserAvailable('test/dashboard/webhooks.test.ts')
@@ -40,7 +41,7 @@ afterAll(async () => {
 describe.skipIf(!HAS_BROWSER)('dashboard: webhook endpoints', () => {
   it('create, ping, log; disabled after a day of failures mails owners; enable, resend, rotate', async () => {
     const { page, context, errors } = await h.newPage()
-    const teamUrl = await signUp(h, page, 'wes@example.test', 'Hookers')
+    const teamUrl = await signUpAndOpen(h, page, 'wes@example.test', 'Hookers')
     const orgId = teamUrl.split('/').pop()!
     await page.getByRole('link', { name: 'Webhooks' }).click()
 
@@ -113,7 +114,7 @@ describe.skipIf(!HAS_BROWSER)('dashboard: webhook endpoints', () => {
 
     // another team: 404 for the endpoint page and its actions
     const other = await h.newPage()
-    await signUp(h, other.page, 'xan@example.test', 'Others')
+    await signUpAndOpen(h, other.page, 'xan@example.test', 'Others')
     expect((await other.page.goto(endpointUrl))!.status()).toBe(404)
     const csrf = await other.page.locator('input[name=_csrf]').first().inputValue()
     expect((await other.page.request.post(`${endpointUrl}/delete`, { form: { _csrf: csrf } })).status()).toBe(404)
