@@ -26,6 +26,7 @@ export const CHILD_ENTRIES = [
   'test/children/delivery-worker.ts',
   'test/children/lookup-crash.ts',
   'test/children/open-store.ts',
+  'test/fixtures/serve/signal-at-listening.ts',
 ] as const
 
 /** One of {@link CHILD_ENTRIES}. */

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { nodeArgs } from './child-process.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 let dir: string
@@ -72,8 +73,7 @@ describe('riskcheck serve as a process', () => {
   }, 60_000)
 
   it('a SIGTERM raised the very instant the address is printed is not missed (signals are watched from the start)', async () => {
-    const tsx = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs')
-    const { url, exited } = await start(process.execPath, [tsx, 'test/fixtures/serve/signal-at-listening.ts'])
+    const { url, exited } = await start(process.execPath, nodeArgs('test/fixtures/serve/signal-at-listening.ts'))
     expect(await exited).toEqual({ code: 0, signal: null })
     await expect(fetch(`${url}/v1/pricing`)).rejects.toThrow()
   }, 60_000)
