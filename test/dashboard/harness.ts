@@ -3,6 +3,7 @@
  * lookups), a loopback SMTP server that keeps every mail it receives, and one headless Chromium (Debian's
  * `chromium`, driven by playwright-core) per test file.
  */
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +12,9 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { SMTPServer } from 'smtp-server'
 import { CHROMIUM } from '../browser-env.js'
 import { createServer, type RiskcheckServer, type ServerOptions } from '../../src/server/app.js'
+import { DEFAULT_PLAN_ID } from '../../src/accounts/plans.js'
+import { randomToken, sha256 } from '../../src/dashboard/context.js'
+import { hashPassword } from '../../src/dashboard/password.js'
 
 
 export interface Mail {
@@ -30,8 +34,30 @@ export interface Harness {
   mailTo(to: string, subject: RegExp): Promise<Mail>
   /** A fresh browser context (own cookies) and page, collecting console errors and off-site requests. */
   newPage(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; errors: string[]; offsite: string[] }>
+  /**
+   * Set-up without the sign-up forms: a person made in the store, owner of a new team, verified unless
+   * `verified: false`. Their password (default 'correct horse battery') signs in through the form as usual.
+   */
+  account(email: string, team: string, options?: { password?: string; verified?: boolean }): Promise<Account>
+  /** A fresh page (as newPage) signed in as `userId` (see signInAs), at `url`. */
+  signedInPage(userId: string, url: string, viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; errors: string[]; offsite: string[] }>
+  /**
+   * Set-up without the sign-in form: clears the cookies of `context` (whoever was signed in there is not any more),
+   * writes a session of `userId` to the store, sets its cookie and opens `url` in `page`.
+   */
+  signInAs(opened: { context: BrowserContext; page: Page }, userId: string, url: string): Promise<void>
   close(): Promise<void>
 }
+
+export interface Account {
+  userId: string
+  orgId: string
+  /** The team's pages: `${base}/dashboard/t/<orgId>`, as signUp returns it. */
+  teamUrl: string
+}
+
+/** scrypt hashes of set-up passwords, one per password per process (the product's cost is unchanged). */
+const setupHashes = new Map<string, Promise<string>>()
 
 /** Decodes the text body of a simple (quoted-printable or plain) nodemailer message. */
 function textOf(raw: string): { subject: string; text: string } {
@@ -80,13 +106,15 @@ export async function startHarness(options: Partial<ServerOptions> = {}): Promis
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  // the server's clock (a test's fake one, when it gives one)
+  const nowMs = () => (options.riskcheck && 'now' in options.riskcheck && options.riskcheck.now ? options.riskcheck.now().getTime() : Date.now())
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     timeout: 60_000,
   })
 
-  return {
+  const harness: Harness = {
     app,
     base,
     mails,
@@ -119,6 +147,29 @@ export async function startHarness(options: Partial<ServerOptions> = {}): Promis
       })
       return { context, page, errors, offsite }
     },
+    async account(email, team, { password = 'correct horse battery', verified = true } = {}) {
+      const teams = app.dashboard!.teams
+      const t = nowMs()
+      if (!setupHashes.has(password)) setupHashes.set(password, hashPassword(password))
+      const passwordHash = await setupHashes.get(password)!
+      const org = await app.store.createOrg({ name: team, planId: DEFAULT_PLAN_ID }, t)
+      const user = (await teams.createAccount({ id: `usr_${randomUUID().replace(/-/g, '')}`, email, passwordHash }, { orgId: org.id, role: 'owner' }, t))!
+      if (verified) await teams.setEmailVerified(user.id, t)
+      return { userId: user.id, orgId: org.id, teamUrl: `${base}/dashboard/t/${org.id}` }
+    },
+    async signedInPage(userId, url, viewport) {
+      const opened = await harness.newPage(viewport)
+      await harness.signInAs(opened, userId, url)
+      return opened
+    },
+    async signInAs({ context, page }, userId, url) {
+      const id = randomToken()
+      const t = nowMs()
+      await app.dashboard!.teams.createSession({ idHash: sha256(id), userId, csrf: randomToken(), createdAt: t, expiresAt: t + 7 * 24 * 3600_000 })
+      await context.clearCookies()
+      await context.addCookies([{ name: 'rc_session', value: id, domain: '127.0.0.1', path: '/dashboard', httpOnly: true, sameSite: 'Lax' }])
+      await page.goto(url)
+    },
     async close() {
       await browser.close().catch(() => undefined)
       await app.close()
@@ -126,6 +177,7 @@ export async function startHarness(options: Partial<ServerOptions> = {}): Promis
       rmSync(dir, { recursive: true, force: true })
     },
   }
+  return harness
 }
 
 /** Signs in through the form (password only) and waits to leave the sign-in page. */
