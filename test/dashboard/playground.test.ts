@@ -3,7 +3,8 @@
  * test key (test mode, no credits) and the formatted result object is shown.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp, startHarness, type Harness } from './harness.js'
+import { startHarness, type Harness } from './harness.js'
+import { signUpAndOpen } from './signed-in.js'
 import { browserAvailable } from '../browser-env.js'
 
 const HAS_BROWSER = browserAvailable('test/dashboard/playground.test.ts')
@@ -28,7 +29,7 @@ describe.skipIf(!HAS_BROWSER)('dashboard: lookup playground', () => {
   // seven lookups through Chromium, each a page round trip: more than the default 20 s under load
   it('runs all seven lookups with the team test key and shows the formatted result', { timeout: 60_000 }, async () => {
     const { page, context, errors } = await h.newPage()
-    const teamUrl = await signUp(h, page, 'pia@example.test', 'Players', 'correct horse battery', false)
+    const teamUrl = await signUpAndOpen(h, page, 'pia@example.test', 'Players', { verify: false })
     const orgId = teamUrl.split('/').pop()!
     const before = await h.app.store.getOrg(orgId, Date.now())
     await page.getByRole('link', { name: 'Playground' }).click()
