@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../../src/accounts/keys.js'
-import { engines, start, type Running } from './engines.js'
+import { engines, signedInClient, start, type Running } from './engines.js'
 import { Client, pageText, send } from './http.js'
 
 describe.each(engines('dashboard lists'))('dashboard lists on %s', (engine) => {
@@ -18,8 +18,8 @@ describe.each(engines('dashboard lists'))('dashboard lists on %s', (engine) => {
     // the engine's fixed clock (offline lookups): the expiry below is a month after it, so the lookups match the
     // item on any day (on the real clock it stopped matching from 2026-12-23)
     r = await start(engine)
-    c = new Client(r.base)
-    team = await c.signUp('owner@example.test', 'Listers')
+    // set-up, not under test: the accounts and their sessions made in the store
+    ;({ client: c, team } = await signedInClient(r, 'owner@example.test', 'Listers'))
     const orgId = team.split('/').pop()!
     key = (await issueApiKey(r.app.store, { orgId, name: 'k' }, r.clock.t)).secret
   }, 60_000)
@@ -60,8 +60,7 @@ describe.each(engines('dashboard lists'))('dashboard lists on %s', (engine) => {
     expect(pageText((await c.get(`${team}/lists/test`)).body)).toContain('No test lists yet.')
     expect((await c.get(at.replace('/live/', '/test/'))).status).toBe(404)
     // another team sees nothing of it
-    const other = new Client(r.base)
-    const otherTeam = await other.signUp('else@example.test', 'Others')
+    const { client: other, team: otherTeam } = await signedInClient(r, 'else@example.test', 'Others')
     expect((await other.get(at.replace(team, otherTeam))).status).toBe(404)
     expect((await c.post(`${at}/delete`, {})).status).toBe(303)
     expect(await lists('a@other-ring.io')).toEqual([])

@@ -7,7 +7,7 @@
  * alike for every address — and the count holds across two server instances on one database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { engines, start, type Running } from './engines.js'
+import { engines, signedInClient, start, type Running } from './engines.js'
 import { Client, pageText } from './http.js'
 
 const MINUTE = 60_000
@@ -30,14 +30,10 @@ describe.each(engines('dashboard mail throttle'))('dashboard mail throttle on %s
   // The engines side by side (each its own server, database, clock and mail box); on one engine, in order.
   describe('in order', { sequential: true }, () => {
     const mailsTo = (to: string, subject?: RegExp) => r.mails.filter((m) => m.to === to && (!subject || subject.test(m.subject)))
-    const verify = async (email: string) => {
-      const u = (await r.app.dashboard!.teams.getUserByEmail(email))!
-      await r.app.dashboard!.teams.setEmailVerified(u.id, r.clock.t)
-    }
 
     it('an unverified account invites nobody: 5 invitations, 5 refusals, no mail, no invitation stored', async () => {
-      const c = new Client(r.base)
-      const team = await c.signUp('unverified@example.test', 'Unverified')
+      // set-up, not under test: the account and its session made in the store
+      const { client: c, team } = await signedInClient(r, 'unverified@example.test', 'Unverified')
       const members = await c.get(`${team}/members`)
       expect(members.body).not.toContain('/members/invite')
       expect(pageText(members.body)).toMatch(/Verify your email address to invite teammates/)
@@ -109,8 +105,7 @@ describe.each(engines('dashboard mail throttle'))('dashboard mail throttle on %s
     })
 
     it('reset links: 1 a minute and 5 an hour per account, 10 a day per address; one held back changes nothing in the answer', async () => {
-      const c = new Client(r.base)
-      await c.signUp('forgetful@example.test', 'Forgetful')
+      await signedInClient(r, 'forgetful@example.test', 'Forgetful')
       const resets = () => mailsTo('forgetful@example.test', /Reset your riskcheck password/).length
       const ask = async (email = 'forgetful@example.test') => {
         const anon = new Client(r.base)
@@ -146,8 +141,7 @@ describe.each(engines('dashboard mail throttle'))('dashboard mail throttle on %s
     })
 
     it('a sign-up with a taken address: the note to its owner 3 an hour, and every answer alike', async () => {
-      const owner = new Client(r.base)
-      await owner.signUp('taken@example.test', 'Takers')
+      await signedInClient(r, 'taken@example.test', 'Takers')
       const notes = () => mailsTo('taken@example.test', /Someone tried to sign up/).length
       const answers = new Set<string>()
       for (let i = 0; i < 6; i++) {
@@ -168,9 +162,7 @@ describe.each(engines('dashboard mail throttle'))('dashboard mail throttle on %s
     })
 
     it('invitations: 10 an hour per inviter, then a 429 page that says when; 3 a day to one address from any teams', async () => {
-      const c = new Client(r.base)
-      const team = await c.signUp('inviter@example.test', 'Inviters')
-      await verify('inviter@example.test')
+      const { client: c, team } = await signedInClient(r, 'inviter@example.test', 'Inviters', { verified: true })
       for (let i = 0; i < 10; i++) expect((await c.post(`${team}/members/invite`, { email: `guest${i}@example.test`, role: 'developer' })).status).toBe(303)
       const over = await c.post(`${team}/members/invite`, { email: 'guest10@example.test', role: 'developer' })
       expect(over.status).toBe(429)
@@ -182,9 +174,7 @@ describe.each(engines('dashboard mail throttle'))('dashboard mail throttle on %s
       // a third party mailed by four teams: the fourth invitation is held back
       const statuses: number[] = []
       for (let i = 0; i < 4; i++) {
-        const t = new Client(r.base)
-        const tt = await t.signUp(`team${i}@example.test`, `Team ${i}`)
-        await verify(`team${i}@example.test`)
+        const { client: t, team: tt } = await signedInClient(r, `team${i}@example.test`, `Team ${i}`, { verified: true })
         statuses.push((await t.post(`${tt}/members/invite`, { email: 'victim@example.test', role: 'developer' })).status)
       }
       expect(statuses).toEqual([303, 303, 303, 429])
@@ -197,10 +187,7 @@ describe('dashboard mail throttle per team', { concurrent: true }, () => {
   it('counts every inviter of a team together (limits as options)', async () => {
     const r = await start('sqlite', { dashboard: { mailLimits: { invite: [{ per: 'team', limit: 2, windowMs: 3_600_000 }] } } })
     try {
-      const owner = new Client(r.base)
-      const team = await owner.signUp('owner@example.test', 'Team')
-      const u = (await r.app.dashboard!.teams.getUserByEmail('owner@example.test'))!
-      await r.app.dashboard!.teams.setEmailVerified(u.id, r.clock.t)
+      const { client: owner, team } = await signedInClient(r, 'owner@example.test', 'Team', { verified: true })
       expect((await owner.post(`${team}/members/invite`, { email: 'admin@example.test', role: 'admin' })).status).toBe(303)
       // the admin joins through the link (which verifies the address) and invites once more: the team's second
       const link = /\/dashboard\/invite\?token=[A-Za-z0-9_-]+/.exec(r.mails.find((m) => m.to === 'admin@example.test')!.text)![0]

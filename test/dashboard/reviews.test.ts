@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../../src/accounts/keys.js'
-import { engines, start, type Running } from './engines.js'
+import { engines, signedInClient, start, type Running } from './engines.js'
 import { Client, pageText, send } from './http.js'
 
 const TOR = '192.0.2.8' // test mode: a Tor exit, action review
@@ -20,9 +20,10 @@ describe.each(engines('dashboard reviews'))('dashboard reviews on %s', (engine) 
   let key = ''
   let orgId = ''
   beforeAll(async () => {
-    r = await start(engine, { riskcheck: { offline: true } })
-    c = new Client(r.base)
-    team = await c.signUp('reviewer@example.test', 'Reviewers')
+    // a test key's 10 requests a second are not under test here (the calls of one test can come faster)
+    r = await start(engine, { riskcheck: { offline: true }, testKeyRatePerSecond: 10_000 })
+    // set-up, not under test: the accounts and their sessions made in the store
+    ;({ client: c, team } = await signedInClient(r, 'reviewer@example.test', 'Reviewers'))
     orgId = team.split('/').pop()!
     key = (await issueApiKey(r.app.store, { orgId, mode: 'test', name: 'k', scopes: ['lookup'] }, r.clock.t)).secret
   }, 60_000)
@@ -63,8 +64,7 @@ describe.each(engines('dashboard reviews'))('dashboard reviews on %s', (engine) 
     // hostile: no token, a forged token, another team's path to this review, a non-member
     expect((await c.post(at, { decision: 'block', _csrf: '' })).status).toBe(403)
     expect((await c.post(at, { decision: 'block', _csrf: 'x'.repeat(43) })).status).toBe(403)
-    const other = new Client(r.base)
-    const otherTeam = await other.signUp('else@example.test', 'Others')
+    const { client: other, team: otherTeam } = await signedInClient(r, 'else@example.test', 'Others')
     expect((await other.post(`${otherTeam}/reviews/test/${id}/decision`, { decision: 'block' })).status).toBe(404)
     expect((await other.post(at, { decision: 'block' })).status).toBe(404)
     // the API's validation: a decision that is neither, a list of the wrong kind
@@ -75,10 +75,8 @@ describe.each(engines('dashboard reviews'))('dashboard reviews on %s', (engine) 
     expect(await pending()).toEqual([id])
 
     // a developer decides reviews but does not change lists (an admin's, as on the Lists page): no select, and a 403
-    const dev = new Client(r.base)
-    await dev.signUp('dev@example.test', 'Dev own')
-    const devUser = (await r.app.dashboard!.teams.getUserByEmail('dev@example.test'))!
-    await r.app.dashboard!.teams.putMember({ orgId, userId: devUser.id, role: 'developer', createdAt: r.clock.t })
+    const { client: dev, userId: devId } = await signedInClient(r, 'dev@example.test', 'Dev own')
+    await r.app.dashboard!.teams.putMember({ orgId, userId: devId, role: 'developer', createdAt: r.clock.t })
     const devPage = await dev.get(`${team}/reviews/test`)
     expect(devPage.body).toContain('value="block"')
     expect(devPage.body).not.toContain('name="add_to_list"')
@@ -128,8 +126,7 @@ describe.each(engines('dashboard reviews past their retention'))('dashboard revi
   it('an entry past its retention is gone from the page and deciding it there is 404, before the sweep runs', async () => {
     const r = await start(engine, { outcomeRetentionDays: 1 }) // offline, on the settable clock
     try {
-      const c = new Client(r.base)
-      const team = await c.signUp('late@example.test', 'Late reviewers')
+      const { client: c, team } = await signedInClient(r, 'late@example.test', 'Late reviewers')
       const orgId = team.split('/').pop()!
       const key = (await issueApiKey(r.app.store, { orgId, mode: 'test', name: 'k', scopes: ['lookup'] }, r.clock.t)).secret
       const api = async (method: string, path: string, body?: unknown) =>
