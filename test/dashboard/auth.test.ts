@@ -67,8 +67,9 @@ describe.skipIf(!HAS_BROWSER)('dashboard: people and safety', () => {
   })
 
   it('signs out and in; wrong passwords are limited per address (429 even with the right one after the limit)', async () => {
-    const { page, context } = await h.newPage()
-    await signUp(h, page, 'bob@example.test', 'Builders')
+    // set-up, not under test: the account and a session of it made in the store
+    const bob = await h.account('bob@example.test', 'Builders')
+    const { page, context } = await h.signedInPage(bob.userId, `${bob.teamUrl}/keys`)
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.waitForURL(/\/dashboard\/signin$/)
     await page.goto(`${h.base}/dashboard`)
@@ -97,8 +98,8 @@ describe.skipIf(!HAS_BROWSER)('dashboard: people and safety', () => {
   })
 
   it('refuses a POST without the CSRF token, signed in or not', async () => {
-    const { page, context } = await h.newPage()
-    const teamUrl = await signUp(h, page, 'cy@example.test', 'Cyclists')
+    const { userId, teamUrl } = await h.account('cy@example.test', 'Cyclists')
+    const { page, context } = await h.signedInPage(userId, `${teamUrl}/keys`)
     const res = await page.request.post(`${teamUrl}/keys`, { form: { name: 'sneaky', mode: 'test', scopes: 'lookup' } })
     expect(res.status()).toBe(403)
     expect(await res.text()).toMatch(/did not come from this dashboard/)
@@ -111,15 +112,19 @@ describe.skipIf(!HAS_BROWSER)('dashboard: people and safety', () => {
   })
 
   it("answers 404 for another team's pages and objects", async () => {
-    const a = await h.newPage()
-    const teamA = await signUp(h, a.page, 'dee@example.test', 'Team A')
+    const dee = await h.account('dee@example.test', 'Team A')
+    const teamA = dee.teamUrl
+    const a = await h.signedInPage(dee.userId, `${teamA}/keys`)
     await a.page.getByLabel('Name').fill('a key')
     await a.page.getByRole('button', { name: 'Create key' }).click()
     await a.page.getByTestId('secret').waitFor()
     const keyId = await a.page.locator('tr[data-key]').first().getAttribute('data-key')
 
-    const b = await h.newPage()
-    const teamB = await signUp(h, b.page, 'eve@example.test', 'Team B')
+    // the same browser, now Eve's (Dee is signed out of it)
+    const b = a
+    const eve = await h.account('eve@example.test', 'Team B')
+    const teamB = eve.teamUrl
+    await h.signInAs(b, eve.userId, `${teamB}/keys`)
     const page = await b.page.goto(`${teamA}/keys`)
     expect(page!.status()).toBe(404)
     expect(await b.page.textContent('main')).not.toMatch(/a key/)
@@ -131,7 +136,6 @@ describe.skipIf(!HAS_BROWSER)('dashboard: people and safety', () => {
     expect(mixed.status()).toBe(404)
     expect((await h.app.store.getKey(keyId!))?.revokedAt).toBeNull()
     await a.context.close()
-    await b.context.close()
   })
 
   it('limits failed sign-ins per client address too (ten times the per-address limit)', async () => {
