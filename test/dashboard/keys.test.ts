@@ -3,7 +3,7 @@
  * revoke (the next request fails).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp, startHarness, type Harness } from './harness.js'
+import { startHarness, type Harness } from './harness.js'
 import { browserAvailable } from '../browser-env.js'
 
 const HAS_BROWSER = browserAvailable('test/dashboard/keys.test.ts')
@@ -16,9 +16,10 @@ afterAll(async () => h?.close())
 
 describe.skipIf(!HAS_BROWSER)('dashboard: API keys', () => {
   it('creates a live key with chosen scopes, shows the secret once, lists it, and revoking it stops it on the next request', async () => {
-    const { page, context, errors, offsite } = await h.newPage()
+    // set-up, not under test: the account and a session of it made in the store
+    const { userId, teamUrl } = await h.account('kim@example.test', 'Keysmiths')
+    const { page, context, errors, offsite } = await h.signedInPage(userId, `${teamUrl}/keys`)
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.base })
-    const teamUrl = await signUp(h, page, 'kim@example.test', 'Keysmiths')
     await page.getByLabel('Name').fill('signup form')
     await page.locator('input[name=mode][value=live]').check()
     await page.locator('input[name=scopes][value=bulk]').uncheck()
@@ -58,8 +59,8 @@ describe.skipIf(!HAS_BROWSER)('dashboard: API keys', () => {
   })
 
   it('a test key works before verification; a live key and no scope are refused with a message', async () => {
-    const { page, context } = await h.newPage()
-    await signUp(h, page, 'lou@example.test', 'Unverified', 'correct horse battery', false)
+    const lou = await h.account('lou@example.test', 'Unverified', { verified: false })
+    const { page, context } = await h.signedInPage(lou.userId, `${lou.teamUrl}/keys`)
     await page.getByLabel('Name').fill('tester')
     await page.getByRole('button', { name: 'Create key' }).click()
     const secret = (await page.getByTestId('secret').textContent())!.trim()

@@ -4,7 +4,7 @@
  * and the endpoint-disabled mail goes to owners and admins only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { signUp, startHarness, type Harness } from './harness.js'
+import { startHarness, type Harness } from './harness.js'
 import { browserAvailable } from '../browser-env.js'
 
 const HAS_BROWSER = browserAvailable('test/dashboard/members.test.ts')
@@ -17,8 +17,10 @@ afterAll(async () => h?.close())
 
 describe.skipIf(!HAS_BROWSER)('dashboard: invites and roles', () => {
   it('invite → join → developer limits → promote to admin → remove', async () => {
-    const owner = await h.newPage()
-    const teamUrl = await signUp(h, owner.page, 'olga@example.test', 'Roles & Co')
+    // set-up, not under test: the owner's account and a session of it made in the store
+    const olga = await h.account('olga@example.test', 'Roles & Co')
+    const teamUrl = olga.teamUrl
+    const owner = await h.signedInPage(olga.userId, `${teamUrl}/keys`)
     await owner.page.getByLabel('Name').fill('owner key')
     await owner.page.getByRole('button', { name: 'Create key' }).click()
     await owner.page.getByTestId('secret').waitFor()

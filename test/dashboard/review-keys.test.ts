@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../../src/accounts/keys.js'
 import { browserAvailable } from '../browser-env.js'
-import { signUp, startHarness, type Harness } from './harness.js'
+import { startHarness, type Harness } from './harness.js'
 
 const HAS_BROWSER = browserAvailable('test/dashboard/review-keys.test.ts')
 
@@ -16,12 +16,10 @@ beforeAll(async () => {
 afterAll(async () => h?.close())
 
 describe.skipIf(!HAS_BROWSER)('dashboard: review queue keys', () => {
-  // A sign-up, two lookups and two form posts in Chromium: 12–18 s on a loaded machine, so more than the default 20 s
-  // budget is legitimately needed when another suite runs beside it.
-  it('b on a focused row blocks it, a approves the next', { timeout: 60_000 }, async () => {
-    const { page, context, errors } = await h.newPage()
-    const teamUrl = await signUp(h, page, 'kim@example.test', 'Keyboard reviewers')
-    const orgId = teamUrl.split('/').pop()!
+  it('b on a focused row blocks it, a approves the next', async () => {
+    // set-up, not under test: the account made in the store, the page opened signed in
+    const { userId, orgId, teamUrl } = await h.account('kim@example.test', 'Keyboard reviewers')
+    const { page, context, errors } = await h.signedInPage(userId, `${teamUrl}/keys`)
     const { secret } = await issueApiKey(h.app.store, { orgId, mode: 'test', name: 'k' }, Date.now())
     for (const ip of ['192.0.2.8', '192.0.2.10']) {
       const r = await fetch(`${h.base}/v1/ip`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ ip }) })

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueApiKey } from '../../src/accounts/keys.js'
 import { fakeClock } from '../clock.js'
-import { signUp, startHarness, type Harness } from './harness.js'
+import { startHarness, type Harness } from './harness.js'
 import { browserAvailable } from '../browser-env.js'
 
 const HAS_BROWSER = browserAvailable('test/dashboard/usage.test.ts')
@@ -22,9 +22,9 @@ const lookup = (key: string, path: string, body: object) =>
 
 describe.skipIf(!HAS_BROWSER)('dashboard: usage and credits', () => {
   it('shows balance by bucket, plan, period, per-day charts by type and the credit events', async () => {
-    const { page, context, errors } = await h.newPage()
-    const teamUrl = await signUp(h, page, 'uma@example.test', 'Counters')
-    const orgId = teamUrl.split('/').pop()!
+    // set-up, not under test: the account made in the store, the page opened signed in
+    const { userId, orgId, teamUrl } = await h.account('uma@example.test', 'Counters')
+    const { page, context, errors } = await h.signedInPage(userId, `${teamUrl}/keys`)
     const { secret } = await issueApiKey(h.app.store, { orgId, mode: 'live' }, clock.now().getTime())
     await h.app.store.addCredits(orgId, 40, 'top_up', clock.now().getTime())
     // day 1: 3 IP lookups; day 2: 2 phone lookups (offline: each a billed lookup of 1 credit)
