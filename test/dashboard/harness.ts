@@ -133,7 +133,8 @@ export async function startHarness(options: Partial<ServerOptions> = {}): Promis
     },
     async newPage(viewport = { width: 1280, height: 900 }) {
       const context = await browser.newContext({ viewport })
-      context.setDefaultTimeout(8000)
+      // a hang guard for each click and wait, not a speed bound: a loaded two-core run took a click past 8 s
+      context.setDefaultTimeout(30_000)
       const page = await context.newPage()
       const errors: string[] = []
       const offsite: string[] = []

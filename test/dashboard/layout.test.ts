@@ -237,7 +237,7 @@ const VIEWPORTS = [
 async function measureEveryPage(): Promise<Map<number, { problems: string[]; widths: string[] }>> {
   const found = new Map(VIEWPORTS.map(([width]) => [width, { problems: [] as string[], widths: [] as string[] }]))
   const page = tab
-  page.context().setDefaultTimeout(10_000)
+  page.context().setDefaultTimeout(30_000) // a hang guard (see harness.ts), not a speed bound
   const failed: string[] = []
   let visitNo = 0
   // what a request meets is the visit's that sent it (a late answer to the page before is not this one's)
