@@ -1,7 +1,8 @@
 /**
- * Set-up for the browser suites that test something other than signing up: a person signed up over plain HTTP
- * (test/dashboard/http.ts; the same forms, no page drawn), the address verified unless asked not to, and the
- * cookies handed to a browser context. The sign-up pages themselves are tested in accounts.test.ts and layout.test.ts.
+ * Set-up for the browser suites that test something other than signing up. `signUpAndOpen`: a person made in the
+ * store (the harness's `account` and `signInAs`), no page drawn. `signUpOverHttp`: one signed up over plain HTTP
+ * (test/dashboard/http.ts), for a suite that needs that HTTP client too. The sign-up pages themselves are tested in
+ * accounts.test.ts and layout.test.ts.
  */
 import type { BrowserContext, Page } from 'playwright-core'
 import type { Harness } from './harness.js'
@@ -27,12 +28,11 @@ export async function signUpOverHttp(h: Harness, email: string, team: string, { 
 }
 
 /**
- * As the harness's signUp, without drawing the sign-up, verification and sign-in pages: `page`'s context gets the
- * session and `page` opens the team's keys page. Returns the team page URL.
+ * As the harness's signUp, without drawing the sign-up, verification and sign-in pages: the person and team are
+ * written to the store, `page`'s context gets a session and `page` opens the team's keys page. Returns the team page URL.
  */
 export async function signUpAndOpen(h: Harness, page: Page, email: string, team: string, options: { password?: string; verify?: boolean } = {}): Promise<string> {
-  const { client, teamUrl } = await signUpOverHttp(h, email, team, options)
-  await page.context().addCookies(cookiesOf(h, client))
-  await page.goto(`${teamUrl}/keys`)
-  return teamUrl
+  const a = await h.account(email, team, { ...(options.password !== undefined ? { password: options.password } : {}), verified: options.verify ?? true })
+  await h.signInAs({ context: page.context(), page }, a.userId, `${a.teamUrl}/keys`)
+  return a.teamUrl
 }
