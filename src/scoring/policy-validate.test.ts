@@ -110,6 +110,13 @@ describe('validatePolicy()', () => {
     const tor = { name: 'tor', when: { any: ['ip_tor'] }, action: 'block' } as const
     expect(validatePolicy({ ...lowered, rules: [tor] }, DEFAULT_POLICY).warnings.map((w) => w.path)).toEqual(['rules'])
     expect(validatePolicy({ effects: { email_invalid_syntax: 'invalid' } }, DEFAULT_POLICY).warnings).toEqual([])
+    // a context's block rule counts too (and the base rules, which are frozen, are read, not added to)
+    expect(validatePolicy({ ...lowered, contexts: { signup: { rules: [] } } }, DEFAULT_POLICY).warnings.map((w) => w.path)).toEqual(['effects.email_invalid_syntax'])
+    const inSignup = { name: 'signup_syntax', when: { any: ['email_invalid_syntax'] }, action: 'block' } as const
+    expect(validatePolicy({ ...lowered, rules: [tor], contexts: { signup: { rules: [inSignup] } } }, DEFAULT_POLICY).warnings).toEqual([
+      { path: 'rules', message: expect.any(String) },
+      { path: 'effects.email_invalid_syntax', message: expect.stringMatching(/^is info, but the rule signup_syntax still blocks on it/) },
+    ])
     expect(validatePolicy({ effects: { email_invalid_syntax: 'risky' }, rules: ['unusable_input_blocks'] }, DEFAULT_POLICY).warnings).toEqual([
       { path: 'effects.email_invalid_syntax', message: expect.stringMatching(/^is risky, but the rule unusable_input_blocks still blocks on it: such answers are risky and blocked/) },
     ])

@@ -125,7 +125,13 @@ function checkOrder(path: string, t: Thresholds, out: PolicyIssue[], note = ''):
  */
 function stillBlocked(doc: Record<string, unknown>, base: Policy, out: PolicyIssue[]): void {
   const effects = doc.effects as Record<string, unknown>
-  const rules = (Array.isArray(doc.rules) ? doc.rules.map((r) => (typeof r === 'string' ? base.rules.find((b) => b.name === r) : r)) : base.rules) as unknown[]
+  const rules: unknown[] = Array.isArray(doc.rules) ? doc.rules.map((r) => (typeof r === 'string' ? base.rules.find((b) => b.name === r) : r)) : [...base.rules]
+  // a context's rules apply before these, in that context
+  const contexts = isObject(doc.contexts) ? doc.contexts : {}
+  for (const name of CONTEXTS) {
+    const overlay = isObject(contexts[name]) ? contexts[name] : base.contexts?.[name]
+    if (isObject(overlay) && Array.isArray(overlay.rules)) rules.push(...(overlay.rules as unknown[]))
+  }
   for (const [factor, effect] of Object.entries(effects)) {
     if (effect === 'invalid' || base.effects[factor as keyof Policy['effects']] !== 'invalid') continue
     const blocking = rules.filter((r): r is PolicyRule => isObject(r) && r.action === 'block' && isObject(r.when) && Array.isArray(r.when.any) && r.when.any.includes(factor))
@@ -214,7 +220,7 @@ export function validatePolicy(doc: unknown, base: Policy): PolicyValidation {
       const overlay = doc.contexts[name]
       if (isObject(overlay)) checkRuleConditions(`contexts.${name}.rules`, overlay.rules, errors)
     }
-  if (fine('effects') && fine('rules') && isObject(doc.effects)) stillBlocked(doc, base, warnings)
+  if (fine('effects') && fine('rules') && fine('contexts') && isObject(doc.effects)) stillBlocked(doc, base, warnings)
   errors.sort(byPath)
   return { errors, warnings }
 }
