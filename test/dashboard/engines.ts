@@ -3,7 +3,7 @@
  * own, dropped after; only with RISKCHECK_TEST_DATABASE_URL). Each is a real server on loopback (offline lookups, a
  * mailer that keeps what it is given, a settable clock).
  */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -14,10 +14,8 @@ import { createMemoryStore, createMemoryTeamStore } from '../../src/server/store
 import type { TeamStore } from '../../src/server/store/contracts/team-store.js'
 import { createServer, type RiskcheckServer, type ServerOptions } from '../../src/server/app.js'
 import { openPostgresServerStores } from '../../src/server/store/postgres/server.js'
-import { DEFAULT_PLAN_ID } from '../../src/accounts/plans.js'
-import { randomToken, sha256 } from '../../src/dashboard/context.js'
-import { hashPassword } from '../../src/dashboard/password.js'
 import { Client } from './http.js'
+import { storeAccount, storeSession } from './store-account.js'
 
 export type EngineName = 'memory' | 'sqlite' | 'postgres'
 
@@ -126,9 +124,6 @@ export async function start(engine: EngineName, options: Partial<ServerOptions> 
   }
 }
 
-/** scrypt hashes of set-up passwords, one per password per process (the product's cost is unchanged). */
-const setupHashes = new Map<string, Promise<string>>()
-
 /**
  * Set-up without the sign-up and sign-in forms, for tests about something else: a person made in the store, owner
  * of a new team (unverified, as after Client.signUp, unless `verified`), and a Client signed in as them (a session
@@ -136,17 +131,12 @@ const setupHashes = new Map<string, Promise<string>>()
  * in through the form as usual.
  */
 export async function signedInClient(r: Running, email: string, team: string, { password = 'correct horse battery', verified = false } = {}): Promise<{ client: Client; team: string; userId: string }> {
-  const teams = r.app.dashboard!.teams
-  if (!setupHashes.has(password)) setupHashes.set(password, hashPassword(password))
-  const org = await r.app.store.createOrg({ name: team, planId: DEFAULT_PLAN_ID }, r.clock.t)
-  const user = (await teams.createAccount({ id: `usr_${randomUUID().replace(/-/g, '')}`, email, passwordHash: await setupHashes.get(password)! }, { orgId: org.id, role: 'owner' }, r.clock.t))!
-  if (verified) await teams.setEmailVerified(user.id, r.clock.t)
-  const id = randomToken()
-  await teams.createSession({ idHash: sha256(id), userId: user.id, csrf: randomToken(), createdAt: r.clock.t, expiresAt: r.clock.t + 7 * 24 * 3600_000 })
+  const { userId, orgId } = await storeAccount(r.app, email, team, { password, verified }, r.clock.t)
+  const id = await storeSession(r.app, userId, r.clock.t)
   const client = new Client(r.base)
   client.cookies.set('rc_session', id)
-  const path = `/dashboard/t/${org.id}`
+  const path = `/dashboard/t/${orgId}`
   const keys = await client.get(`${path}/keys`)
   if (keys.status !== 200) throw new Error(`the session of ${email} answered ${keys.status}`)
-  return { client, team: path, userId: user.id }
+  return { client, team: path, userId }
 }

@@ -3,7 +3,6 @@
  * lookups), a loopback SMTP server that keeps every mail it receives, and one headless Chromium (Debian's
  * `chromium`, driven by playwright-core) per test file.
  */
-import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,9 +11,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { SMTPServer } from 'smtp-server'
 import { CHROMIUM } from '../browser-env.js'
 import { createServer, type RiskcheckServer, type ServerOptions } from '../../src/server/app.js'
-import { DEFAULT_PLAN_ID } from '../../src/accounts/plans.js'
-import { randomToken, sha256 } from '../../src/dashboard/context.js'
-import { hashPassword } from '../../src/dashboard/password.js'
+import { storeAccount, storeSession } from './store-account.js'
 
 
 export interface Mail {
@@ -55,9 +52,6 @@ export interface Account {
   /** The team's pages: `${base}/dashboard/t/<orgId>`, as signUp returns it. */
   teamUrl: string
 }
-
-/** scrypt hashes of set-up passwords, one per password per process (the product's cost is unchanged). */
-const setupHashes = new Map<string, Promise<string>>()
 
 /** Decodes the text body of a simple (quoted-printable or plain) nodemailer message. */
 function textOf(raw: string): { subject: string; text: string } {
@@ -149,14 +143,8 @@ export async function startHarness(options: Partial<ServerOptions> = {}): Promis
       return { context, page, errors, offsite }
     },
     async account(email, team, { password = 'correct horse battery', verified = true } = {}) {
-      const teams = app.dashboard!.teams
-      const t = nowMs()
-      if (!setupHashes.has(password)) setupHashes.set(password, hashPassword(password))
-      const passwordHash = await setupHashes.get(password)!
-      const org = await app.store.createOrg({ name: team, planId: DEFAULT_PLAN_ID }, t)
-      const user = (await teams.createAccount({ id: `usr_${randomUUID().replace(/-/g, '')}`, email, passwordHash }, { orgId: org.id, role: 'owner' }, t))!
-      if (verified) await teams.setEmailVerified(user.id, t)
-      return { userId: user.id, orgId: org.id, teamUrl: `${base}/dashboard/t/${org.id}` }
+      const { userId, orgId } = await storeAccount(app, email, team, { password, verified }, nowMs())
+      return { userId, orgId, teamUrl: `${base}/dashboard/t/${orgId}` }
     },
     async signedInPage(userId, url, viewport) {
       const opened = await harness.newPage(viewport)
@@ -164,9 +152,7 @@ export async function startHarness(options: Partial<ServerOptions> = {}): Promis
       return opened
     },
     async signInAs({ context, page }, userId, url) {
-      const id = randomToken()
-      const t = nowMs()
-      await app.dashboard!.teams.createSession({ idHash: sha256(id), userId, csrf: randomToken(), createdAt: t, expiresAt: t + 7 * 24 * 3600_000 })
+      const id = await storeSession(app, userId, nowMs())
       await context.clearCookies()
       await context.addCookies([{ name: 'rc_session', value: id, domain: '127.0.0.1', path: '/dashboard', httpOnly: true, sameSite: 'Lax' }])
       await page.goto(url)
